@@ -1,0 +1,71 @@
+"""The command line: `tabench SUBCOMMAND ...`. The only layer that prints or exits.
+
+Each subcommand is a module here with `add_parser(subparsers)` and `run(args) -> int`; `main` maps
+every `TabenchError` to a message and an exit status (2 for bad specs and usage), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import SpecError, SpecErrors, TabenchError, UsageError
+
+#: Subcommand name -> module under tabench_dsl.cli that implements it.
+COMMANDS: dict[str, str] = {
+    "compile": "compile_cmd",
+    "lint": "lint_cmd",
+    "grade": "grade_cmd",
+    "totals": "totals_cmd",
+    "calibrate": "calibrate_cmd",
+    "new": "new_cmd",
+    "view": "view_cmd",
+    "report": "report_cmd",
+    "adjudicate": "adjudicate_cmd",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 itself; keep its message short
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tabench", description="Compile LLM-judge batteries and grade answers.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for module_name in COMMANDS.values():
+        try:
+            module = importlib.import_module(f"{__name__}.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{module_name}":
+                continue  # subcommand not built yet
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run tabench with `argv` (default: sys.argv[1:]) and return the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.run(args) or 0)
+    except (SpecError, SpecErrors) as exc:
+        print(exc.render(), file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"tabench: error: {exc}", file=sys.stderr)
+        return 2
+    except TabenchError as exc:
+        print(f"tabench: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tabench: interrupted; results written so far are kept", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""A compiled battery: everything grading needs, as plain values.
+
+`render.compile_battery` produces it; the runtime (tiers, judges, runner) consumes it and so never
+imports Lark or Jinja2. The USER and STERN prompts are `Frame`s: the scorer's template rendered
+once around a sentinel and split, so filling in an answer is two string joins, exactly equal to
+rendering the template with that answer.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .nodes import Exemplar, JudgeDefaults
+
+
+class Frame(msgspec.Struct, frozen=True):
+    """A prompt with one hole for the candidate answer."""
+
+    prefix: str
+    suffix: str
+
+    def fill(self, answer: str) -> str:
+        return self.prefix + answer + self.suffix
+
+
+class CompiledQuestion(msgspec.Struct, frozen=True):
+    """One question ready to grade: its exact SYSTEM prompt and what T1 needs."""
+
+    id: str
+    system: str
+    sha256: str
+    gold: str
+    accept: tuple[str, ...] = ()
+    t1: bool = True
+    exemplars: tuple[Exemplar, ...] = ()
+
+
+class CompiledBattery(msgspec.Struct, frozen=True):
+    """A battery compiled under its scorer. `settings` is the scorer's YAML, as parsed."""
+
+    name: str
+    scorer: str
+    questions: dict[str, CompiledQuestion]
+    user: Frame
+    stern: Frame
+    settings: dict
+    t1: bool = True
+    judge: JudgeDefaults = JudgeDefaults()

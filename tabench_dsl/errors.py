@@ -1,0 +1,125 @@
+"""Every error tabench raises, under one root.
+
+    TabenchError
+     +-- SpecError          a problem in a battery's files, at a path, line and column
+     +-- SpecErrors         several SpecErrors found in one pass (lint reports them all)
+     +-- UsageError         a bad command line or a bad argument value
+     +-- JudgeError         a judge could not be reached or configured
+          +-- TransportError  one attempt failed in transport (HTTP 429/5xx, timeout, reset, bad body)
+
+The CLI turns each into a message, never a traceback: a SpecError renders as
+`path:line:col: message`, the source line, a caret under the column and an optional hint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class TabenchError(Exception):
+    """The root of every error tabench raises on purpose."""
+
+
+class SpecError(TabenchError):
+    """A problem in a spec file, located at `path:line:col` (both 1-based).
+
+    `severity` is "error" or "warning": lint collects warnings in the same shape.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path,
+        line: int,
+        col: int,
+        hint: str | None = None,
+        source_line: str | None = None,
+        severity: str = "error",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = str(path)
+        self.line = line
+        self.col = col
+        self.hint = hint
+        self.severity = severity
+        self.source_line = source_line if source_line is not None else _read_line(self.path, line)
+
+    def render(self) -> str:
+        """The full report: location and message, the source line, a caret, the hint."""
+        label = "" if self.severity == "error" else f"{self.severity}: "
+        out = [f"{self.path}:{self.line}:{self.col}: {label}{self.message}"]
+        if self.source_line is not None:
+            out.append(f"    {self.source_line}")
+            out.append("    " + _caret_pad(self.source_line, self.col) + "^")
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class SpecErrors(TabenchError):
+    """Several spec problems found in one pass, in file and line order."""
+
+    def __init__(self, errors: list[SpecError]) -> None:
+        super().__init__(f"{len(errors)} problem(s)")
+        self.errors = errors
+
+    def render(self) -> str:
+        return "\n".join(e.render() for e in self.errors)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class UsageError(TabenchError):
+    """A bad command line: a missing file, a bad flag value, an unknown question id."""
+
+
+class JudgeError(TabenchError):
+    """A judge could not be configured or reached. Messages never carry a key."""
+
+
+class TransportError(JudgeError):
+    """One judge attempt failed in transport; the runner may retry it.
+
+    `retry_after` is the server's `Retry-After` in seconds when it gave one; `status` the HTTP status
+    (None for timeouts, resets and bodies that are not a completion); `rate_limited` is true for 429.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = True,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = retryable
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.status == 429
+
+
+def _read_line(path: str, line: int) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, text in enumerate(f, start=1):
+                if number == line:
+                    return text.rstrip("\r\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _caret_pad(source_line: str, col: int) -> str:
+    # Keep tabs as tabs so the caret lines up under the column whatever the tab width.
+    prefix = source_line[: max(col - 1, 0)]
+    return "".join("\t" if ch == "\t" else " " for ch in prefix)

@@ -1,0 +1,116 @@
+"""The battery as data: frozen msgspec Structs, each with the source position it came from.
+
+The parser builds the file-level nodes; `battery` validates them into `Question`s and a `Battery`.
+Positions are 1-based (line, column) into the file at `path`, so every later error can point
+at the exact place an author has to edit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+ExemplarKind = Literal["correct", "incorrect", "partial"]
+Expect = Literal["pass", "fail"]
+
+#: The facet names a judge may report and a `facet` line may name, in the order prompts show them.
+FACET_NAMES: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+
+#: The exemplar kinds a rubric may use.
+EXEMPLAR_KINDS: tuple[str, ...] = ("correct", "incorrect", "partial")
+
+
+class Pos(msgspec.Struct, frozen=True):
+    """A place in a source file: path, 1-based line and column."""
+
+    path: str
+    line: int
+    col: int
+
+
+class Rule(msgspec.Struct, frozen=True):
+    """One S-rule of a policy file, its text as written (continuation lines joined by one space)."""
+
+    text: str
+    id: str | None
+    pos: Pos
+
+
+class Facet(msgspec.Struct, frozen=True):
+    """One `facet NAME "text"` line of a question's facet guide."""
+
+    name: str
+    text: str
+    pos: Pos
+
+
+class Exemplar(msgspec.Struct, frozen=True):
+    """A graded example answer. `expect` is the written `expect pass|fail`, None when omitted."""
+
+    kind: ExemplarKind
+    answer: str
+    why: str
+    pos: Pos
+    expect: Expect | None = None
+
+    @property
+    def expected(self) -> Expect:
+        """The verdict calibration expects: the written one, else pass for correct, fail otherwise."""
+        if self.expect is not None:
+            return self.expect
+        return "pass" if self.kind == "correct" else "fail"
+
+
+class Question(msgspec.Struct, frozen=True):
+    """A validated question. Optional text fields are None when not given (or given empty)."""
+
+    id: str
+    prompt: str
+    gold: str
+    pos: Pos
+    accept: tuple[str, ...] = ()
+    trap: str | None = None
+    structure: str | None = None
+    scoring: str | None = None
+    guide: str | None = None
+    facets: tuple[Facet, ...] = ()
+    exemplars: tuple[Exemplar, ...] = ()
+    t1: bool = True
+    #: Where each field was written (field name -> position of its keyword), for lint messages.
+    field_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
+
+
+class JudgeDefaults(msgspec.Struct, frozen=True):
+    """The manifest's `judge:` mapping; flags and the environment override it."""
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    backend: str | None = None
+
+
+class Scorer(msgspec.Struct, frozen=True):
+    """A scorer version: its folder and its parsed YAML settings (templates are read by `render`)."""
+
+    name: str
+    path: str
+    settings: dict
+
+
+class Battery(msgspec.Struct, frozen=True):
+    """A whole battery: manifest values, its scorer, its S-rules and its questions in order."""
+
+    name: str
+    manifest: str
+    scorer: Scorer
+    policies: tuple[Rule, ...]
+    questions: tuple[Question, ...]
+    t1: bool = True
+    judge: JudgeDefaults = JudgeDefaults()
+
+    def question(self, qid: str) -> Question | None:
+        for q in self.questions:
+            if q.id == qid:
+                return q
+        return None

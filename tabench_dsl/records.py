@@ -1,0 +1,115 @@
+"""The records grading writes and reads: one JSON line per graded answer, never rewritten.
+
+A results file is append-only JSONL of `Record`s; where a (system, question) pair has several
+records, the last stands. Human decisions on `adjudicate` records live beside it in
+`RESULTS.decisions.jsonl` as `Decision`s. Field names here are the file format: change them only
+with a migration.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Tier = Literal["t1", "t2"]
+Outcome = Literal["pass", "fail", "adjudicate", "error"]
+AttemptKind = Literal["first", "format", "stern"]
+#: Why an answer ended in `adjudicate` or `error`.
+Cause = Literal["malformed", "contradiction", "transport"]
+
+
+class Tokens(msgspec.Struct, frozen=True):
+    """Tokens a judge call used, as the server reported them (0 when it did not)."""
+
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+
+class Attempt(msgspec.Struct, frozen=True):
+    """One judge attempt: the first ask, a format re-ask after a malformed reply, or the stern retry.
+
+    `raw` is the reply content as the judge sent it (None when transport failed for good);
+    `latency_ms` covers the successful HTTP exchange (0 on a cache hit); `transport_retries` counts
+    the transport faults retried before this attempt got its reply; `error` says why it failed.
+    """
+
+    kind: AttemptKind
+    raw: str | None
+    latency_ms: float = 0.0
+    tokens: Tokens = Tokens()
+    cache_hit: bool = False
+    transport_retries: int = 0
+    error: str | None = None
+    #: sha256 of the request messages, so `replay:` can find the reply for the same request.
+    request_sha256: str | None = None
+
+
+class JudgeInfo(msgspec.Struct, frozen=True):
+    """Which judge graded: backend (builtin, openai, anthropic, replay, or a URL's host), model,
+    and whether it is a language model. The builtin judge says so in every output."""
+
+    backend: str
+    model: str
+    language_model: bool = True
+    label: str = ""
+
+
+class Record(msgspec.Struct, omit_defaults=False):
+    """One graded answer.
+
+    `verdict` is the tool's outcome: the judge's pass/fail, or adjudicate / error. `cause` says why
+    an answer is adjudicate (`malformed`, `contradiction`) or error (`transport`). `tolerated` lists
+    the reply forms accepted on the way (fences, prose, letter case, missing facets); `warnings`
+    holds observations such as a pass with a fail-shaped reason.
+    """
+
+    system: str
+    question: str
+    tier: Tier
+    verdict: Outcome
+    reason: str
+    prompt_sha256: str
+    judge: JudgeInfo
+    answer: str = ""
+    facets: dict[str, bool] = msgspec.field(default_factory=dict)
+    cause: Cause | None = None
+    attempts: list[Attempt] = msgspec.field(default_factory=list)
+    tolerated: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    injection_suspect: bool = False
+    battery: str = ""
+    time: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.question)
+
+
+class Decision(msgspec.Struct, frozen=True):
+    """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""
+
+    system: str
+    question: str
+    verdict: Literal["pass", "fail"]
+    prompt_sha256: str
+    reviewer: str
+    time: str
+    note: str = ""
+
+
+class Answer(msgspec.Struct, frozen=True):
+    """One line of an answers file."""
+
+    system: str
+    question: str
+    answer: str
+
+
+record_encoder = msgspec.json.Encoder()
+record_decoder = msgspec.json.Decoder(Record)
+decision_decoder = msgspec.json.Decoder(Decision)
