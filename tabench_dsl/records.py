@@ -59,6 +59,18 @@ class JudgeInfo(msgspec.Struct, frozen=True):
     label: str = ""
 
 
+class Decision(msgspec.Struct, frozen=True):
+    """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""
+
+    system: str
+    question: str
+    verdict: Literal["pass", "fail"]
+    prompt_sha256: str
+    reviewer: str
+    time: str
+    note: str = ""
+
+
 class Record(msgspec.Struct, omit_defaults=False):
     """One graded answer.
 
@@ -84,22 +96,12 @@ class Record(msgspec.Struct, omit_defaults=False):
     injection_suspect: bool = False
     battery: str = ""
     time: str = ""
+    #: A human's decision on this record, set when decisions are applied (never written by grade).
+    decision: Decision | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.system, self.question)
-
-
-class Decision(msgspec.Struct, frozen=True):
-    """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""
-
-    system: str
-    question: str
-    verdict: Literal["pass", "fail"]
-    prompt_sha256: str
-    reviewer: str
-    time: str
-    note: str = ""
 
 
 class Answer(msgspec.Struct, frozen=True):

@@ -1,0 +1,33 @@
+"""T1, the mechanical token-subset tier (spec section 4).
+
+An answer passes T1 when the tokens of the gold answer, or of some accepted variant, are a
+non-empty subset of the answer's tokens. T1 only ever passes: every other answer goes to the judge.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+#: A token: a run of word characters (Unicode-aware, as Python's `\w`).
+TOKEN = re.compile(r"\w+")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The set of casefolded `\\w+` runs in the NFKC form of `text`."""
+    return frozenset(m.casefold() for m in TOKEN.findall(unicodedata.normalize("NFKC", text)))
+
+
+def t1_passes(answer: str | frozenset[str], keys: Iterable[str | frozenset[str]]) -> bool:
+    """True when some key's (gold or accepted variant) non-empty token set is within the answer's.
+
+    Keys and the answer may be given as text or as token sets already computed (the runner
+    computes each question's key tokens once).
+    """
+    answer_tokens = tokens(answer) if isinstance(answer, str) else answer
+    for key in keys:
+        key_tokens = tokens(key) if isinstance(key, str) else key
+        if key_tokens and key_tokens <= answer_tokens:
+            return True
+    return False
