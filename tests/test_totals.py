@@ -1,0 +1,108 @@
+"""Totals: counted by the tool from standing records, checked against numbers worked out by hand."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from tabench_dsl.cli import main
+from tabench_dsl.records import Attempt, Decision, JudgeInfo, Record, Tokens
+from tabench_dsl.totals import compute_totals, latest, totals_json, wilson_interval
+
+JUDGE = JudgeInfo(backend="openai", model="m")
+
+
+def rec(system, question, verdict, *, tier="t2", attempts=(), facets=None, decision=None, cause=None):
+    return Record(
+        system=system, question=question, tier=tier, verdict=verdict, reason="r", prompt_sha256="h",
+        judge=JUDGE, attempts=list(attempts), facets=facets or {}, decision=decision, cause=cause,
+    )
+
+
+def first(tokens=(0, 0), cache_hit=False, kind="first"):
+    return Attempt(kind=kind, raw="{}", tokens=Tokens(*tokens), cache_hit=cache_hit)
+
+
+def test_last_record_of_a_pair_stands():
+    records = [rec("a", "q1", "error", cause="transport"), rec("a", "q2", "fail"), rec("a", "q1", "pass")]
+    standing = latest(records)
+    assert [r.verdict for r in standing.values()] == ["fail", "pass"]
+    totals = compute_totals(records)
+    assert totals.records == 2
+    (a,) = totals.systems
+    assert (a.answers, a.passed, a.fail, a.error) == (2, 1, 1, 0)
+
+
+def test_counts_score_and_calls_by_hand():
+    records = [
+        rec("a", "q1", "pass", tier="t1"),
+        rec("a", "q2", "pass", attempts=[first((100, 10))]),
+        rec("a", "q3", "fail", attempts=[first((100, 12)), first((120, 8), kind="stern")]),
+        rec("a", "q4", "adjudicate", attempts=[first((1, 1)), first((1, 1), kind="stern")],
+            cause="contradiction"),
+        rec("a", "q5", "error", attempts=[Attempt(kind="first", raw=None, error="HTTP 503")],
+            cause="transport"),
+        rec("b", "q1", "fail", attempts=[first(cache_hit=True)], facets={"missing_minor": True}),
+    ]
+    totals = compute_totals(records)
+    a, b = totals.systems
+    # a: 2 pass, 1 fail, 1 adjudicate, 1 error -> score 2 / 4; the error is not counted.
+    assert (a.answers, a.passed, a.fail, a.adjudicate, a.error) == (5, 2, 1, 1, 1)
+    assert a.score == pytest.approx(0.5)
+    assert a.t1_passes == 1
+    assert a.judge_calls == 6  # 1 + 2 + 2 + 1 failed call; T1 makes none
+    assert a.stern_retries == 2
+    assert a.tokens == 110 + 112 + 128 + 4
+    assert (b.judge_calls, b.cache_hits, b.score) == (0, 1, 0.0)
+    q1 = totals.questions[0]
+    assert (q1.question, q1.answers, q1.passed, q1.fail, q1.score) == ("q1", 2, 1, 1, 0.5)
+    assert totals.facets == {"missing_minor": 1}
+
+
+def test_human_decision_counts_as_its_verdict():
+    decision = Decision(system="a", question="q1", verdict="pass", prompt_sha256="h", reviewer="ann",
+                        time="2026-11-29T00:00:00Z")
+    totals = compute_totals([rec("a", "q1", "adjudicate", decision=decision), rec("a", "q2", "adjudicate")])
+    (a,) = totals.systems
+    assert (a.passed, a.adjudicate, a.human_pass, a.human_fail) == (1, 1, 1, 0)
+    assert a.score == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("successes", "n", "low", "high"),
+    [  # reference values of the Wilson score interval, z = 1.96
+        (8, 10, 0.4902, 0.9433),
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (50, 100, 0.4038, 0.5962),
+    ],
+)
+def test_wilson_interval_reference_values(successes, n, low, high):
+    got_low, got_high = wilson_interval(successes, n)
+    assert got_low == pytest.approx(low, abs=1e-4)
+    assert got_high == pytest.approx(high, abs=1e-4)
+
+
+def test_json_names_pass_as_pass():
+    doc = json.loads(totals_json(compute_totals([rec("a", "q1", "pass", tier="t1")])))
+    assert doc["systems"][0]["pass"] == 1
+    assert "passed" not in doc["systems"][0]
+
+
+def test_totals_command_reads_a_results_file(tmp_path, capsys):
+    path = tmp_path / "results.jsonl"
+    lines = [rec("a", "q1", "fail"), rec("a", "q1", "pass"), rec("b", "q1", "adjudicate")]
+    path.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in lines))
+    assert main(["totals", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(s["system"], s["pass"], s["adjudicate"]) for s in doc["systems"]] == [("a", 1, 0), ("b", 0, 1)]
+    assert main(["totals", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Totals per system" in out and "judge: openai:m" in out
+
+
+def test_totals_command_missing_file_is_a_usage_error(tmp_path, capsys):
+    assert main(["totals", str(tmp_path / "nope.jsonl")]) == 2
+    assert "no such results file" in capsys.readouterr().err
