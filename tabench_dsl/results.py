@@ -1,0 +1,172 @@
+"""The results file: append-only JSONL of `Record`s, one line per graded answer, never rewritten.
+
+`ResultsWriter` appends each record as one `write` of one complete line the moment its answer is
+graded, so Ctrl-C or a crash never leaves a record half in a Python buffer; `os.fsync` is batched
+(every `FSYNC_EVERY` records or `FSYNC_SECONDS`, and on close) because syncing each line would bound
+grading by the disk. A crash (kill -9, power loss) can still leave a torn last line: opening the
+file for append first cuts it back to the end of its last good line, so the next record starts on a
+line of its own. Earlier lines are never touched.
+
+Reading: `iter_records` streams the records (bad lines are reported and skipped), `done_pairs`
+gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
+re-grade those whose last record is an `error`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from .records import Record, record_decoder
+
+#: fsync after this many records ...
+FSYNC_EVERY = 256
+#: ... or when this many seconds have passed since the last fsync, whichever comes first.
+FSYNC_SECONDS = 0.5
+_TAIL_CHUNK = 1 << 16
+
+
+def repair_tail(path: str | Path) -> int:
+    """Cut a torn last line off `path`; return how many bytes were removed (0 when it was whole).
+
+    A last line is torn when it has no final line break, or when it is not a decodable record
+    (a crash can leave a line of zero bytes on some file systems). Only that one last line is
+    ever removed.
+    """
+    with open(path, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        good_end = _last_line_start(f, size - 1) if _byte_at(f, size - 1) != b"\n" else size
+        if good_end == size:
+            # The file ends with a line break: check that its last line is a record.
+            start = _last_line_start(f, size - 1)
+            f.seek(start)
+            line = f.read(size - start)
+            try:
+                record_decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                good_end = start
+        if good_end < size:
+            f.truncate(good_end)
+            f.flush()
+            os.fsync(f.fileno())
+        return size - good_end
+
+
+def _byte_at(f, offset: int) -> bytes:
+    f.seek(offset)
+    return f.read(1)
+
+
+def _last_line_start(f, end: int) -> int:
+    """Offset just after the last line break strictly before `end` (0 when there is none)."""
+    pos = end
+    while pos > 0:
+        lo = max(0, pos - _TAIL_CHUNK)
+        f.seek(lo)
+        chunk = f.read(pos - lo)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            return lo + nl + 1
+        pos = lo
+    return 0
+
+
+class ResultsWriter:
+    """Append records to a results file, one whole line per `write` call.
+
+    Use as a context manager or call `close()`: it fsyncs what is written. `count` is how many
+    records this writer appended.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            #: Bytes cut off a torn last line when the file was opened.
+            self.repaired = repair_tail(self.path)
+        else:
+            self.repaired = 0
+        # Unbuffered: every record reaches the operating system in the write that makes it.
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._encoder = msgspec.json.Encoder()
+        self._buffer = bytearray()
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+        self.count = 0
+
+    def write(self, record: Record) -> None:
+        """Append one record as one line and hand it to the OS now; fsync in batches."""
+        buf = self._buffer
+        buf.clear()
+        self._encoder.encode_into(record, buf)
+        buf.extend(b"\n")
+        view = memoryview(buf)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self.count += 1
+        self._unsynced += 1
+        if self._unsynced >= FSYNC_EVERY or time.monotonic() - self._last_sync >= FSYNC_SECONDS:
+            self.sync()
+
+    def sync(self) -> None:
+        """fsync what was written so far."""
+        if self._unsynced:
+            os.fsync(self._fd)
+            self._unsynced = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        """fsync and close. Safe to call twice."""
+        if self._fd >= 0:
+            try:
+                self.sync()
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_records(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None
+) -> Iterator[Record]:
+    """Stream the records of a results file in file order.
+
+    A line that is not a record is reported to `on_problem` as `path:line: message` and skipped;
+    a torn last line (no final line break) is skipped the same way.
+    """
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield record_decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                if on_problem is not None:
+                    on_problem(f"{path}:{number}: not a result record: {exc}")
+
+
+def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
+    """(system, question) -> verdict of the last record of that pair in the file."""
+    last: dict[tuple[str, str], str] = {}
+    for record in iter_records(path):
+        last[(record.system, record.question)] = record.verdict
+    return last
+
+
+def done_pairs(path: str | Path) -> set[tuple[str, str]]:
+    """The pairs whose last record is final (anything but `error`); a missing file has none."""
+    if not Path(path).exists():
+        return set()
+    return {pair for pair, verdict in last_verdicts(path).items() if verdict != "error"}

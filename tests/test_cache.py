@@ -1,0 +1,74 @@
+"""The SQLite reply cache: keys, batching, persistence, sharing between processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tabench_dsl.cache import DEFAULT_PATH, ReplyCache, cache_key, resolve_path
+from tabench_dsl.judges.base import JudgeParams, Message
+from tabench_dsl.records import Tokens
+
+MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
+
+
+def test_key_depends_on_everything_that_decides_a_reply() -> None:
+    base = cache_key("openai", JudgeParams("m"), MSGS, "first")
+    assert len(base) == 64
+    assert base == cache_key("openai", JudgeParams("m", 0.0, 300), list(MSGS), "first")
+    others = {
+        cache_key("anthropic", JudgeParams("m"), MSGS, "first"),
+        cache_key("openai", JudgeParams("m2"), MSGS, "first"),
+        cache_key("openai", JudgeParams("m", temperature=0.5), MSGS, "first"),
+        cache_key("openai", JudgeParams("m", max_tokens=10), MSGS, "first"),
+        cache_key("openai", JudgeParams("m"), [MSGS[0], Message("user", "y")], "first"),
+        cache_key("openai", JudgeParams("m"), [Message("user", "S"), MSGS[1]], "first"),
+        # The format re-ask sends the same messages but must not be served the first reply.
+        cache_key("openai", JudgeParams("m"), MSGS, "format"),
+    }
+    assert base not in others and len(others) == 7
+
+
+def test_put_is_seen_at_once_and_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "c.sqlite"
+    with ReplyCache(path) as cache:
+        assert cache.get("k") is None
+        cache.put("k", '{"verdict": "pass"}', Tokens(10, 3))
+        got = cache.get("k")
+        assert got is not None and got.content == '{"verdict": "pass"}' and got.tokens == Tokens(10, 3)
+        assert (cache.hits, cache.misses) == (1, 1)
+    with ReplyCache(path) as cache:
+        got = cache.get("k")
+        assert got is not None and got.tokens.total == 13
+
+
+def test_resolve_path_flag_then_env_then_default(tmp_path: Path) -> None:
+    assert resolve_path("x.sqlite", {"TABENCH_CACHE": "y.sqlite"}) == Path("x.sqlite")
+    assert resolve_path(None, {"TABENCH_CACHE": "y.sqlite"}) == Path("y.sqlite")
+    assert resolve_path(None, {}) == DEFAULT_PATH == Path(".tabench/cache.sqlite")
+
+
+def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    script = textwrap.dedent(
+        """
+        import sys
+        from tabench_dsl.cache import ReplyCache
+        from tabench_dsl.records import Tokens
+        tag = sys.argv[2]
+        with ReplyCache(sys.argv[1]) as cache:
+            for i in range(400):
+                cache.put(f"{tag}-{i}", f"reply {tag} {i}", Tokens(i, 1))
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b")
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    with ReplyCache(path) as cache:
+        for tag in ("a", "b"):
+            for i in (0, 199, 399):
+                got = cache.get(f"{tag}-{i}")
+                assert got is not None and got.content == f"reply {tag} {i}"
