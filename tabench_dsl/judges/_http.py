@@ -1,0 +1,124 @@
+"""What the HTTP judge backends share: one POST, and HTTP errors turned into `TransportError`s.
+
+Both wire protocols report errors as `{"error": {"type": ..., "message": ...}}` (Anthropic adds a
+top-level `"type": "error"`). Statuses 408, 409, 429 and 5xx (including Anthropic's 529) are
+retryable; any other status is a configuration problem and is not. Server messages are echoed,
+shortened, with the key and anything key-shaped cut out.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from ..errors import TransportError
+from ..transport import parse_retry_after
+
+#: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+#: Anything that looks like an API key in a server's message (they echo masked keys back).
+KEY_SHAPED = re.compile(r"\b(?:sk|sk-ant|key|api)[-_][A-Za-z0-9_*.\-]{6,}")
+
+_MESSAGE_LIMIT = 300
+
+
+class _ErrorDetail(msgspec.Struct):
+    message: str = ""
+    type: str = ""
+
+
+class _ErrorBody(msgspec.Struct):
+    error: _ErrorDetail | str | None = None
+
+
+_error_decoder = msgspec.json.Decoder(_ErrorBody)
+
+
+def is_retryable(status: int) -> bool:
+    """True for statuses a later attempt may get past."""
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` without any of `secrets` or key-shaped words, shortened to one readable line."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    text = KEY_SHAPED.sub("[redacted]", text)
+    text = " ".join(text.split())
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
+
+
+async def post_json(
+    session: aiohttp.ClientSession,
+    url: str,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    timeout: float,
+) -> tuple[int, Mapping[str, str], bytes, float]:
+    """POST `body` as JSON; returns status, headers, the whole body and the latency in ms.
+
+    Timeouts, resets and refused connections raise a retryable `TransportError`; the message names
+    the kind of failure only (aiohttp's own messages may carry the URL)."""
+    started = time.perf_counter()
+    try:
+        async with session.post(
+            url,
+            data=msgspec.json.encode(body),
+            headers={"content-type": "application/json", **headers},
+            timeout=aiohttp.ClientTimeout(total=timeout),
+        ) as response:
+            payload = await response.read()
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            return response.status, response.headers, payload, latency_ms
+    except TimeoutError:
+        raise TransportError(f"no reply within {timeout:g} s") from None
+    except (aiohttp.ClientError, ConnectionError) as exc:
+        raise TransportError(f"connection to the judge failed ({type(exc).__name__})") from None
+
+
+def status_error(
+    backend: str,
+    status: int,
+    headers: Mapping[str, str],
+    payload: bytes,
+    *,
+    key_env: str | None = None,
+    secrets: Iterable[str | None] = (),
+) -> TransportError:
+    """The `TransportError` for a non-2xx reply, retryable or not by its status."""
+    detail = _error_detail(payload)
+    said = f": {scrub(detail, secrets)}" if detail else ""
+    retry_after = parse_retry_after(headers)
+    if is_retryable(status):
+        kind = "rate limited" if status == 429 else "server busy or failing"
+        return TransportError(
+            f"{backend} judge {kind} (HTTP {status}){said}", status=status, retry_after=retry_after
+        )
+    if status in (401, 403):
+        what = "authentication failed" if status == 401 else "permission denied"
+        hint = f"; check {key_env}" if key_env else "; check the server's key"
+        message = f"{backend} judge {what} (HTTP {status}){said}{hint}"
+    elif status == 404:
+        message = f"{backend} judge not found (HTTP 404){said}; check the model name and the base URL"
+    else:
+        message = f"{backend} judge rejected the request (HTTP {status}){said}"
+    return TransportError(message, status=status, retry_after=retry_after, retryable=False)
+
+
+def _error_detail(payload: bytes) -> str:
+    try:
+        body = _error_decoder.decode(payload)
+    except msgspec.DecodeError:
+        text = payload[:200].decode("utf-8", "replace").strip()
+        return text if text and not text.startswith("<") else ""
+    error = body.error
+    if isinstance(error, _ErrorDetail):
+        return f"{error.type}: {error.message}" if error.type else error.message
+    return error or ""

@@ -1,0 +1,364 @@
+"""A scripted judge server for tests: a real aiohttp application on 127.0.0.1, port 0.
+
+It speaks both wire protocols the judges use and checks requests the way the real APIs do, so a
+wire mistake in a judge fails a test instead of passing quietly:
+
+    POST /v1/chat/completions, /chat/completions   Chat Completions (OpenAI and compatibles)
+    POST /v1/messages                               Anthropic Messages (x-api-key, anthropic-version)
+    GET  /v1/models                                 the model list
+
+What it answers comes from a script, the responder: a list of replies served in order (the last
+one repeats), or a callable that gets each parsed request body (and may be async). A reply is the
+judge's text content (a `str`), a `Fault`, or a `Raw` HTTP reply given byte for byte.
+
+    server = await start_judge_server(['{"verdict": "pass", ...}', Fault.RATE_LIMIT])
+    judge = OpenAIJudge(params, session=session, base_url=server.url)
+    ...
+    await server.close()
+
+`server.requests` holds every request body received, in order, each with `_path` and `_headers`
+added (header names lower-cased; the values of `authorization` and `x-api-key` are replaced by
+"<redacted>"). Token usage is reported as word counts: the prompt's words (system included) and
+the reply's words, so tests can assert exact numbers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+
+class Fault(enum.StrEnum):
+    """A scripted failure, answered in the shape of the protocol the request came in on."""
+
+    RATE_LIMIT = "rate_limit"  # 429 with Retry-After (the server's `retry_after`)
+    ERROR_500 = "error_500"
+    ERROR_503 = "error_503"
+    OVERLOADED_529 = "overloaded_529"  # Anthropic's overloaded_error (any protocol)
+    RESET = "reset"  # the connection is closed mid-request, before any response
+    HANG = "hang"  # no answer until the client gives up (or the server closes)
+    NON_JSON = "non_json"  # 200 text/html
+    TRUNCATED = "truncated"  # 200 with a completion body cut in half
+    EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: `content: []`)
+    UNAUTHORIZED = "unauthorized"  # 401 invalid key
+    BAD_REQUEST = "bad_request"  # 400 invalid request
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Any HTTP reply, as given: a dict or list body is sent as JSON."""
+
+    status: int = 200
+    body: bytes | str | dict[str, Any] | list[Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Reply = str | Fault | Raw
+Responder = Callable[[dict[str, Any]], Reply | Awaitable[Reply]] | list[Reply]
+
+_OPENAI_KEYS = {
+    "model", "messages", "temperature", "max_tokens", "max_completion_tokens", "top_p", "n", "stop",
+    "seed", "stream", "response_format", "presence_penalty", "frequency_penalty", "user", "logprobs",
+}
+_ANTHROPIC_KEYS = {
+    "model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
+    "stream", "metadata", "tools", "tool_choice", "thinking",
+}
+_SECRET_HEADERS = {"authorization", "x-api-key"}
+
+
+class _Rejected(Exception):
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+class JudgeServer:
+    """A running scripted server. `url` is the Chat Completions base (`.../v1`); `anthropic_url`
+    the Anthropic base (the judge adds `/v1/messages`)."""
+
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        protocol_check: bool = True,
+        api_key: str | None = None,
+        retry_after: str | None = "0",
+        hang_seconds: float = 30.0,
+    ) -> None:
+        self.responder = responder
+        self.protocol_check = protocol_check
+        self.api_key = api_key
+        self.retry_after = retry_after
+        self.hang_seconds = hang_seconds
+        self.requests: list[dict[str, Any]] = []
+        self.rejections: list[str] = []
+        self.url = ""
+        self.anthropic_url = ""
+        self._served = 0
+        self._closing = asyncio.Event()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/v1/models", self._models)
+        self._server = TestServer(app, host="127.0.0.1", port=0)
+
+    async def start(self) -> JudgeServer:
+        await self._server.start_server()
+        root = str(self._server.make_url("")).rstrip("/")
+        self.url = f"{root}/v1"
+        self.anthropic_url = root
+        return self
+
+    async def close(self) -> None:
+        """Stop the server; hanging requests are released first."""
+        self._closing.set()
+        await self._server.close()
+
+    @property
+    def calls(self) -> int:
+        """Requests that got a scripted reply (rejected requests are not counted)."""
+        return self._served
+
+    # -- the two protocols -------------------------------------------------------------------------
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await self._receive(request)
+            if self.protocol_check:
+                _check_openai(request, body, self.api_key)
+        except _Rejected as exc:
+            return self._reject(exc, anthropic=False)
+        reply = await self._next_reply(body)
+        if isinstance(reply, Fault):
+            return await self._fault(request, reply, anthropic=False)
+        if isinstance(reply, Raw):
+            return _raw(reply)
+        return web.json_response(_chat_completion(body, reply))
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await self._receive(request)
+            if self.protocol_check:
+                _check_anthropic(request, body, self.api_key)
+        except _Rejected as exc:
+            return self._reject(exc, anthropic=True)
+        reply = await self._next_reply(body)
+        if isinstance(reply, Fault):
+            return await self._fault(request, reply, anthropic=True)
+        if isinstance(reply, Raw):
+            return _raw(reply)
+        return web.json_response(_anthropic_message(body, reply))
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    async def _receive(self, request: web.Request) -> dict[str, Any]:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers.update({k: "<redacted>" for k in _SECRET_HEADERS & set(headers)})
+        text = await request.text()
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = None
+        entry = dict(body) if isinstance(body, dict) else {"_raw": text}
+        entry["_path"] = request.path
+        entry["_headers"] = headers
+        self.requests.append(entry)
+        if not isinstance(body, dict):
+            raise _Rejected(400, "invalid_request_error", "the body is not a JSON object")
+        if "application/json" not in request.headers.get("content-type", ""):
+            raise _Rejected(400, "invalid_request_error", "content-type must be application/json")
+        return entry
+
+    async def _next_reply(self, body: dict[str, Any]) -> Reply:
+        self._served += 1
+        if isinstance(self.responder, list):
+            index = min(self._served - 1, len(self.responder) - 1)
+            return self.responder[index]
+        reply = self.responder(body)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return reply
+
+    def _reject(self, exc: _Rejected, *, anthropic: bool) -> web.Response:
+        self.rejections.append(exc.message)
+        return web.json_response(_error_body(exc.kind, exc.message, anthropic), status=exc.status)
+
+    async def _fault(self, request: web.Request, fault: Fault, *, anthropic: bool) -> web.StreamResponse:
+        if fault is Fault.RESET:
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)  # never reaches the client
+        if fault is Fault.HANG:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.hang_seconds)
+            return web.json_response(_error_body("timeout", "hung", anthropic), status=504)
+        if fault is Fault.NON_JSON:
+            page = "<html><body>Bad gateway</body></html>"
+            return web.Response(status=200, text=page, content_type="text/html")
+        if fault is Fault.TRUNCATED:
+            whole = _anthropic_message({}, "cut") if anthropic else _chat_completion({}, "cut")
+            text = json.dumps(whole)
+            return web.Response(status=200, text=text[: len(text) // 2], content_type="application/json")
+        if fault is Fault.EMPTY_CHOICES:
+            whole = _anthropic_message({}, "") if anthropic else _chat_completion({}, "")
+            whole["content" if anthropic else "choices"] = []
+            return web.json_response(whole)
+        status, kind, message = _FAULT_ERRORS[fault]
+        headers = {}
+        if fault is Fault.RATE_LIMIT and self.retry_after is not None:
+            headers["retry-after"] = self.retry_after
+        return web.json_response(_error_body(kind, message, anthropic), status=status, headers=headers)
+
+
+_FAULT_ERRORS: dict[Fault, tuple[int, str, str]] = {
+    Fault.RATE_LIMIT: (429, "rate_limit_error", "Rate limit reached for requests"),
+    Fault.ERROR_500: (500, "api_error", "The server had an error while processing your request"),
+    Fault.ERROR_503: (503, "api_error", "The engine is currently overloaded"),
+    Fault.OVERLOADED_529: (529, "overloaded_error", "Overloaded"),
+    Fault.UNAUTHORIZED: (401, "authentication_error", "invalid x-api-key"),
+    Fault.BAD_REQUEST: (400, "invalid_request_error", "scripted bad request"),
+}
+
+
+async def start_judge_server(responder: Responder, **options: Any) -> JudgeServer:
+    """Start a `JudgeServer` on 127.0.0.1 and a free port; options as `JudgeServer`'s."""
+    return await JudgeServer(responder, **options).start()
+
+
+def _raw(reply: Raw) -> web.Response:
+    body = reply.body
+    headers = dict(reply.headers)
+    if isinstance(body, dict | list):
+        body = json.dumps(body)
+        headers.setdefault("content-type", "application/json")
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    return web.Response(status=reply.status, body=data, headers=headers)
+
+
+def _error_body(kind: str, message: str, anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _words(text: Any) -> int:
+    if isinstance(text, list):
+        return sum(_words(part.get("text", "")) for part in text if isinstance(part, dict))
+    return len(str(text).split())
+
+
+def _chat_completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+    prompt = sum(_words(m.get("content", "")) for m in body.get("messages", []))
+    completion = _words(content)
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body.get("model", "scripted"),
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion
+        },
+    }
+
+
+def _anthropic_message(body: dict[str, Any], content: str) -> dict[str, Any]:
+    prompt = _words(body.get("system", ""))
+    prompt += sum(_words(m.get("content", "")) for m in body.get("messages", []))
+    return {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "scripted"),
+        "content": [{"type": "text", "text": content}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": _words(content)},
+    }
+
+
+def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | None) -> None:
+    auth = request.headers.get("authorization")
+    if api_key is not None and auth != f"Bearer {api_key}":
+        raise _Rejected(401, "invalid_request_error", "Incorrect API key provided")
+    if auth is not None and not auth.startswith("Bearer "):
+        raise _Rejected(401, "invalid_request_error", "authorization must be 'Bearer KEY'")
+    unknown = sorted(set(body) - _OPENAI_KEYS - {"_path", "_headers"})
+    if unknown:
+        raise _Rejected(400, "invalid_request_error", f"Unrecognized request argument supplied: {unknown[0]}")
+    _check_model(body)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _Rejected(400, "invalid_request_error", "'messages' must be a non-empty array")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in {"system", "developer", "user", "assistant"}:
+            raise _Rejected(400, "invalid_request_error", f"messages[{i}].role is missing or invalid")
+        if not isinstance(m.get("content"), str | list):
+            raise _Rejected(400, "invalid_request_error", f"messages[{i}].content must be a string")
+    _check_number(body, "temperature", 0.0, 2.0)
+    _check_max_tokens(body, required=False)
+
+
+def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | None) -> None:
+    key = request.headers.get("x-api-key")
+    if not key or (api_key is not None and key != api_key):
+        raise _Rejected(401, "authentication_error", "invalid x-api-key")
+    if not request.headers.get("anthropic-version"):
+        raise _Rejected(400, "invalid_request_error", "anthropic-version: header is required")
+    unknown = sorted(set(body) - _ANTHROPIC_KEYS - {"_path", "_headers"})
+    if unknown:
+        raise _Rejected(400, "invalid_request_error", f"{unknown[0]}: Extra inputs are not permitted")
+    _check_model(body)
+    _check_max_tokens(body, required=True)
+    system = body.get("system")
+    if system is not None and not isinstance(system, str | list):
+        raise _Rejected(400, "invalid_request_error", "system: must be a string or a list of blocks")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _Rejected(400, "invalid_request_error", "messages: at least one message is required")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in {"user", "assistant"}:
+            message = f"messages.{i}.role: Input should be 'user' or 'assistant'"
+            raise _Rejected(400, "invalid_request_error", message)
+        if not isinstance(m.get("content"), str | list):
+            raise _Rejected(400, "invalid_request_error", f"messages.{i}.content: must be a string or blocks")
+    if messages[0]["role"] != "user":
+        raise _Rejected(400, "invalid_request_error", "messages: first message must use the 'user' role")
+    _check_number(body, "temperature", 0.0, 1.0)
+
+
+def _check_model(body: dict[str, Any]) -> None:
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        raise _Rejected(400, "invalid_request_error", "model: field required")
+
+
+def _check_number(body: dict[str, Any], name: str, low: float, high: float) -> None:
+    value = body.get(name)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise _Rejected(400, "invalid_request_error", f"{name}: must be a number from {low:g} to {high:g}")
+
+
+def _check_max_tokens(body: dict[str, Any], *, required: bool) -> None:
+    value = body.get("max_tokens")
+    if value is None and not required:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _Rejected(400, "invalid_request_error", "max_tokens: must be a positive integer")
