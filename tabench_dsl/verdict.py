@@ -46,6 +46,7 @@ _STRING_STOP = re.compile(r'["\\]')
 MAX_CANDIDATES = 512
 
 _PROBLEM_ECHO = 40
+_FIELD_TYPES = (("verdict", "a string"), ("reason", "a string"), ("facets", "an object of booleans"))
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -173,7 +174,7 @@ def _validation_problem(message: str) -> str:
     if message.startswith("Object contains unknown field"):
         field = message.split("`")[1] if "`" in message else "?"
         return f"unknown key {_echo(field)}"
-    for field, wanted in (("verdict", "a string"), ("reason", "a string"), ("facets", "an object of booleans")):
+    for field, wanted in _FIELD_TYPES:
         if f"$.{field}" in message:
             return f"{field} must be {wanted}"
     if message.startswith("Expected `object`"):

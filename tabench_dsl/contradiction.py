@@ -1,0 +1,192 @@
+"""The contradiction check (spec section 5): does a judge's reason conclude pass or fail?
+
+A `fail` verdict whose reason is pass-shaped gets one stern retry; a `pass` whose reason is
+fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YAML (`contradiction:`);
+this module is only the algorithm:
+
+1. Normalise: casefold, curly quotes to straight, `isn't` -> `is not`, hyphens between words to
+   spaces (`full-credit` reads as `full credit`); blank out `neutral` phrases (`the correct answer
+   is ...` describes the gold, it does not judge the answer).
+2. Split into clauses at sentence marks, commas, colons, dashes, and before contrast words
+   (`but`, `however`) and concessive words (`although`, `though`).
+3. Give each clause a polarity. A fail phrase (`wrong`, `fails`, `missing`) makes it fail unless it
+   is negated (`nothing missing`) or the clause has a mitigator (`minor`); a pass phrase makes it
+   pass unless a negator or qualifier stands within `window` words before it (`not acceptable`,
+   `partially correct`, `would be correct`) or a qualifier right after it (`correct if`,
+   `correct in part`): a negated or qualified pass phrase makes the clause fail. Fail wins in a clause.
+4. Conclude, reading clauses in order: the first polarity sets the state; a later fail wins over
+   an earlier pass (an explicit fail conclusion wins); a clause opened by a contrast word overrides
+   what came before (`wrong at first glance, but actually correct`); a leading concession (`although
+   phrased differently, the answer is correct`) counts only when nothing else concludes; a trailing
+   concession (`correct, though the order is wrong`) can bring a fail but never a pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+Polarity = Literal["pass", "fail"] | None
+
+#: Contractions spelled out, so `n't` reads as the negator `not`.
+_CONTRACTIONS = (
+    (re.compile(r"\bcan'?t\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"\bcannot\b"), "can not"),
+    (re.compile(r"n't\b"), " not"),
+)
+#: A hyphen joining two words (`full-credit`, `borderline-acceptable`).
+_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+#: Clause breaks: sentence marks and colons before a space or the end, commas, semicolons, dashes.
+_BREAK = re.compile(r"[.!?:]+(?=\s|$)|[;,\n]|\s[-\u2013\u2014]+\s|[\u2013\u2014]")
+#: A sentence end (a clause after it starts a new sentence).
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_WORD = re.compile(r"\w+")
+
+
+class ContradictionCheck:
+    """The compiled phrase lists of one scorer. Build it once with `from_settings` and reuse it."""
+
+    def __init__(
+        self,
+        *,
+        pass_shaped: Iterable[str],
+        fail_shaped: Iterable[str],
+        negators: Iterable[str] = (),
+        qualifiers: Iterable[str] = (),
+        qualifiers_after: Iterable[str] = (),
+        mitigators: Iterable[str] = (),
+        contrast: Iterable[str] = (),
+        concessive: Iterable[str] = (),
+        neutral: Iterable[str] = (),
+        window: int = 3,
+    ) -> None:
+        self.window = window
+        self._pass = _alternation(pass_shaped)
+        self._fail = _alternation(fail_shaped)
+        self._negator = _alternation(negators)
+        self._qualifier = _alternation(qualifiers)
+        self._qualifier_after = _alternation(qualifiers_after, anchored=True)
+        self._mitigator = _alternation(mitigators)
+        self._neutral = _alternation(neutral)
+        contrast_words = list(contrast)
+        concessive_words = list(concessive)
+        self._contrast_start = _alternation(contrast_words, anchored=True)
+        self._concessive_start = _alternation(concessive_words, anchored=True)
+        openers = _join(contrast_words + concessive_words)
+        self._opener_split = re.compile(rf"\s+(?=(?:{openers})(?!\w))" if openers else r"(?!)")
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> ContradictionCheck:
+        """Build from a scorer's `contradiction:` section (a mapping of lists and `window`)."""
+        known = {
+            "pass_shaped", "fail_shaped", "negators", "qualifiers", "qualifiers_after", "mitigators",
+            "contrast", "concessive", "neutral", "window",
+        }  # fmt: skip
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise ValueError(f"contradiction: unknown setting {unknown[0]!r}")
+        lists = {key: list(settings.get(key) or []) for key in known - {"window"}}
+        return cls(**lists, window=int(settings.get("window", 3)))
+
+    def is_pass_shaped(self, reason: str) -> bool:
+        """True when the reason concludes the answer is correct, acceptable or borderline-acceptable."""
+        return self.conclusion(reason) == "pass"
+
+    def is_fail_shaped(self, reason: str) -> bool:
+        """True when the reason concludes the answer is wrong, missing or not acceptable."""
+        return self.conclusion(reason) == "fail"
+
+    def conclusion(self, reason: str) -> Polarity:
+        """What the reason concludes: "pass", "fail", or None when it concludes neither."""
+        state: Polarity = None
+        held_concession: Polarity = None
+        clauses = self._clauses(_normalise(reason, self._neutral))
+        for index, (text, leads_sentence) in enumerate(clauses):
+            polarity = self._polarity(text)
+            if polarity is None:
+                continue
+            if self._contrast_start.match(text):
+                state = polarity
+            elif self._concessive_start.match(text):
+                followed = index + 1 < len(clauses) and not clauses[index + 1][1]
+                if leads_sentence and followed:
+                    held_concession = held_concession or polarity
+                elif polarity == "fail" or state is None:
+                    state = polarity
+            elif state is None or polarity == "fail":
+                state = polarity
+        return state if state is not None else held_concession
+
+    def _clauses(self, text: str) -> list[tuple[str, bool]]:
+        """The clauses of a normalised reason, each with whether it opens a sentence."""
+        out: list[tuple[str, bool]] = []
+        position = 0
+        sentence_start = True
+        for match in _BREAK.finditer(text + "."):
+            piece = text[position : match.start()]
+            for number, part in enumerate(self._opener_split.split(piece)):
+                part = part.strip()
+                if part:
+                    out.append((part, sentence_start and number == 0))
+                    sentence_start = False
+            if _SENTENCE_END.search(match.group()):
+                sentence_start = True
+            position = match.end()
+        return out
+
+    def _polarity(self, clause: str) -> Polarity:
+        """The polarity of one clause: fail beats pass; a negated or qualified pass phrase is fail."""
+        mitigated = bool(self._mitigator.search(clause))
+        fail = pass_ = False
+        for match in self._fail.finditer(clause):
+            if not mitigated and not self._negated(clause, match.start()):
+                fail = True
+        for match in self._pass.finditer(clause):
+            qualified_after = bool(self._qualifier_after.match(clause[match.end() :].lstrip()))
+            if (
+                self._negated(clause, match.start())
+                or self._qualified(clause[: match.start()])
+                or (qualified_after and not mitigated)
+            ):
+                fail = True
+            else:
+                pass_ = True
+        if fail:
+            return "fail"
+        return "pass" if pass_ else None
+
+    def _window(self, before: str) -> str:
+        words = _WORD.findall(before)
+        return " ".join(words[-self.window :]) if self.window > 0 else ""
+
+    def _negated(self, clause: str, start: int) -> bool:
+        return bool(self._negator.search(self._window(clause[:start])))
+
+    def _qualified(self, before: str) -> bool:
+        return bool(self._qualifier.search(self._window(before)))
+
+
+def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
+    text = reason.casefold().replace("\u2019", "'").replace("\u2018", "'")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    text = _WORD_HYPHEN.sub(" ", text)
+    return neutral.sub(lambda m: " " * len(m.group()), text)
+
+
+def _join(phrases: Iterable[str]) -> str:
+    """One alternation of phrase regexes, longest first; a space matches any run of white space."""
+    parts = sorted({p.strip().casefold() for p in phrases if p and p.strip()}, key=len, reverse=True)
+    return "|".join(re.sub(r" +", r"\\s+", p) for p in parts)
+
+
+def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Pattern[str]:
+    """Compile phrases into one regex matched on word boundaries (or at the start, when anchored)."""
+    joined = _join(phrases)
+    if not joined:
+        return re.compile(r"(?!)")
+    if anchored:
+        return re.compile(rf"(?:{joined})(?!\w)")
+    return re.compile(rf"(?<!\w)(?:{joined})(?!\w)")
