@@ -1,0 +1,163 @@
+"""`tabench compile`: print a battery's exact judge prompts, or lock and check their hashes.
+
+Output is written as UTF-8 bytes whatever the locale, each prompt exactly as the judge receives it
+followed by one line break, so `tabench compile B --question q > f` holds the prompt plus "\\n".
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from typing import Any
+
+from ..errors import UsageError
+
+PARTS: tuple[str, ...] = ("system", "user", "stern")
+
+_DESCRIPTION = """\
+Print the exact prompts of a battery's questions.
+
+Default: the SYSTEM prompt of every question. Each prompt is printed as its exact text followed
+by one line break; when several parts or questions are printed, a line `## <question> <part>`
+precedes each. Without --answer, the USER and STERN prompts show the seed's placeholder
+{{candidate answer}} where the answer goes.
+
+--lock writes tabench.lock beside the manifest (the sha256 of every question's SYSTEM prompt);
+--check compares against it, names every question that drifted, was added or was removed, and
+exits 1 on any difference (0 when all match)."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `tabench compile`."""
+    parser = subparsers.add_parser(
+        "compile",
+        help="print the exact judge prompts of a battery; lock or check their hashes",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("battery", metavar="BATTERY", help="battery folder or its battery.yaml")
+    parser.add_argument(
+        "--question",
+        metavar="ID",
+        action="append",
+        help="only this question (repeat for several; default: every question, in battery order)",
+    )
+    parser.add_argument(
+        "--answer",
+        metavar="TEXT",
+        help="the candidate answer for the USER and STERN prompts (default: {{candidate answer}})",
+    )
+    parser.add_argument(
+        "--part",
+        choices=(*PARTS, "all"),
+        help="which prompt to print (default: system; all = system, user, stern)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per question and line: {"question", "system", "sha256"}, '
+        'plus "user" and "stern" when --answer is given',
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--lock", action="store_true", help="write tabench.lock beside the manifest")
+    mode.add_argument(
+        "--check", action="store_true", help="exit 1 naming each question whose prompt drifted from the lock"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compile the battery and print what the flags select; the exit status."""
+    if (args.lock or args.check) and (args.question or args.answer is not None or args.part or args.json):
+        flag = "--lock" if args.lock else "--check"
+        raise UsageError(
+            f"{flag} covers the whole battery; it takes no --question, --answer, --part or --json"
+        )
+    if args.json and args.part:
+        raise UsageError("--json prints the system prompt (and user and stern with --answer); drop --part")
+
+    from ..battery import load_battery  # imported here so `tabench --help` stays fast
+    from ..render import ANSWER_PLACEHOLDER, compile_battery
+
+    battery = load_battery(args.battery)
+    compiled = compile_battery(battery)
+    if args.lock or args.check:
+        return _lock_or_check(args, battery.manifest, compiled)
+
+    qids = _select(compiled, args.question)
+    chunks: list[bytes] = []
+    if args.json:
+        import msgspec
+
+        encode = msgspec.json.encode
+        for qid in qids:
+            q = compiled.questions[qid]
+            obj = {"question": qid, "system": q.system, "sha256": q.sha256}
+            if args.answer is not None:
+                obj["user"] = compiled.user.fill(args.answer)
+                obj["stern"] = compiled.stern.fill(args.answer)
+            chunks.append(encode(obj))
+            chunks.append(b"\n")
+        _write(b"".join(chunks))
+        return 0
+
+    parts = PARTS if args.part == "all" else (args.part or "system",)
+    answer = args.answer if args.answer is not None else ANSWER_PLACEHOLDER
+    headers = len(qids) > 1 or len(parts) > 1
+    texts: list[str] = []
+    for qid in qids:
+        for part in parts:
+            if headers:
+                texts.append(f"## {qid} {part}\n")
+            if part == "system":
+                texts.append(compiled.questions[qid].system)
+            elif part == "user":
+                texts.append(compiled.user.fill(answer))
+            else:
+                texts.append(compiled.stern.fill(answer))
+            texts.append("\n")
+    _write("".join(texts).encode("utf-8"))
+    return 0
+
+
+def _select(compiled: Any, wanted: list[str] | None) -> list[str]:
+    if not wanted:
+        return list(compiled.questions)
+    for qid in wanted:
+        if qid not in compiled.questions:
+            close = difflib.get_close_matches(qid, list(compiled.questions), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"no question {qid!r} in battery {compiled.name}{hint}")
+    return list(dict.fromkeys(wanted))
+
+
+def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> int:
+    from ..lock import check_lock, lock_path, read_lock, write_lock
+
+    path = lock_path(manifest)
+    if args.lock:
+        write_lock(compiled, path)
+        _write(f"wrote {path}: {len(compiled.questions)} question(s)\n".encode())
+        return 0
+    drifts = check_lock(compiled, read_lock(path))
+    lines = [drift.describe() for drift in drifts]
+    if drifts:
+        lines.append(f"{path}: {len(drifts)} difference(s); run `tabench compile --lock` to accept them")
+    else:
+        lines.append(f"{path}: all {len(compiled.questions)} prompt(s) match")
+    _write(("\n".join(lines) + "\n").encode("utf-8"))
+    return 1 if drifts else 0
+
+
+def _write(data: bytes) -> None:
+    # UTF-8 whatever the locale: write bytes under the text layer, after flushing anything it holds.
+    out = sys.stdout
+    out.flush()
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode("utf-8"))
+        out.flush()
+        return
+    buffer.write(data)
+    buffer.flush()
