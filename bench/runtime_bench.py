@@ -1,0 +1,281 @@
+"""Runtime bench: what `tabench grade` costs on top of the HTTP calls it has to make.
+
+    python bench/runtime_bench.py [--quick] [--calls N] [--rss-calls N] [--profile]
+
+1. Starts `bench/mock_judge.py` (a separate process, 20 ms per reply, precomputed verdict bytes).
+2. Writes a battery (T1 off, so every answer is one judge call) and an answers file.
+3. Runs a bare aiohttp client (POST a pre-encoded request body + JSON-decode the reply, nothing
+   else) and `tabench grade --no-cache --concurrency 64` against the same server, each as a child
+   process, and reads each child's CPU time (user + sys) and peak RSS from `os.wait4`.
+4. Prints CPU microseconds per judge call for both, their ratio (target <= 2.0), and the efficiency
+   = ideal wall time (calls x 20 ms / 64) / actual wall time of `tabench grade`, process start
+   included (target >= 0.85).
+5. Runs `tabench grade` over a bigger answers file and prints its peak RSS (target < 300 MB).
+
+On the 2-core machine the mock judge and the measured process share the CPU; the printout says so.
+`--profile` also runs the grading under cProfile and prints its top functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+LATENCY_MS = 20.0
+CONCURRENCY = 64
+QUESTIONS = 50
+
+BARE_CLIENT = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    import aiohttp
+
+    async def main(url, calls, concurrency, body_path):
+        body = open(body_path, "rb").read()
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        remaining = iter(range(calls))
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            async def worker():
+                for _ in remaining:
+                    async with session.post(url, data=body, headers=headers) as response:
+                        reply = json.loads(await response.read())
+                        json.loads(reply["choices"][0]["message"]["content"])
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
+    """
+)
+
+
+def write_battery(folder: Path) -> Path:
+    """A battery of QUESTIONS questions, T1 off, with prompts of a realistic size."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "battery.yaml").write_text(
+        "name: runtime-bench\nscorer: tabench-1.1\npolicies: [bench.policy]\n"
+        "rubrics: [questions.rubric]\nt1: false\njudge: {model: mock-judge}\n",
+        encoding="utf-8",
+    )
+    rules = [
+        f"S{i}: Rule {i} of the bench policy: cite the mechanism, not only its name."
+        for i in range(1, 9)
+    ]
+    (folder / "bench.policy").write_text("\n".join(rules) + "\n", encoding="utf-8")
+    blocks = []
+    for i in range(QUESTIONS):
+        blocks.append(
+            f"question q{i:03d} {{\n"
+            f'  prompt "Which stages make up memory pipeline number {i}?"\n'
+            f'  gold "Four stages: Ingest, Index, Recall, Compact (pipeline {i})"\n'
+            f'  accept "Ingest, Index, Recall and Compact"\n'
+            f'  trap "There is no Summarize stage."\n'
+            f'  scoring "All four stages are needed for a pass; three of four is partial."\n'
+            f'  facet missing_minor "omits the order of the stages"\n'
+            f'  exemplar correct "Ingest, Index, Recall, Compact." why "all four named"\n'
+            f'  exemplar partial "Ingest, Index, Recall." why "three of four" expect fail\n'
+            f"}}\n"
+        )
+    (folder / "questions.rubric").write_text("\n".join(blocks), encoding="utf-8")
+    return folder
+
+
+def write_answers(path: Path, count: int) -> None:
+    """`count` answers: systems s0000.. each answering every question once."""
+    with open(path, "w", encoding="utf-8") as f:
+        for n in range(count):
+            system, question = divmod(n, QUESTIONS)
+            answer = f"The pipeline has Ingest, Index and Recall stages (system {system}, answer {n})."
+            f.write(
+                json.dumps(
+                    {"system": f"s{system:04d}", "question": f"q{question:03d}", "answer": answer}
+                )
+            )
+            f.write("\n")
+
+
+def request_body(battery: Path) -> bytes:
+    """The JSON body tabench sends for the first answer, for the bare client to send as is."""
+    sys.path.insert(0, str(HERE.parent))
+    from tabench_dsl.battery import load_battery
+    from tabench_dsl.render import compile_battery
+
+    compiled = compile_battery(load_battery(battery))
+    question = compiled.questions["q000"]
+    return json.dumps(
+        {
+            "model": "mock-judge",
+            "messages": [
+                {"role": "system", "content": question.system},
+                {
+                    "role": "user",
+                    "content": compiled.user.fill("The pipeline has Ingest, Index and Recall."),
+                },
+            ],
+            "temperature": 0.0,
+            "max_tokens": 300,
+        }
+    ).encode()
+
+
+class Child:
+    """A finished child process: wall seconds (start included), CPU seconds, peak RSS (MiB)."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, stdout=subprocess.DEVNULL) -> None:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+        _, stderr = b"", b""
+        stderr = proc.stderr.read() if proc.stderr else b""
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        self.wall = time.perf_counter() - started
+        self.cpu = usage.ru_utime + usage.ru_stime
+        self.rss_mib = usage.ru_maxrss / 1024.0
+        self.status = proc.returncode
+        self.stderr = stderr.decode(errors="replace")
+        if self.status not in (0,):
+            raise SystemExit(f"{argv[:4]} exited {self.status}:\n{self.stderr[-3000:]}")
+
+
+def start_judge() -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [PYTHON, str(HERE / "mock_judge.py"), "--latency-ms", str(LATENCY_MS)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("port "):
+        proc.kill()
+        raise SystemExit("the mock judge did not start")
+    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
+
+
+def grade_argv(
+    battery: Path, answers: Path, out: Path, url: str, *, profile: Path | None = None
+) -> list[str]:
+    head = [PYTHON, "-m", "cProfile", "-o", str(profile)] if profile else [PYTHON]
+    return [
+        *head,
+        "-m",
+        "tabench_dsl",
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(out),
+        "--judge",
+        url,
+        "--model",
+        "mock-judge",
+        "--no-cache",
+        "--concurrency",
+        str(CONCURRENCY),
+        "--json",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="tabench grade runtime bench")
+    parser.add_argument("--quick", action="store_true", help="2,000 calls and 10,000 answers for RSS")
+    parser.add_argument(
+        "--calls", type=int, default=None, help="answers for the CPU bench (default 20,000)"
+    )
+    parser.add_argument(
+        "--rss-calls", type=int, default=None, help="answers for the RSS bench (default 100,000)"
+    )
+    parser.add_argument("--profile", action="store_true", help="also profile one grading with cProfile")
+    args = parser.parse_args()
+    calls = args.calls or (2_000 if args.quick else 20_000)
+    rss_calls = args.rss_calls or (10_000 if args.quick else 100_000)
+
+    judge, url = start_judge()
+    try:
+        with tempfile.TemporaryDirectory(prefix="tabench-bench-") as tmp:
+            work = Path(tmp)
+            battery = write_battery(work / "battery")
+            answers = work / "answers.jsonl"
+            write_answers(answers, calls)
+            body = work / "body.json"
+            body.write_bytes(request_body(battery))
+            env_note = (
+                f"{os.cpu_count()} CPU(s); the mock judge runs on the same machine and competes for CPU"
+            )
+            print(
+                f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}"
+            )
+            print(f"  ({env_note})")
+
+            bare = Child(
+                [
+                    PYTHON,
+                    "-c",
+                    BARE_CLIENT,
+                    f"{url}/chat/completions",
+                    str(calls),
+                    str(CONCURRENCY),
+                    str(body),
+                ],
+                cwd=work,
+            )
+            grade = Child(grade_argv(battery, answers, work / "results.jsonl", url), cwd=work)
+            with open(work / "results.jsonl", "rb") as f:
+                lines = sum(1 for _ in f)
+            if lines != calls:
+                raise SystemExit(f"expected {calls} records, found {lines}")
+            ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
+            bare_us = bare.cpu / calls * 1e6
+            grade_us = grade.cpu / calls * 1e6
+            print(
+                f"  bare aiohttp client : {bare_us:8.1f} us CPU/call  wall {bare.wall:6.2f} s "
+                f"(efficiency {ideal / bare.wall:.2f})"
+            )
+            print(
+                f"  tabench grade       : {grade_us:8.1f} us CPU/call  wall {grade.wall:6.2f} s "
+                f"(process start included)"
+            )
+            ratio = grade_us / bare_us
+            efficiency = ideal / grade.wall
+            print(
+                f"  CPU ratio grade/bare: {ratio:.2f}   "
+                f"(target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})"
+            )
+            print(
+                f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade.wall:.2f} s "
+                f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
+            )
+
+            if args.profile:
+                prof = work / "grade.prof"
+                Child(
+                    grade_argv(battery, answers, work / "results-prof.jsonl", url, profile=prof),
+                    cwd=work,
+                )
+                import pstats
+
+                print("  cProfile of tabench grade (top 25 by own time):")
+                pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
+
+            big = work / "answers-big.jsonl"
+            write_answers(big, rss_calls)
+            rss = Child(grade_argv(battery, big, work / "results-big.jsonl", url), cwd=work)
+            print(
+                f"memory bench: {rss_calls} answers: peak RSS of tabench grade {rss.rss_mib:.1f} MiB "
+                f"(target < 300 MB: {'met' if rss.rss_mib * 1.048576 < 300 else 'MISSED'}), "
+                f"wall {rss.wall:.1f} s, {rss.cpu / rss_calls * 1e6:.1f} us CPU/call"
+            )
+    finally:
+        judge.terminate()
+        judge.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

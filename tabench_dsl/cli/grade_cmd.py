@@ -1,0 +1,172 @@
+"""`tabench grade BATTERY --answers ANSWERS.jsonl ...`: grade answers, append results, print totals.
+
+Decided where the spec is silent:
+- `--out` defaults to `results.jsonl` in the working folder. An existing non-empty results file is
+  only appended to with `--resume` (which skips the pairs already done); without it the command
+  stops with a usage error rather than mixing two gradings in one file.
+- `--retries N` is the number of transport retries after the first try (default 5: six attempts).
+- The totals printed at the end are those of the whole results file (earlier runs included, the
+  last record of each pair standing, human decisions applied), as `tabench totals` prints them.
+- Exit status: 0 when every answer got a verdict, 1 when some ended in `error` or some answer
+  lines were bad, 2 for a bad battery or command line, 130 on Ctrl-C (records written are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import UsageError
+
+#: Where results go when `--out` is not given (relative to the working folder).
+DEFAULT_OUT = Path("results.jsonl")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("grade", help="grade an answers file against a battery")
+    parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
+    parser.add_argument("--answers", type=Path, required=True, help="answers JSONL: system, question, answer")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"results JSONL to append to (default: {DEFAULT_OUT} in the working folder)")
+    parser.add_argument("--resume", action="store_true",
+                        help="append to an existing --out: skip pairs done, grade again those in error")
+    parser.add_argument("--judge", default=None,
+                        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
+    parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
+    parser.add_argument("--concurrency", type=int, default=8,
+                        help="judge calls in flight at most (default 8)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cache", default=None,
+                       help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)")
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
+    parser.add_argument("--retries", type=int, default=5,
+                        help="transport retries after the first try of each judge call (default 5)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
+    parser.add_argument("--rpm", type=float, default=None, help="at most this many requests per minute")
+    parser.add_argument("--tpm", type=float, default=None, help="at most this many tokens per minute")
+    parser.add_argument("--json", action="store_true", help="print the totals as one JSON document")
+    parser.set_defaults(run=run)
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more")
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be positive")
+    for name in ("rpm", "tpm"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise UsageError(f"--{name} must be positive")
+    if not args.answers.is_file():
+        raise UsageError(f"{args.answers}: no such answers file")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Grade, print the totals, return the exit status."""
+    from ..answers import AnswerReader, count_lines
+    from ..battery import load_battery
+    from ..cache import ReplyCache, resolve_path
+    from ..progress import Progress
+    from ..render import compile_battery
+    from ..results import ResultsWriter, done_pairs
+
+    _check_args(args)
+    out: Path = args.out or DEFAULT_OUT
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder")
+    if not args.resume and out.exists() and out.stat().st_size > 0:
+        raise UsageError(
+            f"{out} already holds results; pass --resume to continue that grading, or another --out"
+        )
+    compiled = compile_battery(load_battery(args.battery))
+    skip = done_pairs(out) if args.resume else set()
+
+    progress = Progress(count_lines(args.answers))
+    reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
+    cache = None if args.no_cache else ReplyCache(resolve_path(args.cache))
+    writer = None
+    stats = None
+    try:
+        writer = ResultsWriter(out)
+        if writer.repaired:
+            progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
+        stats = asyncio.run(_grade(args, compiled, reader, writer, cache, progress, skip))
+    finally:
+        progress.close()
+        if writer is not None:
+            writer.close()
+        if cache is not None:
+            cache.close()
+
+    print(
+        f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
+        f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
+        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {out}",
+        file=sys.stderr,
+    )
+    _print_totals(out, as_json=args.json)
+    return 1 if stats.errors or reader.problems else 0
+
+
+async def _grade(args, compiled, reader, writer, cache, progress, skip):
+    import aiohttp
+
+    from ..judges.factory import make_judge
+    from ..runner import Grader
+    from ..transport import AdaptiveLimiter, RateLimit, RetryPolicy
+
+    policy = RetryPolicy(attempts=args.retries + 1, timeout=args.timeout)
+    limiter = AdaptiveLimiter(args.concurrency, rate=RateLimit(args.rpm, args.tpm))
+    connector = aiohttp.TCPConnector(limit=args.concurrency, limit_per_host=args.concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        judge = make_judge(
+            args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
+            session=session, env=os.environ, timeout=args.timeout,
+        )
+        try:
+            grader = Grader(
+                compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
+                on_record=progress.advance,
+            )
+            stats = await grader.run(reader, skip=skip)
+            progress.skipped(stats.skipped)
+            return stats
+        finally:
+            await judge.aclose()
+
+
+def _light_records(path: Path) -> Iterator:
+    """The records without answer and reply texts: totals never read them, and 100,000 answers'
+    texts need not be held to count them."""
+    import msgspec
+
+    from ..results import iter_records
+
+    for record in iter_records(path):
+        attempts = [
+            msgspec.structs.replace(a, raw="" if a.raw is not None else None) for a in record.attempts
+        ]
+        yield msgspec.structs.replace(record, answer="", attempts=attempts)
+
+
+def _print_totals(out: Path, *, as_json: bool) -> None:
+    from ..decisions import apply_decisions, decisions_path, load_decisions
+    from ..totals import compute_totals, totals_json
+    from .totals_cmd import print_tables
+
+    records = _light_records(out)
+    decisions_file = decisions_path(out)
+    if decisions_file.is_file():
+        records = apply_decisions(list(records), load_decisions(decisions_file))
+    totals = compute_totals(records)
+    if as_json:
+        sys.stdout.buffer.write(totals_json(totals) + b"\n")
+        sys.stdout.flush()
+    else:
+        print_tables(totals)

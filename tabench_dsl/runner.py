@@ -1,0 +1,311 @@
+"""The grading loop (spec sections 4 to 6): T1, the judge call, the format re-ask, the stern retry,
+adjudicate, the cache and the results file.
+
+For each answer:
+
+    T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call
+    else ask "first"  [system: SYSTEM, user: USER]
+      malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
+      fail with a pass-shaped reason
+                     -> ask "stern" [system: SYSTEM, user: STERN]; a consistent reply is final;
+                        a contradiction or a malformed reply again -> adjudicate (contradiction)
+      pass with a fail-shaped reason -> kept, with a warning
+    transport retries run out on any ask -> error (transport); resume grades it again
+
+Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
+(same messages as the first ask) has its own entry and a rerun replays the same sequence.
+
+Concurrency: `concurrency` workers pull answers from one shared iterator (the answers file is
+streamed, never held), the `AdaptiveLimiter` gates the exchanges in flight. A worker writes its
+record as one line as soon as the answer is graded; a cancelled worker (Ctrl-C) writes nothing, so a
+record is never half written and never written twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+
+import msgspec
+
+from .cache import ReplyCache, cache_key
+from .compiled import CompiledBattery, CompiledQuestion
+from .contradiction import ContradictionCheck
+from .errors import JudgeError, TransportError
+from .injection import injection_suspect
+from .judges.base import Judge, Message
+from .records import Answer, Attempt, Cause, Record
+from .results import ResultsWriter
+from .tiers import t1_passes, tokens
+from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
+from .verdict import DEFAULT_FACETS, Decoded, Verdict, decode_reply
+
+#: The reason a T1 pass carries.
+T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
+#: The warning a pass with a fail-shaped reason carries.
+FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
+#: Statuses that mean no answer can be graded with this configuration: the run stops.
+FATAL_STATUSES = frozenset({401, 403})
+#: Environment variables whose values must never appear in a record.
+SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+class RunStats(msgspec.Struct):
+    """What one run did (the totals come from the results file)."""
+
+    graded: int = 0
+    skipped: int = 0
+    t1: int = 0
+    passed: int = 0
+    failed: int = 0
+    adjudicate: int = 0
+    errors: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+
+
+class _Asked(msgspec.Struct):
+    attempt: Attempt
+    decoded: Decoded | None  # None when transport failed for good
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Grader:
+    """Grade answers of one compiled battery with one judge, appending records to `writer`.
+
+    `cache` is None for `--no-cache`; `on_record` is called after each record is written (progress).
+    `env` is searched for keys to scrub from error messages (default: the process environment).
+    """
+
+    def __init__(
+        self,
+        battery: CompiledBattery,
+        judge: Judge,
+        *,
+        writer: ResultsWriter,
+        cache: ReplyCache | None = None,
+        policy: RetryPolicy | None = None,
+        limiter: AdaptiveLimiter | None = None,
+        on_record: Callable[[Record], None] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.battery = battery
+        self.judge = judge
+        self.writer = writer
+        # A judge that is no language model (builtin) or reads recorded replies (replay) is already
+        # deterministic and local: caching its replies would only cost disk writes.
+        deterministic = not judge.info.language_model or judge.info.backend == "replay"
+        self.cache = None if deterministic else cache
+        self.policy = policy or RetryPolicy()
+        self.limiter = limiter or AdaptiveLimiter(8)
+        self.on_record = on_record
+        self.stats = RunStats()
+        settings = battery.settings or {}
+        self.settings = settings
+        self.facets = tuple(settings.get("facets") or DEFAULT_FACETS)
+        self.contradiction = ContradictionCheck.from_settings(settings.get("contradiction") or {})
+        env = os.environ if env is None else env
+        self._secrets = [v for v in (env.get(name) for name in SECRET_VARIABLES) if v]
+        # T1 keys as token sets, computed once per question.
+        self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
+        if battery.t1:
+            for q in battery.questions.values():
+                if q.t1:
+                    self._t1_keys[q.id] = tuple(tokens(k) for k in (q.gold, *q.accept))
+
+    async def run(self, answers: Iterable[Answer], *, skip: set[tuple[str, str]] | None = None,
+                  concurrency: int | None = None) -> RunStats:
+        """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's)."""
+        iterator = iter(answers)
+        skip = skip or set()
+        workers = concurrency or self.limiter.max_concurrency
+        tasks = [asyncio.create_task(self._worker(iterator, skip)) for _ in range(max(1, workers))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return self.stats
+
+    async def _worker(self, iterator, skip: set[tuple[str, str]]) -> None:
+        for answer in iterator:  # one shared iterator: each `next` runs to completion between awaits
+            if (answer.system, answer.question) in skip:
+                self.stats.skipped += 1
+                continue
+            record = await self.grade(answer)
+            self.writer.write(record)
+            self._count(record)
+            if self.on_record is not None:
+                self.on_record(record)
+
+    def _count(self, record: Record) -> None:
+        stats = self.stats
+        stats.graded += 1
+        if record.tier == "t1":
+            stats.t1 += 1
+        if record.verdict == "pass":
+            stats.passed += 1
+        elif record.verdict == "fail":
+            stats.failed += 1
+        elif record.verdict == "adjudicate":
+            stats.adjudicate += 1
+        else:
+            stats.errors += 1
+        for attempt in record.attempts:
+            if attempt.cache_hit:
+                stats.cache_hits += 1
+            else:
+                stats.calls += 1
+
+    async def grade(self, answer: Answer) -> Record:
+        """Grade one answer: T1 first, else the judge with its re-ask and stern retry."""
+        question = self.battery.questions[answer.question]
+        keys = self._t1_keys.get(question.id)
+        if keys is not None and t1_passes(answer.answer, keys):
+            return self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
+        return await self._grade_t2(answer, question)
+
+    async def _grade_t2(self, answer: Answer, question: CompiledQuestion) -> Record:
+        system = Message("system", question.system)
+        messages = [system, Message("user", self.battery.user.fill(answer.answer))]
+        attempts: list[Attempt] = []
+        tolerated: list[str] = []
+
+        asked = await self._ask("first", messages, attempts, tolerated)
+        if asked.decoded is None:
+            return self._error(answer, question, asked, attempts, tolerated)
+        if asked.decoded.verdict is None:
+            asked = await self._ask("format", messages, attempts, tolerated)
+            if asked.decoded is None:
+                return self._error(answer, question, asked, attempts, tolerated)
+            if asked.decoded.verdict is None:
+                return self._record(
+                    answer, question, verdict="adjudicate", cause="malformed",
+                    reason=f"malformed reply twice: {asked.decoded.problem}",
+                    attempts=attempts, tolerated=tolerated,
+                )
+        verdict = asked.decoded.verdict
+        assert verdict is not None
+        if self._contradicts(verdict):
+            stern = [system, Message("user", self.battery.stern.fill(answer.answer))]
+            asked = await self._ask("stern", stern, attempts, tolerated)
+            if asked.decoded is None:
+                return self._error(answer, question, asked, attempts, tolerated)
+            again = asked.decoded.verdict
+            if again is None or self._contradicts(again):
+                if again is not None:
+                    reason = again.reason
+                else:
+                    reason = f"malformed stern reply: {asked.decoded.problem}"
+                return self._record(
+                    answer, question, verdict="adjudicate", cause="contradiction", reason=reason,
+                    attempts=attempts, tolerated=tolerated,
+                )
+            verdict = again
+        warnings = []
+        if verdict.verdict == "pass" and self.contradiction.is_fail_shaped(verdict.reason):
+            warnings.append(FAIL_SHAPED_PASS)
+        return self._record(
+            answer, question, verdict=verdict.verdict, reason=verdict.reason, facets=dict(verdict.facets),
+            attempts=attempts, tolerated=tolerated, warnings=warnings,
+        )
+
+    def _contradicts(self, verdict: Verdict) -> bool:
+        return verdict.verdict == "fail" and self.contradiction.is_pass_shaped(verdict.reason)
+
+    async def _ask(
+        self, kind: str, messages: list[Message], attempts: list[Attempt], tolerated: list[str]
+    ) -> _Asked:
+        """One judge attempt, from the cache when it holds the reply; appended to `attempts`."""
+        sha = request_sha256(messages)
+        key = None
+        if self.cache is not None:
+            key = cache_key(self.judge.info.backend, self.judge.params, messages, kind)
+            hit = self.cache.get(key)
+            if hit is not None:
+                attempt = Attempt(kind, hit.content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
+                return self._decoded(attempt, attempts, tolerated)
+        started = time.perf_counter()
+        try:
+            completion, retries = await call_with_retries(self.judge, messages, self.policy, self.limiter)
+        except TransportError as exc:
+            message = self._scrub(str(exc))
+            if exc.status in FATAL_STATUSES:
+                raise JudgeError(f"the judge refused the request: {message}") from None
+            attempt = Attempt(
+                kind, None, transport_retries=self.policy.attempts - 1 if exc.retryable else 0,
+                error=message, request_sha256=sha,
+            )
+            attempts.append(attempt)
+            return _Asked(attempt, None)
+        latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
+        if key is not None:
+            self.cache.put(key, completion.content, completion.tokens)
+        attempt = Attempt(
+            kind, completion.content, round(latency, 3), completion.tokens, transport_retries=retries,
+            request_sha256=sha,
+        )
+        return self._decoded(attempt, attempts, tolerated)
+
+    def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
+        attempts.append(attempt)
+        decoded = decode_reply(attempt.raw or "", facet_names=self.facets)
+        for form in decoded.tolerated:
+            if form not in tolerated:
+                tolerated.append(form)
+        return _Asked(attempt, decoded)
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _error(
+        self, answer: Answer, question: CompiledQuestion, asked: _Asked, attempts: list[Attempt],
+        tolerated: list[str],
+    ) -> Record:
+        return self._record(
+            answer, question, verdict="error", cause="transport", reason=asked.attempt.error or "",
+            attempts=attempts, tolerated=tolerated,
+        )
+
+    def _record(
+        self,
+        answer: Answer,
+        question: CompiledQuestion,
+        *,
+        verdict: str,
+        reason: str,
+        tier: str = "t2",
+        cause: Cause | None = None,
+        facets: dict[str, bool] | None = None,
+        attempts: list[Attempt] | None = None,
+        tolerated: list[str] | None = None,
+        warnings: list[str] | None = None,
+    ) -> Record:
+        return Record(
+            system=answer.system,
+            question=answer.question,
+            tier=tier,
+            verdict=verdict,
+            reason=reason,
+            prompt_sha256=question.sha256,
+            judge=self.judge.info,
+            answer=answer.answer,
+            facets=facets or {},
+            cause=cause,
+            attempts=attempts or [],
+            tolerated=tolerated or [],
+            warnings=warnings or [],
+            injection_suspect=bool(injection_suspect(answer.answer, self.settings)),
+            battery=self.battery.name,
+            time=_now(),
+        )
