@@ -1,0 +1,276 @@
+"""Spec files -> file-level nodes: the Lark parsers (LALR, cached) and their transformers.
+
+Two grammars live in `grammar/`: `tabench.lark` for rubric files and `policy.lark` for policy
+files. Parsing checks syntax only; what a field means (its name, its arguments, required fields)
+is checked by `battery`, which can report every problem of a file instead of the first.
+
+Every Lark error becomes a `SpecError` at `path:line:col` with a hint a person can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+from lark import Lark, Token, Transformer, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from .errors import SpecError
+from .nodes import Pos, Rule
+from .resources import grammar_dir
+
+#: The fields a question may have, in the order the hint lists them.
+FIELDS: tuple[str, ...] = (
+    "prompt", "gold", "accept", "trap", "structure", "scoring", "guide", "facet", "exemplar", "t1",
+)
+
+#: A rule id: `S<n>` before a colon at the start of the rule.
+RULE_ID = re.compile(r"S\d+(?=:)")
+
+#: The hint for a one-line string that does not end on its line.
+HINT_UNTERMINATED = 'a "..." string ends on its line; use """...""" for text over several lines'
+#: The hint for a triple-quoted string without its closing quotes.
+HINT_UNTERMINATED_LONG = 'close the text with """'
+#: The hint for a bad escape in a one-line string.
+HINT_ESCAPE = (
+    'a "..." string takes the escapes of JSON: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; '
+    'use """...""" for raw text'
+)
+
+
+class Arg(msgspec.Struct, frozen=True):
+    """One argument of a field: a decoded string or a bare word, where it was written."""
+
+    kind: Literal["string", "word"]
+    value: str
+    pos: Pos
+
+
+class Field(msgspec.Struct, frozen=True):
+    """One line of a question: its keyword (any identifier, checked later) and its arguments."""
+
+    name: str
+    args: tuple[Arg, ...]
+    pos: Pos
+
+
+class RawQuestion(msgspec.Struct, frozen=True):
+    """A question block as written: `pos` is the `question` keyword, `id_pos` its id."""
+
+    id: str
+    pos: Pos
+    id_pos: Pos
+    fields: tuple[Field, ...]
+
+
+class RubricFile(msgspec.Struct, frozen=True):
+    """A parsed rubric file: its questions in file order."""
+
+    path: str
+    questions: tuple[RawQuestion, ...]
+
+
+class PolicyFile(msgspec.Struct, frozen=True):
+    """A parsed policy file: its S-rules in file order."""
+
+    path: str
+    rules: tuple[Rule, ...]
+
+
+@cache
+def _parser(name: str) -> Lark:
+    return Lark.open(
+        name, rel_to=str(grammar_dir() / name), parser="lalr", propagate_positions=True, start="start"
+    )
+
+
+def parse_rubric(text: str, path: str | Path) -> RubricFile:
+    """Parse the text of a rubric file. Raises `SpecError` at the first syntax error."""
+    path = str(path)
+    lines = text.split("\n")
+    try:
+        tree = _parser("tabench.lark").parse(text)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text, path, lines) from None
+    try:
+        return _RubricTransformer(path, lines).transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, SpecError):
+            raise exc.orig_exc from None
+        raise
+
+
+def parse_policy(text: str, path: str | Path) -> PolicyFile:
+    """Parse the text of a policy file. Raises `SpecError` at the first syntax error."""
+    path = str(path)
+    lines = text.split("\n")
+    try:
+        tree = _parser("policy.lark").parse(text)
+    except UnexpectedToken as exc:
+        if exc.token.type == "CONTINUATION_LINE":
+            raise SpecError(
+                "an indented line continues a rule, but no rule comes before it",
+                path=path, line=exc.line, col=exc.column, source_line=_line(lines, exc.line),
+                hint="start the rule at the beginning of the line",
+            ) from None
+        raise _syntax_error(exc, text, path, lines) from None
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text, path, lines) from None
+    rules = []
+    for rule in tree.children:
+        first, *more = rule.children
+        text_ = " ".join([first.rstrip(), *(line.strip() for line in more)])
+        match = RULE_ID.match(text_)
+        pos = Pos(path, first.line, first.column)
+        rules.append(Rule(text=text_, id=match.group() if match else None, pos=pos))
+    return PolicyFile(path=path, rules=tuple(rules))
+
+
+def decode_long_string(raw: str) -> str:
+    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of SPEC section 2.
+
+    A line break right after the opening quotes is dropped; so is a last line break that only
+    white space separates from the closing quotes (with that white space); then the common
+    indentation is removed as `textwrap.dedent` does.
+    """
+    body = raw[3:-3]
+    if body.startswith("\n"):
+        body = body[1:]
+    head, newline, last = body.rpartition("\n")
+    if newline and not last.strip(" \t"):
+        body = head
+    return textwrap.dedent(body)
+
+
+class _RubricTransformer(Transformer):
+    def __init__(self, path: str, lines: list[str]) -> None:
+        super().__init__(visit_tokens=False)
+        self.path = path
+        self.lines = lines
+
+    def _pos(self, token: Token) -> Pos:
+        return Pos(self.path, token.line, token.column)
+
+    def _arg(self, item: Token | Tree) -> Arg:
+        token = item
+        if token.type == "STRING":
+            return Arg("string", self._decode(token), self._pos(token))
+        if token.type == "LONG_STRING":
+            return Arg("string", decode_long_string(str(token)), self._pos(token))
+        return Arg("word", str(token), self._pos(token))
+
+    def _decode(self, token: Token) -> str:
+        try:
+            return json.JSONDecoder(strict=False).decode(str(token))
+        except json.JSONDecodeError as exc:
+            # json points at the backslash of a bad escape, at the `u` of a bad `\uXXXX`.
+            start = exc.pos - 1 if exc.msg.startswith("Invalid \\uXXXX") else exc.pos
+            width = 6 if str(token)[start + 1 : start + 2] == "u" else 2
+            escape = str(token)[start : start + width].rstrip('"')
+            col = token.column + start
+            raise SpecError(
+                f"bad escape '{escape}' in string",
+                path=self.path, line=token.line, col=col, hint=HINT_ESCAPE,
+                source_line=_line(self.lines, token.line),
+            ) from None
+
+    def field(self, children: list[Token]) -> Field:
+        name, *args = children
+        return Field(str(name), tuple(self._arg(a) for a in args), self._pos(name))
+
+    last_field = field
+
+    def question(self, children: list) -> RawQuestion:
+        keyword, qid, *fields = children
+        return RawQuestion(str(qid), self._pos(keyword), self._pos(qid), tuple(fields))
+
+    def start(self, children: list[RawQuestion]) -> RubricFile:
+        return RubricFile(self.path, tuple(children))
+
+
+#: How a terminal is named in an error message.
+_TERMINAL_WORDS: dict[str, str] = {
+    "NAME": "a field",
+    "RBRACE": "'}'",
+    "LBRACE": "'{'",
+    "QUESTION": "'question'",
+    "QID": "a question id",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "WORD": "a word",
+    "_NL": "a line break",
+    "$END": "the end of the file",
+    "RULE_LINE": "a rule",
+    "CONTINUATION_LINE": "an indented line",
+}
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of file"
+    if token.type == "_NL":
+        return "line break"
+    if token.type in ("STRING", "LONG_STRING"):
+        return "string"
+    return f"'{_clip(str(token))}'"
+
+
+def _expected(names: set[str] | frozenset[str]) -> str:
+    words = sorted({_TERMINAL_WORDS.get(n, n) for n in names} - {"a line break"})
+    if not words:
+        return "a line break"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _syntax_error(exc: UnexpectedInput, text: str, path: str, lines: list[str]) -> SpecError:
+    line, col = exc.line, exc.column
+    hint = None
+    if isinstance(exc, UnexpectedCharacters):
+        rest = text[exc.pos_in_stream :]
+        if rest.startswith('"""'):
+            message, hint = "unterminated string", HINT_UNTERMINATED_LONG
+        elif rest.startswith('"'):
+            message, hint = "unterminated string", HINT_UNTERMINATED
+        else:
+            message = f"unexpected character '{rest[:1]}'; expected {_expected(exc.allowed)}"
+    elif isinstance(exc, UnexpectedToken):
+        found = _describe_token(exc.token)
+        expected = set(exc.expected)
+        if exc.token.type == "$END":
+            line, col = _end_position(lines)
+        if "NAME" in expected and "RBRACE" in expected:
+            message = f"expected a field or '}}', found {found}"
+            if exc.token.type in ("QUESTION", "$END"):
+                hint = "a question block ends with '}'"
+            else:
+                hint = "fields are " + ", ".join(FIELDS)
+        elif "QUESTION" in expected:
+            message = f"expected 'question', found {found}"
+            hint = 'a rubric file holds question blocks: question ID { prompt "..." ... }'
+        else:
+            message = f"unexpected {found}; expected {_expected(expected)}"
+    else:  # UnexpectedEOF: not raised by the LALR parser, kept for completeness
+        message = "unexpected end of file"
+    return SpecError(message, path=path, line=line, col=col, hint=hint, source_line=_line(lines, line))
+
+
+def _end_position(lines: list[str]) -> tuple[int, int]:
+    # Point at the end of the last non-blank line: that is where the missing text belongs.
+    for number in range(len(lines), 0, -1):
+        if lines[number - 1].strip():
+            return number, len(lines[number - 1]) + 1
+    return 1, 1
+
+
+def _line(lines: list[str], number: int) -> str | None:
+    return lines[number - 1] if 0 < number <= len(lines) else None
+
+
+def _clip(text: str, width: int = 30) -> str:
+    text = text.split("\n", 1)[0]
+    return text if len(text) <= width else text[: width - 3] + "..."

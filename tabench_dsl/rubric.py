@@ -1,0 +1,224 @@
+"""Parsed question blocks -> validated `Question`s, collecting every problem on the way.
+
+The grammar accepts any identifier as a field keyword and any run of strings and words as its
+arguments; this module knows the fields (SPEC section 2), checks each line's shape, the required
+fields, duplicates and the id rules, and reports each problem at the place to edit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import SpecError
+from .nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, Facet, Pos, Question
+from .parse import FIELDS, Arg, Field, RawQuestion
+
+#: A question id.
+QUESTION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
+#: The fields that take one text.
+TEXT_FIELDS: tuple[str, ...] = ("prompt", "gold", "accept", "trap", "structure", "scoring", "guide")
+#: The fields a question may give once.
+SINGLE_FIELDS: tuple[str, ...] = ("prompt", "gold", "trap", "structure", "scoring", "guide", "t1")
+#: The fields every question needs, non-empty.
+REQUIRED_FIELDS: tuple[str, ...] = ("prompt", "gold")
+
+#: How each field is written, for hints.
+USAGE: dict[str, str] = {
+    **{name: f'{name} "text"' for name in TEXT_FIELDS},
+    "facet": 'facet NAME "text"',
+    "exemplar": 'exemplar KIND "answer" why "reason" [expect pass|fail]',
+    "t1": "t1 off",
+}
+
+# A field's arguments: "text" a string, "word" a bare word, anything else that literal word.
+# Slots from `_OPTIONAL_FROM[name]` on are an optional group, all given or none.
+_SHAPES: dict[str, tuple[str, ...]] = {
+    **{name: ("text",) for name in TEXT_FIELDS},
+    "facet": ("word", "text"),
+    "exemplar": ("word", "text", "why", "text", "expect", "word"),
+    "t1": ("word",),
+}
+_OPTIONAL_FROM: dict[str, int] = {"exemplar": 4}
+
+
+def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Question]:
+    """Validate the questions of a battery, in order; append each problem to `errors`.
+
+    Questions with a problem are left out of the result (their problems are in `errors`).
+    """
+    first: dict[str, RawQuestion] = {}
+    questions = []
+    for block in raw:
+        before = len(errors)
+        if not QUESTION_ID.match(block.id):
+            errors.append(_error(
+                f"bad question id '{block.id}'", block.id_pos,
+                hint="an id is letters, digits, '_', '.' and '-', starting with a letter or digit",
+            ))
+        elif block.id in first:
+            seen = first[block.id].id_pos
+            errors.append(_error(
+                f"duplicate question id '{block.id}'", block.id_pos,
+                hint=f"first defined at {seen.path}:{seen.line}",
+            ))
+        else:
+            first[block.id] = block
+        question = _build(block, errors)
+        if question is not None and len(errors) == before:
+            questions.append(question)
+    return questions
+
+
+def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
+    values: dict[str, object] = {}
+    field_pos: dict[str, Pos] = {}
+    accept: list[str] = []
+    facets: list[Facet] = []
+    exemplars: list[Exemplar] = []
+    guide_or_facet: Field | None = None
+    for field in block.fields:
+        if field.name not in FIELDS:
+            errors.append(_error(
+                f"unknown field '{field.name}'", field.pos, hint="fields are " + ", ".join(FIELDS)
+            ))
+            continue
+        if field.name in SINGLE_FIELDS and field.name in field_pos:
+            errors.append(_error(
+                f"duplicate field '{field.name}'", field.pos,
+                hint=f"'{field.name}' is first given at line {field_pos[field.name].line}",
+            ))
+            continue
+        args = _match(field, errors)
+        if args is None:
+            continue
+        field_pos.setdefault(field.name, field.pos)
+        if field.name in ("guide", "facet") and args[-1].value.strip():
+            if guide_or_facet is not None and "guide" in (field.name, guide_or_facet.name):
+                errors.append(_error(
+                    "a question has facet lines or one guide, not both", field.pos,
+                    hint=f"'{guide_or_facet.name}' is given at line {guide_or_facet.pos.line}",
+                ))
+                continue
+            guide_or_facet = guide_or_facet or field
+        if field.name == "accept":
+            if args[0].value.strip():
+                field_pos[f"accept.{len(accept)}"] = field.pos
+                accept.append(args[0].value)
+        elif field.name in TEXT_FIELDS:
+            values[field.name] = args[0].value
+        elif field.name == "facet":
+            facet = _facet(field, args, errors)
+            if facet is not None and facet.text.strip():
+                facets.append(facet)
+        elif field.name == "exemplar":
+            exemplar = _exemplar(field, args, errors)
+            if exemplar is not None:
+                exemplars.append(exemplar)
+        elif args[0].value in ("off", "on"):
+            values["t1"] = args[0].value == "on"
+        else:
+            errors.append(_error(f"t1 must be off or on, not '{args[0].value}'", args[0].pos))
+    ok = True
+    for name in REQUIRED_FIELDS:
+        text = values.get(name)
+        if name not in field_pos:
+            errors.append(_error(
+                f"question '{block.id}' has no {name}", block.pos,
+                hint='every question needs prompt "..." and gold "..."',
+            ))
+            ok = False
+        elif not isinstance(text, str) or not text.strip():
+            errors.append(_error(
+                f"empty {name} in question '{block.id}'", field_pos[name],
+                hint='every question needs prompt "..." and gold "..."',
+            ))
+            ok = False
+    if not ok:
+        return None
+    optional = {k: v for k, v in values.items() if k in TEXT_FIELDS and isinstance(v, str) and v.strip()}
+    return Question(
+        id=block.id,
+        prompt=str(values["prompt"]),
+        gold=str(values["gold"]),
+        pos=block.pos,
+        accept=tuple(accept),
+        trap=optional.get("trap"),
+        structure=optional.get("structure"),
+        scoring=optional.get("scoring"),
+        guide=optional.get("guide"),
+        facets=tuple(facets),
+        exemplars=tuple(exemplars),
+        t1=bool(values.get("t1", True)),
+        field_pos=field_pos,
+    )
+
+
+def _facet(field: Field, args: list[Arg], errors: list[SpecError]) -> Facet | None:
+    name, text = args
+    if name.value not in FACET_NAMES:
+        errors.append(_error(
+            f"unknown facet '{name.value}'", name.pos, hint="facets are " + ", ".join(FACET_NAMES)
+        ))
+        return None
+    return Facet(name=name.value, text=text.value, pos=field.pos)
+
+
+def _exemplar(field: Field, args: list[Arg], errors: list[SpecError]) -> Exemplar | None:
+    kind, answer, _, why, *rest = args
+    ok = True
+    if kind.value not in EXEMPLAR_KINDS:
+        errors.append(_error(
+            f"unknown exemplar kind '{kind.value}'", kind.pos, hint="kinds are " + ", ".join(EXEMPLAR_KINDS)
+        ))
+        ok = False
+    expect = rest[1].value if rest else None
+    if expect is not None and expect not in ("pass", "fail"):
+        errors.append(_error(f"expect must be pass or fail, not '{expect}'", rest[1].pos))
+        ok = False
+    if not ok:
+        return None
+    return Exemplar(kind=kind.value, answer=answer.value, why=why.value, pos=field.pos, expect=expect)
+
+
+def _match(field: Field, errors: list[SpecError]) -> list[Arg] | None:
+    """The field's arguments when they have the field's shape; else report where they differ."""
+    shape = _SHAPES[field.name]
+    optional_from = _OPTIONAL_FROM.get(field.name, len(shape))
+    hint = "write it as: " + USAGE[field.name]
+    args = list(field.args)
+    for i, slot in enumerate(shape):
+        if i >= len(args):
+            if i == optional_from:
+                return args
+            errors.append(_error(f"incomplete field '{field.name}'", field.pos, hint=hint))
+            return None
+        arg = args[i]
+        if slot == "text" and arg.kind != "string":
+            expected = "a string"
+        elif slot != "text" and arg.kind != "word":
+            expected = "a word" if slot == "word" else f"'{slot}'"
+        elif slot not in ("text", "word") and arg.value != slot:
+            expected = f"'{slot}'"
+        else:
+            continue
+        errors.append(_error(
+            f"expected {expected} in field '{field.name}', found {_shown(arg)}", arg.pos, hint=hint
+        ))
+        return None
+    if len(args) > len(shape):
+        extra = args[len(shape)]
+        errors.append(_error(
+            f"unexpected {_shown(extra)} after field '{field.name}'", extra.pos,
+            hint=hint + "; one field per line",
+        ))
+        return None
+    return args
+
+
+def _shown(arg: Arg) -> str:
+    return "a string" if arg.kind == "string" else f"'{arg.value}'"
+
+
+def _error(message: str, at: Pos, *, hint: str | None = None) -> SpecError:
+    return SpecError(message, path=at.path, line=at.line, col=at.col, hint=hint)
