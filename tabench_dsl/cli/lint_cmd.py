@@ -1,0 +1,27 @@
+"""`tabench lint BATTERY`: every error and warning of a battery in one run; exit 2 on any error."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("lint", help="check a battery and report every error and warning")
+    parser.add_argument("battery", help="a battery folder or its battery.yaml")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..lint import lint_battery
+
+    problems = lint_battery(args.battery)
+    for problem in problems:
+        print(problem.render())
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
+    print(f"{_count(errors, 'error')}, {_count(warnings, 'warning')}")
+    return 2 if errors else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,68 @@
+"""Lint a battery: every error `load_battery` would raise and every warning, in one run.
+
+Warnings (severity "warning") are things that load but are probably not what the author meant:
+a rule without an id, a question without exemplars, an accepted variant equal to the gold answer,
+and an exemplar expected to fail that T1 would pass before the judge ever saw it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .battery import read_battery
+from .errors import SpecError
+from .nodes import Pos, Question
+from .tiers import t1_passes
+
+#: The hint for an exemplar expected to fail that T1 would pass.
+HINT_T1_PASSES = (
+    "T1 would pass such answers without the judge; write `t1 off` in the question to send them to the judge"
+)
+
+
+def lint_battery(path: str | Path) -> list[SpecError]:
+    """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column.
+
+    Raises `UsageError` only when there is no battery at `path`.
+    """
+    loaded = read_battery(path)
+    problems = list(loaded.errors)
+    for rule in loaded.rules:
+        if rule.id is None:
+            problems.append(_warning(
+                "rule has no id", rule.pos, hint="write it as `S<n>: text` so reviews and results can name it"
+            ))
+    for question in loaded.questions:
+        problems.extend(_question_warnings(question, t1=loaded.t1))
+    problems.sort(key=lambda p: (p.path, p.line, p.col))
+    return problems
+
+
+def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
+    warnings = []
+    if not question.exemplars:
+        warnings.append(_warning(
+            f"question '{question.id}' has no exemplars", question.pos,
+            hint="graded examples (exemplar correct|partial|incorrect) show the judge where the line is",
+        ))
+    gold = question.gold.strip().casefold()
+    for i, variant in enumerate(question.accept):
+        if variant.strip().casefold() == gold:
+            at = question.field_pos.get(f"accept.{i}", question.pos)
+            warnings.append(_warning(
+                "accepted variant equals the gold answer", at,
+                hint="remove it: the gold answer is always accepted",
+            ))
+    if t1 and question.t1:
+        keys = [question.gold, *question.accept]
+        for exemplar in question.exemplars:
+            if exemplar.expected == "fail" and t1_passes(exemplar.answer, keys):
+                warnings.append(_warning(
+                    f"exemplar expects fail, but T1 passes it ({exemplar.kind})", exemplar.pos,
+                    hint=HINT_T1_PASSES,
+                ))
+    return warnings
+
+
+def _warning(message: str, at: Pos, *, hint: str | None = None) -> SpecError:
+    return SpecError(message, path=at.path, line=at.line, col=at.col, hint=hint, severity="warning")
