@@ -1,0 +1,140 @@
+"""Choosing and configuring the judge (spec section 6): `make_judge`.
+
+Which judge: `--judge SPEC`, else the manifest's `judge.backend`, else `builtin`. A SPEC is
+
+    builtin               the deterministic lexical judge in this process (no server, no key)
+    openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
+    anthropic:MODEL       the Messages API at ANTHROPIC_BASE_URL, else https://api.anthropic.com
+    http(s)://HOST[/v1]   any Chat Completions server; the model from --model or judge.model
+    replay:RESULTS.jsonl  the replies recorded in an earlier results file
+
+`openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
+Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
+`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens.
+Keys come from the environment only: OPENAI_API_KEY (sent as a bearer token to `openai:` and to a
+URL judge, as OpenAI's own clients do with a base URL; unset it for a server you do not trust) and
+ANTHROPIC_API_KEY. On the real API hosts a missing key is a `JudgeError` naming the variable;
+local servers need none. Keys live only inside the judge objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from ..errors import JudgeError, UsageError
+from ..nodes import JudgeDefaults
+from .base import Judge, JudgeParams
+from .openai import OPENAI_BASE_URL, safe_url
+
+#: The forms `--judge` accepts, for error messages.
+SPEC_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
+
+_OPENAI_HOST = "api.openai.com"
+_ANTHROPIC_HOST = "api.anthropic.com"
+
+
+def make_judge(
+    spec: str | None,
+    *,
+    model: str | None = None,
+    manifest_judge: JudgeDefaults | None = None,
+    settings: Mapping[str, Any] | None = None,
+    session: aiohttp.ClientSession | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> Judge:
+    """The judge for `spec` (see the module docstring); raises `UsageError` for a bad spec or a
+    missing model, `JudgeError` for a missing key. `session` is needed by the HTTP backends."""
+    manifest = manifest_judge or JudgeDefaults()
+    env = env or {}
+    spec = (spec or manifest.backend or "builtin").strip()
+    scorer = dict((settings or {}).get("judge") or {})
+    chosen_model = model or manifest.model
+    temperature = _first(temperature, manifest.temperature, scorer.get("temperature"), 0.0)
+    max_tokens = int(_first(max_tokens, manifest.max_tokens, scorer.get("max_tokens"), 300))
+
+    def params(needed_by: str) -> JudgeParams:
+        if not chosen_model:
+            raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
+        return JudgeParams(model=chosen_model, temperature=float(temperature), max_tokens=max_tokens)
+
+    kind, _, rest = spec.partition(":")
+    if spec == "builtin":
+        return _builtin(float(temperature), max_tokens)
+    if kind == "replay":
+        from .replay import ReplayJudge
+
+        if not rest:
+            raise UsageError("--judge replay:FILE needs the results file to replay")
+        return ReplayJudge(rest)
+    if kind in ("http", "https"):
+        from .openai import OpenAIJudge
+
+        try:
+            url_params = params(safe_url(spec))
+            parts = urlsplit(spec)
+            backend = parts.netloc.rpartition("@")[2] or "url"
+            return OpenAIJudge(
+                url_params, session=_need(session), base_url=spec, api_key=env.get("OPENAI_API_KEY"),
+                timeout=timeout, backend=backend,
+            )
+        except ValueError as exc:
+            raise UsageError(f"--judge: {exc}") from None
+    if kind == "openai":
+        from .openai import OpenAIJudge
+
+        if rest:
+            chosen_model = rest
+        base = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        key = env.get("OPENAI_API_KEY")
+        if not key and _host(base) == _OPENAI_HOST:
+            raise JudgeError("--judge openai: needs OPENAI_API_KEY in the environment")
+        try:
+            return OpenAIJudge(params("openai:MODEL"), session=_need(session), base_url=base, api_key=key,
+                               timeout=timeout)
+        except ValueError as exc:
+            raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
+    if kind == "anthropic":
+        from .anthropic import ANTHROPIC_BASE_URL, AnthropicJudge
+
+        if rest:
+            chosen_model = rest
+        base = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        key = env.get("ANTHROPIC_API_KEY")
+        if not key and _host(base) == _ANTHROPIC_HOST:
+            raise JudgeError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
+        try:
+            return AnthropicJudge(params("anthropic:MODEL"), session=_need(session), api_key=key,
+                                  base_url=base, timeout=timeout)
+        except ValueError as exc:
+            raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None
+    raise UsageError(f"unknown judge {spec!r}; use one of: {SPEC_FORMS}")
+
+
+def _builtin(temperature: float, max_tokens: int) -> Judge:
+    try:
+        from .builtin import BuiltinJudge
+    except ImportError as exc:  # the builtin judge ships with tabench; only a broken install lacks it
+        raise JudgeError(f"the builtin judge is not available ({exc}); choose one with --judge") from None
+    params = JudgeParams(model=BuiltinJudge.info.model, temperature=temperature, max_tokens=max_tokens)
+    return BuiltinJudge(params)
+
+
+def _first(*values: Any) -> Any:
+    return next(v for v in values if v is not None)
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url.strip()).hostname or "").lower()
+
+
+def _need(session: aiohttp.ClientSession | None) -> aiohttp.ClientSession:
+    if session is None:
+        raise JudgeError("an HTTP judge needs an aiohttp session")
+    return session
