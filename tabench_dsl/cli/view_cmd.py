@@ -1,0 +1,63 @@
+"""`tabench view RESULTS.jsonl [--port N] [--battery PATH] [--reviewer NAME] [--no-browser]`.
+
+Serves the results viewer on 127.0.0.1 (port 0, the default, picks a free port) and prints its URL.
+Decisions made on the page are appended to RESULTS.decisions.jsonl; the results file is only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import webbrowser
+from pathlib import Path
+
+from ..errors import UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("view", help="browse a results file and decide adjudicate answers in a browser")
+    parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
+    parser.add_argument("--battery", type=Path, default=None,
+                        help="the battery graded, to show each answer's compiled prompt")
+    parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
+    parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..decisions import default_reviewer
+    from ..viewer.app import serve
+    from ..viewer.queries import Index
+    from ..viewer.run import load_run
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: not a port number")
+    started = time.monotonic()
+    run_data = load_run(args.results, battery=args.battery)
+    index = Index(run_data, reviewer=args.reviewer or default_reviewer())
+    index.totals()
+    for problem in run_data.problems[:5]:
+        print(f"tabench: warning: {problem}", file=sys.stderr)
+    if len(run_data.problems) > 5:
+        print(f"tabench: warning: {len(run_data.problems) - 5} more bad lines skipped", file=sys.stderr)
+    for stale in run_data.stale:
+        d = stale.decision
+        print(f"tabench: warning: decision on {d.system}/{d.question} ignored: {stale.reason}",
+              file=sys.stderr)
+
+    def ready(url: str) -> None:
+        print(f"tabench view: {len(index.records)} answers indexed in {time.monotonic() - started:.1f} s; "
+              f"serving {url}  (Ctrl-C stops)", flush=True)
+        if not args.no_browser:
+            webbrowser.open(url)
+
+    try:
+        asyncio.run(serve(index, port=args.port, on_ready=ready))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        print("tabench view: stopped", file=sys.stderr)
+    return 0

@@ -1,0 +1,289 @@
+"use strict";
+// Every piece of record text reaches the page through textContent (el() below), never innerHTML:
+// answers and judge replies are untrusted HTML. The charts are SVG the server escaped.
+const FILTERS = ["verdict", "human", "tier", "cause", "system", "question", "facet", "q"];
+const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null };
+const form = document.getElementById("filters");
+const listBody = document.querySelector("#list tbody");
+const fmt = (n) => Number(n).toLocaleString("en-US");
+const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+const CAUSES = {
+  contradiction: "the judge said fail with a reason that reads as a pass, and again after the stern retry",
+  malformed: "the judge's reply could not be decoded as a verdict, even after one re-ask",
+  transport: "no usable reply could be had from the judge (retried on resume)",
+};
+
+function badge(verdict, human) {
+  if (human) return el("span", { class: "badge human " + human, title: "decided by a reviewer" }, "human " + human);
+  return el("span", { class: "badge " + verdict }, verdict);
+}
+
+function outcomeCell(item) {
+  const cell = el("td", { class: "outcome" }, badge(item.verdict, null));
+  if (item.human) cell.append(" → ", badge(item.verdict, item.human));
+  if (item.cause) cell.append(el("span", { class: "small" }, " " + item.cause));
+  return cell;
+}
+
+// -- header, totals and charts ------------------------------------------------------------------
+function showMeta(meta) {
+  state.meta = meta;
+  const source = document.getElementById("source");
+  source.textContent = `${meta.results} · ${fmt(meta.records)} answers · decisions go to ${meta.decisions}` +
+    ` as ${meta.reviewer}` + (meta.battery ? ` · battery ${meta.battery.name} (${meta.battery.scorer})` : "");
+  const warnings = document.getElementById("warnings");
+  warnings.replaceChildren();
+  if (meta.problem_count) {
+    const box = el("div", { class: "warn" }, `${fmt(meta.problem_count)} line(s) of the results file are not records` +
+      " and were skipped:");
+    for (const p of meta.problems) box.append(el("div", { class: "small" }, p));
+    warnings.append(box);
+  }
+  for (const s of meta.stale) {
+    warnings.append(el("div", { class: "warn" },
+      `Decision ignored: ${s.system} / ${s.question} (${s.verdict} by ${s.reviewer}): ${s.reason}.`));
+  }
+  if (!meta.battery) {
+    warnings.append(el("div", { class: "warn" },
+      "No battery given (--battery): answers show the prompt's sha256, not its text."));
+  }
+  fillSelect("cause", meta.causes);
+  fillSelect("system", meta.systems);
+  fillSelect("facet", meta.facets);
+  const ids = document.getElementById("question-ids");
+  ids.replaceChildren(...meta.questions.slice(0, 5000).map((q) => el("option", { value: q })));
+}
+
+function fillSelect(name, values) {
+  const select = form.elements[name];
+  select.replaceChildren(el("option", { value: "" }, "any"), ...values.map((v) => el("option", { value: v }, v)));
+}
+
+function showTotals(totals) {
+  const body = document.querySelector("#totals-table tbody");
+  body.replaceChildren(...totals.systems.map((s) => {
+    const human = s.human_pass + s.human_fail;
+    const interval = s.ci_low === null ? "–" : `${pct(s.ci_low)} – ${pct(s.ci_high)}`;
+    const cells = [s.answers, s.pass, s.fail, s.adjudicate, s.error].map((n) => el("td", null, fmt(n)));
+    return el("tr", { "data-system": s.system }, el("td", { class: "l" }, s.system), ...cells,
+      el("td", null, human ? `${s.human_pass} pass / ${s.human_fail} fail` : "–"),
+      el("td", { class: "score" }, pct(s.score)), el("td", null, interval), el("td", null, fmt(s.t1_passes)),
+      el("td", null, fmt(s.judge_calls)), el("td", null, fmt(s.stern_retries)), el("td", null, fmt(s.tokens)));
+  }));
+  const judges = totals.judges.map((j) => `${j.backend}:${j.model}` +
+    (j.language_model ? "" : ` (${j.label || "not a language model"})`));
+  document.getElementById("judges").textContent =
+    judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).";
+  // Server-drawn SVG: its labels are escaped there.
+  document.getElementById("chart-systems").innerHTML = totals.charts.systems;
+  document.getElementById("chart-questions").innerHTML = totals.charts.questions;
+}
+
+async function refreshTotals() {
+  showTotals(await api("/api/totals"));
+}
+
+// -- the list -------------------------------------------------------------------------------------
+function readForm() {
+  const filters = {};
+  for (const name of FILTERS) {
+    const value = form.elements[name].value.trim();
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+function writeForm(filters) {
+  for (const name of FILTERS) form.elements[name].value = filters[name] || "";
+}
+
+async function loadList() {
+  const params = new URLSearchParams({ ...state.filters, offset: state.offset, limit: state.limit });
+  const shown = new URLSearchParams(state.filters);
+  if (state.offset) shown.set("offset", state.offset);
+  history.replaceState(null, "", shown.toString() ? "?" + shown : location.pathname);
+  for (const c of document.querySelectorAll(".pager .count")) c.textContent = "Loading…";
+  const page = await api("/api/records?" + params);
+  state.total = page.total;
+  listBody.replaceChildren(...page.items.map(rowFor));
+  if (!page.items.length) {
+    listBody.append(el("tr", null, el("td", { colspan: 5, class: "muted" }, "No answer matches these filters.")));
+  }
+  const last = Math.min(page.offset + page.items.length, page.total);
+  const text = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)}` : "0 answers";
+  for (const c of document.querySelectorAll(".pager .count")) c.textContent = text;
+  for (const b of document.querySelectorAll(".pager .prev")) b.disabled = page.offset === 0;
+  for (const b of document.querySelectorAll(".pager .next")) b.disabled = last >= page.total;
+}
+
+function rowFor(item) {
+  const row = el("tr", { class: "row", "data-system": item.system, "data-question": item.question,
+                         tabindex: 0 },
+    el("td", null, item.system), el("td", null, item.question), outcomeCell(item),
+    el("td", null, item.tier), el("td", { class: "answer", title: item.answer }, item.answer));
+  const toggle = () => toggleDetail(row, item);
+  row.addEventListener("click", toggle);
+  row.addEventListener("keydown", (e) => { if (e.key === "Enter") toggle(); });
+  return row;
+}
+
+async function toggleDetail(row, item) {
+  const next = row.nextElementSibling;
+  if (next && next.classList.contains("detail-row")) {
+    next.remove();
+    row.classList.remove("open");
+    return;
+  }
+  row.classList.add("open");
+  const cell = el("td", { colspan: 5 }, el("div", { class: "detail" }, "Loading…"));
+  row.after(el("tr", { class: "detail-row" }, cell));
+  const path = "/api/record/" + encodeURIComponent(item.system) + "/" + encodeURIComponent(item.question);
+  try {
+    const detail = await api(path);
+    cell.replaceChildren(renderDetail(detail, row));
+  } catch (err) {
+    cell.replaceChildren(el("div", { class: "detail warn" }, "Could not load this answer: " + err.message));
+  }
+}
+
+// -- one answer in full ---------------------------------------------------------------------------
+function renderDetail(detail, row) {
+  const r = detail.record;
+  const box = el("div", { class: "detail" });
+  const facts = el("dl", { class: "kv" },
+    el("dt", null, "outcome"), el("dd", null, badge(r.verdict, null),
+      r.cause ? ` ${r.cause}: ${CAUSES[r.cause] || ""}` : "",
+      r.tier === "t1" ? " – T1 token-subset pass, no judge call" : ""),
+    el("dt", null, "judge"), el("dd", null, `${r.judge.backend}:${r.judge.model}` +
+      (r.judge.language_model ? "" : ` (${r.judge.label || "not a language model"})`)),
+    el("dt", null, "facets"), el("dd", null, Object.keys(r.facets).filter((k) => r.facets[k]).join(", ") || "none"));
+  if (r.tolerated.length) facts.append(el("dt", null, "tolerated"), el("dd", null, r.tolerated.join(", ")));
+  if (r.warnings.length) facts.append(el("dt", null, "warnings"), el("dd", null, r.warnings.join("; ")));
+  if (r.injection_suspect) facts.append(el("dt", null, "injection"), el("dd", null, "the answer looks like it addresses the judge"));
+  box.append(el("h3", null, `${r.system} · ${r.question}`), facts);
+  if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
+  box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, r.answer));
+  box.append(el("h3", null, "Reason"), el("pre", null, r.reason || "(none)"));
+  box.append(el("h3", null, `Judge attempts (${r.attempts.length})`));
+  if (!r.attempts.length) box.append(el("p", { class: "muted" }, "None: T1 decided without a judge call."));
+  r.attempts.forEach((a, i) => {
+    const bits = [`${i + 1}. ${a.kind}`, `${Math.round(a.latency_ms)} ms`,
+      `${fmt(a.tokens.prompt + a.tokens.completion)} tokens`];
+    if (a.cache_hit) bits.push("cache hit");
+    if (a.transport_retries) bits.push(`${a.transport_retries} transport retries`);
+    if (a.error) bits.push("error: " + a.error);
+    box.append(el("div", { class: "attempt" }, el("div", { class: "small" }, bits.join(" · ")),
+      el("pre", { class: "raw" }, a.raw === null ? "(no reply)" : a.raw)));
+  });
+  box.append(promptsBlock(detail.prompts));
+  return box;
+}
+
+function promptsBlock(p) {
+  const block = el("div", { class: "prompts" }, el("h3", null, "Compiled prompt"));
+  if (p.drift) block.append(el("div", { class: "warn" }, p.drift));
+  block.append(el("div", { class: "small" }, "recorded sha256 " + p.recorded_sha256));
+  for (const [name, text] of [["SYSTEM", p.system], ["USER", p.user], ["STERN retry", p.stern]]) {
+    if (text === null || text === undefined) continue;
+    block.append(el("details", null, el("summary", null, `${name} (${fmt(text.length)} characters)`),
+      el("pre", null, text)));
+  }
+  return block;
+}
+
+function decidePanel(r, row) {
+  const status = el("span", { class: "small status" });
+  const note = el("input", { type: "text", name: "note", placeholder: "note (optional)", maxlength: 2000 });
+  const panel = el("div", { class: "decide" }, el("strong", null, "Your decision: "),
+    el("button", { type: "button", class: "pass", onclick: () => send("pass") }, "Pass"),
+    el("button", { type: "button", class: "fail", onclick: () => send("fail") }, "Fail"), note, " ", status);
+  const show = (d) => { status.textContent = d ? `Decided ${d.verdict} by ${d.reviewer} at ${d.time}` +
+    (d.note ? ` – “${d.note}”` : "") : "Undecided: the judge could not settle this answer."; };
+  show(r.decision);
+  async function send(verdict) {
+    for (const b of panel.querySelectorAll("button")) b.disabled = true;
+    status.textContent = "Saving…";
+    try {
+      const done = await api("/api/decision", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ system: r.system, question: r.question, verdict, note: note.value,
+                               prompt_sha256: r.prompt_sha256 }) });
+      show(done.decision);
+      row.replaceChild(outcomeCell(done.record), row.querySelector("td.outcome"));
+      await refreshTotals();
+    } catch (err) {
+      status.textContent = "Not saved: " + err.message;
+    } finally {
+      for (const b of panel.querySelectorAll("button")) b.disabled = false;
+    }
+  }
+  return panel;
+}
+
+// -- wiring ---------------------------------------------------------------------------------------
+function applyFilters() {
+  state.filters = readForm();
+  state.offset = 0;
+  loadList().catch(showError);
+}
+
+function showError(err) {
+  document.getElementById("warnings").append(el("div", { class: "warn" }, "Error: " + err.message));
+}
+
+let typing = null;
+form.addEventListener("change", applyFilters);
+form.addEventListener("input", (e) => {
+  if (e.target.tagName !== "INPUT") return;
+  clearTimeout(typing);
+  typing = setTimeout(applyFilters, 300);
+});
+form.addEventListener("submit", (e) => { e.preventDefault(); applyFilters(); });
+document.getElementById("reset").addEventListener("click", () => { writeForm({}); applyFilters(); });
+for (const b of document.querySelectorAll(".pager .prev")) {
+  b.addEventListener("click", () => { state.offset = Math.max(0, state.offset - state.limit); loadList().catch(showError); });
+}
+for (const b of document.querySelectorAll(".pager .next")) {
+  b.addEventListener("click", () => { state.offset += state.limit; loadList().catch(showError); });
+}
+document.getElementById("charts").addEventListener("click", (e) => {
+  const bar = e.target.closest && e.target.closest("g.bar");
+  if (!bar) return;
+  if (bar.dataset.system !== undefined) form.elements.system.value = bar.dataset.system;
+  if (bar.dataset.question !== undefined) form.elements.question.value = bar.dataset.question;
+  applyFilters();
+  document.getElementById("answers").scrollIntoView();
+});
+
+(async function start() {
+  const query = new URLSearchParams(location.search);
+  for (const name of FILTERS) if (query.get(name)) state.filters[name] = query.get(name);
+  state.offset = Math.max(0, parseInt(query.get("offset") || "0", 10) || 0);
+  const [meta, totals] = await Promise.all([api("/api/meta"), api("/api/totals")]);
+  showMeta(meta);
+  writeForm(state.filters);
+  showTotals(totals);
+  await loadList();
+  document.body.dataset.ready = "1";
+})().catch(showError);
