@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Polarity = Literal["pass", "fail"] | None
+ClauseKind = Literal["main", "contrast", "concession"]
 
 #: Contractions spelled out, so `n't` reads as the negator `not`.
 _CONTRACTIONS = (
@@ -43,6 +44,14 @@ _BREAK = re.compile(r"[.!?:]+(?=\s|$)|[;,\n]|\s[-\u2013\u2014]+\s|[\u2013\u2014]
 #: A sentence end (a clause after it starts a new sentence).
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _WORD = re.compile(r"\w+")
+
+
+class _Clause(NamedTuple):
+    """One clause of a reason: its text, whether it opens a sentence, and what opens it."""
+
+    text: str
+    leads_sentence: bool
+    kind: ClauseKind
 
 
 class ContradictionCheck:
@@ -74,8 +83,7 @@ class ContradictionCheck:
         concessive_words = list(concessive)
         self._contrast_start = _alternation(contrast_words, anchored=True)
         self._concessive_start = _alternation(concessive_words, anchored=True)
-        openers = _join(contrast_words + concessive_words)
-        self._opener_split = re.compile(rf"\s+(?=(?:{openers})(?!\w))" if openers else r"(?!)")
+        self._opener = _alternation(contrast_words + concessive_words)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> ContradictionCheck:
@@ -88,6 +96,15 @@ class ContradictionCheck:
         if unknown:
             raise ValueError(f"contradiction: unknown setting {unknown[0]!r}")
         lists = {key: list(settings.get(key) or []) for key in known - {"window"}}
+        for key, phrases in lists.items():
+            for phrase in phrases:
+                if not isinstance(phrase, str):
+                    # YAML reads a bare `no` or `yes` as a boolean: the author must quote it.
+                    raise ValueError(f"contradiction.{key}: {phrase!r} is not a string (quote it)")
+                try:
+                    re.compile(phrase)
+                except re.error as exc:
+                    raise ValueError(f"contradiction.{key}: bad pattern {phrase!r}: {exc.msg}") from None
         return cls(**lists, window=int(settings.get("window", 3)))
 
     def is_pass_shaped(self, reason: str) -> bool:
@@ -99,42 +116,65 @@ class ContradictionCheck:
         return self.conclusion(reason) == "fail"
 
     def conclusion(self, reason: str) -> Polarity:
-        """What the reason concludes: "pass", "fail", or None when it concludes neither."""
+        """What the reason concludes: "pass", "fail", or None when it concludes neither.
+
+        The clauses form segments, a new one at each contrast word; the last segment that
+        concludes anything decides.
+        """
+        outcome: Polarity = None
+        segment: list[_Clause] = []
+        for clause in [*self._clauses(_normalise(reason, self._neutral)), None]:
+            if clause is None or (clause.kind == "contrast" and segment):
+                outcome = self._segment_conclusion(segment) or outcome
+                segment = []
+            if clause is not None:
+                segment.append(clause)
+        return outcome
+
+    def _segment_conclusion(self, clauses: list[_Clause]) -> Polarity:
+        """Within one segment: a fail anywhere wins; a leading concession counts only as a fallback,
+        a trailing concession only brings a fail."""
         state: Polarity = None
-        held_concession: Polarity = None
-        clauses = self._clauses(_normalise(reason, self._neutral))
-        for index, (text, leads_sentence) in enumerate(clauses):
-            polarity = self._polarity(text)
+        held: Polarity = None
+        for index, clause in enumerate(clauses):
+            polarity = self._polarity(clause.text)
             if polarity is None:
                 continue
-            if self._contrast_start.match(text):
+            if clause.kind == "concession":
+                followed = index + 1 < len(clauses) and not clauses[index + 1].leads_sentence
+                if clause.leads_sentence and followed:
+                    held = held or polarity
+                    continue
+                if polarity == "pass" and state is not None:
+                    continue
+            if state is None or polarity == "fail":
                 state = polarity
-            elif self._concessive_start.match(text):
-                followed = index + 1 < len(clauses) and not clauses[index + 1][1]
-                if leads_sentence and followed:
-                    held_concession = held_concession or polarity
-                elif polarity == "fail" or state is None:
-                    state = polarity
-            elif state is None or polarity == "fail":
-                state = polarity
-        return state if state is not None else held_concession
+        return state if state is not None else held
 
-    def _clauses(self, text: str) -> list[tuple[str, bool]]:
-        """The clauses of a normalised reason, each with whether it opens a sentence."""
-        out: list[tuple[str, bool]] = []
+    def _clauses(self, text: str) -> list[_Clause]:
+        """The clauses of a normalised reason, split at breaks and before contrast/concession words."""
+        out: list[_Clause] = []
         position = 0
         sentence_start = True
         for match in _BREAK.finditer(text + "."):
             piece = text[position : match.start()]
-            for number, part in enumerate(self._opener_split.split(piece)):
-                part = part.strip()
+            cuts = [m.start() for m in self._opener.finditer(piece) if piece[: m.start()].strip()]
+            for begin, stop in zip([0, *cuts], [*cuts, len(piece)], strict=True):
+                part = piece[begin:stop].strip()
                 if part:
-                    out.append((part, sentence_start and number == 0))
+                    out.append(_Clause(part, sentence_start, self._kind(part)))
                     sentence_start = False
             if _SENTENCE_END.search(match.group()):
                 sentence_start = True
             position = match.end()
         return out
+
+    def _kind(self, clause: str) -> ClauseKind:
+        if self._contrast_start.match(clause):
+            return "contrast"
+        if self._concessive_start.match(clause):
+            return "concession"
+        return "main"
 
     def _polarity(self, clause: str) -> Polarity:
         """The polarity of one clause: fail beats pass; a negated or qualified pass phrase is fail."""
