@@ -1,0 +1,217 @@
+"""Transport: backoff and jitter bounds, Retry-After parsing, the adaptive concurrency gate, the
+per-minute budgets and the per-call timeout (the last two against the scripted server)."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+
+import pytest
+from judge_server import Fault
+
+from tabench_dsl.errors import TransportError
+from tabench_dsl.judges.base import JudgeParams, Message
+from tabench_dsl.judges.openai import OpenAIJudge
+from tabench_dsl.transport import (
+    AdaptiveLimiter,
+    RateLimit,
+    RetryPolicy,
+    backoff_delay,
+    call_with_retries,
+    parse_retry_after,
+)
+
+MESSAGES = [Message("system", "s"), Message("user", "u")]
+REPLY = '{"verdict": "pass", "reason": "ok"}'
+
+
+class FakeTime:
+    """A clock that moves only when something sleeps on it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+# -- backoff ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("retry", range(8))
+def test_backoff_stays_within_the_full_jitter_bounds(retry):
+    policy = RetryPolicy(base_delay=0.5, max_delay=30.0, rng=random.Random(retry))
+    cap = min(30.0, 0.5 * 2**retry)
+    delays = [backoff_delay(retry, policy) for _ in range(400)]
+    assert all(0.0 <= d <= cap for d in delays)
+    # full jitter: spread over the whole range, not bunched at the cap or at zero
+    assert max(delays) > 0.9 * cap and min(delays) < 0.1 * cap
+    assert len(set(delays)) > 350
+
+
+def test_backoff_honours_retry_after_with_a_cap():
+    policy = RetryPolicy(base_delay=0.01, max_delay=0.02, max_retry_after=60.0, rng=random.Random(1))
+    assert backoff_delay(0, policy, retry_after=5.0) == 5.0
+    assert backoff_delay(3, policy, retry_after=3600.0) == 60.0
+    assert backoff_delay(0, policy, retry_after=0.0) <= 0.01
+
+
+def test_retry_policy_rejects_nonsense():
+    with pytest.raises(ValueError):
+        RetryPolicy(attempts=0)
+    with pytest.raises(ValueError):
+        RetryPolicy(timeout=0)
+
+
+def test_parse_retry_after_forms():
+    now = 1_700_000_000.0
+    date = email.utils.formatdate(now + 12, usegmt=True)
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after": "0.25"}) == 0.25
+    assert parse_retry_after({"retry-after": date}, now=now) == pytest.approx(12.0)
+    assert parse_retry_after({"retry-after": email.utils.formatdate(now - 50, usegmt=True)}, now=now) == 0.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({"retry-after-ms": "soon", "retry-after": "9"}) == 9.0
+    assert parse_retry_after({"retry-after": "tomorrow-ish"}) is None
+    assert parse_retry_after({"retry-after": "-4"}) is None
+    assert parse_retry_after({}) is None
+
+
+# -- the adaptive limiter --------------------------------------------------------------------------
+
+
+def test_limiter_halves_on_rate_limit_and_recovers():
+    limiter = AdaptiveLimiter(8, recover_after=3)
+    limiter.on_rate_limited()
+    assert limiter.limit == 4
+    limiter.on_rate_limited()
+    limiter.on_rate_limited()
+    limiter.on_rate_limited()
+    assert limiter.limit == 1  # never below one
+    for _ in range(2):
+        limiter.on_success()
+    assert limiter.limit == 1
+    limiter.on_success()
+    assert limiter.limit == 2  # additive increase after 3 successes in a row
+    limiter.on_success()
+    limiter.on_rate_limited()  # a 429 resets the streak
+    limiter.on_success()
+    limiter.on_success()
+    assert limiter.limit == 1
+    for _ in range(3 * 20):
+        limiter.on_success()
+    assert limiter.limit == 8  # back to the maximum, never above
+
+
+def test_limiter_halves_once_per_burst():
+    limiter = AdaptiveLimiter(8)
+    burst_epoch = limiter.epoch
+    for _ in range(5):  # five exchanges that began together all got 429
+        limiter.on_rate_limited(burst_epoch)
+    assert limiter.limit == 4
+    limiter.on_rate_limited(limiter.epoch)  # one begun after the decrease does count
+    assert limiter.limit == 2
+
+
+async def test_limiter_is_reentrant_per_task():
+    limiter = AdaptiveLimiter(1)
+    async with asyncio.timeout(1):
+        async with limiter, limiter:
+            assert limiter.in_flight == 1
+    assert limiter.in_flight == 0
+
+
+async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
+    in_flight = 0
+    peak = 0
+
+    async def slow(body):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.02)
+        in_flight -= 1
+        return REPLY
+
+    server = await judge_server(slow)
+    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
+    limiter = AdaptiveLimiter(3)
+    policy = RetryPolicy(timeout=2)
+    results = await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(12)))
+    assert [r[0].content for r in results] == [REPLY] * 12
+    assert peak == 3 and limiter.in_flight == 0
+
+
+async def test_rate_limits_shrink_the_gate_over_http(judge_server, http_session):
+    server = await judge_server([Fault.RATE_LIMIT] * 4 + [REPLY])
+    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
+    limiter = AdaptiveLimiter(8, recover_after=100)
+    sleeps = FakeTime()
+    policy = RetryPolicy(attempts=6, timeout=2, sleep=sleeps.sleep)
+    completion, retries = await call_with_retries(judge, MESSAGES, policy, limiter)
+    assert (completion.content, retries) == (REPLY, 4)
+    assert limiter.limit == 1  # 8 -> 4 -> 2 -> 1 -> 1
+
+
+# -- per-minute budgets ----------------------------------------------------------------------------
+
+
+async def test_requests_per_minute():
+    clock = FakeTime()
+    limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=2), sleep=clock.sleep, clock=clock)
+    for _ in range(3):
+        await limiter.throttle()
+    assert clock.slept == [pytest.approx(30.0)]  # the third request waits for one slot to refill
+
+
+async def test_tokens_per_minute():
+    clock = FakeTime()
+    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=1000), sleep=clock.sleep, clock=clock)
+    await limiter.throttle(600)
+    await limiter.throttle(600)  # 400 left, 200 missing at 1000/60 per second
+    assert clock.slept == [pytest.approx(12.0)]
+    limiter.settle_tokens(600, 1600)  # the server reported 1000 more than estimated
+    await limiter.throttle(100)
+    assert clock.slept[1] == pytest.approx(66.0)
+    await limiter.throttle(5000)  # larger than the whole budget: waits for a full bucket only
+    assert clock.slept[2] == pytest.approx(60.0)
+
+
+async def test_no_budget_no_wait():
+    clock = FakeTime()
+    limiter = AdaptiveLimiter(1, sleep=clock.sleep, clock=clock)
+    for _ in range(50):
+        await limiter.throttle(10_000)
+    assert clock.slept == []
+
+
+# -- timeouts --------------------------------------------------------------------------------------
+
+
+async def test_call_timeout_cuts_a_hanging_exchange(judge_server, http_session):
+    server = await judge_server([Fault.HANG, REPLY])
+    # the judge's own HTTP timeout is long: the policy's per-call timeout must cut the exchange
+    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=30)
+    sleeps = FakeTime()
+    started = time.monotonic()
+    completion, retries = await call_with_retries(
+        judge, MESSAGES, RetryPolicy(timeout=0.2, sleep=sleeps.sleep), AdaptiveLimiter(2)
+    )
+    assert (completion.content, retries) == (REPLY, 1)
+    assert time.monotonic() - started < 2.0
+
+
+async def test_timeouts_exhausted_name_the_timeout(judge_server, http_session):
+    server = await judge_server([Fault.HANG])
+    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=30)
+    sleeps = FakeTime()
+    with pytest.raises(TransportError, match=r"no reply within 0.2 s \(gave up after 2 attempts\)"):
+        await call_with_retries(judge, MESSAGES, RetryPolicy(attempts=2, timeout=0.2, sleep=sleeps.sleep))
+    assert len(server.requests) == 2 and len(sleeps.slept) == 1
