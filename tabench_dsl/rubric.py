@@ -89,10 +89,10 @@ def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
                 hint=f"'{field.name}' is first given at line {field_pos[field.name].line}",
             ))
             continue
+        field_pos.setdefault(field.name, field.pos)
         args = _match(field, errors)
         if args is None:
             continue
-        field_pos.setdefault(field.name, field.pos)
         if field.name in ("guide", "facet") and args[-1].value.strip():
             if guide_or_facet is not None and "guide" in (field.name, guide_or_facet.name):
                 errors.append(_error(
@@ -128,14 +128,14 @@ def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
                 hint='every question needs prompt "..." and gold "..."',
             ))
             ok = False
-        elif not isinstance(text, str) or not text.strip():
+        elif isinstance(text, str) and not text.strip():
             errors.append(_error(
                 f"empty {name} in question '{block.id}'", field_pos[name],
                 hint='every question needs prompt "..." and gold "..."',
             ))
             ok = False
-    if not ok:
-        return None
+    if not ok or any(name not in values for name in REQUIRED_FIELDS):
+        return None  # a required field with a malformed line: its error is already reported
     optional = {k: v for k, v in values.items() if k in TEXT_FIELDS and isinstance(v, str) and v.strip()}
     return Question(
         id=block.id,
@@ -209,7 +209,8 @@ def _match(field: Field, errors: list[SpecError]) -> list[Arg] | None:
     if len(args) > len(shape):
         extra = args[len(shape)]
         errors.append(_error(
-            f"unexpected {_shown(extra)} after field '{field.name}'", extra.pos,
+            f"unexpected {'string' if extra.kind == 'string' else _shown(extra)} after field '{field.name}'",
+            extra.pos,
             hint=hint + "; one field per line",
         ))
         return None
