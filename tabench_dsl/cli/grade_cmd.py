@@ -71,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
     from ..answers import AnswerReader, count_lines
     from ..battery import load_battery
-    from ..cache import ReplyCache, resolve_path
     from ..progress import Progress
     from ..render import compile_battery
     from ..results import ResultsWriter, done_pairs
@@ -89,20 +88,16 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(count_lines(args.answers))
     reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
-    cache = None if args.no_cache else ReplyCache(resolve_path(args.cache))
     writer = None
-    stats = None
     try:
         writer = ResultsWriter(out)
         if writer.repaired:
             progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
-        stats = asyncio.run(_grade(args, compiled, reader, writer, cache, progress, skip))
+        stats = asyncio.run(_grade(args, compiled, reader, writer, progress, skip))
     finally:
         progress.close()
         if writer is not None:
             writer.close()
-        if cache is not None:
-            cache.close()
 
     print(
         f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
@@ -114,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats.errors or reader.problems else 0
 
 
-async def _grade(args, compiled, reader, writer, cache, progress, skip):
+async def _grade(args, compiled, reader, writer, progress, skip):
     import aiohttp
 
+    from ..cache import ReplyCache, resolve_path
     from ..judges.factory import make_judge
     from ..runner import Grader
     from ..transport import AdaptiveLimiter, RateLimit, RetryPolicy
@@ -129,6 +125,10 @@ async def _grade(args, compiled, reader, writer, cache, progress, skip):
             args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
             session=session, env=os.environ, timeout=args.timeout,
         )
+        # A judge that is no language model (builtin) or replays recorded replies is deterministic
+        # and local: it gets no cache file.
+        deterministic = not judge.info.language_model or judge.info.backend == "replay"
+        cache = None if args.no_cache or deterministic else ReplyCache(resolve_path(args.cache))
         try:
             grader = Grader(
                 compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
@@ -138,6 +138,8 @@ async def _grade(args, compiled, reader, writer, cache, progress, skip):
             progress.skipped(stats.skipped)
             return stats
         finally:
+            if cache is not None:
+                cache.close()
             await judge.aclose()
 
 

@@ -1,0 +1,186 @@
+"""`tabench grade` in-process through `main(argv)`: exit statuses, output, files, resume, cache.
+
+`main` runs its own event loop, so it runs in a worker thread while the scripted judge server
+serves from the test's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from helpers_grading import FAIL, PASS, user_content, write_battery
+from judge_server import Fault
+
+from tabench_dsl.cli import main
+from tabench_dsl.results import iter_records
+
+
+def answers_file(folder: Path, lines: list[str | dict]) -> Path:
+    path = folder / "answers.jsonl"
+    path.write_text(
+        "".join((json.dumps(x) if isinstance(x, dict) else x) + "\n" for x in lines), encoding="utf-8"
+    )
+    return path
+
+
+def ans(system: str, question: str, answer: str) -> dict:
+    return {"system": system, "question": question, "answer": answer}
+
+
+async def run(argv: list[str]) -> int:
+    return await asyncio.to_thread(main, argv)
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return tmp_path
+
+
+async def test_builtin_judge_by_default_table_and_default_out(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h02", "7311"), ans("a", "h03", "blue"), ans("b", "h03", "green")])
+    assert await run(["grade", str(battery), "--answers", str(answers)]) == 0
+    out, err = capsys.readouterr()
+    assert "Totals per system" in out and "not a language model" in out
+    records = list(iter_records(work / "results.jsonl"))
+    assert sorted((r.system, r.question, r.tier) for r in records) == [
+        ("a", "h02", "t1"), ("a", "h03", "t2"), ("b", "h03", "t2")
+    ]
+    assert {r.judge.backend for r in records} == {"builtin"}
+    assert "graded 3 answer(s)" in err and "results in results.jsonl" in err
+    # The builtin judge is deterministic and local: nothing is cached for it.
+    assert not (work / ".tabench").exists()
+
+
+async def test_json_totals(work: Path, capsys, judge_server) -> None:
+    server = await judge_server([PASS])
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "azure"), ans("b", "h03", "sky blue")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m", "--json"]
+    assert await run(argv) == 0
+    totals = json.loads(capsys.readouterr().out)
+    assert [(s["system"], s["answers"], s["pass"]) for s in totals["systems"]] == [("a", 1, 1), ("b", 1, 1)]
+    # The cache lives in the working folder by default.
+    assert (work / ".tabench" / "cache.sqlite").is_file()
+
+
+async def test_bad_answer_lines_are_reported_and_skipped_exit_1(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(
+        work,
+        [ans("a", "h02", "7311"), "{oops", ans("a", "nope", "x"), '{"system": "a"}', ans("b", "h02", "7311")],
+    )
+    assert await run(["grade", str(battery), "--answers", str(answers), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert f"{answers}:2: not a JSON object" in err
+    assert f"{answers}:3: unknown question 'nope'" in err
+    assert f"{answers}:4: bad answer: Object missing required field" in err
+    assert "3 bad answer line(s)" in err
+    assert [s["answers"] for s in json.loads(out)["systems"]] == [1, 1]
+
+
+async def test_existing_results_need_resume(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h02", "7311")])
+    (work / "results.jsonl").write_text("x\n")
+    assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
+    err = capsys.readouterr().err
+    assert "results.jsonl already holds results; pass --resume" in err and "Traceback" not in err
+    assert (work / "results.jsonl").read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--timeout", "0"], "--timeout must be positive"),
+        (["--retries", "-1"], "--retries must be 0 or more"),
+        (["--rpm", "-5"], "--rpm must be positive"),
+        (["--judge", "telepathy"], "unknown judge 'telepathy'"),
+        (["--cache", "c.sqlite", "--no-cache"], "not allowed with argument"),
+    ],
+)
+async def test_usage_errors_exit_2(work: Path, capsys, extra: list[str], message: str) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "x")])
+    assert await run(["grade", str(battery), "--answers", str(answers), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+async def test_missing_answers_and_bad_battery_exit_2(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    assert await run(["grade", str(battery), "--answers", "nope.jsonl"]) == 2
+    assert "nope.jsonl: no such answers file" in capsys.readouterr().err
+    (battery / "questions.rubric").write_text('question h01 {\n  prompt "p"\n  gloden "g"\n}\n')
+    answers = answers_file(work, [ans("a", "h01", "x")])
+    assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
+    err = capsys.readouterr().err
+    assert f"{battery / 'questions.rubric'}:3:3:" in err and "Traceback" not in err
+    assert not (work / "results.jsonl").exists()
+
+
+async def test_errors_exit_1_then_resume_regrades_them(work: Path, capsys, judge_server) -> None:
+    broken = [True]
+
+    def responder(body: dict) -> str | Fault:
+        return Fault.ERROR_500 if broken[0] and "dead" in user_content(body) else FAIL
+
+    server = await judge_server(responder)
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "dead"), ans("b", "h03", "grey")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
+            "--retries", "1", "--timeout", "5"]
+    assert await run(argv) == 1
+    assert "1 error(s)" in capsys.readouterr().err
+    broken[0] = False
+    assert await run(argv) == 2  # no --resume: refuses to mix runs
+    calls = server.calls
+    assert await run([*argv, "--resume"]) == 0
+    assert server.calls == calls + 1
+    assert "skipped 1 already done" in capsys.readouterr().err
+    records = list(iter_records(work / "results.jsonl"))
+    assert [(r.system, r.verdict) for r in records if r.system == "a"] == [("a", "error"), ("a", "fail")]
+    assert len(records) == 3
+    # A resume with nothing left to do calls nobody and writes nothing.
+    assert await run([*argv, "--resume"]) == 0
+    assert server.calls == calls + 1 and len(list(iter_records(work / "results.jsonl"))) == 3
+
+
+async def test_cache_flags_and_env(work: Path, judge_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = await judge_server([PASS])
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "azure")])
+    base = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+    assert await run([*base, "--no-cache", "--out", "r1.jsonl"]) == 0
+    assert not (work / ".tabench").exists()
+    monkeypatch.setenv("TABENCH_CACHE", str(work / "env-cache.sqlite"))
+    assert await run([*base, "--out", "r2.jsonl"]) == 0
+    assert (work / "env-cache.sqlite").is_file() and server.calls == 2
+    assert await run([*base, "--out", "r3.jsonl"]) == 0
+    assert server.calls == 2  # served from the cache
+    assert await run([*base, "--out", "r4.jsonl", "--cache", "flag.sqlite"]) == 0
+    assert (work / "flag.sqlite").is_file() and server.calls == 3
+
+
+async def test_refused_key_stops_the_run_without_leaking_it(
+    work: Path, capsys, judge_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = "sk-canary-cli-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    server = await judge_server([Fault.UNAUTHORIZED])
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "azure")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+    assert await run(argv) == 1
+    out, err = capsys.readouterr()
+    assert "the judge refused the request" in err and "401" in err
+    assert canary not in out + err and "Traceback" not in err
+    assert server.requests[0]["_headers"]["authorization"] == "<redacted>"
