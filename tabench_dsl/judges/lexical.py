@@ -26,7 +26,7 @@ def _wordlist(text: str) -> tuple[str, ...]:
 
 
 #: Words that deny what follows them in the same clause ("not X", "no X", "never X", "isn't X").
-NEGATORS: frozenset[str] = frozenset(_wordlist("not no never neither nor none without"))
+NEGATORS: frozenset[str] = frozenset(_wordlist("not no non never neither nor none without"))
 
 #: Words after a negator that cancel it ("not only X but also Y" asserts X).
 NEGATION_CANCELLERS: frozenset[str] = frozenset(_wordlist("only just merely"))
@@ -46,7 +46,7 @@ NUMBER_WORDS: dict[str, str] = {
 #: closed-class words and the verbs golds commonly start with. They are never elements.
 SENTENCE_WORDS: frozenset[str] = frozenset(
     _wordlist(
-        """a an the it its this that these those there they their both each every all any some yes
+        """i you we a an the it its this that these those there they their both each every all any some yes
         no only in on at by for with from to of when where while if because since as after before
         and or but not also then so is are was were be has have had does do did can may must should
         will would uses use returns return calls call raises raise creates create stores store runs
@@ -89,6 +89,8 @@ class Element(msgspec.Struct, frozen=True):
 
     text: str
     forms: tuple[str, ...]
+    #: For a lowercase list item: its content words, all to be found in one clause, in any order.
+    bag: tuple[str, ...] = ()
 
 
 def _stem(word: str) -> str:
@@ -179,6 +181,11 @@ def _runs(clause: list[str], start: int) -> list[tuple[int, str]]:
     return out
 
 
+#: After a name, words that deny the name itself ("X does not exist", "X is not a stage"); a denied
+#: property ("X is not re-entrant") leaves X asserted.
+DENIAL_AFTER = re.compile(r"^(?:is|are|was|were|does|do) not (?:exist|a|an|real|present|defined|part)$")
+
+
 def _negated(clause: list[str], start: int, end: int) -> bool:
     before = clause[max(0, start - 3) : start]
     for i, word in enumerate(before):
@@ -186,14 +193,16 @@ def _negated(clause: list[str], start: int, end: int) -> bool:
             after = before[i + 1] if i + 1 < len(before) else clause[start]
             if after not in NEGATION_CANCELLERS:
                 return True
-    # "X is not ...", "X does not exist", "X isn't": a denial of X itself.
-    return any(word in ("not", "never") for word in clause[end + 1 : end + 4])
+    return bool(DENIAL_AFTER.match(" ".join(clause[end + 1 : end + 4])))
 
 
 def occurrences(element: Element, text_clauses: list[list[str]]) -> list[bool]:
     """One entry per place `element` is named in the clauses: True where it is asserted (not negated)."""
     found = []
     for clause in text_clauses:
+        if element.bag:
+            found += _bag_occurrence(element.bag, clause)
+            continue
         for start in range(len(clause)):
             for end, joined in _runs(clause, start):
                 if joined in element.forms:
@@ -202,6 +211,15 @@ def occurrences(element: Element, text_clauses: list[list[str]]) -> list[bool]:
                 if not any(form.startswith(joined) for form in element.forms):
                     break
     return found
+
+
+def _bag_occurrence(bag: tuple[str, ...], clause: list[str]) -> list[bool]:
+    stems = [_stem(w) for w in clause]
+    if not all(w in stems for w in bag):
+        return []
+    first = min(stems.index(w) for w in bag)
+    last = max(stems.index(w) for w in bag)
+    return [not _negated(clause, first, last)]
 
 
 def asserts(element: Element, text_clauses: list[list[str]]) -> bool:
@@ -239,9 +257,10 @@ def _count_header(gold: str) -> tuple[str, list[str]]:
 def _list_item_element(item: str) -> Element | None:
     # A short lowercase list item ("ingest", "the compact step") names a thing as much as `Compact`.
     item = re.sub(r"^(?:the|a|an)\s+", "", item.strip(), flags=re.IGNORECASE)
-    if len(content_words(item)) > 3 or elements_of(item):
+    bag = tuple(dict.fromkeys(content_words(item)))
+    if not bag or len(bag) > 3 or elements_of(item):
         return None
-    return _element(item) if content_words(item) else None
+    return Element(text=item.strip(), forms=("".join(bag),), bag=bag)
 
 
 def gold_key(gold: str) -> GoldKey:

@@ -1,0 +1,143 @@
+"""`tabench calibrate BATTERY`: grade the battery's exemplars and report how the judge agrees.
+
+Decided where the spec is silent:
+- The exemplars' records go to `--out` when given (appended, as `tabench grade` writes them, so
+  `tabench view` can show them); otherwise to a temporary file that is removed afterwards.
+- Exit status: 0 done, 1 when agreement is below `--min-agreement` (a fraction, 0.9, or a
+  percentage, 90) or no exemplar could be graded against a `--min-agreement`, 2 bad spec or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("calibrate", help="grade the battery's exemplars and report judge agreement")
+    parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
+    parser.add_argument("--judge", default=None,
+                        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
+    parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
+    parser.add_argument("--min-agreement", type=float, default=None,
+                        help="exit 1 when agreement is below this (0.9 or 90 both mean 90%%)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", type=Path, default=None, help="also keep the records in this results file")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cache", default=None,
+                       help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)")
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
+    parser.add_argument("--concurrency", type=int, default=8,
+                        help="judge calls in flight at most (default 8)")
+    parser.add_argument("--retries", type=int, default=5, help="transport retries per judge call (default 5)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
+    parser.set_defaults(run=run)
+
+
+def _min_agreement(value: float | None) -> float | None:
+    if value is None:
+        return None
+    fraction = value / 100.0 if value > 1.0 else value
+    if not 0.0 <= fraction <= 1.0:
+        raise UsageError("--min-agreement must be a fraction (0.9) or a percentage (90)")
+    return fraction
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate, print the report, return the exit status."""
+    from ..battery import load_battery
+    from ..calibrate import calibration_json
+    from ..render import compile_battery
+
+    minimum = _min_agreement(args.min_agreement)
+    if args.concurrency < 1 or args.retries < 0 or not args.timeout > 0:
+        raise UsageError("--concurrency must be >= 1, --retries >= 0 and --timeout positive")
+    if args.out is not None and args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a folder")
+    compiled = compile_battery(load_battery(args.battery))
+    if args.out is not None:
+        result = asyncio.run(_calibrate(args, compiled, args.out))
+    else:
+        with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
+            result = asyncio.run(_calibrate(args, compiled, Path(folder) / "exemplars.jsonl"))
+    if args.json:
+        sys.stdout.buffer.write(calibration_json(result) + b"\n")
+        sys.stdout.flush()
+    else:
+        print(render_report(result, minimum))
+    if minimum is not None and (result.agreement is None or result.agreement < minimum):
+        return 1
+    return 0
+
+
+async def _calibrate(args, compiled, out: Path):
+    import aiohttp
+
+    from ..cache import ReplyCache, resolve_path
+    from ..calibrate import calibrate
+    from ..judges.factory import make_judge
+    from ..transport import AdaptiveLimiter, RetryPolicy
+
+    policy = RetryPolicy(attempts=args.retries + 1, timeout=args.timeout)
+    limiter = AdaptiveLimiter(args.concurrency)
+    async with aiohttp.ClientSession() as session:
+        judge = make_judge(
+            args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
+            session=session, env=os.environ, timeout=args.timeout,
+        )
+        deterministic = not judge.info.language_model or judge.info.backend == "replay"
+        cache = None if args.no_cache or deterministic else ReplyCache(resolve_path(args.cache))
+        try:
+            return await calibrate(compiled, judge, out=out, cache=cache, policy=policy, limiter=limiter)
+        finally:
+            if cache is not None:
+                cache.close()
+            await judge.aclose()
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def render_report(result, minimum: float | None = None) -> str:
+    """The human report: who judged, agreement, kappa, the confusion table and every miss."""
+    from ..calibrate import GOT_LABELS, judge_label
+
+    lines = [f"calibrate {result.battery}: {result.n} exemplar(s) graded by {judge_label(result.judge)}"]
+    if result.agreement is None:
+        lines.append("no exemplars to grade: agreement is undefined")
+        return "\n".join(lines)
+    kappa = "n/a" if result.kappa is None else f"{result.kappa:.3f}"
+    verdict = ""
+    if minimum is not None:
+        verdict = "  (ok)" if result.agreement >= minimum else f"  (BELOW the minimum {minimum:.1%})"
+    lines.append(
+        f"agreement {result.agreement:.1%} ({result.agree}/{result.n}), Cohen's kappa {kappa}{verdict}"
+    )
+    lines.append("")
+    header = "expected \\ got".ljust(16) + "".join(label.rjust(12) for label in GOT_LABELS)
+    lines.append(header)
+    for expected, row in result.confusion.items():
+        lines.append(expected.ljust(16) + "".join(str(row[label]).rjust(12) for label in GOT_LABELS))
+    if result.misses:
+        lines.append("")
+        lines.append(f"misses ({len(result.misses)}):")
+    for miss in result.misses:
+        lines.append(
+            f"  {miss.question} exemplar {miss.index} ({miss.kind}): expected {miss.expected}, "
+            f"got {miss.got} [{miss.tier}]"
+        )
+        lines.append(f"    answer: {_one_line(miss.answer)}")
+        lines.append(f"    why:    {_one_line(miss.why)}")
+        lines.append(f"    judge:  {_one_line(miss.reason)}")
+    if not result.judge.language_model:
+        lines.append("")
+        lines.append(f"note: these verdicts come from the {judge_label(result.judge)}.")
+    return "\n".join(lines)
