@@ -12,6 +12,8 @@ import json
 import random
 from pathlib import Path
 
+import msgspec
+
 from tabench_dsl.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
 
 JUDGE = JudgeInfo(backend="openai", model="test-judge-7b", language_model=True)
@@ -104,12 +106,52 @@ def many_results(n: int, *, seed: int = 7, systems: int = 10) -> list[Record]:
     """`n` records over `systems` systems and n / systems questions, outcomes drawn with a seed."""
     rng = random.Random(seed)
     per_system = max(n // systems, 1)
-    outcomes = ["t1", "pass", "pass", "pass", "fail", "fail", "adjudicate", "error"]
+    kinds = [("t1", None), ("pass", None), ("pass", None), ("pass", None), ("fail", None), ("fail", None),
+             ("adjudicate", "malformed"), ("adjudicate", "contradiction"), ("error", None)]
+    # One prototype per kind, copied with new names: building 100,000 records stays well under a second.
+    protos = [make_record("proto", "proto", outcome, cause=cause) for outcome, cause in kinds]
+    hashes = [sha(f"SYSTEM for q{q:05d}") for q in range(per_system)]
     out = []
     for s in range(systems):
         for q in range(per_system):
-            outcome = rng.choice(outcomes)
-            cause = rng.choice(["malformed", "contradiction"]) if outcome == "adjudicate" else None
-            out.append(make_record(f"sys-{s:02d}", f"q{q:05d}", outcome, cause=cause,
-                                   answer=f"answer {s}/{q} " + "x" * rng.randrange(200)))
+            proto = protos[rng.randrange(len(protos))]
+            out.append(msgspec.structs.replace(
+                proto, system=f"sys-{s:02d}", question=f"q{q:05d}", prompt_sha256=hashes[q],
+                answer=f"answer {s}/{q} " + "x" * rng.randrange(200)))
     return out
+
+
+BATTERY_YAML = """\
+name: memos-agent
+scorer: tabench-1.1
+policies: [memos.policy]
+rubrics: [memos.rubric]
+"""
+POLICY = "S1: Judge only what the answer says.\n"
+RUBRIC = """\
+question h01 {
+  prompt "Where is the index kept?"
+  gold "In SQLite"
+}
+question h02 {
+  prompt "Which stages make up the memory pipeline?"
+  gold "Four stages: Ingest, Index, Recall, Compact"
+}
+question h03 {
+  prompt "What does Compact do?"
+  gold "Merges old memories"
+}
+question h04 {
+  prompt "Is there a <Summarize> stage?"
+  gold "No <b>Summarize</b> stage exists"
+}
+"""
+
+
+def write_battery(folder: Path) -> Path:
+    """A four-question battery (h01..h04, named memos-agent) under the shipped tabench-1.1 scorer."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "battery.yaml").write_text(BATTERY_YAML, encoding="utf-8")
+    (folder / "memos.policy").write_text(POLICY, encoding="utf-8")
+    (folder / "memos.rubric").write_text(RUBRIC, encoding="utf-8")
+    return folder

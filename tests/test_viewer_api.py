@@ -1,0 +1,237 @@
+"""The viewer's JSON API through aiohttp's test client: totals, filters, paging, detail, decisions."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+from make_results import (
+    HOSTILE_ANSWER,
+    make_record,
+    many_results,
+    sha,
+    small_results,
+    write_battery,
+    write_results,
+)
+
+from tabench_dsl.decisions import load_decisions
+from tabench_dsl.viewer.app import make_app
+from tabench_dsl.viewer.queries import Index
+from tabench_dsl.viewer.run import compile_battery_at, load_run
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write_results(tmp_path / "run.jsonl", small_results())
+
+
+async def client_for(aiohttp_client, path: Path, battery: Path | None = None, reviewer: str = "ana"):
+    index = Index(load_run(path, battery=battery), reviewer=reviewer)
+    return await aiohttp_client(make_app(index))
+
+
+async def get_json(client, url: str, status: int = 200):
+    response = await client.get(url)
+    assert response.status == status, await response.text()
+    assert response.content_type == "application/json"
+    return await response.json()
+
+
+async def test_totals_count_the_standing_records(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    totals = await get_json(client, "/api/totals")
+    rows = {s["system"]: (s["answers"], s["pass"], s["fail"], s["adjudicate"], s["error"], s["t1_passes"])
+            for s in totals["systems"]}
+    assert rows == {"agent-a": (4, 2, 1, 1, 0, 1), "agent-b": (4, 1, 1, 1, 1, 0)}
+    agent_a = totals["systems"][0]
+    assert agent_a["score"] == pytest.approx(0.5)
+    assert 0 < agent_a["ci_low"] < 0.5 < agent_a["ci_high"] < 1
+    charts = totals["charts"]
+    assert charts["systems"].startswith("<svg") and 'data-system="agent-b"' in charts["systems"]
+    assert 'data-question="h04"' in charts["questions"]
+
+
+async def test_filters_each_narrow_the_list(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+
+    async def keys(query: str) -> list[str]:
+        page = await get_json(client, "/api/records?" + query)
+        assert page["total"] == len(page["items"])
+        return [f"{i['system']}/{i['question']}" for i in page["items"]]
+
+    assert len(await keys("")) == 8
+    assert await keys("verdict=adjudicate") == ["agent-a/h04", "agent-b/h02"]
+    assert await keys("verdict=error") == ["agent-b/h03"]
+    assert await keys("verdict=fail&system=agent-a") == ["agent-a/h03"]  # the re-graded pair: last stands
+    assert await keys("tier=t1") == ["agent-a/h01"]
+    assert await keys("cause=malformed") == ["agent-b/h02"]
+    assert await keys("facet=missing_minor") == ["agent-a/h02"]
+    assert await keys("question=h01") == ["agent-a/h01", "agent-b/h01"]
+    assert await keys("q=SUMMARIZE") == ["agent-a/h03", "agent-b/h04"]  # in the fail reasons
+    assert await keys("human=decided") == []
+    assert await keys("verdict=pass&tier=t1&system=agent-b") == []
+
+
+async def test_bad_paging_is_a_400(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    for query in ("offset=-1", "limit=0", "limit=100000", "offset=x"):
+        body = await get_json(client, "/api/records?" + query, status=400)
+        assert body["error"].startswith("bad paging")
+
+
+async def test_detail_has_every_attempt_and_the_compiled_prompt(aiohttp_client, tmp_path: Path) -> None:
+    battery = write_battery(tmp_path / "battery")
+    compiled = compile_battery_at(battery)
+    stamped = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+               for r in small_results()]
+    stamped[-1] = msgspec.structs.replace(stamped[-1], prompt_sha256=sha("an older prompt"))  # agent-b/h04
+    client = await client_for(aiohttp_client, write_results(tmp_path / "run.jsonl", stamped), battery)
+
+    detail = await get_json(client, "/api/record/agent-a/h04")
+    record, prompts = detail["record"], detail["prompts"]
+    assert record["answer"] == HOSTILE_ANSWER
+    assert [a["kind"] for a in record["attempts"]] == ["first", "stern"]
+    assert '"reason": "The answer is correct and matches the gold."' in record["attempts"][0]["raw"]
+    assert prompts["drift"] is None
+    assert prompts["recorded_sha256"] == prompts["battery_sha256"] == compiled.questions["h04"].sha256
+    assert '"question": "Is there a <Summarize> stage?"' in prompts["system"]
+    assert '"answer_gold": "No <b>Summarize</b> stage exists"' in prompts["system"]
+    assert prompts["user"] == "-- CANDIDATE ANSWER --\n" + HOSTILE_ANSWER
+    assert HOSTILE_ANSWER in prompts["stern"] and prompts["stern"] == compiled.stern.fill(HOSTILE_ANSWER)
+    assert prompts["stern"] != prompts["user"]
+
+    drifted = await get_json(client, "/api/record/agent-b/h04")
+    assert "sha256 mismatch" in drifted["prompts"]["drift"]
+    assert drifted["prompts"]["stern"] is None  # no stern attempt, no stern prompt
+
+    missing = await get_json(client, "/api/record/agent-a/h99", status=404)
+    assert "h99" in missing["error"]
+
+
+async def test_without_a_battery_the_detail_names_the_hash_only(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    prompts = (await get_json(client, "/api/record/agent-b/h02"))["prompts"]
+    assert prompts["system"] is None and prompts["recorded_sha256"] == sha("SYSTEM for h02")
+    assert prompts["drift"].startswith("no battery given")
+
+
+async def test_a_system_name_with_a_slash_has_its_detail(aiohttp_client, tmp_path: Path) -> None:
+    path = write_results(tmp_path / "run.jsonl", [make_record("org/model-7b", "h01", "pass")])
+    client = await client_for(aiohttp_client, path)
+    detail = await get_json(client, "/api/record/org%2Fmodel-7b/h01")
+    assert detail["record"]["system"] == "org/model-7b"
+
+
+async def test_a_decision_is_appended_and_counted(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results, reviewer="ana")
+    before = results.read_bytes()
+    response = await client.post("/api/decision", json={
+        "system": "agent-a", "question": "h04", "verdict": "pass", "note": "matches <the> gold",
+        "prompt_sha256": sha("SYSTEM for h04")})
+    assert response.status == 200, await response.text()
+    body = await response.json()
+    assert body["record"]["human"] == "pass" and body["decision"]["reviewer"] == "ana"
+    assert results.read_bytes() == before  # results are never rewritten
+    [decision] = load_decisions(decisions_of(results))
+    assert (decision.system, decision.question, decision.verdict, decision.note) == (
+        "agent-a", "h04", "pass", "matches <the> gold")
+    assert decision.prompt_sha256 == sha("SYSTEM for h04") and decision.time.endswith("Z")
+
+    agent_a = (await get_json(client, "/api/totals"))["systems"][0]
+    assert (agent_a["pass"], agent_a["adjudicate"], agent_a["human_pass"]) == (3, 0, 1)
+    decided = await get_json(client, "/api/records?human=decided")
+    assert [i["question"] for i in decided["items"]] == ["h04"]
+    undecided = await get_json(client, "/api/records?verdict=adjudicate&human=undecided")
+    assert [i["question"] for i in undecided["items"]] == ["h02"]
+
+
+def decisions_of(results: Path) -> Path:
+    return results.with_name("run.decisions.jsonl")
+
+
+async def test_decisions_are_refused_where_they_do_not_belong(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    good = {"system": "agent-b", "question": "h02", "verdict": "fail"}
+    cases = [
+        ({**good, "question": "h01"}, {}, 409),                               # a pass, not adjudicate
+        ({**good, "verdict": "maybe"}, {}, 400),
+        ({**good, "prompt_sha256": sha("another prompt")}, {}, 409),          # the page showed other text
+        ({"system": "agent-b"}, {}, 400),
+        ({**good, "question": "h77"}, {}, 404),
+        (good, {"Origin": "http://evil.example"}, 403),                       # another site's page
+    ]
+    for body, headers, status in cases:
+        response = await client.post("/api/decision", json=body, headers=headers)
+        assert response.status == status, (body, headers, await response.text())
+    form = await client.post("/api/decision", data=good)  # a plain HTML form from anywhere
+    assert form.status == 415
+    rebound = await client.get("/api/meta", headers={"Host": "attacker.example:8080"})
+    assert rebound.status == 403
+    assert not decisions_of(results).exists()
+
+
+async def test_page_carries_no_record_text_and_charts_escape_names(aiohttp_client, tmp_path: Path) -> None:
+    evil = '<script>alert("x")</script>'
+    path = write_results(tmp_path / "run.jsonl", [
+        *small_results(), make_record(evil, "h01", "adjudicate", answer=HOSTILE_ANSWER)])
+    client = await client_for(aiohttp_client, path)
+    page = await client.get("/")
+    html = await page.text()
+    assert page.content_type == "text/html"
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    assert "onerror" not in html and "alert(" not in html and "innerHTML = totals.charts" in html
+    assert ".innerHTML" not in html.replace("innerHTML = totals.charts", "")  # record text: textContent only
+    totals = await get_json(client, "/api/totals")
+    svg = totals["charts"]["systems"]
+    assert evil not in svg and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in svg
+    items = (await get_json(client, "/api/records?verdict=adjudicate"))["items"]
+    assert HOSTILE_ANSWER[:40] in [i["answer"][:40] for i in items]  # JSON keeps the text as it is
+
+
+@pytest.fixture(scope="module")
+def big_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_results(tmp_path_factory.mktemp("big") / "big.jsonl", many_results(100_000))
+
+
+async def test_paging_over_100000_records_stays_fast(aiohttp_client, big_results: Path) -> None:
+    started = time.perf_counter()
+    index = Index(load_run(big_results), reviewer="ana")
+    index.totals()
+    indexed = time.perf_counter() - started
+    client = await aiohttp_client(make_app(index))
+
+    started = time.perf_counter()
+    page = await client.get("/")
+    html = await page.text()
+    meta = await get_json(client, "/api/meta")
+    totals = await get_json(client, "/api/totals")
+    first = await get_json(client, "/api/records?offset=0&limit=50")
+    first_load = time.perf_counter() - started
+    print(f"\n100,000 records: indexed in {indexed:.2f} s, first page load in {first_load:.3f} s")
+    assert meta["records"] == 100_000 and sum(s["answers"] for s in totals["systems"]) == 100_000
+    assert first["total"] == 100_000 and len(first["items"]) == 50
+    assert len(html) < 60_000  # the page is the same size whatever the run: no rows in it
+    assert first_load < 2.0, f"first page load took {first_load:.2f} s"
+    assert indexed < 20.0
+
+    adjudicate = sum(s["adjudicate"] for s in totals["systems"])
+    seen: set[tuple[str, str]] = set()
+    offset = 0
+    started = time.perf_counter()
+    while True:  # bounded: at most total / limit + 1 pages
+        page_data = await get_json(client, f"/api/records?verdict=adjudicate&offset={offset}&limit=500")
+        assert page_data["total"] == adjudicate
+        keys = {(i["system"], i["question"]) for i in page_data["items"]}
+        assert not keys & seen and all(i["verdict"] == "adjudicate" for i in page_data["items"])
+        seen |= keys
+        offset += 500
+        if offset >= page_data["total"]:
+            break
+    assert len(seen) == adjudicate > 10_000
+    per_page = (time.perf_counter() - started) / (offset / 500)
+    assert per_page < 0.5, f"a page of a filtered list took {per_page:.3f} s"
+    last = await get_json(client, "/api/records?offset=99990&limit=50")
+    assert len(last["items"]) == 10 and last["items"][-1]["system"] == "sys-09"
