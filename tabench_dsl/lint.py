@@ -58,7 +58,7 @@ def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
         for exemplar in question.exemplars:
             if exemplar.expected == "fail" and t1_passes(exemplar.answer, keys):
                 warnings.append(_warning(
-                    f"exemplar expects fail, but T1 passes it ({exemplar.kind})", exemplar.pos,
+                    f"T1 would pass this {exemplar.kind} exemplar, which expects fail", exemplar.pos,
                     hint=HINT_T1_PASSES,
                 ))
     return warnings
