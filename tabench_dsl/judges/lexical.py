@@ -4,13 +4,14 @@ A gold answer is read as a list of *elements*, the things an answer must name: i
 code (`Lark.open`, `__slots__`, `asyncio/tasks.py`, `gather()`), quoted strings, numbers and
 capitalised names (`Earley`, `LALR`, `TypeError`). Lowercase prose is not an element, except that a
 short item of a comma/"and" list is one (so `ingest, index, recall and compact` lists four).
+A gold is a list when each of its items is at most four words long; prose with commas is not.
 
 An element matches an answer when its normalised tokens, joined, equal the joined tokens of a run
 of answer tokens inside one clause, and no negator governs that run. Normalisation casefolds, drops
 backticks, quotes and a `()` suffix, treats `-`, `_`, `.`, `/` and space alike (`built-in` ==
-`builtin`, `lalr_parser` == `lalr-parser`; a dunder keeps its underscores), strips a plural
-`s`/`es`, and reads the number words zero..twenty as digits (`four` == `4`). Numbers are
-otherwise exact: `12` never matches `120`.
+`builtin`, `lalr_parser` == `lalr-parser`; a dunder keeps its underscores), strips a plural or
+verb ending (`-s`, `-es`, `-ed`, `-ing`, a final `e`), and reads the number words zero..twenty
+as digits (`four` == `4`). Numbers are otherwise exact: `12` never matches `120`.
 """
 
 from __future__ import annotations
@@ -94,11 +95,22 @@ class Element(msgspec.Struct, frozen=True):
 
 
 def _stem(word: str) -> str:
+    """A light stemmer, the same on both sides: `acquire`, `acquires`, `acquired` and `acquiring`
+    all read `acquir`; number words read as digits; words with digits stay as they are."""
     word = NUMBER_WORDS.get(word, word)
-    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+    if not word.isalpha():
+        return word
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    else:
+        if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+            word = word[:-2]
+        elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
     return word
 
 
@@ -156,9 +168,6 @@ def elements_of(text: str) -> list[Element]:
         element = _element(raw)
         if element is not None and element.forms[0] not in ("eg", "ie", "etc"):
             found.setdefault(element.forms[0], element)
-    for word in re.findall(r"\b[a-z]+\b", text):  # lowercase number words are numbers too
-        if word in NUMBER_WORDS:
-            found.setdefault(NUMBER_WORDS[word], Element(text=word, forms=(NUMBER_WORDS[word],)))
     return list(found.values())
 
 
@@ -270,7 +279,7 @@ def gold_key(gold: str) -> GoldKey:
     if head:  # a count that the list spells out ("Four stages: ...") is named by listing
         counts = {e.forms[0] for e in elements_of(head) if e.forms[0].isdigit()}
         found = [e for e in found if not (e.forms[0] in counts and int(e.forms[0]) == len(items))]
-    if len(items) >= 2:
+    if len(items) >= 2 and all(len(item.split()) <= 4 for item in items):  # a list, not prose
         extra = [el for item in items if (el := _list_item_element(item)) is not None]
         known = {e.forms[0] for e in found}
         found += [e for e in extra if e.forms[0] not in known]
