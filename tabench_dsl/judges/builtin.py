@@ -195,7 +195,7 @@ def rule_key(
 
 def rule_non_answer(answer: str) -> Ruling | None:
     """Rule 4: a bare 'cannot determine' (one that did not pass on substance) fails."""
-    if NON_ANSWER.search(" ".join(words(answer)).replace("cannot", "can not")):
+    if NON_ANSWER.search(" ".join(word for clause in clauses(answer) for word in clause)):
         return Ruling("fail", "bare 'cannot determine' without the actual mechanism")
     return None
 
