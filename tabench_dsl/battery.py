@@ -209,10 +209,17 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
         ))
         return None
     fields: dict[str, object] = {}
+    seen: dict[str, Pos] = {}
     ok = True
     for key_node, value in node.value:
         key = str(key_node.value)
         at = _pos(value, path)
+        if key in seen:
+            hint = f"first given at line {seen[key].line}"
+            errors.append(_error(f"duplicate judge key '{key}'", _pos(key_node, path), hint=hint))
+            ok = False
+            continue
+        seen[key] = _pos(key_node, path)
         if key not in JUDGE_KEYS:
             hint = "judge keys are " + ", ".join(JUDGE_KEYS)
             errors.append(_error(f"unknown judge key '{key}'", _pos(key_node, path), hint=hint))

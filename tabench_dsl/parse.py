@@ -237,7 +237,7 @@ def _syntax_error(exc: UnexpectedInput, text: str, path: str, lines: list[str]) 
         elif rest.startswith('"'):
             message, hint = "unterminated string", HINT_UNTERMINATED
         else:
-            message = f"unexpected character '{rest[:1]}'; expected {_expected(exc.allowed)}"
+            message = f"unexpected character {_char(rest[:1])}; expected {_expected(exc.allowed)}"
     elif isinstance(exc, UnexpectedToken):
         found = _describe_token(exc.token)
         expected = set(exc.expected)
@@ -257,6 +257,11 @@ def _syntax_error(exc: UnexpectedInput, text: str, path: str, lines: list[str]) 
     else:  # UnexpectedEOF: not raised by the LALR parser, kept for completeness
         message = "unexpected end of file"
     return SpecError(message, path=path, line=line, col=col, hint=hint, source_line=_line(lines, line))
+
+
+def _char(ch: str) -> str:
+    # An invisible character (a no-break space pasted from a web page) is named by its code point.
+    return f"'{ch}'" if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
 
 
 def _end_position(lines: list[str]) -> tuple[int, int]:

@@ -197,6 +197,22 @@ CASES = {
             ^
         """ + KEYS_HINT,
     ),
+    "missing manifest key": (
+        {"battery_yaml": MANIFEST.replace("scorer: tabench-1.1\n", "")},
+        """\
+        bat/battery.yaml:1:1: missing key 'scorer'
+            name: memos
+            ^
+        hint: add a line: scorer: tabench-1.1""",
+    ),
+    "duplicate manifest key": (
+        {"battery_yaml": MANIFEST + "name: other\n"},
+        """\
+        bat/battery.yaml:5:1: duplicate key 'name'
+            name: other
+            ^
+        hint: first given at line 1""",
+    ),
     "unknown scorer": (
         {"battery_yaml": MANIFEST.replace("tabench-1.1", "tabench-9")},
         """\
@@ -228,6 +244,13 @@ CASES = {
             name: Memos Agent
                   ^
         hint: a name is lowercase letters, digits, '.', '_' and '-', starting with a letter or digit""",
+    ),
+    "invisible character": (
+        {"questions__a_rubric": rubric(PROMPT, GOLD, EXEMPLAR.replace("correct ", "correct\u00a0"))},
+        """\
+        bat/questions/a.rubric:4:19: unexpected character U+00A0; expected '}', a string or a word
+              exemplar correct\u00a0"Ingest, Index, Recall, Compact." why "all four named"
+                              ^""",
     ),
     "yaml syntax error": (
         {"battery_yaml": MANIFEST.replace("name: memos", "name: memos: agent")},
