@@ -1,0 +1,58 @@
+"""`tabench new NAME [--dir PARENT]`: start a battery from a commented template.
+
+It writes `NAME/battery.yaml`, `NAME/NAME.policy` and `NAME/questions/NAME.rubric` (one question
+that uses every field) from the files in `tabench_dsl/templates_new/`, with `$name` filled in. The
+result compiles, lints with no warning and calibrates at 100% with the builtin judge. An existing
+folder is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9][a-z0-9._-]*`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from string import Template
+
+from ..errors import UsageError
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates_new"
+
+#: Template file -> where it goes in the new battery (`{name}` is the battery name).
+FILES: dict[str, str] = {
+    "battery.yaml": "battery.yaml",
+    "battery.policy": "{name}.policy",
+    "question.rubric": "questions/{name}.rubric",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("new", help="create a battery folder from a commented template")
+    parser.add_argument("name", help="the battery name: [a-z0-9][a-z0-9._-]*")
+    parser.add_argument("--dir", type=Path, default=Path("."), help="the folder to create it in (default: .)")
+    parser.set_defaults(run=run)
+
+
+def create_battery(name: str, parent: Path) -> Path:
+    """Write the template battery `name` under `parent` and return its folder."""
+    from ..battery import BATTERY_NAME
+
+    if not BATTERY_NAME.match(name):
+        raise UsageError(f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "
+                         "starting with a letter or digit")
+    if not parent.is_dir():
+        raise UsageError(f"--dir {parent}: no such folder")
+    folder = parent / name
+    if folder.exists():
+        raise UsageError(f"{folder} already exists; tabench new never overwrites, choose another name")
+    (folder / "questions").mkdir(parents=True)
+    for template, target in FILES.items():
+        text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(name=name)
+        (folder / target.format(name=name)).write_text(text, encoding="utf-8")
+    return folder
+
+
+def run(args: argparse.Namespace) -> int:
+    """Create the battery and say what to do next."""
+    folder = create_battery(args.name, args.dir)
+    print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric")
+    print(f"next: edit the question, then `tabench lint {folder}` and `tabench calibrate {folder}`")
+    return 0
