@@ -21,12 +21,15 @@ two string joins and never imports Jinja2.
 from __future__ import annotations
 
 import hashlib
-import json
+import re
+from collections.abc import Callable
 from functools import cache
+from json.encoder import encode_basestring as _json_string  # json.dumps' own, in C
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nodes
 
 from .compiled import CompiledBattery, CompiledQuestion, Frame
 from .errors import TabenchError
@@ -68,11 +71,14 @@ def _template(scorer_path: str, name: str) -> jinja2.Template:
         raise TemplateError(f"{Path(scorer_path) / name}:{exc.lineno}: {exc.message}") from exc
 
 
+def _template_name(scorer: Scorer, part: str) -> str:
+    names = scorer.settings.get("templates") if isinstance(scorer.settings, dict) else None
+    return (names if isinstance(names, dict) else {}).get(part) or DEFAULT_TEMPLATES[part]
+
+
 def scorer_template(scorer: Scorer, part: str) -> jinja2.Template:
     """The compiled template of `part` ("system", "user" or "stern") of `scorer`."""
-    names = scorer.settings.get("templates") if isinstance(scorer.settings, dict) else None
-    name = (names or {}).get(part) or DEFAULT_TEMPLATES[part]
-    return _template(str(scorer.path), name)
+    return _template(str(scorer.path), _template_name(scorer, part))
 
 
 def _render(template: jinja2.Template, values: dict[str, Any]) -> str:
@@ -102,8 +108,25 @@ def question_object(question: Question) -> dict[str, Any]:
 
 
 def question_json(question: Question) -> str:
-    """The question hole: the question object as indented JSON with sorted keys."""
-    return json.dumps(question_object(question), indent=1, ensure_ascii=False, sort_keys=True)
+    """The question hole: the question object as indented JSON with sorted keys.
+
+    Equal to `json.dumps(question_object(q), indent=1, ensure_ascii=False, sort_keys=True)`, written
+    out with the string encoder json.dumps itself uses: json's indenting encoder is pure Python and
+    was the larger part of compiling a battery.
+    """
+    enc = _json_string
+    parts = []
+    if question.accept:
+        parts.append(' "accepted_variants": [\n  ' + ",\n  ".join(map(enc, question.accept)) + "\n ]")
+    parts.append(' "answer_gold": ' + enc(question.gold))
+    if question.trap:
+        parts.append(' "honesty_trap": ' + enc(question.trap))
+    if question.structure:
+        parts.append(' "output_structure": ' + enc(question.structure))
+    parts.append(' "question": ' + enc(question.prompt))
+    if question.scoring:
+        parts.append(' "scoring": ' + enc(question.scoring))
+    return "{\n" + ",\n".join(parts) + "\n}"
 
 
 def facet_guide(question: Question) -> str:
@@ -114,27 +137,93 @@ def facet_guide(question: Question) -> str:
 
 
 def exemplars_json(question: Question) -> str:
-    """The exemplars hole: {"kind", "answer", "why"} objects in written order, as indented JSON."""
-    items = [{"kind": ex.kind, "answer": ex.answer, "why": ex.why} for ex in question.exemplars]
-    return json.dumps(items, indent=1, ensure_ascii=False)
+    """The exemplars hole: {"kind", "answer", "why"} objects in written order, as indented JSON.
+
+    Equal to `json.dumps([...], indent=1, ensure_ascii=False)` of those objects ("[]" when none).
+    """
+    if not question.exemplars:
+        return "[]"
+    enc = _json_string
+    items = [
+        f' {{\n  "kind": {enc(ex.kind)},\n  "answer": {enc(ex.answer)},\n  "why": {enc(ex.why)}\n }}'
+        for ex in question.exemplars
+    ]
+    return "[\n" + ",\n".join(items) + "\n]"
 
 
-def _system(template: jinja2.Template, policies: str, question: Question) -> str:
-    return _render(
-        template,
-        {
+#: The string holes a system template is given, in the seed's order.
+SYSTEM_HOLES: tuple[str, ...] = ("policies", "question_json", "facet_guide", "exemplars_json")
+
+# A system template cut into its text pieces and the names of the holes between them.
+_Joins = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+@cache
+def _system_joins(scorer_path: str, name: str) -> _Joins | None:
+    """For a template that is only text and bare `{{ hole }}`s: its text pieces and hole names.
+
+    Such a template renders to its pieces joined around `str(value)` of each hole, so filling it
+    by string joins is exactly rendering it, at a fraction of the cost. Any other construct (a
+    filter, an `if`, a loop, `question.id`, an include) returns None: the template is rendered.
+    """
+    env = _environment(scorer_path)
+    template = _template(scorer_path, name)
+    assert env.loader is not None
+    source = env.loader.get_source(env, name)[0]
+    holes: list[str] = []
+    for node in env.parse(source).body:
+        if not isinstance(node, jinja2.nodes.Output):
+            return None
+        for child in node.nodes:
+            if isinstance(child, jinja2.nodes.TemplateData):
+                continue
+            if isinstance(child, jinja2.nodes.Name) and child.ctx == "load" and child.name in SYSTEM_HOLES:
+                holes.append(child.name)
+                continue
+            return None
+    # Cut the real rendering (not the source) so the pieces are whatever Jinja itself outputs.
+    marks = {hole: f"\x00tabench:{hole}:5f0c2a91\x00" for hole in SYSTEM_HOLES}
+    text = _render(template, {**marks, "question": None})
+    pattern = re.compile("|".join(map(re.escape, marks.values())))
+    if [m.group() for m in pattern.finditer(text)] != [marks[h] for h in holes]:
+        return None
+    return tuple(pattern.split(text)), tuple(holes)
+
+
+def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
+    """A function (policies text, question) -> the exact SYSTEM prompt under `scorer`."""
+    name = _template_name(scorer, "system")
+    template = _template(str(scorer.path), name)
+    joins = _system_joins(str(scorer.path), name)
+
+    def values(policies: str, question: Question) -> dict[str, Any]:
+        return {
             "policies": policies,
             "question_json": question_json(question),
             "facet_guide": facet_guide(question),
             "exemplars_json": exemplars_json(question),
-            "question": question,
-        },
-    )
+        }
+
+    if joins is None:
+        return lambda policies, question: _render(
+            template, {**values(policies, question), "question": question}
+        )
+    pieces, holes = joins
+
+    def fill(policies: str, question: Question) -> str:
+        filled = values(policies, question)
+        out = [pieces[0]]
+        for hole, piece in zip(holes, pieces[1:], strict=True):
+            out.append(filled[hole])
+            out.append(piece)
+        return "".join(out)
+
+    return fill
 
 
 def render_system(battery: Battery, question: Question) -> str:
     """The exact SYSTEM prompt of `question` under the battery's scorer."""
-    return _system(scorer_template(battery.scorer, "system"), policies_text(battery.policies), question)
+    return _system_filler(battery.scorer)(policies_text(battery.policies), question)
 
 
 def render_user(scorer: Scorer, answer: str) -> str:
@@ -189,11 +278,11 @@ def compile_battery(battery: Battery) -> CompiledBattery:
     `judge:` values filling the keys the manifest leaves out. A question's `t1` is the effective
     value (the battery's and the question's switch both on).
     """
-    template = scorer_template(battery.scorer, "system")
+    system_of = _system_filler(battery.scorer)
     policies = policies_text(battery.policies)
     questions: dict[str, CompiledQuestion] = {}
     for q in battery.questions:
-        system = _system(template, policies, q)
+        system = system_of(policies, q)
         questions[q.id] = CompiledQuestion(
             id=q.id,
             system=system,

@@ -12,10 +12,14 @@ output. A few tests at the end drive the renderer with hand-built nodes and scor
 from __future__ import annotations
 
 import hashlib
+import json
+from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
@@ -24,9 +28,14 @@ from tabench_dsl.render import (
     TemplateError,
     answer_frame,
     compile_battery,
+    exemplars_json,
+    facet_guide,
+    question_json,
+    question_object,
     render_stern,
     render_system,
     render_user,
+    scorer_template,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -176,3 +185,72 @@ def test_frame_fill_equals_render_for_awkward_answers(tmp_path: Path) -> None:
     frame = answer_frame(scorer, "stern")
     for answer in ["", "{{ answer }}", "{% raw %}", "\x00", "é\r\n", "S:{{"]:
         assert frame.fill(answer) == render_stern(scorer, answer)
+
+
+def test_system_template_with_logic_is_rendered_not_joined(tmp_path: Path) -> None:
+    system = (
+        "{{ question.id }}:{% if facet_guide %}guide={{ facet_guide }}{% else %}no guide{% endif %}"
+        "|{{ policies | length }}|{{ exemplars_json }}\n"
+    )
+    scorer = _scorer(tmp_path, system=system)
+    plain = Question(id="q1", prompt="p", gold="g", pos=_POS)
+    guided = Question(id="q2", prompt="p", gold="g", pos=_POS, guide="{{ look }}")
+    battery = _battery(scorer, plain, guided, rules=(Rule(text="S1: abc", id="S1", pos=_POS),))
+    compiled = compile_battery(battery)
+    assert compiled.questions["q1"].system == "q1:no guide|7|[]"
+    assert compiled.questions["q2"].system == "q2:guide={{ look }}|7|[]"
+
+
+_text = st.text(st.characters(codec="utf-8"), max_size=30)
+_optional = st.one_of(st.none(), _text.filter(bool))
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    prompt=_text.filter(bool),
+    gold=_text.filter(bool),
+    accept=st.lists(_text.filter(bool), max_size=3),
+    trap=_optional,
+    structure=_optional,
+    scoring=_optional,
+    exemplars=st.lists(
+        st.tuples(st.sampled_from(["correct", "incorrect", "partial"]), _text, _text), max_size=3
+    ),
+)
+def test_hole_json_equals_json_dumps(prompt, gold, accept, trap, structure, scoring, exemplars) -> None:
+    # The holes are written without json's slow indenting encoder; they must equal json.dumps exactly.
+    q = Question(
+        id="q",
+        prompt=prompt,
+        gold=gold,
+        pos=_POS,
+        accept=tuple(accept),
+        trap=trap,
+        structure=structure,
+        scoring=scoring,
+        exemplars=tuple(Exemplar(kind=k, answer=a, why=w, pos=_POS) for k, a, w in exemplars),
+    )
+    assert question_json(q) == json.dumps(question_object(q), indent=1, ensure_ascii=False, sort_keys=True)
+    items = [{"kind": k, "answer": a, "why": w} for k, a, w in exemplars]
+    assert exemplars_json(q) == json.dumps(items, indent=1, ensure_ascii=False)
+
+
+@cache
+def _shipped() -> Battery:
+    return load_battery(GOLDEN / "exemplars-facets")
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(policies=_text, prompt=_text.filter(bool), guide=_optional)
+def test_shipped_system_template_joins_equal_jinja_render(policies, prompt, guide) -> None:
+    battery = _shipped()
+    q = Question(id="q", prompt=prompt, gold="g", pos=_POS, guide=guide)
+    rules = (Rule(text=policies, id=None, pos=_POS),)
+    joined = render_system(_battery(battery.scorer, q, rules=rules), q)
+    rendered = scorer_template(battery.scorer, "system").render(
+        policies=policies,
+        question_json=question_json(q),
+        facet_guide=facet_guide(q),
+        exemplars_json=exemplars_json(q),
+    )
+    assert joined == rendered
