@@ -36,14 +36,16 @@ DEFAULT_FACETS: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erron
 FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```", re.DOTALL)
 
 #: A fence marker line or an inline fence marker, removed before deciding whether prose is left.
-FENCE_MARK = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*")
+FENCE_MARK = re.compile(r"```(?:[ \t]*[A-Za-z0-9_+-]+[ \t]*(?=\r?\n))?")
 
 #: The characters the brace scanner stops at; everything else is skipped in one regex step.
 _SCAN_STOP = re.compile(r'[{}"\\]')
 _STRING_STOP = re.compile(r'["\\]')
 
-#: At most this many `{` positions are tried as object starts in one reply (bounds the work).
-MAX_CANDIDATES = 512
+#: At most this many balanced spans are decoded in one reply, and at most this many brace-pairing
+#: passes made over it: a reply flooded with braces costs bounded work (and is malformed).
+MAX_CANDIDATES = 2048
+MAX_PASSES = 4
 
 _PROBLEM_ECHO = 40
 _FIELD_TYPES = (("verdict", "a string"), ("reason", "a string"), ("facets", "an object of booleans"))
@@ -114,29 +116,29 @@ def decode_reply(text: str, *, facet_names: Iterable[str] = DEFAULT_FACETS) -> D
 
 def _search(body: str, names: frozenset[str], tolerated: list[str], first_problem: str) -> Decoded:
     """Find the last verdict object among the JSON objects standing in `body`."""
-    found: tuple[Verdict, bool, bool, int, int] | None = None
-    objects = 0
+    found: tuple[Verdict, bool, bool] | None = None
+    spans: list[tuple[int, int]] = []
     problem: str | None = None
     for start, end, value in _objects(body):
-        objects += 1
+        spans.append((start, end))
         try:
-            verdict, case_changed, facets_missing = _strict(value, names)
+            found = _strict(value, names)
         except (msgspec.DecodeError, _Malformed) as exc:
             problem = _problem_of(exc)
-            continue
-        found = (verdict, case_changed, facets_missing, start, end)
     if found is None:
         if problem is None:
             problem = first_problem if body.startswith("{") else "no JSON object in the reply"
         return Decoded(None, tuple(tolerated), problem)
-    verdict, case_changed, facets_missing, start, end = found
-    rest = body[:start] + body[end:]
+    # What is left once every JSON object is taken out is fence markers and prose.
+    gaps = zip([0, *(end for _, end in spans)], [*(start for start, _ in spans), len(body)], strict=True)
+    rest = "".join(body[a:b] for a, b in gaps)
     if FENCE_MARK.search(rest) and "code_fence" not in tolerated:
         tolerated.append("code_fence")
     if FENCE_MARK.sub("", rest).strip():
         tolerated.append("surrounding_prose")
-    if objects > 1:
+    if len(spans) > 1:
         tolerated.append("several_objects")
+    verdict, case_changed, facets_missing = found
     return Decoded(verdict, _finish(tolerated, case_changed, facets_missing))
 
 
@@ -154,6 +156,8 @@ def _strict(raw: bytes, names: frozenset[str]) -> tuple[Verdict, bool, bool]:
         wire = _wire_decoder.decode(raw)
     except msgspec.ValidationError as exc:
         raise _Malformed(_validation_problem(str(exc))) from None
+    except RecursionError:
+        raise _Malformed("JSON nested too deeply") from None
     word = wire.verdict.lower()
     if word not in ("pass", "fail"):
         raise _Malformed(f"verdict must be pass or fail, got {_echo(wire.verdict)}")
@@ -197,51 +201,57 @@ def _echo(value: str) -> str:
 def _objects(body: str) -> Iterator[tuple[int, int, bytes]]:
     """Yield (start, end, utf-8 bytes) of each balanced `{...}` that decodes as JSON, in order.
 
-    A `{` inside an object already yielded is not tried again; a `{` whose balanced span does not
-    decode is skipped and scanning resumes at the next `{`. Quotes only count inside braces, so
-    an apostrophe or a stray quote in prose does not blind the scanner.
+    A span inside an object already yielded is not tried (a verdict is never dug out of another
+    JSON object). One pass pairs the braces; quotes count only inside braces, so an apostrophe or a
+    stray quote in prose does not blind it. A brace left open (prose like `{oops "`) may have put
+    the pass out of step with the strings, so the pass is repeated from just after it, a bounded
+    number of times.
     """
-    position = body.find("{")
-    tried = 0
-    while position != -1 and tried < MAX_CANDIDATES:
-        tried += 1
-        end = _balanced_end(body, position)
-        if end is not None:
-            raw = body[position:end].encode()
-            try:
-                _any_decoder.decode(raw)
-            except msgspec.DecodeError:
-                pass
-            else:
-                yield position, end, raw
-                position = body.find("{", end)
-                continue
-        position = body.find("{", position + 1)
+    spans: set[tuple[int, int]] = set()
+    start = 0
+    for _ in range(MAX_PASSES):
+        found, unclosed = _spans(body, start)
+        spans.update(found)
+        if unclosed is None:
+            break
+        start = unclosed + 1
+    covered = 0
+    for tried, (begin, end) in enumerate(sorted(spans, key=lambda span: (span[0], -span[1]))):
+        if tried >= MAX_CANDIDATES:
+            return
+        if begin < covered:
+            continue
+        raw = body[begin:end].encode()
+        try:
+            _any_decoder.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        covered = end
+        yield begin, end, raw
 
 
-def _balanced_end(body: str, start: int) -> int | None:
-    """The index just past the `}` that closes the `{` at `start`, or None when it never closes."""
-    depth = 0
+def _spans(body: str, start: int) -> tuple[list[tuple[int, int]], int | None]:
+    """The balanced brace spans found in one pass from `start`, and the first `{` left open."""
+    stack: list[int] = []
+    spans: list[tuple[int, int]] = []
     index = start
-    length = len(body)
-    while index < length:
+    while True:
         match = _SCAN_STOP.search(body, index)
         if match is None:
-            return None
+            break
         char = match.group()
         index = match.end()
         if char == "{":
-            depth += 1
+            stack.append(match.start())
         elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index
-        elif char == '"':
+            if stack:
+                spans.append((stack.pop(), index))
+        elif char == '"' and stack:
             index = _string_end(body, index)
             if index < 0:
-                return None
-        # a backslash outside a string is not JSON; the decoder will refuse the span
-    return None
+                break
+        # a quote outside braces is prose; a backslash outside a string is not JSON
+    return spans, (stack[0] if stack else None)
 
 
 def _string_end(body: str, index: int) -> int:
