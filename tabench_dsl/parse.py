@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 import msgspec
-from lark import Lark, Token, Transformer, Tree
+from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from .errors import SpecError
@@ -121,14 +121,7 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
         raise _syntax_error(exc, text, path, lines) from None
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text, path, lines) from None
-    rules = []
-    for rule in tree.children:
-        first, *more = rule.children
-        text_ = " ".join([first.rstrip(), *(line.strip() for line in more)])
-        match = RULE_ID.match(text_)
-        pos = Pos(path, first.line, first.column)
-        rules.append(Rule(text=text_, id=match.group() if match else None, pos=pos))
-    return PolicyFile(path=path, rules=tuple(rules))
+    return _PolicyTransformer(path).transform(tree)
 
 
 def decode_long_string(raw: str) -> str:
@@ -156,8 +149,7 @@ class _RubricTransformer(Transformer):
     def _pos(self, token: Token) -> Pos:
         return Pos(self.path, token.line, token.column)
 
-    def _arg(self, item: Token | Tree) -> Arg:
-        token = item
+    def _arg(self, token: Token) -> Arg:
         if token.type == "STRING":
             return Arg("string", self._decode(token), self._pos(token))
         if token.type == "LONG_STRING":
@@ -191,6 +183,24 @@ class _RubricTransformer(Transformer):
 
     def start(self, children: list[RawQuestion]) -> RubricFile:
         return RubricFile(self.path, tuple(children))
+
+
+class _PolicyTransformer(Transformer):
+    def __init__(self, path: str) -> None:
+        super().__init__(visit_tokens=False)
+        self.path = path
+
+    def rule(self, lines: list[Token]) -> Rule:
+        # Joined with one space: trailing white space of every line and the indentation of each
+        # continuation line are not part of the rule.
+        first, *more = lines
+        text = " ".join([first.rstrip(), *(line.strip() for line in more)])
+        match = RULE_ID.match(text)
+        pos = Pos(self.path, first.line, first.column)
+        return Rule(text=text, id=match.group() if match else None, pos=pos)
+
+    def start(self, rules: list[Rule]) -> PolicyFile:
+        return PolicyFile(self.path, tuple(rules))
 
 
 #: How a terminal is named in an error message.
