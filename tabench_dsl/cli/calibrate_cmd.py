@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -67,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
             result = asyncio.run(_calibrate(args, compiled, Path(folder) / "exemplars.jsonl"))
     if args.json:
-        sys.stdout.buffer.write(calibration_json(result) + b"\n")
-        sys.stdout.flush()
+        print(calibration_json(result).decode())
     else:
         print(render_report(result, minimum))
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
