@@ -21,8 +21,8 @@ COLOURS: dict[str, str] = {
 }
 #: Most bars one chart draws; the rest are summarised in the caption.
 MAX_BARS = 40
-_LABEL_W = 190
-_BAR_W = 460
+_LABEL_W = 150
+_BAR_W = 340
 _ROW_H = 22
 _TOP = 48
 
@@ -31,7 +31,7 @@ def _counts(row: SystemTotals | QuestionTotals) -> dict[str, int]:
     return {"pass": row.passed, "fail": row.fail, "adjudicate": row.adjudicate, "error": row.error}
 
 
-def _short(label: str, limit: int = 26) -> str:
+def _short(label: str, limit: int = 22) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
@@ -50,7 +50,7 @@ def outcome_bars(
         shown = shown[:max_bars]
         note = f"the {max_bars} {kind}s with the lowest score, of {len(rows):,}"
     height = _TOP + _ROW_H * max(len(shown), 1) + 8
-    width = _LABEL_W + _BAR_W + 70
+    width = _LABEL_W + _BAR_W + 50
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" font-family="system-ui, sans-serif" '
@@ -63,7 +63,7 @@ def outcome_bars(
                    f'<text x="{x + 16}" y="34">{name}</text>')
         x += 22 + 8 * len(name)
     if note:
-        out.append(f'<text x="{width - 4}" y="34" text-anchor="end" fill="#555">{escape(note)}</text>')
+        out.append(f'<text x="{width - 4}" y="14" text-anchor="end" fill="#555">{escape(note)}</text>')
     if not shown:
         out.append(f'<text x="0" y="{_TOP + 14}" fill="#555">no answers</text>')
     for i, row in enumerate(shown):

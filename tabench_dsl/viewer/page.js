@@ -185,7 +185,7 @@ function renderDetail(detail, row) {
   box.append(el("h3", null, `${r.system} · ${r.question}`), facts);
   if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
   box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, r.answer));
-  box.append(el("h3", null, "Reason"), el("pre", null, r.reason || "(none)"));
+  box.append(el("h3", null, "Judge's reason"), el("pre", null, r.reason || "(none)"));
   box.append(el("h3", null, `Judge attempts (${r.attempts.length})`));
   if (!r.attempts.length) box.append(el("p", { class: "muted" }, "None: T1 decided without a judge call."));
   r.attempts.forEach((a, i) => {
@@ -205,6 +205,9 @@ function promptsBlock(p) {
   const block = el("div", { class: "prompts" }, el("h3", null, "Compiled prompt"));
   if (p.drift) block.append(el("div", { class: "warn" }, p.drift));
   block.append(el("div", { class: "small" }, "recorded sha256 " + p.recorded_sha256));
+  if (p.battery_sha256 && p.battery_sha256 !== p.recorded_sha256) {
+    block.append(el("div", { class: "small" }, "battery's sha256 " + p.battery_sha256));
+  }
   for (const [name, text] of [["SYSTEM", p.system], ["USER", p.user], ["STERN retry", p.stern]]) {
     if (text === null || text === undefined) continue;
     block.append(el("details", null, el("summary", null, `${name} (${fmt(text.length)} characters)`),

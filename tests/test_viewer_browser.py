@@ -1,0 +1,144 @@
+"""The viewer in a real browser: headless Debian Chromium driven by Selenium against `tabench view`.
+
+Starts `tabench view` on port 0 in a subprocess, filters to the adjudicate answers, opens one, decides
+it, and checks the decisions file on disk and the totals the page shows. Skipped when chromium or
+chromedriver is missing, unless the environment variable CI is set (then it fails).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from make_results import HOSTILE_ANSWER, small_results, write_battery, write_results
+
+from tabench_dsl.viewer.run import compile_battery_at
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+pytestmark = pytest.mark.browser
+
+
+def _need_browser() -> None:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    if not missing:
+        return
+    message = f"missing {', '.join(missing)} (apt-get install -y chromium chromium-driver)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator:
+    _need_browser()
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+                 "--window-size=1400,1600"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`tabench view` on a small run with its battery; yields (URL, results path)."""
+    battery = write_battery(tmp_path / "battery")
+    compiled = compile_battery_at(battery)
+    records = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+               for r in small_results()]
+    results = write_results(tmp_path / "run.jsonl", records)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tabench_dsl", "view", str(results), "--port", "0", "--no-browser",
+         "--reviewer", "ana", "--battery", str(battery)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # the viewer prints its URL once it listens
+        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert match, f"no URL in {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+        yield match.group(0), results
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _wait(driver, condition, timeout: float = 10.0):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition)
+
+
+def _cells(driver, system: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    row = driver.find_element(By.CSS_SELECTOR, f'#totals-table tr[data-system="{system}"]')
+    return [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+
+
+def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    url, results = viewer
+    browser.get(url)
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    # system, answers, pass, fail, adjudicate, error, human, score, ...
+    assert _cells(browser, "agent-a")[:8] == ["agent-a", "4", "2", "1", "1", "0", "–", "50.0%"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#chart-systems svg g.bar")) == 2
+
+    Select(browser.find_element(By.NAME, "verdict")).select_by_value("adjudicate")
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".pager .count").text == "1–2 of 2")
+    assert "verdict=adjudicate" in browser.current_url
+    rows = browser.find_elements(By.CSS_SELECTOR, "#list tr.row")
+    assert [r.get_attribute("data-question") for r in rows] == ["h04", "h02"]
+
+    rows[0].click()
+    panel = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail .decide"))
+    # The hostile answer is text on the page, never markup.
+    answer = browser.find_element(By.CSS_SELECTOR, ".detail pre.answer-text").text
+    assert answer == HOSTILE_ANSWER
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert browser.find_elements(By.CSS_SELECTOR, "#list img, #list script") == []
+    raws = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".detail pre.raw")]
+    assert len(raws) == 2 and "matches the gold" in raws[0]
+    prompts = browser.find_element(By.CSS_SELECTOR, ".detail .prompts")
+    assert "SYSTEM (" in prompts.text and not prompts.find_elements(By.CSS_SELECTOR, ".warn")
+
+    panel.find_element(By.NAME, "note").send_keys("equivalent wording <ok>")
+    panel.find_element(By.CSS_SELECTOR, "button.pass").click()
+    status = panel.find_element(By.CSS_SELECTOR, ".status")
+    _wait(browser, lambda d: status.text.startswith("Decided pass by ana"))
+
+    lines = results.with_name("run.decisions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1
+    decision = msgspec.json.decode(lines[0])
+    assert (decision["system"], decision["question"], decision["verdict"], decision["reviewer"],
+            decision["note"]) == ("agent-a", "h04", "pass", "ana", "equivalent wording <ok>")
+
+    _wait(browser, lambda d: _cells(d, "agent-a")[2] == "3")
+    assert _cells(browser, "agent-a")[:8] == ["agent-a", "4", "3", "1", "0", "0", "1 pass / 0 fail", "75.0%"]
+    assert _cells(browser, "agent-b")[4] == "1"  # the other adjudicate answer is still undecided
+    outcome = browser.find_element(By.CSS_SELECTOR, '#list tr.row[data-question="h04"] td.outcome').text
+    assert "human pass" in outcome
+
+    # A fresh load (the same URL, filters kept) shows the decision from disk-backed state.
+    browser.get(browser.current_url)
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    assert Select(browser.find_element(By.NAME, "verdict")).first_selected_option.text == "adjudicate"
+    assert _cells(browser, "agent-a")[6] == "1 pass / 0 fail"
