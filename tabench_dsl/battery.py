@@ -138,9 +138,11 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]
     except yaml.MarkedYAMLError as exc:
         errors.append(_yaml_error(exc, path))
         return {}
+    if root is None:
+        errors.append(_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))
+        return {}
     if not isinstance(root, yaml.MappingNode):
-        at = _pos(root, path) if root is not None else Pos(path, 1, 1)
-        errors.append(_error("a manifest is a mapping of keys", at, hint=_keys_hint()))
+        errors.append(_error("a manifest is a mapping of keys", _pos(root, path), hint=_keys_hint()))
         return {}
     values: dict[str, _Value] = {}
     seen: dict[str, Pos] = {}
@@ -367,13 +369,17 @@ def _pos(node: yaml.Node, path: str) -> Pos:
 
 
 def _yaml_error(exc: yaml.MarkedYAMLError, path: str) -> SpecError:
-    mark = exc.problem_mark or exc.context_mark
-    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    hint = None
+    mark, hint = exc.problem_mark, None
     if exc.context and exc.context_mark:
-        hint = f"{exc.context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+        at = exc.context_mark
+        hint = f"{exc.context} at line {at.line + 1}, column {at.column + 1}"
+        if mark is None or mark.index >= len(mark.buffer or "") - 1:
+            # The file ended inside something: point at where that something starts.
+            mark, hint = at, f"{exc.context} that starts here; the file ends before it is closed"
     elif exc.context:
         hint = exc.context
+    mark = mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     return SpecError(f"invalid YAML: {exc.problem}", path=path, line=line, col=col, hint=hint)
 
 

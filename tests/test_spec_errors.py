@@ -259,6 +259,14 @@ CASES = {
             name: memos: agent
                        ^""",
     ),
+    "yaml unclosed at the end of the file": (
+        {"battery_yaml": MANIFEST.replace("rubrics: [questions/*.rubric]", "rubrics: [questions/*.rubric")},
+        """\
+        bat/battery.yaml:4:10: invalid YAML: expected ',' or ']', but got '<stream end>'
+            rubrics: [questions/*.rubric
+                     ^
+        hint: while parsing a flow sequence that starts here; the file ends before it is closed""",
+    ),
     "bad judge value": (
         {"battery_yaml": MANIFEST + "judge: {model: m, max_tokens: lots}\n"},
         """\
