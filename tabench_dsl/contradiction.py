@@ -5,8 +5,9 @@ fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YA
 this module is only the algorithm:
 
 1. Normalise: casefold, curly quotes to straight, `isn't` -> `is not`, hyphens between words to
-   spaces (`full-credit` reads as `full credit`); blank out `neutral` phrases (`the correct answer
-   is ...` describes the gold, it does not judge the answer).
+   spaces (`full-credit` reads as `full credit`); blank out quoted text (`says "correct order"`
+   quotes the answer) and `neutral` phrases (`the correct answer is ...` describes the gold, it
+   does not judge the answer).
 2. Split into clauses at sentence marks, commas, colons, dashes, and before contrast words
    (`but`, `however`) and concessive words (`although`, `though`).
 3. Give each clause a polarity. A fail phrase (`wrong`, `fails`, `missing`) makes it fail unless it
@@ -37,6 +38,9 @@ _CONTRACTIONS = (
     (re.compile(r"\bcannot\b"), "can not"),
     (re.compile(r"n't\b"), " not"),
 )
+#: Quoted text: "...", `...`, or '...' opened and closed outside a word (not an apostrophe). What
+#: stands in quotes is the answer's or the gold's wording, not the judge's conclusion.
+_QUOTED = re.compile(r'"[^"\n]*"|`[^`\n]*`|(?<!\w)\'[^\'\n]*\'(?!\w)')
 #: A hyphen joining two words (`full-credit`, `borderline-acceptable`).
 _WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
 #: Clause breaks: sentence marks and colons before a space or the end, commas, semicolons, dashes.
@@ -212,8 +216,13 @@ def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
     text = reason.casefold().replace("\u2019", "'").replace("\u2018", "'")
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
+    text = _QUOTED.sub(_blank, text)
     text = _WORD_HYPHEN.sub(" ", text)
-    return neutral.sub(lambda m: " " * len(m.group()), text)
+    return neutral.sub(_blank, text)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
 
 
 def _join(phrases: Iterable[str]) -> str:

@@ -76,6 +76,10 @@ CORE = [
     ("Answer correctly rejects the false premise and names the mechanism.", True),
     ("Not yet correct.", False),
     ("Correct? No: it names Merge.", False),
+    # Quoted text is the answer's or the gold's wording, not the judge's conclusion.
+    ('Says "correct order" but lists them reversed.', False),
+    ("Asserts 'accurate timestamps', which the honesty trap denies.", False),
+    ("Uses fine-grained locking on the right-hand side.", False),
 ]
 
 
