@@ -152,6 +152,8 @@ def _is_sentence_word(match: re.Match[str]) -> bool:
     word = match.group("cap")
     if word is None or word.casefold() not in SENTENCE_WORDS:
         return False
+    if word.casefold() in NUMBER_WORDS:  # "Four" is a number; "One of ..." is not
+        return match.string.startswith(" of", match.end())
     return not re.search(r"[A-Z\d_]", word[1:])
 
 
