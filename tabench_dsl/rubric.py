@@ -71,87 +71,104 @@ def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Que
 
 
 def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
-    values: dict[str, object] = {}
-    field_pos: dict[str, Pos] = {}
-    accept: list[str] = []
-    facets: list[Facet] = []
-    exemplars: list[Exemplar] = []
-    guide_or_facet: Field | None = None
+    builder = _QuestionBuilder(block, errors)
     for field in block.fields:
-        if field.name not in FIELDS:
-            errors.append(_error(
-                f"unknown field '{field.name}'", field.pos, hint="fields are " + ", ".join(FIELDS)
-            ))
-            continue
-        if field.name in SINGLE_FIELDS and field.name in field_pos:
-            errors.append(_error(
-                f"duplicate field '{field.name}'", field.pos,
-                hint=f"'{field.name}' is first given at line {field_pos[field.name].line}",
-            ))
-            continue
-        field_pos.setdefault(field.name, field.pos)
-        args = _match(field, errors)
-        if args is None:
-            continue
-        if field.name in ("guide", "facet") and args[-1].value.strip():
-            if guide_or_facet is not None and "guide" in (field.name, guide_or_facet.name):
-                errors.append(_error(
-                    "a question has facet lines or one guide, not both", field.pos,
-                    hint=f"'{guide_or_facet.name}' is given at line {guide_or_facet.pos.line}",
-                ))
-                continue
-            guide_or_facet = guide_or_facet or field
-        if field.name == "accept":
+        builder.add(field)
+    return builder.finish()
+
+
+class _QuestionBuilder:
+    """Collects one question block's fields, reporting each problem at its line."""
+
+    def __init__(self, block: RawQuestion, errors: list[SpecError]) -> None:
+        self.block = block
+        self.errors = errors
+        self.texts: dict[str, str] = {}
+        self.field_pos: dict[str, Pos] = {}
+        self.accept: list[str] = []
+        self.facets: list[Facet] = []
+        self.exemplars: list[Exemplar] = []
+        self.t1 = True
+        self.guide_or_facet: Field | None = None  # the first non-empty guide or facet line
+
+    def add(self, field: Field) -> None:
+        name = field.name
+        if name not in FIELDS:
+            self._error(f"unknown field '{name}'", field.pos, hint="fields are " + ", ".join(FIELDS))
+            return
+        if name in SINGLE_FIELDS and name in self.field_pos:
+            hint = f"'{name}' is first given at line {self.field_pos[name].line}"
+            self._error(f"duplicate field '{name}'", field.pos, hint=hint)
+            return
+        self.field_pos.setdefault(name, field.pos)
+        args = _match(field, self.errors)
+        if args is None or not self._guide_or_facets(field, args):
+            return
+        if name == "accept":
             if args[0].value.strip():
-                field_pos[f"accept.{len(accept)}"] = field.pos
-                accept.append(args[0].value)
-        elif field.name in TEXT_FIELDS:
-            values[field.name] = args[0].value
-        elif field.name == "facet":
-            facet = _facet(field, args, errors)
+                self.field_pos[f"accept.{len(self.accept)}"] = field.pos
+                self.accept.append(args[0].value)
+        elif name in TEXT_FIELDS:
+            self.texts[name] = args[0].value
+        elif name == "facet":
+            facet = _facet(field, args, self.errors)
             if facet is not None and facet.text.strip():
-                facets.append(facet)
-        elif field.name == "exemplar":
-            exemplar = _exemplar(field, args, errors)
+                self.facets.append(facet)
+        elif name == "exemplar":
+            exemplar = _exemplar(field, args, self.errors)
             if exemplar is not None:
-                exemplars.append(exemplar)
+                self.exemplars.append(exemplar)
         elif args[0].value in ("off", "on"):
-            values["t1"] = args[0].value == "on"
+            self.t1 = args[0].value == "on"
         else:
-            errors.append(_error(f"t1 must be off or on, not '{args[0].value}'", args[0].pos))
-    ok = True
-    for name in REQUIRED_FIELDS:
-        text = values.get(name)
-        if name not in field_pos:
-            errors.append(_error(
-                f"question '{block.id}' has no {name}", block.pos,
-                hint='every question needs prompt "..." and gold "..."',
-            ))
-            ok = False
-        elif isinstance(text, str) and not text.strip():
-            errors.append(_error(
-                f"empty {name} in question '{block.id}'", field_pos[name],
-                hint='every question needs prompt "..." and gold "..."',
-            ))
-            ok = False
-    if not ok or any(name not in values for name in REQUIRED_FIELDS):
-        return None  # a required field with a malformed line: its error is already reported
-    optional = {k: v for k, v in values.items() if k in TEXT_FIELDS and isinstance(v, str) and v.strip()}
-    return Question(
-        id=block.id,
-        prompt=str(values["prompt"]),
-        gold=str(values["gold"]),
-        pos=block.pos,
-        accept=tuple(accept),
-        trap=optional.get("trap"),
-        structure=optional.get("structure"),
-        scoring=optional.get("scoring"),
-        guide=optional.get("guide"),
-        facets=tuple(facets),
-        exemplars=tuple(exemplars),
-        t1=bool(values.get("t1", True)),
-        field_pos=field_pos,
-    )
+            self._error(f"t1 must be off or on, not '{args[0].value}'", args[0].pos)
+
+    def _guide_or_facets(self, field: Field, args: list[Arg]) -> bool:
+        """False (and an error) for a guide after facet lines or a facet line after a guide."""
+        if field.name not in ("guide", "facet") or not args[-1].value.strip():
+            return True
+        first = self.guide_or_facet
+        if first is not None and "guide" in (field.name, first.name):
+            hint = f"'{first.name}' is given at line {first.pos.line}"
+            self._error("a question has facet lines or one guide, not both", field.pos, hint=hint)
+            return False
+        self.guide_or_facet = first or field
+        return True
+
+    def finish(self) -> Question | None:
+        """The question, or None when a required field is missing, empty or malformed."""
+        block, ok = self.block, True
+        for name in REQUIRED_FIELDS:
+            hint = 'every question needs prompt "..." and gold "..."'
+            if name not in self.field_pos:
+                self._error(f"question '{block.id}' has no {name}", block.pos, hint=hint)
+                ok = False
+            elif name not in self.texts:
+                ok = False  # its line is malformed and already reported
+            elif not self.texts[name].strip():
+                self._error(f"empty {name} in question '{block.id}'", self.field_pos[name], hint=hint)
+                ok = False
+        if not ok:
+            return None
+        optional = {k: v for k, v in self.texts.items() if v.strip()}
+        return Question(
+            id=block.id,
+            prompt=self.texts["prompt"],
+            gold=self.texts["gold"],
+            pos=block.pos,
+            accept=tuple(self.accept),
+            trap=optional.get("trap"),
+            structure=optional.get("structure"),
+            scoring=optional.get("scoring"),
+            guide=optional.get("guide"),
+            facets=tuple(self.facets),
+            exemplars=tuple(self.exemplars),
+            t1=self.t1,
+            field_pos=self.field_pos,
+        )
+
+    def _error(self, message: str, at: Pos, *, hint: str | None = None) -> None:
+        self.errors.append(_error(message, at, hint=hint))
 
 
 def _facet(field: Field, args: list[Arg], errors: list[SpecError]) -> Facet | None:

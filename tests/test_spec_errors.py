@@ -366,3 +366,17 @@ def test_no_battery_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert capsys.readouterr().err == "tabench: error: no battery.yaml in empty\n"
     assert main(["compile", "nowhere"]) == 2
     assert capsys.readouterr().err == "tabench: error: no such battery: nowhere\n"
+
+
+def test_facet_after_guide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_battery(tmp_path, questions__a_rubric=rubric(
+        PROMPT, GOLD, 'guide "be strict"', 'facet missing_minor ""', 'facet missing_minor "order"', EXEMPLAR,
+    ))
+    with pytest.raises(SpecErrors) as raised:
+        load_battery("bat")
+    assert raised.value.render() == textwrap.dedent("""\
+        bat/questions/a.rubric:6:3: a question has facet lines or one guide, not both
+              facet missing_minor "order"
+              ^
+        hint: 'guide' is given at line 4""")
