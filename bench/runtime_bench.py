@@ -36,7 +36,7 @@ QUESTIONS = 50
 
 BARE_CLIENT = textwrap.dedent(
     """
-    import asyncio, json, sys
+    import asyncio, json, os, sys
     import aiohttp
 
     async def main(url, calls, concurrency, body_path):
@@ -52,9 +52,27 @@ BARE_CLIENT = textwrap.dedent(
                         json.loads(reply["choices"][0]["message"]["content"])
             await asyncio.gather(*(worker() for _ in range(concurrency)))
 
-    asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
+    # The same event loop as `tabench grade` picks (uvloop when installed), for a fair comparison.
+    loop_factory = None
+    if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio":
+        try:
+            import uvloop
+            loop_factory = uvloop.new_event_loop
+        except ImportError:
+            pass
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
     """
 )
+
+
+def event_loop() -> str:
+    """The event loop `tabench grade` and the bare client run on here."""
+    import importlib.util
+
+    if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio" and importlib.util.find_spec("uvloop"):
+        return "uvloop"
+    return "asyncio"
 
 
 def write_battery(folder: Path) -> Path:
@@ -212,7 +230,7 @@ def main() -> None:
             print(
                 f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}"
             )
-            print(f"  ({env_note})")
+            print(f"  ({env_note}; event loop: {event_loop()})")
 
             bare = Child(
                 [

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         writer = ResultsWriter(out)
         if writer.repaired:
             progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
-        stats = asyncio.run(_grade(args, compiled, reader, writer, progress, skip))
+        stats = run_event_loop(_grade(args, compiled, reader, writer, progress, skip))
     finally:
         progress.close()
         if writer is not None:
@@ -107,6 +107,22 @@ def run(args: argparse.Namespace) -> int:
     )
     _print_totals(out, as_json=args.json)
     return 1 if stats.errors or reader.problems else 0
+
+
+def run_event_loop(coro):
+    """Run `coro` to completion on uvloop when it is installed (it halves the event loop's CPU per
+    judge call), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
+    Ctrl-C cancels the grading and raises KeyboardInterrupt, as `asyncio.run` does."""
+    loop_factory = None
+    if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop_factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(coro)
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
