@@ -200,7 +200,7 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         "<h2>Per question</h2>", _question_table(totals),
         "<h2>Answers</h2>", cut,
         '<form id="filters"><label>verdict <select name="verdict"><option value="">any</option>'
-        "<option>adjudicate</option><option>error</option><option>fail</option><option>pass</option>"
+        + "".join(f'<option value="{v}">{v}</option>' for v in _ORDER) +
         f'</select></label><label>system <select name="system"><option value="">any</option>{systems}'
         '</select></label><span id="shown" class="muted"></span></form>',
         *(_answer(r, run) for r in shown),

@@ -1,7 +1,8 @@
-"""The viewer in a real browser: headless Debian Chromium driven by Selenium against `tabench view`.
+"""The viewer and the static report in a real browser: headless Debian Chromium driven by Selenium.
 
 Starts `tabench view` on port 0 in a subprocess, filters to the adjudicate answers, opens one, decides
-it, and checks the decisions file on disk and the totals the page shows. Skipped when chromium or
+it, and checks the decisions file on disk and the totals the page shows; opens a static report and
+uses its filters. Skipped when chromium or
 chromedriver is missing, unless the environment variable CI is set (then it fails).
 """
 
@@ -18,7 +19,8 @@ import msgspec
 import pytest
 from make_results import HOSTILE_ANSWER, small_results, write_battery, write_results
 
-from tabench_dsl.viewer.run import compile_battery_at
+from tabench_dsl.report import render_report
+from tabench_dsl.viewer.run import compile_battery_at, load_run
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -142,3 +144,24 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     assert Select(browser.find_element(By.NAME, "verdict")).first_selected_option.text == "adjudicate"
     assert _cells(browser, "agent-a")[6] == "1 pass / 0 fail"
+
+
+def test_static_report_filters_and_stays_inert(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    results = write_results(tmp_path / "run.jsonl", small_results())
+    out = tmp_path / "report.html"
+    out.write_text(render_report(load_run(results)), encoding="utf-8")
+    browser.get(out.as_uri())
+    shown = browser.find_element(By.ID, "shown")
+    assert shown.text == "8 shown"
+    Select(browser.find_element(By.NAME, "verdict")).select_by_value("fail")
+    assert shown.text == "2 shown"
+    visible = [d for d in browser.find_elements(By.CSS_SELECTOR, "details.answer") if d.is_displayed()]
+    assert [d.get_attribute("data-verdict") for d in visible] == ["fail", "fail"]
+    Select(browser.find_element(By.NAME, "system")).select_by_value("agent-a")
+    assert shown.text == "1 shown"
+    assert browser.execute_script("return window.__pwned === undefined")
+    first = browser.find_element(By.CSS_SELECTOR, 'details.answer[data-system="agent-a"] summary')
+    assert HOSTILE_ANSWER[:20] not in first.text  # agent-a's fail is h03, not the hostile h04

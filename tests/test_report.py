@@ -1,0 +1,106 @@
+"""The static report: totals, charts, answers in reading order, escaping, the cap, the command line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from make_results import make_record, sha, small_results, write_battery, write_results
+
+from tabench_dsl.cli import main
+from tabench_dsl.decisions import append_decision
+from tabench_dsl.records import Decision
+from tabench_dsl.report import render_report
+from tabench_dsl.viewer.run import compile_battery_at, load_run
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write_results(tmp_path / "run.jsonl", small_results())
+
+
+def answers_in(html: str) -> list[tuple[str, str, str]]:
+    """(verdict, system, question) of each answer block, in page order."""
+    found = re.findall(r'<details class="answer" data-verdict="(\w+)" data-system="([^"]+)">'
+                       r"<summary>.*?</b> · ([\w.-]+) ", html)
+    return [(v, s, q) for v, s, q in found]
+
+
+def test_report_has_totals_charts_and_answers_needing_a_reader_first(results: Path) -> None:
+    html = render_report(load_run(results))
+    assert html.startswith("<!doctype html>") and html.rstrip().endswith("</html>")
+    assert ('<tr><td class="l">agent-a</td><td>4</td><td>2</td><td>1</td><td>1</td><td>0</td><td>–</td>'
+            "<td>50.0%</td>") in html
+    assert html.count("<svg") == 2 and 'data-question="h03"' in html
+    assert answers_in(html) == [
+        ("adjudicate", "agent-a", "h04"), ("adjudicate", "agent-b", "h02"), ("error", "agent-b", "h03"),
+        ("fail", "agent-a", "h03"), ("fail", "agent-b", "h04"),
+        ("pass", "agent-a", "h01"), ("pass", "agent-a", "h02"), ("pass", "agent-b", "h01"),
+    ]
+    assert "All 8 answers" in html and "No battery given" in html
+    assert "contradiction: the judge said fail" in html
+    assert "T1 token-subset pass: no judge call." in html
+
+
+def test_report_escapes_every_piece_of_record_text(tmp_path: Path) -> None:
+    evil_system = '"><script>alert(1)</script>'
+    path = write_results(tmp_path / "run.jsonl", [
+        *small_results(), make_record(evil_system, "h01", "fail", answer="</pre></details><b>bold</b>")])
+    html = render_report(load_run(path))
+    assert "<img" not in html and "window.__pwned=2</script>" not in html and "alert(1)</script>" not in html
+    assert "&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
+    assert "&lt;/pre&gt;&lt;/details&gt;&lt;b&gt;bold&lt;/b&gt;" in html
+    assert html.count("<script>") == 1  # the report's own filter script
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched from anywhere
+
+
+def test_a_large_run_is_cut_and_says_so(results: Path) -> None:
+    html = render_report(load_run(results), max_answers=3)
+    assert [a[0] for a in answers_in(html)] == ["adjudicate", "adjudicate", "error"]
+    assert "Showing 3 of 8 answers: adjudicate, error and fail first, then pass." in html
+
+
+def test_decisions_and_prompts_appear_with_a_battery(tmp_path: Path) -> None:
+    battery = write_battery(tmp_path / "battery")
+    compiled = compile_battery_at(battery)
+    stamped = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+               for r in small_results()]
+    path = write_results(tmp_path / "run.jsonl", stamped)
+    append_decision(path.with_name("run.decisions.jsonl"), Decision(
+        system="agent-a", question="h04", verdict="pass", prompt_sha256=compiled.questions["h04"].sha256,
+        reviewer="ana", time="2026-11-29T14:00:00Z", note="same <meaning>"))
+    append_decision(path.with_name("run.decisions.jsonl"), Decision(
+        system="agent-b", question="h02", verdict="fail", prompt_sha256=sha("old"), reviewer="bo",
+        time="2026-11-29T14:01:00Z"))
+    html = render_report(load_run(path, battery=battery))
+    assert '<span class="badge pass human">human pass</span>' in html
+    assert "Decided pass by ana at 2026-11-29T14:00:00Z – same &lt;meaning&gt;" in html
+    assert "Decision ignored: agent-b / h02: the prompt changed since the decision (sha256 differs)." in html
+    assert '<details id="prompt-h04"><summary>h04 SYSTEM' in html
+    assert "&quot;answer_gold&quot;: &quot;No &lt;b&gt;Summarize&lt;/b&gt; stage exists&quot;" in html
+    assert '<a href="#prompt-h04">SYSTEM prompt</a>' in html
+    assert "No battery given" not in html and "sha256 mismatch" not in html
+
+
+def test_report_command_writes_the_page(results: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", str(results), "--html", str(out), "--max-answers", "5"]) == 0
+    assert capsys.readouterr().out == f"wrote {out}: 8 answers (5 of 8 answers in full)\n"
+    assert "Showing 5 of 8 answers" in out.read_text(encoding="utf-8")
+
+
+def test_report_command_usage_errors(results: Path, tmp_path: Path, capsys) -> None:
+    assert main(["report", str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err == f"tabench: error: {tmp_path / 'nope.jsonl'}: no such results file\n"
+    assert main(["report", str(results), "--html", str(tmp_path / "r.html"), "--max-answers", "-1"]) == 2
+    assert "--max-answers -1: must be 0 or more" in capsys.readouterr().err
+    assert main(["report", str(results), "--html", str(tmp_path / "no" / "r.html")]) == 2
+    assert "its folder does not exist" in capsys.readouterr().err
+    bad = write_battery(tmp_path / "bad")
+    (bad / "memos.rubric").write_text('question h01 {\n  prompt "p"\n  gloden "g"\n}\n', encoding="utf-8")
+    assert main(["report", str(results), "--html", str(tmp_path / "r.html"), "--battery", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad / 'memos.rubric'}:3:3: " in err and "Traceback" not in err
+    assert not (tmp_path / "r.html").exists()
