@@ -26,7 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
+
+import yaml
+
+from .errors import SpecError
 
 Polarity = Literal["pass", "fail"] | None
 ClauseKind = Literal["main", "contrast", "concession"]
@@ -90,26 +95,31 @@ class ContradictionCheck:
         self._opener = _alternation(contrast_words + concessive_words)
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> ContradictionCheck:
-        """Build from a scorer's `contradiction:` section (a mapping of lists and `window`)."""
-        known = {
-            "pass_shaped", "fail_shaped", "negators", "qualifiers", "qualifiers_after", "mitigators",
-            "contrast", "concessive", "neutral", "window",
-        }  # fmt: skip
-        unknown = sorted(set(settings) - known)
+    def from_settings(
+        cls, settings: Mapping[str, Any], *, source: str | Path | None = None
+    ) -> ContradictionCheck:
+        """Build from a scorer's `contradiction:` section (a mapping of lists and `window`).
+
+        A bad section raises `SpecError`; given `source` (the scorer.yaml it came from), the error
+        points at the offending line and column.
+        """
+        if not isinstance(settings, Mapping):
+            raise setting_error("contradiction: must be a mapping", source, "contradiction")
+        unknown = sorted(set(settings) - set(SETTINGS))
         if unknown:
-            raise ValueError(f"contradiction: unknown setting {unknown[0]!r}")
-        lists = {key: list(settings.get(key) or []) for key in known - {"window"}}
-        for key, phrases in lists.items():
-            for phrase in phrases:
-                if not isinstance(phrase, str):
-                    # YAML reads a bare `no` or `yes` as a boolean: the author must quote it.
-                    raise ValueError(f"contradiction.{key}: {phrase!r} is not a string (quote it)")
-                try:
-                    re.compile(phrase)
-                except re.error as exc:
-                    raise ValueError(f"contradiction.{key}: bad pattern {phrase!r}: {exc.msg}") from None
-        return cls(**lists, window=int(settings.get("window", 3)))
+            raise setting_error(
+                f"contradiction: unknown setting {unknown[0]!r}", source, "contradiction", unknown[0],
+                hint=f"settings are {', '.join(SETTINGS)}",
+            )  # fmt: skip
+        lists: dict[str, list[str]] = {}
+        for key in SETTINGS[:-1]:
+            lists[key] = check_patterns(settings.get(key), source, "contradiction", key)
+        window = settings.get("window", 3)
+        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+            raise setting_error(
+                "contradiction.window must be a whole number >= 0", source, "contradiction", "window"
+            )
+        return cls(**lists, window=window)
 
     def is_pass_shaped(self, reason: str) -> bool:
         """True when the reason concludes the answer is correct, acceptable or borderline-acceptable."""
@@ -239,3 +249,66 @@ def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Patter
     if anchored:
         return re.compile(rf"(?:{joined})(?!\w)")
     return re.compile(rf"(?<!\w)(?:{joined})(?!\w)")
+
+
+#: The keys of a `contradiction:` section, in the order the scorer.yaml documents them.
+SETTINGS = (
+    "pass_shaped", "fail_shaped", "negators", "qualifiers", "qualifiers_after", "mitigators",
+    "contrast", "concessive", "neutral", "window",
+)  # fmt: skip
+
+
+def check_patterns(value: Any, source: str | Path | None, *where: str | int) -> list[str]:
+    """A settings list of regular expressions, checked: a list of strings that compile.
+
+    `where` is the key path of the list in the scorer YAML (for the error location).
+    """
+    name = ".".join(str(w) for w in where)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise setting_error(f"{name} must be a list of patterns", source, *where)
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise setting_error(
+                f"{name}: entry {item!r} is not a string", source, *where, index,
+                hint="quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers",
+            )  # fmt: skip
+        try:
+            re.compile(item)
+        except re.error as exc:
+            raise setting_error(f"{name}: bad pattern {item!r}: {exc.msg}", source, *where, index) from None
+    return value
+
+
+def setting_error(
+    message: str, source: str | Path | None, *where: str | int, hint: str | None = None
+) -> SpecError:
+    """A `SpecError` at the node `where` (keys and list indexes) of the scorer YAML `source`."""
+    line, col = _position(source, where) if source is not None else (1, 1)
+    return SpecError(
+        message, path=source if source is not None else "scorer.yaml", line=line, col=col, hint=hint
+    )
+
+
+def _position(source: str | Path, where: tuple[str | int, ...]) -> tuple[int, int]:
+    """Line and column (1-based) of the deepest node of `where` found in the YAML file."""
+    try:
+        node = yaml.compose(Path(source).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return 1, 1
+    mark = node.start_mark if node is not None else None
+    for step in where:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == step:
+                    # an unknown key is reported at the key itself, a bad value at the value
+                    child, mark = value, (key.start_mark if step == where[-1] else value.start_mark)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            child = node.value[step]
+            mark = child.start_mark
+        if child is None:
+            break
+        node = child
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tabench_dsl.contradiction import ContradictionCheck
+from tabench_dsl.errors import SpecError
 from tabench_dsl.resources import specs_dir
 
 REASONS = Path(__file__).parent / "data" / "reasons.jsonl"
@@ -136,16 +137,57 @@ def test_window_limits_how_far_back_a_negator_reaches() -> None:
 
 
 def test_unknown_setting_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown setting 'pass_phrases'"):
+    with pytest.raises(SpecError, match="contradiction: unknown setting 'pass_phrases'"):
         ContradictionCheck.from_settings({"pass_phrases": ["correct"]})
 
 
 def test_yaml_boolean_in_a_list_is_refused() -> None:
     # `- no` in YAML is the boolean False; silently dropping it would disable a negator.
-    with pytest.raises(ValueError, match=r"contradiction\.negators: False is not a string"):
+    with pytest.raises(SpecError, match=r"contradiction\.negators: entry False is not a string"):
         ContradictionCheck.from_settings(yaml.safe_load("negators: [not, no]"))
 
 
 def test_bad_pattern_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"contradiction\.fail_shaped: bad pattern 'wrong\('"):
+    with pytest.raises(SpecError, match=r"contradiction\.fail_shaped: bad pattern 'wrong\('"):
         ContradictionCheck.from_settings({"fail_shaped": ["wrong("]})
+
+
+@pytest.mark.parametrize("window", [-1, "3", True, 2.5])
+def test_bad_window_is_refused(window: object) -> None:
+    with pytest.raises(SpecError, match=r"contradiction\.window must be a whole number >= 0"):
+        ContradictionCheck.from_settings({"window": window})
+
+
+def test_errors_point_into_the_scorer_file(tmp_path: Path) -> None:
+    scorer = tmp_path / "scorer.yaml"
+    scorer.write_text(
+        "name: x\ncontradiction:\n  pass_shaped: [correct]\n  negators:\n    - not\n    - no\n",
+        encoding="utf-8",
+    )
+    settings = yaml.safe_load(scorer.read_text(encoding="utf-8"))
+    with pytest.raises(SpecError) as caught:
+        ContradictionCheck.from_settings(settings["contradiction"], source=scorer)
+    assert caught.value.render() == (
+        f"{scorer}:6:7: contradiction.negators: entry False is not a string\n"
+        "        - no\n"
+        "          ^\n"
+        "hint: quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers"
+    )
+
+
+def test_unknown_setting_points_at_its_key(tmp_path: Path) -> None:
+    scorer = tmp_path / "scorer.yaml"
+    scorer.write_text("contradiction:\n  window: 2\n  pass_phrases: [ok]\n", encoding="utf-8")
+    settings = yaml.safe_load(scorer.read_text(encoding="utf-8"))
+    with pytest.raises(SpecError) as caught:
+        ContradictionCheck.from_settings(settings["contradiction"], source=scorer)
+    assert (caught.value.line, caught.value.col) == (3, 3)
+    assert caught.value.hint is not None and caught.value.hint.startswith(
+        "settings are pass_shaped, fail_shaped"
+    )
+
+
+def test_the_shipped_scorer_settings_are_valid() -> None:
+    source = specs_dir() / "tabench-1.1" / "scorer.yaml"
+    settings = yaml.safe_load(source.read_text(encoding="utf-8"))
+    ContradictionCheck.from_settings(settings["contradiction"], source=source)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 
 import pytest
 import yaml
 
-from tabench_dsl.injection import injection_suspect
+from tabench_dsl.errors import SpecError
+from tabench_dsl.injection import compile_injection, injection_suspect
 from tabench_dsl.resources import specs_dir
 
 
@@ -73,5 +74,24 @@ def test_patterns_come_from_the_settings() -> None:
 
 
 def test_bad_pattern_names_itself() -> None:
-    with pytest.raises(re.error, match=r"injection pattern '\(unclosed'"):
+    with pytest.raises(SpecError, match=r"injection: bad pattern '\(unclosed'"):
         injection_suspect("x", {"injection": ["(unclosed"]})
+
+
+def test_bad_pattern_points_into_the_scorer_file(tmp_path: Path) -> None:
+    scorer = tmp_path / "scorer.yaml"
+    scorer.write_text("injection:\n  - 'you are now'\n  - '[a-'\n", encoding="utf-8")
+    settings = yaml.safe_load(scorer.read_text(encoding="utf-8"))
+    with pytest.raises(SpecError) as caught:
+        compile_injection(settings, source=scorer)
+    assert (caught.value.path, caught.value.line, caught.value.col) == (str(scorer), 3, 5)
+
+
+def test_a_list_is_required() -> None:
+    with pytest.raises(SpecError, match="injection must be a list of patterns"):
+        compile_injection({"injection": "you are now"})
+
+
+def test_the_shipped_patterns_compile() -> None:
+    source = specs_dir() / "tabench-1.1" / "scorer.yaml"
+    assert compile_injection(yaml.safe_load(source.read_text(encoding="utf-8")), source=source) is not None
