@@ -184,3 +184,40 @@ async def test_refused_key_stops_the_run_without_leaking_it(
     assert "the judge refused the request" in err and "401" in err
     assert canary not in out + err and "Traceback" not in err
     assert server.requests[0]["_headers"]["authorization"] == "<redacted>"
+
+
+async def test_unconfigured_judge_leaves_no_results_file(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "x")])
+    assert await run(["grade", str(battery), "--answers", str(answers), "--judge", "http://127.0.0.1:9"]) == 2
+    assert "needs a model" in capsys.readouterr().err
+    assert not (work / "results.jsonl").exists()
+
+
+async def test_plain_progress_lines_off_a_terminal(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans(f"s{i}", "h03", "blue") for i in range(40)])
+    assert await run(["grade", str(battery), "--answers", str(answers), "--concurrency", "1"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("graded ") and "/40 in " in line]
+    # Every 5% of 40 answers: 2, 4, ..., 40; never one line per record, never a terminal escape.
+    assert 2 <= len(lines) <= 21 and lines[-1].startswith("graded 40/40 in ")
+    assert lines[-1].endswith("pass 40 fail 0 adjudicate 0 error 0")
+    assert "\x1b[" not in err
+
+
+def test_progress_bar_on_a_terminal_draws_through_rich() -> None:
+    import io
+
+    from tabench_dsl.progress import Progress
+    from tabench_dsl.records import JudgeInfo, Record
+
+    stream = io.StringIO()
+    progress = Progress(3, stream=stream, bar=True)
+    record = Record("a", "h01", "t1", "pass", "r", "sha", JudgeInfo("builtin", "x"))
+    for _ in range(3):
+        progress.advance(record)
+    progress.log("answers.jsonl:2: not a JSON object")
+    progress.close()
+    text = stream.getvalue()
+    assert "3/3" in text and "pass 3" in text and "answers.jsonl:2: not a JSON object" in text

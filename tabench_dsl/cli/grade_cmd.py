@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(count_lines(args.answers))
     reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
+    created = not out.exists()
     writer = None
     try:
         writer = ResultsWriter(out)
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
         if writer is not None:
             writer.close()
+            if created and writer.count == 0:
+                out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
 
     print(
         f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
