@@ -25,7 +25,7 @@ this module is only the algorithm:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -113,7 +113,9 @@ class ContradictionCheck:
             )  # fmt: skip
         lists: dict[str, list[str]] = {}
         for key in SETTINGS[:-1]:
-            lists[key] = check_patterns(settings.get(key), source, "contradiction", key)
+            lists[key] = check_patterns(
+                settings.get(key), source, "contradiction", key, rewrite=_phrase_regex
+            )
         window = settings.get("window", 3)
         if isinstance(window, bool) or not isinstance(window, int) or window < 0:
             raise setting_error(
@@ -238,7 +240,12 @@ def _blank(match: re.Match[str]) -> str:
 def _join(phrases: Iterable[str]) -> str:
     """One alternation of phrase regexes, longest first; a space matches any run of white space."""
     parts = sorted({p.strip().casefold() for p in phrases if p and p.strip()}, key=len, reverse=True)
-    return "|".join(re.sub(r" +", r"\\s+", p) for p in parts)
+    return "|".join(_phrase_regex(p) for p in parts)
+
+
+def _phrase_regex(phrase: str) -> str:
+    """A phrase as a regex: a run of spaces matches any run of white space (unless quantified)."""
+    return re.sub(r" +(?![*+?{])", r"\\s+", phrase)
 
 
 def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Pattern[str]:
@@ -258,8 +265,11 @@ SETTINGS = (
 )  # fmt: skip
 
 
-def check_patterns(value: Any, source: str | Path | None, *where: str | int) -> list[str]:
-    """A settings list of regular expressions, checked: a list of strings that compile.
+def check_patterns(
+    value: Any, source: str | Path | None, *where: str | int, rewrite: Callable[[str], str] = str
+) -> list[str]:
+    """A settings list of regular expressions, checked: a list of strings that compile (after
+    `rewrite`, the way the caller will use them).
 
     `where` is the key path of the list in the scorer YAML (for the error location).
     """
@@ -275,7 +285,7 @@ def check_patterns(value: Any, source: str | Path | None, *where: str | int) -> 
                 hint="quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers",
             )  # fmt: skip
         try:
-            re.compile(item)
+            re.compile(rewrite(item))
         except re.error as exc:
             raise setting_error(f"{name}: bad pattern {item!r}: {exc.msg}", source, *where, index) from None
     return value
