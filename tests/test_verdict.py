@@ -236,3 +236,13 @@ def test_near_misses_are_never_a_verdict(verdict: Verdict, spoil, before: str, a
     decoded = decode_reply(before + json.dumps(spoiled) + after)
     assert decoded.verdict is None
     assert decoded.problem
+
+
+@settings(derandomize=True, max_examples=100)
+@given(verdict=verdicts, upper=st.lists(st.booleans(), min_size=4, max_size=4))
+def test_verdict_case_is_recorded_only_when_changed(verdict: Verdict, upper: list[bool]) -> None:
+    word = "".join(c.upper() if u else c for c, u in zip(verdict.verdict, upper, strict=True))
+    text = msgspec.json.encode({"verdict": word, "reason": verdict.reason, "facets": verdict.facets}).decode()
+    decoded = decode_reply(text)
+    assert decoded.verdict == verdict
+    assert ("verdict_case" in decoded.tolerated) is (word != verdict.verdict)
