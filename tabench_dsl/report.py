@@ -9,6 +9,8 @@ and the page says so.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from datetime import UTC, datetime
 from html import escape
 
@@ -54,6 +56,10 @@ var ok=(!v||d.dataset.verdict===v)&&(!s||d.dataset.system===s);d.hidden=!ok;if(o
 document.getElementById('shown').textContent=n+' shown';}
 f.addEventListener('change',apply);apply();})();
 """
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
 def _pct(value: float | None) -> str:
@@ -186,6 +192,9 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
                       for s in totals.systems)
     body = [
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        # Answers are untrusted text: even if one escaped its escaping, nothing else could run or load.
+        f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
+        f'style-src {_csp_hash(_CSS)}; script-src {_csp_hash(_SCRIPT)}">'
         f"<title>tabench report: {escape(run.results_path.name)}</title><style>{_CSS}</style></head><body>",
         f"<h1>tabench report</h1><p class=\"muted\">{escape(str(run.results_path))} · "
         f"{totals.records:,} answers"

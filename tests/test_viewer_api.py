@@ -235,3 +235,40 @@ async def test_paging_over_100000_records_stays_fast(aiohttp_client, big_results
     assert per_page < 0.5, f"a page of a filtered list took {per_page:.3f} s"
     last = await get_json(client, "/api/records?offset=99990&limit=50")
     assert len(last["items"]) == 10 and last["items"][-1]["system"] == "sys-09"
+
+
+async def test_a_later_decision_replaces_an_earlier_one(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    for verdict in ("pass", "fail"):
+        response = await client.post("/api/decision", json={
+            "system": "agent-b", "question": "h02", "verdict": verdict})
+        assert response.status == 200
+    agent_b = (await get_json(client, "/api/totals"))["systems"][1]
+    counts = (agent_b["human_pass"], agent_b["human_fail"], agent_b["fail"], agent_b["adjudicate"])
+    assert counts == (0, 1, 2, 0)
+    assert [d.verdict for d in load_decisions(decisions_of(results))] == ["pass", "fail"]
+    # Reloading from disk gives the same standing: the last decision wins.
+    reloaded = Index(load_run(results)).totals().systems[1]
+    assert (reloaded.human_pass, reloaded.human_fail) == (0, 1)
+
+
+def test_view_command_usage_errors(tmp_path: Path, capsys, results: Path) -> None:
+    import socket
+
+    from tabench_dsl.cli import main
+
+    assert main(["view", str(tmp_path / "none.jsonl"), "--no-browser"]) == 2
+    assert capsys.readouterr().err == f"tabench: error: {tmp_path / 'none.jsonl'}: no such results file\n"
+    assert main(["view", str(results), "--port", "70000", "--no-browser"]) == 2
+    assert "--port 70000: not a port number" in capsys.readouterr().err
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"system": "a", "question": "h01", "answer": "x"}\n', encoding="utf-8")
+    assert main(["view", str(answers), "--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tabench: error: {answers}:1: not a result record: ") and "tabench grade" in err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["view", str(results), "--port", str(port), "--no-browser"]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import threading
 import time
 import webbrowser
 from pathlib import Path
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tabench view: {len(index.records)} answers indexed in {time.monotonic() - started:.1f} s; "
               f"serving {url}  (Ctrl-C stops)", flush=True)
         if not args.no_browser:
-            webbrowser.open(url)
+            open_browser(url)
 
     try:
         asyncio.run(serve(index, port=args.port, on_ready=ready))
@@ -61,3 +63,15 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("tabench view: stopped", file=sys.stderr)
     return 0
+
+
+def open_browser(url: str) -> None:
+    """Open `url` in a graphical browser, in a thread: a console browser must not block the server.
+
+    Without a display (a server over SSH) nothing is opened; the printed URL is enough.
+    """
+    graphical = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    if sys.platform.startswith("linux") and not graphical:
+        print("tabench view: no display found; open the URL above in a browser", flush=True)
+        return
+    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()

@@ -61,6 +61,7 @@ class Index:
         self._search = [f"{r.answer}\n{r.reason}".casefold() for r in self.records]
         self._cache: tuple[Filters, list[int]] | None = None
         self._totals: Totals | None = None
+        self._choices: dict[str, list[str]] | None = None
 
     # -- what the page shows ---------------------------------------------------------------------
     def totals(self) -> Totals:
@@ -82,10 +83,13 @@ class Index:
     def meta(self) -> dict[str, Any]:
         """What the filters can choose from, and what the page must warn about."""
         run = self.run
-        systems = sorted({r.system for r in self.records})
-        questions = sorted({r.question for r in self.records})
-        facets = sorted({name for r in self.records for name, seen in r.facets.items() if seen})
-        causes = sorted({r.cause for r in self.records if r.cause})
+        if self._choices is None:  # decisions never change these: compute them once
+            self._choices = {
+                "systems": sorted({r.system for r in self.records}),
+                "questions": sorted({r.question for r in self.records}),
+                "facets": sorted({name for r in self.records for name, seen in r.facets.items() if seen}),
+                "causes": sorted({r.cause for r in self.records if r.cause}),
+            }
         return {
             "results": str(run.results_path),
             "decisions": str(run.decisions_path),
@@ -94,10 +98,7 @@ class Index:
                                                           "scorer": run.compiled.scorer,
                                                           "path": str(run.battery_path)},
             "records": len(self.records),
-            "systems": systems,
-            "questions": questions,
-            "facets": facets,
-            "causes": causes,
+            **self._choices,
             "problems": run.problems[:20],
             "problem_count": len(run.problems),
             "stale": [{"system": s.decision.system, "question": s.decision.question,

@@ -61,6 +61,8 @@ def load_run(results_path: str | Path, *, battery: str | Path | None = None) -> 
         raise UsageError(f"{results_path}: no such results file")
     problems: list[str] = []
     standing = latest(iter_records(results_path, on_problem=problems.append))
+    if not standing and problems:
+        raise UsageError(f"{problems[0]} (is this a results file written by `tabench grade`?)")
     dpath = decisions_path(results_path)
     stale: list[StaleDecision] = []
     records = apply_decisions(standing.values(), load_decisions(dpath), stale=stale)
