@@ -15,11 +15,13 @@ this module is only the algorithm:
    pass unless a negator or qualifier stands within `window` words before it (`not acceptable`,
    `partially correct`, `would be correct`) or a qualifier right after it (`correct if`,
    `correct in part`): a negated or qualified pass phrase makes the clause fail. Fail wins in a clause.
-4. Conclude, reading clauses in order: the first polarity sets the state; a later fail wins over
-   an earlier pass (an explicit fail conclusion wins); a clause opened by a contrast word overrides
-   what came before (`wrong at first glance, but actually correct`); a leading concession (`although
-   phrased differently, the answer is correct`) counts only when nothing else concludes; a trailing
-   concession (`correct, though the order is wrong`) can bring a fail but never a pass.
+4. Conclude. A contrast word starts a new segment, and the last segment that concludes anything
+   decides (`wrong at first glance, but actually correct`; `correct names but wrong order`).
+   Within a segment, reading clauses in order, the first polarity sets the state and a later fail
+   wins over a pass (an explicit fail conclusion wins: `right idea, wrong function name`); a
+   leading concession (`although phrased differently, the answer is correct`) counts only when
+   nothing else concludes; a trailing concession (`correct, though the order is wrong`) can bring
+   a fail but never a pass.
 """
 
 from __future__ import annotations
