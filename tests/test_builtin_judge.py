@@ -156,7 +156,7 @@ def test_trap_denied_is_no_assertion(compiled: CompiledBattery) -> None:
 @pytest.mark.parametrize(
     "answer",
     ["I cannot determine this from the code.", "I don't know.", "Not enough information to answer.",
-     "Cannot be determined."],
+     "Cannot be determined.", "It can\u2019t be determined from here."],
 )
 def test_bare_non_answer_fails(compiled: CompiledBattery, answer: str) -> None:
     got = grade(compiled, "stages", answer)

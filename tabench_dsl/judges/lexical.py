@@ -117,7 +117,8 @@ def _stem(word: str) -> str:
 def _prepare(text: str) -> str:
     """NFKC, casefold, contractions spelled out, thousands separators and `()` suffixes dropped."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = text.replace("\u2019", "'").replace("n't", " not").replace("cannot", "can not")
+    text = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
+    text = text.replace("n't", " not").replace("cannot", "can not")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"__(\w+?)__", r"dunder\1", text)  # `__slots__` is not the word "slots"
     return text.replace("()", "").replace("`", "")
