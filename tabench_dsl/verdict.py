@@ -18,7 +18,12 @@ spec is silent this module decides, strictly, because the spec's list of tolerat
 - `"facets": null` is malformed (not an object); an empty `{}` is fine (no facet observed);
 - an empty reason is a string and is accepted;
 - a verdict object wrapped in another object (`{"result": {...}}`) is malformed: a decodable JSON
-  object is never searched inside, so junk is never read as a verdict.
+  object is never searched inside, so junk is never read as a verdict;
+- text that is not JSON counts as prose, brackets included: `[{...verdict...}]` and
+  `{note: {...verdict...}}` yield the inner verdict with `surrounding_prose`;
+- a reply encoded twice (a JSON string holding the object) is malformed;
+- `several_objects` counts every JSON object standing in the reply, verdict or not;
+- work is bounded: at most MAX_PASSES brace-pairing passes and MAX_CANDIDATES decoded spans.
 """
 
 from __future__ import annotations

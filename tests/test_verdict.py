@@ -66,6 +66,9 @@ FAIL = Verdict("fail", "Misses Compact", {"missing_minor": False})
         ('I think {this is "odd, but: ' + OBJ, FAIL, ("surrounding_prose",)),
         ("It's the 5\" model. " + OBJ, FAIL, ("surrounding_prose",)),
         ('{"verdict":"fail","reason":""}', Verdict("fail", "", {}), ("missing_facets",)),
+        # Text that is not JSON is prose, brackets and braces included.
+        (f"[{OBJ}]", FAIL, ("surrounding_prose",)),
+        (f"{{note: {OBJ}}}", FAIL, ("surrounding_prose",)),
     ],
 )
 def test_tolerated_forms(text: str, verdict: Verdict, tolerated: tuple[str, ...]) -> None:
@@ -103,6 +106,8 @@ def test_tolerated_forms(text: str, verdict: Verdict, tolerated: tuple[str, ...]
         ('{"result":{"verdict":"pass","reason":"x"}}', "unknown key 'result'"),
         ('Here: {"verdict":"pass","reason":"x","score":1} done', "unknown key 'score'"),
         ('```json\n{"verdict":"pass"}\n```', "reason missing"),
+        # A reply encoded twice: a JSON string that holds the object.
+        (json.dumps(OBJ), "no JSON object in the reply"),
     ],
 )
 def test_malformed(text: str, problem: str) -> None:
