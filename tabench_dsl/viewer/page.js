@@ -44,6 +44,11 @@ function outcomeCell(item) {
   const cell = el("td", { class: "outcome" }, badge(item.verdict, null));
   if (item.human) cell.append(" → ", badge(item.verdict, item.human));
   if (item.cause) cell.append(el("span", { class: "small" }, " " + item.cause));
+  if (item.injection_suspect) {
+    cell.append(el("span", { class: "small flag", title: "the answer looks like it addresses the judge" },
+      " injection?"));
+  }
+  if (item.warnings) cell.append(el("span", { class: "small flag", title: "see the answer's warnings" }, " ⚑"));
   return cell;
 }
 
