@@ -123,6 +123,26 @@ async def test_openai_missing_usage_counts_zero(judge_server, http_session):
     assert (await openai_judge(server, http_session).complete(MESSAGES)).tokens == Tokens()
 
 
+async def test_openai_switches_to_max_completion_tokens_when_asked(judge_server, http_session):
+    refusal = Raw(status=400, body={"error": {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                   "Use 'max_completion_tokens' instead.",
+        "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter",
+    }})
+    server = await judge_server(lambda body: refusal if "max_tokens" in body else VERDICT)
+    judge = openai_judge(server, http_session)
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    sent = [("max_tokens" in r, r.get("max_completion_tokens")) for r in server.requests]
+    assert sent == [(True, None), (False, 64), (False, 64)]  # asked once with the old field only
+
+
+async def test_unauthorized_without_a_key_says_none_was_sent(judge_server, http_session):
+    server = await judge_server([VERDICT], api_key="needed")
+    with pytest.raises(TransportError, match=r"HTTP 401.*no key was sent \(set OPENAI_API_KEY\)"):
+        await openai_judge(server, http_session).complete(MESSAGES)
+
+
 # -- Anthropic Messages --------------------------------------------------------------------------
 
 

@@ -90,9 +90,11 @@ def status_error(
     payload: bytes,
     *,
     key_env: str | None = None,
+    key_sent: bool = True,
     secrets: Iterable[str | None] = (),
 ) -> TransportError:
-    """The `TransportError` for a non-2xx reply, retryable or not by its status."""
+    """The `TransportError` for a non-2xx reply, retryable or not by its status. `key_env` names
+    the variable the key comes from, for the hint of a 401/403."""
     detail = _error_detail(payload)
     said = f": {scrub(detail, secrets)}" if detail else ""
     retry_after = parse_retry_after(headers)
@@ -103,7 +105,10 @@ def status_error(
         )
     if status in (401, 403):
         what = "authentication failed" if status == 401 else "permission denied"
-        hint = f"; check {key_env}" if key_env else "; check the server's key"
+        if not key_sent:
+            hint = f"; no key was sent (set {key_env})" if key_env else "; no key was sent"
+        else:
+            hint = f"; check {key_env}" if key_env else "; check the key"
         message = f"{backend} judge {what} (HTTP {status}){said}{hint}"
     elif status == 404:
         message = f"{backend} judge not found (HTTP 404){said}; check the model name and the base URL"

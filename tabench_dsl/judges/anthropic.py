@@ -110,7 +110,7 @@ class AnthropicJudge:
         if not 200 <= status < 300:
             raise status_error(
                 "anthropic", status, reply_headers, payload,
-                key_env="ANTHROPIC_API_KEY", secrets=[self._api_key],
+                key_env="ANTHROPIC_API_KEY", key_sent=bool(self._api_key), secrets=[self._api_key],
             )
         return decode_message(payload, latency_ms)
 

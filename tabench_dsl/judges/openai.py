@@ -94,6 +94,8 @@ class OpenAIJudge:
         self._session = session
         self._api_key = api_key or None
         self._key_env = key_env
+        # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
+        self._token_field = "max_tokens"
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -105,21 +107,29 @@ class OpenAIJudge:
             "model": self.params.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": self.params.temperature,
-            "max_tokens": self.params.max_tokens,
+            self._token_field: self.params.max_tokens,
         }
 
     async def complete(self, messages: list[Message]) -> Completion:
-        """One exchange; raises `TransportError` for anything that is not a chat completion."""
+        """One exchange; raises `TransportError` for anything that is not a chat completion.
+
+        A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
+        models) is asked again at once with that field, and from then on."""
         headers = {"accept": "application/json"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
-        status, reply_headers, payload, latency_ms = await post_json(
-            self._session, self.endpoint, self.request_body(messages), headers, self.timeout
-        )
+        while True:
+            status, reply_headers, payload, latency_ms = await post_json(
+                self._session, self.endpoint, self.request_body(messages), headers, self.timeout
+            )
+            if status == 400 and self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
+                self._token_field = "max_completion_tokens"
+                continue
+            break
         if not 200 <= status < 300:
             raise status_error(
                 self.info.backend, status, reply_headers, payload,
-                key_env=self._key_env if self._api_key else None, secrets=[self._api_key],
+                key_env=self._key_env, key_sent=bool(self._api_key), secrets=[self._api_key],
             )
         return decode_chat_completion(payload, self.info.backend, latency_ms)
 
