@@ -2,10 +2,11 @@
 
 `ResultsWriter` appends each record as one `write` of one complete line the moment its answer is
 graded, so Ctrl-C or a crash never leaves a record half in a Python buffer; `os.fsync` is batched
-(every `FSYNC_EVERY` records or `FSYNC_SECONDS`, and on close) because syncing each line would bound
-grading by the disk. A crash (kill -9, power loss) can still leave a torn last line: opening the
-file for append first cuts it back to the end of its last good line, so the next record starts on a
-line of its own. Earlier lines are never touched.
+(every `FSYNC_EVERY` records or `FSYNC_SECONDS`, and on close) and runs in a helper thread, because
+syncing each line, or waiting for the disk on the event loop, would bound grading by the disk.
+A crash (kill -9, power loss) can still leave a torn last line: opening the file for append first
+cuts it back to the end of its last good line, so the next record starts on a line of its own.
+Earlier lines are never touched.
 
 Reading: `iter_records` streams the records (bad lines are reported and skipped), `done_pairs`
 gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -98,6 +100,10 @@ class ResultsWriter:
         self._buffer = bytearray()
         self._unsynced = 0
         self._last_sync = time.monotonic()
+        # fsync runs in a helper thread: on a busy disk it takes milliseconds, which the event loop
+        # (and every judge call in flight) would otherwise wait for.
+        self._syncer: ThreadPoolExecutor | None = None
+        self._sync_future: Future[None] | None = None
         self.count = 0
 
     def write(self, record: Record) -> None:
@@ -116,20 +122,28 @@ class ResultsWriter:
             self.sync()
 
     def sync(self) -> None:
-        """fsync what was written so far."""
-        if self._unsynced:
-            os.fsync(self._fd)
-            self._unsynced = 0
+        """Start an fsync of what was written so far, in the helper thread (one at a time)."""
         self._last_sync = time.monotonic()
+        if not self._unsynced:
+            return
+        if self._sync_future is not None and not self._sync_future.done():
+            return  # the one running covers most of it; the next batch or close() covers the rest
+        if self._syncer is None:
+            self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabench-fsync")
+        self._unsynced = 0
+        self._sync_future = self._syncer.submit(os.fsync, self._fd)
 
     def close(self) -> None:
-        """fsync and close. Safe to call twice."""
-        if self._fd >= 0:
-            try:
-                self.sync()
-            finally:
-                os.close(self._fd)
-                self._fd = -1
+        """Wait for the helper thread, fsync everything, close. Safe to call twice."""
+        if self._fd < 0:
+            return
+        try:
+            if self._syncer is not None:
+                self._syncer.shutdown(wait=True)
+            os.fsync(self._fd)
+        finally:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> ResultsWriter:
         return self
