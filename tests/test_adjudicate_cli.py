@@ -100,3 +100,44 @@ def test_missing_results_is_a_usage_error(monkeypatch, capsys, tmp_path: Path) -
     status, out, err = adjudicate(monkeypatch, capsys, [str(tmp_path / "none.jsonl")], "")
     assert status == 2 and out == ""
     assert err == f"tabench: error: {tmp_path / 'none.jsonl'}: no such results file\n"
+
+
+async def test_grade_adjudicate_totals_report(monkeypatch, capsys, tmp_path: Path, judge_server) -> None:
+    """A judge that contradicts itself twice leaves adjudicate records; a person decides them in the
+    terminal; `tabench totals` and the report count the decisions; the prompts match the battery."""
+    import asyncio
+    import json
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TABENCH_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    contradiction = json.dumps({"verdict": "fail", "reason": "The answer matches the gold.", "facets": {}})
+    server = await judge_server([contradiction])
+    battery = write_battery(tmp_path / "battery")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        json.dumps({"system": "a", "question": "h02", "answer": "Ingest and Index <b>only</b>"}) + "\n"
+        + json.dumps({"system": "b", "question": "h03", "answer": "It squashes history"}) + "\n",
+        encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(results), "--judge", server.url,
+            "--model", "m", "--no-cache"]
+    assert await asyncio.to_thread(main, argv) == 0
+    capsys.readouterr()
+
+    keys = "p\nclose enough\nf\n\n"
+    status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "ana"], keys)
+    assert status == 0 and out.endswith("2 decided, 0 skipped, 0 still undecided.\n")
+    assert "Attempt 2 (stern) raw reply:" in out
+
+    assert main(["totals", str(results), "--json"]) == 0
+    systems = {s["system"]: s for s in json.loads(capsys.readouterr().out)["systems"]}
+    assert (systems["a"]["pass"], systems["a"]["human_pass"], systems["a"]["adjudicate"]) == (1, 1, 0)
+    assert (systems["b"]["fail"], systems["b"]["human_fail"], systems["b"]["adjudicate"]) == (1, 1, 0)
+
+    report = tmp_path / "report.html"
+    assert main(["report", str(results), "--html", str(report), "--battery", str(battery)]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert "human pass" in html and "human fail" in html and "close enough" in html
+    assert "sha256 mismatch" not in html and '<a href="#prompt-h02">SYSTEM prompt</a>' in html
+    assert "Ingest and Index &lt;b&gt;only&lt;/b&gt;" in html
