@@ -221,3 +221,12 @@ def test_progress_bar_on_a_terminal_draws_through_rich() -> None:
     progress.close()
     text = stream.getvalue()
     assert "3/3" in text and "pass 3" in text and "answers.jsonl:2: not a JSON object" in text
+
+
+async def test_empty_answers_file_grades_nothing(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [])
+    assert await run(["grade", str(battery), "--answers", str(answers), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["systems"] == [] and "graded 0 answer(s)" in err
+    assert not (work / "results.jsonl").exists()

@@ -181,7 +181,7 @@ def _print_totals(out: Path, *, as_json: bool) -> None:
     from ..totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
-    records = _light_records(out)
+    records = _light_records(out) if out.exists() else iter(())
     decisions_file = decisions_path(out)
     if decisions_file.is_file():
         records = apply_decisions(list(records), load_decisions(decisions_file))
