@@ -4,10 +4,13 @@ the judge factory."""
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 import pytest
 from judge_server import Fault, Raw
 
+from tabench_dsl.cli import main
 from tabench_dsl.errors import JudgeError, TransportError, UsageError
 from tabench_dsl.judges.anthropic import AnthropicJudge
 from tabench_dsl.judges.base import JudgeParams, Message
@@ -387,3 +390,49 @@ def test_factory_errors():
         make_judge("http://user:pw@127.0.0.1:8080/v1", model="m", env={}, session=object())
     with pytest.raises(JudgeError, match="no results file"):
         make_judge("replay:/nonexistent/results.jsonl")
+
+
+# -- through the command line --------------------------------------------------------------------
+
+
+def _tiny_battery(root) -> tuple[str, str]:
+    battery = root / "tiny"
+    battery.mkdir()
+    (battery / "battery.yaml").write_text(
+        "name: tiny\nscorer: tabench-1.1\npolicies: [tiny.policy]\nrubrics: [tiny.rubric]\nt1: false\n"
+    )
+    (battery / "tiny.policy").write_text("S1: Grade against the gold answer only.\n")
+    (battery / "tiny.rubric").write_text('question q1 {\n  prompt "Capital of France?"\n  gold "Paris"\n}\n')
+    answers = root / "answers.jsonl"
+    answers.write_text(
+        '{"system": "a", "question": "q1", "answer": "Paris"}\n'
+        '{"system": "b", "question": "q1", "answer": "Lyon"}\n'
+    )
+    return str(battery), str(answers)
+
+
+@pytest.mark.parametrize("server_key", [CANARY, "another-key"], ids=["accepted", "refused"])
+async def test_canary_key_stays_out_of_results_and_output(judge_server, tmp_path, monkeypatch, capfd,
+                                                          server_key):
+    echo = {"error": {"type": "invalid_request_error", "message": f"Incorrect API key provided: {CANARY}"}}
+    server = await judge_server(
+        lambda body: VERDICT if "Paris" in body["messages"][1]["content"] else FENCED, api_key=server_key
+    )
+    if server_key != CANARY:  # the server refuses the key and echoes it back, as OpenAI does
+        server.responder = [Raw(status=401, body=echo)]
+        server.protocol_check = False
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    battery, answers = _tiny_battery(tmp_path)
+    out = tmp_path / "results.jsonl"
+    argv = ["grade", battery, "--answers", answers, "--out", str(out), "--judge", "openai:judge-m",
+            "--no-cache", "--timeout", "2", "--concurrency", "1"]
+    status = await asyncio.to_thread(main, argv)
+    captured = capfd.readouterr()
+    written = out.read_text() if out.exists() else ""
+    for text in (captured.out, captured.err, written):
+        assert CANARY not in text and "7f3e9a1b" not in text
+    if server_key == CANARY:
+        assert status == 0 and written.count("\n") == 2 and '"backend":"openai"' in written
+    else:
+        assert status != 0 and "authentication failed (HTTP 401)" in captured.err + written

@@ -19,6 +19,7 @@ local servers need none. Keys live only inside the judge objects.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,9 +51,10 @@ def make_judge(
     max_tokens: int | None = None,
 ) -> Judge:
     """The judge for `spec` (see the module docstring); raises `UsageError` for a bad spec or a
-    missing model, `JudgeError` for a missing key. `session` is needed by the HTTP backends."""
+    missing model, `JudgeError` for a missing key. `session` is needed by the HTTP backends; `env`
+    defaults to the process environment."""
     manifest = manifest_judge or JudgeDefaults()
-    env = env or {}
+    env = os.environ if env is None else env
     spec = (spec or manifest.backend or "builtin").strip()
     scorer = dict((settings or {}).get("judge") or {})
     chosen_model = model or manifest.model
