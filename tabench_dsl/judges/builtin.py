@@ -187,7 +187,8 @@ def rule_key(
         return None
     total = len(key.required)
     if len(named) == total:
-        return Ruling("pass", f"names all {total} required elements of the {label}")
+        counted = "the one required element" if total == 1 else f"all {total} required elements"
+        return Ruling("pass", f"names {counted} of the {label}")
     return Ruling(
         "pass", f"names {len(named)} of {total} elements; scoring needs {need}", {"missing_minor": True}
     )
