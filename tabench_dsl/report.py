@@ -169,11 +169,29 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
+def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
+    """`limit` records in reading order, chosen verdict by verdict and round-robin over the systems,
+    so a cut report shows every system's undecided and failed answers, not the first system's only."""
+    buckets: dict[tuple[int, str], list[Record]] = {}
+    for record in ordered:
+        buckets.setdefault(_reading_order(record)[:2], []).append(record)
+    chosen: list[Record] = []
+    for rank in sorted({key[0] for key in buckets}):
+        queues = [buckets[key] for key in sorted(buckets) if key[0] == rank]
+        for i in range(max(len(q) for q in queues)):
+            for queue in queues:
+                if i < len(queue):
+                    chosen.append(queue[i])
+                    if len(chosen) == limit:
+                        return sorted(chosen, key=_reading_order)
+    return sorted(chosen, key=_reading_order)
+
+
 def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | None = None) -> str:
     """The whole report page for `run` as HTML text."""
     totals = compute_totals(run.records)
     ordered = sorted(run.records, key=_reading_order)
-    shown = ordered[:max_answers]
+    shown = ordered if len(ordered) <= max_answers else _fair_cut(ordered, max_answers)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     warnings = [f'<div class="warn">{escape(p)}</div>' for p in run.problems[:20]]
     if len(run.problems) > 20:
@@ -185,7 +203,8 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
                         "</div>")
     if len(shown) < len(ordered):
         cut = (f'<p class="warn">Showing {len(shown):,} of {len(ordered):,} answers: adjudicate, error '
-               "and fail first, then pass. <code>tabench view</code> browses them all.</p>")
+               "and fail first, then pass, taken evenly from every system. <code>tabench view</code> "
+               "browses them all.</p>")
     else:
         cut = f'<p class="muted">All {len(ordered):,} answers, adjudicate, error and fail first.</p>'
     systems = "".join(f'<option value="{escape(s.system)}">{escape(s.system)}</option>'

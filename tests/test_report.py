@@ -58,8 +58,16 @@ def test_report_escapes_every_piece_of_record_text(tmp_path: Path) -> None:
 
 def test_a_large_run_is_cut_and_says_so(results: Path) -> None:
     html = render_report(load_run(results), max_answers=3)
-    assert [a[0] for a in answers_in(html)] == ["adjudicate", "adjudicate", "error"]
-    assert "Showing 3 of 8 answers: adjudicate, error and fail first, then pass." in html
+    assert answers_in(html) == [
+        ("adjudicate", "agent-a", "h04"), ("adjudicate", "agent-b", "h02"), ("error", "agent-b", "h03")]
+    assert ("Showing 3 of 8 answers: adjudicate, error and fail first, then pass, taken evenly from every "
+            "system.") in html
+    # Within a verdict, the cut takes from every system in turn, then shows them grouped by system.
+    html = render_report(load_run(results), max_answers=5)
+    assert answers_in(html)[3:] == [("fail", "agent-a", "h03"), ("fail", "agent-b", "h04")]
+    many = [make_record(f"s{s}", f"q{q:02d}", "fail") for s in range(3) for q in range(10)]
+    html = render_report(load_run(write_results(results.with_name("many.jsonl"), many)), max_answers=6)
+    assert answers_in(html) == [("fail", f"s{s}", f"q{q:02d}") for s in range(3) for q in range(2)]
 
 
 def test_decisions_and_prompts_appear_with_a_battery(tmp_path: Path) -> None:
