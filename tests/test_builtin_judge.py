@@ -180,6 +180,10 @@ def test_relaxed_scoring_reports_missing_minor(compiled: CompiledBattery) -> Non
     got = grade(compiled, "atleast", "common.lark, lark.lark and python.lark")
     assert got["verdict"] == "pass" and got["facets"]["missing_minor"] is True
     assert got["reason"] == "names 3 of 4 elements; scoring needs 3"
+    got = grade(compiled, "atleast", "common.lark, and not lark.lark")
+    assert got == {"verdict": "fail", "reason": "names 1 of 4 elements; scoring needs 3",
+                   "facets": {"extra_correct_info": False, "missing_minor": False,
+                              "erroneous_assertion": False}}
 
 
 def test_stern_retry_reads_the_answer_after_its_marker(compiled: CompiledBattery) -> None:
