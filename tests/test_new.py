@@ -33,8 +33,12 @@ def test_new_battery_compiles_lints_clean_and_calibrates_at_100(
     assert {e.kind for e in question.exemplars} == {"correct", "partial", "incorrect"}
     assert any(e.expect is not None for e in question.exemplars)
     assert question.t1 is False
-    assert all(rule.id for rule in battery.policies)
-    assert any("  " not in rule.text and len(rule.text) > 60 for rule in battery.policies)  # a continued rule
+    assert [rule.id for rule in battery.policies] == ["S1", "S2", "S3"]
+    # S2 is written over two lines: the continuation is joined with one space.
+    assert battery.policies[1].text == (
+        'S2: A premise rejection that names the actual mechanism is judged on substance; '
+        'a bare "cannot determine" fails.'
+    )
 
     compiled = compile_battery(battery)
     assert "dataclass-dict" in compiled.questions
