@@ -178,3 +178,19 @@ async def test_a_language_model_judge_goes_through_t1_stern_retry_and_adjudicate
     assert obj["confusion"]["fail"] == {"pass": 0, "fail": 1, "adjudicate": 1, "error": 0}
     assert obj["confusion"]["pass"] == {"pass": 2, "fail": 0, "adjudicate": 0, "error": 0}
     assert [(m["index"], m["got"]) for m in obj["misses"]] == [(4, "adjudicate")]
+
+
+async def test_a_second_calibration_is_served_from_the_cache(
+    work: Path, judge_server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    battery = write_battery(work, LLM_RUBRIC)
+    server = await judge_server([json.dumps({"verdict": "fail", "reason": "omits Compact"})])
+    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--json",
+            "--cache", str(work / "c.sqlite")]
+    assert await asyncio.to_thread(main, argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    calls = len(server.requests)
+    assert calls == 3  # exemplar 1 passes T1
+    assert await asyncio.to_thread(main, argv) == 0
+    assert len(server.requests) == calls
+    assert json.loads(capsys.readouterr().out) == first
