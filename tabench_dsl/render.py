@@ -13,6 +13,11 @@ The system template sees five values, the first four of them the holes of the se
     exemplars_json  `json.dumps(indent=1, ensure_ascii=False)` of {"kind", "answer", "why"} objects
     question        the `nodes.Question` itself, for scorer versions that want more than the holes
 
+A system template that is only text around bare `{{ hole }}`s (the shipped ones are) is rendered
+once with markers and cut into pieces; each question's prompt is then those pieces joined around
+its hole values: exactly what rendering gives, about ten times cheaper. A template with any
+logic is rendered per question.
+
 The user and stern templates see `answer`. `compile_battery` renders them once around a sentinel
 and keeps the text on either side as a `compiled.Frame`, so the runtime fills in an answer with
 two string joins and never imports Jinja2.
@@ -32,7 +37,7 @@ import jinja2
 import jinja2.nodes
 
 from .compiled import CompiledBattery, CompiledQuestion, Frame
-from .errors import TabenchError
+from .errors import SpecError, UsageError
 from .nodes import Battery, JudgeDefaults, Question, Rule, Scorer
 
 #: Template file names used when a scorer's YAML has no `templates:` mapping.
@@ -45,8 +50,11 @@ ANSWER_PLACEHOLDER = "{{candidate answer}}"
 _SENTINEL = "\x00tabench:answer-hole:5f0c2a91\x00"
 
 
-class TemplateError(TabenchError):
-    """A scorer template is missing, does not compile, or uses a value it is not given."""
+class TemplateError(UsageError):
+    """A scorer template is missing or uses a value it is not given (exit status 2, like a bad spec).
+
+    A template that does not compile is a `SpecError` at its file and line.
+    """
 
 
 @cache
@@ -68,7 +76,9 @@ def _template(scorer_path: str, name: str) -> jinja2.Template:
     except jinja2.TemplateNotFound as exc:
         raise TemplateError(f"scorer template not found: {Path(scorer_path) / name}") from exc
     except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"{Path(scorer_path) / name}:{exc.lineno}: {exc.message}") from exc
+        raise SpecError(
+            f"scorer template: {exc.message}", path=Path(scorer_path) / name, line=exc.lineno, col=1
+        ) from None
 
 
 def _template_name(scorer: Scorer, part: str) -> str:

@@ -208,3 +208,29 @@ def test_output_is_utf8_whatever_the_locale(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert '"answer_gold": "Ünïcødé — 日本"'.encode() in proc.stdout
     assert proc.stdout.endswith(b"[]\n")
+
+
+def test_broken_scorer_template_is_a_spec_error(tmp_path, capsys) -> None:
+    battery = _battery(tmp_path / "b")
+    scorer = battery / "my-scorer"
+    scorer.mkdir()
+    (scorer / "scorer.yaml").write_text("name: my-scorer\n", encoding="utf-8")
+    (scorer / "system.j2").write_text("line one\n{% if policies %}unclosed\n", encoding="utf-8")
+    (scorer / "user.j2").write_text("{{ answer }}\n", encoding="utf-8")
+    (scorer / "stern.j2").write_text("{{ answer }}\n", encoding="utf-8")
+    manifest = battery / "battery.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("tabench-1.1", "my-scorer"), encoding="utf-8"
+    )
+    status, out, err = _run(capsys, str(battery))
+    assert (status, out) == (2, "")
+    assert err == (
+        f"{scorer / 'system.j2'}:2:1: scorer template: Unexpected end of template. Jinja was looking for "
+        "the following tags: 'elif' or 'else' or 'endif'. The innermost block that needs to be closed is "
+        "'if'.\n    {% if policies %}unclosed\n    ^\n"
+    )
+
+    (scorer / "system.j2").write_text("{{ policies }} {{ polices }}\n", encoding="utf-8")
+    status, out, err = _run(capsys, str(battery))
+    assert (status, out) == (2, "")
+    assert err == f"tabench: error: {scorer / 'system.j2'}: 'polices' is undefined\n"
