@@ -220,6 +220,8 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         f" · {escape(judge_caption(totals))} · generated {stamp}</p>",
         *warnings,
         "<h2>Totals per system</h2>", _totals_table(totals),
+        '<p class="muted">Facets observed: '
+        + (escape(" · ".join(f"{k} {v:,}" for k, v in totals.facets.items())) or "none") + "</p>",
         '<p class="muted">score = pass / (pass + fail + adjudicate) with its 95% Wilson interval; errors are '
         "not counted; a human decision counts as its verdict.</p>",
         '<h2>Outcomes</h2><div class="charts">',

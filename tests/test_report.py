@@ -40,6 +40,7 @@ def test_report_has_totals_charts_and_answers_needing_a_reader_first(results: Pa
         ("pass", "agent-a", "h01"), ("pass", "agent-a", "h02"), ("pass", "agent-b", "h01"),
     ]
     assert "All 8 answers" in html and "No battery given" in html
+    assert "Facets observed: erroneous_assertion 2 · missing_minor 1</p>" in html
     assert "contradiction: the judge said fail" in html
     assert "T1 token-subset pass: no judge call." in html
 

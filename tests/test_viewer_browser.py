@@ -103,6 +103,8 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     # system, answers, pass, fail, adjudicate, error, human, score, ...
     assert _cells(browser, "agent-a")[:8] == ["agent-a", "4", "2", "1", "1", "0", "–", "50.0%"]
     assert len(browser.find_elements(By.CSS_SELECTOR, "#chart-systems svg g.bar")) == 2
+    facets = browser.find_element(By.ID, "facets").text
+    assert facets == "Facets observed: erroneous_assertion 2 · missing_minor 1"
 
     Select(browser.find_element(By.NAME, "verdict")).select_by_value("adjudicate")
     _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".pager .count").text == "1–2 of 2")

@@ -101,6 +101,8 @@ function showTotals(totals) {
     (j.language_model ? "" : ` (${j.label || "not a language model"})`));
   document.getElementById("judges").textContent =
     judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).";
+  const facets = Object.entries(totals.facets).map(([name, n]) => `${name} ${fmt(n)}`);
+  document.getElementById("facets").textContent = "Facets observed: " + (facets.join(" · ") || "none");
   // Server-drawn SVG: its labels are escaped there.
   document.getElementById("chart-systems").innerHTML = totals.charts.systems;
   document.getElementById("chart-questions").innerHTML = totals.charts.questions;
