@@ -141,6 +141,11 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     outcome = browser.find_element(By.CSS_SELECTOR, '#list tr.row[data-question="h04"] td.outcome').text
     assert "human pass" in outcome
 
+    # "Next answer" closes this one and opens the next adjudicate answer.
+    panel.find_element(By.CSS_SELECTOR, "button.next-answer").click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail h3").text == "agent-b · h02")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "tr.detail-row")) == 1
+
     # A fresh load (the same URL, filters kept) shows the decision from disk-backed state.
     browser.get(browser.current_url)
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")

@@ -241,6 +241,14 @@ function decidePanel(r, row) {
                                prompt_sha256: r.prompt_sha256 }) });
       show(done.decision);
       row.replaceChild(outcomeCell(done.record), row.querySelector("td.outcome"));
+      const following = row.nextElementSibling && row.nextElementSibling.nextElementSibling;
+      if (following && following.classList.contains("row")) {
+        status.append(" ", el("button", { type: "button", class: "next-answer", onclick: () => {
+          row.click();  // close this one
+          following.click();
+          following.scrollIntoView({ block: "start" });
+        } }, "Next answer ›"));
+      }
       await refreshTotals();
     } catch (err) {
       status.textContent = "Not saved: " + err.message;
