@@ -230,3 +230,29 @@ async def test_empty_answers_file_grades_nothing(work: Path, capsys) -> None:
     out, err = capsys.readouterr()
     assert json.loads(out)["systems"] == [] and "graded 0 answer(s)" in err
     assert not (work / "results.jsonl").exists()
+
+
+async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, capsys, judge_server) -> None:
+    from tabench_dsl.totals import compute_totals, totals_json
+
+    def responder(body: dict) -> str | Fault:
+        text = user_content(body)
+        if "junk" in text:
+            return "no verdict"
+        return PASS if "good" in text else FAIL
+
+    server = await judge_server(responder)
+    battery = write_battery(work)
+    lines = [ans(f"s{i % 4}", q, f"{word} {i}") for i, (q, word) in enumerate(
+        [("h01", "good"), ("h02", "bad"), ("h03", "junk"), ("h01", "7311"), ("h02", "7311"), ("h03", "good")]
+        * 2
+    )]
+    answers = answers_file(work, lines[:4] + lines[6:10])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m", "--json"]
+    assert await run(argv) == 0
+    printed = capsys.readouterr().out.strip().encode()
+    expected = totals_json(compute_totals(iter_records(work / "results.jsonl")))
+    assert printed == expected
+    totals = json.loads(printed)
+    assert sum(s["judge_calls"] for s in totals["systems"]) == server.calls > 0
+    assert sum(s["adjudicate"] for s in totals["systems"]) == 2 and totals["facets"] == {"missing_minor": 4}
