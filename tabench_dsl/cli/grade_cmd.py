@@ -113,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_event_loop(coro):
-    """Run `coro` to completion on uvloop when it is installed (it halves the event loop's CPU per
-    judge call), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
+    """Run `coro` to completion on uvloop when it is installed (it cuts the CPU each judge call costs
+    by about a fifth), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
     Ctrl-C cancels the grading and raises KeyboardInterrupt, as `asyncio.run` does."""
     loop_factory = None
     if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio":
