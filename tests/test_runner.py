@@ -231,3 +231,19 @@ async def test_records_carry_what_the_spec_asks(tmp_path: Path, judge_server) ->
     (attempt,) = record.attempts
     assert attempt.tokens.prompt > 0 and attempt.tokens.completion > 0 and attempt.latency_ms > 0
     assert not record.injection_suspect
+
+
+async def test_rerun_replays_a_reask_from_its_own_cache_entry(tmp_path: Path, judge_server) -> None:
+    battery = compiled_battery(tmp_path)
+    server = await judge_server([MALFORMED, PASS, FAIL])
+    answer = [Answer("a", "h03", "azure")]
+    with ReplyCache(tmp_path / "cache.sqlite") as cache:
+        (first,), _ = await grade(battery, server.url, answer, tmp_path / "r1.jsonl", cache=cache)
+    with ReplyCache(tmp_path / "cache.sqlite") as cache:
+        (again,), _ = await grade(battery, server.url, answer, tmp_path / "r2.jsonl", cache=cache)
+    # The format re-ask sent the same messages as the first ask, yet its reply has its own entry:
+    # the rerun replays malformed-then-pass, not malformed twice.
+    assert first.verdict == again.verdict == "pass" and server.calls == 2
+    assert [(a.kind, a.raw, a.cache_hit) for a in again.attempts] == [
+        ("first", MALFORMED, True), ("format", PASS, True)
+    ]
