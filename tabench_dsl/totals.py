@@ -165,7 +165,7 @@ def judge_caption(totals: Totals) -> str:
     for judge in totals.judges:
         text = f"{judge.backend}:{judge.model}"
         if not judge.language_model:
-            text += f" ({judge.label or 'not a language model'})"
+            text = f"{judge.label or 'not a language model'}, {text}"
         parts.append(text)
     return "judge: " + ", ".join(parts)
 
