@@ -201,6 +201,13 @@ def test_system_template_with_logic_is_rendered_not_joined(tmp_path: Path) -> No
     assert compiled.questions["q2"].system == "q2:guide={{ look }}|7|[]"
 
 
+def test_plain_system_template_may_repeat_and_omit_holes(tmp_path: Path) -> None:
+    scorer = _scorer(tmp_path, system="[{{ facet_guide }}]\r\n{{facet_guide}} {{ policies }}\n\n")
+    q = Question(id="q", prompt="p", gold="g", pos=_POS, guide="G{{ policies }}")
+    battery = _battery(scorer, q, rules=(Rule(text="S1: r", id="S1", pos=_POS),))
+    assert render_system(battery, q) == "[G{{ policies }}]\nG{{ policies }} S1: r\n"
+
+
 _text = st.text(st.characters(codec="utf-8"), max_size=30)
 _optional = st.one_of(st.none(), _text.filter(bool))
 
