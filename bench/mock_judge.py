@@ -2,8 +2,9 @@
 
 Every POST to `/v1/chat/completions` (or `/chat/completions`) waits `--latency-ms` (default 20) and
 answers one precomputed chat-completion body whose content is a valid verdict object. The handler
-is a raw aiohttp handler that reads the request body and does not decode it, so on a 2-core machine
-the judge takes as little CPU as it can from the process being measured.
+is a raw aiohttp low-level server handler (on uvloop when installed) that reads the request body and
+does not decode it, so on a 2-core machine the judge takes as little CPU as it can from the process
+being measured. Its own CPU seconds are printed on stdout (`cpu S`) when it stops.
 
     python bench/mock_judge.py [--port 0] [--latency-ms 20]
 
@@ -43,22 +44,27 @@ REPLY = json.dumps(
 ).encode()
 
 
-def make_app(latency: float) -> web.Application:
-    """The mock judge application: one handler, one precomputed reply."""
+PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+HEADERS = {"Content-Type": "application/json"}
 
-    async def chat(request: web.Request) -> web.Response:
+
+def make_handler(latency: float):
+    """The mock judge: aiohttp's low-level server handler (no router, no middlewares, no access
+    log), one precomputed reply."""
+
+    async def chat(request: web.BaseRequest) -> web.Response:
         await request.read()
+        if request.method != "POST" or request.path not in PATHS:
+            return web.Response(status=404)
         await asyncio.sleep(latency)
-        return web.Response(body=REPLY, content_type="application/json")
+        return web.Response(body=REPLY, headers=HEADERS)
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    app.router.add_post("/chat/completions", chat)
-    return app
+    return chat
 
 
 async def serve(port: int, latency: float) -> None:
-    runner = web.AppRunner(make_app(latency), access_log=None, handle_signals=False)
+    server = web.Server(make_handler(latency), access_log=None)
+    runner = web.ServerRunner(server, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
     await site.start()
@@ -70,6 +76,10 @@ async def serve(port: int, latency: float) -> None:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await runner.cleanup()
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"cpu {usage.ru_utime + usage.ru_stime:.3f}", flush=True)
 
 
 def main() -> None:
@@ -77,7 +87,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=20.0)
     args = parser.parse_args()
-    asyncio.run(serve(args.port, args.latency_ms / 1000.0))
+    try:  # the judge must stay cheap: it shares the CPU with the process being measured
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+    except ImportError:
+        loop_factory = None
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve(args.port, args.latency_ms / 1000.0))
 
 
 if __name__ == "__main__":

@@ -163,17 +163,38 @@ class Child:
             raise SystemExit(f"{argv[:4]} exited {self.status}:\n{self.stderr[-3000:]}")
 
 
-def start_judge() -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(
-        [PYTHON, str(HERE / "mock_judge.py"), "--latency-ms", str(LATENCY_MS)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("port "):
-        proc.kill()
-        raise SystemExit("the mock judge did not start")
-    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
+class MockJudge:
+    """`bench/mock_judge.py` in a process of its own; `cpu` is its CPU seconds once stopped."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [PYTHON, str(HERE / "mock_judge.py"), "--latency-ms", str(LATENCY_MS)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line.startswith("port "):
+            self.proc.kill()
+            raise SystemExit("the mock judge did not start")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
+        self.cpu = 0.0
+
+    def stop(self) -> float:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            out, _ = self.proc.communicate(timeout=30)
+            for line in out.splitlines():
+                if line.startswith("cpu "):
+                    self.cpu = float(line.split()[1])
+        return self.cpu
+
+    def __enter__(self) -> MockJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def grade_argv(
@@ -215,84 +236,82 @@ def main() -> None:
     calls = args.calls or (2_000 if args.quick else 20_000)
     rss_calls = args.rss_calls or (10_000 if args.quick else 100_000)
 
-    judge, url = start_judge()
-    try:
-        with tempfile.TemporaryDirectory(prefix="tabench-bench-") as tmp:
-            work = Path(tmp)
-            battery = write_battery(work / "battery")
-            answers = work / "answers.jsonl"
-            write_answers(answers, calls)
-            body = work / "body.json"
-            body.write_bytes(request_body(battery))
-            env_note = (
-                f"{os.cpu_count()} CPU(s); the mock judge runs on the same machine and competes for CPU"
-            )
-            print(
-                f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}"
-            )
-            print(f"  ({env_note}; event loop: {event_loop()})")
+    with tempfile.TemporaryDirectory(prefix="tabench-bench-") as tmp:
+        work = Path(tmp)
+        battery = write_battery(work / "battery")
+        answers = work / "answers.jsonl"
+        write_answers(answers, calls)
+        body = work / "body.json"
+        body.write_bytes(request_body(battery))
+        print(
+            f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}"
+        )
+        print(
+            f"  {os.cpu_count()} CPU(s), shared: the mock judge (a process of its own) competes with the"
+            f" measured process; event loop: {event_loop()}"
+        )
 
-            bare = Child(
-                [
-                    PYTHON,
-                    "-c",
-                    BARE_CLIENT,
-                    f"{url}/chat/completions",
-                    str(calls),
-                    str(CONCURRENCY),
-                    str(body),
-                ],
-                cwd=work,
-            )
-            grade = Child(grade_argv(battery, answers, work / "results.jsonl", url), cwd=work)
-            with open(work / "results.jsonl", "rb") as f:
-                lines = sum(1 for _ in f)
-            if lines != calls:
-                raise SystemExit(f"expected {calls} records, found {lines}")
-            ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
-            bare_us = bare.cpu / calls * 1e6
-            grade_us = grade.cpu / calls * 1e6
-            print(
-                f"  bare aiohttp client : {bare_us:8.1f} us CPU/call  wall {bare.wall:6.2f} s "
-                f"(efficiency {ideal / bare.wall:.2f})"
-            )
-            print(
-                f"  tabench grade       : {grade_us:8.1f} us CPU/call  wall {grade.wall:6.2f} s "
-                f"(process start included)"
-            )
-            ratio = grade_us / bare_us
-            efficiency = ideal / grade.wall
-            print(
-                f"  CPU ratio grade/bare: {ratio:.2f}   "
-                f"(target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})"
-            )
-            print(
-                f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade.wall:.2f} s "
-                f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
-            )
+        with MockJudge() as judge:
+            bare_argv = [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", str(calls)]
+            bare = Child([*bare_argv, str(CONCURRENCY), str(body)], cwd=work)
+            bare_judge = judge.stop() / calls * 1e6
+        with MockJudge() as judge:
+            grade = Child(grade_argv(battery, answers, work / "results.jsonl", judge.url), cwd=work)
+            grade_judge = judge.stop() / calls * 1e6
+        with open(work / "results.jsonl", "rb") as f:
+            lines = sum(1 for _ in f)
+        if lines != calls:
+            raise SystemExit(f"expected {calls} records, found {lines}")
+        ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
+        bare_us = bare.cpu / calls * 1e6
+        grade_us = grade.cpu / calls * 1e6
+        print(
+            f"  bare aiohttp client : {bare_us:7.1f} us CPU/call, wall {bare.wall:6.2f} s, "
+            f"efficiency {ideal / bare.wall:.2f} (mock judge: {bare_judge:.1f} us CPU/call)"
+        )
+        print(
+            f"  tabench grade       : {grade_us:7.1f} us CPU/call, wall {grade.wall:6.2f} s "
+            f"(process start included; mock judge: {grade_judge:.1f} us CPU/call)"
+        )
+        ratio = grade_us / bare_us
+        efficiency = ideal / grade.wall
+        print(
+            f"  CPU ratio grade/bare: {ratio:.2f}   (target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})"
+        )
+        print(
+            f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade.wall:.2f} s "
+            f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
+        )
+        busy = grade.cpu / grade.wall
+        print(
+            f"  bound: tabench grade kept {busy:.0%} of one core busy over its wall time; at "
+            f"{grade_us:.0f} us a call one core grades at most {1e6 / grade_us:.0f} calls/s, the ideal "
+            f"needs {CONCURRENCY / (LATENCY_MS / 1000.0):.0f}/s"
+        )
 
-            if args.profile:
-                prof = work / "grade.prof"
+        if args.profile:
+            prof = work / "grade.prof"
+            with MockJudge() as judge:
                 Child(
-                    grade_argv(battery, answers, work / "results-prof.jsonl", url, profile=prof),
+                    grade_argv(battery, answers, work / "results-prof.jsonl", judge.url, profile=prof),
                     cwd=work,
                 )
-                import pstats
+                judge.stop()
+            import pstats
 
-                print("  cProfile of tabench grade (top 25 by own time):")
-                pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
+            print("  cProfile of tabench grade (top 25 by own time):")
+            pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
 
-            big = work / "answers-big.jsonl"
-            write_answers(big, rss_calls)
-            rss = Child(grade_argv(battery, big, work / "results-big.jsonl", url), cwd=work)
-            print(
-                f"memory bench: {rss_calls} answers: peak RSS of tabench grade {rss.rss_mib:.1f} MiB "
-                f"(target < 300 MB: {'met' if rss.rss_mib * 1.048576 < 300 else 'MISSED'}), "
-                f"wall {rss.wall:.1f} s, {rss.cpu / rss_calls * 1e6:.1f} us CPU/call"
-            )
-    finally:
-        judge.terminate()
-        judge.wait(timeout=10)
+        big = work / "answers-big.jsonl"
+        write_answers(big, rss_calls)
+        with MockJudge() as judge:
+            rss = Child(grade_argv(battery, big, work / "results-big.jsonl", judge.url), cwd=work)
+            judge.stop()
+        print(
+            f"memory bench: {rss_calls} answers: peak RSS of tabench grade {rss.rss_mib:.1f} MiB "
+            f"(target < 300 MB: {'met' if rss.rss_mib * 1.048576 < 300 else 'MISSED'}), "
+            f"wall {rss.wall:.1f} s, {rss.cpu / rss_calls * 1e6:.1f} us CPU/call"
+        )
 
 
 if __name__ == "__main__":
