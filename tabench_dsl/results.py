@@ -6,7 +6,8 @@ graded, so Ctrl-C or a crash never leaves a record half in a Python buffer; `os.
 syncing each line, or waiting for the disk on the event loop, would bound grading by the disk.
 A crash (kill -9, power loss) can still leave a torn last line: opening the file for append first
 cuts it back to the end of its last good line, so the next record starts on a line of its own.
-Earlier lines are never touched.
+Earlier lines are never touched. A writer holds an exclusive `flock` on the file, so a second
+grading cannot append to it at the same time.
 
 Reading: `iter_records` streams the records (bad lines are reported and skipped), `done_pairs`
 gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
@@ -23,7 +24,13 @@ from pathlib import Path
 
 import msgspec
 
+from .errors import UsageError
 from .records import Record, record_decoder
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: there, nothing stops two gradings sharing one file
+    fcntl = None  # type: ignore[assignment]
 
 #: fsync after this many records ...
 FSYNC_EVERY = 256
@@ -89,13 +96,20 @@ class ResultsWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            #: Bytes cut off a torn last line when the file was opened.
-            self.repaired = repair_tail(self.path)
-        else:
-            self.repaired = 0
         # Unbuffered: every record reaches the operating system in the write that makes it.
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if fcntl is not None:
+            # Two gradings appending to one file would grade the same answers twice.
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._fd)
+                self._fd = -1
+                raise UsageError(
+                    f"{self.path} is being written by another tabench grade; wait for it or use another --out"
+                ) from None
+        #: Bytes cut off a torn last line when the file was opened.
+        self.repaired = repair_tail(self.path)
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self._unsynced = 0

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tabench_dsl.answers import AnswerReader, count_lines
+from tabench_dsl.errors import UsageError
 from tabench_dsl.records import JudgeInfo, Record
 from tabench_dsl.results import ResultsWriter, done_pairs, iter_records, repair_tail
 
@@ -140,3 +143,14 @@ def test_answers_stream_reports_bad_lines_and_goes_on(tmp_path: Path) -> None:
     assert "duplicate answer of system 'a' to question 'h01' (first at line 1)" in rendered[3]
     assert reader.problems == 5 and reader.count == 3
     assert count_lines(path) == 9
+
+
+def test_a_second_writer_on_the_same_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as w:
+        w.write(rec("q1"))
+        with pytest.raises(UsageError, match="being written by another tabench grade"):
+            ResultsWriter(path)
+    with ResultsWriter(path) as w:  # free again once the first is closed
+        w.write(rec("q2"))
+    assert [r.question for r in iter_records(path)] == ["q1", "q2"]
