@@ -57,21 +57,23 @@ class Progress:
         """`pass 3 fail 1 adjudicate 0 error 0`."""
         return " ".join(f"{name} {count}" for name, count in self.counts.items())
 
-    def skipped(self, count: int) -> None:
+    def skipped(self, count: int = 1) -> None:
         """Answers skipped by --resume count as done (the bar's total includes them)."""
         self.done += count
-        if self._rich is not None:
-            self._rich.update(self._task, completed=self.done)
+        self.counts["skipped"] = self.counts.get("skipped", 0) + count
+        self._tick()
 
     def advance(self, record: Record) -> None:
         """One more record written."""
         self.done += 1
         self.counts[record.verdict] = self.counts.get(record.verdict, 0) + 1
+        self._tick()
+
+    def _tick(self) -> None:
         if self._rich is not None:
             # Only numbers change here; rich's refresh thread draws.
             self._rich.update(self._task, completed=self.done, tally=self.tally())
-            return
-        if self.done >= self._next_step or time.monotonic() - self._last_line >= PLAIN_SECONDS:
+        elif self.done >= self._next_step or time.monotonic() - self._last_line >= PLAIN_SECONDS:
             self._line()
 
     def log(self, message: str) -> None:

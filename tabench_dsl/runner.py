@@ -87,7 +87,8 @@ def _now() -> str:
 class Grader:
     """Grade answers of one compiled battery with one judge, appending records to `writer`.
 
-    `cache` is None for `--no-cache`; `on_record` is called after each record is written (progress).
+    `cache` is None for `--no-cache`; `on_record` is called after each record is written and
+    `on_skip` for each answer skipped as done (progress).
     `env` is searched for keys to scrub from error messages (default: the process environment).
     """
 
@@ -101,6 +102,7 @@ class Grader:
         policy: RetryPolicy | None = None,
         limiter: AdaptiveLimiter | None = None,
         on_record: Callable[[Record], None] | None = None,
+        on_skip: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.battery = battery
@@ -113,6 +115,7 @@ class Grader:
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or AdaptiveLimiter(8)
         self.on_record = on_record
+        self.on_skip = on_skip
         self.stats = RunStats()
         settings = battery.settings or {}
         self.settings = settings
@@ -147,6 +150,8 @@ class Grader:
         for answer in iterator:  # one shared iterator: each `next` runs to completion between awaits
             if (answer.system, answer.question) in skip:
                 self.stats.skipped += 1
+                if self.on_skip is not None:
+                    self.on_skip()
                 continue
             record = await self.grade(answer)
             self.writer.write(record)

@@ -151,11 +151,9 @@ async def _grade(args, compiled, reader, writer, progress, skip):
         try:
             grader = Grader(
                 compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
-                on_record=progress.advance,
+                on_record=progress.advance, on_skip=progress.skipped,
             )
-            stats = await grader.run(reader, skip=skip)
-            progress.skipped(stats.skipped)
-            return stats
+            return await grader.run(reader, skip=skip)
         finally:
             if cache is not None:
                 cache.close()
