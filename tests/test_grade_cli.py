@@ -256,3 +256,38 @@ async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, 
     totals = json.loads(printed)
     assert sum(s["judge_calls"] for s in totals["systems"]) == server.calls > 0
     assert sum(s["adjudicate"] for s in totals["systems"]) == 2 and totals["facets"] == {"missing_minor": 4}
+
+
+async def test_replay_of_a_graded_run_gives_the_same_verdicts_without_calls(
+    work: Path, capsys, judge_server
+) -> None:
+    def responder(body: dict) -> str:
+        text = user_content(body)
+        if text.startswith("STERN RETRY"):
+            return FAIL
+        if "torn" in text:
+            return '{"verdict": "fail", "reason": "The answer matches the gold."}'
+        return PASS if "good" in text else "not a verdict"
+
+    server = await judge_server(responder)
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "good"), ans("b", "h03", "torn"), ans("c", "h03", "junk")])
+    base = ["grade", str(battery), "--answers", str(answers)]
+    live = ["--judge", server.url, "--model", "m", "--no-cache", "--out", "first.jsonl"]
+    assert await run([*base, *live]) == 0
+    calls = server.calls
+    assert await run([*base, "--judge", "replay:first.jsonl", "--out", "again.jsonl"]) == 0
+    assert server.calls == calls
+    capsys.readouterr()
+
+    def outcome(path: str) -> dict:
+        return {
+            r.system: (r.verdict, r.cause, [(a.kind, a.raw) for a in r.attempts])
+            for r in iter_records(work / path)
+        }
+
+    first, again = outcome("first.jsonl"), outcome("again.jsonl")
+    assert first == again
+    assert [k for k, _ in first["b"][2]] == ["first", "stern"]
+    assert first["c"][:2] == ("adjudicate", "malformed")
+    assert [k for k, _ in first["c"][2]] == ["first", "format"]
