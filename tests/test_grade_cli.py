@@ -291,3 +291,23 @@ async def test_replay_of_a_graded_run_gives_the_same_verdicts_without_calls(
     assert [k for k, _ in first["b"][2]] == ["first", "stern"]
     assert first["c"][:2] == ("adjudicate", "malformed")
     assert [k for k, _ in first["c"][2]] == ["first", "format"]
+
+
+async def test_anthropic_judge_grades_through_the_same_path(
+    work: Path, capsys, judge_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-ant-canary-0000"
+    server = await judge_server([Fault.OVERLOADED_529, "```json\n" + PASS + "\n```"], api_key=key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "azure")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", "anthropic:claude-x", "--json"]
+    assert await run(argv) == 0
+    out, err = capsys.readouterr()
+    (record,) = iter_records(work / "results.jsonl")
+    assert record.verdict == "pass" and record.tolerated == ["code_fence"]
+    assert record.judge.backend == "anthropic" and record.judge.model == "claude-x"
+    assert record.attempts[0].transport_retries == 1
+    assert server.requests[-1]["_path"] == "/v1/messages" and server.rejections == []
+    assert key not in out + err and key.encode() not in (work / "results.jsonl").read_bytes()
