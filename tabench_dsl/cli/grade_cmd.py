@@ -28,27 +28,28 @@ DEFAULT_OUT = Path("results.jsonl")
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("grade", help="grade an answers file against a battery")
-    parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
-    parser.add_argument("--answers", type=Path, required=True, help="answers JSONL: system, question, answer")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"results JSONL to append to (default: {DEFAULT_OUT} in the working folder)")
-    parser.add_argument("--resume", action="store_true",
-                        help="append to an existing --out: skip pairs done, grade again those in error")
-    parser.add_argument("--judge", default=None,
-                        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
-    parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
-    parser.add_argument("--concurrency", type=int, default=8,
-                        help="judge calls in flight at most (default 8)")
+    add = parser.add_argument
+    add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
+    add("--answers", type=Path, required=True, metavar="ANSWERS.jsonl",
+        help="answers JSONL, one {system, question, answer} object a line")
+    add("--out", type=Path, default=None, metavar="RESULTS.jsonl",
+        help=f"results JSONL to append to (default: {DEFAULT_OUT} in the working folder)")
+    add("--resume", action="store_true",
+        help="append to an existing --out: skip pairs done, grade again those in error")
+    add("--judge", default=None, metavar="JUDGE",
+        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: builtin)")
+    add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
+    add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--cache", default=None,
+    group.add_argument("--cache", default=None, metavar="PATH",
                        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)")
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    parser.add_argument("--retries", type=int, default=5,
-                        help="transport retries after the first try of each judge call (default 5)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
-    parser.add_argument("--rpm", type=float, default=None, help="at most this many requests per minute")
-    parser.add_argument("--tpm", type=float, default=None, help="at most this many tokens per minute")
-    parser.add_argument("--json", action="store_true", help="print the totals as one JSON document")
+    add("--retries", type=int, default=5, metavar="N",
+        help="transport retries after the first try of each judge call (default 5)")
+    add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
+    add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
+    add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
+    add("--json", action="store_true", help="print the totals as one JSON document")
     parser.set_defaults(run=run)
 
 
