@@ -19,6 +19,14 @@ Concurrency: `concurrency` workers pull answers from one shared iterator (the an
 streamed, never held), the `AdaptiveLimiter` gates the exchanges in flight. A worker writes its
 record as one line as soon as the answer is graded; a cancelled worker (Ctrl-C) writes nothing, so a
 record is never half written and never written twice.
+
+Decided where the spec is silent:
+- a T1 record carries the run's judge (`judge`), with tier `t1` and no attempts: nobody was asked;
+- an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
+  contradiction, the last reason the judge gave);
+- HTTP 401/403 stop the whole run (`JudgeError`): no answer could be graded with that key;
+- a judge that is no language model (builtin) or replays recorded replies is not cached;
+- the values of OPENAI_API_KEY / ANTHROPIC_API_KEY are scrubbed from every error message recorded.
 """
 
 from __future__ import annotations
