@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from .warnings import warn_run_problems
+
 if TYPE_CHECKING:
     from ..records import Record
 
@@ -75,12 +77,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     run_data = load_run(args.results, battery=args.battery)
-    for problem in run_data.problems[:5]:
-        print(f"tabench: warning: {problem}", file=sys.stderr)
-    for stale in run_data.stale:
-        d = stale.decision
-        print(f"tabench: warning: decision on {d.system}/{d.question} ignored: {stale.reason}",
-              file=sys.stderr)
+    warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,12 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.html.parent.is_dir():
         raise UsageError(f"{args.html}: its folder does not exist")
     run_data = load_run(args.results, battery=args.battery)
-    for problem in run_data.problems[:5]:
-        print(f"tabench: warning: {problem}", file=sys.stderr)
-    for stale in run_data.stale:
-        d = stale.decision
-        print(f"tabench: warning: decision on {d.system}/{d.question} ignored: {stale.reason}",
-              file=sys.stderr)
+    warn_run_problems(run_data)
     try:
         shown = write_report(run_data, str(args.html), max_answers=args.max_answers)
     except OSError as exc:

@@ -16,6 +16,7 @@ import webbrowser
 from pathlib import Path
 
 from ..errors import UsageError
+from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,14 +42,7 @@ def run(args: argparse.Namespace) -> int:
     run_data = load_run(args.results, battery=args.battery)
     index = Index(run_data, reviewer=args.reviewer or default_reviewer())
     index.totals()
-    for problem in run_data.problems[:5]:
-        print(f"tabench: warning: {problem}", file=sys.stderr)
-    if len(run_data.problems) > 5:
-        print(f"tabench: warning: {len(run_data.problems) - 5} more bad lines skipped", file=sys.stderr)
-    for stale in run_data.stale:
-        d = stale.decision
-        print(f"tabench: warning: decision on {d.system}/{d.question} ignored: {stale.reason}",
-              file=sys.stderr)
+    warn_run_problems(run_data)
 
     def ready(url: str) -> None:
         print(f"tabench view: {len(index.records)} answers indexed in {time.monotonic() - started:.1f} s; "
