@@ -84,9 +84,8 @@ class PolicyFile(msgspec.Struct, frozen=True):
 
 @cache
 def _parser(name: str) -> Lark:
-    return Lark.open(
-        name, rel_to=str(grammar_dir() / name), parser="lalr", propagate_positions=True, start="start"
-    )
+    # Positions come from tokens, so the tree does not carry them (propagate_positions is off).
+    return Lark.open(name, rel_to=str(grammar_dir() / name), parser="lalr", start="start")
 
 
 def parse_rubric(text: str, path: str | Path) -> RubricFile:
