@@ -43,7 +43,7 @@ from .cache import ReplyCache, cache_key
 from .compiled import CompiledBattery, CompiledQuestion
 from .contradiction import ContradictionCheck
 from .errors import JudgeError, TransportError
-from .injection import injection_suspect
+from .injection import compile_injection
 from .judges.base import Judge, Message
 from .records import Answer, Attempt, Cause, Record
 from .results import ResultsWriter
@@ -129,6 +129,8 @@ class Grader:
         self.settings = settings
         self.facets = tuple(settings.get("facets") or DEFAULT_FACETS)
         self.contradiction = ContradictionCheck.from_settings(settings.get("contradiction") or {})
+        # The injection patterns as one regex, compiled once for the run (None: no patterns).
+        self._injection = compile_injection(settings)
         env = os.environ if env is None else env
         self._secrets = [v for v in (env.get(name) for name in SECRET_VARIABLES) if v]
         # T1 keys as token sets, computed once per question.
@@ -284,6 +286,9 @@ class Grader:
                 tolerated.append(form)
         return _Asked(attempt, decoded)
 
+    def _injection_suspect(self, text: str) -> bool:
+        return self._injection is not None and self._injection.search(text) is not None
+
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "***")
@@ -326,7 +331,7 @@ class Grader:
             attempts=attempts or [],
             tolerated=tolerated or [],
             warnings=warnings or [],
-            injection_suspect=bool(injection_suspect(answer.answer, self.settings)),
+            injection_suspect=self._injection_suspect(answer.answer),
             battery=self.battery.name,
             time=_now(),
         )

@@ -8,6 +8,7 @@ shortened, with the key and anything key-shaped cut out.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -55,6 +56,12 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
 
 
+@functools.lru_cache(maxsize=16)
+def _client_timeout(total: float) -> aiohttp.ClientTimeout:
+    """One (immutable) `ClientTimeout` per distinct timeout, not one per call."""
+    return aiohttp.ClientTimeout(total=total)
+
+
 async def post_json(
     session: aiohttp.ClientSession,
     url: str,
@@ -72,7 +79,7 @@ async def post_json(
             url,
             data=msgspec.json.encode(body),
             headers={"content-type": "application/json", **headers},
-            timeout=aiohttp.ClientTimeout(total=timeout),
+            timeout=_client_timeout(timeout),
         ) as response:
             payload = await response.read()
             latency_ms = (time.perf_counter() - started) * 1000.0
