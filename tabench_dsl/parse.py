@@ -1,18 +1,26 @@
 """Spec files -> file-level nodes: the Lark parsers (LALR, cached) and their transformers.
 
-Two grammars live in `grammar/`: `tabench.lark` for rubric files and `policy.lark` for policy
+The grammars live in `grammar/`: `tabench.lark` for rubric files and `policy.lark` for policy
 files. Parsing checks syntax only; what a field means (its name, its arguments, required fields)
 is checked by `battery`, which can report every problem of a file instead of the first.
+
+`tabench.lark` reads a rubric file in coarse terminals (a question's header, all of its field
+lines at once, its closing brace): Lark's cost is per terminal, and a battery of thousands of
+questions reads several times faster so. `_RubricTransformer` cuts the field lines into keywords
+and arguments with the grammar's own patterns. A file `tabench.lark` rejects is read again with
+`tabench_tokens.lark`, the same language one word per terminal, which reads the rare spellings
+the coarse grammar leaves to it or reports the syntax error at the exact word.
 
 Every Lark error becomes a `SpecError` at `path:line:col` with a hint a person can act on.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from functools import cache
+from json import JSONDecodeError, JSONDecoder
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Literal
 
@@ -91,13 +99,34 @@ def _parser(name: str) -> Lark:
 def parse_rubric(text: str, path: str | Path) -> RubricFile:
     """Parse the text of a rubric file. Raises `SpecError` at the first syntax error."""
     path = str(path)
-    lines = text.split("\n")
+    parsed = _read_coarse(text, path)
+    return parsed if parsed is not None else _read_by_tokens(text, path)
+
+
+def _read_coarse(text: str, path: str) -> RubricFile | None:
+    """The file read with tabench.lark; None when that grammar leaves it to tabench_tokens.lark."""
     try:
         tree = _parser("tabench.lark").parse(text)
+    except UnexpectedInput:
+        return None
+    try:
+        return _RubricTransformer(path, text).transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _Unread):
+            return None
+        raise
+
+
+def _read_by_tokens(text: str, path: str) -> RubricFile:
+    """The file read with tabench_tokens.lark: slower, but it reads every spelling the language
+    allows and raises `SpecError` at the exact word that is wrong."""
+    lines = text.split("\n")
+    try:
+        tree = _parser("tabench_tokens.lark").parse(text)
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text, path, lines) from None
     try:
-        return _RubricTransformer(path, lines).transform(tree)
+        return _TokensTransformer(path, lines).transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, SpecError):
             raise exc.orig_exc from None
@@ -139,7 +168,106 @@ def decode_long_string(raw: str) -> str:
     return textwrap.dedent(body)
 
 
+class _Unread(Exception):
+    """The coarse grammar's pieces cannot be cut as `tabench_tokens.lark` would read them."""
+
+
+def _grammar_patterns(name: str) -> dict[str, str]:
+    """The `NAME: /regex/` terminals of a grammar file, by name: one source for Lark and `re`."""
+    text = (grammar_dir() / name).read_text(encoding="utf-8")
+    return dict(re.findall(r"(?m)^(_?[A-Z][A-Z_]*)(?:\.\d+)?: /(.*)/$", text))
+
+
+@cache
+def _cutters() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The patterns that cut tabench.lark's terminals: header, field line, argument."""
+    t = _grammar_patterns("tabench.lark")
+    argument = f"(?:{t['_SPACE']})(?:({t['LONG_STRING']})|({t['STRING']})|({t['WORD']}))"
+    head = re.compile(f"question(?:{t['_SPACE']})({t['QID']})")
+    # FIELD_LINE: NAME (_SPACE ARGUMENT)*, then the line end when there is one (not for LAST_FIELD)
+    field = re.compile(f"({t['NAME']})((?:{argument})*)(?:{t['_LINE_END']})?")
+    return head, field, re.compile(argument)
+
+
+#: json.loads of one "..." string: the strict=False decoder's own string scanner.
+_JSON = JSONDecoder(strict=False)
+
+
 class _RubricTransformer(Transformer):
+    """tabench.lark's tree -> a `RubricFile`: each question's header and field lines cut apart.
+
+    A field line is cut with the grammar's own patterns, and every keyword and argument gets the
+    position `tabench_tokens.lark` would give it. Whatever the token grammar would read otherwise
+    (a field named `question`, a string json refuses) raises `_Unread`: that file is read again.
+    """
+
+    def __init__(self, path: str, text: str) -> None:
+        super().__init__(visit_tokens=False)
+        self.path = path
+        self.text = text
+        self.head, self.field, self.argument = _cutters()
+
+    def question(self, children: list[Token]) -> RawQuestion:
+        head, *parts, _close = children
+        match = self.head.match(self.text, head.start_pos)
+        if match is None:
+            raise _Unread
+        fields: list[Field] = []
+        for part in parts:
+            self._fields(part, fields)
+        at = Pos(self.path, head.line, head.column)
+        id_at = Pos(self.path, head.line, head.column + match.start(1) - head.start_pos)
+        return RawQuestion(match.group(1), at, id_at, tuple(fields))
+
+    def start(self, children: list[RawQuestion]) -> RubricFile:
+        return RubricFile(self.path, tuple(children))
+
+    def _fields(self, token: Token, out: list[Field]) -> None:
+        """Cut FIELDS (whole lines) or LAST_FIELD into fields; append them to `out`."""
+        text, path, cut, arguments = self.text, self.path, self.field.match, self.argument.finditer
+        at, end = token.start_pos, token.end_pos
+        line, line_start = token.line, token.start_pos - token.column + 1  # line_start: its offset
+        while at < end:
+            match = cut(text, at, end)
+            if match is None or match.end() <= at or match.group(1) == "question":
+                raise _Unread  # `question` as a keyword starts a question in tabench_tokens.lark
+            field_pos = Pos(path, line, at - line_start + 1)
+            args = []
+            for arg in arguments(text, match.start(2), match.end(2)):
+                kind = arg.lastindex
+                raw = arg.group(kind)
+                start = arg.start(kind)
+                pos = Pos(path, line, start - line_start + 1)
+                if kind == 3:
+                    args.append(Arg("word", raw, pos))
+                elif kind == 2:
+                    args.append(Arg("string", _json_string(raw), pos))
+                else:
+                    args.append(Arg("string", decode_long_string(raw), pos))
+                    if "\n" in raw:
+                        line += raw.count("\n")
+                        line_start = start + raw.rindex("\n") + 1
+            out.append(Field(match.group(1), tuple(args), field_pos))
+            at, tail = match.end(), match.end(2)
+            breaks = text.count("\n", tail, at)
+            if breaks:
+                line += breaks
+                line_start = text.rindex("\n", tail, at) + 1
+
+
+def _json_string(raw: str) -> str:
+    if "\\" not in raw:
+        return raw[1:-1]  # no escapes: json would return the text between the quotes
+    try:
+        value, end = scanstring(raw, 1, False)
+    except ValueError:
+        raise _Unread from None  # a bad escape: tabench_tokens.lark's transformer reports it
+    if end != len(raw):
+        raise _Unread
+    return value
+
+
+class _TokensTransformer(Transformer):
     def __init__(self, path: str, lines: list[str]) -> None:
         super().__init__(visit_tokens=False)
         self.path = path
@@ -157,8 +285,8 @@ class _RubricTransformer(Transformer):
 
     def _decode(self, token: Token) -> str:
         try:
-            return json.JSONDecoder(strict=False).decode(str(token))
-        except json.JSONDecodeError as exc:
+            return _JSON.decode(str(token))
+        except JSONDecodeError as exc:
             # json points at the backslash of a bad escape, at the `u` of a bad `\uXXXX`.
             start = exc.pos - 1 if exc.msg.startswith("Invalid \\uXXXX") else exc.pos
             width = 6 if str(token)[start + 1 : start + 2] == "u" else 2
