@@ -25,7 +25,17 @@ from pathlib import Path
 import msgspec
 
 from .errors import UsageError
-from .records import Record, record_decoder
+from .records import (
+    AttemptKind,
+    Cause,
+    Decision,
+    JudgeInfo,
+    Outcome,
+    Record,
+    Tier,
+    Tokens,
+    record_decoder,
+)
 
 try:
     import fcntl
@@ -183,6 +193,41 @@ def iter_records(
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 if on_problem is not None:
                     on_problem(f"{path}:{number}: not a result record: {exc}")
+
+
+#: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
+RAW_NULL = msgspec.Raw(b"null")
+
+
+class LightAttempt(msgspec.Struct, gc=False):
+    """An `Attempt` as totals read it: a reply or error text is only checked for being there
+    (`Raw`, RAW_NULL when absent: its bytes are never decoded)."""
+
+    kind: AttemptKind
+    raw: msgspec.Raw
+    tokens: Tokens = Tokens()
+    cache_hit: bool = False
+    error: msgspec.Raw = RAW_NULL
+
+
+class LightRecord(msgspec.Struct, gc=False):
+    """A `Record` without the texts totals never read (answer, reason, replies): decoding one
+    skips them without building them."""
+
+    system: str
+    question: str
+    tier: Tier
+    verdict: Outcome
+    prompt_sha256: str
+    judge: JudgeInfo
+    facets: dict[str, bool] = {}
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+    injection_suspect: bool = False
+    decision: Decision | None = None
+
+
+light_record_decoder = msgspec.json.Decoder(LightRecord)
 
 
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
