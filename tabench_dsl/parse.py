@@ -180,12 +180,18 @@ def _grammar_patterns(name: str) -> dict[str, str]:
 
 @cache
 def _cutters() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The patterns that cut tabench.lark's terminals: header, field line, argument."""
+    """The patterns that cut tabench.lark's terminals: header, field line, argument.
+
+    A field line gives (keyword, arguments, line end); an argument (space, long string, string,
+    word), the kinds it is not as "". Their lengths add up to the text they came from, which is
+    how positions are counted without a match object per piece.
+    """
     t = _grammar_patterns("tabench.lark")
-    argument = f"(?:{t['_SPACE']})(?:({t['LONG_STRING']})|({t['STRING']})|({t['WORD']}))"
     head = re.compile(f"question(?:{t['_SPACE']})({t['QID']})")
     # FIELD_LINE: NAME (_SPACE ARGUMENT)*, then the line end when there is one (not for LAST_FIELD)
-    field = re.compile(f"({t['NAME']})((?:{argument})*)(?:{t['_LINE_END']})?")
+    argument = f"{t['_SPACE']}(?:{t['LONG_STRING']}|{t['STRING']}|{t['WORD']})"
+    field = re.compile(f"({t['NAME']})((?:{argument})*+)((?:{t['_LINE_END']})?)")
+    argument = f"({t['_SPACE']})(?:({t['LONG_STRING']})|({t['STRING']})|({t['WORD']}))"
     return head, field, re.compile(argument)
 
 
@@ -224,40 +230,41 @@ class _RubricTransformer(Transformer):
 
     def _fields(self, token: Token, out: list[Field]) -> None:
         """Cut FIELDS (whole lines) or LAST_FIELD into fields; append them to `out`."""
-        text, path, cut, arguments = self.text, self.path, self.field.match, self.argument.finditer
+        path, arguments = self.path, self.argument.findall
         at, end = token.start_pos, token.end_pos
         line, line_start = token.line, token.start_pos - token.column + 1  # line_start: its offset
-        while at < end:
-            match = cut(text, at, end)
-            if match is None or match.end() <= at or match.group(1) == "question":
+        for name, written, tail in self.field.findall(self.text, at, end):
+            if name == "question":
                 raise _Unread  # `question` as a keyword starts a question in tabench_tokens.lark
             field_pos = Pos(path, line, at - line_start + 1)
+            at += len(name)
             args = []
-            for arg in arguments(text, match.start(2), match.end(2)):
-                kind = arg.lastindex
-                raw = arg.group(kind)
-                start = arg.start(kind)
-                pos = Pos(path, line, start - line_start + 1)
-                if kind == 3:
-                    args.append(Arg("word", raw, pos))
-                elif kind == 2:
-                    args.append(Arg("string", _json_string(raw), pos))
+            for space, long, string, word in arguments(written) if written else ():
+                at += len(space)
+                pos = Pos(path, line, at - line_start + 1)
+                if word:
+                    args.append(Arg("word", word, pos))
+                    at += len(word)
+                elif string:
+                    args.append(Arg("string", _json_string(string) if "\\" in string else string[1:-1], pos))
+                    at += len(string)
                 else:
-                    args.append(Arg("string", decode_long_string(raw), pos))
-                    if "\n" in raw:
-                        line += raw.count("\n")
-                        line_start = start + raw.rindex("\n") + 1
-            out.append(Field(match.group(1), tuple(args), field_pos))
-            at, tail = match.end(), match.end(2)
-            breaks = text.count("\n", tail, at)
-            if breaks:
-                line += breaks
-                line_start = text.rindex("\n", tail, at) + 1
+                    args.append(Arg("string", decode_long_string(long), pos))
+                    if "\n" in long:
+                        line += long.count("\n")
+                        line_start = at + long.rindex("\n") + 1
+                    at += len(long)
+            out.append(Field(name, tuple(args), field_pos))
+            if "\n" in tail:
+                line += tail.count("\n")
+                line_start = at + tail.rindex("\n") + 1
+            at += len(tail)
+        if at != end:
+            raise _Unread  # not cut into whole lines as Lark read them (never expected)
 
 
 def _json_string(raw: str) -> str:
-    if "\\" not in raw:
-        return raw[1:-1]  # no escapes: json would return the text between the quotes
+    # A string with an escape; one without is the text between its quotes.
     try:
         value, end = scanstring(raw, 1, False)
     except ValueError:
