@@ -55,6 +55,8 @@ _BREAK = re.compile(r"[.!?:]+(?=\s|$)|[;,\n]|\s[-\u2013\u2014]+\s|[\u2013\u2014]
 #: A sentence end (a clause after it starts a new sentence).
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _WORD = re.compile(r"\w+")
+#: A phrase of words and spaces only (no regex syntax that could behave differently in a clause).
+_PLAIN = re.compile(r"[^\W_]+(?: [^\W_]+)*")
 
 
 class _Clause(NamedTuple):
@@ -95,6 +97,9 @@ class ContradictionCheck:
         self._contrast_start = _alternation(contrast_words, anchored=True)
         self._concessive_start = _alternation(concessive_words, anchored=True)
         self._opener = _alternation(contrast_words + concessive_words)
+        # Plain-word openers (the default lists) match inside a clause only where they match in the
+        # whole text: one search of the text then tells whether any clause is cut or opened by one.
+        self._plain_openers = all(_PLAIN.fullmatch(p) for p in contrast_words + concessive_words)
 
     @classmethod
     def from_settings(
@@ -174,8 +179,18 @@ class ContradictionCheck:
         out: list[_Clause] = []
         position = 0
         sentence_start = True
+        openers = not self._plain_openers or self._opener.search(text) is not None
         for match in _BREAK.finditer(text + "."):
             piece = text[position : match.start()]
+            if not openers:  # no contrast or concession word anywhere: the piece is one main clause
+                part = piece.strip()
+                if part:
+                    out.append(_Clause(part, sentence_start, "main"))
+                    sentence_start = False
+                if _SENTENCE_END.search(match.group()):
+                    sentence_start = True
+                position = match.end()
+                continue
             cuts = [m.start() for m in self._opener.finditer(piece) if piece[: m.start()].strip()]
             for begin, stop in zip([0, *cuts], [*cuts, len(piece)], strict=True):
                 part = piece[begin:stop].strip()
@@ -196,13 +211,17 @@ class ContradictionCheck:
 
     def _polarity(self, clause: str) -> Polarity:
         """The polarity of one clause: fail beats pass; a negated or qualified pass phrase is fail."""
-        mitigated = bool(self._mitigator.search(clause))
+        mitigated: bool | None = None  # looked up only when a phrase needs it
         fail = pass_ = False
         for match in self._fail.finditer(clause):
+            if mitigated is None:
+                mitigated = self._mitigator.search(clause) is not None
             if not mitigated and not self._negated(clause, match.start()):
                 fail = True
         for match in self._pass.finditer(clause):
             qualified_after = bool(self._qualifier_after.match(clause[match.end() :].lstrip()))
+            if qualified_after and mitigated is None:
+                mitigated = self._mitigator.search(clause) is not None
             if (
                 self._negated(clause, match.start())
                 or self._qualified(clause[: match.start()])
@@ -228,10 +247,15 @@ class ContradictionCheck:
 
 def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
     text = reason.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
-    text = _QUOTED.sub(_blank, text)
-    text = _WORD_HYPHEN.sub(" ", text)
+    # Each step runs only when the text holds what it looks for (the outcome is the same).
+    quotes = "'" in text
+    if quotes or "cant" in text or "wont" in text or "cannot" in text:
+        for pattern, replacement in _CONTRACTIONS:
+            text = pattern.sub(replacement, text)
+    if quotes or '"' in text or "`" in text:
+        text = _QUOTED.sub(_blank, text)
+    if "-" in text:
+        text = _WORD_HYPHEN.sub(" ", text)
     return neutral.sub(_blank, text)
 
 
