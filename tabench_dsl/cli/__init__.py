@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 from ..errors import SpecError, SpecErrors, TabenchError, UsageError
@@ -32,24 +33,46 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `tabench` parser with every subcommand.
+
+    Given the command line, only the module of the subcommand it names is imported (`compile`
+    need not import what `grade` or `view` use); the others are registered by name alone, which is
+    all that usage lines and error messages show. Without a subcommand (or with options before
+    it, such as --help) every module is imported, so `tabench --help` lists what each one does.
+    """
+    chosen = _chosen(argv)
     parser = _Parser(prog="tabench", description="Compile LLM-judge batteries and grade answers.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module_name in COMMANDS.values():
+    for name, module_name in COMMANDS.items():
+        full_name = f"{__name__}.{module_name}"
+        if chosen is not None and name != chosen:
+            if importlib.util.find_spec(full_name) is not None:
+                sub.add_parser(name)  # never parses: the command line names another subcommand
+            continue
         try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
+            module = importlib.import_module(full_name)
         except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{module_name}":
+            if exc.name == full_name:
                 continue  # subcommand not built yet
             raise
         module.add_parser(sub)
     return parser
 
 
+def _chosen(argv: list[str] | None) -> str | None:
+    """The subcommand `argv` names before any option, or None."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    return argv[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run tabench with `argv` (default: sys.argv[1:]) and return the exit status."""
+    if argv is None:
+        argv = sys.argv[1:]
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         return int(args.run(args) or 0)
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
