@@ -8,6 +8,7 @@ fields, duplicates and the id rules, and reports each problem at the place to ed
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .errors import SpecError
 from .nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, Facet, Pos, Question
@@ -40,6 +41,8 @@ _SHAPES: dict[str, tuple[str, ...]] = {
     "t1": ("word",),
 }
 _OPTIONAL_FROM: dict[str, int] = {"exemplar": 4}
+# The same names as sets, for the checks made on every field line.
+_KNOWN, _SINGLE = frozenset(FIELDS), frozenset(SINGLE_FIELDS)
 
 
 def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Question]:
@@ -93,16 +96,16 @@ class _QuestionBuilder:
 
     def add(self, field: Field) -> None:
         name = field.name
-        if name not in FIELDS:
+        if name not in _KNOWN:
             self._error(f"unknown field '{name}'", field.pos, hint="fields are " + ", ".join(FIELDS))
             return
-        if name in SINGLE_FIELDS and name in self.field_pos:
+        if name in _SINGLE and name in self.field_pos:
             hint = f"'{name}' is first given at line {self.field_pos[name].line}"
             self._error(f"duplicate field '{name}'", field.pos, hint=hint)
             return
         self.field_pos.setdefault(name, field.pos)
         args = _match(field, self.errors)
-        if args is None or not self._guide_or_facets(field, args):
+        if args is None or (name in ("guide", "facet") and not self._guide_or_facets(field, args)):
             return
         if name == "accept":
             if args[0].value.strip():
@@ -123,7 +126,7 @@ class _QuestionBuilder:
         else:
             self._error(f"t1 must be off or on, not '{args[0].value}'", args[0].pos)
 
-    def _guide_or_facets(self, field: Field, args: list[Arg]) -> bool:
+    def _guide_or_facets(self, field: Field, args: Sequence[Arg]) -> bool:
         """False (and an error) for a guide after facet lines or a facet line after a guide."""
         if field.name not in ("guide", "facet") or not args[-1].value.strip():
             return True
@@ -171,7 +174,7 @@ class _QuestionBuilder:
         self.errors.append(_error(message, at, hint=hint))
 
 
-def _facet(field: Field, args: list[Arg], errors: list[SpecError]) -> Facet | None:
+def _facet(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Facet | None:
     name, text = args
     if name.value not in FACET_NAMES:
         errors.append(_error(
@@ -181,7 +184,7 @@ def _facet(field: Field, args: list[Arg], errors: list[SpecError]) -> Facet | No
     return Facet(name=name.value, text=text.value, pos=field.pos)
 
 
-def _exemplar(field: Field, args: list[Arg], errors: list[SpecError]) -> Exemplar | None:
+def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exemplar | None:
     kind, answer, _, why, *rest = args
     ok = True
     if kind.value not in EXEMPLAR_KINDS:
@@ -198,8 +201,23 @@ def _exemplar(field: Field, args: list[Arg], errors: list[SpecError]) -> Exempla
     return Exemplar(kind=kind.value, answer=answer.value, why=why.value, pos=field.pos, expect=expect)
 
 
-def _match(field: Field, errors: list[SpecError]) -> list[Arg] | None:
+def _match(field: Field, errors: list[SpecError]) -> Sequence[Arg] | None:
     """The field's arguments when they have the field's shape; else report where they differ."""
+    args, shape = field.args, _SHAPES[field.name]
+    if len(args) == len(shape) or len(args) == _OPTIONAL_FROM.get(field.name):
+        for arg, slot in zip(args, shape, strict=False):  # without the optional group: fewer args
+            if slot == "text":
+                if arg.kind != "string":
+                    break
+            elif arg.kind != "word" or (slot != "word" and arg.value != slot):
+                break
+        else:
+            return args
+    return _mismatch(field, errors)
+
+
+def _mismatch(field: Field, errors: list[SpecError]) -> list[Arg] | None:
+    """`_match` slot by slot: report the first argument that differs from the field's shape."""
     shape = _SHAPES[field.name]
     optional_from = _OPTIONAL_FROM.get(field.name, len(shape))
     hint = "write it as: " + USAGE[field.name]
