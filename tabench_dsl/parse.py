@@ -51,7 +51,9 @@ HINT_ESCAPE = (
 )
 
 
-class Arg(msgspec.Struct, frozen=True):
+# gc=False: these hold strings and positions only, never a cycle; the cyclic collector need not
+# track the hundreds of thousands a large battery makes.
+class Arg(msgspec.Struct, frozen=True, gc=False):
     """One argument of a field: a decoded string or a bare word, where it was written."""
 
     kind: Literal["string", "word"]
@@ -59,7 +61,7 @@ class Arg(msgspec.Struct, frozen=True):
     pos: Pos
 
 
-class Field(msgspec.Struct, frozen=True):
+class Field(msgspec.Struct, frozen=True, gc=False):
     """One line of a question: its keyword (any identifier, checked later) and its arguments."""
 
     name: str
@@ -190,9 +192,12 @@ def _cutters() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """
     t = _grammar_patterns("tabench.lark")
     head = re.compile(f"question(?:{t['_SPACE']})({t['QID']})")
-    # FIELD_LINE: NAME (_SPACE ARGUMENT)*, then the line end when there is one (not for LAST_FIELD)
+    # FIELD_LINE: NAME (_SPACE ARGUMENT)*, then the line end when there is one (not for LAST_FIELD).
+    # Most fields are a keyword and one "..." string: that case comes as (space, string), the
+    # others as all their arguments written, cut by `argument`.
     argument = f"{t['_SPACE']}(?:{t['LONG_STRING']}|{t['STRING']}|{t['WORD']})"
-    field = re.compile(f"({t['NAME']})((?:{argument})*+)((?:{t['_LINE_END']})?)")
+    one_string = f"({t['_SPACE']})({t['STRING']})(?!{t['_SPACE']}[^\\s#]|[^\\s#])"
+    field = re.compile(f"({t['NAME']})(?:{one_string}|((?:{argument})*+))((?:{t['_LINE_END']})?)")
     argument = f"({t['_SPACE']})(?:({t['LONG_STRING']})|({t['STRING']})|({t['WORD']}))"
     return head, field, re.compile(argument)
 
@@ -232,37 +237,52 @@ class _RubricTransformer(Transformer):
 
     def _fields(self, token: Token, out: list[Field]) -> None:
         """Cut FIELDS (whole lines) or LAST_FIELD into fields; append them to `out`."""
-        path, arguments = self.path, self.argument.findall
+        path = self.path
         at, end = token.start_pos, token.end_pos
         line, line_start = token.line, token.start_pos - token.column + 1  # line_start: its offset
-        for name, written, tail in self.field.findall(self.text, at, end):
+        for name, space, string, written, tail in self.field.findall(self.text, at, end):
             if name == "question":
                 raise _Unread  # `question` as a keyword starts a question in tabench_tokens.lark
             field_pos = Pos(path, line, at - line_start + 1)
             at += len(name)
-            args = []
-            for space, long, string, word in arguments(written) if written else ():
+            if string:
                 at += len(space)
-                pos = Pos(path, line, at - line_start + 1)
-                if word:
-                    args.append(Arg("word", word, pos))
-                    at += len(word)
-                elif string:
-                    args.append(Arg("string", _json_string(string) if "\\" in string else string[1:-1], pos))
-                    at += len(string)
-                else:
-                    args.append(Arg("string", decode_long_string(long), pos))
-                    if "\n" in long:
-                        line += long.count("\n")
-                        line_start = at + long.rindex("\n") + 1
-                    at += len(long)
-            out.append(Field(name, tuple(args), field_pos))
+                value = _json_string(string) if "\\" in string else string[1:-1]
+                args: tuple[Arg, ...] = (Arg("string", value, Pos(path, line, at - line_start + 1)),)
+                at += len(string)
+            elif written:
+                args, at, line, line_start = self._arguments(written, at, line, line_start)
+            else:
+                args = ()
+            out.append(Field(name, args, field_pos))
             if "\n" in tail:
                 line += tail.count("\n")
                 line_start = at + tail.rindex("\n") + 1
             at += len(tail)
         if at != end:
             raise _Unread  # not cut into whole lines as Lark read them (never expected)
+
+    def _arguments(
+        self, written: str, at: int, line: int, line_start: int
+    ) -> tuple[tuple[Arg, ...], int, int, int]:
+        """The arguments `written` from offset `at`, and the offset, line and line start after them."""
+        path, args = self.path, []
+        for space, long, string, word in self.argument.findall(written):
+            at += len(space)
+            pos = Pos(path, line, at - line_start + 1)
+            if word:
+                args.append(Arg("word", word, pos))
+                at += len(word)
+            elif string:
+                args.append(Arg("string", _json_string(string) if "\\" in string else string[1:-1], pos))
+                at += len(string)
+            else:
+                args.append(Arg("string", decode_long_string(long), pos))
+                if "\n" in long:
+                    line += long.count("\n")
+                    line_start = at + long.rindex("\n") + 1
+                at += len(long)
+        return tuple(args), at, line, line_start
 
 
 def _json_string(raw: str) -> str:
