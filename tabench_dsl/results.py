@@ -136,10 +136,11 @@ class ResultsWriter:
         buf.clear()
         self._encoder.encode_into(record, buf)
         buf.extend(b"\n")
-        view = memoryview(buf)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        written = os.write(self._fd, buf)
+        if written < len(buf):  # a short write (rare): the rest, still before this returns
+            view = memoryview(buf)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]
         self.count += 1
         self._unsynced += 1
         if self._unsynced >= FSYNC_EVERY or time.monotonic() - self._last_sync >= FSYNC_SECONDS:

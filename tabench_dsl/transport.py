@@ -8,6 +8,7 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
         limiter.throttle()        requests/tokens per minute (token buckets), when set
         async with limiter:       at most `limiter.limit` exchanges in flight (AIMD on 429s)
           asyncio.timeout(policy.timeout): judge.complete(messages)
+                                  (no second timer when the judge's `exchange_timeout` is as short)
         on a retryable fault:     sleep backoff_delay(...) outside the gate, then try again
 
 Faults retried: `TransportError(retryable=True)` (HTTP 408/409/429/5xx, bodies that are not a
@@ -269,6 +270,10 @@ async def call_with_retries(
     The wait between attempts happens outside the concurrency gate.
     """
     last: TransportError | None = None
+    # A judge whose exchanges time out by themselves within the policy's timeout (the HTTP judges,
+    # as `grade` sets them up) is called without a second timer around each call.
+    own = getattr(judge, "exchange_timeout", None)
+    exchange = judge.complete if own is not None and own <= policy.timeout else None
     for attempt in range(policy.attempts):
         estimate = estimate_tokens(messages, judge.params.max_tokens)
         epoch: int | None = None
@@ -278,9 +283,14 @@ async def call_with_retries(
                     await limiter.throttle(estimate)
                 async with limiter:
                     epoch = limiter.epoch
-                    completion = await _exchange(judge, messages, policy.timeout)
+                    if exchange is not None:
+                        completion = await exchange(messages)
+                    else:
+                        completion = await _exchange(judge, messages, policy.timeout)
                     limiter.on_success()
                     limiter.settle_tokens(estimate, completion.tokens.total)
+            elif exchange is not None:
+                completion = await exchange(messages)
             else:
                 completion = await _exchange(judge, messages, policy.timeout)
             return completion, attempt

@@ -114,6 +114,13 @@ class AnthropicJudge:
             )
         return decode_message(payload, latency_ms)
 
+    @property
+    def exchange_timeout(self) -> float:
+        """Each HTTP exchange of `complete` gives up after this many seconds with a retryable
+        `TransportError` ("no reply within ..."): `call_with_retries` needs no timer of its own
+        when its policy allows as long or longer."""
+        return self.timeout
+
     async def aclose(self) -> None:
         """Nothing to release: the HTTP session belongs to the caller."""
 
