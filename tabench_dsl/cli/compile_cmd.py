@@ -78,37 +78,44 @@ def run(args: argparse.Namespace) -> int:
     if args.json and args.part:
         raise UsageError("--json prints the system prompt (and user and stern with --answer); drop --part")
 
-    from ..battery import load_battery  # imported here so `tabench --help` stays fast
-    from ..render import ANSWER_PLACEHOLDER, compile_battery
-
     # Parsing a battery makes hundreds of thousands of small objects and no garbage cycles worth
-    # collecting; the cyclic collector's passes over them cost a quarter of the time.
+    # collecting; the cyclic collector's passes over them cost a quarter of the time. It stays off
+    # until the prompts are written: switched on earlier, its first passes would walk every object
+    # the battery made while it was off.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        battery = load_battery(args.battery)
-        compiled = compile_battery(battery)
+        return _compile(args)
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from ..battery import load_battery  # imported here so `tabench --help` stays fast
+    from ..render import ANSWER_PLACEHOLDER, compile_battery
+
+    battery = load_battery(args.battery)
+    compiled = compile_battery(battery)
     if args.lock or args.check:
         return _lock_or_check(args, battery.manifest, compiled)
 
     qids = _select(compiled, args.question)
-    chunks: list[bytes] = []
     if args.json:
         import msgspec
 
-        encode = msgspec.json.encode
+        # Each line encoded at the end of one growing buffer: no bytes object per line, no join.
+        encode_into = msgspec.json.Encoder().encode_into
+        lines = bytearray()
         for qid in qids:
             q = compiled.questions[qid]
             obj = {"question": qid, "system": q.system, "sha256": q.sha256}
             if args.answer is not None:
                 obj["user"] = compiled.user.fill(args.answer)
                 obj["stern"] = compiled.stern.fill(args.answer)
-            chunks.append(encode(obj))
-            chunks.append(b"\n")
-        _write(b"".join(chunks))
+            encode_into(obj, lines, -1)
+            lines += b"\n"
+        _write(lines)
         return 0
 
     parts = PARTS if args.part == "all" else (args.part or "system",)
@@ -159,7 +166,7 @@ def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> in
     return 1 if drifts else 0
 
 
-def _write(data: bytes) -> None:
+def _write(data: bytes | bytearray) -> None:
     # UTF-8 whatever the locale: write bytes under the text layer, after flushing anything it holds.
     out = sys.stdout
     out.flush()
