@@ -4,8 +4,8 @@ The grammars live in `grammar/`: `tabench.lark` for rubric files and `policy.lar
 files. Parsing checks syntax only; what a field means (its name, its arguments, required fields)
 is checked by `battery`, which can report every problem of a file instead of the first.
 
-`tabench.lark` reads a rubric file in coarse terminals (a question's header, all of its field
-lines at once, its closing brace): Lark's cost is per terminal, and a battery of thousands of
+`tabench.lark` reads a rubric file in coarse terminals (a question's header with all of its
+whole field lines, its closing brace): Lark's cost is per terminal, and a battery of thousands of
 questions reads several times faster so. `_RubricTransformer` cuts the field lines into keywords
 and arguments with the grammar's own patterns. A file `tabench.lark` rejects is read again with
 `tabench_tokens.lark`, the same language one word per terminal, which reads the rare spellings
@@ -184,14 +184,14 @@ def _grammar_patterns(name: str) -> dict[str, str]:
 
 @cache
 def _cutters() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The patterns that cut tabench.lark's terminals: header, field line, argument.
+    """The patterns that cut tabench.lark's terminals: `question ID {`, field line, argument.
 
     A field line gives (keyword, arguments, line end); an argument (space, long string, string,
     word), the kinds it is not as "". Their lengths add up to the text they came from, which is
     how positions are counted without a match object per piece.
     """
     t = _grammar_patterns("tabench.lark")
-    head = re.compile(f"question(?:{t['_SPACE']})({t['QID']})")
+    head = re.compile(f"question(?:{t['_SPACE']})({t['QID']})[\\t \\f]*\\{{{t['_GAP']}")
     # FIELD_LINE: NAME (_SPACE ARGUMENT)*, then the line end when there is one (not for LAST_FIELD).
     # Most fields are a keyword and one "..." string: that case comes as (space, string), the
     # others as all their arguments written, cut by `argument`.
@@ -221,13 +221,21 @@ class _RubricTransformer(Transformer):
         self.head, self.field, self.argument = _cutters()
 
     def question(self, children: list[Token]) -> RawQuestion:
-        head, *parts, _close = children
-        match = self.head.match(self.text, head.start_pos)
+        head, *last, _close = children
+        match = self.head.match(self.text, head.start_pos, head.end_pos)
         if match is None:
             raise _Unread
+        # The field lines start after the header's own lines.
+        start, line, line_start = head.start_pos, head.line, head.start_pos - head.column + 1
+        breaks = self.text.count("\n", start, match.end())
+        if breaks:
+            line += breaks
+            line_start = self.text.rindex("\n", start, match.end()) + 1
         fields: list[Field] = []
-        for part in parts:
-            self._fields(part, fields)
+        self._fields(match.end(), head.end_pos, line, line_start, fields)
+        for token in last:  # LAST_FIELD
+            token_line_start = token.start_pos - token.column + 1
+            self._fields(token.start_pos, token.end_pos, token.line, token_line_start, fields)
         at = Pos(self.path, head.line, head.column)
         id_at = Pos(self.path, head.line, head.column + match.start(1) - head.start_pos)
         return RawQuestion(match.group(1), at, id_at, tuple(fields))
@@ -235,11 +243,12 @@ class _RubricTransformer(Transformer):
     def start(self, children: list[RawQuestion]) -> RubricFile:
         return RubricFile(self.path, tuple(children))
 
-    def _fields(self, token: Token, out: list[Field]) -> None:
-        """Cut FIELDS (whole lines) or LAST_FIELD into fields; append them to `out`."""
+    def _fields(self, at: int, end: int, line: int, line_start: int, out: list[Field]) -> None:
+        """Cut the field lines from offset `at` to `end` into fields; append them to `out`.
+
+        `line` is the line at `at`, `line_start` the offset where that line starts.
+        """
         path = self.path
-        at, end = token.start_pos, token.end_pos
-        line, line_start = token.line, token.start_pos - token.column + 1  # line_start: its offset
         for name, space, string, written, tail in self.field.findall(self.text, at, end):
             if name == "question":
                 raise _Unread  # `question` as a keyword starts a question in tabench_tokens.lark
