@@ -10,12 +10,14 @@ the token grammar's result or its error, word for word.
 
 from __future__ import annotations
 
+import textwrap
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabench_dsl.errors import SpecError
 from tabench_dsl.nodes import Pos
-from tabench_dsl.parse import Arg, Field, RubricFile, _read_by_tokens, _read_coarse, parse_rubric
+from tabench_dsl.parse import Arg, Field, RubricFile, _dedent, _read_by_tokens, _read_coarse, parse_rubric
 
 PATH = "r.rubric"
 
@@ -135,3 +137,13 @@ def test_rare_spellings_go_to_the_token_grammar() -> None:
     for text in ('question a {\n  question "p"\n}\n', 'question a {\n  gold "\\q"\n}\n'):
         assert _read_coarse(text, PATH) is None
         assert isinstance(outcome(parse_rubric, text), str)
+
+
+DEDENT_CHARS = [" ", " ", " ", "\t", "\n", "\n", "\r", "\f", "\u00a0", "a", "#"]
+
+
+@settings(derandomize=True, max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(DEDENT_CHARS), max_size=40))
+def test_dedent_is_textwrap_dedent(text: str) -> None:
+    # Triple-quoted text is dedented by a fast path for the usual indentation, textwrap otherwise.
+    assert _dedent(text) == textwrap.dedent(text)
