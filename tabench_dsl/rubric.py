@@ -42,7 +42,7 @@ _SHAPES: dict[str, tuple[str, ...]] = {
 }
 _OPTIONAL_FROM: dict[str, int] = {"exemplar": 4}
 # The same names as sets, for the checks made on every field line.
-_KNOWN, _SINGLE = frozenset(FIELDS), frozenset(SINGLE_FIELDS)
+_KNOWN, _SINGLE, _TEXT = frozenset(FIELDS), frozenset(SINGLE_FIELDS), frozenset(TEXT_FIELDS)
 
 
 def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Question]:
@@ -111,7 +111,7 @@ class _QuestionBuilder:
             if args[0].value.strip():
                 self.field_pos[f"accept.{len(self.accept)}"] = field.pos
                 self.accept.append(args[0].value)
-        elif name in TEXT_FIELDS:
+        elif name in _TEXT:
             self.texts[name] = args[0].value
         elif name == "facet":
             facet = _facet(field, args, self.errors)
