@@ -11,7 +11,7 @@ and arguments with the grammar's own patterns. A file `tabench.lark` rejects is 
 `tabench_tokens.lark`, the same language one word per terminal, which reads the rare spellings
 the coarse grammar leaves to it or reports the syntax error at the exact word.
 
-Every Lark error becomes a `SpecError` at `path:line:col` with a hint a person can act on.
+Every Lark error becomes a `SpecError` at `path:line:col` with a hint a person can act on (`syntax`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from typing import Literal
 
 import msgspec
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 
 from .errors import SpecError
 from .nodes import Pos, Rule
 from .resources import grammar_dir
+from .syntax import HINT_ESCAPE, source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
 FIELDS: tuple[str, ...] = (
@@ -39,16 +40,6 @@ FIELDS: tuple[str, ...] = (
 
 #: A rule id: `S<n>` before a colon at the start of the rule.
 RULE_ID = re.compile(r"S\d+(?=:)")
-
-#: The hint for a one-line string that does not end on its line.
-HINT_UNTERMINATED = 'a "..." string ends on its line; use """...""" for text over several lines'
-#: The hint for a triple-quoted string without its closing quotes.
-HINT_UNTERMINATED_LONG = 'close the text with """'
-#: The hint for a bad escape in a one-line string.
-HINT_ESCAPE = (
-    'a "..." string takes the escapes of JSON: \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; '
-    'use """...""" for raw text'
-)
 
 
 # gc=False: these hold strings and positions only, never a cycle; the cyclic collector need not
@@ -128,7 +119,7 @@ def _read_by_tokens(text: str, path: str) -> RubricFile:
     try:
         tree = _parser("tabench_tokens.lark").parse(text)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, text, path, lines) from None
+        raise syntax_error(exc, text, path, lines, fields=FIELDS) from None
     try:
         return _TokensTransformer(path, lines).transform(tree)
     except VisitError as exc:
@@ -147,12 +138,12 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
         if exc.token.type == "CONTINUATION_LINE":
             raise SpecError(
                 "an indented line continues a rule, but no rule comes before it",
-                path=path, line=exc.line, col=exc.column, source_line=_line(lines, exc.line),
+                path=path, line=exc.line, col=exc.column, source_line=source_line(lines, exc.line),
                 hint="start the rule at the beginning of the line",
             ) from None
-        raise _syntax_error(exc, text, path, lines) from None
+        raise syntax_error(exc, text, path, lines, fields=FIELDS) from None
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, text, path, lines) from None
+        raise syntax_error(exc, text, path, lines, fields=FIELDS) from None
     return _PolicyTransformer(path).transform(tree)
 
 
@@ -354,7 +345,7 @@ class _TokensTransformer(Transformer):
             raise SpecError(
                 f"bad escape '{escape}' in string",
                 path=self.path, line=token.line, col=col, hint=HINT_ESCAPE,
-                source_line=_line(self.lines, token.line),
+                source_line=source_line(self.lines, token.line),
             ) from None
 
     def field(self, children: list[Token]) -> Field:
@@ -387,91 +378,3 @@ class _PolicyTransformer(Transformer):
 
     def start(self, rules: list[Rule]) -> PolicyFile:
         return PolicyFile(self.path, tuple(rules))
-
-
-#: How a terminal is named in an error message.
-_TERMINAL_WORDS: dict[str, str] = {
-    "NAME": "a field",
-    "RBRACE": "'}'",
-    "LBRACE": "'{'",
-    "QUESTION": "'question'",
-    "QID": "a question id",
-    "STRING": "a string",
-    "LONG_STRING": "a string",
-    "WORD": "a word",
-    "_NL": "a line break",
-    "$END": "the end of the file",
-    "RULE_LINE": "a rule",
-    "CONTINUATION_LINE": "an indented line",
-}
-
-
-def _describe_token(token: Token) -> str:
-    if token.type == "$END":
-        return "end of file"
-    if token.type == "_NL":
-        return "line break"
-    if token.type in ("STRING", "LONG_STRING"):
-        return "string"
-    return f"'{_clip(str(token))}'"
-
-
-def _expected(names: set[str] | frozenset[str]) -> str:
-    words = sorted({_TERMINAL_WORDS.get(n, n) for n in names} - {"a line break"})
-    if not words:
-        return "a line break"
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _syntax_error(exc: UnexpectedInput, text: str, path: str, lines: list[str]) -> SpecError:
-    line, col = exc.line, exc.column
-    hint = None
-    if isinstance(exc, UnexpectedCharacters):
-        rest = text[exc.pos_in_stream :]
-        if rest.startswith('"""'):
-            message, hint = "unterminated string", HINT_UNTERMINATED_LONG
-        elif rest.startswith('"'):
-            message, hint = "unterminated string", HINT_UNTERMINATED
-        else:
-            message = f"unexpected character {_char(rest[:1])}; expected {_expected(exc.allowed)}"
-    elif isinstance(exc, UnexpectedToken):
-        found = _describe_token(exc.token)
-        expected = set(exc.expected)
-        if exc.token.type == "$END":
-            line, col = _end_position(lines)
-        if "NAME" in expected and "RBRACE" in expected:
-            message = f"expected a field or '}}', found {found}"
-            if exc.token.type in ("QUESTION", "$END"):
-                hint = "a question block ends with '}'"
-            else:
-                hint = "fields are " + ", ".join(FIELDS)
-        elif "QUESTION" in expected:
-            message = f"expected 'question', found {found}"
-            hint = 'a rubric file holds question blocks: question ID { prompt "..." ... }'
-        else:
-            message = f"unexpected {found}; expected {_expected(expected)}"
-    else:  # UnexpectedEOF: not raised by the LALR parser, kept for completeness
-        message = "unexpected end of file"
-    return SpecError(message, path=path, line=line, col=col, hint=hint, source_line=_line(lines, line))
-
-
-def _char(ch: str) -> str:
-    # An invisible character (a no-break space pasted from a web page) is named by its code point.
-    return f"'{ch}'" if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
-
-
-def _end_position(lines: list[str]) -> tuple[int, int]:
-    # Point at the end of the last non-blank line: that is where the missing text belongs.
-    for number in range(len(lines), 0, -1):
-        if lines[number - 1].strip():
-            return number, len(lines[number - 1]) + 1
-    return 1, 1
-
-
-def _line(lines: list[str], number: int) -> str | None:
-    return lines[number - 1] if 0 < number <= len(lines) else None
-
-
-def _clip(text: str, width: int = 30) -> str:
-    text = text.split("\n", 1)[0]
-    return text if len(text) <= width else text[: width - 3] + "..."
