@@ -214,14 +214,17 @@ def profile(folder: Path, tmp: Path) -> None:
 
     run = get("compile_cmd.py:run")
     load, lark = get("battery.py:load_battery"), get("lark.py:parse")
+    cut, check = get("visitors.py:transform"), get("rubric.py:build_questions")
     render, write = get("render.py:compile_battery"), get("compile_cmd.py:_write")
     parts = {
-        "interpreter, imports and CLI setup": total - run,
+        "interpreter and CLI setup": total - run,
         "Lark parsing (lexer, LALR, tree)": lark,
-        "rest of load_battery (YAML, files, transform, validate)": load - lark,
+        "cutting field lines into fields (parse.py)": cut,
+        "validating questions (rubric.py)": check,
+        "rest of load_battery (YAML, files)": load - lark - cut - check,
         "compile_battery (render, sha256)": render,
         "writing the JSON lines": write,
-        "other": run - load - render - write,
+        "other (importing Lark, Jinja2, YAML; JSON encoding)": run - load - render - write,
     }
     print(f"profile of one run (cProfile slows Python code about 2x; in-process total {total:.2f} s):")
     for label, seconds in parts.items():
