@@ -2,7 +2,8 @@
 
 The bar is redrawn by rich's own refresh thread a few times a second, never once per record, so a
 fast grading loop does not pay for drawing. Plain lines (logs, CI) come every `PLAIN_STEP` of the
-total or every `PLAIN_SECONDS`, whichever is first, and once at the end.
+total or every `PLAIN_SECONDS`, whichever is first, never closer than `PLAIN_MIN_GAP` (a log of a fast
+run is not one line per answer), and once at the end.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import TextIO
 from .records import Record
 
 #: A plain progress line at least every this fraction of the total ...
-PLAIN_STEP = 0.05
-#: ... or every this many seconds.
-PLAIN_SECONDS = 2.0
+PLAIN_STEP = 0.10
+#: ... or every this many seconds ...
+PLAIN_SECONDS = 5.0
+#: ... but never two lines closer than this many seconds.
+PLAIN_MIN_GAP = 1.0
 
 
 class Progress:
@@ -73,8 +76,10 @@ class Progress:
         if self._rich is not None:
             # Only numbers change here; rich's refresh thread draws.
             self._rich.update(self._task, completed=self.done, tally=self.tally())
-        elif self.done >= self._next_step or time.monotonic() - self._last_line >= PLAIN_SECONDS:
-            self._line()
+        else:
+            since = time.monotonic() - self._last_line
+            if since >= PLAIN_SECONDS or (self.done >= self._next_step and since >= PLAIN_MIN_GAP):
+                self._line()
 
     def log(self, message: str) -> None:
         """Print a line (a bad answer line, a warning) without tearing the bar."""

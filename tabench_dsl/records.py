@@ -58,6 +58,11 @@ class JudgeInfo(msgspec.Struct, frozen=True):
     language_model: bool = True
     label: str = ""
 
+    def describe(self) -> str:
+        """`openai:gpt-x`; a judge that is not a language model is named by its label first."""
+        name = f"{self.backend}:{self.model}"
+        return name if self.language_model else f"{self.label or 'not a language model'}, {name}"
+
 
 class Decision(msgspec.Struct, frozen=True):
     """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""

@@ -55,8 +55,9 @@ from .verdict import DEFAULT_FACETS, Decoded, Verdict, decode_reply
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
 #: The warning a pass with a fail-shaped reason carries.
 FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
-#: Statuses that mean no answer can be graded with this configuration: the run stops.
-FATAL_STATUSES = frozenset({401, 403})
+#: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
+#: model or a wrong base URL): the run stops instead of recording every answer as an error.
+FATAL_STATUSES = frozenset({401, 403, 404})
 #: Environment variables whose values must never appear in a record.
 SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -73,6 +74,8 @@ class RunStats(msgspec.Struct):
     errors: int = 0
     calls: int = 0
     cache_hits: int = 0
+    #: Who judged, as the run summary names it (a non-language-model judge says so).
+    judge: str = ""
 
 
 class _Asked(msgspec.Struct):
@@ -124,7 +127,7 @@ class Grader:
         self.limiter = limiter or AdaptiveLimiter(8)
         self.on_record = on_record
         self.on_skip = on_skip
-        self.stats = RunStats()
+        self.stats = RunStats(judge=judge.info.describe())
         settings = battery.settings or {}
         self.settings = settings
         self.facets = tuple(settings.get("facets") or DEFAULT_FACETS)

@@ -161,13 +161,7 @@ def judge_caption(totals: Totals) -> str:
     """Who graded, saying plainly when it was not a language model."""
     if not totals.judges:
         return "graded by T1 only (no judge call)"
-    parts = []
-    for judge in totals.judges:
-        text = f"{judge.backend}:{judge.model}"
-        if not judge.language_model:
-            text = f"{judge.label or 'not a language model'}, {text}"
-        parts.append(text)
-    return "judge: " + ", ".join(parts)
+    return "judge: " + "; ".join(judge.describe() for judge in totals.judges)
 
 
 def _pct(value: float | None) -> str:

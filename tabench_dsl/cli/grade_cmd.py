@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
 
     print(
+        f"judge: {stats.judge}\n"
         f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
         f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
         f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {out}",
