@@ -76,6 +76,28 @@ class RunStats(msgspec.Struct):
     cache_hits: int = 0
     #: Who judged, as the run summary names it (a non-language-model judge says so).
     judge: str = ""
+    #: Grading worker processes (`--workers N`) that ended before finishing their answers.
+    workers_lost: int = 0
+
+    def count(self, record: Record) -> None:
+        """Count one record written."""
+        self.graded += 1
+        if record.tier == "t1":
+            self.t1 += 1
+        verdict = record.verdict
+        if verdict == "pass":
+            self.passed += 1
+        elif verdict == "fail":
+            self.failed += 1
+        elif verdict == "adjudicate":
+            self.adjudicate += 1
+        else:
+            self.errors += 1
+        for attempt in record.attempts:
+            if attempt.cache_hit:
+                self.cache_hits += 1
+            else:
+                self.calls += 1
 
 
 class _Asked(msgspec.Struct):
@@ -96,7 +118,8 @@ def _now() -> str:
 
 
 class Grader:
-    """Grade answers of one compiled battery with one judge, appending records to `writer`.
+    """Grade answers of one compiled battery with one judge, appending records to `writer`
+    (`run` needs one; a caller of `grade` alone, such as a `--workers` process, need not give it).
 
     `cache` is None for `--no-cache`; `on_record` is called after each record is written and
     `on_skip` for each answer skipped as done (progress).
@@ -108,7 +131,7 @@ class Grader:
         battery: CompiledBattery,
         judge: Judge,
         *,
-        writer: ResultsWriter,
+        writer: ResultsWriter | None = None,
         cache: ReplyCache | None = None,
         policy: RetryPolicy | None = None,
         limiter: AdaptiveLimiter | None = None,
@@ -146,6 +169,8 @@ class Grader:
     async def run(self, answers: Iterable[Answer], *, skip: set[tuple[str, str]] | None = None,
                   concurrency: int | None = None) -> RunStats:
         """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's)."""
+        if self.writer is None:
+            raise ValueError("Grader.run needs a writer")
         iterator = iter(answers)
         skip = skip or set()
         workers = concurrency or self.limiter.max_concurrency
@@ -168,28 +193,9 @@ class Grader:
                 continue
             record = await self.grade(answer)
             self.writer.write(record)
-            self._count(record)
+            self.stats.count(record)
             if self.on_record is not None:
                 self.on_record(record)
-
-    def _count(self, record: Record) -> None:
-        stats = self.stats
-        stats.graded += 1
-        if record.tier == "t1":
-            stats.t1 += 1
-        if record.verdict == "pass":
-            stats.passed += 1
-        elif record.verdict == "fail":
-            stats.failed += 1
-        elif record.verdict == "adjudicate":
-            stats.adjudicate += 1
-        else:
-            stats.errors += 1
-        for attempt in record.attempts:
-            if attempt.cache_hit:
-                stats.cache_hits += 1
-            else:
-                stats.calls += 1
 
     async def grade(self, answer: Answer) -> Record:
         """Grade one answer: T1 first, else the judge with its re-ask and stern retry."""

@@ -7,8 +7,11 @@ Decided where the spec is silent:
 - `--retries N` is the number of transport retries after the first try (default 5: six attempts).
 - The totals printed at the end are those of the whole results file (earlier runs included, the
   last record of each pair standing, human decisions applied), as `tabench totals` prints them.
-- Exit status: 0 when every answer got a verdict, 1 when some ended in `error` or some answer
-  lines were bad, 2 for a bad battery or command line, 130 on Ctrl-C (records written are kept).
+- `--workers N` grades in N processes (tabench_dsl/parallel.py), this one alone writing the results;
+  the default is 1: a real judge is latency bound and one process keeps up with it.
+- Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
+  lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
+  (records written are kept).
 """
 
 from __future__ import annotations
@@ -51,11 +54,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
     add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
+    add("--workers", default="1", metavar="N",
+        help="grading processes sharing --concurrency: a number or auto (min(2, CPUs)); default 1. "
+             "More than one pays off only against a judge fast enough to keep one core busy")
     add("--json", action="store_true", help="print the totals as one JSON document")
     parser.set_defaults(run=run)
 
 
 def _check_args(args: argparse.Namespace) -> None:
+    from ..parallel import parse_workers
+
+    args.workers = parse_workers(str(args.workers))
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     if args.retries < 0:
@@ -97,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         writer = ResultsWriter(out)
         if writer.repaired:
             progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
-        with _quiet_gc():
+        with quiet_gc():
             stats = run_event_loop(_grade(args, compiled, reader, writer, progress, skip))
     finally:
         progress.close()
@@ -114,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     _print_totals(out, as_json=args.json)
-    return 1 if stats.errors or reader.problems else 0
+    if stats.workers_lost:
+        print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
+    return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
 #: Allocations between two young-generation collections while grading (Python's default: 700).
@@ -122,7 +133,7 @@ GC_YOUNG_THRESHOLD = 10_000
 
 
 @contextlib.contextmanager
-def _quiet_gc() -> Iterator[None]:
+def quiet_gc() -> Iterator[None]:
     """While grading: what startup built (grammar, templates, libraries) is set aside from the
     collector (`gc.freeze`) and young collections run less often. Grading makes few reference
     cycles; this takes most of the collector's work (about a tenth of a second per 20,000 calls)
@@ -154,6 +165,8 @@ def run_event_loop(coro):
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
+    if args.workers > 1:
+        return await _grade_in_workers(args, compiled, reader, writer, progress, skip)
     import aiohttp
 
     from ..cache import ReplyCache, resolve_path
@@ -183,6 +196,22 @@ async def _grade(args, compiled, reader, writer, progress, skip):
             if cache is not None:
                 cache.close()
             await judge.aclose()
+
+
+async def _grade_in_workers(args, compiled, reader, writer, progress, skip):
+    from ..cache import resolve_path
+    from ..parallel import WorkerConfig, WorkerPool
+
+    config = WorkerConfig(
+        battery=compiled, judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
+        concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
+        cache=None if args.no_cache else str(resolve_path(args.cache)),
+    )
+    pool = WorkerPool(
+        config, args.workers, writer=writer, on_record=progress.advance, on_skip=progress.skipped,
+        on_log=progress.log,
+    )
+    return await pool.run(reader, skip=skip)
 
 
 def _light_records(path: Path) -> Iterator:

@@ -1,0 +1,415 @@
+"""`tabench grade --workers N`: grading spread over N worker processes, one results writer.
+
+Why: against a fast judge a grading is bound by one core (the HTTP client alone costs ~240 us a
+call); N processes use N cores. Against a real judge (hundreds of milliseconds a call) one process
+is plenty, so the default stays one process and `Grader.run` without this module.
+
+    parent (WorkerPool)                            worker (python -m tabench_dsl.parallel)
+      reads the answers, skips those done            its own event loop, aiohttp session, judge,
+      config frame ------------------------------->  cache connection, limiter (a share of the
+      answer batches (bounded in flight) --------->  concurrency), Grader.grade per answer
+      writes each record as it arrives <-----------  finished records, batched per loop turn
+      end frame (no answers left) ---------------->  finishes what it holds, says done, exits
+
+Frames are a 4-byte little-endian length and a msgpack body (msgspec) over the worker's stdin and
+a dup of its stdout (its fd 1 is pointed at stderr, so a stray print cannot corrupt a frame).
+
+The parent alone writes the results file, so every guarantee of `ResultsWriter` holds: one writer
+(flock), append-only, a whole line per record, written the moment the record is received.
+Backpressure: at most `2 x share` answers in flight per worker, topped up as records come back.
+Ctrl-C or SIGTERM: the parent stops handing out answers and terminates the workers; records
+already received are whole, those in flight are not written (resume grades them); exit 130.
+The parent killed outright (kill -9): a worker sees end-of-file on its stdin without an end frame
+and exits at once. A worker that dies: its answers in flight are not written; the parent says so,
+goes on with the others and the run exits 1. A judge or usage error in a worker (a refused key, a
+missing model) stops the run as it stops a single-process run.
+
+Decided where the spec is silent: `--rpm`/`--tpm` are split evenly between the workers;
+`--workers auto` is min(2, CPUs); the workers run in a session of their own (a terminal's Ctrl-C
+reaches the parent only, which stops them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Iterator
+
+import msgspec
+
+from .compiled import CompiledBattery
+from .records import Answer, Record
+from .runner import RunStats
+
+#: Answers in flight per worker, as a multiple of its share of the concurrency.
+IN_FLIGHT_FACTOR = 2
+#: Seconds a terminated worker gets before it is killed.
+TERMINATE_GRACE = 2.0
+_HEAD = 4
+
+
+class WorkerConfig(msgspec.Struct):
+    """What a worker needs to grade: the battery, the judge and the transport settings."""
+
+    battery: CompiledBattery
+    judge: str | None
+    model: str | None
+    timeout: float
+    retries: int
+    concurrency: int
+    rpm: float | None = None
+    tpm: float | None = None
+    #: The reply cache file; None for `--no-cache`.
+    cache: str | None = None
+
+
+class Hello(msgspec.Struct, tag="hello"):
+    judge: str
+
+
+class Records(msgspec.Struct, tag="records"):
+    records: list[Record]
+
+
+class Failed(msgspec.Struct, tag="failed"):
+    kind: str
+    message: str
+
+
+class Done(msgspec.Struct, tag="done"):
+    pass
+
+
+_encoder = msgspec.msgpack.Encoder()
+_reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Failed | Done)
+
+
+def frame(message: object) -> bytes:
+    """One frame: length and msgpack body."""
+    body = _encoder.encode(message)
+    return len(body).to_bytes(_HEAD, "little") + body
+
+
+def parse_workers(text: str) -> int:
+    """`--workers` value: a count of at least 1, or `auto` (min(2, CPUs))."""
+    if text == "auto":
+        return max(1, min(2, os.cpu_count() or 1))
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        from .errors import UsageError
+
+        raise UsageError(f"--workers must be a number of at least 1, or auto (got {text!r})")
+    return count
+
+
+class _Worker:
+    def __init__(self, index: int, share: int, proc: asyncio.subprocess.Process) -> None:
+        self.index = index
+        self.share = share
+        self.cap = share * IN_FLIGHT_FACTOR
+        self.proc = proc
+        self.in_flight = 0
+        self.ended = False  # the end frame was sent
+
+
+class WorkerPool:
+    """Grade with `workers` processes, writing records through `writer` in this process.
+
+    `on_record` / `on_skip` / `on_log` as for `Grader`; `on_log` gets a line for a lost worker.
+    """
+
+    def __init__(
+        self,
+        config: WorkerConfig,
+        workers: int,
+        *,
+        writer,
+        on_record: Callable[[Record], None] | None = None,
+        on_skip: Callable[[], None] | None = None,
+        on_log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.count = max(1, min(workers, config.concurrency))
+        self.writer = writer
+        self.on_record = on_record
+        self.on_skip = on_skip
+        self.on_log = on_log or (lambda line: print(line, file=sys.stderr))
+        self.stats = RunStats()
+        self._workers: list[_Worker] = []
+        self._answers: Iterator[Answer] = iter(())
+        self._exhausted = False
+
+    async def run(self, answers: Iterable[Answer], *, skip: set[tuple[str, str]] | None = None) -> RunStats:
+        """Grade every answer not in `skip`; return the run's counts."""
+        self._answers = self._pending(answers, skip or set())
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        terminated = False
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            if task is not None:
+                task.cancel()
+
+        sigterm = _add_signal_handler(loop, signal.SIGTERM, on_sigterm)
+        try:
+            await self._start()
+            for worker in self._workers:
+                self._top_up(worker)
+            tasks = [asyncio.ensure_future(self._serve(worker)) for worker in self._workers]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for serving in tasks:
+                    serving.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            if terminated:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            await self._stop()
+            if sigterm:
+                loop.remove_signal_handler(signal.SIGTERM)
+        return self.stats
+
+    def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
+        for answer in answers:
+            if (answer.system, answer.question) in skip:
+                self.stats.skipped += 1
+                if self.on_skip is not None:
+                    self.on_skip()
+                continue
+            yield answer
+
+    async def _start(self) -> None:
+        total = self.config.concurrency
+        rate = self.count
+        for index in range(self.count):
+            share = total // self.count + (1 if index < total % self.count else 0)
+            config = msgspec.structs.replace(
+                self.config, concurrency=share,
+                rpm=self.config.rpm / rate if self.config.rpm else None,
+                tpm=self.config.tpm / rate if self.config.tpm else None,
+            )
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tabench_dsl.parallel",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True,
+            )
+            worker = _Worker(index, share, proc)
+            self._workers.append(worker)
+            assert proc.stdin is not None
+            proc.stdin.write(frame(config))
+
+    def _top_up(self, worker: _Worker) -> None:
+        """Hand `worker` answers up to its cap (in one frame, once a quarter of the cap is free);
+        send the end frame once no answers are left."""
+        if worker.ended or worker.proc.stdin is None:
+            return
+        room = worker.cap - worker.in_flight
+        if not self._exhausted and (room >= max(1, worker.cap // 4) or worker.in_flight == 0):
+            batch: list[Answer] = []
+            for answer in self._answers:
+                batch.append(answer)
+                if len(batch) >= room:
+                    break
+            else:
+                self._exhausted = True
+            if batch:
+                worker.in_flight += len(batch)
+                worker.proc.stdin.write(frame(batch))
+        if self._exhausted:
+            for other in self._workers:
+                if not other.ended and other.proc.stdin is not None:
+                    other.ended = True
+                    other.proc.stdin.write(frame([]))
+
+    async def _serve(self, worker: _Worker) -> None:
+        """Read `worker`'s frames until it is done (or gone)."""
+        stream = worker.proc.stdout
+        assert stream is not None
+        writer, stats, on_record = self.writer, self.stats, self.on_record
+        while True:
+            try:
+                head = await stream.readexactly(_HEAD)
+                message = _reply_decoder.decode(await stream.readexactly(int.from_bytes(head, "little")))
+            except asyncio.IncompleteReadError:
+                status = await worker.proc.wait()
+                stats.workers_lost += 1
+                self.on_log(
+                    f"grading worker {worker.index + 1} ended unexpectedly (exit status {status}); its "
+                    f"{worker.in_flight} answer(s) in flight are not recorded (--resume grades them)"
+                )
+                worker.ended = True
+                return
+            if type(message) is Records:
+                for record in message.records:
+                    writer.write(record)
+                    stats.count(record)
+                    if on_record is not None:
+                        on_record(record)
+                worker.in_flight -= len(message.records)
+                self._top_up(worker)
+            elif type(message) is Hello:
+                stats.judge = message.judge
+            elif type(message) is Failed:
+                raise _error(message)
+            else:
+                await worker.proc.wait()
+                return
+
+    async def _stop(self) -> None:
+        """Terminate workers still running (after an error or an interruption) and reap them all."""
+        for worker in self._workers:
+            if worker.proc.returncode is None:
+                _signal(worker.proc, signal.SIGTERM)
+        for worker in self._workers:
+            try:
+                await asyncio.wait_for(asyncio.shield(worker.proc.wait()), TERMINATE_GRACE)
+            except TimeoutError:
+                _signal(worker.proc, signal.SIGKILL)
+                await worker.proc.wait()
+
+
+def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
+
+
+def _add_signal_handler(loop: asyncio.AbstractEventLoop, sig: int, handler: Callable[[], None]) -> bool:
+    try:
+        loop.add_signal_handler(sig, handler)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread (tests), Windows
+        return False
+    return True
+
+
+def _error(failed: Failed) -> Exception:
+    from . import errors
+
+    kinds = {"UsageError": errors.UsageError, "JudgeError": errors.JudgeError}
+    return kinds.get(failed.kind, errors.TabenchError)(failed.message)
+
+
+# -- the worker process ----------------------------------------------------------------------------
+
+
+async def _worker_main() -> None:
+    import aiohttp
+
+    from .cache import ReplyCache
+    from .errors import TabenchError
+    from .judges.factory import make_judge
+    from .runner import Grader
+    from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 (the transport owns it)
+    )
+    out_fd = os.dup(1)
+    os.dup2(2, 1)  # a stray print goes to stderr, never into a frame
+    pipe = open(out_fd, "wb", buffering=0)  # noqa: SIM115 (the transport owns it)
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+
+    async def read_frame() -> bytes | None:
+        try:
+            head = await reader.readexactly(_HEAD)
+            return await reader.readexactly(int.from_bytes(head, "little"))
+        except asyncio.IncompleteReadError:
+            return None  # the parent is gone
+
+    first = await read_frame()
+    if first is None:
+        return
+    config = msgspec.msgpack.decode(first, type=WorkerConfig)
+    answers_decoder = msgspec.msgpack.Decoder(list[Answer])
+    queue: asyncio.Queue[Answer | None] = asyncio.Queue()
+    finished: list[Record] = []
+
+    def flush() -> None:
+        if finished:
+            transport.write(frame(Records(finished[:])))
+            finished.clear()
+
+    policy = RetryPolicy(attempts=config.retries + 1, timeout=config.timeout)
+    limiter = AdaptiveLimiter(config.concurrency, rate=RateLimit(config.rpm, config.tpm))
+    connector = aiohttp.TCPConnector(limit=config.concurrency, limit_per_host=config.concurrency)
+    cache = None
+    try:
+        async with aiohttp.ClientSession(connector=connector) as session:
+            judge = make_judge(
+                config.judge, model=config.model, manifest_judge=config.battery.judge,
+                settings=config.battery.settings, session=session, env=os.environ, timeout=config.timeout,
+            )
+            try:
+                deterministic = not judge.info.language_model or judge.info.backend == "replay"
+                if config.cache is not None and not deterministic:
+                    cache = ReplyCache(config.cache)
+                grader = Grader(config.battery, judge, cache=cache, policy=policy, limiter=limiter)
+                transport.write(frame(Hello(judge.info.describe())))
+
+                async def grade() -> None:
+                    while (answer := await queue.get()) is not None:
+                        record = await grader.grade(answer)
+                        if not finished:
+                            loop.call_soon(flush)
+                        finished.append(record)
+
+                async def feed() -> bool:
+                    """Queue the answers; True on the end frame, False when the parent is gone."""
+                    while (data := await read_frame()) is not None:
+                        batch = answers_decoder.decode(data)
+                        if not batch:
+                            for _ in range(config.concurrency):
+                                queue.put_nowait(None)
+                            return True
+                        for answer in batch:
+                            queue.put_nowait(answer)
+                    return False
+
+                graders = [asyncio.ensure_future(grade()) for _ in range(config.concurrency)]
+                feeder = asyncio.ensure_future(feed())
+                try:
+                    done, _ = await asyncio.wait([feeder, *graders], return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()  # a grading error (a refused key) is raised here
+                    if feeder in done and not feeder.result():
+                        return  # orphaned (the parent is gone): stop grading now
+                    await asyncio.gather(feeder, *graders)
+                finally:
+                    for task in (feeder, *graders):
+                        task.cancel()
+                    await asyncio.gather(feeder, *graders, return_exceptions=True)
+                flush()
+                transport.write(frame(Done()))
+            finally:
+                if cache is not None:
+                    cache.close()
+                await judge.aclose()
+    except TabenchError as exc:
+        transport.write(frame(Failed(type(exc).__name__, str(exc))))
+    finally:
+        transport.close()
+        await asyncio.sleep(0)
+
+
+def main() -> None:
+    """Entry of a worker process (`python -m tabench_dsl.parallel`), started by `WorkerPool`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker stops
+    from .cli.grade_cmd import quiet_gc, run_event_loop
+
+    with quiet_gc():
+        run_event_loop(_worker_main())
+
+
+if __name__ == "__main__":
+    main()

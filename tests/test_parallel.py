@@ -1,0 +1,253 @@
+"""`tabench grade --workers N`: the same records as one process, one writer, clean stops.
+
+Every test runs the real command against the scripted judge server; the workers are real processes
+(found through /proc by their command line and working folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from helpers_grading import (
+    CONTRADICTION,
+    FAIL,
+    FAIL_SHAPED_PASS,
+    MALFORMED,
+    PASS,
+    user_content,
+    write_battery,
+)
+from judge_server import Fault
+
+from tabench_dsl.cli import main
+from tabench_dsl.results import iter_records
+
+COUNT = 120
+QUESTIONS = ["h01", "h02", "h03"]
+
+
+def write_answers(folder: Path, count: int = COUNT) -> Path:
+    path = folder / "answers.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(count):
+            line = {"system": f"s{i // 3:03d}", "question": QUESTIONS[i % 3], "answer": f"reply {i}"}
+            f.write(json.dumps(line))
+            f.write("\n")
+    return path
+
+
+def answer_number(body: dict) -> int:
+    found = re.search(r"reply (\d+)", user_content(body))
+    assert found, "no answer in the user message"
+    return int(found[1])
+
+
+#: What the judge says to answer n, by n % 7, ask after ask (the last reply repeats).
+SCRIPTS: list[list[str | Fault]] = [
+    [PASS],
+    [FAIL],
+    [CONTRADICTION, FAIL],  # the stern retry settles it: fail
+    [CONTRADICTION, CONTRADICTION],  # contradiction twice: adjudicate
+    [Fault.ERROR_503, PASS],  # one transport retry
+    [MALFORMED, FAIL_SHAPED_PASS],  # the format re-ask; a pass with a warning
+    [Fault.ERROR_500],  # retries run out: error
+]
+
+
+class Scripted:
+    """A responder that answers each answer by its own script, whatever the order of requests."""
+
+    def __init__(self) -> None:
+        self.asks: dict[int, int] = {}
+
+    def __call__(self, body: dict) -> str | Fault:
+        n = answer_number(body)
+        script = SCRIPTS[n % len(SCRIPTS)]
+        ask = self.asks.get(n, 0)
+        self.asks[n] = ask + 1
+        return script[min(ask, len(script) - 1)]
+
+
+def outcome(path: Path) -> dict[tuple[str, str], tuple]:
+    records = list(iter_records(path))
+    keys = [(r.system, r.question) for r in records]
+    assert len(keys) == len(set(keys)), "an answer recorded twice"
+    return {
+        (r.system, r.question): (
+            r.tier, r.verdict, r.cause, r.reason, r.facets, r.warnings, r.answer,
+            [(a.kind, a.raw, a.transport_retries, a.error) for a in r.attempts],
+        )
+        for r in records
+    }
+
+
+async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge_server, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    battery = write_battery(tmp_path, t1=False)
+    answers = write_answers(tmp_path, 70)
+    responder = Scripted()
+    server = await judge_server(responder)
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
+            "--no-cache", "--retries", "1", "--concurrency", "6", "--json"]
+    assert await asyncio.to_thread(main, [*argv, "--out", "one.jsonl"]) == 1  # the n % 7 == 6 errors
+    one = outcome(tmp_path / "one.jsonl")
+    calls = server.calls
+    responder.asks.clear()
+    assert await asyncio.to_thread(main, [*argv, "--out", "two.jsonl", "--workers", "2"]) == 1
+    two = outcome(tmp_path / "two.jsonl")
+    assert server.calls == 2 * calls
+    assert len(one) == 70 and two == one
+    verdicts = sorted({(v[1], v[2]) for v in two.values()}, key=str)
+    assert verdicts == sorted(
+        {("pass", None), ("fail", None), ("adjudicate", "contradiction"), ("error", "transport")}, key=str
+    )
+    assert any(v[5] for v in two.values())  # the fail-shaped pass kept its warning
+
+
+# -- processes -----------------------------------------------------------------------------------
+
+
+async def slow_judge(body: dict) -> str:
+    await asyncio.sleep(0.03)
+    return PASS if answer_number(body) % 2 else FAIL
+
+
+async def start_grade(work: Path, url: str, *extra: str) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TABENCH_CACHE")}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tabench_dsl", "grade", str(work / "battery"), "--answers",
+        str(work / "answers.jsonl"), "--judge", url, "--model", "m", "--concurrency", "4", "--json",
+        "--workers", "2", *extra, cwd=work, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+def workers_in(folder: Path) -> list[int]:
+    """Live grading workers whose working folder is `folder` (zombies do not count)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if b"tabench_dsl.parallel" in cmdline and cwd == str(folder) and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+async def wait_until_gone(folder: Path) -> None:
+    for _ in range(100):  # at most 10 s
+        if not workers_in(folder):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"grading workers still running: {workers_in(folder)}")
+
+
+async def wait_for_lines(path: Path, count: int, proc: asyncio.subprocess.Process) -> None:
+    for _ in range(600):  # at most 30 s
+        if path.exists() and path.read_bytes().count(b"\n") >= count:
+            return
+        assert proc.returncode is None, "the grading ended before it could be interrupted"
+        await asyncio.sleep(0.05)
+    raise AssertionError("the grading made no progress")
+
+
+def check_complete(results: Path) -> None:
+    records = list(iter_records(results))
+    keys = [(r.system, r.question) for r in records]
+    assert len(keys) == COUNT and len(set(keys)) == COUNT  # none lost, none twice
+    assert all(r.verdict in ("pass", "fail") for r in records)
+    assert results.read_bytes().endswith(b"\n")
+
+
+async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:
+    write_battery(tmp_path, t1=False)
+    write_answers(tmp_path)
+    server = await judge_server(slow_judge)
+    results = tmp_path / "results.jsonl"
+    proc = await start_grade(tmp_path, server.url)
+    await wait_for_lines(results, 20, proc)
+    assert len(workers_in(tmp_path)) == 2
+    proc.kill()
+    await proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    await wait_until_gone(tmp_path)
+    kept = results.read_bytes()
+    kept = kept[: kept.rfind(b"\n") + 1]
+    assert 20 <= kept.count(b"\n") < COUNT
+    results.write_bytes(kept)
+
+    proc = await start_grade(tmp_path, server.url, "--resume")
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    assert results.read_bytes().startswith(kept)
+    check_complete(results)
+    assert not workers_in(tmp_path)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path, judge_server, sig) -> None:
+    write_battery(tmp_path, t1=False)
+    write_answers(tmp_path)
+    server = await judge_server(slow_judge)
+    results = tmp_path / "results.jsonl"
+    proc = await start_grade(tmp_path, server.url)
+    await wait_for_lines(results, 10, proc)
+    proc.send_signal(sig)
+    _, err = await proc.communicate()
+    assert proc.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert not workers_in(tmp_path)  # the parent reaped them before exiting
+    kept = results.read_bytes()
+    assert kept.endswith(b"\n") and kept.count(b"\n") < COUNT
+    assert len(list(iter_records(results))) == kept.count(b"\n")  # every line a whole record
+
+    proc = await start_grade(tmp_path, server.url, "--resume")
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    assert results.read_bytes().startswith(kept)
+    check_complete(results)
+
+
+async def test_a_worker_that_dies_is_reported_exit_1_then_resume(tmp_path: Path, judge_server) -> None:
+    write_battery(tmp_path, t1=False)
+    write_answers(tmp_path)
+    server = await judge_server(slow_judge)
+    results = tmp_path / "results.jsonl"
+    proc = await start_grade(tmp_path, server.url)
+    await wait_for_lines(results, 10, proc)
+    victim = workers_in(tmp_path)[0]
+    os.kill(victim, signal.SIGKILL)
+    _, err = await proc.communicate()
+    assert proc.returncode == 1, err.decode()
+    assert b"ended unexpectedly" in err and b"Traceback" not in err
+    records = list(iter_records(results))
+    assert len(records) == len({(r.system, r.question) for r in records}) < COUNT
+
+    proc = await start_grade(tmp_path, server.url, "--resume")
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    check_complete(results)
+
+
+async def test_workers_option_is_checked(tmp_path: Path, capsys) -> None:
+    battery = write_battery(tmp_path)
+    answers = write_answers(tmp_path, 3)
+    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(tmp_path / "r.jsonl")]
+    assert await asyncio.to_thread(main, [*argv, "--workers", "0"]) == 2
+    assert "--workers must be" in capsys.readouterr().err
+    # The builtin judge in two workers: every answer graded once, T1 included.
+    assert await asyncio.to_thread(main, [*argv, "--workers", "auto", "--json"]) == 0
+    assert len(outcome(tmp_path / "r.jsonl")) == 3
