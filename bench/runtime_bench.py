@@ -1,6 +1,6 @@
 """Runtime bench: what `tabench grade` costs on top of the HTTP calls it has to make.
 
-    python bench/runtime_bench.py [--quick] [--calls N] [--rss-calls N] [--profile]
+    python bench/runtime_bench.py [--quick] [--calls N] [--rss-calls N] [--profile] [--workers N]
 
 1. Starts `bench/mock_judge.py` (a separate process, 20 ms per reply, precomputed verdict bytes).
 2. Writes a battery (T1 off, so every answer is one judge call) and an answers file.
@@ -10,7 +10,10 @@
 4. Prints CPU microseconds per judge call for both, their ratio (target <= 2.0), and the efficiency
    = ideal wall time (calls x 20 ms / 64) / actual wall time of `tabench grade`, process start
    included (target >= 0.85).
-5. Runs `tabench grade` over a bigger answers file and prints its peak RSS (target < 300 MB).
+5. Runs `tabench grade --workers N` (default 2) the same way and prints its figures beside the
+   single process's: CPU per call (the parent and its workers, which it reaps, together) and
+   efficiency.
+6. Runs `tabench grade` over a bigger answers file and prints its peak RSS (target < 300 MB).
 
 On the 2-core machine the mock judge and the measured process share the CPU (and other work on the
 machine competes too): each measurement runs `--repeat` times (default 2), every run is printed
@@ -233,7 +236,7 @@ class MockJudge:
 
 
 def grade_argv(
-    battery: Path, answers: Path, out: Path, url: str, *, profile: Path | None = None
+    battery: Path, answers: Path, out: Path, url: str, *, profile: Path | None = None, workers: int = 1
 ) -> list[str]:
     head = [PYTHON, "-m", "cProfile", "-o", str(profile)] if profile else [PYTHON]
     return [
@@ -253,6 +256,8 @@ def grade_argv(
         "--no-cache",
         "--concurrency",
         str(CONCURRENCY),
+        "--workers",
+        str(workers),
         "--json",
     ]
 
@@ -267,6 +272,9 @@ def main() -> None:
         "--rss-calls", type=int, default=None, help="answers for the RSS bench (default 100,000)"
     )
     parser.add_argument("--profile", action="store_true", help="also profile one grading with cProfile")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="processes for the --workers figure (default 2; 1: none)"
+    )
     parser.add_argument(
         "--repeat", type=int, default=2, help="runs of each measurement, the best taken (default 2)"
     )
@@ -293,6 +301,7 @@ def main() -> None:
         ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
         bares: list[tuple[Child, float]] = []
         grades: list[tuple[Child, float]] = []
+        pooled: list[Child] = []
         for run in range(max(1, args.repeat)):
             with MockJudge() as judge:
                 bare_argv = [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", str(calls)]
@@ -312,6 +321,20 @@ def main() -> None:
                 f"({bare.load}) | grade {grade.cpu / calls * 1e6:6.1f} us/call wall {grade.wall:5.2f} s "
                 f"eff {ideal / grade.wall:.2f} ({grade.load})"
             )
+            if args.workers > 1:
+                out.unlink()
+                with MockJudge() as judge:
+                    pool = Child(grade_argv(battery, answers, out, judge.url, workers=args.workers), cwd=work)
+                    judge.stop()
+                pooled.append(pool)
+                with open(out, "rb") as f:
+                    lines = sum(1 for _ in f)
+                if lines != calls:
+                    raise SystemExit(f"--workers {args.workers}: expected {calls} records, found {lines}")
+                print(
+                    f"         --workers {args.workers}: {pool.cpu / calls * 1e6:6.1f} us/call wall "
+                    f"{pool.wall:5.2f} s eff {ideal / pool.wall:.2f} ({pool.load})"
+                )
         bare, bare_judge = min(bares, key=lambda run: run[0].cpu)
         grade, grade_judge = min(grades, key=lambda run: run[0].cpu)
         bare_wall = min(run[0].wall for run in bares)
@@ -336,6 +359,18 @@ def main() -> None:
             f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade_wall:.2f} s "
             f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
         )
+        if pooled:
+            pool_us = min(child.cpu for child in pooled) / calls * 1e6
+            pool_wall = min(child.wall for child in pooled)
+            print(f"  side by side (best of {len(pooled)}):      us CPU/call   wall      efficiency")
+            print(
+                f"    tabench grade           {grade_us:10.1f}   {grade_wall:6.2f} s   {efficiency:.2f}"
+            )
+            print(
+                f"    tabench grade --workers {args.workers:<2d}{pool_us:8.1f}   {pool_wall:6.2f} s   "
+                f"{ideal / pool_wall:.2f}   (target >= 0.85: "
+                f"{'met' if ideal / pool_wall >= 0.85 else 'MISSED'})"
+            )
         busy = grade.cpu / grade.wall
         print(
             f"  bound: tabench grade kept {busy:.0%} of one core busy over its wall time; at "

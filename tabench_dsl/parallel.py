@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
 
@@ -109,45 +110,69 @@ def parse_workers(text: str) -> int:
 
 
 class _Worker:
-    def __init__(self, index: int, share: int, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, index: int, share: int, proc: subprocess.Popen) -> None:
         self.index = index
         self.share = share
         self.cap = share * IN_FLIGHT_FACTOR
         self.proc = proc
         self.in_flight = 0
-        self.ended = False  # the end frame was sent
+        self.ended = False  # the end frame was sent (or the worker is gone)
+        self.reader: asyncio.StreamReader | None = None
+        self.pipe: asyncio.WriteTransport | None = None
+
+    def send(self, message: object) -> None:
+        if self.pipe is not None and not self.pipe.is_closing():
+            self.pipe.write(frame(message))
 
 
 class WorkerPool:
-    """Grade with `workers` processes, writing records through `writer` in this process.
+    """`workers` grading processes sharing `concurrency` judge calls in flight.
 
-    `on_record` / `on_skip` / `on_log` as for `Grader`; `on_log` gets a line for a lost worker.
+    `start()` launches them (before the battery is compiled, so their start-up overlaps the
+    parent's); `run(...)` grades, writing every record through `writer` in this process;
+    `close()` (always, e.g. in a `finally`) reaps them, terminating any still running after an
+    error or an interruption. `on_log` gets a line for a worker that died.
     """
 
     def __init__(
-        self,
-        config: WorkerConfig,
-        workers: int,
-        *,
-        writer,
-        on_record: Callable[[Record], None] | None = None,
-        on_skip: Callable[[], None] | None = None,
-        on_log: Callable[[str], None] | None = None,
+        self, workers: int, concurrency: int, *, on_log: Callable[[str], None] | None = None
     ) -> None:
-        self.config = config
-        self.count = max(1, min(workers, config.concurrency))
-        self.writer = writer
-        self.on_record = on_record
-        self.on_skip = on_skip
+        self.count = max(1, min(workers, concurrency))
+        self.shares = [
+            concurrency // self.count + (1 if index < concurrency % self.count else 0)
+            for index in range(self.count)
+        ]
         self.on_log = on_log or (lambda line: print(line, file=sys.stderr))
         self.stats = RunStats()
         self._workers: list[_Worker] = []
         self._answers: Iterator[Answer] = iter(())
         self._exhausted = False
+        self._completed = False
 
-    async def run(self, answers: Iterable[Answer], *, skip: set[tuple[str, str]] | None = None) -> RunStats:
-        """Grade every answer not in `skip`; return the run's counts."""
-        self._answers = self._pending(answers, skip or set())
+    def start(self) -> None:
+        """Launch the worker processes; they wait for their configuration."""
+        for index, share in enumerate(self.shares):
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tabench_dsl.parallel"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, bufsize=0, start_new_session=True,
+            )
+            self._workers.append(_Worker(index, share, proc))
+
+    async def run(
+        self,
+        config: WorkerConfig,
+        answers: Iterable[Answer],
+        *,
+        writer,
+        skip: set[tuple[str, str]] | None = None,
+        on_record: Callable[[Record], None] | None = None,
+        on_skip: Callable[[], None] | None = None,
+    ) -> RunStats:
+        """Grade every answer not in `skip` with `config` (its concurrency is split between the
+        workers, and so are its rate limits); return the run's counts."""
+        if not self._workers:
+            self.start()
+        self._answers = self._pending(answers, skip or set(), on_skip)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         terminated = False
@@ -159,59 +184,56 @@ class WorkerPool:
                 task.cancel()
 
         sigterm = _add_signal_handler(loop, signal.SIGTERM, on_sigterm)
+        tasks: list[asyncio.Future] = []
         try:
-            await self._start()
+            for worker in self._workers:
+                reader = worker.reader = asyncio.StreamReader(limit=1 << 20)
+                await loop.connect_read_pipe(
+                    lambda r=reader: asyncio.StreamReaderProtocol(r), worker.proc.stdout
+                )
+                worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, worker.proc.stdin)
+                worker.send(
+                    msgspec.structs.replace(
+                        config, concurrency=worker.share,
+                        rpm=config.rpm / self.count if config.rpm else None,
+                        tpm=config.tpm / self.count if config.tpm else None,
+                    )
+                )
             for worker in self._workers:
                 self._top_up(worker)
-            tasks = [asyncio.ensure_future(self._serve(worker)) for worker in self._workers]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for serving in tasks:
-                    serving.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+            tasks = [asyncio.ensure_future(self._serve(w, writer, on_record)) for w in self._workers]
+            await asyncio.gather(*tasks)
+            self._completed = True
         except asyncio.CancelledError:
             if terminated:
                 raise KeyboardInterrupt from None
             raise
         finally:
-            await self._stop()
+            for serving in tasks:
+                serving.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for worker in self._workers:
+                if worker.pipe is not None:
+                    worker.pipe.close()
             if sigterm:
                 loop.remove_signal_handler(signal.SIGTERM)
         return self.stats
 
-    def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
+    def _pending(
+        self, answers: Iterable[Answer], skip: set[tuple[str, str]], on_skip: Callable[[], None] | None
+    ) -> Iterator[Answer]:
         for answer in answers:
             if (answer.system, answer.question) in skip:
                 self.stats.skipped += 1
-                if self.on_skip is not None:
-                    self.on_skip()
+                if on_skip is not None:
+                    on_skip()
                 continue
             yield answer
-
-    async def _start(self) -> None:
-        total = self.config.concurrency
-        rate = self.count
-        for index in range(self.count):
-            share = total // self.count + (1 if index < total % self.count else 0)
-            config = msgspec.structs.replace(
-                self.config, concurrency=share,
-                rpm=self.config.rpm / rate if self.config.rpm else None,
-                tpm=self.config.tpm / rate if self.config.tpm else None,
-            )
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "tabench_dsl.parallel",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True,
-            )
-            worker = _Worker(index, share, proc)
-            self._workers.append(worker)
-            assert proc.stdin is not None
-            proc.stdin.write(frame(config))
 
     def _top_up(self, worker: _Worker) -> None:
         """Hand `worker` answers up to its cap (in one frame, once a quarter of the cap is free);
         send the end frame once no answers are left."""
-        if worker.ended or worker.proc.stdin is None:
+        if worker.ended:
             return
         room = worker.cap - worker.in_flight
         if not self._exhausted and (room >= max(1, worker.cap // 4) or worker.in_flight == 0):
@@ -224,24 +246,24 @@ class WorkerPool:
                 self._exhausted = True
             if batch:
                 worker.in_flight += len(batch)
-                worker.proc.stdin.write(frame(batch))
+                worker.send(batch)
         if self._exhausted:
             for other in self._workers:
-                if not other.ended and other.proc.stdin is not None:
+                if not other.ended:
                     other.ended = True
-                    other.proc.stdin.write(frame([]))
+                    other.send([])
 
-    async def _serve(self, worker: _Worker) -> None:
+    async def _serve(self, worker: _Worker, writer, on_record: Callable[[Record], None] | None) -> None:
         """Read `worker`'s frames until it is done (or gone)."""
-        stream = worker.proc.stdout
+        stream = worker.reader
         assert stream is not None
-        writer, stats, on_record = self.writer, self.stats, self.on_record
+        stats = self.stats
         while True:
             try:
                 head = await stream.readexactly(_HEAD)
                 message = _reply_decoder.decode(await stream.readexactly(int.from_bytes(head, "little")))
             except asyncio.IncompleteReadError:
-                status = await worker.proc.wait()
+                status = await asyncio.to_thread(worker.proc.wait)
                 stats.workers_lost += 1
                 self.on_log(
                     f"grading worker {worker.index + 1} ended unexpectedly (exit status {status}); its "
@@ -262,23 +284,32 @@ class WorkerPool:
             elif type(message) is Failed:
                 raise _error(message)
             else:
-                await worker.proc.wait()
                 return
 
-    async def _stop(self) -> None:
-        """Terminate workers still running (after an error or an interruption) and reap them all."""
-        for worker in self._workers:
-            if worker.proc.returncode is None:
-                _signal(worker.proc, signal.SIGTERM)
+    def close(self) -> None:
+        """Reap the workers: after a complete run they are exiting by themselves; otherwise (an
+        error, an interruption) those still running are terminated, and killed if they linger."""
+        if not self._completed:
+            for worker in self._workers:
+                if worker.proc.poll() is None:
+                    _signal(worker.proc, signal.SIGTERM)
         for worker in self._workers:
             try:
-                await asyncio.wait_for(asyncio.shield(worker.proc.wait()), TERMINATE_GRACE)
-            except TimeoutError:
-                _signal(worker.proc, signal.SIGKILL)
-                await worker.proc.wait()
+                worker.proc.wait(TERMINATE_GRACE)
+            except subprocess.TimeoutExpired:
+                _signal(worker.proc, signal.SIGTERM if self._completed else signal.SIGKILL)
+                try:
+                    worker.proc.wait(TERMINATE_GRACE)
+                except subprocess.TimeoutExpired:
+                    _signal(worker.proc, signal.SIGKILL)
+                    worker.proc.wait()
+            for pipe in (worker.proc.stdin, worker.proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
 
 
-def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+def _signal(proc: subprocess.Popen, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(sig)
 
@@ -390,11 +421,11 @@ async def _worker_main() -> None:
                         task.cancel()
                     await asyncio.gather(feeder, *graders, return_exceptions=True)
                 flush()
-                transport.write(frame(Done()))
             finally:
                 if cache is not None:
                     cache.close()
                 await judge.aclose()
+        transport.write(frame(Done()))  # after the cache is committed: the parent may stop us now
     except TabenchError as exc:
         transport.write(frame(Failed(type(exc).__name__, str(exc))))
     finally:

@@ -95,25 +95,43 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
         )
-    compiled = compile_battery(load_battery(args.battery))
-    skip = done_pairs(out) if args.resume else set()
+    pool = None
+    if args.workers > 1:
+        from ..parallel import WorkerPool
 
-    progress = Progress(count_lines(args.answers))
-    reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
-    created = not out.exists()
-    writer = None
+        # Started before the battery is compiled: their start-up overlaps this process's.
+        pool = WorkerPool(args.workers, args.concurrency)
+        pool.start()
     try:
-        writer = ResultsWriter(out)
-        if writer.repaired:
-            progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
-        with quiet_gc():
-            stats = run_event_loop(_grade(args, compiled, reader, writer, progress, skip))
+        compiled = compile_battery(load_battery(args.battery))
+        skip = done_pairs(out) if args.resume else set()
+
+        progress = Progress(count_lines(args.answers))
+        if pool is not None:
+            pool.on_log = progress.log
+        reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
+        created = not out.exists()
+        writer = None
+        try:
+            writer = ResultsWriter(out)
+            if writer.repaired:
+                progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier "
+                             "crash")
+            if pool is None:
+                coro = _grade(args, compiled, reader, writer, progress, skip)
+            else:
+                coro = _grade_in_workers(pool, args, compiled, reader, writer, progress, skip)
+            with quiet_gc():
+                stats = run_event_loop(coro)
+        finally:
+            progress.close()
+            if writer is not None:
+                writer.close()
+                if created and writer.count == 0:
+                    out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
     finally:
-        progress.close()
-        if writer is not None:
-            writer.close()
-            if created and writer.count == 0:
-                out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
+        if pool is not None:
+            pool.close()
 
     print(
         f"judge: {stats.judge}\n"
@@ -165,8 +183,6 @@ def run_event_loop(coro):
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
-    if args.workers > 1:
-        return await _grade_in_workers(args, compiled, reader, writer, progress, skip)
     import aiohttp
 
     from ..cache import ReplyCache, resolve_path
@@ -198,20 +214,18 @@ async def _grade(args, compiled, reader, writer, progress, skip):
             await judge.aclose()
 
 
-async def _grade_in_workers(args, compiled, reader, writer, progress, skip):
+async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip):
     from ..cache import resolve_path
-    from ..parallel import WorkerConfig, WorkerPool
+    from ..parallel import WorkerConfig
 
     config = WorkerConfig(
         battery=compiled, judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
         concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
         cache=None if args.no_cache else str(resolve_path(args.cache)),
     )
-    pool = WorkerPool(
-        config, args.workers, writer=writer, on_record=progress.advance, on_skip=progress.skipped,
-        on_log=progress.log,
+    return await pool.run(
+        config, reader, writer=writer, skip=skip, on_record=progress.advance, on_skip=progress.skipped
     )
-    return await pool.run(reader, skip=skip)
 
 
 def _light_records(path: Path) -> Iterator:
