@@ -52,9 +52,10 @@ _TAIL_CHUNK = 1 << 16
 def repair_tail(path: str | Path) -> int:
     """Cut a torn last line off `path`; return how many bytes were removed (0 when it was whole).
 
-    A last line is torn when it has no final line break, or when it is not a decodable record
-    (a crash can leave a line of zero bytes on some file systems). Only that one last line is
-    ever removed.
+    A last line is torn when it has no final line break, or when it is not JSON at all (a crash can
+    leave a line of zero bytes on some file systems). A line that is JSON but not a record this
+    version reads (written by a newer tabench, or edited by hand) is kept: readers skip it with a
+    warning, and nothing whole is ever cut. Only that one last line is ever removed.
     """
     with open(path, "r+b") as f:
         size = f.seek(0, os.SEEK_END)
@@ -62,13 +63,13 @@ def repair_tail(path: str | Path) -> int:
             return 0
         good_end = _last_line_start(f, size - 1) if _byte_at(f, size - 1) != b"\n" else size
         if good_end == size:
-            # The file ends with a line break: check that its last line is a record.
+            # The file ends with a line break: check that its last line is JSON.
             start = _last_line_start(f, size - 1)
             f.seek(start)
             line = f.read(size - start)
             try:
-                record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+                msgspec.json.decode(line)
+            except msgspec.DecodeError:
                 good_end = start
         if good_end < size:
             f.truncate(good_end)

@@ -65,6 +65,23 @@ def test_undecodable_last_line_with_break_is_cut(tmp_path: Path) -> None:
     assert path.read_bytes() == good
 
 
+def test_whole_json_line_of_another_shape_is_never_cut(tmp_path: Path) -> None:
+    # A record from a newer tabench (an unknown cause) or edited by hand is JSON with a line break:
+    # it is whole, so it stays; readers skip what they cannot read.
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as w:
+        w.write(rec("q1"))
+    foreign = b'{"system":"a","question":"q2","verdict":"error","cause":"timeout"}\n'
+    path.write_bytes(path.read_bytes() + foreign)
+    before = path.read_bytes()
+    assert repair_tail(path) == 0
+    with ResultsWriter(path) as w:
+        assert w.repaired == 0
+        w.write(rec("q3"))
+    assert path.read_bytes().startswith(before)
+    assert [r.question for r in iter_records(path)] == ["q1", "q3"]
+
+
 def test_whole_file_is_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     with ResultsWriter(path) as w:
