@@ -24,6 +24,7 @@ from pathlib import Path
 
 import msgspec
 
+from .errors import UsageError
 from .judges.base import JudgeParams, Message
 from .records import Tokens
 
@@ -83,12 +84,17 @@ class ReplyCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout = 30000")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(
+                f"{self.path}: cannot open the reply cache ({exc}); give another --cache PATH or --no-cache"
+            ) from None
         self._pending: dict[str, CachedReply] = {}
         self._last_commit = time.monotonic()
         self.hits = 0

@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # A path the user gave that cannot be read or written: say which, without a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tabench: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 def entry() -> None:
