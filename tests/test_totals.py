@@ -106,3 +106,13 @@ def test_totals_command_reads_a_results_file(tmp_path, capsys):
 def test_totals_command_missing_file_is_a_usage_error(tmp_path, capsys):
     assert main(["totals", str(tmp_path / "nope.jsonl")]) == 2
     assert "no such results file" in capsys.readouterr().err
+
+
+def test_totals_command_names_lines_it_cannot_read_and_exits_1(tmp_path, capsys):
+    path = tmp_path / "results.jsonl"
+    good = msgspec.json.encode(rec("a", "q1", "pass")) + b"\n"
+    path.write_bytes(good + b"garbage\n" + good.replace(b'"q1"', b'"q2"'))
+    assert main(["totals", str(path), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert f"{path}:2: not a result record" in captured.err
+    assert json.loads(captured.out)["systems"][0]["answers"] == 2

@@ -1,4 +1,7 @@
-"""`tabench totals RESULTS.jsonl [--json]`: the totals of a results file, human decisions applied."""
+"""`tabench totals RESULTS.jsonl [--json]`: the totals of a results file, human decisions applied.
+
+Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
+"""
 
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
-    records = list(iter_records(args.results))
+    problems: list[str] = []
+    records = list(iter_records(args.results, on_problem=problems.append))
+    for problem in problems:
+        print(f"tabench: warning: {problem} (skipped)", file=sys.stderr)
     decisions_file = args.decisions or decisions_path(args.results)
     if decisions_file.is_file():
         records = apply_decisions(records, load_decisions(decisions_file))
@@ -36,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(totals_json(totals) + b"\n")
     else:
         print_tables(totals)
-    return 0
+    # Counted without the lines it could not read: say so in the status too.
+    return 1 if problems else 0
 
 
 def print_tables(totals) -> None:
