@@ -1,4 +1,4 @@
-"""The injection flag (spec section 6): does an answer try to forge the prompt or steer the judge?
+"""The injection flag: does an answer try to forge the prompt or steer the judge?
 
 The patterns live in the scorer's YAML (`injection:`, a list of regular expressions searched
 case-insensitively, `^`/`$` at line boundaries). A flagged answer is graded like any other: the flag

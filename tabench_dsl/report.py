@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from html import escape
 
 from .records import Record
-from .totals import Totals, compute_totals, judge_caption
+from .totals import Totals, compute_totals, judge_caption, percent
 from .viewer.charts import outcome_bars
 from .viewer.run import Run, prompts_for
 
@@ -62,8 +62,8 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+def _percent(value: float | None) -> str:
+    return percent(value, missing="–")
 
 
 def _badge(verdict: str, human: str | None = None) -> str:
@@ -83,9 +83,9 @@ def _totals_table(totals: Totals) -> str:
     rows = ["<tr>" + "".join(f'<th class="{"l" if h == "system" else ""}">{h}</th>' for h in head) + "</tr>"]
     for s in totals.systems:
         human = f"{s.human_pass} pass / {s.human_fail} fail" if s.human_pass + s.human_fail else "–"
-        ci = "–" if s.ci_low is None else f"{_pct(s.ci_low)} – {_pct(s.ci_high)}"
-        cells = [s.answers, s.passed, s.fail, s.adjudicate, s.error, human, _pct(s.score), ci, s.t1_passes,
-                 s.judge_calls, s.stern_retries, s.tokens]
+        ci = "–" if s.ci_low is None else f"{_percent(s.ci_low)} – {_percent(s.ci_high)}"
+        cells = [s.answers, s.passed, s.fail, s.adjudicate, s.error, human, _percent(s.score), ci,
+                 s.t1_passes, s.judge_calls, s.stern_retries, s.tokens]
         rows.append(f'<tr><td class="l">{escape(s.system)}</td>'
                     + "".join(f"<td>{escape(f'{c:,}' if isinstance(c, int) else c)}</td>" for c in cells)
                     + "</tr>")
@@ -98,7 +98,7 @@ def _question_table(totals: Totals) -> str:
             "<th>error</th><th>score</th></tr>"]
     for q in shown:
         rows.append(f'<tr><td class="l">{escape(q.question)}</td><td>{q.answers:,}</td><td>{q.passed:,}</td>'
-                    f"<td>{q.fail:,}</td><td>{q.adjudicate:,}</td><td>{q.error:,}</td><td>{_pct(q.score)}</td></tr>")
+                    f"<td>{q.fail:,}</td><td>{q.adjudicate:,}</td><td>{q.error:,}</td><td>{_percent(q.score)}</td></tr>")
     note = ""
     if len(totals.questions) > len(shown):
         note = f'<p class="muted">First {len(shown):,} of {len(totals.questions):,} questions.</p>'

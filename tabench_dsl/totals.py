@@ -164,8 +164,9 @@ def judge_caption(totals: Totals) -> str:
     return "judge: " + "; ".join(judge.describe() for judge in totals.judges)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+def percent(value: float | None, missing: str = "-") -> str:
+    """A share as `87.5%`, or `missing` when there is none (no graded answer)."""
+    return missing if value is None else f"{100 * value:.1f}%"
 
 
 def render_table(totals: Totals):
@@ -181,11 +182,11 @@ def render_table(totals: Totals):
                  "T1", "calls", "stern", "tokens"):
         by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
     for s in totals.systems:
-        interval = "-" if s.ci_low is None else f"{_pct(s.ci_low)}-{_pct(s.ci_high)}"
+        interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
         human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
         by_system.add_row(
             s.system, str(s.answers), f"{s.passed}{human}", str(s.fail), str(s.adjudicate), str(s.error),
-            _pct(s.score), interval, str(s.t1_passes), str(s.judge_calls), str(s.stern_retries),
+            percent(s.score), interval, str(s.t1_passes), str(s.judge_calls), str(s.stern_retries),
             str(s.tokens),
         )
     by_question = Table(title="Per question, across systems")
@@ -194,7 +195,7 @@ def render_table(totals: Totals):
     for q in totals.questions:
         by_question.add_row(
             q.question, str(q.answers), str(q.passed), str(q.fail), str(q.adjudicate), str(q.error),
-            _pct(q.score),
+            percent(q.score),
         )
     parts = [by_system, by_question]
     if totals.facets:

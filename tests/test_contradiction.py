@@ -49,7 +49,7 @@ def test_accuracy_on_labelled_reasons(check: ContradictionCheck, part: str) -> N
     print(f"\ncontradiction check, {part}: {len(rows) - len(misses)}/{len(rows)} = {accuracy:.1%}")
     for r in misses:
         print(f"  miss (labelled pass_shaped={r['pass_shaped']}): {r['reason']}")
-    # The brief's bar is 95% on the set; the held-out part, never tuned on, must stay close to it.
+    # The target is 95% on the set; the held-out part, never tuned on, must stay close to it.
     assert accuracy >= (0.90 if part == "holdout" else 0.95)
 
 
@@ -191,7 +191,9 @@ def test_unknown_setting_points_at_its_key(tmp_path: Path) -> None:
 def test_the_shipped_scorer_settings_are_valid() -> None:
     source = specs_dir() / "tabench-1.1" / "scorer.yaml"
     settings = yaml.safe_load(source.read_text(encoding="utf-8"))
-    ContradictionCheck.from_settings(settings["contradiction"], source=source)
+    check = ContradictionCheck.from_settings(settings["contradiction"], source=source)
+    assert check.is_pass_shaped("The answer is correct.")
+    assert not check.is_pass_shaped("The answer is incorrect.")
 
 
 def test_spaces_in_phrases_match_any_white_space_unless_quantified() -> None:

@@ -134,9 +134,13 @@ def test_rare_spellings_go_to_the_token_grammar() -> None:
     assert _read_coarse(text, PATH) is None
     (question,) = parse_rubric(text, PATH).questions
     assert question.fields[0] == Field("prompt", (Arg("string", "p", Pos(PATH, 2, 9)),), Pos(PATH, 2, 3))
-    for text in ('question a {\n  question "p"\n}\n', 'question a {\n  gold "\\q"\n}\n'):
+    reports = {
+        'question a {\n  question "p"\n}\n': f"{PATH}:2:3: expected a field or '}}', found 'question'",
+        'question a {\n  gold "\\q"\n}\n': f"{PATH}:2:9: bad escape '\\q' in string",
+    }
+    for text, first_line in reports.items():
         assert _read_coarse(text, PATH) is None
-        assert isinstance(outcome(parse_rubric, text), str)
+        assert outcome(parse_rubric, text).split("\n")[0] == first_line
 
 
 DEDENT_CHARS = [" ", " ", " ", "\t", "\n", "\n", "\r", "\f", "\u00a0", "a", "#"]
