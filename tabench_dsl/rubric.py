@@ -45,10 +45,15 @@ _OPTIONAL_FROM: dict[str, int] = {"exemplar": 4}
 _KNOWN, _SINGLE, _TEXT = frozenset(FIELDS), frozenset(SINGLE_FIELDS), frozenset(TEXT_FIELDS)
 
 
-def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Question]:
+def build_questions(
+    raw: list[RawQuestion], errors: list[SpecError], facet_names: Sequence[str] | None = FACET_NAMES
+) -> list[Question]:
     """Validate the questions of a battery, in order; append each problem to `errors`.
 
-    Questions with a problem are left out of the result (their problems are in `errors`).
+    `facet_names` are the names a `facet` line may use: the scorer's `facets:` list (the default,
+    `FACET_NAMES`, is for a scorer without one); None checks no facet name (the scorer's list could
+    not be read, and that problem is reported on its own). Questions with a problem are left out
+    of the result (their problems are in `errors`).
     """
     first: dict[str, RawQuestion] = {}
     questions = []
@@ -67,14 +72,14 @@ def build_questions(raw: list[RawQuestion], errors: list[SpecError]) -> list[Que
             ))
         else:
             first[block.id] = block
-        question = _build(block, errors)
+        question = _build(block, errors, facet_names)
         if question is not None and len(errors) == before:
             questions.append(question)
     return questions
 
 
-def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
-    builder = _QuestionBuilder(block, errors)
+def _build(block: RawQuestion, errors: list[SpecError], facet_names: Sequence[str] | None) -> Question | None:
+    builder = _QuestionBuilder(block, errors, facet_names)
     for field in block.fields:
         builder.add(field)
     return builder.finish()
@@ -83,9 +88,12 @@ def _build(block: RawQuestion, errors: list[SpecError]) -> Question | None:
 class _QuestionBuilder:
     """Collects one question block's fields, reporting each problem at its line."""
 
-    def __init__(self, block: RawQuestion, errors: list[SpecError]) -> None:
+    def __init__(
+        self, block: RawQuestion, errors: list[SpecError], facet_names: Sequence[str] | None
+    ) -> None:
         self.block = block
         self.errors = errors
+        self.facet_names = facet_names
         self.texts: dict[str, str] = {}
         self.field_pos: dict[str, Pos] = {}
         self.accept: list[str] = []
@@ -114,7 +122,7 @@ class _QuestionBuilder:
         elif name in _TEXT:
             self.texts[name] = args[0].value
         elif name == "facet":
-            facet = _facet(field, args, self.errors)
+            facet = _facet(field, args, self.errors, self.facet_names)
             if facet is not None and facet.text.strip():
                 self.facets.append(facet)
         elif name == "exemplar":
@@ -174,11 +182,13 @@ class _QuestionBuilder:
         self.errors.append(_error(message, at, hint=hint))
 
 
-def _facet(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Facet | None:
+def _facet(
+    field: Field, args: Sequence[Arg], errors: list[SpecError], facet_names: Sequence[str] | None
+) -> Facet | None:
     name, text = args
-    if name.value not in FACET_NAMES:
+    if facet_names is not None and name.value not in facet_names:
         errors.append(_error(
-            f"unknown facet '{name.value}'", name.pos, hint="facets are " + ", ".join(FACET_NAMES)
+            f"unknown facet '{name.value}'", name.pos, hint="facets are " + ", ".join(facet_names)
         ))
         return None
     return Facet(name=name.value, text=text.value, pos=field.pos)
