@@ -25,8 +25,8 @@ goes on with the others and the run exits 1. A judge or usage error in a worker 
 missing model) stops the run as it stops a single-process run.
 
 Decided where the spec is silent: `--rpm`/`--tpm` are split evenly between the workers;
-`--workers auto` is min(2, CPUs); the workers run in a session of their own (a terminal's Ctrl-C
-reaches the parent only, which stops them).
+`--workers auto` is 2 with 4 CPUs or more, else 1 (see `parse_workers`); the workers run in a
+session of their own (a terminal's Ctrl-C reaches the parent only, which stops them).
 """
 
 from __future__ import annotations
@@ -95,9 +95,13 @@ def frame(message: object) -> bytes:
 
 
 def parse_workers(text: str) -> int:
-    """`--workers` value: a count of at least 1, or `auto` (min(2, CPUs))."""
+    """`--workers` value: a count of at least 1, or `auto`: 2 with 4 CPUs or more, else 1.
+
+    Why not 2 on a 2-core machine: measured there against the bench's local judge (which needs a
+    core of its own), two processes graded more slowly than one, and even a bare aiohttp client
+    split in two processes lost (efficiency 0.62-0.71 against 0.78-0.85 in one process)."""
     if text == "auto":
-        return max(1, min(2, os.cpu_count() or 1))
+        return 2 if (os.cpu_count() or 1) >= 4 else 1
     try:
         count = int(text)
     except ValueError:

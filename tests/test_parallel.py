@@ -27,6 +27,7 @@ from helpers_grading import (
 from judge_server import Fault
 
 from tabench_dsl.cli import main
+from tabench_dsl.parallel import parse_workers
 from tabench_dsl.results import iter_records
 
 COUNT = 120
@@ -248,6 +249,45 @@ async def test_workers_option_is_checked(tmp_path: Path, capsys) -> None:
     argv = ["grade", str(battery), "--answers", str(answers), "--out", str(tmp_path / "r.jsonl")]
     assert await asyncio.to_thread(main, [*argv, "--workers", "0"]) == 2
     assert "--workers must be" in capsys.readouterr().err
+    assert await asyncio.to_thread(main, [*argv, "--workers", "many"]) == 2
     # The builtin judge in two workers: every answer graded once, T1 included.
-    assert await asyncio.to_thread(main, [*argv, "--workers", "auto", "--json"]) == 0
+    assert await asyncio.to_thread(main, [*argv, "--workers", "2", "--json"]) == 0
     assert len(outcome(tmp_path / "r.jsonl")) == 3
+    assert parse_workers("auto") == (2 if (os.cpu_count() or 1) >= 4 else 1)
+
+
+async def test_workers_share_the_reply_cache(tmp_path: Path, judge_server, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    battery = write_battery(tmp_path, t1=False)
+    answers = write_answers(tmp_path, 30)
+    server = await judge_server(slow_judge)
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
+            "--workers", "2", "--json"]
+    assert await asyncio.to_thread(main, [*argv, "--out", "first.jsonl"]) == 0
+    assert server.calls == 30
+    assert await asyncio.to_thread(main, [*argv, "--out", "again.jsonl"]) == 0
+    assert server.calls == 30  # every reply came from the cache both workers wrote
+    again = list(iter_records(tmp_path / "again.jsonl"))
+    assert len(again) == 30 and all(a.cache_hit for r in again for a in r.attempts)
+
+
+async def test_refused_key_stops_every_worker_without_leaking_it(
+    tmp_path: Path, capsys, judge_server, monkeypatch
+) -> None:
+    canary = "sk-canary-workers-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    monkeypatch.chdir(tmp_path)
+    server = await judge_server([Fault.UNAUTHORIZED])
+    battery = write_battery(tmp_path, t1=False)
+    answers = write_answers(tmp_path, 30)
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
+            "--workers", "2", "--no-cache"]
+    assert await asyncio.to_thread(main, argv) == 1
+    out, err = capsys.readouterr()
+    assert "the judge refused the request" in err and "401" in err
+    assert canary not in out + err and "Traceback" not in err
+    assert not (tmp_path / "results.jsonl").exists() and not workers_in(tmp_path)
+    # A judge that cannot be configured in the workers is a usage error, as in one process.
+    assert await asyncio.to_thread(main, [*argv[:4], "--judge", server.url, "--workers", "2"]) == 2
+    assert "needs a model" in capsys.readouterr().err

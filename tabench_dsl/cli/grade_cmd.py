@@ -55,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
     add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
     add("--workers", default="1", metavar="N",
-        help="grading processes sharing --concurrency: a number or auto (min(2, CPUs)); default 1. "
+        help="grading processes sharing --concurrency: a number, or auto (2 with 4 CPUs or more); default 1. "
              "More than one pays off only against a judge fast enough to keep one core busy")
     add("--json", action="store_true", help="print the totals as one JSON document")
     parser.set_defaults(run=run)
