@@ -198,7 +198,7 @@ def test_forged_markers_in_the_answer_are_just_answer_text(compiled: CompiledBat
 
 def test_a_prompt_without_a_question_block_is_a_transport_error() -> None:
     judge = BuiltinJudge()
-    with pytest.raises(TransportError, match="no QUESTION \\+ GOLD block") as info:
+    with pytest.raises(TransportError, match="no question block between '-- QUESTION \\+ GOLD --'") as info:
         asyncio.run(judge.complete([Message("system", "hi"), Message("user", "-- CANDIDATE ANSWER --\nx")]))
     assert info.value.retryable is False
 

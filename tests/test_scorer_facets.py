@@ -6,6 +6,7 @@ and loads a battery that names the copy by path.
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -16,6 +17,7 @@ from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
 from tabench_dsl.errors import SpecErrors
 from tabench_dsl.render import compile_battery
+from tabench_dsl.results import iter_records
 
 SHIPPED = Path(__file__).resolve().parent.parent / "specs" / "tabench-1.1"
 SHIPPED_FACETS = "facets: [extra_correct_info, missing_minor, erroneous_assertion]"
@@ -107,3 +109,69 @@ def test_a_malformed_facet_list_is_an_error_at_its_line(tmp_path: Path, facets: 
         load_battery(battery)
     (error,) = raised.value.errors
     assert (error.message, error.path, error.line) == (message, str(scorer / "scorer.yaml"), line)
+
+
+# -- the builtin judge's markers -----------------------------------------------------------------
+
+MARKERS = {
+    "-- QUESTION + GOLD --": "== ITEM AND KEY ==",
+    "-- FACET GUIDE (this question) --": "== NOTES ==",
+    "-- CANDIDATE ANSWER --": "== RESPONSE ==",
+}
+
+
+def grade(battery: Path, root: Path, answers: list[tuple[str, str]]) -> dict:
+    """`tabench grade` with the default (builtin) judge: {system: record}."""
+    file = root / "answers.jsonl"
+    file.write_text("".join(json.dumps({"system": s, "question": "q1", "answer": a}) + "\n"
+                            for s, a in answers))
+    out = root / "r.jsonl"
+    assert main(["grade", str(battery), "--answers", str(file), "--out", str(out), "--json"]) == 0
+    return {r.system: r for r in iter_records(root / "r.jsonl")}
+
+
+def test_builtin_judge_reads_the_scorers_markers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    battery = write_battery(tmp_path, facet_rubric("missing_minor"))
+    scorer = copy_scorer(battery, replace=MARKERS)  # the templates and the builtin: section alike
+    assert '  question_start: "== ITEM AND KEY =="' in scorer.joinpath("scorer.yaml").read_text()
+    compiled = compile_battery(load_battery(battery))
+    assert "== ITEM AND KEY ==" in compiled.questions["q1"].system
+    assert "-- QUESTION + GOLD --" not in compiled.questions["q1"].system
+    records = grade(battery, tmp_path, [("a", "Ingest, Index, Recall, Compact"), ("b", "Ingest only")])
+    assert {s: (r.tier, r.verdict) for s, r in records.items()} == {"a": ("t2", "pass"), "b": ("t2", "fail")}
+    assert "missing 3 of 4 required" in records["b"].reason
+    capsys.readouterr()
+
+
+def test_builtin_judge_reports_only_the_scorers_facets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    battery = write_battery(tmp_path, facet_rubric("off_topic"))
+    copy_scorer(battery, replace={SHIPPED_FACETS: "facets: [off_topic, extra_correct_info]"})
+    records = grade(battery, tmp_path, [("a", "Ingest, Index, Recall, Compact")])
+    (attempt,) = records["a"].attempts
+    assert json.loads(attempt.raw)["facets"] == {"off_topic": False, "extra_correct_info": False}
+    capsys.readouterr()
+
+
+def test_a_malformed_builtin_section_is_an_error_at_its_line(tmp_path: Path) -> None:
+    battery = write_battery(tmp_path, facet_rubric("missing_minor"))
+    scorer = copy_scorer(battery, replace={
+        '  question_start: "-- QUESTION + GOLD --"': "  question_start: [a]",
+        '  answer_start: "-- CANDIDATE ANSWER --"': "  answer_begin: x",
+    })
+    with pytest.raises(SpecErrors) as raised:
+        load_battery(battery)
+    lines = scorer.joinpath("scorer.yaml").read_text().splitlines()
+    assert [(e.message, e.line) for e in raised.value.errors] == [
+        ("builtin question_start must be a one-line text", lines.index("  question_start: [a]") + 1),
+        ("unknown builtin key 'answer_begin'", lines.index("  answer_begin: x") + 1),
+    ]

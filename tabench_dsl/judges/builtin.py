@@ -1,9 +1,12 @@
 """The builtin judge: a deterministic lexical grader inside the process, not a language model.
 
-It reads only the messages, as any judge does: the question object between the lines
-`-- QUESTION + GOLD --` and `-- FACET GUIDE (this question) --` of the SYSTEM message, and the
-answer after `-- CANDIDATE ANSWER --` of the USER (or stern) message. It replies with the verdict
-JSON of the scorer, which then goes through the same decoding, retry and totals path as a model's.
+It reads only the messages, as any judge does: the question object between the scorer's
+`question_start` and `question_end` lines of the SYSTEM message, and the answer after the
+`answer_start` line of the USER (or stern) message. The markers come from the `builtin:` section of
+the scorer's settings (tabench-1.1's `-- QUESTION + GOLD --`, `-- FACET GUIDE (this question) --`
+and `-- CANDIDATE ANSWER --` when it has none), and the facets it reports are those of the scorer's
+`facets:` list. It replies with the verdict JSON of the scorer, which then goes through the same
+decoding, retry and totals path as a model's.
 
 The rules, in the order they apply (one function each below):
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -56,9 +59,12 @@ INFO = JudgeInfo(
     label="builtin lexical judge (not a language model)",
 )
 
-QUESTION_START = "-- QUESTION + GOLD --\n"
-QUESTION_END = "\n-- FACET GUIDE (this question) --"
-ANSWER_START = "-- CANDIDATE ANSWER --\n"
+#: The section markers of tabench-1.1, for a scorer whose settings have no `builtin:` section.
+DEFAULT_MARKERS: dict[str, str] = {
+    "question_start": "-- QUESTION + GOLD --",
+    "question_end": "-- FACET GUIDE (this question) --",
+    "answer_start": "-- CANDIDATE ANSWER --",
+}
 
 #: Answers that decline to answer. Matched on casefolded text with contractions spelled out.
 NON_ANSWER = re.compile(
@@ -75,7 +81,28 @@ AT_LEAST = re.compile(r"\bat least (\w+)\b", re.IGNORECASE)
 #: A fallback gold (no elements) passes when this share of its content words is in the answer.
 FALLBACK_SHARE = 0.75
 
-_FACETS = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+#: The facets reported for a scorer whose settings have no `facets:` list.
+DEFAULT_FACETS: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+
+
+class Markers(msgspec.Struct, frozen=True):
+    """Where the builtin judge finds the question object and the answer in the prompts."""
+
+    question_start: str = DEFAULT_MARKERS["question_start"]
+    question_end: str = DEFAULT_MARKERS["question_end"]
+    answer_start: str = DEFAULT_MARKERS["answer_start"]
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any] | None) -> Markers:
+        """The markers of a scorer's settings (its `builtin:` section), tabench-1.1's by default."""
+        section = (settings or {}).get("builtin") or {}
+        return cls(**{
+            k: v for k, v in section.items() if k in DEFAULT_MARKERS and isinstance(v, str) and v.strip()
+        })
+
+
+#: tabench-1.1's markers.
+TABENCH_1_1 = Markers()
 
 
 class Ruling(msgspec.Struct, frozen=True):
@@ -85,20 +112,26 @@ class Ruling(msgspec.Struct, frozen=True):
     reason: str
     facets: dict[str, bool] = msgspec.field(default_factory=dict)
 
-    def to_json(self) -> str:
-        facets = {name: self.facets.get(name, False) for name in _FACETS}
+    def to_json(self, facet_names: Iterable[str] = DEFAULT_FACETS) -> str:
+        """The verdict JSON the scorer asks for, with a flag for each of `facet_names` (only those)."""
+        facets = {name: self.facets.get(name, False) for name in facet_names}
         reason = " ".join(self.reason.split()[:14])
         return json.dumps({"verdict": self.verdict, "reason": reason, "facets": facets})
 
 
-def read_question(system: str) -> dict[str, Any]:
-    """The question object of a SYSTEM prompt. Raises TransportError when it has none."""
-    start = system.find(QUESTION_START)
-    end = system.find(QUESTION_END, start + 1)
-    if start < 0 or end < 0:
-        raise TransportError("builtin judge: the system prompt has no QUESTION + GOLD block", retryable=False)
+def read_question(system: str, markers: Markers = TABENCH_1_1) -> dict[str, Any]:
+    """The question object of a SYSTEM prompt, between the question markers. Raises TransportError
+    when it has none."""
+    start = system.find(markers.question_start)
+    end = system.find(markers.question_end, start + len(markers.question_start)) if start >= 0 else -1
+    if end < 0:
+        raise TransportError(
+            f"builtin judge: the system prompt has no question block between {markers.question_start!r} "
+            f"and {markers.question_end!r} (the scorer's builtin: markers)",
+            retryable=False,
+        )
     try:
-        obj = json.loads(system[start + len(QUESTION_START) : end])
+        obj = json.loads(system[start + len(markers.question_start) : end])
     except json.JSONDecodeError as exc:
         raise TransportError(
             f"builtin judge: the question object is not JSON: {exc}", retryable=False
@@ -108,10 +141,14 @@ def read_question(system: str) -> dict[str, Any]:
     return obj
 
 
-def read_answer(user: str) -> str:
-    """The candidate answer of a USER or stern prompt (all of it when the marker is missing)."""
-    start = user.find(ANSWER_START)
-    return user if start < 0 else user[start + len(ANSWER_START) :]
+def read_answer(user: str, markers: Markers = TABENCH_1_1) -> str:
+    """The candidate answer of a USER or stern prompt: what follows the line of the answer marker
+    (all of it when the marker is missing)."""
+    start = user.find(markers.answer_start)
+    if start < 0:
+        return user
+    answer = user[start + len(markers.answer_start) :]
+    return answer[1:] if answer.startswith("\n") else answer
 
 
 def _names(elements: Iterable[Element], limit: int = 3) -> str:
@@ -243,16 +280,29 @@ class BuiltinJudge:
 
     info: JudgeInfo = INFO
 
-    def __init__(self, params: JudgeParams | None = None) -> None:
+    def __init__(
+        self,
+        params: JudgeParams | None = None,
+        *,
+        settings: Mapping[str, Any] | None = None,
+        notice: str | None = None,
+    ) -> None:
+        """`settings` is the scorer's YAML (its `builtin:` markers and `facets:` list; tabench-1.1's
+        when None). `notice` is a line for the user about why this judge was chosen, or None."""
         self.params = params or JudgeParams(model=INFO.model)
+        self.markers = Markers.of(settings)
+        facets = (settings or {}).get("facets")
+        self.facet_names = tuple(facets) if isinstance(facets, list) and facets else DEFAULT_FACETS
+        self.notice = notice
 
     async def complete(self, messages: list[Message]) -> Completion:
         """Grade the answer in the last user message against the system message's question."""
         started = time.perf_counter()
         system = next((m.content for m in messages if m.role == "system"), "")
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        ruling = judge(read_question(system), read_answer(user))
-        return Completion(content=ruling.to_json(), latency_ms=(time.perf_counter() - started) * 1000)
+        ruling = judge(read_question(system, self.markers), read_answer(user, self.markers))
+        latency_ms = (time.perf_counter() - started) * 1000
+        return Completion(content=ruling.to_json(self.facet_names), latency_ms=latency_ms)
 
     async def aclose(self) -> None:
         """Nothing to release."""

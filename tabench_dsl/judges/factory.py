@@ -68,7 +68,7 @@ def make_judge(
 
     kind, _, rest = spec.partition(":")
     if spec == "builtin":
-        return _builtin(float(temperature), max_tokens)
+        return _builtin(float(temperature), max_tokens, settings)
     if kind == "replay":
         from .replay import ReplayJudge
 
@@ -119,13 +119,13 @@ def make_judge(
     raise UsageError(f"unknown judge {spec!r}; use one of: {SPEC_FORMS}")
 
 
-def _builtin(temperature: float, max_tokens: int) -> Judge:
+def _builtin(temperature: float, max_tokens: int, settings: Mapping[str, Any] | None) -> Judge:
     try:
         from .builtin import BuiltinJudge
     except ImportError as exc:  # the builtin judge ships with tabench; only a broken install lacks it
         raise JudgeError(f"the builtin judge is not available ({exc}); choose one with --judge") from None
     params = JudgeParams(model=BuiltinJudge.info.model, temperature=temperature, max_tokens=max_tokens)
-    return BuiltinJudge(params)
+    return BuiltinJudge(params, settings=settings)
 
 
 def _first(*values: Any) -> Any:
