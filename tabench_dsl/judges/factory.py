@@ -1,6 +1,15 @@
 """Choosing and configuring the judge (spec section 6): `make_judge`.
 
-Which judge: `--judge SPEC`, else the manifest's `judge.backend`, else `builtin`. A SPEC is
+Which judge, first rule that applies (`choose_judge`):
+
+1. `--judge SPEC`;
+2. the manifest's `judge.backend`;
+3. when a model is named (`--model`, or the manifest's `judge.model`): `openai` if OPENAI_BASE_URL
+   or OPENAI_API_KEY is set, else `anthropic` if ANTHROPIC_API_KEY is set, else `builtin` with a
+   notice (the model names nothing the judge could be asked at; the caller shows the notice);
+4. `builtin`.
+
+An empty variable counts as unset. A SPEC is
 
     builtin               the deterministic lexical judge in this process (no server, no key)
     openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
@@ -14,7 +23,8 @@ Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), 
 Keys come from the environment only: OPENAI_API_KEY (sent as a bearer token to `openai:` and to a
 URL judge, as OpenAI's own clients do with a base URL; unset it for a server you do not trust) and
 ANTHROPIC_API_KEY. On the real API hosts a missing key is a `JudgeError` naming the variable;
-local servers need none. Keys live only inside the judge objects.
+local servers need none.
+Keys live only inside the judge objects.
 """
 
 from __future__ import annotations
@@ -50,12 +60,14 @@ def make_judge(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> Judge:
-    """The judge for `spec` (see the module docstring); raises `UsageError` for a bad spec or a
-    missing model, `JudgeError` for a missing key. `session` is needed by the HTTP backends; `env`
-    defaults to the process environment."""
+    """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
+    for a bad spec or a missing model, `JudgeError` for a missing key. `session` is needed by the
+    HTTP backends; `env` defaults to the process environment; `settings` is the scorer's YAML (the
+    builtin judge reads its markers and facet names). When the builtin judge stands in for a named model, its
+    `notice` says so, for the caller to show (nothing is printed here)."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
-    spec = (spec or manifest.backend or "builtin").strip()
+    spec, notice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
     scorer = dict((settings or {}).get("judge") or {})
     chosen_model = model or manifest.model
     temperature = _first(temperature, manifest.temperature, scorer.get("temperature"), 0.0)
@@ -68,7 +80,7 @@ def make_judge(
 
     kind, _, rest = spec.partition(":")
     if spec == "builtin":
-        return _builtin(float(temperature), max_tokens, settings)
+        return _builtin(float(temperature), max_tokens, settings, notice)
     if kind == "replay":
         from .replay import ReplayJudge
 
@@ -83,7 +95,8 @@ def make_judge(
             parts = urlsplit(spec)
             backend = parts.netloc.rpartition("@")[2] or "url"
             return OpenAIJudge(
-                url_params, session=_need(session), base_url=spec, api_key=env.get("OPENAI_API_KEY"),
+                url_params, session=_need(session), base_url=spec,
+                api_key=env.get("OPENAI_API_KEY"),
                 timeout=timeout, backend=backend,
             )
         except ValueError as exc:
@@ -96,7 +109,8 @@ def make_judge(
         base = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         key = env.get("OPENAI_API_KEY")
         if not key and _host(base) == _OPENAI_HOST:
-            raise JudgeError("--judge openai: needs OPENAI_API_KEY in the environment")
+            raise JudgeError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
+                             "for a local server)")
         try:
             return OpenAIJudge(params("openai:MODEL"), session=_need(session), base_url=base, api_key=key,
                                timeout=timeout)
@@ -119,13 +133,42 @@ def make_judge(
     raise UsageError(f"unknown judge {spec!r}; use one of: {SPEC_FORMS}")
 
 
-def _builtin(temperature: float, max_tokens: int, settings: Mapping[str, Any] | None) -> Judge:
+def choose_judge(
+    spec: str | None,
+    *,
+    model: str | None = None,
+    manifest_judge: JudgeDefaults | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, str | None]:
+    """The judge SPEC the flags, the manifest and the environment choose (rules 1-4 of the module
+    docstring), and a notice for the user when a named model is left for the builtin judge."""
+    manifest = manifest_judge or JudgeDefaults()
+    env = os.environ if env is None else env
+    for given in (spec, manifest.backend):
+        if given and given.strip():
+            return given.strip(), None
+    named = model or manifest.model
+    if not named:
+        return "builtin", None
+    if env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"):
+        return "openai", None
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic", None
+    return "builtin", (
+        f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
+        "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
+    )
+
+
+def _builtin(
+    temperature: float, max_tokens: int, settings: Mapping[str, Any] | None, notice: str | None
+) -> Judge:
     try:
         from .builtin import BuiltinJudge
     except ImportError as exc:  # the builtin judge ships with tabench; only a broken install lacks it
         raise JudgeError(f"the builtin judge is not available ({exc}); choose one with --judge") from None
     params = JudgeParams(model=BuiltinJudge.info.model, temperature=temperature, max_tokens=max_tokens)
-    return BuiltinJudge(params, settings=settings)
+    return BuiltinJudge(params, settings=settings, notice=notice)
 
 
 def _first(*values: Any) -> Any:

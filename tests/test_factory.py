@@ -1,0 +1,92 @@
+"""Choosing the judge (SPEC section 6): flags, then the manifest's `judge:`, then OPENAI_API_KEY,
+OPENAI_BASE_URL, ANTHROPIC_API_KEY; builtin when nothing is configured. Which keys go where.
+
+Every test passes its environment as an explicit mapping. The HTTP judges talk to the scripted
+server on 127.0.0.1, and a test checks that the call arrived there.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tabench_dsl.judges.base import Message
+from tabench_dsl.judges.factory import make_judge
+from tabench_dsl.nodes import JudgeDefaults
+
+VERDICT = '{"verdict": "pass", "reason": "names all four stages", "facets": {}}'
+MESSAGES = [Message("system", "grade it"), Message("user", "the answer")]
+CANARY = "sk-canary-factory-4d2e8b0a19c7"
+
+
+# -- which judge ---------------------------------------------------------------------------------
+
+
+async def test_a_manifest_model_with_openai_base_url_uses_that_server(judge_server, http_session):
+    server = await judge_server([VERDICT])
+    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m1"), env={"OPENAI_BASE_URL": server.url},
+                       session=http_session)
+    assert (judge.info.backend, judge.info.model) == ("openai", "m1")
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    assert [(r["_path"], r["model"]) for r in server.requests] == [("/v1/chat/completions", "m1")]
+
+
+async def test_a_model_flag_with_openai_key_and_base_url_sends_the_key(judge_server, http_session):
+    server = await judge_server([VERDICT], api_key=CANARY)
+    env = {"OPENAI_API_KEY": CANARY, "OPENAI_BASE_URL": server.url}
+    judge = make_judge(None, model="m2", env=env, session=http_session)
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    assert server.rejections == [] and server.requests[0]["_headers"]["authorization"] == "<redacted>"
+
+
+def test_openai_key_alone_means_the_openai_api():
+    judge = make_judge(None, model="gpt-x", env={"OPENAI_API_KEY": CANARY}, session=object())
+    assert (type(judge).__name__, judge.info.backend, judge.info.label) == (
+        "OpenAIJudge", "openai", "https://api.openai.com/v1"
+    )
+
+
+async def test_anthropic_key_chooses_anthropic_when_no_openai_setting(judge_server, http_session):
+    server = await judge_server([VERDICT], api_key=CANARY)
+    env = {"ANTHROPIC_API_KEY": CANARY, "ANTHROPIC_BASE_URL": server.anthropic_url}
+    judge = make_judge(None, manifest_judge=JudgeDefaults(model="claude-x"), env=env, session=http_session)
+    assert (judge.info.backend, judge.info.model) == ("anthropic", "claude-x")
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    assert [r["_path"] for r in server.requests] == ["/v1/messages"] and server.rejections == []
+
+
+async def test_openai_settings_come_before_anthropic_key(judge_server, http_session):
+    server = await judge_server([VERDICT])
+    env = {"ANTHROPIC_API_KEY": CANARY, "OPENAI_BASE_URL": server.url}
+    judge = make_judge(None, model="m", env=env, session=http_session)
+    assert judge.info.backend == "openai"
+    await judge.complete(MESSAGES)
+    assert [r["_path"] for r in server.requests] == ["/v1/chat/completions"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "manifest", "expected"),
+    [
+        ("builtin", JudgeDefaults(model="m", backend="anthropic"), "builtin"),  # the flag first
+        (None, JudgeDefaults(model="m", backend="builtin"), "builtin"),  # then the manifest's backend
+        (None, JudgeDefaults(model="m", backend="anthropic"), "anthropic"),
+    ],
+)
+def test_flag_then_manifest_backend_before_the_environment(spec, manifest, expected):
+    env = {"OPENAI_API_KEY": CANARY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANTHROPIC_API_KEY": CANARY}
+    assert make_judge(spec, manifest_judge=manifest, env=env, session=object()).info.backend == expected
+
+
+def test_no_model_named_is_builtin_whatever_the_environment():
+    env = {"OPENAI_API_KEY": CANARY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANTHROPIC_API_KEY": CANARY}
+    judge = make_judge(None, env=env, session=object())
+    assert judge.info.backend == "builtin" and judge.notice is None
+
+
+@pytest.mark.parametrize("env", [{}, {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "ANTHROPIC_API_KEY": ""}])
+def test_a_model_with_nothing_to_send_it_to_is_builtin_with_a_notice(env):
+    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m1"), env=env, session=object())
+    assert judge.info.backend == "builtin"
+    assert judge.notice == (
+        "judge model 'm1' is named but no judge is configured (--judge, judge.backend, OPENAI_BASE_URL, "
+        "OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
+    )
