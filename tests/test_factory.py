@@ -7,10 +7,15 @@ server on 127.0.0.1, and a test checks that the call arrived there.
 
 from __future__ import annotations
 
+import socket
+from collections.abc import AsyncIterator
+
+import aiohttp
 import pytest
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from tabench_dsl.judges.base import Message
-from tabench_dsl.judges.factory import make_judge
+from tabench_dsl.judges.factory import make_judge, url_gets_key
 from tabench_dsl.nodes import JudgeDefaults
 
 VERDICT = '{"verdict": "pass", "reason": "names all four stages", "facets": {}}'
@@ -90,3 +95,60 @@ def test_a_model_with_nothing_to_send_it_to_is_builtin_with_a_notice(env):
         "judge model 'm1' is named but no judge is configured (--judge, judge.backend, OPENAI_BASE_URL, "
         "OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
     )
+
+
+# -- which URL judge gets the key ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://judge.example.org/v1", True),
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://127.3.2.1:8000", True),
+        ("http://localhost:11434/v1", True),
+        ("http://LOCALHOST/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("http://judge.example.org/v1", False),
+        ("http://10.1.2.3:8000/v1", False),
+        ("http://localhost.example.org/v1", False),
+        ("http://128.0.0.1/v1", False),
+    ],
+)
+def test_url_gets_key(url, expected):
+    assert url_gets_key(url) is expected
+
+
+async def test_a_loopback_url_judge_gets_the_key(judge_server, http_session):
+    server = await judge_server([VERDICT], api_key=CANARY)
+    judge = make_judge(server.url, model="m", env={"OPENAI_API_KEY": CANARY}, session=http_session)
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    assert server.requests[0]["_headers"]["authorization"] == "<redacted>" and server.rejections == []
+
+
+class _ToLoopback(AbstractResolver):
+    """Resolves every name to 127.0.0.1, so a plain-HTTP judge with a non-loopback name is served
+    by the scripted server on this machine."""
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        return [ResolveResult(hostname=host, host="127.0.0.1", port=port, family=socket.AF_INET, proto=0,
+                              flags=socket.AI_NUMERICHOST)]
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+async def named_session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(resolver=_ToLoopback())) as session:
+        yield session
+
+
+async def test_a_plain_http_judge_by_name_gets_no_key(judge_server, named_session):
+    server = await judge_server([VERDICT])
+    url = server.url.replace("127.0.0.1", "judge.example.org")
+    judge = make_judge(url, model="m", env={"OPENAI_API_KEY": CANARY}, session=named_session)
+    assert (await judge.complete(MESSAGES)).content == VERDICT
+    (request,) = server.requests
+    assert "authorization" not in request["_headers"]
+    assert request["_headers"]["host"].startswith("judge.example.org:")

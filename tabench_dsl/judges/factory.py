@@ -20,15 +20,17 @@ An empty variable counts as unset. A SPEC is
 `openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
 Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
 `judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens.
-Keys come from the environment only: OPENAI_API_KEY (sent as a bearer token to `openai:` and to a
-URL judge, as OpenAI's own clients do with a base URL; unset it for a server you do not trust) and
-ANTHROPIC_API_KEY. On the real API hosts a missing key is a `JudgeError` naming the variable;
-local servers need none.
+Keys come from the environment only: OPENAI_API_KEY is sent as a bearer token to `openai:` (at
+whatever OPENAI_BASE_URL says, as OpenAI's own clients do) and to a URL judge only when the URL is
+https or its host is loopback (127.0.0.0/8, ::1, localhost): a plain-HTTP judge elsewhere gets no
+key, since anyone on the path could read it. ANTHROPIC_API_KEY goes to `anthropic:`. On the real
+API hosts a missing key is a `JudgeError` naming the variable; local servers need none.
 Keys live only inside the judge objects.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -96,7 +98,7 @@ def make_judge(
             backend = parts.netloc.rpartition("@")[2] or "url"
             return OpenAIJudge(
                 url_params, session=_need(session), base_url=spec,
-                api_key=env.get("OPENAI_API_KEY"),
+                api_key=env.get("OPENAI_API_KEY") if url_gets_key(spec) else None,
                 timeout=timeout, backend=backend,
             )
         except ValueError as exc:
@@ -158,6 +160,21 @@ def choose_judge(
         f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
         "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
     )
+
+
+def url_gets_key(url: str) -> bool:
+    """Whether a URL judge at `url` may be sent OPENAI_API_KEY: only over https or to a loopback
+    host (127.0.0.0/8, ::1, localhost), where no one between us and the server can read it."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() == "https":
+        return True
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _builtin(
