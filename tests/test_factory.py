@@ -14,6 +14,8 @@ import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from tabench_dsl.cli import main
+from tabench_dsl.errors import UsageError
 from tabench_dsl.judges.base import Message
 from tabench_dsl.judges.factory import make_judge, url_gets_key
 from tabench_dsl.nodes import JudgeDefaults
@@ -95,6 +97,32 @@ def test_a_model_with_nothing_to_send_it_to_is_builtin_with_a_notice(env):
         "judge model 'm1' is named but no judge is configured (--judge, judge.backend, OPENAI_BASE_URL, "
         "OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
     )
+
+
+# -- missing keys --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "variable"), [("openai:m", "OPENAI_API_KEY"), ("anthropic:m", "ANTHROPIC_API_KEY")]
+)
+def test_a_missing_key_is_a_usage_error(spec, variable):
+    with pytest.raises(UsageError, match=f"needs {variable}"):
+        make_judge(spec, env={}, session=object())
+
+
+def test_a_missing_key_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    battery = tmp_path / "b"
+    battery.mkdir()
+    (battery / "battery.yaml").write_text("name: b\nscorer: tabench-1.1\nrubrics: [q.rubric]\nt1: false\n")
+    (battery / "q.rubric").write_text('question q1 {\n  prompt "Capital of France?"\n  gold "Paris"\n}\n')
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"system": "a", "question": "q1", "answer": "Paris"}\n')
+    assert main(["grade", str(battery), "--answers", str(answers), "--judge", "openai:m"]) == 2
+    err = capsys.readouterr().err
+    assert "needs OPENAI_API_KEY" in err and "Traceback" not in err
 
 
 # -- which URL judge gets the key ----------------------------------------------------------------

@@ -378,9 +378,9 @@ def test_factory_parameters_in_order():
 
 
 def test_factory_errors():
-    with pytest.raises(JudgeError, match="needs OPENAI_API_KEY"):
+    with pytest.raises(UsageError, match="needs OPENAI_API_KEY"):
         make_judge("openai:m", env={}, session=object())
-    with pytest.raises(JudgeError, match="needs ANTHROPIC_API_KEY"):
+    with pytest.raises(UsageError, match="needs ANTHROPIC_API_KEY"):
         make_judge("anthropic:m", env={"OPENAI_API_KEY": "x"}, session=object())
     with pytest.raises(UsageError, match="needs a model"):
         make_judge("http://127.0.0.1:8080/v1", env={}, session=object())

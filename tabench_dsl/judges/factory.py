@@ -24,7 +24,7 @@ Keys come from the environment only: OPENAI_API_KEY is sent as a bearer token to
 whatever OPENAI_BASE_URL says, as OpenAI's own clients do) and to a URL judge only when the URL is
 https or its host is loopback (127.0.0.0/8, ::1, localhost): a plain-HTTP judge elsewhere gets no
 key, since anyone on the path could read it. ANTHROPIC_API_KEY goes to `anthropic:`. On the real
-API hosts a missing key is a `JudgeError` naming the variable; local servers need none.
+API hosts a missing key is a `UsageError` naming the variable (exit 2); local servers need none.
 Keys live only inside the judge objects.
 """
 
@@ -63,9 +63,9 @@ def make_judge(
     max_tokens: int | None = None,
 ) -> Judge:
     """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
-    for a bad spec or a missing model, `JudgeError` for a missing key. `session` is needed by the
-    HTTP backends; `env` defaults to the process environment; `settings` is the scorer's YAML (the
-    builtin judge reads its markers and facet names). When the builtin judge stands in for a named model, its
+    for a bad spec, a missing model or a missing key. `session` is needed by the HTTP backends;
+    `env` defaults to the process environment; `settings` is the scorer's YAML (the builtin judge
+    reads its markers and facet names). When the builtin judge stands in for a named model, its
     `notice` says so, for the caller to show (nothing is printed here)."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
@@ -111,7 +111,7 @@ def make_judge(
         base = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         key = env.get("OPENAI_API_KEY")
         if not key and _host(base) == _OPENAI_HOST:
-            raise JudgeError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
+            raise UsageError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
                              "for a local server)")
         try:
             return OpenAIJudge(params("openai:MODEL"), session=_need(session), base_url=base, api_key=key,
@@ -126,7 +126,7 @@ def make_judge(
         base = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
         key = env.get("ANTHROPIC_API_KEY")
         if not key and _host(base) == _ANTHROPIC_HOST:
-            raise JudgeError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
+            raise UsageError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
         try:
             return AnthropicJudge(params("anthropic:MODEL"), session=_need(session), api_key=key,
                                   base_url=base, timeout=timeout)
