@@ -175,3 +175,23 @@ def test_a_malformed_builtin_section_is_an_error_at_its_line(tmp_path: Path) -> 
         ("builtin question_start must be a one-line text", lines.index("  question_start: [a]") + 1),
         ("unknown builtin key 'answer_begin'", lines.index("  answer_begin: x") + 1),
     ]
+
+
+def test_lint_warns_of_a_marker_the_templates_lack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    battery = write_battery(tmp_path, facet_rubric("missing_minor"))
+    scorer = copy_scorer(battery)
+    user = scorer / "user.j2"
+    user.write_text(user.read_text().replace("-- CANDIDATE ANSWER --", "== RESPONSE =="))
+    assert main(["lint", "bat"]) == 0
+    out = capsys.readouterr().out
+    line = scorer.joinpath("scorer.yaml").read_text().splitlines().index(
+        '  answer_start: "-- CANDIDATE ANSWER --"'
+    ) + 1
+    assert out.startswith(
+        f"{(scorer / 'scorer.yaml').resolve()}:{line}:1: warning: "
+        "builtin answer_start marker '-- CANDIDATE ANSWER --' is not in user.j2\n"
+    )
+    assert out.endswith("0 errors, 2 warnings\n")  # the question has no exemplars, too
