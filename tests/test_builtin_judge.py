@@ -248,3 +248,22 @@ def test_grade_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert "not a language model" in records[("a", "workers")].judge.label
     capsys.readouterr()
 
+
+
+def test_markers_and_facets_from_the_scorer_settings() -> None:
+    settings = {
+        "facets": ["erroneous_assertion", "off_topic"],
+        "builtin": {"question_start": "<<Q>>", "question_end": "<<G>>", "answer_start": "<<A>>"},
+    }
+    question = {"question": "Capital?", "answer_gold": "Paris", "honesty_trap": "It is not Lyon."}
+    system = f"rules\n<<Q>>\n{json.dumps(question)}\n<<G>>\nguide"
+    judge = BuiltinJudge(settings=settings)
+    for answer, verdict, facets in [
+        ("Paris", "pass", {"erroneous_assertion": False, "off_topic": False}),
+        ("Lyon", "fail", {"erroneous_assertion": True, "off_topic": False}),
+    ]:
+        messages = [Message("system", system), Message("user", f"<<A>>\n{answer}")]
+        reply = json.loads(asyncio.run(judge.complete(messages)).content)
+        assert (reply["verdict"], reply["facets"]) == (verdict, facets)
+    with pytest.raises(TransportError, match="no question block between '<<Q>>' and '<<G>>'"):
+        asyncio.run(BuiltinJudge(settings=settings).complete([Message("system", "-- QUESTION + GOLD --")]))

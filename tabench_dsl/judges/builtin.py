@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 
 from ..errors import TransportError
+from ..nodes import FACET_NAMES
 from ..records import JudgeInfo
 from .base import Completion, JudgeParams, Message
 from .lexical import (
@@ -82,7 +83,7 @@ AT_LEAST = re.compile(r"\bat least (\w+)\b", re.IGNORECASE)
 FALLBACK_SHARE = 0.75
 
 #: The facets reported for a scorer whose settings have no `facets:` list.
-DEFAULT_FACETS: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+DEFAULT_FACETS: tuple[str, ...] = FACET_NAMES
 
 
 class Markers(msgspec.Struct, frozen=True):
