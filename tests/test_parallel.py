@@ -160,7 +160,9 @@ async def wait_for_lines(path: Path, count: int, proc: asyncio.subprocess.Proces
     for _ in range(600):  # at most 30 s
         if path.exists() and path.read_bytes().count(b"\n") >= count:
             return
-        assert proc.returncode is None, "the grading ended before it could be interrupted"
+        if proc.returncode is not None:
+            _, err = await proc.communicate()
+            raise AssertionError(f"the grading ended ({proc.returncode}) before it was interrupted: {err!r}")
         await asyncio.sleep(0.05)
     raise AssertionError("the grading made no progress")
 
