@@ -8,7 +8,7 @@ at --concurrency 64 two processes were slower than one (efficiency 0.56-0.64 aga
 ~490 us CPU a call against ~370: the parent's share, two start-ups, more wake-ups); at 256, where
 one process is CPU bound, two finished in 7.1 s instead of 8.9 s.
 
-    parent (WorkerPool)                            worker (python -m tabench_dsl.parallel)
+    parent (WorkerPool)                            worker (tabench_dsl.parallel.main)
       reads the answers, skips those done            its own event loop, aiohttp session, judge,
       config frame ------------------------------->  cache connection, limiter (a share of the
       answer batches (bounded in flight) --------->  concurrency), Grader.grade per answer
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -51,6 +52,8 @@ from .runner import RunStats
 
 #: Answers in flight per worker, as a multiple of its share of the concurrency.
 IN_FLIGHT_FACTOR = 2
+#: How a worker process is started: the module imported (not run as `__main__`, a second copy).
+WORKER_COMMAND = "from tabench_dsl.parallel import main; main()"
 #: Seconds a terminated worker gets before it is killed.
 TERMINATE_GRACE = 2.0
 _HEAD = 4
@@ -161,7 +164,7 @@ class WorkerPool:
         """Launch the worker processes; they wait for their configuration."""
         for index, share in enumerate(self.shares):
             proc = subprocess.Popen(
-                [sys.executable, "-m", "tabench_dsl.parallel"], stdin=subprocess.PIPE,
+                [sys.executable, "-c", WORKER_COMMAND], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, bufsize=0, start_new_session=True,
             )
             self._workers.append(_Worker(index, share, proc))
@@ -393,6 +396,7 @@ async def _worker_main() -> None:
                 if config.cache is not None and not deterministic:
                     cache = await _open_cache(ReplyCache, config.cache)
                 grader = Grader(config.battery, judge, cache=cache, policy=policy, limiter=limiter)
+                gc.freeze()  # the battery and the judge, as the single process freezes them
                 transport.write(frame(Hello(judge.info.describe())))
 
                 async def grade() -> None:
@@ -468,9 +472,15 @@ class _Out(asyncio.Protocol):
 
 
 def main() -> None:
-    """Entry of a worker process (`python -m tabench_dsl.parallel`), started by `WorkerPool`."""
+    """Entry of a worker process (`WORKER_COMMAND`), started by `WorkerPool`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker stops
+    # What grading imports is imported before `quiet_gc` freezes what exists, so the collector never
+    # walks these modules' objects (the single process imports them before it freezes, too).
+    import aiohttp  # noqa: F401
+
+    from . import cache, runner, transport  # noqa: F401
     from .cli.grade_cmd import quiet_gc, run_event_loop
+    from .judges import factory  # noqa: F401
 
     with quiet_gc():
         run_event_loop(_worker_main())
