@@ -4,9 +4,10 @@ Why: against a fast judge a grading is bound by one core (the HTTP client alone 
 call); N processes use N cores. Against a real judge (hundreds of milliseconds a call) one process
 is plenty, so the default stays one process and `Grader.run` without this module. Measured on a
 2-core machine against the bench's local judge (20 ms, itself on those 2 cores), 20,000 calls:
-at --concurrency 64 two processes were slower than one (efficiency 0.56-0.64 against 0.60-0.72;
-~490 us CPU a call against ~370: the parent's share, two start-ups, more wake-ups); at 256, where
-one process is CPU bound, two finished in 7.1 s instead of 8.9 s.
+at --concurrency 64 two processes were slower than one (efficiency 0.63-0.66 against 0.73-0.74;
+465-510 us CPU a call against 372-380: the parent's share, two start-ups, more wake-ups; even the
+bare aiohttp client loses when split in two), while at 256, where one process is CPU bound, two
+finished in 7.1 s instead of 8.9 s.
 
     parent (WorkerPool)                            worker (tabench_dsl.parallel.main)
       reads the answers, skips those done            its own event loop, aiohttp session, judge,
