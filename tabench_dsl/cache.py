@@ -1,11 +1,13 @@
 """The reply cache: an embedded SQLite file, so a second run of the same grading calls no judge.
 
-The key is the sha256 of the canonical JSON of (backend, model, parameters, messages, attempt):
-`attempt` is the kind of judge attempt (`first`, `format`, `stern`), so the format re-ask after a
-malformed reply, sent with the very same messages, has an entry of its own and a rerun replays the
-same sequence of replies. The value is the raw reply content and its token counts. Only replies are
-ever stored: transport failures never reach the cache, malformed replies do (a rerun must be
-reproducible).
+The key is the sha256 of the canonical JSON of (backend, endpoint, model, parameters, messages,
+attempt). `endpoint` is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
+so one model served by two servers (a local vLLM, then OpenAI) has two sets of entries and
+switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
+attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
+very same messages, has an entry of its own and a rerun replays the same sequence of replies. The
+value is the raw reply content and its token counts. Only replies are ever stored: transport
+failures never reach the cache, malformed replies do (a rerun must be reproducible).
 
 Writes are batched: `put` keeps the entry in memory (where `get` sees it at once) and commits every
 `COMMIT_EVERY` entries or `COMMIT_SECONDS`, and on close, so the event loop does not wait for a
@@ -55,11 +57,15 @@ class CachedReply(msgspec.Struct, frozen=True):
     tokens: Tokens = Tokens()
 
 
-def cache_key(backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str) -> str:
-    """sha256 (hex) of the canonical JSON of everything that decides a judge's reply."""
+def cache_key(
+    backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str, *, endpoint: str = ""
+) -> str:
+    """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
+    the server asked (`JudgeInfo.endpoint`)."""
     payload = _key_encoder.encode(
         {
             "backend": backend,
+            "endpoint": endpoint,
             "model": params.model,
             "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
             "messages": [[m.role, m.content] for m in messages],

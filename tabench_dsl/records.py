@@ -51,12 +51,17 @@ class Attempt(msgspec.Struct, frozen=True):
 
 class JudgeInfo(msgspec.Struct, frozen=True):
     """Which judge graded: backend (builtin, openai, anthropic, replay, or a URL's host), model,
-    and whether it is a language model. The builtin judge says so in every output."""
+    and whether it is a language model. The builtin judge says so in every output.
+
+    `endpoint` is the base URL an HTTP judge was asked at, without credentials, query or fragment
+    (empty for the builtin and replay judges): two servers answering for one model are two judges.
+    """
 
     backend: str
     model: str
     language_model: bool = True
     label: str = ""
+    endpoint: str = ""
 
     def describe(self) -> str:
         """`openai:gpt-x`; a judge that is not a language model is named by its label first."""

@@ -260,7 +260,8 @@ class Grader:
         sha = request_sha256(messages)
         key = None
         if self.cache is not None:
-            key = cache_key(self.judge.info.backend, self.judge.params, messages, kind)
+            info = self.judge.info
+            key = cache_key(info.backend, self.judge.params, messages, kind, endpoint=info.endpoint)
             hit = self.cache.get(key)
             if hit is not None:
                 attempt = Attempt(kind, hit.content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)

@@ -27,8 +27,12 @@ def test_key_depends_on_everything_that_decides_a_reply() -> None:
         cache_key("openai", JudgeParams("m"), [Message("user", "S"), MSGS[1]], "first"),
         # The format re-ask sends the same messages but must not be served the first reply.
         cache_key("openai", JudgeParams("m"), MSGS, "format"),
+        # The same model at another server is another judge.
+        cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="http://127.0.0.1:8000/v1"),
     }
-    assert base not in others and len(others) == 7
+    assert base not in others and len(others) == 8
+    at_vllm = cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="http://127.0.0.1:8000/v1")
+    assert at_vllm != cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="https://api.openai.com/v1")
 
 
 def test_put_is_seen_at_once_and_survives_reopen(tmp_path: Path) -> None:

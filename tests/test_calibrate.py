@@ -118,7 +118,7 @@ def test_json_fields(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (obj["battery"], obj["n"], obj["agree"], obj["agreement"]) == ("cal", 4, 3, 0.75)
     assert obj["kappa"] == pytest.approx(0.5)
     assert obj["judge"] == {"backend": "builtin", "model": "lexical-1", "language_model": False,
-                            "label": "builtin lexical judge (not a language model)"}
+                            "label": "builtin lexical judge (not a language model)", "endpoint": ""}
     assert obj["misses"] == [{
         "question": "stages", "index": 4, "kind": "incorrect",
         "answer": "Compact, Recall, Index, Ingest, in that order.", "why": "the order is reversed",

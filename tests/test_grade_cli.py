@@ -170,6 +170,37 @@ async def test_cache_flags_and_env(work: Path, judge_server, monkeypatch: pytest
     assert (work / "flag.sqlite").is_file() and server.calls == 3
 
 
+@pytest.mark.parametrize("judge", ["openai:m", "anthropic:m"])
+async def test_switching_the_base_url_replays_nothing_from_the_other_server(
+    work: Path, judge_server, monkeypatch: pytest.MonkeyPatch, judge: str
+) -> None:
+    key = "sk-switch-0000"
+    first, second = await judge_server([PASS], api_key=key), await judge_server([FAIL], api_key=key)
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "azure"), ans("b", "h03", "azure")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", judge]
+    variable = "OPENAI_BASE_URL" if judge.startswith("openai") else "ANTHROPIC_BASE_URL"
+    monkeypatch.setenv(variable.replace("BASE_URL", "API_KEY"), key)
+
+    def at(server) -> str:
+        return server.url if variable == "OPENAI_BASE_URL" else server.anthropic_url
+
+    monkeypatch.setenv(variable, at(first))
+    assert await run([*argv, "--out", "r1.jsonl"]) == 0
+    assert first.calls == 2
+    monkeypatch.setenv(variable, at(second))  # the same model, another server
+    assert await run([*argv, "--out", "r2.jsonl"]) == 0
+    assert (first.calls, second.calls) == (2, 2)
+    records = list(iter_records(work / "r2.jsonl"))
+    assert {r.verdict for r in records} == {"fail"}
+    assert not any(a.cache_hit for r in records for a in r.attempts)
+    assert {r.judge.endpoint for r in records} == {at(second)}
+    monkeypatch.setenv(variable, at(first))  # back to the first server: its replies are cached
+    assert await run([*argv, "--out", "r3.jsonl"]) == 0
+    assert first.calls == 2
+    assert {r.verdict for r in iter_records(work / "r3.jsonl")} == {"pass"}
+
+
 async def test_refused_key_stops_the_run_without_leaking_it(
     work: Path, capsys, judge_server, monkeypatch: pytest.MonkeyPatch
 ) -> None:

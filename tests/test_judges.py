@@ -350,8 +350,16 @@ async def test_factory_specs(judge_server, http_session, tmp_path):
     assert (judge.info.backend, judge.info.model, type(judge).__name__) == ("openai", "m1", "OpenAIJudge")
     assert (await judge.complete(MESSAGES)).content == VERDICT  # local server: no key needed
 
+    assert judge.info.endpoint == server.url  # the cache tells servers apart by it
+
     judge = make_judge(server.url, model="m2", session=http_session, env={})
     assert judge.info.backend == server.url.split("/")[2] and judge.info.model == "m2"
+    # Query and fragment never reach the endpoint (nor anything written from it).
+    queried = make_judge(server.url + "?token=abc#x", model="m2", session=http_session, env={})
+    assert queried.info.endpoint == server.url
+    anthropic = make_judge("anthropic:c", session=http_session,
+                           env={"ANTHROPIC_BASE_URL": server.anthropic_url + "/v1?key=abc"})
+    assert anthropic.info.endpoint == server.anthropic_url
 
     manifest = JudgeDefaults(backend=server.url, model="m3")
     judge = make_judge(None, manifest_judge=manifest, session=http_session)
@@ -359,10 +367,12 @@ async def test_factory_specs(judge_server, http_session, tmp_path):
 
     builtin = make_judge(None, session=http_session)
     assert builtin.info.backend == "builtin" and builtin.info.language_model is False
+    assert builtin.info.endpoint == ""
 
     path = tmp_path / "r.jsonl"
     path.write_bytes(record_encoder.encode(_record("q", [])) + b"\n")
-    assert make_judge(f"replay:{path}").info.backend == "replay"
+    replay = make_judge(f"replay:{path}")
+    assert replay.info.backend == "replay" and replay.info.endpoint == ""
 
 
 def test_factory_parameters_in_order():

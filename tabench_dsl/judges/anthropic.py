@@ -78,7 +78,8 @@ class AnthropicJudge:
         self.base_url = normalize_anthropic_base(base_url)
         self.endpoint = f"{self.base_url}/v1/messages"
         self.timeout = timeout
-        self.info = JudgeInfo(backend="anthropic", model=params.model, label=safe_url(self.base_url))
+        endpoint = safe_url(self.base_url)
+        self.info = JudgeInfo(backend="anthropic", model=params.model, label=endpoint, endpoint=endpoint)
         self._session = session
         self._api_key = api_key or None
 

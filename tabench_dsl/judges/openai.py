@@ -90,7 +90,8 @@ class OpenAIJudge:
         self.base_url = normalize_base_url(base_url)
         self.endpoint = f"{self.base_url}/chat/completions"
         self.timeout = timeout
-        self.info = JudgeInfo(backend=backend, model=params.model, label=safe_url(self.base_url))
+        endpoint = safe_url(self.base_url)
+        self.info = JudgeInfo(backend=backend, model=params.model, label=endpoint, endpoint=endpoint)
         self._session = session
         self._api_key = api_key or None
         self._key_env = key_env
