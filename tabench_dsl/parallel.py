@@ -143,18 +143,17 @@ class WorkerPool:
     `start()` launches them (before the battery is compiled, so their start-up overlaps the
     parent's); `run(...)` grades, writing every record through `writer` in this process;
     `close()` (always, e.g. in a `finally`) reaps them, terminating any still running after an
-    error or an interruption. `on_log` gets a line for a worker that died.
+    error or an interruption. `on_log` (required: this module prints nothing) gets a line for a
+    worker that died.
     """
 
-    def __init__(
-        self, workers: int, concurrency: int, *, on_log: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, workers: int, concurrency: int, *, on_log: Callable[[str], None]) -> None:
         self.count = max(1, min(workers, concurrency))
         self.shares = [
             concurrency // self.count + (1 if index < concurrency % self.count else 0)
             for index in range(self.count)
         ]
-        self.on_log = on_log or (lambda line: print(line, file=sys.stderr))
+        self.on_log = on_log
         self.stats = RunStats()
         self._workers: list[_Worker] = []
         self._answers: Iterator[Answer] = iter(())
@@ -480,8 +479,8 @@ def main() -> None:
     import aiohttp  # noqa: F401
 
     from . import cache, runner, transport  # noqa: F401
-    from .cli.grade_cmd import quiet_gc, run_event_loop
     from .judges import factory  # noqa: F401
+    from .loop import quiet_gc, run_event_loop
 
     with quiet_gc():
         run_event_loop(_worker_main())

@@ -293,3 +293,19 @@ async def test_refused_key_stops_every_worker_without_leaking_it(
     # A judge that cannot be configured in the workers is a usage error, as in one process.
     assert await asyncio.to_thread(main, [*argv[:4], "--judge", server.url, "--workers", "2"]) == 2
     assert "needs a model" in capsys.readouterr().err
+
+
+def test_a_worker_process_never_imports_the_cli() -> None:
+    """The runtime never reaches into the command line layer: a worker that has imported all it
+    grades with (and ended at once: no configuration on its stdin) holds no `tabench_dsl.cli` module."""
+    import subprocess
+
+    script = (
+        "import sys; from tabench_dsl.parallel import main; main(); "
+        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], input="", capture_output=True,
+                          text=True, check=True, timeout=60)
+    modules = eval(done.stderr.strip().splitlines()[-1])
+    assert "tabench_dsl.loop" in modules and "tabench_dsl.runner" in modules
+    assert [m for m in modules if m.startswith("tabench_dsl.cli")] == []

@@ -17,9 +17,6 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -29,6 +26,10 @@ from ..errors import UsageError
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
     from ..answers import AnswerReader, count_lines
     from ..battery import load_battery
+    from ..loop import quiet_gc, run_event_loop
     from ..progress import Progress
     from ..render import compile_battery
     from ..results import ResultsWriter, done_pairs
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         from ..parallel import WorkerPool
 
         # Started before the battery is compiled: their start-up overlaps this process's.
-        pool = WorkerPool(args.workers, args.concurrency)
+        pool = WorkerPool(args.workers, args.concurrency, on_log=_stderr_line)
         pool.start()
     try:
         compiled = compile_battery(load_battery(args.battery))
@@ -144,42 +146,6 @@ def run(args: argparse.Namespace) -> int:
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
-
-
-#: Allocations between two young-generation collections while grading (Python's default: 700).
-GC_YOUNG_THRESHOLD = 10_000
-
-
-@contextlib.contextmanager
-def quiet_gc() -> Iterator[None]:
-    """While grading: what startup built (grammar, templates, libraries) is set aside from the
-    collector (`gc.freeze`) and young collections run less often. Grading makes few reference
-    cycles; this takes most of the collector's work (about a tenth of a second per 20,000 calls)
-    out of the loop. Restored on the way out."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
-def run_event_loop(coro):
-    """Run `coro` to completion on uvloop when it is installed (it cuts the CPU each judge call costs
-    by about a fifth), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
-    Ctrl-C cancels the grading and raises KeyboardInterrupt, as `asyncio.run` does."""
-    loop_factory = None
-    if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            loop_factory = uvloop.new_event_loop
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
-        return runner.run(coro)
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
