@@ -28,7 +28,7 @@ import msgspec
 
 from .errors import UsageError
 from .judges.base import JudgeParams, Message
-from .records import Tokens
+from .records import JudgeInfo, Tokens
 
 #: Where the cache lives, relative to the working folder, unless `--cache` or TABENCH_CACHE say.
 DEFAULT_PATH = Path(".tabench") / "cache.sqlite"
@@ -83,6 +83,14 @@ def resolve_path(flag: str | None, env: dict[str, str] | None = None) -> Path:
     if env.get("TABENCH_CACHE"):
         return Path(env["TABENCH_CACHE"])
     return DEFAULT_PATH
+
+
+def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | None:
+    """The reply cache at `path` for `judge`, or None: for `--no-cache` (no path) and for a
+    deterministic judge (`JudgeInfo.deterministic`: nothing to cache, so no file is made)."""
+    if path is None or judge.deterministic:
+        return None
+    return ReplyCache(path)
 
 
 class ReplyCache:

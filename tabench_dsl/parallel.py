@@ -346,7 +346,6 @@ def _error(failed: Failed) -> Exception:
 async def _worker_main() -> None:
     import aiohttp
 
-    from .cache import ReplyCache
     from .errors import TabenchError
     from .judges.factory import make_judge
     from .runner import Grader
@@ -392,9 +391,7 @@ async def _worker_main() -> None:
                 settings=config.battery.settings, session=session, env=os.environ, timeout=config.timeout,
             )
             try:
-                deterministic = not judge.info.language_model or judge.info.backend == "replay"
-                if config.cache is not None and not deterministic:
-                    cache = await _open_cache(ReplyCache, config.cache)
+                cache = await _open_cache(config.cache, judge.info)
                 grader = Grader(config.battery, judge, cache=cache, policy=policy, limiter=limiter)
                 gc.freeze()  # the battery and the judge, as the single process freezes them
                 transport.write(frame(Hello(judge.info.describe())))
@@ -445,14 +442,17 @@ async def _worker_main() -> None:
             await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
 
 
-async def _open_cache(factory, path: str, *, tries: int = 50):
-    """Open the reply cache; the workers open it at the same moment, and SQLite may refuse one of
-    them while the other switches a new file to WAL ("database is locked"): try again shortly."""
+async def _open_cache(path: str | None, judge, *, tries: int = 50):
+    """Open the reply cache (`cache.open_reply_cache`); the workers open it at the same moment, and
+    SQLite may refuse one of them while the other switches a new file to WAL ("database is
+    locked"): try again shortly."""
     import sqlite3
+
+    from .cache import open_reply_cache
 
     for attempt in range(tries):
         try:
-            return factory(path)
+            return open_reply_cache(path, judge)
         except sqlite3.OperationalError:
             if attempt == tries - 1:
                 raise

@@ -63,6 +63,12 @@ class JudgeInfo(msgspec.Struct, frozen=True):
     label: str = ""
     endpoint: str = ""
 
+    @property
+    def deterministic(self) -> bool:
+        """True for a judge whose replies need no cache: one that is not a language model (builtin)
+        or that serves recorded replies (replay). Both are local and give the same reply again."""
+        return not self.language_model or self.backend == "replay"
+
     def describe(self) -> str:
         """`openai:gpt-x`; a judge that is not a language model is named by its label first."""
         name = f"{self.backend}:{self.model}"

@@ -25,7 +25,8 @@ Decided where the spec is silent:
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
 - HTTP 401/403 stop the whole run (`JudgeError`): no answer could be graded with that key;
-- a judge that is no language model (builtin) or replays recorded replies is not cached;
+- a judge that is no language model (builtin) or replays recorded replies is not cached
+  (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY are scrubbed from every error message recorded.
 """
 
@@ -142,10 +143,9 @@ class Grader:
         self.battery = battery
         self.judge = judge
         self.writer = writer
-        # A judge that is no language model (builtin) or reads recorded replies (replay) is already
-        # deterministic and local: caching its replies would only cost disk writes.
-        deterministic = not judge.info.language_model or judge.info.backend == "replay"
-        self.cache = None if deterministic else cache
+        # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
+        # its replies would only cost disk writes.
+        self.cache = None if judge.info.deterministic else cache
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or AdaptiveLimiter(8)
         self.on_record = on_record

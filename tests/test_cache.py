@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tabench_dsl.cache import DEFAULT_PATH, ReplyCache, cache_key, resolve_path
+from tabench_dsl.cache import DEFAULT_PATH, ReplyCache, cache_key, open_reply_cache, resolve_path
 from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.records import Tokens
+from tabench_dsl.records import JudgeInfo, Tokens
 
 MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
 
@@ -60,7 +60,7 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
         """
         import sys
         from tabench_dsl.cache import ReplyCache
-        from tabench_dsl.records import Tokens
+        from tabench_dsl.records import JudgeInfo, Tokens
         tag = sys.argv[2]
         with ReplyCache(sys.argv[1]) as cache:
             for i in range(400):
@@ -76,3 +76,17 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
             for i in (0, 199, 399):
                 got = cache.get(f"{tag}-{i}")
                 assert got is not None and got.content == f"reply {tag} {i}"
+
+
+def test_deterministic_judges_get_no_cache_file(tmp_path: Path) -> None:
+    builtin = JudgeInfo("builtin", "lexical-1", language_model=False)
+    replay = JudgeInfo("replay", "gpt-x")
+    remote = JudgeInfo("openai", "gpt-x", endpoint="http://127.0.0.1:1/v1")
+    assert (builtin.deterministic, replay.deterministic, remote.deterministic) == (True, True, False)
+    path = tmp_path / "c.sqlite"
+    assert open_reply_cache(path, builtin) is None and open_reply_cache(path, replay) is None
+    assert not path.exists()
+    assert open_reply_cache(None, remote) is None  # --no-cache
+    cache = open_reply_cache(path, remote)
+    assert isinstance(cache, ReplyCache) and path.is_file()
+    cache.close()

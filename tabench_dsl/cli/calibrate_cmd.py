@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 async def _calibrate(args, compiled, out: Path):
     import aiohttp
 
-    from ..cache import ReplyCache, resolve_path
+    from ..cache import open_reply_cache, resolve_path
     from ..calibrate import calibrate
     from ..judges.factory import make_judge
     from ..transport import AdaptiveLimiter, RetryPolicy
@@ -89,8 +89,7 @@ async def _calibrate(args, compiled, out: Path):
             args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
             session=session, env=os.environ, timeout=args.timeout,
         )
-        deterministic = not judge.info.language_model or judge.info.backend == "replay"
-        cache = None if args.no_cache or deterministic else ReplyCache(resolve_path(args.cache))
+        cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
         try:
             return await calibrate(compiled, judge, out=out, cache=cache, policy=policy, limiter=limiter)
         finally:

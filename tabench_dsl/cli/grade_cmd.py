@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 async def _grade(args, compiled, reader, writer, progress, skip):
     import aiohttp
 
-    from ..cache import ReplyCache, resolve_path
+    from ..cache import open_reply_cache, resolve_path
     from ..judges.factory import make_judge
     from ..runner import Grader
     from ..transport import AdaptiveLimiter, RateLimit, RetryPolicy
@@ -164,10 +164,7 @@ async def _grade(args, compiled, reader, writer, progress, skip):
             args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
             session=session, env=os.environ, timeout=args.timeout,
         )
-        # A judge that is no language model (builtin) or replays recorded replies is deterministic
-        # and local: it gets no cache file.
-        deterministic = not judge.info.language_model or judge.info.backend == "replay"
-        cache = None if args.no_cache or deterministic else ReplyCache(resolve_path(args.cache))
+        cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
         try:
             grader = Grader(
                 compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
