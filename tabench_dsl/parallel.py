@@ -77,6 +77,8 @@ class WorkerConfig(msgspec.Struct):
 
 class Hello(msgspec.Struct, tag="hello"):
     judge: str
+    #: The judge's notice (why the builtin judge grades), for the parent to show once.
+    notice: str | None = None
 
 
 class Records(msgspec.Struct, tag="records"):
@@ -159,6 +161,7 @@ class WorkerPool:
         self._answers: Iterator[Answer] = iter(())
         self._exhausted = False
         self._completed = False
+        self._on_notice: Callable[[str], None] | None = None
 
     def start(self) -> None:
         """Launch the worker processes; they wait for their configuration."""
@@ -178,9 +181,12 @@ class WorkerPool:
         skip: set[tuple[str, str]] | None = None,
         on_record: Callable[[Record], None] | None = None,
         on_skip: Callable[[], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> RunStats:
         """Grade every answer not in `skip` with `config` (its concurrency is split between the
-        workers, and so are its rate limits); return the run's counts."""
+        workers, and so are its rate limits); return the run's counts. `on_notice` gets the judge's
+        notice (`judge.notice`), once, when the workers' judge has one."""
+        self._on_notice = on_notice
         if not self._workers:
             self.start()
         self._answers = self._pending(answers, skip or set(), on_skip)
@@ -292,6 +298,9 @@ class WorkerPool:
                 self._top_up(worker)
             elif type(message) is Hello:
                 stats.judge = message.judge
+                if message.notice and self._on_notice is not None:
+                    self._on_notice(message.notice)
+                    self._on_notice = None  # every worker has the same judge: shown once
             elif type(message) is Failed:
                 raise _error(message)
             else:
@@ -394,7 +403,7 @@ async def _worker_main() -> None:
                 cache = await _open_cache(config.cache, judge.info)
                 grader = Grader(config.battery, judge, cache=cache, policy=policy, limiter=limiter)
                 gc.freeze()  # the battery and the judge, as the single process freezes them
-                transport.write(frame(Hello(judge.info.describe())))
+                transport.write(frame(Hello(judge.info.describe(), getattr(judge, "notice", None))))
 
                 async def grade() -> None:
                     while (answer := await queue.get()) is not None:

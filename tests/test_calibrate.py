@@ -102,6 +102,19 @@ def test_report_with_the_builtin_judge(work: Path, capsys: pytest.CaptureFixture
     assert out.rstrip().endswith(f"note: these verdicts come from the {label}.")
 
 
+def test_a_named_model_with_no_judge_configured_is_noticed(
+    work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    battery = str(write_battery(work))
+    assert main(["calibrate", battery, "--model", "gpt-x"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("tabench: notice: judge model 'gpt-x' is named but no judge is configured") == 1
+    assert "builtin lexical judge (not a language model)" in captured.out
+    assert main(["calibrate", battery]) == 0
+    assert "notice" not in capsys.readouterr().err
+
+
 def test_min_agreement_sets_the_exit_status(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     battery = str(write_battery(work))
     assert main(["calibrate", battery, "--min-agreement", "0.8"]) == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -81,6 +82,7 @@ async def _calibrate(args, compiled, out: Path):
     from ..calibrate import calibrate
     from ..judges.factory import make_judge
     from ..transport import AdaptiveLimiter, RetryPolicy
+    from .grade_cmd import notice_line
 
     policy = RetryPolicy(attempts=args.retries + 1, timeout=args.timeout)
     limiter = AdaptiveLimiter(args.concurrency)
@@ -89,6 +91,9 @@ async def _calibrate(args, compiled, out: Path):
             args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
             session=session, env=os.environ, timeout=args.timeout,
         )
+        notice = getattr(judge, "notice", None)
+        if notice:
+            print(notice_line(notice), file=sys.stderr)
         cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
         try:
             return await calibrate(compiled, judge, out=out, cache=cache, policy=policy, limiter=limiter)

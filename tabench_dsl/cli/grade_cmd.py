@@ -32,6 +32,11 @@ def _stderr_line(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def notice_line(notice: str) -> str:
+    """How a judge's notice (`judge.notice`: why the builtin judge grades) is shown on stderr."""
+    return f"tabench: notice: {notice}"
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("grade", help="grade an answers file against a battery")
     add = parser.add_argument
@@ -164,6 +169,9 @@ async def _grade(args, compiled, reader, writer, progress, skip):
             args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
             session=session, env=os.environ, timeout=args.timeout,
         )
+        notice = getattr(judge, "notice", None)
+        if notice:
+            progress.log(notice_line(notice))
         cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
         try:
             grader = Grader(
@@ -187,7 +195,8 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
         cache=None if args.no_cache else str(resolve_path(args.cache)),
     )
     return await pool.run(
-        config, reader, writer=writer, skip=skip, on_record=progress.advance, on_skip=progress.skipped
+        config, reader, writer=writer, skip=skip, on_record=progress.advance, on_skip=progress.skipped,
+        on_notice=lambda notice: progress.log(notice_line(notice)),
     )
 
 
