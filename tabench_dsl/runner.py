@@ -24,7 +24,8 @@ Decided where the spec is silent:
 - a T1 record carries the run's judge (`judge`), with tier `t1` and no attempts: nobody was asked;
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
-- HTTP 401/403 stop the whole run (`JudgeError`): no answer could be graded with that key;
+- HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
+  unknown model or a wrong base URL means no answer could be graded with that configuration;
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY are scrubbed from every error message recorded.
