@@ -9,7 +9,8 @@ cuts it back to the end of its last good line, so the next record starts on a li
 Earlier lines are never touched. A writer holds an exclusive `flock` on the file, so a second
 grading cannot append to it at the same time.
 
-Reading: `iter_records` streams the records (bad lines are reported and skipped), `done_pairs`
+Reading: `iter_records` streams the records (bad lines are reported and skipped), and
+`iter_light_records` the same lines without their texts, for counting; `done_pairs`
 gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
 re-grade those whose last record is an `error`.
 """
@@ -17,6 +18,7 @@ re-grade those whose last record is an `error`.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +28,7 @@ import msgspec
 
 from .errors import UsageError
 from .records import (
+    Attempt,
     AttemptKind,
     Cause,
     Decision,
@@ -194,7 +197,11 @@ def iter_records(
                 yield record_decoder.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 if on_problem is not None:
-                    on_problem(f"{path}:{number}: not a result record: {exc}")
+                    on_problem(_problem(path, number, exc))
+
+
+def _problem(path: str | Path, number: int, exc: Exception) -> str:
+    return f"{path}:{number}: not a result record: {exc}"
 
 
 #: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
@@ -230,6 +237,66 @@ class LightRecord(msgspec.Struct, gc=False):
 
 
 light_record_decoder = msgspec.json.Decoder(LightRecord)
+#: Distinct attempt shapes `iter_light_records` keeps for sharing (beyond this, lists are new).
+_SHAPES_KEPT = 4096
+
+
+def iter_light_records(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None
+) -> Iterator[Record]:
+    """Stream the records of a results file as totals and decisions read them: without the texts
+    they never look at (answer, reason, reply and error texts are skipped by the decoder, never
+    built; an attempt's `raw`/`error` is "" when there was one, None when not), and with repeated
+    values shared, so 100,000 answers are counted in tens of megabytes, not hundreds.
+
+    Bad lines are reported to `on_problem` and skipped exactly as `iter_records` does.
+    """
+    shared: dict = {}
+    attempts_seen: dict = {}
+    intern = sys.intern
+
+    def same(value):
+        return shared.setdefault(value, value)
+
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = light_record_decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                if on_problem is not None:
+                    on_problem(_problem(path, number, exc))
+                continue
+            shape = tuple(
+                (a.kind, a.raw != RAW_NULL, a.error != RAW_NULL, a.tokens, a.cache_hit)
+                for a in record.attempts
+            )
+            attempts = attempts_seen.get(shape)
+            if attempts is None:
+                attempts = [
+                    Attempt(
+                        kind, "" if raw else None, tokens=tokens, cache_hit=hit, error="" if error else None
+                    )
+                    for kind, raw, error, tokens, hit in shape
+                ]
+                if len(attempts_seen) < _SHAPES_KEPT:
+                    attempts_seen[shape] = attempts
+            facets = record.facets
+            yield Record(
+                system=intern(record.system),
+                question=intern(record.question),
+                tier=record.tier,
+                verdict=record.verdict,
+                reason="",
+                prompt_sha256=same(record.prompt_sha256),
+                judge=same(record.judge),
+                facets=shared.setdefault(tuple(facets.items()), facets) if facets else {},
+                cause=record.cause,
+                attempts=attempts,
+                injection_suspect=record.injection_suspect,
+                decision=record.decision,
+            )
 
 
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:

@@ -219,6 +219,25 @@ async def test_a_named_model_with_no_judge_configured_grades_builtin_with_a_noti
     assert "notice" not in capsys.readouterr().err
 
 
+async def test_final_totals_name_a_bad_results_line_as_totals_does(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = answers_file(work, [ans("a", "h03", "blue"), ans("b", "h03", "green")])
+    argv = ["grade", str(battery), "--answers", str(answers), "--json"]
+    assert await run([*argv, "--out", "r.jsonl"]) == 0
+    results = work / "r.jsonl"
+    rest = results.read_bytes().split(b"\n", 1)[1]
+    results.write_bytes(b'{"not": "a record"}\n' + rest)  # the first record replaced by a bad line
+    capsys.readouterr()
+    assert await run([*argv, "--out", "r.jsonl", "--resume"]) == 0
+    out, err = capsys.readouterr()
+    warning = "tabench: warning: r.jsonl:1: not a result record"
+    assert err.count(warning) == 1 and "(skipped)" in err
+    # The lost pair is graded again; each system counted once.
+    assert sorted((x["system"], x["answers"]) for x in json.loads(out)["systems"]) == [("a", 1), ("b", 1)]
+    assert main(["totals", "r.jsonl"]) == 1
+    assert warning in capsys.readouterr().err
+
+
 async def test_refused_key_stops_the_run_without_leaking_it(
     work: Path, capsys, judge_server, monkeypatch: pytest.MonkeyPatch
 ) -> None:

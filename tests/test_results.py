@@ -8,8 +8,8 @@ import pytest
 
 from tabench_dsl.answers import AnswerReader, count_lines
 from tabench_dsl.errors import UsageError
-from tabench_dsl.records import JudgeInfo, Record
-from tabench_dsl.results import ResultsWriter, done_pairs, iter_records, repair_tail
+from tabench_dsl.records import Attempt, JudgeInfo, Record, Tokens
+from tabench_dsl.results import ResultsWriter, done_pairs, iter_light_records, iter_records, repair_tail
 
 JUDGE = JudgeInfo("openai", "m")
 
@@ -132,6 +132,42 @@ def test_bad_result_lines_are_reported(tmp_path: Path) -> None:
     problems: list[str] = []
     assert [r.question for r in iter_records(path, on_problem=problems.append)] == ["q1", "q2"]
     assert len(problems) == 1 and problems[0].startswith(f"{path}:2: not a result record")
+
+
+def test_light_records_count_what_records_count_without_the_texts(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    attempts = [Attempt("first", "not json", tokens=Tokens(5, 2)), Attempt("format", None, error="boom")]
+    full = Record("b", "q2", "t2", "adjudicate", "malformed twice", "sha2", JUDGE, answer="long answer",
+                  facets={"names_all_required": True}, cause="malformed", attempts=attempts,
+                  injection_suspect=True)
+    with ResultsWriter(path) as w:
+        w.write(rec("q1"))
+        w.write(full)
+        w.write(rec("q3", "fail"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + b'{"system": 1}\n' + b"".join(lines[1:]))
+    problems: list[str] = []
+    light = list(iter_light_records(path, on_problem=problems.append))
+    assert problems == _problems(iter_records, path)
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:2: not a result record")
+    assert [(r.system, r.question, r.verdict) for r in light] == [
+        ("a", "q1", "pass"), ("b", "q2", "adjudicate"), ("a", "q3", "fail")
+    ]
+    got = light[1]
+    assert (got.answer, got.reason, got.cause, got.facets, got.injection_suspect, got.judge) == (
+        "", "", "malformed", {"names_all_required": True}, True, JUDGE
+    )
+    assert [(a.kind, a.raw, a.error, a.tokens) for a in got.attempts] == [
+        ("first", "", None, Tokens(5, 2)), ("format", None, "", Tokens())
+    ]
+    assert light[0].judge is light[2].judge  # repeated values are shared
+
+
+def _problems(reader, path: Path) -> list[str]:
+    problems: list[str] = []
+    for _ in reader(path, on_problem=problems.append):
+        pass
+    return problems
 
 
 def test_answers_stream_reports_bad_lines_and_goes_on(tmp_path: Path) -> None:

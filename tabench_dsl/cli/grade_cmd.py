@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import UsageError
@@ -200,73 +199,22 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
     )
 
 
-def _light_records(path: Path) -> Iterator:
-    """The records as totals and decisions read them, without the texts they never look at
-    (answer, reason, reply: skipped by the decoder, never built), and with repeated values
-    shared: 100,000 answers are counted in tens of megabytes, not hundreds. A line that is not
-    a record is skipped, as `iter_records` skips it."""
-    import sys as _sys
-
-    import msgspec
-
-    from ..records import Attempt, Record
-    from ..results import RAW_NULL, light_record_decoder
-
-    shared: dict = {}
-    attempts_seen: dict = {}
-
-    def same(value):
-        return shared.setdefault(value, value)
-
-    with open(path, "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                record = light_record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue
-            shape = tuple(
-                (a.kind, a.raw != RAW_NULL, a.error != RAW_NULL, a.tokens, a.cache_hit)
-                for a in record.attempts
-            )
-            attempts = attempts_seen.get(shape)
-            if attempts is None:
-                attempts = [
-                    Attempt(
-                        kind, "" if raw else None, tokens=tokens, cache_hit=hit, error="" if error else None
-                    )
-                    for kind, raw, error, tokens, hit in shape
-                ]
-                if len(attempts_seen) < 4096:
-                    attempts_seen[shape] = attempts
-            facets = record.facets
-            yield Record(
-                system=_sys.intern(record.system),
-                question=_sys.intern(record.question),
-                tier=record.tier,
-                verdict=record.verdict,
-                reason="",
-                prompt_sha256=same(record.prompt_sha256),
-                judge=same(record.judge),
-                facets=shared.setdefault(tuple(facets.items()), facets) if facets else {},
-                cause=record.cause,
-                attempts=attempts,
-                injection_suspect=record.injection_suspect,
-                decision=record.decision,
-            )
-
-
 def _print_totals(out: Path, *, as_json: bool) -> None:
+    """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
+    record is named on stderr, as there, and left out of the count)."""
     from ..decisions import apply_decisions, decisions_path, load_decisions
+    from ..results import iter_light_records
     from ..totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
-    records = _light_records(out) if out.exists() else iter(())
+    problems: list[str] = []
+    records = iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
     decisions_file = decisions_path(out)
     if decisions_file.is_file():
         records = apply_decisions(list(records), load_decisions(decisions_file))
     totals = compute_totals(records)
+    for problem in problems:
+        print(f"tabench: warning: {problem} (skipped)", file=sys.stderr)
     if as_json:
         sys.stdout.buffer.write(totals_json(totals) + b"\n")
         sys.stdout.flush()
