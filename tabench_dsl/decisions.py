@@ -20,6 +20,7 @@ import msgspec
 
 from .errors import UsageError
 from .records import Decision, Record, decision_decoder, record_encoder
+from .results import repair_tail
 
 #: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.
 DECISIONS_SUFFIX = ".decisions.jsonl"
@@ -69,16 +70,14 @@ def load_decisions(path: str | Path) -> list[Decision]:
 def append_decision(path: str | Path, decision: Decision) -> None:
     """Append one decision as a JSON line and flush it to disk.
 
-    A torn last line left by a crash is cut off first, so the new line starts on a line of its own.
+    A torn last line left by a crash is cut off first (`results.repair_tail`: a last line without
+    its line break, or one that is not JSON), so the new line starts on a line of its own.
     """
     path = Path(path)
     line = record_encoder.encode(decision) + b"\n"
-    with open(path, "a+b") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size:
-            f.seek(size - 1)
-            if f.read(1) != b"\n":
-                _cut_torn_tail(f, size)
+    if path.is_file():
+        repair_tail(path)
+    with open(path, "ab") as f:
         f.write(line)
         f.flush()
         os.fsync(f.fileno())
@@ -165,10 +164,3 @@ def _stale_reason(record: Record | None, decision: Decision) -> str | None:
         return f"the record is no longer adjudicate (now {record.verdict})"
     return None
 
-
-def _cut_torn_tail(f, size: int) -> None:
-    f.seek(0)
-    data = f.read(size)
-    keep = data.rfind(b"\n") + 1
-    f.truncate(keep)
-    f.seek(keep)

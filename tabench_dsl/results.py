@@ -58,7 +58,9 @@ def repair_tail(path: str | Path) -> int:
     A last line is torn when it has no final line break, or when it is not JSON at all (a crash can
     leave a line of zero bytes on some file systems). A line that is JSON but not a record this
     version reads (written by a newer tabench, or edited by hand) is kept: readers skip it with a
-    warning, and nothing whole is ever cut. Only that one last line is ever removed.
+    warning, and nothing whole is ever cut. Only that one last line is ever removed. The check is
+    JSON only, no record shape, so the decisions file (`decisions.append_decision`) is repaired by
+    the same rule.
     """
     with open(path, "r+b") as f:
         size = f.seek(0, os.SEEK_END)

@@ -57,6 +57,16 @@ def test_torn_last_line_is_skipped_then_cut_before_appending(tmp_path: Path) -> 
     assert b"quest\n" not in path.read_bytes() and path.read_bytes().count(b"\n") == 2
 
 
+def test_a_last_line_that_is_not_json_is_cut_before_appending(tmp_path: Path) -> None:
+    path = tmp_path / "r.decisions.jsonl"
+    append_decision(path, decision("agent-a", "h04", "pass"))
+    with open(path, "ab") as f:
+        f.write(b"\x00\x00\x00\x00\n")  # what a crash leaves on some file systems
+    append_decision(path, decision("agent-b", "h02", "fail"))
+    assert [d.question for d in load_decisions(path)] == ["h04", "h02"]
+    assert b"\x00" not in path.read_bytes()
+
+
 def test_a_bad_line_in_the_middle_names_path_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "r.decisions.jsonl"
     append_decision(path, decision("agent-a", "h04", "pass"))
