@@ -28,7 +28,8 @@ Decided where the spec is silent:
   unknown model or a wrong base URL means no answer could be graded with that configuration;
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
-- the values of OPENAI_API_KEY / ANTHROPIC_API_KEY are scrubbed from every error message recorded.
+- the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
+  error message recorded (`redact.scrub`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from .errors import JudgeError, TransportError
 from .injection import compile_injection
 from .judges.base import Judge, Message
 from .records import Answer, Attempt, Cause, Record
+from .redact import scrub, secrets_in
 from .results import ResultsWriter
 from .tiers import t1_passes, tokens
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
@@ -60,8 +62,6 @@ FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
 #: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
 #: model or a wrong base URL): the run stops instead of recording every answer as an error.
 FATAL_STATUSES = frozenset({401, 403, 404})
-#: Environment variables whose values must never appear in a record.
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
 class RunStats(msgspec.Struct):
@@ -159,7 +159,7 @@ class Grader:
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings)
         env = os.environ if env is None else env
-        self._secrets = [v for v in (env.get(name) for name in SECRET_VARIABLES) if v]
+        self._secrets = secrets_in(env)
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -271,7 +271,7 @@ class Grader:
         try:
             completion, retries = await call_with_retries(self.judge, messages, self.policy, self.limiter)
         except TransportError as exc:
-            message = self._scrub(str(exc))
+            message = scrub(str(exc), self._secrets)
             if exc.status in FATAL_STATUSES:
                 raise JudgeError(f"the judge refused the request: {message}") from None
             attempt = Attempt(
@@ -299,11 +299,6 @@ class Grader:
 
     def _injection_suspect(self, text: str) -> bool:
         return self._injection is not None and self._injection.search(text) is not None
-
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
 
     def _error(
         self, answer: Answer, question: CompiledQuestion, asked: _Asked, attempts: list[Attempt],

@@ -247,3 +247,25 @@ async def test_rerun_replays_a_reask_from_its_own_cache_entry(tmp_path: Path, ju
     assert [(a.kind, a.raw, a.cache_hit) for a in again.attempts] == [
         ("first", MALFORMED, True), ("format", PASS, True)
     ]
+
+
+async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Path) -> None:
+    from tabench_dsl.judges.replay import ReplayJudge
+    from tabench_dsl.results import ResultsWriter, iter_records
+    from tabench_dsl.runner import Grader
+
+    secret = "zq-live-secret-value-42"
+    folder = tmp_path / secret
+    folder.mkdir()
+    recorded = folder / "sk-proj-abcdef123456.jsonl"  # the judge's error names this path
+    recorded.write_bytes(b"")
+    out = tmp_path / "r.jsonl"
+    with ResultsWriter(out) as writer:
+        grader = Grader(compiled_battery(tmp_path), ReplayJudge(recorded), writer=writer,
+                        policy=fast_policy(), env={"OPENAI_API_KEY": secret})
+        await grader.run([Answer("a", "h03", "azure")])
+    (record,) = iter_records(out)
+    assert record.verdict == "error" and record.reason == record.attempts[0].error
+    assert record.reason.startswith("replay: no recorded reply for this prompt in ")
+    assert secret not in record.reason and "abcdef123456" not in record.reason
+    assert record.reason.count("[redacted]") == 2

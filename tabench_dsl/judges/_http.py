@@ -9,7 +9,6 @@ shortened, with the key and anything key-shaped cut out.
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,13 +17,11 @@ import aiohttp
 import msgspec
 
 from ..errors import TransportError
+from ..redact import scrub
 from ..transport import parse_retry_after
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
-#: Anything that looks like an API key in a server's message (they echo masked keys back).
-KEY_SHAPED = re.compile(r"\b(?:sk|sk-ant|key|api)[-_][A-Za-z0-9_*.\-]{6,}")
 
 _MESSAGE_LIMIT = 300
 
@@ -46,13 +43,10 @@ def is_retryable(status: int) -> bool:
     return status in RETRYABLE_STATUSES or status >= 500
 
 
-def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` without any of `secrets` or key-shaped words, shortened to one readable line."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    text = KEY_SHAPED.sub("[redacted]", text)
-    text = " ".join(text.split())
+def scrub_line(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` without any of `secrets` or key-shaped words (`redact.scrub`), shortened to one
+    readable line."""
+    text = " ".join(scrub(text, secrets).split())
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
 
 
@@ -103,7 +97,7 @@ def status_error(
     """The `TransportError` for a non-2xx reply, retryable or not by its status. `key_env` names
     the variable the key comes from, for the hint of a 401/403."""
     detail = _error_detail(payload)
-    said = f": {scrub(detail, secrets)}" if detail else ""
+    said = f": {scrub_line(detail, secrets)}" if detail else ""
     retry_after = parse_retry_after(headers)
     if is_retryable(status):
         kind = "rate limited" if status == 429 else "server busy or failing"
