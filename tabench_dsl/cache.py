@@ -85,6 +85,11 @@ def resolve_path(flag: str | None, env: dict[str, str] | None = None) -> Path:
     return DEFAULT_PATH
 
 
+class CacheLocked(UsageError):
+    """The cache file is locked by another process right now (it may be switching a new file to
+    WAL): opening it again shortly may succeed."""
+
+
 def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | None:
     """The reply cache at `path` for `judge`, or None: for `--no-cache` (no path) and for a
     deterministic judge (`JudgeInfo.deterministic`: nothing to cache, so no file is made)."""
@@ -98,17 +103,22 @@ class ReplyCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        db = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(_SCHEMA)
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 30000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise UsageError(
+            if db is not None:
+                db.close()
+            locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+            raise (CacheLocked if locked else UsageError)(
                 f"{self.path}: cannot open the reply cache ({exc}); give another --cache PATH or --no-cache"
             ) from None
+        self._db = db
         self._pending: dict[str, CachedReply] = {}
         self._last_commit = time.monotonic()
         self.hits = 0

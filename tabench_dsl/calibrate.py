@@ -17,11 +17,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from .compiled import CompiledBattery
 from .records import Answer, JudgeInfo, Record
+
+if TYPE_CHECKING:
+    from .runner import Grader
 
 #: Expected verdicts (rows of the confusion table).
 EXPECTED_LABELS: tuple[str, ...] = ("pass", "fail")
@@ -129,25 +133,20 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
     )
 
 
-async def calibrate(
-    compiled: CompiledBattery,
-    judge,
-    *,
-    out: Path,
-    cache=None,
-    policy=None,
-    limiter=None,
-) -> Calibration:
-    """Grade every exemplar of `compiled` with `judge` through `runner.Grader`, writing the records
-    to the results file `out` (appended), and summarise them against the expected verdicts."""
+async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> Calibration:
+    """Grade every exemplar of `compiled` with `grader` (`session.open_grader`), writing the
+    records to the results file `out` (appended), and summarise them against the expected
+    verdicts."""
     from .results import ResultsWriter, iter_records
-    from .runner import Grader
 
     items = cases(compiled)
     with ResultsWriter(out) as writer:
-        grader = Grader(compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter)
-        await grader.run(answers(items))
-    return summarise(compiled.name, judge.info, items, iter_records(out))
+        grader.writer = writer
+        try:
+            await grader.run(answers(items))
+        finally:
+            grader.writer = None
+    return summarise(compiled.name, grader.judge.info, items, iter_records(out))
 
 
 def judge_label(info: JudgeInfo) -> str:

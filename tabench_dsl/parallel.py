@@ -50,6 +50,7 @@ import msgspec
 from .compiled import CompiledBattery
 from .records import Answer, Record
 from .runner import RunStats
+from .session import GradingOptions
 
 #: Answers in flight per worker, as a multiple of its share of the concurrency.
 IN_FLIGHT_FACTOR = 2
@@ -61,18 +62,11 @@ _HEAD = 4
 
 
 class WorkerConfig(msgspec.Struct):
-    """What a worker needs to grade: the battery, the judge and the transport settings."""
+    """What a worker needs to grade: the battery, and the judge, transport and cache options (the
+    pool gives each worker its share of the concurrency and rate limits)."""
 
     battery: CompiledBattery
-    judge: str | None
-    model: str | None
-    timeout: float
-    retries: int
-    concurrency: int
-    rpm: float | None = None
-    tpm: float | None = None
-    #: The reply cache file; None for `--no-cache`.
-    cache: str | None = None
+    options: GradingOptions
 
 
 class Hello(msgspec.Struct, tag="hello"):
@@ -209,13 +203,13 @@ class WorkerPool:
                     lambda r=reader: asyncio.StreamReaderProtocol(r), worker.proc.stdout
                 )
                 worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, worker.proc.stdin)
-                worker.send(
-                    msgspec.structs.replace(
-                        config, concurrency=worker.share,
-                        rpm=config.rpm / self.count if config.rpm else None,
-                        tpm=config.tpm / self.count if config.tpm else None,
-                    )
+                options = config.options
+                share = msgspec.structs.replace(
+                    options, concurrency=worker.share,
+                    rpm=options.rpm / self.count if options.rpm else None,
+                    tpm=options.tpm / self.count if options.tpm else None,
                 )
+                worker.send(msgspec.structs.replace(config, options=share))
             for worker in self._workers:
                 self._top_up(worker)
             tasks = [asyncio.ensure_future(self._serve(w, writer, on_record)) for w in self._workers]
@@ -353,12 +347,8 @@ def _error(failed: Failed) -> Exception:
 
 
 async def _worker_main() -> None:
-    import aiohttp
-
     from .errors import TabenchError
-    from .judges.factory import make_judge
-    from .runner import Grader
-    from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
+    from .session import open_grader
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 20)
@@ -389,59 +379,46 @@ async def _worker_main() -> None:
             transport.write(frame(Records(finished[:])))
             finished.clear()
 
-    policy = RetryPolicy(attempts=config.retries + 1, timeout=config.timeout)
-    limiter = AdaptiveLimiter(config.concurrency, rate=RateLimit(config.rpm, config.tpm))
-    connector = aiohttp.TCPConnector(limit=config.concurrency, limit_per_host=config.concurrency)
-    cache = None
+    concurrency = config.options.concurrency
     try:
-        async with aiohttp.ClientSession(connector=connector) as session:
-            judge = make_judge(
-                config.judge, model=config.model, manifest_judge=config.battery.judge,
-                settings=config.battery.settings, session=session, env=os.environ, timeout=config.timeout,
-            )
+        async with open_grader(config.battery, config.options) as grader:
+            gc.freeze()  # the battery and the judge, as the single process freezes them
+            judge = grader.judge
+            transport.write(frame(Hello(judge.info.describe(), getattr(judge, "notice", None))))
+
+            async def grade() -> None:
+                while (answer := await queue.get()) is not None:
+                    record = await grader.grade(answer)
+                    if not finished:
+                        loop.call_soon(flush)
+                    finished.append(record)
+
+            async def feed() -> bool:
+                """Queue the answers; True on the end frame, False when the parent is gone."""
+                while (data := await read_frame()) is not None:
+                    batch = answers_decoder.decode(data)
+                    if not batch:
+                        for _ in range(concurrency):
+                            queue.put_nowait(None)
+                        return True
+                    for answer in batch:
+                        queue.put_nowait(answer)
+                return False
+
+            graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
+            feeder = asyncio.ensure_future(feed())
             try:
-                cache = await _open_cache(config.cache, judge.info)
-                grader = Grader(config.battery, judge, cache=cache, policy=policy, limiter=limiter)
-                gc.freeze()  # the battery and the judge, as the single process freezes them
-                transport.write(frame(Hello(judge.info.describe(), getattr(judge, "notice", None))))
-
-                async def grade() -> None:
-                    while (answer := await queue.get()) is not None:
-                        record = await grader.grade(answer)
-                        if not finished:
-                            loop.call_soon(flush)
-                        finished.append(record)
-
-                async def feed() -> bool:
-                    """Queue the answers; True on the end frame, False when the parent is gone."""
-                    while (data := await read_frame()) is not None:
-                        batch = answers_decoder.decode(data)
-                        if not batch:
-                            for _ in range(config.concurrency):
-                                queue.put_nowait(None)
-                            return True
-                        for answer in batch:
-                            queue.put_nowait(answer)
-                    return False
-
-                graders = [asyncio.ensure_future(grade()) for _ in range(config.concurrency)]
-                feeder = asyncio.ensure_future(feed())
-                try:
-                    done, _ = await asyncio.wait([feeder, *graders], return_when=asyncio.FIRST_COMPLETED)
-                    for task in done:
-                        task.result()  # a grading error (a refused key) is raised here
-                    if feeder in done and not feeder.result():
-                        return  # orphaned (the parent is gone): stop grading now
-                    await asyncio.gather(feeder, *graders)
-                finally:
-                    for task in (feeder, *graders):
-                        task.cancel()
-                    await asyncio.gather(feeder, *graders, return_exceptions=True)
-                flush()
+                done, _ = await asyncio.wait([feeder, *graders], return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # a grading error (a refused key) is raised here
+                if feeder in done and not feeder.result():
+                    return  # orphaned (the parent is gone): stop grading now
+                await asyncio.gather(feeder, *graders)
             finally:
-                if cache is not None:
-                    cache.close()
-                await judge.aclose()
+                for task in (feeder, *graders):
+                    task.cancel()
+                await asyncio.gather(feeder, *graders, return_exceptions=True)
+            flush()
         transport.write(frame(Done()))  # after the cache is committed: the parent may stop us now
     except TabenchError as exc:
         transport.write(frame(Failed(type(exc).__name__, str(exc))))
@@ -449,23 +426,6 @@ async def _worker_main() -> None:
         transport.close()  # once what is buffered is written (the parent reads until `Done`)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
-
-
-async def _open_cache(path: str | None, judge, *, tries: int = 50):
-    """Open the reply cache (`cache.open_reply_cache`); the workers open it at the same moment, and
-    SQLite may refuse one of them while the other switches a new file to WAL ("database is
-    locked"): try again shortly."""
-    import sqlite3
-
-    from .cache import open_reply_cache
-
-    for attempt in range(tries):
-        try:
-            return open_reply_cache(path, judge)
-        except sqlite3.OperationalError:
-            if attempt == tries - 1:
-                raise
-            await asyncio.sleep(0.1)
 
 
 class _Out(asyncio.Protocol):
@@ -487,7 +447,7 @@ def main() -> None:
     # walks these modules' objects (the single process imports them before it freezes, too).
     import aiohttp  # noqa: F401
 
-    from . import cache, runner, transport  # noqa: F401
+    from . import cache, runner, session, transport  # noqa: F401
     from .judges import factory  # noqa: F401
     from .loop import quiet_gc, run_event_loop
 

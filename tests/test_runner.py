@@ -269,3 +269,27 @@ async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Pa
     assert record.reason.startswith("replay: no recorded reply for this prompt in ")
     assert secret not in record.reason and "abcdef123456" not in record.reason
     assert record.reason.count("[redacted]") == 2
+
+
+async def test_open_grader_opens_judge_and_cache_and_commits_on_exit(tmp_path: Path, judge_server) -> None:
+    from tabench_dsl.session import GradingOptions, open_grader
+
+    server = await judge_server([PASS])
+    battery = compiled_battery(tmp_path)
+    path = tmp_path / "c.sqlite"
+    options = GradingOptions(judge=server.url, model="m", retries=0, concurrency=2, cache=str(path))
+    notices: list[str] = []
+    async with open_grader(battery, options, on_notice=notices.append, env={}) as grader:
+        assert grader.judge.info.endpoint == server.url and grader.limiter.max_concurrency == 2
+        record = await grader.grade(Answer("a", "h03", "azure"))
+        assert record.verdict == "pass" and not record.attempts[0].cache_hit
+        assert grader.cache is not None
+    assert notices == [] and grader.cache._db is None  # closed, its entries committed
+    with ReplyCache(path) as cache:
+        assert cache._db.execute("SELECT count(*) FROM replies").fetchone() == (1,)
+    # A model named with no judge configured: the builtin judge, its notice, and no cache file.
+    builtin = GradingOptions(model="gpt-x", cache=str(tmp_path / "none.sqlite"))
+    async with open_grader(battery, builtin, on_notice=notices.append, env={}) as grader:
+        assert grader.judge.info.deterministic and grader.cache is None
+    assert len(notices) == 1 and "'gpt-x' is named" in notices[0]
+    assert not (tmp_path / "none.sqlite").exists()

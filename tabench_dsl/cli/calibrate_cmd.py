@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -76,31 +75,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _calibrate(args, compiled, out: Path):
-    import aiohttp
-
-    from ..cache import open_reply_cache, resolve_path
     from ..calibrate import calibrate
-    from ..judges.factory import make_judge
-    from ..transport import AdaptiveLimiter, RetryPolicy
-    from .grade_cmd import notice_line
+    from ..session import open_grader
+    from .grade_cmd import grading_options, notice_line
 
-    policy = RetryPolicy(attempts=args.retries + 1, timeout=args.timeout)
-    limiter = AdaptiveLimiter(args.concurrency)
-    async with aiohttp.ClientSession() as session:
-        judge = make_judge(
-            args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
-            session=session, env=os.environ, timeout=args.timeout,
-        )
-        notice = getattr(judge, "notice", None)
-        if notice:
-            print(notice_line(notice), file=sys.stderr)
-        cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
-        try:
-            return await calibrate(compiled, judge, out=out, cache=cache, policy=policy, limiter=limiter)
-        finally:
-            if cache is not None:
-                cache.close()
-            await judge.aclose()
+    def show(notice: str) -> None:
+        print(notice_line(notice), file=sys.stderr)
+
+    async with open_grader(compiled, grading_options(args), on_notice=show) as grader:
+        return await calibrate(compiled, grader, out=out)
 
 
 def _one_line(text: str, width: int = 100) -> str:

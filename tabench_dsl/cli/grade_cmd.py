@@ -17,7 +17,6 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -152,49 +151,34 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
+def grading_options(args: argparse.Namespace):
+    """The `session.GradingOptions` of a grade or calibrate command line."""
+    from ..cache import resolve_path
+    from ..session import GradingOptions
+
+    return GradingOptions(
+        judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
+        concurrency=args.concurrency, rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
+        cache=None if args.no_cache else str(resolve_path(args.cache)),
+    )
+
+
 async def _grade(args, compiled, reader, writer, progress, skip):
-    import aiohttp
+    from ..session import open_grader
 
-    from ..cache import open_reply_cache, resolve_path
-    from ..judges.factory import make_judge
-    from ..runner import Grader
-    from ..transport import AdaptiveLimiter, RateLimit, RetryPolicy
-
-    policy = RetryPolicy(attempts=args.retries + 1, timeout=args.timeout)
-    limiter = AdaptiveLimiter(args.concurrency, rate=RateLimit(args.rpm, args.tpm))
-    connector = aiohttp.TCPConnector(limit=args.concurrency, limit_per_host=args.concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        judge = make_judge(
-            args.judge, model=args.model, manifest_judge=compiled.judge, settings=compiled.settings,
-            session=session, env=os.environ, timeout=args.timeout,
-        )
-        notice = getattr(judge, "notice", None)
-        if notice:
-            progress.log(notice_line(notice))
-        cache = open_reply_cache(None if args.no_cache else resolve_path(args.cache), judge.info)
-        try:
-            grader = Grader(
-                compiled, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
-                on_record=progress.advance, on_skip=progress.skipped,
-            )
-            return await grader.run(reader, skip=skip)
-        finally:
-            if cache is not None:
-                cache.close()
-            await judge.aclose()
+    async with open_grader(
+        compiled, grading_options(args), writer=writer, on_record=progress.advance,
+        on_skip=progress.skipped, on_notice=lambda notice: progress.log(notice_line(notice)),
+    ) as grader:
+        return await grader.run(reader, skip=skip)
 
 
 async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip):
-    from ..cache import resolve_path
     from ..parallel import WorkerConfig
 
-    config = WorkerConfig(
-        battery=compiled, judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
-        concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
-        cache=None if args.no_cache else str(resolve_path(args.cache)),
-    )
     return await pool.run(
-        config, reader, writer=writer, skip=skip, on_record=progress.advance, on_skip=progress.skipped,
+        WorkerConfig(battery=compiled, options=grading_options(args)), reader, writer=writer, skip=skip,
+        on_record=progress.advance, on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     )
 
