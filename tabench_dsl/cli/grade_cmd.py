@@ -46,7 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add("--resume", action="store_true",
         help="append to an existing --out: skip pairs done, grade again those in error")
     add("--judge", default=None, metavar="JUDGE",
-        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: builtin)")
+        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
+             "judge.backend, else openai/anthropic for a named model when their environment is set, "
+             "else builtin)")
     add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
     add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
     group = parser.add_mutually_exclusive_group()
