@@ -7,9 +7,7 @@ Every test runs the real command against the scripted judge server; the workers 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 import signal
 import sys
 from pathlib import Path
@@ -21,34 +19,22 @@ from helpers_grading import (
     FAIL_SHAPED_PASS,
     MALFORMED,
     PASS,
-    user_content,
     write_battery,
 )
+from interrupted_grading import (
+    COUNT,
+    answer_number,
+    check_complete,
+    slow_judge,
+    wait_for_lines,
+    write_answers,
+)
+from interrupted_grading import start_grade as start_one_grade
 from judge_server import Fault
 
 from tabench_dsl.cli import main
 from tabench_dsl.parallel import parse_workers
 from tabench_dsl.results import iter_records
-
-COUNT = 120
-QUESTIONS = ["h01", "h02", "h03"]
-
-
-def write_answers(folder: Path, count: int = COUNT) -> Path:
-    path = folder / "answers.jsonl"
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(count):
-            line = {"system": f"s{i // 3:03d}", "question": QUESTIONS[i % 3], "answer": f"reply {i}"}
-            f.write(json.dumps(line))
-            f.write("\n")
-    return path
-
-
-def answer_number(body: dict) -> int:
-    found = re.search(r"reply (\d+)", user_content(body))
-    assert found, "no answer in the user message"
-    return int(found[1])
-
 
 #: What the judge says to answer n, by n % 7, ask after ask (the last reply repeats).
 SCRIPTS: list[list[str | Fault]] = [
@@ -116,19 +102,9 @@ async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge
 # -- processes -----------------------------------------------------------------------------------
 
 
-async def slow_judge(body: dict) -> str:
-    await asyncio.sleep(0.03)
-    return PASS if answer_number(body) % 2 else FAIL
-
-
-async def start_grade(work: Path, url: str, *extra: str) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TABENCH_CACHE")}
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tabench_dsl", "grade", str(work / "battery"), "--answers",
-        str(work / "answers.jsonl"), "--judge", url, "--model", "m", "--concurrency", "4", "--json",
-        "--workers", "2", *extra, cwd=work, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+def start_grade(work: Path, url: str, *extra: str):
+    """`tabench grade --workers 2` as a subprocess (see interrupted_grading.start_grade)."""
+    return start_one_grade(work, url, "--workers", "2", *extra)
 
 
 def workers_in(folder: Path) -> list[int]:
@@ -154,25 +130,6 @@ async def wait_until_gone(folder: Path) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"grading workers still running: {workers_in(folder)}")
-
-
-async def wait_for_lines(path: Path, count: int, proc: asyncio.subprocess.Process) -> None:
-    for _ in range(600):  # at most 30 s
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        if proc.returncode is not None:
-            _, err = await proc.communicate()
-            raise AssertionError(f"the grading ended ({proc.returncode}) before it was interrupted: {err!r}")
-        await asyncio.sleep(0.05)
-    raise AssertionError("the grading made no progress")
-
-
-def check_complete(results: Path) -> None:
-    records = list(iter_records(results))
-    keys = [(r.system, r.question) for r in records]
-    assert len(keys) == COUNT and len(set(keys)) == COUNT  # none lost, none twice
-    assert all(r.verdict in ("pass", "fail") for r in records)
-    assert results.read_bytes().endswith(b"\n")
 
 
 async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:
