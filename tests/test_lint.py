@@ -6,20 +6,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from battery_files import write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.lint import lint_battery
-
-
-def write_battery(root: Path, files: dict[str, str]) -> Path:
-    """Write `files` (relative name -> text, dedented) under `root/bat`; return the folder."""
-    battery = root / "bat"
-    for name, text in files.items():
-        file = battery / name
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(textwrap.dedent(text), encoding="utf-8")
-    return battery
-
 
 MANIFEST = """\
     name: memos

@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
+from battery_files import write_battery
 
 from tabench_dsl.battery import load_battery
 from tabench_dsl.nodes import Exemplar, Facet, JudgeDefaults, Pos, Question, Rule
 from tabench_dsl.parse import parse_policy, parse_rubric
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
-
-
-def write_battery(root: Path, files: dict[str, str]) -> Path:
-    """Write `files` (relative name -> text, dedented) under `root/bat`; return the folder."""
-    battery = root / "bat"
-    for name, text in files.items():
-        file = battery / name
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(textwrap.dedent(text), encoding="utf-8")
-    return battery
 
 
 MANIFEST = """\
