@@ -75,3 +75,17 @@ def check_complete(results: Path) -> None:
     assert len(keys) == COUNT and len(set(keys)) == COUNT  # none lost, none twice
     assert all(r.verdict in ("pass", "fail") for r in records)
     assert results.read_bytes().endswith(b"\n")
+
+
+async def grading_under_way(work: Path, judge_server, lines: int, start=start_grade):
+    """A battery, answers and a slow judge in `work`, and a grading started by `start` that has
+    written `lines` records: returns (server, results path, process), ready to be interrupted."""
+    from helpers_grading import write_battery
+
+    write_battery(work, t1=False)
+    write_answers(work)
+    server = await judge_server(slow_judge)
+    results = work / "results.jsonl"
+    proc = await start(work, server.url)
+    await wait_for_lines(results, lines, proc)
+    return server, results, proc

@@ -25,8 +25,8 @@ from interrupted_grading import (
     COUNT,
     answer_number,
     check_complete,
+    grading_under_way,
     slow_judge,
-    wait_for_lines,
     write_answers,
 )
 from interrupted_grading import start_grade as start_one_grade
@@ -133,12 +133,7 @@ async def wait_until_gone(folder: Path) -> None:
 
 
 async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:
-    write_battery(tmp_path, t1=False)
-    write_answers(tmp_path)
-    server = await judge_server(slow_judge)
-    results = tmp_path / "results.jsonl"
-    proc = await start_grade(tmp_path, server.url)
-    await wait_for_lines(results, 20, proc)
+    server, results, proc = await grading_under_way(tmp_path, judge_server, 20, start=start_grade)
     assert len(workers_in(tmp_path)) == 2
     proc.kill()
     await proc.communicate()
@@ -159,12 +154,7 @@ async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path,
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path, judge_server, sig) -> None:
-    write_battery(tmp_path, t1=False)
-    write_answers(tmp_path)
-    server = await judge_server(slow_judge)
-    results = tmp_path / "results.jsonl"
-    proc = await start_grade(tmp_path, server.url)
-    await wait_for_lines(results, 10, proc)
+    server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
     proc.send_signal(sig)
     _, err = await proc.communicate()
     assert proc.returncode == 130, err.decode()
@@ -182,12 +172,7 @@ async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path
 
 
 async def test_a_worker_that_dies_is_reported_exit_1_then_resume(tmp_path: Path, judge_server) -> None:
-    write_battery(tmp_path, t1=False)
-    write_answers(tmp_path)
-    server = await judge_server(slow_judge)
-    results = tmp_path / "results.jsonl"
-    proc = await start_grade(tmp_path, server.url)
-    await wait_for_lines(results, 10, proc)
+    server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
     victim = workers_in(tmp_path)[0]
     os.kill(victim, signal.SIGKILL)
     _, err = await proc.communicate()

@@ -6,17 +6,11 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from helpers_grading import write_battery
-from interrupted_grading import COUNT, check_complete, slow_judge, start_grade, wait_for_lines, write_answers
+from interrupted_grading import COUNT, check_complete, grading_under_way, start_grade
 
 
 async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
-    write_battery(tmp_path, t1=False)
-    write_answers(tmp_path)
-    server = await judge_server(slow_judge)
-    results = tmp_path / "results.jsonl"
-    proc = await start_grade(tmp_path, server.url)
-    await wait_for_lines(results, 20, proc)
+    server, results, proc = await grading_under_way(tmp_path, judge_server, 20)
     proc.kill()
     await proc.communicate()
     assert proc.returncode == -signal.SIGKILL
@@ -37,12 +31,7 @@ async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
 
 
 async def test_ctrl_c_writes_nothing_half_then_resume(tmp_path: Path, judge_server) -> None:
-    write_battery(tmp_path, t1=False)
-    write_answers(tmp_path)
-    server = await judge_server(slow_judge)
-    results = tmp_path / "results.jsonl"
-    proc = await start_grade(tmp_path, server.url)
-    await wait_for_lines(results, 10, proc)
+    server, results, proc = await grading_under_way(tmp_path, judge_server, 10)
     proc.send_signal(signal.SIGINT)
     _, err = await proc.communicate()
     assert proc.returncode == 130, err.decode()
