@@ -85,11 +85,6 @@ def resolve_path(flag: str | None, env: dict[str, str] | None = None) -> Path:
     return DEFAULT_PATH
 
 
-class CacheLocked(UsageError):
-    """The cache file is locked by another process right now (it may be switching a new file to
-    WAL): opening it again shortly may succeed."""
-
-
 def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | None:
     """The reply cache at `path` for `judge`, or None: for `--no-cache` (no path) and for a
     deterministic judge (`JudgeInfo.deterministic`: nothing to cache, so no file is made)."""
@@ -98,26 +93,40 @@ def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | 
     return ReplyCache(path)
 
 
+#: How often, and how long apart (seconds), opening a cache file another process holds locked is tried.
+OPEN_TRIES = 50
+OPEN_PAUSE = 0.1
+
+
 class ReplyCache:
     """A SQLite reply cache. `hits` and `misses` count lookups; close it to commit what is pending."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        db = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA busy_timeout = 30000")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            if db is not None:
-                db.close()
-            locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-            raise (CacheLocked if locked else UsageError)(
-                f"{self.path}: cannot open the reply cache ({exc}); give another --cache PATH or --no-cache"
-            ) from None
+        # Two processes opening a new file at once (the --workers processes, or two gradings): the
+        # one that switches it to WAL holds it locked for a moment, and SQLite's busy handler does
+        # not cover that switch, so the open itself is tried again shortly.
+        for attempt in range(OPEN_TRIES):
+            db = None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA busy_timeout = 30000")
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+                db.execute(_SCHEMA)
+                break
+            except (OSError, sqlite3.Error) as exc:
+                if db is not None:
+                    db.close()
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if locked and attempt < OPEN_TRIES - 1:
+                    time.sleep(OPEN_PAUSE)
+                    continue
+                raise UsageError(
+                    f"{self.path}: cannot open the reply cache ({exc}); "
+                    "give another --cache PATH or --no-cache"
+                ) from None
         self._db = db
         self._pending: dict[str, CachedReply] = {}
         self._last_commit = time.monotonic()

@@ -9,23 +9,17 @@ then the judge and the session.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 
 import msgspec
 
-from .cache import CacheLocked, ReplyCache, open_reply_cache
+from .cache import open_reply_cache
 from .compiled import CompiledBattery
-from .records import JudgeInfo, Record
+from .records import Record
 from .results import ResultsWriter
 from .runner import Grader
-
-#: How often, and how long apart, opening the reply cache is tried while another process holds it
-#: locked (two workers opening a new file at once: one switches it to WAL).
-CACHE_OPEN_TRIES = 50
-CACHE_OPEN_PAUSE = 0.1
 
 
 class GradingOptions(msgspec.Struct, frozen=True):
@@ -76,7 +70,7 @@ async def open_grader(
             notice = getattr(judge, "notice", None)
             if notice and on_notice is not None:
                 on_notice(notice)
-            cache = await _open_cache(options.cache, judge.info)
+            cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield Grader(
                     battery, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
@@ -87,16 +81,3 @@ async def open_grader(
                     cache.close()
         finally:
             await judge.aclose()
-
-
-async def _open_cache(path: str | None, judge: JudgeInfo) -> ReplyCache | None:
-    """`cache.open_reply_cache`, tried again shortly while another process holds the new file
-    locked; the last refusal is raised as the `UsageError` it is."""
-    for attempt in range(CACHE_OPEN_TRIES):
-        try:
-            return open_reply_cache(path, judge)
-        except CacheLocked:
-            if attempt == CACHE_OPEN_TRIES - 1:
-                raise
-            await asyncio.sleep(CACHE_OPEN_PAUSE)
-    return None  # not reached
