@@ -1,5 +1,6 @@
 """How a grading process runs its event loop: the collector quietened (`quiet_gc`) and uvloop when
-it is installed (`run_event_loop`). Used by `tabench grade` and by each `--workers` process."""
+it is installed (`run_event_loop`), interruptible as `interrupts` says. Used by `tabench grade` and
+by each `--workers` process."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import asyncio
 import contextlib
 import gc
 import os
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
+
+from . import interrupts
 
 T = TypeVar("T")
 
@@ -32,17 +35,37 @@ def quiet_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def run_event_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Run `coro` to completion on uvloop when it is installed (it cuts the CPU each judge call costs
+def _loop_factory():
+    if os.environ.get("TABENCH_EVENT_LOOP", "auto") == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def run_event_loop(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine `main()` to completion on uvloop when it is installed (it cuts the CPU each judge call costs
     by about a fifth), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
-    Ctrl-C cancels the grading and raises KeyboardInterrupt, as `asyncio.run` does."""
-    loop_factory = None
-    if os.environ.get("TABENCH_EVENT_LOOP", "auto") != "asyncio":
+    An interrupt cancels it and raises `KeyboardInterrupt` once it has unwound, as `asyncio.run`
+    does for Ctrl-C (see `interrupts`); the coroutine is made here, where no interrupt can leave it
+    never awaited. A process whose SIGINT is ignored (a grading worker) keeps its signals."""
+    catching = interrupts.takes_interrupts()
+    with interrupts.catch_interrupts() if catching else contextlib.nullcontext():
+        runner = asyncio.Runner(loop_factory=_loop_factory())
         try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            loop_factory = uvloop.new_event_loop
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
-        return runner.run(coro)
+            loop = runner.get_loop()
+            with interrupts.deferred_interrupts():  # the task exists before a signal looks for it
+                task = loop.create_task(main())
+                interrupts.serve(task, loop)
+            try:
+                return loop.run_until_complete(task)
+            except asyncio.CancelledError:
+                if interrupts.cancelled():
+                    raise KeyboardInterrupt from None
+                raise
+        finally:
+            with interrupts.deferred_interrupts():  # the loop is closed whole, then a late signal acts
+                interrupts.serve(None, None)
+                runner.close()

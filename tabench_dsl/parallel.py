@@ -22,8 +22,10 @@ a dup of its stdout (its fd 1 is pointed at stderr, so a stray print cannot corr
 The parent alone writes the results file, so every guarantee of `ResultsWriter` holds: one writer
 (flock), append-only, a whole line per record, written the moment the record is received.
 Backpressure: at most `2 x share` answers in flight per worker, topped up as records come back.
-Ctrl-C or SIGTERM: the parent stops handing out answers and terminates the workers; records
-already received are whole, those in flight are not written (resume grades them); exit 130.
+Ctrl-C or SIGTERM (`loop.catch_interrupts`): the parent stops handing out answers, closes the
+workers' input and terminates them; records already received are whole, those in flight are not
+written (resume grades them); exit 130. A worker whose output pipe is gone (the parent stopped
+listening) stops grading and writes nothing more: a frame for nobody is dropped, never an error.
 The parent killed outright (kill -9): a worker sees end-of-file on its stdin without an end frame
 and exits at once. A worker that dies: its answers in flight are not written; the parent says so,
 goes on with the others and the run exits 1. A judge or usage error in a worker (a refused key, a
@@ -185,16 +187,6 @@ class WorkerPool:
             self.start()
         self._answers = self._pending(answers, skip or set(), on_skip)
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        terminated = False
-
-        def on_sigterm() -> None:
-            nonlocal terminated
-            terminated = True
-            if task is not None:
-                task.cancel()
-
-        sigterm = _add_signal_handler(loop, signal.SIGTERM, on_sigterm)
         tasks: list[asyncio.Future] = []
         try:
             for worker in self._workers:
@@ -215,10 +207,6 @@ class WorkerPool:
             tasks = [asyncio.ensure_future(self._serve(w, writer, on_record)) for w in self._workers]
             await asyncio.gather(*tasks)
             self._completed = True
-        except asyncio.CancelledError:
-            if terminated:
-                raise KeyboardInterrupt from None
-            raise
         finally:
             for serving in tasks:
                 serving.cancel()
@@ -226,8 +214,6 @@ class WorkerPool:
             for worker in self._workers:
                 if worker.pipe is not None:
                     worker.pipe.close()
-            if sigterm:
-                loop.remove_signal_handler(signal.SIGTERM)
         return self.stats
 
     def _pending(
@@ -328,14 +314,6 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
         proc.send_signal(sig)
 
 
-def _add_signal_handler(loop: asyncio.AbstractEventLoop, sig: int, handler: Callable[[], None]) -> bool:
-    try:
-        loop.add_signal_handler(sig, handler)
-    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread (tests), Windows
-        return False
-    return True
-
-
 def _error(failed: Failed) -> Exception:
     from . import errors
 
@@ -359,6 +337,12 @@ async def _worker_main() -> None:
     pipe = open(out_fd, "wb", buffering=0)  # noqa: SIM115 (the transport owns it)
     transport, out = await loop.connect_write_pipe(_Out, pipe)
 
+    def send(message: object) -> None:
+        # Once the pipe is closing (the parent stopped reading: an interrupt) a frame has nobody
+        # to go to; writing it would be an error on a closed transport, printed by the loop.
+        if not transport.is_closing():
+            transport.write(frame(message))
+
     async def read_frame() -> bytes | None:
         try:
             head = await reader.readexactly(_HEAD)
@@ -376,7 +360,7 @@ async def _worker_main() -> None:
 
     def flush() -> None:
         if finished:
-            transport.write(frame(Records(finished[:])))
+            send(Records(finished[:]))
             finished.clear()
 
     concurrency = config.options.concurrency
@@ -384,7 +368,7 @@ async def _worker_main() -> None:
         async with open_grader(config.battery, config.options) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             judge = grader.judge
-            transport.write(frame(Hello(judge.info.describe(), getattr(judge, "notice", None))))
+            send(Hello(judge.info.describe(), getattr(judge, "notice", None)))
 
             async def grade() -> None:
                 while (answer := await queue.get()) is not None:
@@ -407,21 +391,24 @@ async def _worker_main() -> None:
 
             graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
             feeder = asyncio.ensure_future(feed())
+            orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
             try:
-                done, _ = await asyncio.wait([feeder, *graders], return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    [feeder, orphaned, *graders], return_when=asyncio.FIRST_COMPLETED
+                )
                 for task in done:
                     task.result()  # a grading error (a refused key) is raised here
-                if feeder in done and not feeder.result():
-                    return  # orphaned (the parent is gone): stop grading now
+                if orphaned in done or (feeder in done and not feeder.result()):
+                    return  # the parent is gone or not listening: stop grading now
                 await asyncio.gather(feeder, *graders)
             finally:
-                for task in (feeder, *graders):
+                for task in (feeder, orphaned, *graders):
                     task.cancel()
-                await asyncio.gather(feeder, *graders, return_exceptions=True)
+                await asyncio.gather(feeder, orphaned, *graders, return_exceptions=True)
             flush()
-        transport.write(frame(Done()))  # after the cache is committed: the parent may stop us now
+        send(Done())  # after the cache is committed: the parent may stop us now
     except TabenchError as exc:
-        transport.write(frame(Failed(type(exc).__name__, str(exc))))
+        send(Failed(type(exc).__name__, str(exc)))
     finally:
         transport.close()  # once what is buffered is written (the parent reads until `Done`)
         with contextlib.suppress(TimeoutError):
@@ -452,7 +439,7 @@ def main() -> None:
     from .loop import quiet_gc, run_event_loop
 
     with quiet_gc():
-        run_event_loop(_worker_main())
+        run_event_loop(_worker_main)
 
 
 if __name__ == "__main__":

@@ -89,3 +89,28 @@ async def grading_under_way(work: Path, judge_server, lines: int, start=start_gr
     proc = await start(work, server.url)
     await wait_for_lines(results, lines, proc)
     return server, results, proc
+
+
+def workers_in(folder: Path) -> list[int]:
+    """Live grading workers whose working folder is `folder` (zombies do not count)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if b"tabench_dsl.parallel" in cmdline and cwd == str(folder) and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+async def wait_until_gone(folder: Path) -> None:
+    for _ in range(100):  # at most 10 s
+        if not workers_in(folder):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"grading workers still running: {workers_in(folder)}")

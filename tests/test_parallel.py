@@ -27,6 +27,8 @@ from interrupted_grading import (
     check_complete,
     grading_under_way,
     slow_judge,
+    wait_until_gone,
+    workers_in,
     write_answers,
 )
 from interrupted_grading import start_grade as start_one_grade
@@ -105,31 +107,6 @@ async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge
 def start_grade(work: Path, url: str, *extra: str):
     """`tabench grade --workers 2` as a subprocess (see interrupted_grading.start_grade)."""
     return start_one_grade(work, url, "--workers", "2", *extra)
-
-
-def workers_in(folder: Path) -> list[int]:
-    """Live grading workers whose working folder is `folder` (zombies do not count)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            cwd = os.readlink(f"/proc/{entry}/cwd")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if b"tabench_dsl.parallel" in cmdline and cwd == str(folder) and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-async def wait_until_gone(folder: Path) -> None:
-    for _ in range(100):  # at most 10 s
-        if not workers_in(folder):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"grading workers still running: {workers_in(folder)}")
 
 
 async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:

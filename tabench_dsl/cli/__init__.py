@@ -12,6 +12,7 @@ import importlib.util
 import sys
 
 from ..errors import SpecError, SpecErrors, TabenchError, UsageError
+from .. import interrupts
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {
@@ -25,6 +26,10 @@ COMMANDS: dict[str, str] = {
     "report": "report_cmd",
     "adjudicate": "adjudicate_cmd",
 }
+
+
+#: What an interrupted command says (exit status 130).
+INTERRUPTED = "tabench: interrupted; results written so far are kept"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     try:
-        args = build_parser(argv).parse_args(argv)
-        return int(args.run(args) or 0)
+        with interrupts.catch_interrupts():  # SIGTERM stops a command as Ctrl-C does
+            args = build_parser(argv).parse_args(argv)
+            return int(args.run(args) or 0)
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
@@ -84,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tabench: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("tabench: interrupted; results written so far are kept", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
@@ -96,4 +102,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    """The `tabench` program: `main`, then exit with its status. The interrupt handler stays in
+    place from start to exit, so a signal that comes after the command has returned still ends the
+    process with a status and a message, never a traceback or a death by signal."""
+    interrupts.install()
+    try:
+        status = main()
+    except KeyboardInterrupt:  # after `main` had returned
+        status = 130
+        print(INTERRUPTED, file=sys.stderr)
+    interrupts.ignore()
+    sys.exit(status)

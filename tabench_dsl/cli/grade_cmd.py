@@ -17,6 +17,7 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
     from ..answers import AnswerReader, count_lines
     from ..battery import load_battery
+    from ..interrupts import deferred_interrupts
     from ..loop import quiet_gc, run_event_loop
     from ..progress import Progress
     from ..render import compile_battery
@@ -103,13 +105,15 @@ def run(args: argparse.Namespace) -> int:
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
         )
     pool = None
-    if args.workers > 1:
-        from ..parallel import WorkerPool
-
-        # Started before the battery is compiled: their start-up overlaps this process's.
-        pool = WorkerPool(args.workers, args.concurrency, on_log=_stderr_line)
-        pool.start()
     try:
+        if args.workers > 1:
+            from ..parallel import WorkerPool
+
+            # Started before the battery is compiled: their start-up overlaps this process's.
+            # Started and reaped whole: an interrupt half-way would leave a process nobody reaps.
+            pool = WorkerPool(args.workers, args.concurrency, on_log=_stderr_line)
+            with deferred_interrupts():
+                pool.start()
         compiled = compile_battery(load_battery(args.battery))
         skip = done_pairs(out) if args.resume else set()
 
@@ -125,11 +129,12 @@ def run(args: argparse.Namespace) -> int:
                 progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier "
                              "crash")
             if pool is None:
-                coro = _grade(args, compiled, reader, writer, progress, skip)
+                grading = functools.partial(_grade, args, compiled, reader, writer, progress, skip)
             else:
-                coro = _grade_in_workers(pool, args, compiled, reader, writer, progress, skip)
+                grading = functools.partial(_grade_in_workers, pool, args, compiled, reader, writer, progress,
+                                            skip)
             with quiet_gc():
-                stats = run_event_loop(coro)
+                stats = run_event_loop(grading)
         finally:
             progress.close()
             if writer is not None:
@@ -138,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
                     out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
     finally:
         if pool is not None:
-            pool.close()
+            with deferred_interrupts():
+                pool.close()
 
     print(
         f"judge: {stats.judge}\n"

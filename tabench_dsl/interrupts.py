@@ -1,0 +1,120 @@
+"""One way for a command to be interrupted: Ctrl-C (SIGINT) and SIGTERM both mean stop, keep every
+record already written, exit 130 (the CLI turns `KeyboardInterrupt` into that).
+
+`catch_interrupts()` installs the handler for a command. Outside an event loop a signal raises
+`KeyboardInterrupt` where the program is. While `loop.run_event_loop` runs, it has registered its
+main task here (`serve`), and a signal cancels that task instead: the grading unwinds through every
+`finally` (results closed, cache committed, workers told to stop) and only then is
+`KeyboardInterrupt` raised, as `asyncio.run` does for Ctrl-C. A section that must not be cut in half
+(starting or reaping worker processes, closing the loop) runs under `deferred_interrupts()`: a
+signal that arrives inside it is acted on when it ends. A grading worker, whose SIGINT is ignored,
+keeps the signals its parent gave it (`takes_interrupts`).
+
+This module imports no asyncio: `compile` installs the handler too and pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+#: The signals that stop a command: Ctrl-C and a polite kill.
+INTERRUPT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+
+
+class _State:
+    """The process's interrupt state, shared by the handler and the sections it serves."""
+
+    def __init__(self) -> None:
+        self.deferred = 0  # depth of `deferred_interrupts` sections
+        self.pending = False  # a signal arrived inside one
+        self.task: Any = None  # the running loop's main task (an asyncio.Task), while there is one
+        self.loop: Any = None  # its loop
+        self.cancelled = False  # that task was cancelled by a signal
+
+
+_state = _State()
+
+
+def serve(task: Any, loop: Any) -> None:
+    """Register the event loop's main task (None, None when the loop is done): a signal cancels it."""
+    _state.task, _state.loop = task, loop
+    if task is not None:
+        _state.cancelled = False
+
+
+def cancelled() -> bool:
+    """Whether the main task registered last was cancelled by a signal."""
+    return _state.cancelled
+
+
+def _deliver() -> None:
+    """Act on an interrupt now: cancel the loop's main task, or raise `KeyboardInterrupt`."""
+    task, loop = _state.task, _state.loop
+    if task is not None and not task.done():
+        _state.cancelled = True
+        task.cancel()
+        loop.call_soon_threadsafe(lambda: None)  # wake the loop if it sleeps
+        return
+    raise KeyboardInterrupt
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    if _state.deferred:
+        _state.pending = True
+        return
+    _deliver()
+
+
+def takes_interrupts() -> bool:
+    """Whether this process stops on Ctrl-C (Python's default, or our handler): False in a grading
+    worker, which ignores SIGINT and is stopped by its parent."""
+    return signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _on_signal)
+
+
+@contextlib.contextmanager
+def catch_interrupts() -> Iterator[None]:
+    """SIGINT and SIGTERM stop the command as Ctrl-C does, for the block; the previous handlers are
+    restored after it. Only the main thread takes signals: elsewhere (and when the handler is
+    already in place) this does nothing."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is _on_signal:
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in INTERRUPT_SIGNALS}
+    for sig in INTERRUPT_SIGNALS:
+        signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _state.pending = False
+
+
+def install() -> None:
+    """Take SIGINT and SIGTERM for the rest of the process's life (the `tabench` program: a signal
+    that arrives after a command returned must not kill the process before it exits)."""
+    for sig in INTERRUPT_SIGNALS:
+        signal.signal(sig, _on_signal)
+
+
+def ignore() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the process is exiting with its status decided."""
+    for sig in INTERRUPT_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Run the block whole: an interrupt that arrives inside it is acted on once it ends."""
+    _state.deferred += 1
+    try:
+        yield
+    finally:
+        _state.deferred -= 1
+        if not _state.deferred and _state.pending:
+            _state.pending = False
+            _deliver()
