@@ -80,7 +80,8 @@ def catch_interrupts() -> Iterator[None]:
     """SIGINT and SIGTERM stop the command as Ctrl-C does, for the block; the previous handlers are
     restored after it. Only the main thread takes signals: elsewhere (and when the handler is
     already in place) this does nothing."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is _on_signal:
+    in_place = signal.getsignal(signal.SIGINT) is _on_signal
+    if in_place or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in INTERRUPT_SIGNALS}

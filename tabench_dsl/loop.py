@@ -46,8 +46,9 @@ def _loop_factory():
 
 
 def run_event_loop(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run the coroutine `main()` to completion on uvloop when it is installed (it cuts the CPU each judge call costs
-    by about a fifth), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio forces the latter.
+    """Run the coroutine `main()` to completion on uvloop when it is installed (it cuts the CPU each
+    judge call costs by about a fifth), else on asyncio's own loop; TABENCH_EVENT_LOOP=asyncio
+    forces the latter.
     An interrupt cancels it and raises `KeyboardInterrupt` once it has unwound, as `asyncio.run`
     does for Ctrl-C (see `interrupts`); the coroutine is made here, where no interrupt can leave it
     never awaited. A process whose SIGINT is ignored (a grading worker) keeps its signals."""

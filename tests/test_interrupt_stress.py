@@ -66,7 +66,7 @@ async def test_an_interrupt_at_any_moment_exits_cleanly(
     proc = await start_grade(tmp_path, server.url, *extra)
     await _reach(moment, tmp_path, results, server, proc, workers)
     proc.send_signal(sig)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
 
     finished = moment == "finishing" and proc.returncode == 0  # the signal came after the end
     assert proc.returncode == 130 or finished, (proc.returncode, err.decode())

@@ -11,8 +11,8 @@ import importlib
 import importlib.util
 import sys
 
-from ..errors import SpecError, SpecErrors, TabenchError, UsageError
 from .. import interrupts
+from ..errors import SpecError, SpecErrors, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {
