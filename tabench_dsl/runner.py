@@ -29,7 +29,9 @@ Decided where the spec is silent:
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
-  error message recorded (`redact.scrub`).
+  error message recorded and from every reply where it enters tabench (`Grader._received`), before
+  it is decoded, cached or written: a judge that echoes a key in a successful reply leaves it in no
+  reason, facet, attempt, cache entry or results line (`redact.scrub`).
 """
 
 from __future__ import annotations
@@ -265,7 +267,9 @@ class Grader:
             key = cache_key(info.backend, self.judge.params, messages, kind, endpoint=info.endpoint)
             hit = self.cache.get(key)
             if hit is not None:
-                attempt = Attempt(kind, hit.content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
+                # Scrubbed again: a cache written before replies were scrubbed may hold a key.
+                content = self._received(hit.content)
+                attempt = Attempt(kind, content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
@@ -281,13 +285,21 @@ class Grader:
             attempts.append(attempt)
             return _Asked(attempt, None)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
+        content = self._received(completion.content)
         if key is not None:
-            self.cache.put(key, completion.content, completion.tokens)
+            self.cache.put(key, content, completion.tokens)
         attempt = Attempt(
-            kind, completion.content, round(latency, 3), completion.tokens, transport_retries=retries,
+            kind, content, round(latency, 3), completion.tokens, transport_retries=retries,
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    def _received(self, content: str) -> str:
+        """A judge's reply as tabench keeps it: without the keys in use or key-shaped words. Every
+        reply, fresh or cached, passes here before it is decoded, cached or recorded, so the reason,
+        the facets, the attempt, the cache entry and the results line all hold the scrubbed text
+        (and a replay of that results file serves it)."""
+        return scrub(content, self._secrets)
 
     def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
         attempts.append(attempt)

@@ -15,12 +15,17 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_grading import PASS, write_battery
+from helpers_grading import PASS, compiled_battery, grade, verdict, write_battery
+from judge_server import Raw
 
+from tabench_dsl.cache import ReplyCache
 from tabench_dsl.cli import main
 from tabench_dsl.errors import UsageError
 from tabench_dsl.judges.factory import choose_judge, make_judge, manifest_backend_problem
 from tabench_dsl.nodes import JudgeDefaults
+from tabench_dsl.records import Answer
+from tabench_dsl.redact import REDACTED, scrub
+from tabench_dsl.results import iter_records
 
 CANARY = "sk-canary-keys-5b1d9e7c3a2f4068"
 #: A part of the canary no scrubbed text may hold either (a masked echo keeps the key's tail).
@@ -162,3 +167,102 @@ def test_a_manifest_openai_without_a_base_url_goes_to_the_official_host() -> Non
     judge = make_judge(None, manifest_judge=JudgeDefaults(model="m", backend="anthropic"),
                        env={"ANTHROPIC_API_KEY": CANARY}, session=object())
     assert judge.info.endpoint == "https://api.anthropic.com"
+
+
+# -- keys a judge echoes ---------------------------------------------------------------------------
+
+
+def echoing_judge(key: str, *, anthropic: bool):
+    """A responder that echoes `key` everywhere a judge's text can go, one answer each:
+    `error` fails twice with the key in a 500 body, then passes with the key (and a masked copy) in
+    its reason; `malformed` sends the key in a reply that is no verdict, then a verdict; `always`
+    fails every time with the key in a 503 body (the record ends in `error`)."""
+    masked = key[:7] + "****" + key[-4:]
+    seen: dict[str, int] = {}
+
+    def error_body(status: int) -> Raw:
+        message = f"upstream refused key {key} ({masked})"
+        body = {"type": "error", "error": {"type": "api_error", "message": message}} if anthropic else {
+            "error": {"message": message, "type": "server_error"}}
+        return Raw(status=status, body=body)
+
+    def respond(body: dict) -> str | Raw:
+        answer = body["messages"][-1]["content"].rsplit("\n", 1)[-1]
+        seen[answer] = count = seen.get(answer, 0) + 1
+        if answer == "always":
+            return error_body(503)
+        if answer == "error" and count <= 2:
+            return error_body(500)
+        if answer == "malformed" and count == 1:
+            return f"I cannot grade this; my key is {key} and {masked}"
+        return verdict("pass", f"blue, as the gold says; echoing {key} and {masked}", missing_minor=False)
+
+    return respond
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_a_key_echoed_by_the_judge_is_written_nowhere(
+    work: Path, judge_server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wire: str
+) -> None:
+    key = ANTHROPIC_CANARY if wire == "anthropic" else CANARY
+    server = await judge_server(echoing_judge(key, anthropic=wire == "anthropic"), api_key=key)
+    if wire == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+        judge = ["--judge", "anthropic:m"]
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        judge = ["--judge", server.url, "--model", "m"]
+    battery = write_battery(work, t1=False)
+    answers = answers_file(work, "error", "malformed", "always")
+    out = work / "results.jsonl"
+    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--cache",
+            str(work / "cache" / "replies.sqlite"), "--retries", "2", "--concurrency", "1", *judge]
+    assert await run(argv) == 1  # the `always` answer ended in error
+    assert server.rejections == [] and len(server.requests) == 3 + 2 + 3  # the key was accepted
+
+    by_answer = {r.answer: r for r in iter_records(out)}
+    assert by_answer["error"].verdict == by_answer["malformed"].verdict == "pass"
+    assert by_answer["error"].reason == f"blue, as the gold says; echoing {REDACTED} and {REDACTED}"
+    malformed = by_answer["malformed"].attempts[0].raw
+    assert malformed == f"I cannot grade this; my key is {REDACTED} and {REDACTED}"
+    assert by_answer["always"].verdict == "error" and REDACTED in by_answer["always"].reason
+
+    stdout, stderr = capsys.readouterr()
+    written = [out.read_bytes(), stdout.encode(), stderr.encode()]
+    cache_files = sorted((work / "cache").iterdir())
+    assert cache_files  # the replies were cached: their bytes are checked, journal files included
+    written += [path.read_bytes() for path in cache_files]
+    masked = key[:7] + "****" + key[-4:]
+    for blob in written:
+        assert key.encode() not in blob and masked.encode() not in blob and key[-12:].encode() not in blob
+
+
+async def test_a_cached_reply_holding_a_key_is_scrubbed_when_served(tmp_path: Path, judge_server) -> None:
+    """A cache written before replies were scrubbed (here: while the key was not in the
+    environment) still holds the key: the reply is scrubbed as it comes out of the cache."""
+    secret = "zq-live-secret-value-42"  # not key-shaped: only the environment makes it a secret
+    server = await judge_server([verdict("pass", f"fine; the server saw {secret}")])
+    battery = compiled_battery(tmp_path, t1=False)
+    answers = [Answer("a", "h03", "blue")]
+    with ReplyCache(tmp_path / "cache.sqlite") as cache:
+        (first,), _ = await grade(battery, server.url, answers, tmp_path / "r1.jsonl", cache=cache)
+    assert secret in first.reason  # nobody said it was a key
+    with ReplyCache(tmp_path / "cache.sqlite") as cache:
+        (again,), _ = await grade(battery, server.url, answers, tmp_path / "r2.jsonl", cache=cache,
+                                  env={"OPENAI_API_KEY": secret})
+    assert again.attempts[0].cache_hit and server.calls == 1
+    assert again.reason == f"fine; the server saw {REDACTED}"
+    assert secret not in (tmp_path / "r2.jsonl").read_text()
+
+
+# -- key-shaped words ------------------------------------------------------------------------------
+
+
+def test_key_shaped_words_are_cut_but_ordinary_words_kept() -> None:
+    text = ("sent sk-abc1****wxyz, sk-proj-Zx81kq0, key_9f8e7d6c5b and api-A1B2C3D4E5; "
+            "the key_points, a key-value store, an api-compatible server and task-1234567 stay")
+    assert scrub(text) == (
+        f"sent {REDACTED}, {REDACTED}, {REDACTED} and {REDACTED}; "
+        "the key_points, a key-value store, an api-compatible server and task-1234567 stay"
+    )
