@@ -3,6 +3,7 @@ adjudicate, the cache and the results file.
 
 For each answer:
 
+    over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
@@ -22,6 +23,9 @@ record is never half written and never written twice.
 
 Decided where the spec is silent:
 - a T1 record carries the run's judge (`judge`), with tier `t1` and no attempts: nobody was asked;
+- an oversized answer is not tried against T1 either: the longer an answer, the likelier it holds
+  every gold token by chance (or by stuffing), so a person decides; its record has tier `t2` and no
+  attempts, and keeps the whole answer for that person to read;
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
 - HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
@@ -61,6 +65,8 @@ from .verdict import DEFAULT_FACETS, Decoded, Verdict, decode_reply
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
 #: The warning a pass with a fail-shaped reason carries.
 FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
+#: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
+MAX_ANSWER_BYTES = 256 * 1024
 #: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
 #: model or a wrong base URL): the run stops instead of recording every answer as an error.
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -109,6 +115,16 @@ class _Asked(msgspec.Struct):
     decoded: Decoded | None  # None when transport failed for good
 
 
+def _oversize(text: str, limit: int) -> int | None:
+    """The size of `text` in bytes of UTF-8 when it is over `limit`, else None. A text of at most
+    limit/4 characters cannot be over it (4 bytes a character at most): most answers are never
+    encoded."""
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
 _clock: list = [0, ""]  # [whole second, its ISO text]: records finishing in one second share it
 
 
@@ -127,7 +143,8 @@ class Grader:
 
     `cache` is None for `--no-cache`; `on_record` is called after each record is written and
     `on_skip` for each answer skipped as done (progress).
-    `env` is searched for keys to scrub from error messages (default: the process environment).
+    `env` is searched for keys to scrub from replies and error messages (default: the process
+    environment). An answer over `max_answer_bytes` of UTF-8 ends `adjudicate` unsent (`oversized`).
     """
 
     def __init__(
@@ -142,8 +159,10 @@ class Grader:
         on_record: Callable[[Record], None] | None = None,
         on_skip: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.battery = battery
+        self.max_answer_bytes = max_answer_bytes
         self.judge = judge
         self.writer = writer
         # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
@@ -201,8 +220,16 @@ class Grader:
                 self.on_record(record)
 
     async def grade(self, answer: Answer) -> Record:
-        """Grade one answer: T1 first, else the judge with its re-ask and stern retry."""
+        """Grade one answer: an oversized one goes to a person, else T1 first, else the judge with
+        its re-ask and stern retry."""
         question = self.battery.questions[answer.question]
+        size = _oversize(answer.answer, self.max_answer_bytes)
+        if size is not None:
+            return self._record(
+                answer, question, verdict="adjudicate", cause="oversized",
+                reason=f"the answer is {size} bytes of UTF-8, over the limit of {self.max_answer_bytes} "
+                       "(--max-answer-bytes): it was not sent to the judge",
+            )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
             return self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
