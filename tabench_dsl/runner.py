@@ -11,6 +11,7 @@ For each answer:
                      -> ask "stern" [system: SYSTEM, user: STERN]; a consistent reply is final;
                         a contradiction or a malformed reply again -> adjudicate (contradiction)
       pass with a fail-shaped reason -> kept, with a warning
+    a reply over 64 KiB is malformed (cut to that when recorded and cached)
     transport retries run out on any ask -> error (transport); resume grades it again
 
 Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
@@ -59,7 +60,7 @@ from .redact import scrub, secrets_in
 from .results import ResultsWriter
 from .tiers import t1_passes, tokens
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
-from .verdict import DEFAULT_FACETS, Decoded, Verdict, decode_reply
+from .verdict import DEFAULT_FACETS, Decoded, Verdict, cut_reply, decode_reply
 
 #: The reason a T1 pass carries.
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
@@ -322,11 +323,13 @@ class Grader:
         return self._decoded(attempt, attempts, tolerated)
 
     def _received(self, content: str) -> str:
-        """A judge's reply as tabench keeps it: without the keys in use or key-shaped words. Every
-        reply, fresh or cached, passes here before it is decoded, cached or recorded, so the reason,
-        the facets, the attempt, the cache entry and the results line all hold the scrubbed text
-        (and a replay of that results file serves it)."""
-        return scrub(content, self._secrets)
+        """A judge's reply as tabench keeps it: without the keys in use or key-shaped words, and
+        cut to `verdict.MAX_REPLY_BYTES` when longer (such a reply is malformed: `cut_reply`).
+        Every reply, fresh or cached, passes here before it is decoded, cached or recorded, so the
+        reason, the facets, the attempt, the cache entry and the results line all hold this text
+        (and a replay of that results file serves it). Scrubbed before it is cut, so no cut leaves
+        the first half of a key."""
+        return cut_reply(scrub(content, self._secrets))
 
     def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
         attempts.append(attempt)
