@@ -86,7 +86,8 @@ def make_judge(
     max_tokens: int | None = None,
 ) -> Judge:
     """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
-    for a bad spec, a missing model or a missing key. `session` is needed by the HTTP backends;
+    for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
+    names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
     `env` defaults to the process environment; `settings` is the scorer's YAML (the builtin judge
     reads its markers and facet names). When the builtin judge stands in for a named model, its
     `notice` says so, for the caller to show (nothing is printed here)."""
