@@ -16,7 +16,15 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport"]
+Cause = Literal["malformed", "contradiction", "transport", "oversized"]
+#: What each cause means, in the words every output shows it with (the terminal, the HTML report;
+#: the viewer's page.js repeats them, checked by a test).
+CAUSE_TEXTS: dict[str, str] = {
+    "contradiction": "the judge said fail with a reason that reads as a pass, again after the stern retry",
+    "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",
+    "transport": "no usable reply could be had from the judge",
+    "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
+}
 
 
 class Tokens(msgspec.Struct, frozen=True):
@@ -91,9 +99,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     """One graded answer.
 
     `verdict` is the tool's outcome: the judge's pass/fail, or adjudicate / error. `cause` says why
-    an answer is adjudicate (`malformed`, `contradiction`) or error (`transport`). `tolerated` lists
-    the reply forms accepted on the way (fences, prose, letter case, missing facets); `warnings`
-    holds observations such as a pass with a fail-shaped reason.
+    an answer is adjudicate (`malformed`, `contradiction`, `oversized`) or error (`transport`).
+    `tolerated` lists the reply forms accepted on the way (fences, prose, letter case, missing
+    facets); `warnings` holds observations such as a pass with a fail-shaped reason.
     """
 
     system: str

@@ -1,5 +1,6 @@
-"""Keeping keys out of every message tabench records or prints: one scrubber for the judges' HTTP
-errors and the grading loop's records.
+"""Keeping keys out of everything tabench records or prints: one scrubber for the judges' HTTP
+errors, the grading loop's recorded errors and every judge reply as it enters tabench
+(`runner.Grader`), before it is decoded, cached or written.
 
 `scrub` replaces the given secret values (the keys in use, the values of `SECRET_VARIABLES`) and
 anything key-shaped (servers echo masked keys back, `sk-...****abcd`) with `REDACTED`.
@@ -12,8 +13,12 @@ from collections.abc import Iterable, Mapping
 
 #: Environment variables whose values must never appear in a record or a message.
 SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-#: Anything that looks like an API key in a server's message (they echo masked keys back).
-KEY_SHAPED = re.compile(r"\b(?:sk|sk-ant|key|api)[-_][A-Za-z0-9_*.\-]{6,}")
+#: Anything that looks like an API key in a server's message or a judge's reply (servers echo masked
+#: keys back): `sk-` or `sk_` and six or more key characters (OpenAI's and Anthropic's keys, whole or
+#: masked), or `key-`/`api-` (or `_`) and six or more with a digit or `*` among them. Whole replies
+#: are scrubbed, so that second form spares words a verdict's reason uses: `key_points`,
+#: `api-compatible`.
+KEY_SHAPED = re.compile(r"\b(?:sk[-_]|(?:key|api)[-_](?=[A-Za-z0-9_*.\-]*[0-9*]))[A-Za-z0-9_*.\-]{6,}")
 #: What a secret or a key-shaped word is replaced by.
 REDACTED = "[redacted]"
 

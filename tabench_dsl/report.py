@@ -14,7 +14,7 @@ import hashlib
 from datetime import UTC, datetime
 from html import escape
 
-from .records import Record
+from .records import CAUSE_TEXTS, Record
 from .totals import Totals, compute_totals, judge_caption, percent
 from .viewer.charts import outcome_bars
 from .viewer.run import Run, prompts_for
@@ -24,11 +24,7 @@ MAX_ANSWERS = 1000
 #: Rows of the per-question table shown at most.
 MAX_QUESTION_ROWS = 500
 _ORDER = {"adjudicate": 0, "error": 1, "fail": 2, "pass": 3}
-_CAUSES = {
-    "contradiction": "the judge said fail with a reason that reads as a pass, again after the stern retry",
-    "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",
-    "transport": "no usable reply could be had from the judge",
-}
+_CAUSES = CAUSE_TEXTS
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1300px;padding:16px 24px;color:#1d2126}

@@ -3,6 +3,7 @@ adjudicate, the cache and the results file.
 
 For each answer:
 
+    over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
@@ -10,6 +11,7 @@ For each answer:
                      -> ask "stern" [system: SYSTEM, user: STERN]; a consistent reply is final;
                         a contradiction or a malformed reply again -> adjudicate (contradiction)
       pass with a fail-shaped reason -> kept, with a warning
+    a reply over 64 KiB is malformed (cut to that when recorded and cached)
     transport retries run out on any ask -> error (transport); resume grades it again
 
 Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
@@ -22,6 +24,9 @@ record is never half written and never written twice.
 
 Decided where the spec is silent:
 - a T1 record carries the run's judge (`judge`), with tier `t1` and no attempts: nobody was asked;
+- an oversized answer is not tried against T1 either: the longer an answer, the likelier it holds
+  every gold token by chance (or by stuffing), so a person decides; its record has tier `t2` and no
+  attempts, and keeps the whole answer for that person to read;
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
 - HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
@@ -29,7 +34,9 @@ Decided where the spec is silent:
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
-  error message recorded (`redact.scrub`).
+  error message recorded and from every reply where it enters tabench (`Grader._received`), before
+  it is decoded, cached or written: a judge that echoes a key in a successful reply leaves it in no
+  reason, facet, attempt, cache entry or results line (`redact.scrub`).
 """
 
 from __future__ import annotations
@@ -53,12 +60,14 @@ from .redact import scrub, secrets_in
 from .results import ResultsWriter
 from .tiers import t1_passes, tokens
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
-from .verdict import DEFAULT_FACETS, Decoded, Verdict, decode_reply
+from .verdict import DEFAULT_FACETS, Decoded, Verdict, cut_reply, decode_reply
 
 #: The reason a T1 pass carries.
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
 #: The warning a pass with a fail-shaped reason carries.
 FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
+#: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
+MAX_ANSWER_BYTES = 256 * 1024
 #: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
 #: model or a wrong base URL): the run stops instead of recording every answer as an error.
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -107,6 +116,16 @@ class _Asked(msgspec.Struct):
     decoded: Decoded | None  # None when transport failed for good
 
 
+def _oversize(text: str, limit: int) -> int | None:
+    """The size of `text` in bytes of UTF-8 when it is over `limit`, else None. A text of at most
+    limit/4 characters cannot be over it (4 bytes a character at most): most answers are never
+    encoded."""
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
 _clock: list = [0, ""]  # [whole second, its ISO text]: records finishing in one second share it
 
 
@@ -125,7 +144,8 @@ class Grader:
 
     `cache` is None for `--no-cache`; `on_record` is called after each record is written and
     `on_skip` for each answer skipped as done (progress).
-    `env` is searched for keys to scrub from error messages (default: the process environment).
+    `env` is searched for keys to scrub from replies and error messages (default: the process
+    environment). An answer over `max_answer_bytes` of UTF-8 ends `adjudicate` unsent (`oversized`).
     """
 
     def __init__(
@@ -140,8 +160,10 @@ class Grader:
         on_record: Callable[[Record], None] | None = None,
         on_skip: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.battery = battery
+        self.max_answer_bytes = max_answer_bytes
         self.judge = judge
         self.writer = writer
         # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
@@ -199,8 +221,16 @@ class Grader:
                 self.on_record(record)
 
     async def grade(self, answer: Answer) -> Record:
-        """Grade one answer: T1 first, else the judge with its re-ask and stern retry."""
+        """Grade one answer: an oversized one goes to a person, else T1 first, else the judge with
+        its re-ask and stern retry."""
         question = self.battery.questions[answer.question]
+        size = _oversize(answer.answer, self.max_answer_bytes)
+        if size is not None:
+            return self._record(
+                answer, question, verdict="adjudicate", cause="oversized",
+                reason=f"the answer is {size} bytes of UTF-8, over the limit of {self.max_answer_bytes} "
+                       "(--max-answer-bytes): it was not sent to the judge",
+            )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
             return self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
@@ -265,7 +295,9 @@ class Grader:
             key = cache_key(info.backend, self.judge.params, messages, kind, endpoint=info.endpoint)
             hit = self.cache.get(key)
             if hit is not None:
-                attempt = Attempt(kind, hit.content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
+                # Scrubbed again: a cache written before replies were scrubbed may hold a key.
+                content = self._received(hit.content)
+                attempt = Attempt(kind, content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
@@ -281,13 +313,23 @@ class Grader:
             attempts.append(attempt)
             return _Asked(attempt, None)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
+        content = self._received(completion.content)
         if key is not None:
-            self.cache.put(key, completion.content, completion.tokens)
+            self.cache.put(key, content, completion.tokens)
         attempt = Attempt(
-            kind, completion.content, round(latency, 3), completion.tokens, transport_retries=retries,
+            kind, content, round(latency, 3), completion.tokens, transport_retries=retries,
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    def _received(self, content: str) -> str:
+        """A judge's reply as tabench keeps it: without the keys in use or key-shaped words, and
+        cut to `verdict.MAX_REPLY_BYTES` when longer (such a reply is malformed: `cut_reply`).
+        Every reply, fresh or cached, passes here before it is decoded, cached or recorded, so the
+        reason, the facets, the attempt, the cache entry and the results line all hold this text
+        (and a replay of that results file serves it). Scrubbed before it is cut, so no cut leaves
+        the first half of a key."""
+        return cut_reply(scrub(content, self._secrets))
 
     def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
         attempts.append(attempt)

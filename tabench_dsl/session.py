@@ -19,13 +19,13 @@ from .cache import open_reply_cache
 from .compiled import CompiledBattery
 from .records import Record
 from .results import ResultsWriter
-from .runner import Grader
+from .runner import MAX_ANSWER_BYTES, Grader
 
 
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
-    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`) and the reply cache file (None for
-    `--no-cache`)."""
+    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
+    `--no-cache`) and the largest answer sent to the judge (`--max-answer-bytes`)."""
 
     judge: str | None = None
     model: str | None = None
@@ -35,6 +35,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     rpm: float | None = None
     tpm: float | None = None
     cache: str | None = None
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
 
 @contextlib.asynccontextmanager
@@ -75,6 +76,7 @@ async def open_grader(
                 yield Grader(
                     battery, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
                     on_record=on_record, on_skip=on_skip, env=env,
+                    max_answer_bytes=options.max_answer_bytes,
                 )
             finally:
                 if cache is not None:

@@ -22,6 +22,8 @@ spec is silent this module decides, strictly, because the spec's list of tolerat
 - text that is not JSON counts as prose, brackets included: `[{...verdict...}]` and
   `{note: {...verdict...}}` yield the inner verdict with `surrounding_prose`;
 - a reply encoded twice (a JSON string holding the object) is malformed;
+- a reply over MAX_REPLY_BYTES of UTF-8 is malformed, whatever it holds (no verdict needs that
+  much, and nothing longer is kept: `cut_reply`);
 - `several_objects` counts every JSON object standing in the reply, verdict or not;
 - work is bounded: at most MAX_PASSES brace-pairing passes and MAX_CANDIDATES decoded spans.
 """
@@ -51,6 +53,11 @@ _STRING_STOP = re.compile(r'["\\]')
 #: passes made over it: a reply flooded with braces costs bounded work (and is malformed).
 MAX_CANDIDATES = 2048
 MAX_PASSES = 4
+
+#: A reply longer than this many bytes of UTF-8 is malformed (and kept cut to this: `cut_reply`).
+MAX_REPLY_BYTES = 64 * 1024
+#: What `cut_reply` puts after the part of a reply it keeps.
+REPLY_CUT_MARK = f"\n[tabench: the reply was over {MAX_REPLY_BYTES} bytes; the rest is cut]"
 
 _PROBLEM_ECHO = 40
 _FIELD_TYPES = (("verdict", "a string"), ("reason", "a string"), ("facets", "an object of booleans"))
@@ -99,6 +106,8 @@ def decode_reply(text: str, *, facet_names: Iterable[str] = DEFAULT_FACETS) -> D
     Fast path: the stripped (and unfenced) text is exactly one verdict object. Otherwise every
     balanced `{...}` in the text is tried and the last one that decodes as a verdict wins.
     """
+    if _over(text, MAX_REPLY_BYTES):
+        return Decoded(None, (), f"reply over {MAX_REPLY_BYTES} bytes")
     names = frozenset(facet_names)
     tolerated: list[str] = []
     body = text.strip()
@@ -117,6 +126,30 @@ def decode_reply(text: str, *, facet_names: Iterable[str] = DEFAULT_FACETS) -> D
     else:
         return Decoded(verdict, _finish(tolerated, case_changed, facets_missing))
     return _search(body, names, tolerated, first_problem)
+
+
+def cut_reply(text: str) -> str:
+    """`text` as tabench keeps a reply: whole when it is at most MAX_REPLY_BYTES of UTF-8, else its
+    first MAX_REPLY_BYTES (whole characters) and `REPLY_CUT_MARK`. The cut reply is still over the
+    limit, so it decodes as malformed again wherever it is read back (the cache, `replay:`), and a
+    person sees how it began. A reply cut already is kept as it is."""
+    if not _over(text, MAX_REPLY_BYTES):
+        return text
+    if text.endswith(REPLY_CUT_MARK) and not _over(text[: -len(REPLY_CUT_MARK)], MAX_REPLY_BYTES):
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    end = MAX_REPLY_BYTES
+    while end > 0 and data[end] & 0xC0 == 0x80:  # a continuation byte: its character starts before
+        end -= 1
+    return data[:end].decode("utf-8", "surrogatepass") + REPLY_CUT_MARK
+
+
+def _over(text: str, limit: int) -> bool:
+    """Whether `text` is over `limit` bytes of UTF-8; most replies are too short to need encoding
+    (4 bytes a character at most)."""
+    if len(text) * 4 <= limit:
+        return False
+    return len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit
 
 
 def _search(body: str, names: frozenset[str], tolerated: list[str], first_problem: str) -> Decoded:

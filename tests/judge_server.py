@@ -51,6 +51,7 @@ class Fault(enum.StrEnum):
     EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: `content: []`)
     UNAUTHORIZED = "unauthorized"  # 401 invalid key
     BAD_REQUEST = "bad_request"  # 400 invalid request
+    ENDLESS = "endless"  # 200 with a body that never ends, until the client hangs up
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class JudgeServer:
         self.hang_seconds = hang_seconds
         self.requests: list[dict[str, Any]] = []
         self.rejections: list[str] = []
+        self.endless_bytes = 0
         self.url = ""
         self.anthropic_url = ""
         self._served = 0
@@ -213,6 +215,8 @@ class JudgeServer:
             whole = _anthropic_message({}, "cut") if anthropic else _chat_completion({}, "cut")
             text = json.dumps(whole)
             return web.Response(status=200, text=text[: len(text) // 2], content_type="application/json")
+        if fault is Fault.ENDLESS:
+            return await self._endless(request)
         if fault is Fault.EMPTY_CHOICES:
             whole = _anthropic_message({}, "") if anthropic else _chat_completion({}, "")
             whole["content" if anthropic else "choices"] = []
@@ -222,6 +226,22 @@ class JudgeServer:
         if fault is Fault.RATE_LIMIT and self.retry_after is not None:
             headers["retry-after"] = self.retry_after
         return web.json_response(_error_body(kind, message, anthropic), status=status, headers=headers)
+
+
+    async def _endless(self, request: web.Request) -> web.StreamResponse:
+        """The start of a reply whose text goes on for ever: streamed until the client stops
+        reading and hangs up (or the server closes). `endless_bytes` counts what was sent."""
+        response = web.StreamResponse(status=200, headers={"content-type": "application/json"})
+        await response.prepare(request)
+        chunk = b"x" * 65536
+        try:
+            await response.write(b'{"choices": [{"message": {"role": "assistant", "content": "')
+            while not self._closing.is_set():
+                await response.write(chunk)
+                self.endless_bytes += len(chunk)
+        except (ConnectionError, RuntimeError):  # the client hung up
+            pass
+        return response
 
 
 _FAULT_ERRORS: dict[Fault, tuple[int, str, str]] = {

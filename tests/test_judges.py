@@ -361,9 +361,10 @@ async def test_factory_specs(judge_server, http_session, tmp_path):
                            env={"ANTHROPIC_BASE_URL": server.anthropic_url + "/v1?key=abc"})
     assert anthropic.info.endpoint == server.anthropic_url
 
+    # A URL only the manifest names is not trusted with keys or answers (tests/test_keys.py).
     manifest = JudgeDefaults(backend=server.url, model="m3")
-    judge = make_judge(None, manifest_judge=manifest, session=http_session)
-    assert judge.info.model == "m3"
+    with pytest.raises(UsageError, match=f"pass --judge {server.url}"):
+        make_judge(None, manifest_judge=manifest, session=http_session)
 
     builtin = make_judge(None, session=http_session)
     assert builtin.info.backend == "builtin" and builtin.info.language_model is False

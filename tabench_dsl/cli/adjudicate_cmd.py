@@ -23,10 +23,6 @@ if TYPE_CHECKING:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _KEYS = {"p": "pass", "pass": "pass", "f": "fail", "fail": "fail", "s": "skip", "skip": "skip",
          "q": "quit", "quit": "quit"}
-_CAUSES = {
-    "contradiction": "the judge said fail with a reason that reads as a pass, again after the stern retry",
-    "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",
-}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,9 +45,11 @@ def _block(text: str, indent: str = "    ") -> str:
 
 def show(record: Record, number: int, count: int, gold: str | None, out: TextIO) -> None:
     """Print one adjudicate record as a reviewer needs to see it."""
+    from ..records import CAUSE_TEXTS
+
     cause = record.cause or "unknown"
     print(f"\n=== [{number}/{count}] {safe(record.system)} · {safe(record.question)} ===", file=out)
-    print(f"adjudicate ({cause}): {_CAUSES.get(cause, 'the judge could not settle it')}", file=out)
+    print(f"adjudicate ({cause}): {CAUSE_TEXTS.get(cause, 'the judge could not settle it')}", file=out)
     if gold is not None:
         print(f"Gold:\n{_block(gold)}", file=out)
     print(f"Answer:\n{_block(record.answer)}", file=out)

@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="judge calls in flight at most (default 8)")
     parser.add_argument("--retries", type=int, default=5, help="transport retries per judge call (default 5)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
+    parser.add_argument("--max-answer-bytes", type=int, default=None, metavar="N",
+                        help="an exemplar longer than N bytes of UTF-8 is not sent to the judge and ends "
+                             "adjudicate (default 262144: 256 KiB)")
     parser.set_defaults(run=run)
 
 
@@ -57,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     minimum = _min_agreement(args.min_agreement)
     if args.concurrency < 1 or args.retries < 0 or not args.timeout > 0:
         raise UsageError("--concurrency must be >= 1, --retries >= 0 and --timeout positive")
+    from .grade_cmd import check_max_answer_bytes
+
+    check_max_answer_bytes(args)
     if args.out is not None and args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder")
     compiled = compile_battery(load_battery(args.battery))

@@ -61,6 +61,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
     add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
+    add("--max-answer-bytes", type=int, default=None, metavar="N",
+        help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
+             "(default 262144: 256 KiB)")
     add("--workers", default="1", metavar="N",
         help="grading processes sharing --concurrency: a number, or auto (2 with 4 CPUs or more); default 1. "
              "More than one pays off only against a judge fast enough to keep one core busy")
@@ -82,6 +85,7 @@ def _check_args(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and not value > 0:
             raise UsageError(f"--{name} must be positive")
+    check_max_answer_bytes(args)
     if not args.answers.is_file():
         raise UsageError(f"{args.answers}: no such answers file")
 
@@ -159,15 +163,23 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
+def check_max_answer_bytes(args: argparse.Namespace) -> None:
+    """`--max-answer-bytes` of grade and calibrate: a positive number of bytes, when given."""
+    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
+        raise UsageError("--max-answer-bytes must be at least 1")
+
+
 def grading_options(args: argparse.Namespace):
     """The `session.GradingOptions` of a grade or calibrate command line."""
     from ..cache import resolve_path
+    from ..runner import MAX_ANSWER_BYTES
     from ..session import GradingOptions
 
     return GradingOptions(
         judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
         concurrency=args.concurrency, rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
         cache=None if args.no_cache else str(resolve_path(args.cache)),
+        max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
     )
 
 

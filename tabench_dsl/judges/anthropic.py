@@ -19,7 +19,7 @@ import msgspec
 
 from ..errors import TransportError
 from ..records import JudgeInfo, Tokens
-from ._http import post_json, status_error
+from ._http import body_cut, cut_body_completion, post_json, status_error
 from .base import Completion, JudgeParams, Message
 from .openai import safe_url
 
@@ -101,7 +101,9 @@ class AnthropicJudge:
         return body
 
     async def complete(self, messages: list[Message]) -> Completion:
-        """One exchange; raises `TransportError` for anything that is not a message with text."""
+        """One exchange; raises `TransportError` for anything that is not a message with text. A
+        body too long to read whole stands for a reply too long to be a verdict
+        (`_http.cut_body_completion`)."""
         headers = {"anthropic-version": ANTHROPIC_VERSION}
         if self._api_key:  # the real API always needs one; a local stand-in may not
             headers["x-api-key"] = self._api_key
@@ -113,6 +115,8 @@ class AnthropicJudge:
                 "anthropic", status, reply_headers, payload,
                 key_env="ANTHROPIC_API_KEY", key_sent=bool(self._api_key), secrets=[self._api_key],
             )
+        if body_cut(payload):
+            return cut_body_completion(payload, latency_ms)
         return decode_message(payload, latency_ms)
 
     @property

@@ -18,7 +18,7 @@ import msgspec
 
 from ..errors import TransportError
 from ..records import JudgeInfo, Tokens
-from ._http import post_json, status_error
+from ._http import body_cut, cut_body_completion, post_json, status_error
 from .base import Completion, JudgeParams, Message
 
 #: The OpenAI API's base URL, used when neither a URL nor OPENAI_BASE_URL is given.
@@ -115,7 +115,8 @@ class OpenAIJudge:
         """One exchange; raises `TransportError` for anything that is not a chat completion.
 
         A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
-        models) is asked again at once with that field, and from then on."""
+        models) is asked again at once with that field, and from then on. A body too long to read
+        whole stands for a reply too long to be a verdict (`_http.cut_body_completion`)."""
         headers = {"accept": "application/json"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
@@ -132,6 +133,8 @@ class OpenAIJudge:
                 self.info.backend, status, reply_headers, payload,
                 key_env=self._key_env, key_sent=bool(self._api_key), secrets=[self._api_key],
             )
+        if body_cut(payload):
+            return cut_body_completion(payload, latency_ms)
         return decode_chat_completion(payload, self.info.backend, latency_ms)
 
     @property

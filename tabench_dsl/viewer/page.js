@@ -33,6 +33,7 @@ const CAUSES = {
   contradiction: "the judge said fail with a reason that reads as a pass, and again after the stern retry",
   malformed: "the judge's reply could not be decoded as a verdict, even after one re-ask",
   transport: "no usable reply could be had from the judge (retried on resume)",
+  oversized: "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
 };
 
 function badge(verdict, human) {
