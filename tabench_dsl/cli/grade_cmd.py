@@ -21,6 +21,7 @@ import functools
 import sys
 from pathlib import Path
 
+from ..display import json_for_terminal, shown
 from ..errors import UsageError
 
 #: Where results go when `--out` is not given (relative to the working folder).
@@ -28,12 +29,12 @@ DEFAULT_OUT = Path("results.jsonl")
 
 
 def _stderr_line(line: str) -> None:
-    print(line, file=sys.stderr)
+    print(shown(line, lines=True), file=sys.stderr)
 
 
 def notice_line(notice: str) -> str:
     """How a judge's notice (`judge.notice`: why the builtin judge grades) is shown on stderr."""
-    return f"tabench: notice: {notice}"
+    return f"tabench: notice: {shown(notice, lines=True)}"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -147,10 +148,10 @@ def run(args: argparse.Namespace) -> int:
                 pool.close()
 
     print(
-        f"judge: {stats.judge}\n"
+        f"judge: {shown(str(stats.judge))}\n"
         f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
         f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
-        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {out}",
+        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {shown(str(out))}",
         file=sys.stderr,
     )
     _print_totals(out, as_json=args.json)
@@ -206,9 +207,9 @@ def _print_totals(out: Path, *, as_json: bool) -> None:
         records = apply_decisions(list(records), load_decisions(decisions_file))
     totals = compute_totals(records)
     for problem in problems:
-        print(f"tabench: warning: {problem} (skipped)", file=sys.stderr)
+        print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:
-        sys.stdout.buffer.write(totals_json(totals) + b"\n")
+        sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
         sys.stdout.flush()
     else:
         print_tables(totals)

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from string import Template
 
+from ..display import shown
 from ..errors import UsageError
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates_new"
@@ -52,7 +53,7 @@ def create_battery(name: str, parent: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Create the battery and say what to do next."""
-    folder = create_battery(args.name, args.dir)
+    folder = shown(str(create_battery(args.name, args.dir)))
     print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric")
     print(f"next: edit the question, then `tabench lint {folder}` and `tabench calibrate {folder}`")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..display import shown
 from ..errors import UsageError
 from .warnings import warn_run_problems
 
@@ -33,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     run_data = load_run(args.results, battery=args.battery)
     warn_run_problems(run_data)
     try:
-        shown = write_report(run_data, str(args.html), max_answers=args.max_answers)
+        in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)
     except OSError as exc:
         raise UsageError(f"{args.html}: cannot write: {exc.strerror or exc}") from None
     total = len(run_data.records)
-    cut = "" if shown == total else f" ({shown} of {total} answers in full)"
-    print(f"wrote {args.html}: {total} answers{cut}")
+    cut = "" if in_full == total else f" ({in_full} of {total} answers in full)"
+    print(f"wrote {shown(str(args.html))}: {total} answers{cut}")
     return 0
