@@ -68,11 +68,13 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
     from ..decisions import append_decision, default_reviewer, make_decision
+    from ..outputs import check_decisions_out
     from ..viewer.run import load_run
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     run_data = load_run(args.results, battery=args.battery)
+    check_decisions_out(run_data.decisions_path, results=args.results)
     warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]

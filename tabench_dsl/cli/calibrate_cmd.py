@@ -58,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     minimum = _min_agreement(args.min_agreement)
     if args.concurrency < 1 or args.retries < 0 or not args.timeout > 0:
         raise UsageError("--concurrency must be >= 1, --retries >= 0 and --timeout positive")
-    if args.out is not None and args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a folder")
+    if args.out is not None:
+        from ..outputs import check_results_out
+
+        check_results_out(args.out, option="--out")
     compiled = compile_battery(load_battery(args.battery))
     if args.out is not None:
         result = asyncio.run(_calibrate(args, compiled, args.out))

@@ -93,14 +93,14 @@ def run(args: argparse.Namespace) -> int:
     from ..battery import load_battery
     from ..interrupts import deferred_interrupts
     from ..loop import quiet_gc, run_event_loop
+    from ..outputs import check_results_out
     from ..progress import Progress
     from ..render import compile_battery
     from ..results import ResultsWriter, done_pairs
 
     _check_args(args)
     out: Path = args.out or DEFAULT_OUT
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a folder")
+    check_results_out(out, option="--out", inputs={"the answers file": args.answers})
     if not args.resume and out.exists() and out.stat().st_size > 0:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
