@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -193,6 +194,38 @@ async def test_page_carries_no_record_text_and_builds_no_markup(aiohttp_client, 
     assert evil in [b["label"] for b in totals["charts"]["systems"]["bars"]]  # as data, not markup
     items = (await get_json(client, "/api/records?verdict=adjudicate"))["items"]
     assert HOSTILE_ANSWER[:40] in [i["answer"][:40] for i in items]  # JSON keeps the text as it is
+
+
+MALFORMED_BODIES = [
+    b"[" * 30_000 + b"]" * 30_000,                                     # nested deeper than Python recurses
+    b'{"system": ' + b"[" * 30_000,
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"n": ' + b"[" * 30_000
+    + b"]" * 30_000 + b"}}",
+    b"not json", b"\xff\xfe{}", b"", b"null", b'"agent-b"', b"17",
+    b'{"system": ["agent-b"], "question": "h02", "verdict": "fail"}',  # wrong types
+    b'{"system": "agent-b", "question": "h02", "verdict": true}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"x": 1}}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "prompt_sha256": 5}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "extra": 1}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": "' + b"x" * 70_000 + b'"}',  # big
+]
+
+
+@pytest.mark.parametrize("body", MALFORMED_BODIES, ids=range(len(MALFORMED_BODIES)))
+async def test_a_malformed_decision_is_a_400_and_nothing_in_the_log(
+        aiohttp_client, results: Path, caplog: pytest.LogCaptureFixture, body: bytes) -> None:
+    caplog.set_level(logging.DEBUG)
+    client = await client_for(aiohttp_client, results)
+    response = await client.post("/api/decision", data=body, headers={"Content-Type": "application/json"})
+    text = await response.text()
+    assert response.status == 400, text[:300]
+    assert response.content_type == "application/json"
+    error = msgspec.json.decode(text)["error"]
+    assert error.startswith("a decision ") and len(error) < 400 and "\n" not in error
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert not decisions_of(results).exists()
+    # The viewer still answers.
+    assert (await client.get("/api/meta")).status == 200
 
 
 @pytest.fixture(scope="module")
