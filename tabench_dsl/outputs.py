@@ -126,8 +126,9 @@ def is_lock_file(path: Path) -> bool:
     return True
 
 
-def check_results_out(path: str | Path, *, option: str, inputs: Mapping[str, str | Path | None] | None = None
-                      ) -> None:
+def check_results_out(
+    path: str | Path, *, option: str, inputs: Mapping[str, str | Path | None] | None = None
+) -> None:
     """`check_output` for a results file a command appends records to (`grade`, `calibrate`)."""
     check_output(path, option=option, kind="a results file", recognise=is_results_file, inputs=inputs,
                  append=True)
