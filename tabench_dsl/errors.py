@@ -47,14 +47,22 @@ class SpecError(TabenchError):
         self.source_line = source_line if source_line is not None else _read_line(self.path, line)
 
     def render(self) -> str:
-        """The full report: location and message, the source line, a caret, the hint."""
+        """The full report: location and message, the source line, a caret, the hint.
+
+        The source line and whatever the message quotes come from a battery someone else may have
+        written: each is shown as text (`display.shown`), and the caret is placed under the column
+        as the line is shown, escapes and all.
+        """
+        from .display import shown
+
         label = "" if self.severity == "error" else f"{self.severity}: "
-        out = [f"{self.path}:{self.line}:{self.col}: {label}{self.message}"]
+        out = [shown(f"{self.path}:{self.line}:{self.col}: {label}{self.message}", lines=True)]
         if self.source_line is not None:
-            out.append(f"    {self.source_line}")
-            out.append("    " + _caret_pad(self.source_line, self.col) + "^")
+            before = shown(self.source_line[: max(self.col - 1, 0)], lines=True)
+            out.append(f"    {shown(self.source_line, lines=True)}")
+            out.append("    " + _caret_pad(before, len(before) + 1) + "^")
         if self.hint:
-            out.append(f"hint: {self.hint}")
+            out.append(f"hint: {shown(self.hint, lines=True)}")
         return "\n".join(out)
 
     def __str__(self) -> str:

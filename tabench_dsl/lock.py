@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import msgspec
@@ -92,11 +93,22 @@ def lock_text(lock: Lock) -> str:
 
 
 def write_lock(compiled: CompiledBattery, path: str | Path) -> Path:
-    """Write the lock of `compiled` to `path` (atomically: a crash leaves the old file or the new)."""
+    """Write the lock of `compiled` to `path` (atomically: a crash leaves the old file or the new).
+
+    The text goes to a new temporary file beside it, created fresh (never a name that already
+    exists: a battery from someone else could hold a link by that name pointing anywhere), then
+    renamed over `path`, which replaces `path` itself, never what a link there points to.
+    """
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(lock_text(lock_of(compiled)), encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(lock_text(lock_of(compiled)))
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a lock is shared like the battery
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 

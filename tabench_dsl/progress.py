@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TextIO
 
+from .display import shown
 from .records import Record
 
 #: A plain progress line at least every this fraction of the total ...
@@ -82,9 +83,14 @@ class Progress:
                 self._line()
 
     def log(self, message: str) -> None:
-        """Print a line (a bad answer line, a warning) without tearing the bar."""
+        """Print a line (a bad answer line, a warning) without tearing the bar.
+
+        Such lines quote answers files and judges, so they are shown as text (`display.shown`):
+        no control sequence in them reaches the terminal, and rich reads no markup or emoji code.
+        """
+        message = shown(message, lines=True)
         if self._rich is not None:
-            self._rich.console.print(message, markup=False, highlight=False)
+            self._rich.console.print(message, markup=False, highlight=False, emoji=False)
         else:
             print(message, file=self.stream, flush=True)
 

@@ -89,10 +89,17 @@ async def test_bad_answer_lines_are_reported_and_skipped_exit_1(work: Path, caps
 async def test_existing_results_need_resume(work: Path, capsys) -> None:
     battery = write_battery(work)
     answers = answers_file(work, [ans("a", "h02", "7311")])
-    (work / "results.jsonl").write_text("x\n")
+    assert await run(["grade", str(battery), "--answers", str(answers)]) == 0
+    before = (work / "results.jsonl").read_bytes()
+    capsys.readouterr()
     assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
     err = capsys.readouterr().err
     assert "results.jsonl already holds results; pass --resume" in err and "Traceback" not in err
+    assert (work / "results.jsonl").read_bytes() == before
+    # A file that holds no results is refused as such, --resume or not (tests/test_no_overwrite.py).
+    (work / "results.jsonl").write_text("x\n")
+    assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
+    assert "is not a results file written by tabench" in capsys.readouterr().err
     assert (work / "results.jsonl").read_text() == "x\n"
 
 

@@ -57,6 +57,24 @@ def test_report_escapes_every_piece_of_record_text(tmp_path: Path) -> None:
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched from anywhere
 
 
+def test_report_shows_control_and_bidi_characters_as_escapes(tmp_path: Path) -> None:
+    bidi, esc = "agent\u202etxt.exe", "agent\x1b[2J"
+    path = write_results(tmp_path / "run\u202e.jsonl", [
+        make_record(bidi, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b\nline two"),
+        make_record(esc, "h02", "fail")])
+    html = render_report(load_run(path))
+    assert "<b>agent&lt;U+202E&gt;txt.exe</b> · h01" in html and "<b>agent\\x1b[2J</b> · h02" in html
+    assert "<pre>ok &lt;U+202E&gt;evil&lt;U+2066&gt; bell\\x07 \\x9b\nline two</pre>" in html
+    assert "<title>tabench report: run&lt;U+202E&gt;.jsonl</title>" in html
+    assert '<tr><td class="l">agent&lt;U+202E&gt;txt.exe</td>' in html
+    # Filter values keep the name as it is, so the filter still matches its answers.
+    assert f'<option value="{bidi}">agent&lt;U+202E&gt;txt.exe</option>' in html
+    assert f'data-system="{bidi}"' in html
+    shown_text = re.sub(r'(value|data-system)="[^"]*"', "", html)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]",
+                         shown_text)
+
+
 def test_a_large_run_is_cut_and_says_so(results: Path) -> None:
     html = render_report(load_run(results), max_answers=3)
     assert answers_in(html) == [

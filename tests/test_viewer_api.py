@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -49,9 +50,12 @@ async def test_totals_count_the_standing_records(aiohttp_client, results: Path) 
     agent_a = totals["systems"][0]
     assert agent_a["score"] == pytest.approx(0.5)
     assert 0 < agent_a["ci_low"] < 0.5 < agent_a["ci_high"] < 1
-    charts = totals["charts"]
-    assert charts["systems"].startswith("<svg") and 'data-system="agent-b"' in charts["systems"]
-    assert 'data-question="h04"' in charts["questions"]
+    charts = totals["charts"]  # data the page draws, never markup
+    assert [(b["label"], b["counts"]) for b in charts["systems"]["bars"]] == [
+        ("agent-a", {"pass": 2, "fail": 1, "adjudicate": 1, "error": 0}),
+        ("agent-b", {"pass": 1, "fail": 1, "adjudicate": 1, "error": 1})]
+    assert charts["systems"]["kind"] == "system" and charts["systems"]["note"] == ""
+    assert [b["label"] for b in charts["questions"]["bars"]] == ["h01", "h02", "h03", "h04"]
 
 
 async def test_filters_each_narrow_the_list(aiohttp_client, results: Path) -> None:
@@ -173,7 +177,7 @@ async def test_decisions_are_refused_where_they_do_not_belong(aiohttp_client, re
     assert not decisions_of(results).exists()
 
 
-async def test_page_carries_no_record_text_and_charts_escape_names(aiohttp_client, tmp_path: Path) -> None:
+async def test_page_carries_no_record_text_and_builds_no_markup(aiohttp_client, tmp_path: Path) -> None:
     evil = '<script>alert("x")</script>'
     path = write_results(tmp_path / "run.jsonl", [
         *small_results(), make_record(evil, "h01", "adjudicate", answer=HOSTILE_ANSWER)])
@@ -182,13 +186,46 @@ async def test_page_carries_no_record_text_and_charts_escape_names(aiohttp_clien
     html = await page.text()
     assert page.content_type == "text/html"
     assert "default-src 'none'" in page.headers["Content-Security-Policy"]
-    assert "onerror" not in html and "alert(" not in html and "innerHTML = totals.charts" in html
-    assert ".innerHTML" not in html.replace("innerHTML = totals.charts", "")  # record text: textContent only
+    assert "onerror" not in html and "alert(" not in html
+    # Record text and chart labels become text nodes: nothing on the page parses markup.
+    for parser in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser"):
+        assert parser not in html
     totals = await get_json(client, "/api/totals")
-    svg = totals["charts"]["systems"]
-    assert evil not in svg and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in svg
+    assert evil in [b["label"] for b in totals["charts"]["systems"]["bars"]]  # as data, not markup
     items = (await get_json(client, "/api/records?verdict=adjudicate"))["items"]
     assert HOSTILE_ANSWER[:40] in [i["answer"][:40] for i in items]  # JSON keeps the text as it is
+
+
+MALFORMED_BODIES = [
+    b"[" * 30_000 + b"]" * 30_000,                                     # nested deeper than Python recurses
+    b'{"system": ' + b"[" * 30_000,
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"n": ' + b"[" * 30_000
+    + b"]" * 30_000 + b"}}",
+    b"not json", b"\xff\xfe{}", b"", b"null", b'"agent-b"', b"17",
+    b'{"system": ["agent-b"], "question": "h02", "verdict": "fail"}',  # wrong types
+    b'{"system": "agent-b", "question": "h02", "verdict": true}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"x": 1}}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "prompt_sha256": 5}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "extra": 1}',
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": "' + b"x" * 70_000 + b'"}',  # big
+]
+
+
+@pytest.mark.parametrize("body", MALFORMED_BODIES, ids=range(len(MALFORMED_BODIES)))
+async def test_a_malformed_decision_is_a_400_and_nothing_in_the_log(
+        aiohttp_client, results: Path, caplog: pytest.LogCaptureFixture, body: bytes) -> None:
+    caplog.set_level(logging.DEBUG)
+    client = await client_for(aiohttp_client, results)
+    response = await client.post("/api/decision", data=body, headers={"Content-Type": "application/json"})
+    text = await response.text()
+    assert response.status == 400, text[:300]
+    assert response.content_type == "application/json"
+    error = msgspec.json.decode(text)["error"]
+    assert error.startswith("a decision ") and len(error) < 400 and "\n" not in error
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert not decisions_of(results).exists()
+    # The viewer still answers.
+    assert (await client.get("/api/meta")).status == 200
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from make_results import HOSTILE_ANSWER, small_results, write_battery, write_results
+from make_results import HOSTILE_ANSWER, make_record, small_results, write_battery, write_results
 
 from tabench_dsl.report import render_report
 from tabench_dsl.viewer.run import compile_battery_at, load_run
@@ -57,6 +57,24 @@ def browser(tmp_path: Path) -> Iterator:
         driver.quit()
 
 
+def _serve(results: Path, battery: Path | None = None) -> Iterator[str]:
+    """`tabench view RESULTS` in a subprocess; yields its URL."""
+    extra = ["--battery", str(battery)] if battery is not None else []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tabench_dsl", "view", str(results), "--port", "0", "--no-browser",
+         "--reviewer", "ana", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # the viewer prints its URL once it listens
+        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert match, f"no URL in {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+        yield match.group(0)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 @pytest.fixture
 def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """`tabench view` on a small run with its battery; yields (URL, results path)."""
@@ -65,19 +83,8 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     records = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
                for r in small_results()]
     results = write_results(tmp_path / "run.jsonl", records)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tabench_dsl", "view", str(results), "--port", "0", "--no-browser",
-         "--reviewer", "ana", "--battery", str(battery)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        line = proc.stdout.readline()  # the viewer prints its URL once it listens
-        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert match, f"no URL in {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
-        yield match.group(0), results
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    for url in _serve(results, battery):
+        yield url, results
 
 
 def _wait(driver, condition, timeout: float = 10.0):
@@ -172,3 +179,44 @@ def test_static_report_filters_and_stays_inert(browser, tmp_path: Path) -> None:
     assert browser.execute_script("return window.__pwned === undefined")
     first = browser.find_element(By.CSS_SELECTOR, 'details.answer[data-system="agent-a"] summary')
     assert HOSTILE_ANSWER[:20] not in first.text  # agent-a's fail is h03, not the hostile h04
+
+
+#: A system name that reorders what follows it, and one that carries a terminal escape and markup.
+BIDI_SYSTEM = "agent\u202etxt.exe"
+ESC_SYSTEM = "<b>agent</b>\x1b[2J"
+
+
+def test_the_viewer_shows_bidi_and_control_characters_as_escapes(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    results = write_results(tmp_path / "run.jsonl", [
+        make_record(BIDI_SYSTEM, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b2J\nline two"),
+        make_record(ESC_SYSTEM, "h02", "fail"),
+    ])
+    for url in _serve(results):
+        browser.get(url)
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        names = [row.get_attribute("data-system")
+                 for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")]
+        assert names == [ESC_SYSTEM, BIDI_SYSTEM]  # the data keeps the text as it is
+        cells = [row.find_element(By.TAG_NAME, "td").text
+                 for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")]
+        assert cells == ["<b>agent</b>\\x1b[2J", "agent<U+202E>txt.exe"]
+        labels = browser.execute_script(
+            "return [...document.querySelectorAll('#chart-systems g.bar > text:first-child')]"
+            ".map((t) => t.lastChild.textContent)")
+        assert labels == ["<b>agent</b>\\x1b[2J", "agent<U+202E>txt.exe"]
+        assert browser.find_elements(By.CSS_SELECTOR, "#chart-systems b, #totals-table b") == []
+
+        # A chart bar still filters on the name as it is.
+        browser.find_elements(By.CSS_SELECTOR, "#chart-systems g.bar")[1].click()
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".pager .count").text == "1–1 of 1")
+        row = browser.find_element(By.CSS_SELECTOR, "#list tr.row")
+        assert row.get_attribute("data-system") == BIDI_SYSTEM
+        row.click()
+        answer = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail pre.answer-text"))
+        assert answer.text == "ok <U+202E>evil<U+2066> bell\\x07 \\x9b2J\nline two"
+        title = browser.find_element(By.CSS_SELECTOR, ".detail h3").text
+        assert title == "agent<U+202E>txt.exe · h01"
+        source = browser.find_element(By.ID, "source").text
+        assert "\u202e" not in source and "\x1b" not in browser.find_element(By.TAG_NAME, "body").text

@@ -12,6 +12,7 @@ import importlib.util
 import sys
 
 from .. import interrupts
+from ..display import shown
 from ..errors import SpecError, SpecErrors, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
@@ -83,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
-    except UsageError as exc:
-        print(f"tabench: error: {exc}", file=sys.stderr)
+    except UsageError as exc:  # messages quote paths, names and replies: shown as text
+        print(f"tabench: error: {shown(str(exc), lines=True)}", file=sys.stderr)
         return 2
     except TabenchError as exc:
-        print(f"tabench: error: {exc}", file=sys.stderr)
+        print(f"tabench: error: {shown(str(exc), lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         # A path the user gave that cannot be read or written: say which, without a traceback.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"tabench: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"tabench: error: {shown(where + str(exc.strerror or exc))}", file=sys.stderr)
         return 2
 
 

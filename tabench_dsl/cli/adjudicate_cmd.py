@@ -9,18 +9,16 @@ decision is appended to RESULTS.decisions.jsonl the moment it is made; end of in
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..display import shown
 from .warnings import warn_run_problems
 
 if TYPE_CHECKING:
     from ..records import Record
 
-#: Control characters (but tab and line break) an answer might use to rewrite the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _KEYS = {"p": "pass", "pass": "pass", "f": "fail", "fail": "fail", "s": "skip", "skip": "skip",
          "q": "quit", "quit": "quit"}
 
@@ -34,13 +32,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def safe(text: str) -> str:
-    """`text` with terminal control characters shown as `\\xNN`, so an answer cannot drive the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def _block(text: str, indent: str = "    ") -> str:
-    return "\n".join(indent + line for line in safe(text).split("\n")) if text else indent + "(empty)"
+    """A multi-line text (answer, gold, reason, reply) indented, every line shown as text."""
+    if not text:
+        return indent + "(empty)"
+    return "\n".join(indent + line for line in shown(text, lines=True).split("\n"))
 
 
 def show(record: Record, number: int, count: int, gold: str | None, out: TextIO) -> None:
@@ -48,7 +44,7 @@ def show(record: Record, number: int, count: int, gold: str | None, out: TextIO)
     from ..records import CAUSE_TEXTS
 
     cause = record.cause or "unknown"
-    print(f"\n=== [{number}/{count}] {safe(record.system)} · {safe(record.question)} ===", file=out)
+    print(f"\n=== [{number}/{count}] {shown(record.system)} · {shown(record.question)} ===", file=out)
     print(f"adjudicate ({cause}): {CAUSE_TEXTS.get(cause, 'the judge could not settle it')}", file=out)
     if gold is not None:
         print(f"Gold:\n{_block(gold)}", file=out)
@@ -70,19 +66,21 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
     from ..decisions import append_decision, default_reviewer, make_decision
+    from ..outputs import check_decisions_out
     from ..viewer.run import load_run
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     run_data = load_run(args.results, battery=args.battery)
+    check_decisions_out(run_data.decisions_path, results=args.results)
     warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:
-        print(f"Nothing to decide: no undecided adjudicate answer in {args.results}.", file=out)
+        print(f"Nothing to decide: no undecided adjudicate answer in {shown(str(args.results))}.", file=out)
         return 0
-    print(f"{len(queue)} answer(s) to decide; decisions go to {run_data.decisions_path} as {reviewer}.",
-          file=out)
+    print(f"{len(queue)} answer(s) to decide; decisions go to {shown(str(run_data.decisions_path))} as "
+          f"{shown(reviewer)}.", file=out)
     decided = skipped = 0
     for number, record in enumerate(queue, start=1):
         question = run_data.compiled.questions.get(record.question) if run_data.compiled else None
@@ -95,7 +93,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
             else:
                 choice = _KEYS.get(key.lower())
                 if choice is None:
-                    print(f"  {safe(key)!r}: type p, f, s or q", file=out)
+                    print(f"  {shown(key)!r}: type p, f, s or q", file=out)
         if choice == "quit":
             break
         if choice == "skip":

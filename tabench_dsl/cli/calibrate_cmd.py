@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..display import json_for_terminal, shown
 from ..errors import UsageError
 
 
@@ -63,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from .grade_cmd import check_max_answer_bytes
 
     check_max_answer_bytes(args)
-    if args.out is not None and args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a folder")
+    if args.out is not None:
+        from ..outputs import check_results_out
+
+        check_results_out(args.out, option="--out")
     compiled = compile_battery(load_battery(args.battery))
     if args.out is not None:
         result = asyncio.run(_calibrate(args, compiled, args.out))
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
             result = asyncio.run(_calibrate(args, compiled, Path(folder) / "exemplars.jsonl"))
     if args.json:
-        print(calibration_json(result).decode())
+        print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
@@ -93,15 +96,17 @@ async def _calibrate(args, compiled, out: Path):
 
 
 def _one_line(text: str, width: int = 100) -> str:
+    """`text` on one line, cut to `width`, shown as text (answers and replies come from others)."""
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
+    return shown(text if len(text) <= width else text[: width - 3] + "...")
 
 
 def render_report(result, minimum: float | None = None) -> str:
     """The human report: who judged, agreement, kappa, the confusion table and every miss."""
     from ..calibrate import GOT_LABELS, judge_label
 
-    lines = [f"calibrate {result.battery}: {result.n} exemplar(s) graded by {judge_label(result.judge)}"]
+    judge = shown(judge_label(result.judge))
+    lines = [f"calibrate {shown(result.battery)}: {result.n} exemplar(s) graded by {judge}"]
     if result.agreement is None:
         lines.append("no exemplars to grade: agreement is undefined")
         return "\n".join(lines)
@@ -122,7 +127,7 @@ def render_report(result, minimum: float | None = None) -> str:
         lines.append(f"misses ({len(result.misses)}):")
     for miss in result.misses:
         lines.append(
-            f"  {miss.question} exemplar {miss.index} ({miss.kind}): expected {miss.expected}, "
+            f"  {shown(miss.question)} exemplar {miss.index} ({miss.kind}): expected {miss.expected}, "
             f"got {miss.got} [{miss.tier}]"
         )
         lines.append(f"    answer: {_one_line(miss.answer)}")
@@ -130,5 +135,5 @@ def render_report(result, minimum: float | None = None) -> str:
         lines.append(f"    judge:  {_one_line(miss.reason)}")
     if not result.judge.language_model:
         lines.append("")
-        lines.append(f"note: these verdicts come from the {judge_label(result.judge)}.")
+        lines.append(f"note: these verdicts come from the {judge}.")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ import gc
 import sys
 from typing import Any
 
+from ..display import json_for_terminal, shown
 from ..errors import UsageError
 
 PARTS: tuple[str, ...] = ("system", "user", "stern")
@@ -115,7 +116,7 @@ def _compile(args: argparse.Namespace) -> int:
                 obj["stern"] = compiled.stern.fill(args.answer)
             encode_into(obj, lines, -1)
             lines += b"\n"
-        _write(lines)
+        _write(json_for_terminal(bytes(lines)) if _to_terminal() else lines)
         return 0
 
     parts = PARTS if args.part == "all" else (args.part or "system",)
@@ -133,7 +134,10 @@ def _compile(args: argparse.Namespace) -> int:
             else:
                 texts.append(compiled.stern.fill(answer))
             texts.append("\n")
-    _write("".join(texts).encode("utf-8"))
+    text = "".join(texts)
+    if _to_terminal():  # a file or a pipe gets the exact prompts; a screen gets them as text
+        text = shown(text, lines=True)
+    _write(text.encode("utf-8"))
     return 0
 
 
@@ -153,17 +157,28 @@ def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> in
 
     path = lock_path(manifest)
     if args.lock:
+        from ..outputs import check_output, is_lock_file
+
+        check_output(path, option="--lock", kind="a prompt lock", recognise=is_lock_file)
         write_lock(compiled, path)
-        _write(f"wrote {path}: {len(compiled.questions)} question(s)\n".encode())
+        _write(f"wrote {shown(str(path))}: {len(compiled.questions)} question(s)\n".encode())
         return 0
     drifts = check_lock(compiled, read_lock(path))
-    lines = [drift.describe() for drift in drifts]
+    lines = [shown(drift.describe()) for drift in drifts]  # question ids read from the lock file
+    where = shown(str(path))
     if drifts:
-        lines.append(f"{path}: {len(drifts)} difference(s); run `tabench compile --lock` to accept them")
+        lines.append(f"{where}: {len(drifts)} difference(s); run `tabench compile --lock` to accept them")
     else:
-        lines.append(f"{path}: all {len(compiled.questions)} prompt(s) match")
+        lines.append(f"{where}: all {len(compiled.questions)} prompt(s) match")
     _write(("\n".join(lines) + "\n").encode("utf-8"))
     return 1 if drifts else 0
+
+
+def _to_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _write(data: bytes | bytearray) -> None:

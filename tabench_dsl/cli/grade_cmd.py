@@ -21,6 +21,7 @@ import functools
 import sys
 from pathlib import Path
 
+from ..display import json_for_terminal, shown
 from ..errors import UsageError
 
 #: Where results go when `--out` is not given (relative to the working folder).
@@ -28,12 +29,12 @@ DEFAULT_OUT = Path("results.jsonl")
 
 
 def _stderr_line(line: str) -> None:
-    print(line, file=sys.stderr)
+    print(shown(line, lines=True), file=sys.stderr)
 
 
 def notice_line(notice: str) -> str:
     """How a judge's notice (`judge.notice`: why the builtin judge grades) is shown on stderr."""
-    return f"tabench: notice: {notice}"
+    return f"tabench: notice: {shown(notice, lines=True)}"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -96,14 +97,14 @@ def run(args: argparse.Namespace) -> int:
     from ..battery import load_battery
     from ..interrupts import deferred_interrupts
     from ..loop import quiet_gc, run_event_loop
+    from ..outputs import check_results_out
     from ..progress import Progress
     from ..render import compile_battery
     from ..results import ResultsWriter, done_pairs
 
     _check_args(args)
     out: Path = args.out or DEFAULT_OUT
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a folder")
+    check_results_out(out, option="--out", inputs={"the answers file": args.answers})
     if not args.resume and out.exists() and out.stat().st_size > 0:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
@@ -151,10 +152,10 @@ def run(args: argparse.Namespace) -> int:
                 pool.close()
 
     print(
-        f"judge: {stats.judge}\n"
+        f"judge: {shown(str(stats.judge))}\n"
         f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
         f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
-        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {out}",
+        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {shown(str(out))}",
         file=sys.stderr,
     )
     _print_totals(out, as_json=args.json)
@@ -218,9 +219,9 @@ def _print_totals(out: Path, *, as_json: bool) -> None:
         records = apply_decisions(list(records), load_decisions(decisions_file))
     totals = compute_totals(records)
     for problem in problems:
-        print(f"tabench: warning: {problem} (skipped)", file=sys.stderr)
+        print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:
-        sys.stdout.buffer.write(totals_json(totals) + b"\n")
+        sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
         sys.stdout.flush()
     else:
         print_tables(totals)

@@ -9,9 +9,11 @@ folder is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9]
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from string import Template
 
+from ..display import shown
 from ..errors import UsageError
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates_new"
@@ -39,10 +41,11 @@ def create_battery(name: str, parent: Path) -> Path:
         raise UsageError(f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "
                          "starting with a letter or digit")
     if not parent.is_dir():
-        raise UsageError(f"--dir {parent}: no such folder")
+        raise UsageError(f"--dir {shown(str(parent))}: no such folder")
     folder = parent / name
-    if folder.exists():
-        raise UsageError(f"{folder} already exists; tabench new never overwrites, choose another name")
+    if os.path.lexists(folder):  # a link too, even one to nothing: mkdir would write through it
+        raise UsageError(f"{shown(str(folder))} already exists; tabench new never overwrites, "
+                         "choose another name")
     (folder / "questions").mkdir(parents=True)
     for template, target in FILES.items():
         text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(name=name)
@@ -52,7 +55,7 @@ def create_battery(name: str, parent: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Create the battery and say what to do next."""
-    folder = create_battery(args.name, args.dir)
+    folder = shown(str(create_battery(args.name, args.dir)))
     print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric")
     print(f"next: edit the question, then `tabench lint {folder}` and `tabench calibrate {folder}`")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..display import shown
 from ..errors import UsageError
 from .warnings import warn_run_problems
 
@@ -23,20 +24,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import write_report
+    from ..decisions import decisions_path
+    from ..outputs import check_output
+    from ..report import is_report_file, write_report
     from ..viewer.run import load_run
 
     if args.max_answers < 0:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")
     if not args.html.parent.is_dir():
-        raise UsageError(f"{args.html}: its folder does not exist")
+        raise UsageError(f"{shown(str(args.html))}: its folder does not exist")
+    # The page replaces OUT.html whole: only a report this command wrote earlier may be replaced.
+    check_output(args.html, option="--html", kind="an HTML report", recognise=is_report_file,
+                 inputs={"the results file it reads": args.results,
+                         "the decisions file of those results": decisions_path(args.results)})
     run_data = load_run(args.results, battery=args.battery)
     warn_run_problems(run_data)
     try:
-        shown = write_report(run_data, str(args.html), max_answers=args.max_answers)
+        in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)
     except OSError as exc:
         raise UsageError(f"{args.html}: cannot write: {exc.strerror or exc}") from None
     total = len(run_data.records)
-    cut = "" if shown == total else f" ({shown} of {total} answers in full)"
-    print(f"wrote {args.html}: {total} answers{cut}")
+    cut = "" if in_full == total else f" ({in_full} of {total} answers in full)"
+    print(f"wrote {shown(str(args.html))}: {total} answers{cut}")
     return 0

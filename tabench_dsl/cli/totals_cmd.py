@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..display import json_for_terminal, shown
 from ..errors import UsageError
 
 
@@ -33,13 +34,13 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     records = list(iter_records(args.results, on_problem=problems.append))
     for problem in problems:
-        print(f"tabench: warning: {problem} (skipped)", file=sys.stderr)
+        print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     decisions_file = args.decisions or decisions_path(args.results)
     if decisions_file.is_file():
         records = apply_decisions(records, load_decisions(decisions_file))
     totals = compute_totals(records)
     if args.json:
-        sys.stdout.buffer.write(totals_json(totals) + b"\n")
+        sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     else:
         print_tables(totals)
     # Counted without the lines it could not read: say so in the status too.
@@ -47,10 +48,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_tables(totals) -> None:
-    """Print the totals tables, wide enough not to wrap when the output is not a terminal."""
+    """Print the totals tables, wide enough not to wrap when the output is not a terminal.
+
+    The names in them come from results files: they are `display.literal` text, and the console
+    reads no markup or emoji code in any string besides.
+    """
     from rich.console import Console
 
     from ..totals import render_table
 
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = Console(width=None if sys.stdout.isatty() else 140, markup=False, emoji=False)
     console.print(render_table(totals))

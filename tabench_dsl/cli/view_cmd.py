@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..decisions import default_reviewer
+    from ..outputs import check_decisions_out
     from ..viewer.app import serve
     from ..viewer.queries import Index
     from ..viewer.run import load_run
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
     run_data = load_run(args.results, battery=args.battery)
+    check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
     index = Index(run_data, reviewer=args.reviewer or default_reviewer())
     index.totals()
     warn_run_problems(run_data)

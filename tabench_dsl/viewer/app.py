@@ -7,15 +7,20 @@
     GET  /api/record/<system>/<question>     one record in full, with its prompts
     POST /api/decision                       {system, question, verdict, note, prompt_sha256}
 
-The page builds every piece of record text with `textContent`, so answers that contain HTML stay
+The page builds every piece of record text as a text node, so answers that contain HTML stay
 text. Requests must name a local host (no DNS rebinding), and a decision must be posted as JSON
 from the page's own origin, so another web site cannot make decisions through the browser.
+
+A decision body is decoded straight into `DecisionRequest`: anything else (not JSON, not UTF-8, a
+field of the wrong type, a field it does not know, JSON nested however deep, more than
+`MAX_BODY` bytes) is answered 400 with a one-line JSON error, and nothing reaches the log.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import msgspec
 from aiohttp import web
@@ -25,8 +30,27 @@ from .page import PAGE_CSP, PAGE_HTML
 from .queries import Filters, Index
 
 INDEX_KEY = web.AppKey("index", Index)
+#: The largest request body the viewer reads (a decision with a long note is well under 4 KiB).
+MAX_BODY = 64 * 1024
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
 _encoder = msgspec.json.Encoder()
+
+
+class DecisionRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What the page posts to decide one record: typed, so no other shape is ever decoded.
+
+    Unknown fields are refused rather than skipped: skipping a value means walking it, and a value
+    nested thousands deep would be walked by recursion.
+    """
+
+    system: str
+    question: str
+    verdict: Literal["pass", "fail"]
+    note: str | None = None
+    prompt_sha256: str | None = None
+
+
+_decision_decoder = msgspec.json.Decoder(DecisionRequest)
 
 
 def _json(data: object, status: int = 200) -> web.Response:
@@ -94,19 +118,18 @@ async def record(request: web.Request) -> web.Response:
 async def decision(request: web.Request) -> web.Response:
     index = request.app[INDEX_KEY]
     try:
-        body = await request.json()
-        if not isinstance(body, dict):
-            raise ValueError("not an object")
-        system, question = str(body["system"]), str(body["question"])
-        verdict, note = str(body["verdict"]), str(body.get("note") or "")
-        sha = body.get("prompt_sha256")
-    except (ValueError, KeyError) as exc:
-        return _error(400, f"a decision needs system, question and verdict: {exc}")
-    if verdict not in ("pass", "fail"):
-        return _error(400, "verdict must be pass or fail")
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return _error(400, f"a decision is at most {MAX_BODY // 1024} KiB")
     try:
-        updated = index.decide(system, question, verdict, note=note,
-                               prompt_sha256=None if sha is None else str(sha))
+        wanted = _decision_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _error(400, f"a decision is a JSON object with system, question and verdict (pass or fail): "
+                           f"{_short(str(exc))}")
+    system, question, verdict = wanted.system, wanted.question, wanted.verdict
+    try:
+        updated = index.decide(system, question, verdict, note=wanted.note or "",
+                               prompt_sha256=wanted.prompt_sha256)
     except KeyError:
         return _error(404, f"no record for system {system!r}, question {question!r}")
     except UsageError as exc:
@@ -114,9 +137,13 @@ async def decision(request: web.Request) -> web.Response:
     return _json({"record": index.summary(updated), "decision": msgspec.to_builtins(updated.decision)})
 
 
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def make_app(index: Index) -> web.Application:
     """The viewer as an aiohttp application over `index` (tests drive it with aiohttp's test client)."""
-    app = web.Application(middlewares=[_guard], client_max_size=64 * 1024)
+    app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
     app[INDEX_KEY] = index
     app.router.add_get("/", page)
     app.router.add_get("/api/meta", meta)

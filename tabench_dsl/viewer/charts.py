@@ -1,8 +1,9 @@
 """Stacked-bar charts of pass / fail / adjudicate / error, drawn as inline SVG text.
 
 The viewer and the static report show the same charts and neither may load anything from the
-network, so the SVG is written here by hand. Every label is escaped: system names and question ids
-come from files a person wrote.
+network. `outcome_chart` chooses what a chart shows; the report draws it here as SVG text, written by
+hand, every label shown as text and escaped (system names and question ids come from files a person
+wrote); the viewer's page draws the same `Chart` in the browser, setting each label as text.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+import msgspec
+
+from ..display import shown
 from ..totals import QuestionTotals, SystemTotals
 
 #: Outcome -> bar colour, in the order the segments are stacked (colour-blind-safe hues).
@@ -35,21 +39,53 @@ def _short(label: str, limit: int = 22) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
+class Bar(msgspec.Struct, frozen=True):
+    """One row of a chart: its label (a system name or question id), its counts and its score."""
+
+    label: str
+    counts: dict[str, int]
+    score: float | None
+
+
+class Chart(msgspec.Struct, frozen=True):
+    """What a chart shows, before it is drawn: the viewer's page draws it in the browser from this
+    data (text set as text), the report as SVG text (`outcome_bars`). `note` says how it was cut."""
+
+    title: str
+    kind: str
+    bars: list[Bar]
+    note: str = ""
+
+
+def outcome_chart(
+    rows: Sequence[SystemTotals | QuestionTotals], *, title: str, kind: str, max_bars: int = MAX_BARS
+) -> Chart:
+    """One bar per row, at most `max_bars` (the lowest scores first when cut).
+
+    `kind` is `system` or `question`: each drawn bar carries `data-<kind>` so a page can filter on
+    click.
+    """
+    chosen = list(rows)
+    note = ""
+    if len(chosen) > max_bars:
+        chosen.sort(key=lambda r: (r.score if r.score is not None else -1.0, _label(r)))
+        chosen = chosen[:max_bars]
+        note = f"the {max_bars} {kind}s with the lowest score, of {len(rows):,}"
+    bars = [Bar(_label(row), _counts(row), row.score) for row in chosen]
+    return Chart(title=title, kind=kind, bars=bars, note=note)
+
+
 def outcome_bars(
     rows: Sequence[SystemTotals | QuestionTotals], *, title: str, kind: str, max_bars: int = MAX_BARS
 ) -> str:
-    """An SVG chart with one 100%-stacked bar per row (at most `max_bars`, worst score first when cut).
+    """An SVG chart with one 100%-stacked bar per row (`outcome_chart` chooses the rows).
 
-    `kind` is `system` or `question`: each bar carries `data-<kind>` so a page can filter on click.
-    Each segment has a `<title>` tooltip with its count and share.
+    Each segment has a `<title>` tooltip with its count and share. Labels are shown as text
+    (`display.shown`: no control or bidi character acts) and escaped.
     """
-    shown = list(rows)
-    note = ""
-    if len(shown) > max_bars:
-        shown.sort(key=lambda r: (r.score if r.score is not None else -1.0, _label(r)))
-        shown = shown[:max_bars]
-        note = f"the {max_bars} {kind}s with the lowest score, of {len(rows):,}"
-    height = _TOP + _ROW_H * max(len(shown), 1) + 8
+    chart = outcome_chart(rows, title=title, kind=kind, max_bars=max_bars)
+    note = chart.note
+    height = _TOP + _ROW_H * max(len(chart.bars), 1) + 8
     width = _LABEL_W + _BAR_W + 50
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" '
@@ -64,27 +100,26 @@ def outcome_bars(
         x += 22 + 8 * len(name)
     if note:
         out.append(f'<text x="{width - 4}" y="14" text-anchor="end" fill="#555">{escape(note)}</text>')
-    if not shown:
+    if not chart.bars:
         out.append(f'<text x="0" y="{_TOP + 14}" fill="#555">no answers</text>')
-    for i, row in enumerate(shown):
+    for i, bar in enumerate(chart.bars):
         y = _TOP + i * _ROW_H
-        label = _label(row)
-        counts = _counts(row)
-        total = sum(counts.values())
-        out.append(f'<g class="bar" data-{kind}="{escape(label)}">')
-        out.append(f'<text x="{_LABEL_W - 6}" y="{y + 14}" text-anchor="end"><title>{escape(label)}</title>'
-                   f"{escape(_short(label))}</text>")
+        label = escape(shown(bar.label))
+        total = sum(bar.counts.values())
+        out.append(f'<g class="bar" data-{kind}="{escape(bar.label)}">')
+        out.append(f'<text x="{_LABEL_W - 6}" y="{y + 14}" text-anchor="end"><title>{label}</title>'
+                   f"{escape(shown(_short(bar.label)))}</text>")
         bx = float(_LABEL_W)
-        for name, count in counts.items():
+        for name, count in bar.counts.items():
             if not count:
                 continue
             w = _BAR_W * count / total
             share = 100 * count / total
             out.append(f'<rect x="{bx:.1f}" y="{y + 3}" width="{w:.1f}" height="{_ROW_H - 6}" '
-                       f'fill="{COLOURS[name]}"><title>{escape(label)}: {count} {name} '
+                       f'fill="{COLOURS[name]}"><title>{label}: {count} {name} '
                        f"({share:.1f}%)</title></rect>")
             bx += w
-        score = "-" if row.score is None else f"{100 * row.score:.0f}%"
+        score = "-" if bar.score is None else f"{100 * bar.score:.0f}%"
         out.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 14}">{score}</text></g>')
     out.append("</svg>")
     return "".join(out)

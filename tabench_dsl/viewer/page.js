@@ -1,6 +1,7 @@
 "use strict";
-// Every piece of record text reaches the page through textContent (el() below), never innerHTML:
-// answers and judge replies are untrusted HTML. The charts are SVG the server escaped.
+// Every piece of record text reaches the page as a text node (el(), svg() and setText() below), never
+// as markup to parse: answers, names and judge replies are untrusted. Each text goes through shown()
+// first, so a bidi override or a control character in it is seen as an escape instead of acting.
 const FILTERS = ["verdict", "human", "tier", "cause", "system", "question", "facet", "q"];
 const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null };
 const form = document.getElementById("filters");
@@ -8,18 +9,46 @@ const listBody = document.querySelector("#list tbody");
 const fmt = (n) => Number(n).toLocaleString("en-US");
 const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
 
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
+// What shown() makes visible, as tabench_dsl/display.py does for the terminal: C0 and C1 controls
+// and DEL (tab and line break kept: answers are multi-line), a carriage return not ending a line,
+// format characters (bidi controls, zero-width characters, tag characters), line and paragraph
+// separators and lone surrogates.
+const ACTING = /\r(?!\n)|[\0-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+function shown(text) {
+  return String(text).replace(ACTING, (c) => {
+    if (c === "\r") return "\\r";
+    const code = c.codePointAt(0);
+    return code < 0x100 ? "\\x" + code.toString(16).padStart(2, "0")
+      : "<U+" + code.toString(16).toUpperCase().padStart(4, "0") + ">";
+  });
+}
+
+function setText(node, text) {
+  node.textContent = shown(text);
+}
+
+function build(node, attrs, children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
-    if (key === "class") node.className = value;
+    if (key === "class") node.setAttribute("class", value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value === true ? "" : value);
+    // A tooltip is read by a person; other attributes (values, data-*) keep the text as it is.
+    else node.setAttribute(key, value === true ? "" : key === "title" ? shown(value) : value);
   }
   for (const child of children) {
-    if (child !== null && child !== undefined && child !== false) node.append(child);
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(shown(child)));
   }
   return node;
+}
+
+function el(tag, attrs, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+function svg(tag, attrs, ...children) {
+  return build(document.createElementNS("http://www.w3.org/2000/svg", tag), attrs, children);
 }
 
 async function api(path, options) {
@@ -56,9 +85,9 @@ function outcomeCell(item) {
 // -- header, totals and charts ------------------------------------------------------------------
 function showMeta(meta) {
   state.meta = meta;
-  const source = document.getElementById("source");
-  source.textContent = `${meta.results} · ${fmt(meta.records)} answers · decisions go to ${meta.decisions}` +
-    ` as ${meta.reviewer}` + (meta.battery ? ` · battery ${meta.battery.name} (${meta.battery.scorer})` : "");
+  setText(document.getElementById("source"),
+    `${meta.results} · ${fmt(meta.records)} answers · decisions go to ${meta.decisions}` +
+    ` as ${meta.reviewer}` + (meta.battery ? ` · battery ${meta.battery.name} (${meta.battery.scorer})` : ""));
   const warnings = document.getElementById("warnings");
   warnings.replaceChildren();
   if (meta.problem_count) {
@@ -100,13 +129,52 @@ function showTotals(totals) {
   }));
   const judges = totals.judges.map((j) => `${j.backend}:${j.model}` +
     (j.language_model ? "" : ` (${j.label || "not a language model"})`));
-  document.getElementById("judges").textContent =
-    judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).";
+  setText(document.getElementById("judges"),
+    judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).");
   const facets = Object.entries(totals.facets).map(([name, n]) => `${name} ${fmt(n)}`);
-  document.getElementById("facets").textContent = "Facets observed: " + (facets.join(" · ") || "none");
-  // Server-drawn SVG: its labels are escaped there.
-  document.getElementById("chart-systems").innerHTML = totals.charts.systems;
-  document.getElementById("chart-questions").innerHTML = totals.charts.questions;
+  setText(document.getElementById("facets"), "Facets observed: " + (facets.join(" · ") || "none"));
+  document.getElementById("chart-systems").replaceChildren(drawChart(totals.charts.systems));
+  document.getElementById("chart-questions").replaceChildren(drawChart(totals.charts.questions));
+}
+
+// -- charts: drawn here from the server's chart data (viewer/charts.py draws the report's the same way)
+const COLOURS = { pass: "#1b7837", fail: "#c2372b", adjudicate: "#e0a100", error: "#7f7f7f" };
+const LABEL_W = 150, BAR_W = 340, ROW_H = 22, TOP = 48;
+
+function drawChart(chart) {
+  const width = LABEL_W + BAR_W + 50, height = TOP + ROW_H * Math.max(chart.bars.length, 1) + 8;
+  const root = svg("svg", { class: "chart", role: "img", width, height, viewBox: `0 0 ${width} ${height}`,
+                            "font-family": "system-ui, sans-serif", "font-size": 12 },
+    svg("title", null, chart.title + (chart.note ? ` (${chart.note})` : "")),
+    svg("text", { x: 0, y: 14, "font-size": 13, "font-weight": 600 }, chart.title));
+  let x = 0;
+  for (const [name, colour] of Object.entries(COLOURS)) {  // legend
+    root.append(svg("rect", { x, y: 24, width: 12, height: 12, fill: colour }),
+      svg("text", { x: x + 16, y: 34 }, name));
+    x += 22 + 8 * name.length;
+  }
+  if (chart.note) root.append(svg("text", { x: width - 4, y: 14, "text-anchor": "end", fill: "#555" }, chart.note));
+  if (!chart.bars.length) root.append(svg("text", { x: 0, y: TOP + 14, fill: "#555" }, "no answers"));
+  chart.bars.forEach((bar, i) => {
+    const y = TOP + i * ROW_H;
+    const total = Object.values(bar.counts).reduce((a, b) => a + b, 0);
+    const short = [...bar.label].length <= 22 ? bar.label : [...bar.label].slice(0, 21).join("") + "…";
+    const group = svg("g", { class: "bar", ["data-" + chart.kind]: bar.label },
+      svg("text", { x: LABEL_W - 6, y: y + 14, "text-anchor": "end" }, svg("title", null, bar.label), short));
+    let bx = LABEL_W;
+    for (const [name, count] of Object.entries(bar.counts)) {
+      if (!count) continue;
+      const w = BAR_W * count / total;
+      group.append(svg("rect", { x: bx.toFixed(1), y: y + 3, width: w.toFixed(1), height: ROW_H - 6,
+                                 fill: COLOURS[name] },
+        svg("title", null, `${bar.label}: ${count} ${name} (${(100 * count / total).toFixed(1)}%)`)));
+      bx += w;
+    }
+    group.append(svg("text", { x: LABEL_W + BAR_W + 6, y: y + 14 },
+      bar.score === null ? "-" : `${(100 * bar.score).toFixed(0)}%`));
+    root.append(group);
+  });
+  return root;
 }
 
 async function refreshTotals() {
@@ -132,7 +200,7 @@ async function loadList() {
   const shown = new URLSearchParams(state.filters);
   if (state.offset) shown.set("offset", state.offset);
   history.replaceState(null, "", shown.toString() ? "?" + shown : location.pathname);
-  for (const c of document.querySelectorAll(".pager .count")) c.textContent = "Loading…";
+  for (const c of document.querySelectorAll(".pager .count")) setText(c, "Loading…");
   const page = await api("/api/records?" + params);
   state.total = page.total;
   listBody.replaceChildren(...page.items.map(rowFor));
@@ -141,7 +209,7 @@ async function loadList() {
   }
   const last = Math.min(page.offset + page.items.length, page.total);
   const text = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)}` : "0 answers";
-  for (const c of document.querySelectorAll(".pager .count")) c.textContent = text;
+  for (const c of document.querySelectorAll(".pager .count")) setText(c, text);
   for (const b of document.querySelectorAll(".pager .prev")) b.disabled = page.offset === 0;
   for (const b of document.querySelectorAll(".pager .next")) b.disabled = last >= page.total;
 }
@@ -230,12 +298,12 @@ function decidePanel(r, row) {
   const panel = el("div", { class: "decide" }, el("strong", null, "Your decision: "),
     el("button", { type: "button", class: "pass", onclick: () => send("pass") }, "Pass"),
     el("button", { type: "button", class: "fail", onclick: () => send("fail") }, "Fail"), note, " ", status);
-  const show = (d) => { status.textContent = d ? `Decided ${d.verdict} by ${d.reviewer} at ${d.time}` +
-    (d.note ? ` – “${d.note}”` : "") : "Undecided: the judge could not settle this answer."; };
+  const show = (d) => { setText(status, d ? `Decided ${d.verdict} by ${d.reviewer} at ${d.time}` +
+    (d.note ? ` – “${d.note}”` : "") : "Undecided: the judge could not settle this answer."); };
   show(r.decision);
   async function send(verdict) {
     for (const b of panel.querySelectorAll("button")) b.disabled = true;
-    status.textContent = "Saving…";
+    setText(status, "Saving…");
     try {
       const done = await api("/api/decision", { method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ system: r.system, question: r.question, verdict, note: note.value,
@@ -252,7 +320,7 @@ function decidePanel(r, row) {
       }
       await refreshTotals();
     } catch (err) {
-      status.textContent = "Not saved: " + err.message;
+      setText(status, "Not saved: " + err.message);
     } finally {
       for (const b of panel.querySelectorAll("button")) b.disabled = false;
     }

@@ -16,7 +16,7 @@ from ..decisions import append_decision, make_decision
 from ..errors import UsageError
 from ..records import Record
 from ..totals import Totals, compute_totals
-from .charts import outcome_bars
+from .charts import outcome_chart
 from .run import Run, prompts_for
 
 #: The query-string keys `/api/records` filters on.
@@ -71,13 +71,14 @@ class Index:
         return self._totals
 
     def totals_payload(self) -> dict[str, Any]:
-        """Totals as plain data, with both charts as SVG text."""
+        """Totals as plain data, with both charts as data (`charts.Chart`) the page draws: no markup
+        is ever built from a name on the server and parsed in the browser."""
         totals = self.totals()
         payload = msgspec.to_builtins(totals)
-        payload["charts"] = {
-            "systems": outcome_bars(totals.systems, title="Outcomes per system", kind="system"),
-            "questions": outcome_bars(totals.questions, title="Outcomes per question", kind="question"),
-        }
+        payload["charts"] = msgspec.to_builtins({
+            "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
+            "questions": outcome_chart(totals.questions, title="Outcomes per question", kind="question"),
+        })
         return payload
 
     def meta(self) -> dict[str, Any]:
