@@ -17,8 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-from tabench_dsl.calibrate import cohen_kappa
 from tabench_dsl.cli import main
+from tabench_dsl.grading.calibrate import cohen_kappa
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import aiohttp
 
-from tabench_dsl.battery import load_battery
-from tabench_dsl.cache import ReplyCache
-from tabench_dsl.compiled import CompiledBattery
-from tabench_dsl.judges.factory import make_judge
-from tabench_dsl.records import Answer, Record
-from tabench_dsl.render import compile_battery
-from tabench_dsl.results import ResultsWriter, iter_records
-from tabench_dsl.runner import Grader, RunStats
-from tabench_dsl.transport import AdaptiveLimiter, RetryPolicy
+from tabench_dsl.core.compiled import CompiledBattery
+from tabench_dsl.core.records import Answer, Record
+from tabench_dsl.core.results import ResultsWriter, iter_records
+from tabench_dsl.grading.cache import ReplyCache
+from tabench_dsl.grading.judges.factory import make_judge
+from tabench_dsl.grading.runner import Grader, RunStats
+from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.render import compile_battery
 
 RUBRIC = """\
 question h01 {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from helpers_grading import FAIL, PASS, user_content
 
-from tabench_dsl.results import iter_records
+from tabench_dsl.core.results import iter_records
 
 #: Answers in the file: 40 systems x 3 questions.
 COUNT = 120
@@ -103,7 +103,7 @@ def workers_in(folder: Path) -> list[int]:
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"tabench_dsl.parallel" in cmdline and cwd == str(folder) and state != "Z":
+        if b"tabench_dsl.grading.parallel" in cmdline and cwd == str(folder) and state != "Z":
             found.append(int(entry))
     return found
 

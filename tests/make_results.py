@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from tabench_dsl.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
+from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
 
 JUDGE = JudgeInfo(backend="openai", model="test-judge-7b", language_model=True)
 #: An answer that is HTML and script: every page must show it as text.

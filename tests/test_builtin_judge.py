@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
-from tabench_dsl.compiled import CompiledBattery
-from tabench_dsl.errors import TransportError
-from tabench_dsl.judges.base import Message
-from tabench_dsl.judges.builtin import BuiltinJudge
-from tabench_dsl.render import compile_battery
-from tabench_dsl.results import iter_records
-from tabench_dsl.verdict import decode_reply
+from tabench_dsl.core.compiled import CompiledBattery
+from tabench_dsl.core.errors import TransportError
+from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.judges.base import Message
+from tabench_dsl.grading.judges.builtin import BuiltinJudge
+from tabench_dsl.grading.verdict import decode_reply
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.render import compile_battery
 
 RUBRIC = '''
 question stages {

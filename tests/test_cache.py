@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tabench_dsl.cache import DEFAULT_PATH, ReplyCache, cache_key, open_reply_cache, resolve_path
-from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.records import JudgeInfo, Tokens
+from tabench_dsl.core.records import JudgeInfo, Tokens
+from tabench_dsl.grading.cache import DEFAULT_PATH, ReplyCache, cache_key, open_reply_cache, resolve_path
+from tabench_dsl.grading.judges.base import JudgeParams, Message
 
 MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
 
@@ -59,8 +59,8 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from tabench_dsl.cache import ReplyCache
-        from tabench_dsl.records import JudgeInfo, Tokens
+        from tabench_dsl.grading.cache import ReplyCache
+        from tabench_dsl.core.records import JudgeInfo, Tokens
         tag = sys.argv[2]
         with ReplyCache(sys.argv[1]) as cache:
             for i in range(400):

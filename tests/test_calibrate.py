@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from judge_server import Fault
 
-from tabench_dsl.calibrate import Case, cohen_kappa, summarise
 from tabench_dsl.cli import main
-from tabench_dsl.records import JudgeInfo, Record
+from tabench_dsl.core.records import JudgeInfo, Record
+from tabench_dsl.grading.calibrate import Case, cohen_kappa, summarise
 
 RUBRIC = '''
 question stages {

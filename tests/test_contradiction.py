@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tabench_dsl.contradiction import ContradictionCheck
-from tabench_dsl.errors import SpecError
-from tabench_dsl.resources import specs_dir
+from tabench_dsl.core.errors import SpecError
+from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.grading.contradiction import ContradictionCheck
 
 REASONS = Path(__file__).parent / "data" / "reasons.jsonl"
 

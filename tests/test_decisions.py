@@ -9,16 +9,16 @@ import msgspec
 import pytest
 from make_results import make_record, sha, small_results
 
-from tabench_dsl.decisions import (
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.core.records import Decision
+from tabench_dsl.review.decisions import (
     append_decision,
     apply_decisions,
     decisions_path,
     load_decisions,
     make_decision,
 )
-from tabench_dsl.errors import UsageError
-from tabench_dsl.records import Decision
-from tabench_dsl.totals import compute_totals
+from tabench_dsl.review.totals import compute_totals
 
 
 def decision(system: str, question: str, verdict: str, prompt: str | None = None, note: str = "") -> Decision:

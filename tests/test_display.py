@@ -1,7 +1,7 @@
 """Text from batteries, answers, results and judges reaches the terminal as text: no rich markup is
 read in it and no control or format character acts; each is shown as a visible escape instead.
 
-The helper (`tabench_dsl.display`) is checked on its own, then every command that prints such text
+The helper (`tabench_dsl.core.display`) is checked on its own, then every command that prints such text
 is run in-process through `main(argv)` with hostile names, answers, paths and judge replies.
 """
 
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from make_results import make_record, small_results, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.display import is_shown_as_is, json_for_terminal, literal, shown
-from tabench_dsl.errors import SpecError
-from tabench_dsl.progress import Progress
+from tabench_dsl.cli.progress import Progress
+from tabench_dsl.core.display import is_shown_as_is, json_for_terminal, literal, shown
+from tabench_dsl.core.errors import SpecError
 
 #: Names that rich would read as markup, a hyperlink or an emoji, or a terminal as commands.
 MARKUP_CLOSE = "[/foo]"
@@ -157,7 +157,7 @@ def test_totals_json_escapes_what_a_terminal_would_act_on(hostile_results: Path,
 
 
 def test_a_hostile_judge_caption_is_text(tmp_path: Path, capsys) -> None:
-    from tabench_dsl.records import JudgeInfo
+    from tabench_dsl.core.records import JudgeInfo
 
     record = msgspec.structs.replace(make_record("a", "h01", "pass"),
                                      judge=JudgeInfo(backend="[bold]x[/i]", model="m\x1b[5m"))
@@ -213,7 +213,7 @@ def test_adjudicate_shows_bidi_and_c1_controls(tmp_path: Path, monkeypatch, caps
 
 
 def test_warnings_of_result_readers_show_names_as_text(tmp_path: Path, monkeypatch, capsys) -> None:
-    from tabench_dsl.decisions import append_decision, make_decision
+    from tabench_dsl.review.decisions import append_decision, make_decision
 
     results = write_results(tmp_path / "run.jsonl", small_results())
     ghost = make_record(ESC_NAME, "h04", "adjudicate")

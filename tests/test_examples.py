@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
-from tabench_dsl.lint import lint_battery
-from tabench_dsl.render import compile_battery
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.lint import lint_battery
+from tabench_dsl.spec.render import compile_battery
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BATTERIES = sorted(p.parent for p in EXAMPLES.glob("*/battery.yaml"))

@@ -21,10 +21,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
-from tabench_dsl.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
-from tabench_dsl.render import (
+from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.render import (
     TemplateError,
     answer_frame,
     compile_battery,

@@ -15,7 +15,7 @@ from helpers_grading import FAIL, PASS, user_content, write_battery
 from judge_server import Fault, Raw
 
 from tabench_dsl.cli import main
-from tabench_dsl.results import iter_records
+from tabench_dsl.core.results import iter_records
 
 
 def answers_file(folder: Path, lines: list[str | dict]) -> Path:
@@ -300,8 +300,8 @@ async def test_plain_progress_lines_off_a_terminal(work: Path, capsys) -> None:
 def test_progress_bar_on_a_terminal_draws_through_rich() -> None:
     import io
 
-    from tabench_dsl.progress import Progress
-    from tabench_dsl.records import JudgeInfo, Record
+    from tabench_dsl.cli.progress import Progress
+    from tabench_dsl.core.records import JudgeInfo, Record
 
     stream = io.StringIO()
     progress = Progress(3, stream=stream, bar=True)
@@ -324,7 +324,7 @@ async def test_empty_answers_file_grades_nothing(work: Path, capsys) -> None:
 
 
 async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, capsys, judge_server) -> None:
-    from tabench_dsl.totals import compute_totals, totals_json
+    from tabench_dsl.review.totals import compute_totals, totals_json
 
     def responder(body: dict) -> str | Fault:
         text = user_content(body)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tabench_dsl.errors import SpecError
-from tabench_dsl.injection import compile_injection, injection_suspect
-from tabench_dsl.resources import specs_dir
+from tabench_dsl.core.errors import SpecError
+from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.grading.injection import compile_injection, injection_suspect
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from interrupted_grading import (
     write_answers,
 )
 
-from tabench_dsl.results import iter_records
+from tabench_dsl.core.results import iter_records
 
 #: When the signal is sent. "starting": as soon as the worker processes exist (one process: as
 #: soon as the judge has its first request); a number: once the results hold that many records;

@@ -11,15 +11,15 @@ import pytest
 from judge_server import Fault, Raw
 
 from tabench_dsl.cli import main
-from tabench_dsl.errors import JudgeError, TransportError, UsageError
-from tabench_dsl.judges.anthropic import AnthropicJudge
-from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.judges.factory import make_judge
-from tabench_dsl.judges.openai import OpenAIJudge, normalize_base_url
-from tabench_dsl.judges.replay import ReplayJudge
-from tabench_dsl.nodes import JudgeDefaults
-from tabench_dsl.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
-from tabench_dsl.transport import RetryPolicy, call_with_retries, request_sha256
+from tabench_dsl.core.errors import JudgeError, TransportError, UsageError
+from tabench_dsl.core.nodes import JudgeDefaults
+from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
+from tabench_dsl.grading.judges.anthropic import AnthropicJudge
+from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.factory import make_judge
+from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url
+from tabench_dsl.grading.judges.replay import ReplayJudge
+from tabench_dsl.grading.transport import RetryPolicy, call_with_retries, request_sha256
 
 MESSAGES = [
     Message("system", "You grade answers. Gold: four stages."),
@@ -450,7 +450,7 @@ async def test_canary_key_stays_out_of_results_and_output(judge_server, tmp_path
 
 
 def test_one_scrubber_for_keys_and_key_shaped_words() -> None:
-    from tabench_dsl.redact import REDACTED, scrub, secrets_in
+    from tabench_dsl.core.redact import REDACTED, scrub, secrets_in
 
     env = {"OPENAI_API_KEY": "plain-value-0001", "ANTHROPIC_API_KEY": "", "OTHER": "x"}
     assert secrets_in(env) == ["plain-value-0001"]

@@ -18,14 +18,14 @@ import pytest
 from helpers_grading import PASS, compiled_battery, grade, verdict, write_battery
 from judge_server import Raw
 
-from tabench_dsl.cache import ReplyCache
 from tabench_dsl.cli import main
-from tabench_dsl.errors import UsageError
-from tabench_dsl.judges.factory import choose_judge, make_judge, manifest_backend_problem
-from tabench_dsl.nodes import JudgeDefaults
-from tabench_dsl.records import Answer
-from tabench_dsl.redact import REDACTED, scrub
-from tabench_dsl.results import iter_records
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.core.nodes import JudgeDefaults
+from tabench_dsl.core.records import Answer
+from tabench_dsl.core.redact import REDACTED, scrub
+from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.cache import ReplyCache
+from tabench_dsl.grading.judges.factory import choose_judge, make_judge, manifest_backend_problem
 
 CANARY = "sk-canary-keys-5b1d9e7c3a2f4068"
 #: A part of the canary no scrubbed text may hold either (a masked echo keeps the key's tail).

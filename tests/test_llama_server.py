@@ -25,10 +25,10 @@ import aiohttp
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.judges.openai import OpenAIJudge
-from tabench_dsl.records import record_decoder
-from tabench_dsl.verdict import decode_reply
+from tabench_dsl.core.records import record_decoder
+from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.verdict import decode_reply
 
 pytestmark = pytest.mark.llama
 

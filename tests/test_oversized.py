@@ -19,16 +19,16 @@ import pytest
 from helpers_grading import PASS, compiled_battery, grade, user_content, write_battery
 from judge_server import Fault, Raw
 
-from tabench_dsl.cache import ReplyCache
 from tabench_dsl.cli import main
-from tabench_dsl.judges._http import MAX_BODY_BYTES
-from tabench_dsl.judges.anthropic import AnthropicJudge
-from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.judges.openai import OpenAIJudge
-from tabench_dsl.records import CAUSE_TEXTS, Answer
-from tabench_dsl.results import iter_records
-from tabench_dsl.runner import MAX_ANSWER_BYTES
-from tabench_dsl.verdict import MAX_REPLY_BYTES, REPLY_CUT_MARK, cut_reply, decode_reply
+from tabench_dsl.core.records import CAUSE_TEXTS, Answer
+from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.cache import ReplyCache
+from tabench_dsl.grading.judges._http import MAX_BODY_BYTES
+from tabench_dsl.grading.judges.anthropic import AnthropicJudge
+from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.runner import MAX_ANSWER_BYTES
+from tabench_dsl.grading.verdict import MAX_REPLY_BYTES, REPLY_CUT_MARK, cut_reply, decode_reply
 
 OVERSIZED = CAUSE_TEXTS["oversized"]
 
@@ -147,7 +147,7 @@ def test_the_limit_must_be_positive(work: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_the_viewer_page_names_the_cause_as_the_terminal_does() -> None:
-    from tabench_dsl.viewer.page import PAGE_HTML
+    from tabench_dsl.review.viewer.page import PAGE_HTML
 
     assert f"oversized: {json.dumps(OVERSIZED)}," in PAGE_HTML
 

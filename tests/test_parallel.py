@@ -35,8 +35,8 @@ from interrupted_grading import start_grade as start_one_grade
 from judge_server import Fault
 
 from tabench_dsl.cli import main
-from tabench_dsl.parallel import parse_workers
-from tabench_dsl.results import iter_records
+from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.parallel import parse_workers
 
 #: What the judge says to answer n, by n % 7, ask after ask (the last reply repeats).
 SCRIPTS: list[list[str | Fault]] = [
@@ -220,11 +220,11 @@ def test_a_worker_process_never_imports_the_cli() -> None:
     import subprocess
 
     script = (
-        "import sys; from tabench_dsl.parallel import main; main(); "
+        "import sys; from tabench_dsl.grading.parallel import main; main(); "
         "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
     )
     done = subprocess.run([sys.executable, "-c", script], input="", capture_output=True,
                           text=True, check=True, timeout=60)
     modules = eval(done.stderr.strip().splitlines()[-1])
-    assert "tabench_dsl.loop" in modules and "tabench_dsl.runner" in modules
+    assert "tabench_dsl.grading.loop" in modules and "tabench_dsl.grading.runner" in modules
     assert [m for m in modules if m.startswith("tabench_dsl.cli")] == []

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from battery_files import write_battery
 
-from tabench_dsl.battery import load_battery
-from tabench_dsl.nodes import Exemplar, Facet, JudgeDefaults, Pos, Question, Rule
-from tabench_dsl.parse import parse_policy, parse_rubric
+from tabench_dsl.core.nodes import Exemplar, Facet, JudgeDefaults, Pos, Question, Rule
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.parse import parse_policy, parse_rubric
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
 

@@ -15,9 +15,17 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.errors import SpecError
-from tabench_dsl.nodes import Pos
-from tabench_dsl.parse import Arg, Field, RubricFile, _dedent, _read_by_tokens, _read_coarse, parse_rubric
+from tabench_dsl.core.errors import SpecError
+from tabench_dsl.core.nodes import Pos
+from tabench_dsl.spec.parse import (
+    Arg,
+    Field,
+    RubricFile,
+    _dedent,
+    _read_by_tokens,
+    _read_coarse,
+    parse_rubric,
+)
 
 PATH = "r.rubric"
 

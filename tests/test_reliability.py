@@ -19,9 +19,9 @@ from helpers_grading import (
 )
 from judge_server import Fault
 
-from tabench_dsl.cache import ReplyCache
 from tabench_dsl.cli import main
-from tabench_dsl.records import Answer
+from tabench_dsl.core.records import Answer
+from tabench_dsl.grading.cache import ReplyCache
 
 #: Every fault the scripted server can play that a run must live through, plus a malformed reply.
 FAULTS: list[Fault | str] = [

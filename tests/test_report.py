@@ -10,10 +10,10 @@ import pytest
 from make_results import make_record, sha, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.decisions import append_decision
-from tabench_dsl.records import Decision
-from tabench_dsl.report import render_report
-from tabench_dsl.viewer.run import compile_battery_at, load_run
+from tabench_dsl.core.records import Decision
+from tabench_dsl.review.decisions import append_decision
+from tabench_dsl.review.report import render_report
+from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from helpers_grading import (
 )
 from judge_server import Fault
 
-from tabench_dsl.cache import ReplyCache
-from tabench_dsl.records import Answer
-from tabench_dsl.results import done_pairs
-from tabench_dsl.runner import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
-from tabench_dsl.runner import T1_REASON
+from tabench_dsl.core.records import Answer
+from tabench_dsl.core.results import done_pairs
+from tabench_dsl.grading.cache import ReplyCache
+from tabench_dsl.grading.runner import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
+from tabench_dsl.grading.runner import T1_REASON
 
 STERN_OPENING = (
     "STERN RETRY: your previous judgment contradicted itself (fail verdict with a pass-shaped reason). "
@@ -250,9 +250,9 @@ async def test_rerun_replays_a_reask_from_its_own_cache_entry(tmp_path: Path, ju
 
 
 async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Path) -> None:
-    from tabench_dsl.judges.replay import ReplayJudge
-    from tabench_dsl.results import ResultsWriter, iter_records
-    from tabench_dsl.runner import Grader
+    from tabench_dsl.core.results import ResultsWriter, iter_records
+    from tabench_dsl.grading.judges.replay import ReplayJudge
+    from tabench_dsl.grading.runner import Grader
 
     secret = "zq-live-secret-value-42"
     folder = tmp_path / secret
@@ -272,7 +272,7 @@ async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Pa
 
 
 async def test_open_grader_opens_judge_and_cache_and_commits_on_exit(tmp_path: Path, judge_server) -> None:
-    from tabench_dsl.session import GradingOptions, open_grader
+    from tabench_dsl.grading.session import GradingOptions, open_grader
 
     server = await judge_server([PASS])
     battery = compiled_battery(tmp_path)

@@ -15,11 +15,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
-from tabench_dsl.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
-from tabench_dsl.render import ANSWER_PLACEHOLDER, compile_battery, render_stern, render_system, render_user
-from tabench_dsl.resources import specs_dir
+from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
+from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.spec.render import (
+    ANSWER_PLACEHOLDER,
+    compile_battery,
+    render_stern,
+    render_system,
+    render_user,
+)
 
 CASE = Path(__file__).parent / "golden" / "seed-identity"
 SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seed" / "000_033347dd35560e32.txt"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tabench_dsl.battery import load_battery
 from tabench_dsl.cli import main
-from tabench_dsl.errors import SpecErrors
+from tabench_dsl.core.errors import SpecErrors
+from tabench_dsl.spec.battery import load_battery
 
 MANIFEST = """\
 name: memos

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.errors import SpecError
-from tabench_dsl.parse import parse_rubric
+from tabench_dsl.core.errors import SpecError
+from tabench_dsl.spec.parse import parse_rubric
 
 
 def read_gold(source: str) -> str:

@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.records import Attempt, Decision, JudgeInfo, Record, Tokens
-from tabench_dsl.totals import compute_totals, latest, totals_json, wilson_interval
+from tabench_dsl.core.records import Attempt, Decision, JudgeInfo, Record, Tokens
+from tabench_dsl.review.totals import compute_totals, latest, totals_json, wilson_interval
 
 JUDGE = JudgeInfo(backend="openai", model="m")
 

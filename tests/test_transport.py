@@ -11,10 +11,10 @@ import time
 import pytest
 from judge_server import Fault
 
-from tabench_dsl.errors import TransportError
-from tabench_dsl.judges.base import JudgeParams, Message
-from tabench_dsl.judges.openai import OpenAIJudge
-from tabench_dsl.transport import (
+from tabench_dsl.core.errors import TransportError
+from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.transport import (
     AdaptiveLimiter,
     RateLimit,
     RetryPolicy,

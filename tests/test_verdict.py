@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.verdict import Decoded, Verdict, decode_reply
+from tabench_dsl.grading.verdict import Decoded, Verdict, decode_reply
 
 OBJ = '{"verdict":"fail","reason":"Misses Compact","facets":{"missing_minor":false}}'
 FAIL = Verdict("fail", "Misses Compact", {"missing_minor": False})

@@ -18,10 +18,10 @@ from make_results import (
     write_results,
 )
 
-from tabench_dsl.decisions import load_decisions
-from tabench_dsl.viewer.app import make_app
-from tabench_dsl.viewer.queries import Index
-from tabench_dsl.viewer.run import compile_battery_at, load_run
+from tabench_dsl.review.decisions import load_decisions
+from tabench_dsl.review.viewer.app import make_app
+from tabench_dsl.review.viewer.queries import Index
+from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ import msgspec
 import pytest
 from make_results import HOSTILE_ANSWER, make_record, small_results, write_battery, write_results
 
-from tabench_dsl.report import render_report
-from tabench_dsl.viewer.run import compile_battery_at, load_run
+from tabench_dsl.review.report import render_report
+from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -11,9 +11,9 @@ import importlib
 import importlib.util
 import sys
 
-from .. import interrupts
-from ..display import shown
-from ..errors import SpecError, SpecErrors, TabenchError, UsageError
+from ..core import interrupts
+from ..core.display import shown
+from ..core.errors import SpecError, SpecErrors, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..display import shown
+from ..core.display import shown
 from .warnings import warn_run_problems
 
 if TYPE_CHECKING:
-    from ..records import Record
+    from ..core.records import Record
 
 _KEYS = {"p": "pass", "pass": "pass", "f": "fail", "fail": "fail", "s": "skip", "skip": "skip",
          "q": "quit", "quit": "quit"}
@@ -41,7 +41,7 @@ def _block(text: str, indent: str = "    ") -> str:
 
 def show(record: Record, number: int, count: int, gold: str | None, out: TextIO) -> None:
     """Print one adjudicate record as a reviewer needs to see it."""
-    from ..records import CAUSE_TEXTS
+    from ..core.records import CAUSE_TEXTS
 
     cause = record.cause or "unknown"
     print(f"\n=== [{number}/{count}] {shown(record.system)} · {shown(record.question)} ===", file=out)
@@ -65,9 +65,9 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
-    from ..decisions import append_decision, default_reviewer, make_decision
-    from ..outputs import check_decisions_out
-    from ..viewer.run import load_run
+    from ..review.decisions import append_decision, default_reviewer, make_decision
+    from ..review.viewer.run import load_run
+    from .outputs import check_decisions_out
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout

@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..display import json_for_terminal, shown
-from ..errors import UsageError
+from ..core.display import json_for_terminal, shown
+from ..core.errors import UsageError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,9 +54,9 @@ def _min_agreement(value: float | None) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate, print the report, return the exit status."""
-    from ..battery import load_battery
-    from ..calibrate import calibration_json
-    from ..render import compile_battery
+    from ..grading.calibrate import calibration_json
+    from ..spec.battery import load_battery
+    from ..spec.render import compile_battery
 
     minimum = _min_agreement(args.min_agreement)
     if args.concurrency < 1 or args.retries < 0 or not args.timeout > 0:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_max_answer_bytes(args)
     if args.out is not None:
-        from ..outputs import check_results_out
+        from .outputs import check_results_out
 
         check_results_out(args.out, option="--out")
     compiled = compile_battery(load_battery(args.battery))
@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _calibrate(args, compiled, out: Path):
-    from ..calibrate import calibrate
-    from ..session import open_grader
+    from ..grading.calibrate import calibrate
+    from ..grading.session import open_grader
     from .grade_cmd import grading_options, notice_line
 
     def show(notice: str) -> None:
@@ -103,7 +103,7 @@ def _one_line(text: str, width: int = 100) -> str:
 
 def render_report(result, minimum: float | None = None) -> str:
     """The human report: who judged, agreement, kappa, the confusion table and every miss."""
-    from ..calibrate import GOT_LABELS, judge_label
+    from ..grading.calibrate import GOT_LABELS, judge_label
 
     judge = shown(judge_label(result.judge))
     lines = [f"calibrate {shown(result.battery)}: {result.n} exemplar(s) graded by {judge}"]

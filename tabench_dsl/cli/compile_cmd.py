@@ -12,8 +12,8 @@ import gc
 import sys
 from typing import Any
 
-from ..display import json_for_terminal, shown
-from ..errors import UsageError
+from ..core.display import json_for_terminal, shown
+from ..core.errors import UsageError
 
 PARTS: tuple[str, ...] = ("system", "user", "stern")
 
@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from ..battery import load_battery  # imported here so `tabench --help` stays fast
-    from ..render import ANSWER_PLACEHOLDER, compile_battery
+    from ..spec.battery import load_battery  # imported here so `tabench --help` stays fast
+    from ..spec.render import ANSWER_PLACEHOLDER, compile_battery
 
     battery = load_battery(args.battery)
     compiled = compile_battery(battery)
@@ -153,11 +153,11 @@ def _select(compiled: Any, wanted: list[str] | None) -> list[str]:
 
 
 def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> int:
-    from ..lock import check_lock, lock_path, read_lock, write_lock
+    from ..spec.lock import check_lock, lock_path, read_lock, write_lock
 
     path = lock_path(manifest)
     if args.lock:
-        from ..outputs import check_output, is_lock_file
+        from .outputs import check_output, is_lock_file
 
         check_output(path, option="--lock", kind="a prompt lock", recognise=is_lock_file)
         write_lock(compiled, path)

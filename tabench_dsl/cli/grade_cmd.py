@@ -7,7 +7,7 @@ Decided where the spec is silent:
 - `--retries N` is the number of transport retries after the first try (default 5: six attempts).
 - The totals printed at the end are those of the whole results file (earlier runs included, the
   last record of each pair standing, human decisions applied), as `tabench totals` prints them.
-- `--workers N` grades in N processes (tabench_dsl/parallel.py), this one alone writing the results;
+- `--workers N` grades in N processes (tabench_dsl/grading/parallel.py), this one alone writing the results;
   the default is 1: a real judge is latency bound and one process keeps up with it.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
@@ -21,8 +21,8 @@ import functools
 import sys
 from pathlib import Path
 
-from ..display import json_for_terminal, shown
-from ..errors import UsageError
+from ..core.display import json_for_terminal, shown
+from ..core.errors import UsageError
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
@@ -73,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from ..parallel import parse_workers
+    from ..grading.parallel import parse_workers
 
     args.workers = parse_workers(str(args.workers))
     if args.concurrency < 1:
@@ -93,14 +93,14 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
-    from ..answers import AnswerReader, count_lines
-    from ..battery import load_battery
-    from ..interrupts import deferred_interrupts
-    from ..loop import quiet_gc, run_event_loop
-    from ..outputs import check_results_out
-    from ..progress import Progress
-    from ..render import compile_battery
-    from ..results import ResultsWriter, done_pairs
+    from ..core.interrupts import deferred_interrupts
+    from ..core.results import ResultsWriter, done_pairs
+    from ..grading.answers import AnswerReader, count_lines
+    from ..grading.loop import quiet_gc, run_event_loop
+    from ..spec.battery import load_battery
+    from ..spec.render import compile_battery
+    from .outputs import check_results_out
+    from .progress import Progress
 
     _check_args(args)
     out: Path = args.out or DEFAULT_OUT
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     pool = None
     try:
         if args.workers > 1:
-            from ..parallel import WorkerPool
+            from ..grading.parallel import WorkerPool
 
             # Started before the battery is compiled: their start-up overlaps this process's.
             # Started and reaped whole: an interrupt half-way would leave a process nobody reaps.
@@ -172,9 +172,9 @@ def check_max_answer_bytes(args: argparse.Namespace) -> None:
 
 def grading_options(args: argparse.Namespace):
     """The `session.GradingOptions` of a grade or calibrate command line."""
-    from ..cache import resolve_path
-    from ..runner import MAX_ANSWER_BYTES
-    from ..session import GradingOptions
+    from ..grading.cache import resolve_path
+    from ..grading.runner import MAX_ANSWER_BYTES
+    from ..grading.session import GradingOptions
 
     return GradingOptions(
         judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
@@ -185,7 +185,7 @@ def grading_options(args: argparse.Namespace):
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
-    from ..session import open_grader
+    from ..grading.session import open_grader
 
     async with open_grader(
         compiled, grading_options(args), writer=writer, on_record=progress.advance,
@@ -195,7 +195,7 @@ async def _grade(args, compiled, reader, writer, progress, skip):
 
 
 async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip):
-    from ..parallel import WorkerConfig
+    from ..grading.parallel import WorkerConfig
 
     return await pool.run(
         WorkerConfig(battery=compiled, options=grading_options(args)), reader, writer=writer, skip=skip,
@@ -207,9 +207,9 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
 def _print_totals(out: Path, *, as_json: bool) -> None:
     """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
     record is named on stderr, as there, and left out of the count)."""
-    from ..decisions import apply_decisions, decisions_path, load_decisions
-    from ..results import iter_light_records
-    from ..totals import compute_totals, totals_json
+    from ..core.results import iter_light_records
+    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
     problems: list[str] = []

@@ -12,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..lint import lint_battery
+    from ..spec.lint import lint_battery
 
     problems = lint_battery(args.battery)
     for problem in problems:

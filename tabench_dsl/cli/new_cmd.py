@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from string import Template
 
-from ..display import shown
-from ..errors import UsageError
+from ..core.display import shown
+from ..core.errors import UsageError
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates_new"
 
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def create_battery(name: str, parent: Path) -> Path:
     """Write the template battery `name` under `parent` and return its folder."""
-    from ..battery import BATTERY_NAME
+    from ..spec.battery import BATTERY_NAME
 
     if not BATTERY_NAME.match(name):
         raise UsageError(f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..display import shown
-from ..errors import UsageError
+from ..core.display import shown
+from ..core.errors import UsageError
 from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..report import MAX_ANSWERS
+    from ..review.report import MAX_ANSWERS
 
     parser = sub.add_parser("report", help="write a self-contained HTML report of a results file")
     parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
@@ -24,10 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..decisions import decisions_path
-    from ..outputs import check_output
-    from ..report import is_report_file, write_report
-    from ..viewer.run import load_run
+    from ..review.decisions import decisions_path
+    from ..review.report import is_report_file, write_report
+    from ..review.viewer.run import load_run
+    from .outputs import check_output
 
     if args.max_answers < 0:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")

@@ -9,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..display import json_for_terminal, shown
-from ..errors import UsageError
+from ..core.display import json_for_terminal, shown
+from ..core.errors import UsageError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,9 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..decisions import apply_decisions, decisions_path, load_decisions
-    from ..results import iter_records
-    from ..totals import compute_totals, totals_json
+    from ..core.results import iter_records
+    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.totals import compute_totals, totals_json
 
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
@@ -55,7 +55,7 @@ def print_tables(totals) -> None:
     """
     from rich.console import Console
 
-    from ..totals import render_table
+    from ..review.totals import render_table
 
     console = Console(width=None if sys.stdout.isatty() else 140, markup=False, emoji=False)
     console.print(render_table(totals))

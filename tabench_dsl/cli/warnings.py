@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..display import shown
+from ..core.display import shown
 
 #: How many bad lines are named one by one before the rest are only counted.
 SHOWN_PROBLEMS = 5

@@ -1,0 +1,185 @@
+"""The reply cache: an embedded SQLite file, so a second run of the same grading calls no judge.
+
+The key is the sha256 of the canonical JSON of (backend, endpoint, model, parameters, messages,
+attempt). `endpoint` is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
+so one model served by two servers (a local vLLM, then OpenAI) has two sets of entries and
+switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
+attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
+very same messages, has an entry of its own and a rerun replays the same sequence of replies. The
+value is the raw reply content and its token counts. Only replies are ever stored: transport
+failures never reach the cache, malformed replies do (a rerun must be reproducible).
+
+Writes are batched: `put` keeps the entry in memory (where `get` sees it at once) and commits every
+`COMMIT_EVERY` entries or `COMMIT_SECONDS`, and on close, so the event loop does not wait for a
+commit per reply. The database runs in WAL mode with a busy timeout, so several tabench processes
+can share one cache file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from ..core.errors import UsageError
+from ..core.records import JudgeInfo, Tokens
+from .judges.base import JudgeParams, Message
+
+#: Where the cache lives, relative to the working folder, unless `--cache` or TABENCH_CACHE say.
+DEFAULT_PATH = Path(".tabench") / "cache.sqlite"
+#: Commit after this many new entries ...
+COMMIT_EVERY = 128
+#: ... or when this many seconds have passed since the last commit.
+COMMIT_SECONDS = 0.5
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+_key_encoder = msgspec.json.Encoder(order="sorted")
+
+
+class CachedReply(msgspec.Struct, frozen=True):
+    """A reply as the cache holds it."""
+
+    content: str
+    tokens: Tokens = Tokens()
+
+
+def cache_key(
+    backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str, *, endpoint: str = ""
+) -> str:
+    """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
+    the server asked (`JudgeInfo.endpoint`)."""
+    payload = _key_encoder.encode(
+        {
+            "backend": backend,
+            "endpoint": endpoint,
+            "model": params.model,
+            "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
+            "messages": [[m.role, m.content] for m in messages],
+            "attempt": attempt,
+        }
+    )
+    return hashlib.sha256(payload).hexdigest()
+
+
+def resolve_path(flag: str | None, env: dict[str, str] | None = None) -> Path:
+    """The cache file: `--cache PATH`, else TABENCH_CACHE, else `.tabench/cache.sqlite`."""
+    env = os.environ if env is None else env
+    if flag:
+        return Path(flag)
+    if env.get("TABENCH_CACHE"):
+        return Path(env["TABENCH_CACHE"])
+    return DEFAULT_PATH
+
+
+def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | None:
+    """The reply cache at `path` for `judge`, or None: for `--no-cache` (no path) and for a
+    deterministic judge (`JudgeInfo.deterministic`: nothing to cache, so no file is made)."""
+    if path is None or judge.deterministic:
+        return None
+    return ReplyCache(path)
+
+
+#: How often, and how long apart (seconds), opening a cache file another process holds locked is tried.
+OPEN_TRIES = 50
+OPEN_PAUSE = 0.1
+
+
+class ReplyCache:
+    """A SQLite reply cache. `hits` and `misses` count lookups; close it to commit what is pending."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        # Two processes opening a new file at once (the --workers processes, or two gradings): the
+        # one that switches it to WAL holds it locked for a moment, and SQLite's busy handler does
+        # not cover that switch, so the open itself is tried again shortly.
+        for attempt in range(OPEN_TRIES):
+            db = None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA busy_timeout = 30000")
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+                db.execute(_SCHEMA)
+                break
+            except (OSError, sqlite3.Error) as exc:
+                if db is not None:
+                    db.close()
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if locked and attempt < OPEN_TRIES - 1:
+                    time.sleep(OPEN_PAUSE)
+                    continue
+                raise UsageError(
+                    f"{self.path}: cannot open the reply cache ({exc}); "
+                    "give another --cache PATH or --no-cache"
+                ) from None
+        self._db = db
+        self._pending: dict[str, CachedReply] = {}
+        self._last_commit = time.monotonic()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> CachedReply | None:
+        """The cached reply for `key`, or None."""
+        reply = self._pending.get(key)
+        if reply is None:
+            row = self._db.execute(
+                "SELECT content, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None:
+                reply = CachedReply(row[0], Tokens(row[1], row[2]))
+        if reply is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return reply
+
+    def put(self, key: str, content: str, tokens: Tokens) -> None:
+        """Remember a reply; it is committed with the next batch."""
+        self._pending[key] = CachedReply(content, tokens)
+        if len(self._pending) >= COMMIT_EVERY or time.monotonic() - self._last_commit >= COMMIT_SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        """Write the pending entries in one transaction."""
+        self._last_commit = time.monotonic()
+        if not self._pending:
+            return
+        now = time.time()
+        rows = [
+            (key, r.content, r.tokens.prompt, r.tokens.completion, now) for key, r in self._pending.items()
+        ]
+        with self._db:  # BEGIN ... COMMIT, retried by sqlite under busy_timeout when another process writes
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)", rows)
+        self._pending.clear()
+
+    def close(self) -> None:
+        """Commit what is pending and close the database. Safe to call twice."""
+        if self._db is None:
+            return
+        try:
+            self.commit()
+        finally:
+            self._db.close()
+            self._db = None  # type: ignore[assignment]
+
+    def __enter__(self) -> ReplyCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,164 @@
+"""Calibration: grade a battery's own exemplars and compare the verdicts with the expected ones.
+
+Every exemplar becomes an answer of a system named `exemplar.<n>.<kind>` (n counts the question's
+exemplars from 1) and goes through the whole grading path of `runner.Grader`: T1, the judge call,
+decoding, the re-ask and stern retry, adjudicate. Its expected verdict is `Exemplar.expected` (the
+written `expect`, else pass for `correct` and fail otherwise).
+
+Agreement is the share of exemplars whose verdict equals the expected one; `adjudicate` and
+`error` never equal it, so they count as disagreement (and show in the confusion table).
+Cohen's kappa is computed over the labels pass, fail, adjudicate and error; when chance agreement
+is certain (every expected and every graded verdict the same label) kappa is 1.0 for full
+agreement and 0.0 otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..core.compiled import CompiledBattery
+from ..core.records import Answer, JudgeInfo, Record
+
+if TYPE_CHECKING:
+    from .runner import Grader
+
+#: Expected verdicts (rows of the confusion table).
+EXPECTED_LABELS: tuple[str, ...] = ("pass", "fail")
+#: Graded outcomes (columns of the confusion table).
+GOT_LABELS: tuple[str, ...] = ("pass", "fail", "adjudicate", "error")
+
+
+class Case(msgspec.Struct, frozen=True):
+    """One exemplar to grade: where it is, its text, its why and its expected verdict."""
+
+    question: str
+    index: int
+    kind: str
+    answer: str
+    why: str
+    expected: str
+
+    @property
+    def system(self) -> str:
+        return f"exemplar.{self.index}.{self.kind}"
+
+
+class Miss(msgspec.Struct, frozen=True):
+    """An exemplar whose graded verdict differs from the expected one."""
+
+    question: str
+    index: int
+    kind: str
+    answer: str
+    why: str
+    expected: str
+    got: str
+    tier: str
+    reason: str
+
+
+class Calibration(msgspec.Struct, frozen=True):
+    """The outcome of calibrating one battery with one judge."""
+
+    battery: str
+    judge: JudgeInfo
+    n: int
+    agree: int
+    agreement: float | None
+    kappa: float | None
+    confusion: dict[str, dict[str, int]]
+    misses: list[Miss]
+
+
+def cases(compiled: CompiledBattery) -> list[Case]:
+    """Every exemplar of the battery, in question order then written order."""
+    out = []
+    for question in compiled.questions.values():
+        for index, ex in enumerate(question.exemplars, start=1):
+            out.append(Case(question.id, index, ex.kind, ex.answer, ex.why, ex.expected))
+    return out
+
+
+def answers(items: Iterable[Case]) -> list[Answer]:
+    """The exemplars as answers, one system per exemplar position and kind."""
+    return [Answer(system=c.system, question=c.question, answer=c.answer) for c in items]
+
+
+def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
+    """Cohen's kappa of (expected, got) label pairs; None for no pairs (see the module docstring)."""
+    if not pairs:
+        return None
+    n = len(pairs)
+    observed = sum(1 for e, g in pairs if e == g) / n
+    rows = Counter(e for e, _ in pairs)
+    cols = Counter(g for _, g in pairs)
+    chance = sum(rows[label] * cols[label] for label in rows) / (n * n)
+    if chance >= 1.0:
+        return 1.0 if observed == 1.0 else 0.0
+    return (observed - chance) / (1.0 - chance)
+
+
+def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record]) -> Calibration:
+    """Compare the standing record of each case with its expected verdict.
+
+    A case without a record (the grading stopped before it) counts as `error`.
+    """
+    standing = {(r.system, r.question): r for r in records}
+    confusion = {e: dict.fromkeys(GOT_LABELS, 0) for e in EXPECTED_LABELS}
+    pairs, misses = [], []
+    for case in items:
+        record = standing.get((case.system, case.question))
+        got = record.verdict if record is not None else "error"
+        confusion[case.expected][got] += 1
+        pairs.append((case.expected, got))
+        if got != case.expected:
+            misses.append(
+                Miss(
+                    question=case.question, index=case.index, kind=case.kind, answer=case.answer,
+                    why=case.why, expected=case.expected, got=got,
+                    tier=record.tier if record is not None else "-",
+                    reason=record.reason if record is not None else "no record was written",
+                )
+            )
+    n = len(items)
+    agree = n - len(misses)
+    return Calibration(
+        battery=battery, judge=judge, n=n, agree=agree, agreement=agree / n if n else None,
+        kappa=cohen_kappa(pairs), confusion=confusion, misses=misses,
+    )
+
+
+async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> Calibration:
+    """Grade every exemplar of `compiled` with `grader` (`session.open_grader`), writing the
+    records to the results file `out` (appended), and summarise them against the expected
+    verdicts."""
+    from ..core.results import ResultsWriter, iter_records
+
+    items = cases(compiled)
+    with ResultsWriter(out) as writer:
+        grader.writer = writer
+        try:
+            await grader.run(answers(items))
+        finally:
+            grader.writer = None
+    return summarise(compiled.name, grader.judge.info, items, iter_records(out))
+
+
+def judge_label(info: JudgeInfo) -> str:
+    """How outputs name the judge: the builtin one always says it is not a language model."""
+    if not info.language_model:
+        return info.label or f"{info.backend} {info.model} (not a language model)"
+    return f"{info.backend} {info.model}".strip()
+
+
+def calibration_json(result: Calibration) -> bytes:
+    """One JSON object: battery, judge (with its label), n, agree, agreement, kappa, confusion,
+    misses."""
+    obj = msgspec.to_builtins(result)
+    obj["judge"]["label"] = judge_label(result.judge)
+    return msgspec.json.encode(obj)

@@ -1,0 +1,350 @@
+"""The contradiction check (spec section 5): does a judge's reason conclude pass or fail?
+
+A `fail` verdict whose reason is pass-shaped gets one stern retry; a `pass` whose reason is
+fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YAML (`contradiction:`);
+this module is only the algorithm:
+
+1. Normalise: casefold, curly quotes to straight, `isn't` -> `is not`, hyphens between words to
+   spaces (`full-credit` reads as `full credit`); blank out quoted text (`says "correct order"`
+   quotes the answer) and `neutral` phrases (`the correct answer is ...` describes the gold, it
+   does not judge the answer).
+2. Split into clauses at sentence marks, commas, colons, dashes, and before contrast words
+   (`but`, `however`) and concessive words (`although`, `though`).
+3. Give each clause a polarity. A fail phrase (`wrong`, `fails`, `missing`) makes it fail unless it
+   is negated (`nothing missing`) or the clause has a mitigator (`minor`); a pass phrase makes it
+   pass unless a negator or qualifier stands within `window` words before it (`not acceptable`,
+   `partially correct`, `would be correct`) or a qualifier right after it (`correct if`,
+   `correct in part`): a negated or qualified pass phrase makes the clause fail. Fail wins in a clause.
+4. Conclude. A contrast word starts a new segment, and the last segment that concludes anything
+   decides (`wrong at first glance, but actually correct`; `correct names but wrong order`).
+   Within a segment, reading clauses in order, the first polarity sets the state and a later fail
+   wins over a pass (an explicit fail conclusion wins: `right idea, wrong function name`); a
+   leading concession (`although phrased differently, the answer is correct`) counts only when
+   nothing else concludes; a trailing concession (`correct, though the order is wrong`) can bring
+   a fail but never a pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import yaml
+
+from ..core.errors import SpecError
+
+Polarity = Literal["pass", "fail"] | None
+ClauseKind = Literal["main", "contrast", "concession"]
+
+#: Contractions spelled out, so `n't` reads as the negator `not`.
+_CONTRACTIONS = (
+    (re.compile(r"\bcan'?t\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"\bcannot\b"), "can not"),
+    (re.compile(r"n't\b"), " not"),
+)
+#: Quoted text: "...", `...`, or '...' opened and closed outside a word (not an apostrophe). What
+#: stands in quotes is the answer's or the gold's wording, not the judge's conclusion.
+_QUOTED = re.compile(r'"[^"\n]*"|`[^`\n]*`|(?<!\w)\'[^\'\n]*\'(?!\w)')
+#: A hyphen joining two words (`full-credit`, `borderline-acceptable`).
+_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+#: Clause breaks: sentence marks and colons before a space or the end, commas, semicolons, dashes.
+_BREAK = re.compile(r"[.!?:]+(?=\s|$)|[;,\n]|\s[-\u2013\u2014]+\s|[\u2013\u2014]")
+#: A sentence end (a clause after it starts a new sentence).
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_WORD = re.compile(r"\w+")
+#: A phrase of words and spaces only (no regex syntax that could behave differently in a clause).
+_PLAIN = re.compile(r"[^\W_]+(?: [^\W_]+)*")
+
+
+class _Clause(NamedTuple):
+    """One clause of a reason: its text, whether it opens a sentence, and what opens it."""
+
+    text: str
+    leads_sentence: bool
+    kind: ClauseKind
+
+
+class ContradictionCheck:
+    """The compiled phrase lists of one scorer. Build it once with `from_settings` and reuse it."""
+
+    def __init__(
+        self,
+        *,
+        pass_shaped: Iterable[str],
+        fail_shaped: Iterable[str],
+        negators: Iterable[str] = (),
+        qualifiers: Iterable[str] = (),
+        qualifiers_after: Iterable[str] = (),
+        mitigators: Iterable[str] = (),
+        contrast: Iterable[str] = (),
+        concessive: Iterable[str] = (),
+        neutral: Iterable[str] = (),
+        window: int = 3,
+    ) -> None:
+        self.window = window
+        self._pass = _alternation(pass_shaped)
+        self._fail = _alternation(fail_shaped)
+        self._negator = _alternation(negators)
+        self._qualifier = _alternation(qualifiers)
+        self._qualifier_after = _alternation(qualifiers_after, anchored=True)
+        self._mitigator = _alternation(mitigators)
+        self._neutral = _alternation(neutral)
+        contrast_words = list(contrast)
+        concessive_words = list(concessive)
+        self._contrast_start = _alternation(contrast_words, anchored=True)
+        self._concessive_start = _alternation(concessive_words, anchored=True)
+        self._opener = _alternation(contrast_words + concessive_words)
+        # Plain-word openers (the default lists) match inside a clause only where they match in the
+        # whole text: one search of the text then tells whether any clause is cut or opened by one.
+        self._plain_openers = all(_PLAIN.fullmatch(p) for p in contrast_words + concessive_words)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Mapping[str, Any], *, source: str | Path | None = None
+    ) -> ContradictionCheck:
+        """Build from a scorer's `contradiction:` section (a mapping of lists and `window`).
+
+        A bad section raises `SpecError`; given `source` (the scorer.yaml it came from), the error
+        points at the offending line and column.
+        """
+        if not isinstance(settings, Mapping):
+            raise setting_error("contradiction: must be a mapping", source, "contradiction")
+        unknown = sorted(set(settings) - set(SETTINGS))
+        if unknown:
+            raise setting_error(
+                f"contradiction: unknown setting {unknown[0]!r}", source, "contradiction", unknown[0],
+                hint=f"settings are {', '.join(SETTINGS)}",
+            )  # fmt: skip
+        lists: dict[str, list[str]] = {}
+        for key in SETTINGS[:-1]:
+            lists[key] = check_patterns(
+                settings.get(key), source, "contradiction", key, rewrite=_phrase_regex
+            )
+        window = settings.get("window", 3)
+        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+            raise setting_error(
+                "contradiction.window must be a whole number >= 0", source, "contradiction", "window"
+            )
+        return cls(**lists, window=window)
+
+    def is_pass_shaped(self, reason: str) -> bool:
+        """True when the reason concludes the answer is correct, acceptable or borderline-acceptable."""
+        return self.conclusion(reason) == "pass"
+
+    def is_fail_shaped(self, reason: str) -> bool:
+        """True when the reason concludes the answer is wrong, missing or not acceptable."""
+        return self.conclusion(reason) == "fail"
+
+    def conclusion(self, reason: str) -> Polarity:
+        """What the reason concludes: "pass", "fail", or None when it concludes neither.
+
+        The clauses form segments, a new one at each contrast word; the last segment that
+        concludes anything decides.
+        """
+        outcome: Polarity = None
+        segment: list[_Clause] = []
+        for clause in [*self._clauses(_normalise(reason, self._neutral)), None]:
+            if clause is None or (clause.kind == "contrast" and segment):
+                outcome = self._segment_conclusion(segment) or outcome
+                segment = []
+            if clause is not None:
+                segment.append(clause)
+        return outcome
+
+    def _segment_conclusion(self, clauses: list[_Clause]) -> Polarity:
+        """Within one segment: a fail anywhere wins; a leading concession counts only as a fallback,
+        a trailing concession only brings a fail."""
+        state: Polarity = None
+        held: Polarity = None
+        for index, clause in enumerate(clauses):
+            polarity = self._polarity(clause.text)
+            if polarity is None:
+                continue
+            if clause.kind == "concession":
+                followed = index + 1 < len(clauses) and not clauses[index + 1].leads_sentence
+                if clause.leads_sentence and followed:
+                    held = held or polarity
+                    continue
+                if polarity == "pass" and state is not None:
+                    continue
+            if state is None or polarity == "fail":
+                state = polarity
+        return state if state is not None else held
+
+    def _clauses(self, text: str) -> list[_Clause]:
+        """The clauses of a normalised reason, split at breaks and before contrast/concession words."""
+        out: list[_Clause] = []
+        position = 0
+        sentence_start = True
+        openers = not self._plain_openers or self._opener.search(text) is not None
+        for match in _BREAK.finditer(text + "."):
+            piece = text[position : match.start()]
+            if not openers:  # no contrast or concession word anywhere: the piece is one main clause
+                part = piece.strip()
+                if part:
+                    out.append(_Clause(part, sentence_start, "main"))
+                    sentence_start = False
+                if _SENTENCE_END.search(match.group()):
+                    sentence_start = True
+                position = match.end()
+                continue
+            cuts = [m.start() for m in self._opener.finditer(piece) if piece[: m.start()].strip()]
+            for begin, stop in zip([0, *cuts], [*cuts, len(piece)], strict=True):
+                part = piece[begin:stop].strip()
+                if part:
+                    out.append(_Clause(part, sentence_start, self._kind(part)))
+                    sentence_start = False
+            if _SENTENCE_END.search(match.group()):
+                sentence_start = True
+            position = match.end()
+        return out
+
+    def _kind(self, clause: str) -> ClauseKind:
+        if self._contrast_start.match(clause):
+            return "contrast"
+        if self._concessive_start.match(clause):
+            return "concession"
+        return "main"
+
+    def _polarity(self, clause: str) -> Polarity:
+        """The polarity of one clause: fail beats pass; a negated or qualified pass phrase is fail."""
+        mitigated: bool | None = None  # looked up only when a phrase needs it
+        fail = pass_ = False
+        for match in self._fail.finditer(clause):
+            if mitigated is None:
+                mitigated = self._mitigator.search(clause) is not None
+            if not mitigated and not self._negated(clause, match.start()):
+                fail = True
+        for match in self._pass.finditer(clause):
+            qualified_after = bool(self._qualifier_after.match(clause[match.end() :].lstrip()))
+            if qualified_after and mitigated is None:
+                mitigated = self._mitigator.search(clause) is not None
+            if (
+                self._negated(clause, match.start())
+                or self._qualified(clause[: match.start()])
+                or (qualified_after and not mitigated)
+            ):
+                fail = True
+            else:
+                pass_ = True
+        if fail:
+            return "fail"
+        return "pass" if pass_ else None
+
+    def _window(self, before: str) -> str:
+        words = _WORD.findall(before)
+        return " ".join(words[-self.window :]) if self.window > 0 else ""
+
+    def _negated(self, clause: str, start: int) -> bool:
+        return bool(self._negator.search(self._window(clause[:start])))
+
+    def _qualified(self, before: str) -> bool:
+        return bool(self._qualifier.search(self._window(before)))
+
+
+def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
+    text = reason.casefold().replace("\u2019", "'").replace("\u2018", "'")
+    # Each step runs only when the text holds what it looks for (the outcome is the same).
+    quotes = "'" in text
+    if quotes or "cant" in text or "wont" in text or "cannot" in text:
+        for pattern, replacement in _CONTRACTIONS:
+            text = pattern.sub(replacement, text)
+    if quotes or '"' in text or "`" in text:
+        text = _QUOTED.sub(_blank, text)
+    if "-" in text:
+        text = _WORD_HYPHEN.sub(" ", text)
+    return neutral.sub(_blank, text)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
+def _join(phrases: Iterable[str]) -> str:
+    """One alternation of phrase regexes, longest first; a space matches any run of white space."""
+    parts = sorted({p.strip().casefold() for p in phrases if p and p.strip()}, key=len, reverse=True)
+    return "|".join(_phrase_regex(p) for p in parts)
+
+
+def _phrase_regex(phrase: str) -> str:
+    """A phrase as a regex: a run of spaces matches any run of white space (unless quantified)."""
+    return re.sub(r" +(?![*+?{])", r"\\s+", phrase)
+
+
+def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Pattern[str]:
+    """Compile phrases into one regex matched on word boundaries (or at the start, when anchored)."""
+    joined = _join(phrases)
+    if not joined:
+        return re.compile(r"(?!)")
+    if anchored:
+        return re.compile(rf"(?:{joined})(?!\w)")
+    return re.compile(rf"(?<!\w)(?:{joined})(?!\w)")
+
+
+#: The keys of a `contradiction:` section, in the order the scorer.yaml documents them.
+SETTINGS = (
+    "pass_shaped", "fail_shaped", "negators", "qualifiers", "qualifiers_after", "mitigators",
+    "contrast", "concessive", "neutral", "window",
+)  # fmt: skip
+
+
+def check_patterns(
+    value: Any, source: str | Path | None, *where: str | int, rewrite: Callable[[str], str] = str
+) -> list[str]:
+    """A settings list of regular expressions, checked: a list of strings that compile (after
+    `rewrite`, the way the caller will use them).
+
+    `where` is the key path of the list in the scorer YAML (for the error location).
+    """
+    name = ".".join(str(w) for w in where)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise setting_error(f"{name} must be a list of patterns", source, *where)
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise setting_error(
+                f"{name}: entry {item!r} is not a string", source, *where, index,
+                hint="quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers",
+            )  # fmt: skip
+        try:
+            re.compile(rewrite(item))
+        except re.error as exc:
+            raise setting_error(f"{name}: bad pattern {item!r}: {exc.msg}", source, *where, index) from None
+    return value
+
+
+def setting_error(
+    message: str, source: str | Path | None, *where: str | int, hint: str | None = None
+) -> SpecError:
+    """A `SpecError` at the node `where` (keys and list indexes) of the scorer YAML `source`."""
+    line, col = _position(source, where) if source is not None else (1, 1)
+    return SpecError(
+        message, path=source if source is not None else "scorer.yaml", line=line, col=col, hint=hint
+    )
+
+
+def _position(source: str | Path, where: tuple[str | int, ...]) -> tuple[int, int]:
+    """Line and column (1-based) of the deepest node of `where` found in the YAML file."""
+    try:
+        node = yaml.compose(Path(source).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return 1, 1
+    mark = node.start_mark if node is not None else None
+    for step in where:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == step:
+                    # an unknown key is reported at the key itself, a bad value at the value
+                    child, mark = value, (key.start_mark if step == where[-1] else value.start_mark)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            child = node.value[step]
+            mark = child.start_mark
+        if child is None:
+            break
+        node = child
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

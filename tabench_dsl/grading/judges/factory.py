@@ -1,0 +1,257 @@
+"""Choosing and configuring the judge (spec section 6): `make_judge`.
+
+Which judge, first rule that applies (`choose_judge`, which also says where the choice came from):
+
+1. `--judge SPEC`;
+2. the manifest's `judge.backend` (`builtin`, `openai[:MODEL]` or `anthropic[:MODEL]` only, see below);
+3. when a model is named (`--model`, or the manifest's `judge.model`): `openai` if OPENAI_BASE_URL
+   or OPENAI_API_KEY is set, else `anthropic` if ANTHROPIC_API_KEY is set, else `builtin` with a
+   notice (the model names nothing the judge could be asked at; the caller shows the notice);
+4. `builtin`.
+
+An empty variable counts as unset. A SPEC is
+
+    builtin               the deterministic lexical judge in this process (no server, no key)
+    openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
+    anthropic:MODEL       the Messages API at ANTHROPIC_BASE_URL, else https://api.anthropic.com
+    http(s)://HOST[/v1]   any Chat Completions server; the model from --model or judge.model
+    replay:RESULTS.jsonl  the replies recorded in an earlier results file
+
+`openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
+Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
+`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens.
+Keys come from the environment only, and go only where the user sent them: to an endpoint the user
+named (the `--judge` URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL) or to the provider's own host.
+OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_URL says, as OpenAI's
+own clients do, else api.openai.com) and to a `--judge` URL only when the URL is https or its host is
+loopback (127.0.0.0/8, ::1, localhost): a plain-HTTP judge elsewhere gets no key, since anyone on the
+path could read it. ANTHROPIC_API_KEY goes to `anthropic:` (ANTHROPIC_BASE_URL, else
+api.anthropic.com). On the real API hosts a missing key is a `UsageError` naming the variable
+(exit 2); local servers need none. Keys live only inside the judge objects.
+
+A battery is shared data, written by someone else: its manifest may choose `builtin`, `openai` or
+`anthropic` (they reach only the endpoints above, which the user's environment names), but a judge
+URL or a `replay:` file that only the manifest names is refused with a `UsageError` (exit 2) before
+anything is sent: such a server would receive the user's key and answers on the battery author's
+word alone. Passing the same URL with `--judge` is how a user says they trust it
+(`manifest_backend_problem`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import aiohttp
+import msgspec
+
+from ...core.errors import JudgeError, UsageError
+from ...core.nodes import JudgeDefaults
+from .base import Judge, JudgeParams
+from .openai import OPENAI_BASE_URL, safe_url
+
+#: The forms `--judge` accepts, for error messages.
+SPEC_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
+
+_OPENAI_HOST = "api.openai.com"
+_ANTHROPIC_HOST = "api.anthropic.com"
+
+#: Where a judge choice came from: the `--judge` flag, the manifest's `judge.backend`, the
+#: environment (a model named, OPENAI_* or ANTHROPIC_* set), or nothing at all (builtin).
+JudgeSource = Literal["flag", "manifest", "environment", "default"]
+
+
+class JudgeChoice(msgspec.Struct, frozen=True):
+    """The judge SPEC chosen, where it came from (the key rule depends on it), and a notice for the
+    user when a named model is left for the builtin judge."""
+
+    spec: str
+    source: JudgeSource
+    notice: str | None = None
+
+
+def make_judge(
+    spec: str | None,
+    *,
+    model: str | None = None,
+    manifest_judge: JudgeDefaults | None = None,
+    settings: Mapping[str, Any] | None = None,
+    session: aiohttp.ClientSession | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> Judge:
+    """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
+    for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
+    names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
+    `env` defaults to the process environment; `settings` is the scorer's YAML (the builtin judge
+    reads its markers and facet names). When the builtin judge stands in for a named model, its
+    `notice` says so, for the caller to show (nothing is printed here)."""
+    manifest = manifest_judge or JudgeDefaults()
+    env = os.environ if env is None else env
+    choice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
+    if choice.source == "manifest":
+        problem = manifest_backend_problem(choice.spec)
+        if problem is not None:
+            raise UsageError(problem)
+    spec, notice = choice.spec, choice.notice
+    scorer = dict((settings or {}).get("judge") or {})
+    chosen_model = model or manifest.model
+    temperature = _first(temperature, manifest.temperature, scorer.get("temperature"), 0.0)
+    max_tokens = int(_first(max_tokens, manifest.max_tokens, scorer.get("max_tokens"), 300))
+
+    def params(needed_by: str) -> JudgeParams:
+        if not chosen_model:
+            raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
+        return JudgeParams(model=chosen_model, temperature=float(temperature), max_tokens=max_tokens)
+
+    kind, _, rest = spec.partition(":")
+    if spec == "builtin":
+        return _builtin(float(temperature), max_tokens, settings, notice)
+    if kind == "replay":
+        from .replay import ReplayJudge
+
+        if not rest:
+            raise UsageError("--judge replay:FILE needs the results file to replay")
+        return ReplayJudge(rest)
+    if kind in ("http", "https"):
+        from .openai import OpenAIJudge
+
+        try:
+            url_params = params(safe_url(spec))
+            parts = urlsplit(spec)
+            backend = parts.netloc.rpartition("@")[2] or "url"
+            return OpenAIJudge(
+                url_params, session=_need(session), base_url=spec,
+                api_key=env.get("OPENAI_API_KEY") if url_gets_key(spec) else None,
+                timeout=timeout, backend=backend,
+            )
+        except ValueError as exc:
+            raise UsageError(f"--judge: {exc}") from None
+    if kind == "openai":
+        from .openai import OpenAIJudge
+
+        if rest:
+            chosen_model = rest
+        base = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        key = env.get("OPENAI_API_KEY")
+        if not key and _host(base) == _OPENAI_HOST:
+            raise UsageError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
+                             "for a local server)")
+        try:
+            return OpenAIJudge(params("openai:MODEL"), session=_need(session), base_url=base, api_key=key,
+                               timeout=timeout)
+        except ValueError as exc:
+            raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
+    if kind == "anthropic":
+        from .anthropic import ANTHROPIC_BASE_URL, AnthropicJudge
+
+        if rest:
+            chosen_model = rest
+        base = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        key = env.get("ANTHROPIC_API_KEY")
+        if not key and _host(base) == _ANTHROPIC_HOST:
+            raise UsageError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
+        try:
+            return AnthropicJudge(params("anthropic:MODEL"), session=_need(session), api_key=key,
+                                  base_url=base, timeout=timeout)
+        except ValueError as exc:
+            raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None
+    raise UsageError(f"unknown judge {spec!r}; use one of: {SPEC_FORMS}")
+
+
+def choose_judge(
+    spec: str | None,
+    *,
+    model: str | None = None,
+    manifest_judge: JudgeDefaults | None = None,
+    env: Mapping[str, str] | None = None,
+) -> JudgeChoice:
+    """The judge SPEC the flags, the manifest and the environment choose (rules 1-4 of the module
+    docstring), where it came from, and a notice for the user when a named model is left for the
+    builtin judge."""
+    manifest = manifest_judge or JudgeDefaults()
+    env = os.environ if env is None else env
+    given: tuple[tuple[str | None, JudgeSource], ...] = ((spec, "flag"), (manifest.backend, "manifest"))
+    for value, source in given:
+        if value and value.strip():
+            return JudgeChoice(value.strip(), source)
+    named = model or manifest.model
+    if not named:
+        return JudgeChoice("builtin", "default")
+    if env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"):
+        return JudgeChoice("openai", "environment")
+    if env.get("ANTHROPIC_API_KEY"):
+        return JudgeChoice("anthropic", "environment")
+    return JudgeChoice("builtin", "default", (
+        f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
+        "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
+    ))
+
+
+def manifest_backend_problem(backend: str) -> str | None:
+    """Why a manifest may not choose the judge `backend` on its own, or None when it may.
+
+    `builtin`, `openai[:MODEL]` and `anthropic[:MODEL]` reach only this process, the endpoints the
+    user's environment names or the providers' own hosts. A URL would get the user's key and
+    answers, and a `replay:` file is read from wherever the manifest points, both on the battery
+    author's word alone: the user must name them with `--judge`. Anything else is left for
+    `make_judge` to reject as an unknown judge."""
+    spec = backend.strip()
+    kind = spec.partition(":")[0].lower()
+    if kind in ("http", "https"):
+        shown = safe_url(spec)
+        return (
+            f"battery.yaml names the judge URL {shown} (judge.backend); tabench sends keys and answers "
+            f"only to a judge you name yourself: to trust this one, pass --judge {shown}"
+        )
+    if kind == "replay":
+        return (
+            "battery.yaml names a replay file (judge.backend: replay:...); a battery may not choose "
+            "which file is read as results: pass --judge replay:FILE instead"
+        )
+    return None
+
+
+def url_gets_key(url: str) -> bool:
+    """Whether a URL judge at `url` may be sent OPENAI_API_KEY: only over https or to a loopback
+    host (127.0.0.0/8, ::1, localhost), where no one between us and the server can read it."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() == "https":
+        return True
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _builtin(
+    temperature: float, max_tokens: int, settings: Mapping[str, Any] | None, notice: str | None
+) -> Judge:
+    try:
+        from .builtin import BuiltinJudge
+    except ImportError as exc:  # the builtin judge ships with tabench; only a broken install lacks it
+        raise JudgeError(f"the builtin judge is not available ({exc}); choose one with --judge") from None
+    params = JudgeParams(model=BuiltinJudge.info.model, temperature=temperature, max_tokens=max_tokens)
+    return BuiltinJudge(params, settings=settings, notice=notice)
+
+
+def _first(*values: Any) -> Any:
+    return next(v for v in values if v is not None)
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url.strip()).hostname or "").lower()
+
+
+def _need(session: aiohttp.ClientSession | None) -> aiohttp.ClientSession:
+    if session is None:
+        raise JudgeError("an HTTP judge needs an aiohttp session")
+    return session

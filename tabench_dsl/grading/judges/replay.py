@@ -1,0 +1,66 @@
+"""The `replay:RESULTS.jsonl` judge: the replies recorded in an earlier run, served again.
+
+Every attempt of every record in the file is indexed by its `request_sha256` (the hash of the
+request messages, `transport.request_sha256`), in file order. A request gets the next unused reply
+recorded for the same messages (first in, first out per hash), so a first ask and its format re-ask,
+which send the same messages, get the two replies recorded for them in that order. Attempts that
+got no reply (transport failures) or carry no hash are skipped. A request with no reply left raises
+a non-retryable `TransportError`: "no recorded reply for this prompt".
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from pathlib import Path
+
+from ...core.errors import JudgeError, TransportError
+from ...core.records import JudgeInfo, Tokens
+from ...core.results import iter_records
+from ..transport import request_sha256
+from .base import Completion, JudgeParams, Message
+
+
+class ReplayJudge:
+    """Serves recorded replies from a results file; see the module docstring."""
+
+    def __init__(self, path: str | Path, params: JudgeParams | None = None) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise JudgeError(f"replay: no results file at {self.path}")
+        self._replies: dict[str, deque[tuple[str, Tokens]]] = {}
+        self.problems: list[str] = []
+        models: Counter[str] = Counter()
+        try:
+            records = list(iter_records(self.path, on_problem=self.problems.append))
+        except OSError as exc:
+            raise JudgeError(f"replay: cannot read {self.path}: {exc.strerror}") from None
+        for record in records:
+            if record.tier == "t2":
+                models[record.judge.model] += 1
+            for attempt in record.attempts:
+                if attempt.raw is None or attempt.request_sha256 is None:
+                    continue
+                queue = self._replies.setdefault(attempt.request_sha256, deque())
+                queue.append((attempt.raw, attempt.tokens))
+        model = models.most_common(1)[0][0] if models else (params.model if params else "unknown")
+        self.params = params or JudgeParams(model=model)
+        self.info = JudgeInfo(backend="replay", model=model, label=str(self.path))
+
+    def __repr__(self) -> str:
+        return f"ReplayJudge(path={str(self.path)!r}, model={self.info.model!r})"
+
+    @property
+    def remaining(self) -> int:
+        """Recorded replies not served yet."""
+        return sum(len(queue) for queue in self._replies.values())
+
+    async def complete(self, messages: list[Message]) -> Completion:
+        """The next recorded reply for exactly these messages."""
+        queue = self._replies.get(request_sha256(messages))
+        if not queue:
+            raise TransportError(f"replay: no recorded reply for this prompt in {self.path}", retryable=False)
+        raw, tokens = queue.popleft()
+        return Completion(content=raw, tokens=tokens, latency_ms=0.0)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the file was read whole at start."""

@@ -1,0 +1,339 @@
+"""Getting one reply through an unreliable network: retries, backoff, concurrency and rate limits.
+
+A judge makes one exchange (`Judge.complete`) and raises `TransportError` when it got nothing usable.
+`call_with_retries` turns that into a reply or a final `TransportError`:
+
+    call_with_retries(judge, messages, policy, limiter)
+      for each attempt (policy.attempts in all):
+        limiter.throttle()        requests/tokens per minute (token buckets), when set
+        async with limiter:       at most `limiter.limit` exchanges in flight (AIMD on 429s)
+          asyncio.timeout(policy.timeout): judge.complete(messages)
+                                  (no second timer when the judge's `exchange_timeout` is as short)
+        on a retryable fault:     sleep backoff_delay(...) outside the gate, then try again
+
+Faults retried: `TransportError(retryable=True)` (HTTP 408/409/429/5xx, bodies that are not a
+completion), `aiohttp.ClientError`, timeouts and connection resets. A non-retryable
+`TransportError` (401, 400, ...) is raised at once. Nothing here ever formats a key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import aiohttp
+import msgspec
+
+from ..core.errors import TransportError
+from .judges.base import Completion, Judge, Message
+
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: `attempts` exchanges in all, each within `timeout` seconds.
+
+    Between attempts the wait is full-jitter exponential backoff: uniform in
+    [0, min(max_delay, base_delay * 2**retry)], and never less than the server's Retry-After
+    (itself capped at `max_retry_after`). `sleep` and `rng` are injectable so tests run fast and
+    deterministic.
+    """
+
+    attempts: int = 6
+    timeout: float = 120.0
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 60.0
+    sleep: Sleep = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+
+
+def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
+    """Seconds to wait before retry number `retry` (0 for the first retry)."""
+    cap = min(policy.max_delay, policy.base_delay * (2 ** min(retry, 32)))
+    delay = policy.rng.uniform(0.0, cap)
+    if retry_after is not None and retry_after > 0:
+        delay = max(delay, min(retry_after, policy.max_retry_after))
+    return delay
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """The wait a server asked for, in seconds: `retry-after-ms`, else `Retry-After` given as
+    seconds or as an HTTP date. None when absent or unreadable."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = None
+        if value is not None and value >= 0:
+            return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        current = datetime.now(UTC).timestamp() if now is None else now
+        return max(0.0, when.timestamp() - current)
+    return value if value >= 0 else None
+
+
+#: Sorted keys, no spaces, non-ASCII as UTF-8, `"`, `\\` and control characters escaped: byte for
+#: byte what `json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`
+#: gives (checked over every code point), at a fraction of its cost.
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+#: sha256 states after `[` + the first message, by that message: a battery's system message is the
+#: same for every answer of a question, so its few kilobytes are hashed once, not once per call.
+_prefixes: dict[Message, hashlib._Hash] = {}
+_PREFIXES_MAX = 4096
+
+
+def request_sha256(messages: Sequence[Message]) -> str:
+    """sha256 (hex) of the canonical JSON of the messages' `[{"content", "role"}, ...]` list:
+    sorted keys, no spaces, UTF-8. The key `replay:` finds recorded replies by."""
+    if len(messages) > 1 and all(type(m) is Message for m in messages):
+        # A Message encodes as {"content", "role"} under sorted order: no dicts to build. The
+        # list's encoding is `[` + its items joined by `,` + `]`, so it is hashed in those parts.
+        first = messages[0]
+        prefix = _prefixes.get(first)
+        if prefix is None:
+            prefix = hashlib.sha256(b"[" + _canonical.encode(first))
+            if len(_prefixes) >= _PREFIXES_MAX:
+                _prefixes.clear()
+            _prefixes[first] = prefix
+        digest = prefix.copy()
+        for message in messages[1:]:
+            digest.update(b",")
+            digest.update(_canonical.encode(message))
+        digest.update(b"]")
+        return digest.hexdigest()
+    payload = [{"content": m.content, "role": m.role} for m in messages]
+    return hashlib.sha256(_canonical.encode(payload)).hexdigest()
+
+
+def estimate_tokens(messages: Sequence[Message], max_tokens: int = 0) -> int:
+    """A rough token count for a request (four characters a token, plus the reply budget), used
+    only to pace a tokens-per-minute limit before the server has reported the real count."""
+    return sum(len(m.content) for m in messages) // 4 + max_tokens
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Optional requests-per-minute and tokens-per-minute ceilings (None: no ceiling)."""
+
+    rpm: float | None = None
+    tpm: float | None = None
+
+
+class _Bucket:
+    """A token bucket holding up to `capacity`, refilled at `capacity` per minute. A request larger
+    than the whole bucket is let through when the bucket is full (it then runs into debt)."""
+
+    def __init__(self, per_minute: float, clock: Clock) -> None:
+        if per_minute <= 0:
+            raise ValueError("rate limits must be positive")
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self.level = self.capacity
+        self.clock = clock
+        self.stamp = clock()
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    async def take(self, amount: float, sleep: Sleep) -> None:
+        while True:
+            self._refill()
+            need = min(amount, self.capacity)
+            if self.level >= need:
+                self.level -= amount
+                return
+            await sleep((need - self.level) / self.rate)
+
+    def adjust(self, amount: float) -> None:
+        """Charge (or refund, when negative) tokens once the real count is known."""
+        self._refill()
+        self.level = min(self.capacity, self.level - amount)
+
+
+class AdaptiveLimiter:
+    """The concurrency gate: `async with limiter:` admits at most `limit` exchanges at once.
+
+    AIMD: a 429 halves `limit` (never below 1); `recover_after` consecutive successes raise it by
+    one, back up to `max_concurrency`. Several 429s from one burst halve it once: a 429 only counts
+    when its exchange began after the last decrease (pass the `epoch` read on entry). The gate is
+    re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)` too.
+    With a `RateLimit`, `throttle` paces requests and tokens per minute.
+    """
+
+    def __init__(
+        self,
+        max_concurrency: int,
+        *,
+        rate: RateLimit | None = None,
+        recover_after: int = 8,
+        sleep: Sleep = asyncio.sleep,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.limit = max_concurrency
+        self.recover_after = max(1, recover_after)
+        self.in_flight = 0
+        self.epoch = 0
+        self.sleep = sleep
+        self._successes = 0
+        self._waiting = 0  # tasks waiting for a slot
+        self._cond = asyncio.Condition()
+        self._holders: dict[asyncio.Task[object] | None, int] = {}
+        rate = rate or RateLimit()
+        self._requests = _Bucket(rate.rpm, clock) if rate.rpm else None
+        self._tokens = _Bucket(rate.tpm, clock) if rate.tpm else None
+        #: True when requests or tokens per minute are paced (`throttle` may wait).
+        self.throttled = self._requests is not None or self._tokens is not None
+
+    async def __aenter__(self) -> AdaptiveLimiter:
+        task = asyncio.current_task()
+        if self._holders.get(task):
+            self._holders[task] += 1
+            return self
+        if self.in_flight < self.limit and not self._waiting:
+            self.in_flight += 1  # a free slot and nobody ahead: no lock, no suspension
+        else:
+            self._waiting += 1
+            try:
+                async with self._cond:
+                    await self._cond.wait_for(lambda: self.in_flight < self.limit)
+                    self.in_flight += 1
+            finally:
+                self._waiting -= 1
+        self._holders[task] = 1
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        task = asyncio.current_task()
+        depth = self._holders.get(task, 0) - 1
+        if depth > 0:
+            self._holders[task] = depth
+            return
+        self._holders.pop(task, None)
+        self.in_flight -= 1
+        if self._waiting:  # only a task waiting for a slot needs waking
+            async with self._cond:
+                self._cond.notify_all()
+
+    def on_success(self) -> None:
+        """Count a success; after `recover_after` in a row, allow one more exchange in flight."""
+        self._successes += 1
+        if self._successes >= self.recover_after and self.limit < self.max_concurrency:
+            self.limit += 1
+            self._successes = 0
+
+    def on_rate_limited(self, epoch: int | None = None) -> None:
+        """A 429: halve the limit, unless this exchange began before the last decrease."""
+        self._successes = 0
+        if epoch is not None and epoch != self.epoch:
+            return
+        self.limit = max(1, self.limit // 2)
+        self.epoch += 1
+
+    async def throttle(self, tokens: int = 0) -> None:
+        """Wait for the requests- and tokens-per-minute budgets (no wait when none is set)."""
+        if self._requests is not None:
+            await self._requests.take(1, self.sleep)
+        if self._tokens is not None and tokens > 0:
+            await self._tokens.take(tokens, self.sleep)
+
+    def settle_tokens(self, estimated: int, actual: int) -> None:
+        """Correct the tokens-per-minute bucket once the server reported the real count."""
+        if self._tokens is not None and actual > 0:
+            self._tokens.adjust(actual - estimated)
+
+
+async def call_with_retries(
+    judge: Judge,
+    messages: list[Message],
+    policy: RetryPolicy,
+    limiter: AdaptiveLimiter | None = None,
+) -> tuple[Completion, int]:
+    """One judge reply, retrying transport faults; returns `(completion, retries_used)`.
+
+    Raises the last `TransportError` when the attempts run out, at once when it is not retryable.
+    The wait between attempts happens outside the concurrency gate.
+    """
+    last: TransportError | None = None
+    # A judge whose exchanges time out by themselves within the policy's timeout (the HTTP judges,
+    # as `grade` sets them up) is called without a second timer around each call.
+    own = getattr(judge, "exchange_timeout", None)
+    exchange = judge.complete if own is not None and own <= policy.timeout else None
+    for attempt in range(policy.attempts):
+        estimate = estimate_tokens(messages, judge.params.max_tokens)
+        epoch: int | None = None
+        try:
+            if limiter is not None:
+                if limiter.throttled:
+                    await limiter.throttle(estimate)
+                async with limiter:
+                    epoch = limiter.epoch
+                    if exchange is not None:
+                        completion = await exchange(messages)
+                    else:
+                        completion = await _exchange(judge, messages, policy.timeout)
+                    limiter.on_success()
+                    limiter.settle_tokens(estimate, completion.tokens.total)
+            elif exchange is not None:
+                completion = await exchange(messages)
+            else:
+                completion = await _exchange(judge, messages, policy.timeout)
+            return completion, attempt
+        except TransportError as exc:
+            if not exc.retryable:
+                raise
+            last = exc
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            last = TransportError(f"connection failed ({type(exc).__name__})")
+        except TimeoutError:
+            last = TransportError(f"no reply within {policy.timeout:g} s")
+        if limiter is not None and last.rate_limited:
+            limiter.on_rate_limited(epoch)
+        if attempt + 1 < policy.attempts:
+            await policy.sleep(backoff_delay(attempt, policy, last.retry_after))
+    assert last is not None
+    raise TransportError(
+        f"{last} (gave up after {policy.attempts} attempt{'s' if policy.attempts != 1 else ''})",
+        status=last.status,
+        retry_after=last.retry_after,
+        retryable=True,
+    )
+
+
+async def _exchange(judge: Judge, messages: list[Message], timeout: float) -> Completion:
+    async with asyncio.timeout(timeout):
+        return await judge.complete(messages)

@@ -1,0 +1,211 @@
+"""Totals: the only place that adds anything up (spec section 6).
+
+The judge never returns a total; the tool counts from the records. Where a (system, question) pair
+has several records, the last stands. A record carrying a human `decision` counts as that verdict
+(and as a human one). Score = pass / (pass + fail + adjudicate): an `error` is not counted, since
+no usable judge reply was had and a resume grades it again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import msgspec
+
+from ..core.records import JudgeInfo, Record
+
+#: z for a two-sided 95% interval.
+Z95 = 1.959963984540054
+
+
+class SystemTotals(msgspec.Struct):
+    """Counts for one answering system."""
+
+    system: str
+    answers: int = 0
+    passed: int = msgspec.field(default=0, name="pass")
+    fail: int = 0
+    adjudicate: int = 0
+    error: int = 0
+    human_pass: int = 0
+    human_fail: int = 0
+    score: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    t1_passes: int = 0
+    judge_calls: int = 0
+    cache_hits: int = 0
+    stern_retries: int = 0
+    format_retries: int = 0
+    tokens: int = 0
+    injection_suspects: int = 0
+    facets: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class QuestionTotals(msgspec.Struct):
+    """Counts for one question across systems."""
+
+    question: str
+    answers: int = 0
+    passed: int = msgspec.field(default=0, name="pass")
+    fail: int = 0
+    adjudicate: int = 0
+    error: int = 0
+    score: float | None = None
+
+
+class Totals(msgspec.Struct):
+    """Everything a totals table shows; `records` counts the pairs, after the last-stands rule."""
+
+    systems: list[SystemTotals]
+    questions: list[QuestionTotals]
+    facets: dict[str, int]
+    judges: list[JudgeInfo]
+    records: int = 0
+
+
+def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
+    """The standing record of each (system, question) pair: the last one written."""
+    standing: dict[tuple[str, str], Record] = {}
+    for record in records:
+        standing.pop(record.key, None)  # re-insert so order follows the standing record
+        standing[record.key] = record
+    return standing
+
+
+def outcome(record: Record) -> str:
+    """The verdict a record counts as: a human decision overrides the tool's outcome."""
+    return record.decision.verdict if record.decision is not None else record.verdict
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval for a binomial proportion, None when n is 0."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def compute_totals(records: Iterable[Record]) -> Totals:
+    """Count the standing records per system, per question, per facet and per judge."""
+    systems: dict[str, SystemTotals] = {}
+    questions: dict[str, QuestionTotals] = {}
+    facets: dict[str, int] = {}
+    judges: dict[tuple[str, str], JudgeInfo] = {}
+    standing = latest(records)
+    for record in standing.values():
+        s = systems.setdefault(record.system, SystemTotals(system=record.system))
+        q = questions.setdefault(record.question, QuestionTotals(question=record.question))
+        verdict = outcome(record)
+        for row in (s, q):
+            row.answers += 1
+            if verdict == "pass":
+                row.passed += 1
+            elif verdict == "fail":
+                row.fail += 1
+            elif verdict == "adjudicate":
+                row.adjudicate += 1
+            else:
+                row.error += 1
+        if record.decision is not None:
+            if record.decision.verdict == "pass":
+                s.human_pass += 1
+            else:
+                s.human_fail += 1
+        if record.tier == "t1" and verdict == "pass":
+            s.t1_passes += 1
+        for attempt in record.attempts:
+            if attempt.cache_hit:
+                s.cache_hits += 1
+            elif attempt.raw is not None or attempt.error is not None:
+                s.judge_calls += 1
+                s.tokens += attempt.tokens.total
+            if attempt.kind == "stern":
+                s.stern_retries += 1
+            elif attempt.kind == "format":
+                s.format_retries += 1
+        if record.injection_suspect:
+            s.injection_suspects += 1
+        for name, seen in record.facets.items():
+            if seen:
+                facets[name] = facets.get(name, 0) + 1
+                s.facets[name] = s.facets.get(name, 0) + 1
+        if record.tier == "t2":
+            judges.setdefault((record.judge.backend, record.judge.model), record.judge)
+    for row in (*systems.values(), *questions.values()):
+        graded = row.passed + row.fail + row.adjudicate
+        row.score = row.passed / graded if graded else None
+    for s in systems.values():
+        interval = wilson_interval(s.passed, s.passed + s.fail + s.adjudicate)
+        if interval is not None:
+            s.ci_low, s.ci_high = interval
+    return Totals(
+        systems=sorted(systems.values(), key=lambda r: r.system),
+        questions=sorted(questions.values(), key=lambda r: r.question),
+        facets=dict(sorted(facets.items())),
+        judges=list(judges.values()),
+        records=len(standing),
+    )
+
+
+def totals_json(totals: Totals) -> bytes:
+    """Totals as one JSON document, for machines."""
+    return msgspec.json.encode(totals)
+
+
+def judge_caption(totals: Totals) -> str:
+    """Who graded, saying plainly when it was not a language model."""
+    if not totals.judges:
+        return "graded by T1 only (no judge call)"
+    return "judge: " + "; ".join(judge.describe() for judge in totals.judges)
+
+
+def percent(value: float | None, missing: str = "-") -> str:
+    """A share as `87.5%`, or `missing` when there is none (no graded answer)."""
+    return missing if value is None else f"{100 * value:.1f}%"
+
+
+def render_table(totals: Totals):
+    """The totals as `rich` tables (per system, per question, facets), ready to print."""
+    from rich.console import Group
+    from rich.table import Table
+
+    from ..core.display import literal  # names and judges come from files: text, never rich markup
+
+    by_system = Table(
+        title="Totals per system",
+        caption=literal(judge_caption(totals), style="table.caption").append(
+            "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"),
+    )
+    for name in ("system", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI",
+                 "T1", "calls", "stern", "tokens"):
+        by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
+    for s in totals.systems:
+        interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
+        human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
+        by_system.add_row(
+            literal(s.system), str(s.answers), f"{s.passed}{human}", str(s.fail), str(s.adjudicate),
+            str(s.error), percent(s.score), interval, str(s.t1_passes), str(s.judge_calls),
+            str(s.stern_retries), str(s.tokens),
+        )
+    by_question = Table(title="Per question, across systems")
+    for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):
+        by_question.add_column(name, justify="left" if name == "question" else "right", no_wrap=True)
+    for q in totals.questions:
+        by_question.add_row(
+            literal(q.question), str(q.answers), str(q.passed), str(q.fail), str(q.adjudicate), str(q.error),
+            percent(q.score),
+        )
+    parts = [by_system, by_question]
+    if totals.facets:
+        facets = Table(title="Facets observed")
+        facets.add_column("facet")
+        facets.add_column("answers", justify="right")
+        for name, count in totals.facets.items():
+            facets.add_row(literal(name), str(count))
+        parts.append(facets)
+    return Group(*parts)

@@ -1,0 +1,173 @@
+"""The viewer's web app: one static page and a small JSON API over an `Index`, on 127.0.0.1 only.
+
+    GET  /                                   the page (HTML, CSS and vanilla JS; no data in it)
+    GET  /api/meta                           filter choices, warnings, who is reviewing
+    GET  /api/totals                         totals per system and question, with SVG charts
+    GET  /api/records?verdict=..&offset=..&limit=50     one page of record summaries
+    GET  /api/record/<system>/<question>     one record in full, with its prompts
+    POST /api/decision                       {system, question, verdict, note, prompt_sha256}
+
+The page builds every piece of record text as a text node, so answers that contain HTML stay
+text. Requests must name a local host (no DNS rebinding), and a decision must be posted as JSON
+from the page's own origin, so another web site cannot make decisions through the browser.
+
+A decision body is decoded straight into `DecisionRequest`: anything else (not JSON, not UTF-8, a
+field of the wrong type, a field it does not know, JSON nested however deep, more than
+`MAX_BODY` bytes) is answered 400 with a one-line JSON error, and nothing reaches the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+import msgspec
+from aiohttp import web
+
+from ...core.errors import UsageError
+from .page import PAGE_CSP, PAGE_HTML
+from .queries import Filters, Index
+
+INDEX_KEY = web.AppKey("index", Index)
+#: The largest request body the viewer reads (a decision with a long note is well under 4 KiB).
+MAX_BODY = 64 * 1024
+_LOCAL_HOSTS = ("127.0.0.1", "localhost")
+_encoder = msgspec.json.Encoder()
+
+
+class DecisionRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What the page posts to decide one record: typed, so no other shape is ever decoded.
+
+    Unknown fields are refused rather than skipped: skipping a value means walking it, and a value
+    nested thousands deep would be walked by recursion.
+    """
+
+    system: str
+    question: str
+    verdict: Literal["pass", "fail"]
+    note: str | None = None
+    prompt_sha256: str | None = None
+
+
+_decision_decoder = msgspec.json.Decoder(DecisionRequest)
+
+
+def _json(data: object, status: int = 200) -> web.Response:
+    return web.Response(body=_encoder.encode(data), status=status, content_type="application/json",
+                        headers={"Cache-Control": "no-store"})
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json({"error": message}, status=status)
+
+
+def _host_name(value: str) -> str:
+    if value.startswith("["):
+        return value[: value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if ":" in value else value
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    if _host_name(request.host) not in _LOCAL_HOSTS:
+        return _error(403, "the viewer answers only requests for 127.0.0.1 or localhost")
+    if request.method == "POST":
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"{request.scheme}://{request.host}":
+            return _error(403, "decisions are accepted only from the viewer's own page")
+        if request.content_type != "application/json":
+            return _error(415, "send the decision as application/json")
+    response = await handler(request)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    return response
+
+
+async def page(request: web.Request) -> web.Response:
+    """The single page; it loads everything else through the API."""
+    return web.Response(text=PAGE_HTML, content_type="text/html",
+                        headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store"})
+
+
+async def meta(request: web.Request) -> web.Response:
+    return _json(request.app[INDEX_KEY].meta())
+
+
+async def totals(request: web.Request) -> web.Response:
+    return _json(request.app[INDEX_KEY].totals_payload())
+
+
+async def records(request: web.Request) -> web.Response:
+    try:
+        offset = int(request.query.get("offset", "0"))
+        limit = int(request.query.get("limit", "50"))
+        return _json(request.app[INDEX_KEY].page(Filters.from_query(request.query), offset, limit))
+    except (ValueError, UsageError) as exc:
+        return _error(400, f"bad paging: {exc}")
+
+
+async def record(request: web.Request) -> web.Response:
+    system, question = request.match_info["system"], request.match_info["question"]
+    try:
+        return _json(request.app[INDEX_KEY].detail(system, question))
+    except KeyError:
+        return _error(404, f"no record for system {system!r}, question {question!r}")
+
+
+async def decision(request: web.Request) -> web.Response:
+    index = request.app[INDEX_KEY]
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return _error(400, f"a decision is at most {MAX_BODY // 1024} KiB")
+    try:
+        wanted = _decision_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _error(400, f"a decision is a JSON object with system, question and verdict (pass or fail): "
+                           f"{_short(str(exc))}")
+    system, question, verdict = wanted.system, wanted.question, wanted.verdict
+    try:
+        updated = index.decide(system, question, verdict, note=wanted.note or "",
+                               prompt_sha256=wanted.prompt_sha256)
+    except KeyError:
+        return _error(404, f"no record for system {system!r}, question {question!r}")
+    except UsageError as exc:
+        return _error(409, str(exc))
+    return _json({"record": index.summary(updated), "decision": msgspec.to_builtins(updated.decision)})
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def make_app(index: Index) -> web.Application:
+    """The viewer as an aiohttp application over `index` (tests drive it with aiohttp's test client)."""
+    app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
+    app[INDEX_KEY] = index
+    app.router.add_get("/", page)
+    app.router.add_get("/api/meta", meta)
+    app.router.add_get("/api/totals", totals)
+    app.router.add_get("/api/records", records)
+    # Question ids never contain '/', system names might: the last segment is the question.
+    app.router.add_get("/api/record/{system:.+}/{question:[^/]+}", record)
+    app.router.add_post("/api/decision", decision)
+    return app
+
+
+async def serve(index: Index, *, port: int = 0, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve the viewer on 127.0.0.1:`port` (0 picks a free one) until cancelled.
+
+    `on_ready` receives the URL once the socket is listening.
+    """
+    runner = web.AppRunner(make_app(index), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host="127.0.0.1", port=port)
+        await site.start()
+        bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        if on_ready is not None:
+            on_ready(f"http://127.0.0.1:{bound}/")
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

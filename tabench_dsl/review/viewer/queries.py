@@ -1,0 +1,193 @@
+"""The viewer's in-memory index: filter and page the standing records, detail one, decide one.
+
+Built once at start from a `Run` (100,000 records index in well under a second); each query is one
+pass over a list of small summary rows, and the last filtered list is kept so paging through it
+does not filter again. A decision appends to the decisions file first, then updates the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from ...core.errors import UsageError
+from ...core.records import Record
+from ..decisions import append_decision, make_decision
+from ..totals import Totals, compute_totals
+from .charts import outcome_chart
+from .run import Run, prompts_for
+
+#: The query-string keys `/api/records` filters on.
+FILTER_KEYS: tuple[str, ...] = ("verdict", "tier", "cause", "system", "question", "facet", "human", "q")
+#: Largest page a client may ask for.
+MAX_LIMIT = 500
+_PREVIEW = 160
+
+
+@dataclass(frozen=True)
+class Filters:
+    """One value per filter; an empty string means "any". `q` is a case-blind text search."""
+
+    verdict: str = ""
+    tier: str = ""
+    cause: str = ""
+    system: str = ""
+    question: str = ""
+    facet: str = ""
+    human: str = ""  # "decided" | "undecided" | ""
+    q: str = ""
+
+    @classmethod
+    def from_query(cls, query: Any) -> Filters:
+        """From a mapping of query-string values (unknown keys ignored)."""
+        return cls(**{k: str(query.get(k, "")).strip() for k in FILTER_KEYS})
+
+
+def _preview(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+class Index:
+    """The records of a run, ready to filter, page, show and decide."""
+
+    def __init__(self, run: Run, *, reviewer: str | None = None) -> None:
+        self.run = run
+        self.reviewer = reviewer
+        self.records: list[Record] = run.records
+        self.position = {r.key: i for i, r in enumerate(self.records)}
+        self._search = [f"{r.answer}\n{r.reason}".casefold() for r in self.records]
+        self._cache: tuple[Filters, list[int]] | None = None
+        self._totals: Totals | None = None
+        self._choices: dict[str, list[str]] | None = None
+
+    # -- what the page shows ---------------------------------------------------------------------
+    def totals(self) -> Totals:
+        """The totals of the standing records, human decisions counted (recomputed after a decision)."""
+        if self._totals is None:
+            self._totals = compute_totals(self.records)
+        return self._totals
+
+    def totals_payload(self) -> dict[str, Any]:
+        """Totals as plain data, with both charts as data (`charts.Chart`) the page draws: no markup
+        is ever built from a name on the server and parsed in the browser."""
+        totals = self.totals()
+        payload = msgspec.to_builtins(totals)
+        payload["charts"] = msgspec.to_builtins({
+            "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
+            "questions": outcome_chart(totals.questions, title="Outcomes per question", kind="question"),
+        })
+        return payload
+
+    def meta(self) -> dict[str, Any]:
+        """What the filters can choose from, and what the page must warn about."""
+        run = self.run
+        if self._choices is None:  # decisions never change these: compute them once
+            self._choices = {
+                "systems": sorted({r.system for r in self.records}),
+                "questions": sorted({r.question for r in self.records}),
+                "facets": sorted({name for r in self.records for name, seen in r.facets.items() if seen}),
+                "causes": sorted({r.cause for r in self.records if r.cause}),
+            }
+        return {
+            "results": str(run.results_path),
+            "decisions": str(run.decisions_path),
+            "reviewer": self.reviewer,
+            "battery": None if run.compiled is None else {"name": run.compiled.name,
+                                                          "scorer": run.compiled.scorer,
+                                                          "path": str(run.battery_path)},
+            "records": len(self.records),
+            **self._choices,
+            "problems": run.problems[:20],
+            "problem_count": len(run.problems),
+            "stale": [{"system": s.decision.system, "question": s.decision.question,
+                       "verdict": s.decision.verdict, "reviewer": s.decision.reviewer,
+                       "reason": s.reason} for s in run.stale],
+        }
+
+    # -- queries ---------------------------------------------------------------------------------
+    def matching(self, f: Filters) -> list[int]:
+        """Positions of the records that pass every filter, in index order."""
+        if self._cache is not None and self._cache[0] == f:
+            return self._cache[1]
+        q = f.q.casefold()
+        out = []
+        for i, r in enumerate(self.records):
+            if f.verdict and r.verdict != f.verdict:
+                continue
+            if f.tier and r.tier != f.tier:
+                continue
+            if f.cause and r.cause != f.cause:
+                continue
+            if f.system and r.system != f.system:
+                continue
+            if f.question and r.question != f.question:
+                continue
+            if f.facet and not r.facets.get(f.facet):
+                continue
+            if f.human == "decided" and r.decision is None:
+                continue
+            if f.human == "undecided" and r.decision is not None:
+                continue
+            if q and q not in self._search[i]:
+                continue
+            out.append(i)
+        self._cache = (f, out)
+        return out
+
+    def page(self, f: Filters, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """One page of summaries of the matching records, and how many match in all."""
+        if offset < 0 or not 1 <= limit <= MAX_LIMIT:
+            raise UsageError(f"offset must be >= 0 and limit within 1..{MAX_LIMIT}")
+        hits = self.matching(f)
+        items = [self.summary(self.records[i]) for i in hits[offset : offset + limit]]
+        return {"total": len(hits), "offset": offset, "limit": limit, "items": items}
+
+    @staticmethod
+    def summary(r: Record) -> dict[str, Any]:
+        """The one-line view of a record the list shows."""
+        return {
+            "system": r.system, "question": r.question, "verdict": r.verdict, "tier": r.tier,
+            "cause": r.cause, "reason": _preview(r.reason), "answer": _preview(r.answer),
+            "facets": [name for name, seen in r.facets.items() if seen],
+            "human": None if r.decision is None else r.decision.verdict,
+            "warnings": len(r.warnings), "injection_suspect": r.injection_suspect,
+            "prompt_sha256": r.prompt_sha256,
+        }
+
+    def find(self, system: str, question: str) -> Record:
+        """The standing record of a pair; `KeyError` when there is none."""
+        return self.records[self.position[(system, question)]]
+
+    def detail(self, system: str, question: str) -> dict[str, Any]:
+        """Everything about one record: the full record and the prompts its judge saw."""
+        record = self.find(system, question)
+        prompts = prompts_for(record, self.run.compiled)
+        return {
+            "record": msgspec.to_builtins(record),
+            "prompts": {"system": prompts.system, "user": prompts.user, "stern": prompts.stern,
+                        "recorded_sha256": prompts.recorded_sha256,
+                        "battery_sha256": prompts.battery_sha256, "drift": prompts.drift},
+        }
+
+    # -- adjudication ----------------------------------------------------------------------------
+    def decide(self, system: str, question: str, verdict: str, *, note: str = "",
+               prompt_sha256: str | None = None) -> Record:
+        """Record a human verdict on an `adjudicate` record: append it to disk, then update the index.
+
+        `prompt_sha256`, when given, must match the record's (the page was showing that prompt).
+        """
+        record = self.find(system, question)
+        if record.verdict != "adjudicate":
+            raise UsageError(f"{system}/{question} is {record.verdict}, not adjudicate")
+        if prompt_sha256 is not None and prompt_sha256 != record.prompt_sha256:
+            raise UsageError(f"{system}/{question}: the record's prompt hash differs from the page's")
+        decision = make_decision(record, verdict, reviewer=self.reviewer, note=note)
+        append_decision(self.run.decisions_path, decision)
+        updated = msgspec.structs.replace(record, decision=decision)
+        self.records[self.position[record.key]] = updated
+        self._cache = None
+        self._totals = None
+        return updated

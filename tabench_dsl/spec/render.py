@@ -1,0 +1,314 @@
+"""Battery -> the exact judge prompts (SPEC section 3).
+
+Each scorer folder gets one Jinja2 environment (`StrictUndefined`, no autoescaping, the template's
+own last line break dropped) whose compiled templates are cached for the process. Field text is
+data: it reaches a template only as the value of a variable, so `{{ x }}` or `{% if %}` written in a
+gold answer is printed as written and never evaluated.
+
+The system template sees five values, the first four of them the holes of the seed prompt:
+
+    policies        the S-rules as written, joined by "\\n" ("" when there are none)
+    question_json   the question object, `json.dumps(indent=1, ensure_ascii=False, sort_keys=True)`
+    facet_guide     the `guide` text, else `name: text` per facet line joined by "\\n", else ""
+    exemplars_json  `json.dumps(indent=1, ensure_ascii=False)` of {"kind", "answer", "why"} objects
+    question        the `nodes.Question` itself, for scorer versions that want more than the holes
+
+A system template that is only text around bare `{{ hole }}`s (the shipped ones are) is rendered
+once with markers and cut into pieces; each question's prompt is then those pieces joined around
+its hole values: exactly what rendering gives, about ten times cheaper. A template with any
+logic is rendered per question.
+
+The user and stern templates see `answer`. `compile_battery` renders them once around a sentinel
+and keeps the text on either side as a `compiled.Frame`, so the runtime fills in an answer with
+two string joins and never imports Jinja2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from functools import cache
+from json.encoder import encode_basestring as _json_string  # json.dumps' own, in C
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.nodes
+
+from ..core.compiled import CompiledBattery, CompiledQuestion, Frame
+from ..core.errors import SpecError, UsageError
+from ..core.nodes import Battery, JudgeDefaults, Question, Rule, Scorer
+
+#: Template file names used when a scorer's YAML has no `templates:` mapping.
+DEFAULT_TEMPLATES: dict[str, str] = {"system": "system.j2", "user": "user.j2", "stern": "stern.j2"}
+
+#: The answer text the seed prompt shows in the USER and STERN holes.
+ANSWER_PLACEHOLDER = "{{candidate answer}}"
+
+# Stands in for the answer while a Frame is cut; no real template or answer contains it.
+_SENTINEL = "\x00tabench:answer-hole:5f0c2a91\x00"
+
+
+class TemplateError(UsageError):
+    """A scorer template is missing or uses a value it is not given (exit status 2, like a bad spec).
+
+    A template that does not compile is a `SpecError` at its file and line.
+    """
+
+
+@cache
+def _environment(scorer_path: str) -> jinja2.Environment:
+    # auto_reload=False: a template is compiled once per process and never stat()ed again.
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(scorer_path, encoding="utf-8"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        auto_reload=False,
+    )
+
+
+@cache
+def _template(scorer_path: str, name: str) -> jinja2.Template:
+    try:
+        return _environment(scorer_path).get_template(name)
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateError(f"scorer template not found: {Path(scorer_path) / name}") from exc
+    except jinja2.TemplateSyntaxError as exc:
+        raise SpecError(
+            f"scorer template: {exc.message}", path=Path(scorer_path) / name, line=exc.lineno, col=1
+        ) from None
+
+
+def _template_name(scorer: Scorer, part: str) -> str:
+    names = scorer.settings.get("templates") if isinstance(scorer.settings, dict) else None
+    return (names if isinstance(names, dict) else {}).get(part) or DEFAULT_TEMPLATES[part]
+
+
+def scorer_template(scorer: Scorer, part: str) -> jinja2.Template:
+    """The compiled template of `part` ("system", "user" or "stern") of `scorer`."""
+    return _template(str(scorer.path), _template_name(scorer, part))
+
+
+def _render(template: jinja2.Template, values: dict[str, Any]) -> str:
+    try:
+        return template.render(values)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"{template.filename}: {exc.message}") from exc
+
+
+def policies_text(rules: tuple[Rule, ...] | list[Rule]) -> str:
+    """The policies hole: every S-rule as written, in order, one per line."""
+    return "\n".join(rule.text for rule in rules)
+
+
+def question_object(question: Question) -> dict[str, Any]:
+    """The question object of the prompt: prompt and gold, and the optional fields that are given."""
+    obj: dict[str, Any] = {"question": question.prompt, "answer_gold": question.gold}
+    if question.accept:
+        obj["accepted_variants"] = list(question.accept)
+    if question.trap:
+        obj["honesty_trap"] = question.trap
+    if question.structure:
+        obj["output_structure"] = question.structure
+    if question.scoring:
+        obj["scoring"] = question.scoring
+    return obj
+
+
+def question_json(question: Question) -> str:
+    """The question hole: the question object as indented JSON with sorted keys.
+
+    Equal to `json.dumps(question_object(q), indent=1, ensure_ascii=False, sort_keys=True)`, written
+    out with the string encoder json.dumps itself uses: json's indenting encoder is pure Python and
+    was the larger part of compiling a battery.
+    """
+    enc = _json_string
+    parts = []
+    if question.accept:
+        parts.append(' "accepted_variants": [\n  ' + ",\n  ".join(map(enc, question.accept)) + "\n ]")
+    parts.append(' "answer_gold": ' + enc(question.gold))
+    if question.trap:
+        parts.append(' "honesty_trap": ' + enc(question.trap))
+    if question.structure:
+        parts.append(' "output_structure": ' + enc(question.structure))
+    parts.append(' "question": ' + enc(question.prompt))
+    if question.scoring:
+        parts.append(' "scoring": ' + enc(question.scoring))
+    return "{\n" + ",\n".join(parts) + "\n}"
+
+
+def facet_guide(question: Question) -> str:
+    """The facet guide hole: the `guide` text, else `name: text` per facet line, else ""."""
+    if question.guide:
+        return question.guide
+    return "\n".join(f"{facet.name}: {facet.text}" for facet in question.facets)
+
+
+def exemplars_json(question: Question) -> str:
+    """The exemplars hole: {"kind", "answer", "why"} objects in written order, as indented JSON.
+
+    Equal to `json.dumps([...], indent=1, ensure_ascii=False)` of those objects ("[]" when none).
+    """
+    if not question.exemplars:
+        return "[]"
+    enc = _json_string
+    items = [
+        f' {{\n  "kind": {enc(ex.kind)},\n  "answer": {enc(ex.answer)},\n  "why": {enc(ex.why)}\n }}'
+        for ex in question.exemplars
+    ]
+    return "[\n" + ",\n".join(items) + "\n]"
+
+
+#: The string holes a system template is given, in the seed's order.
+SYSTEM_HOLES: tuple[str, ...] = ("policies", "question_json", "facet_guide", "exemplars_json")
+
+# A system template cut into its text pieces and the names of the holes between them.
+_Joins = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+@cache
+def _system_joins(scorer_path: str, name: str) -> _Joins | None:
+    """For a template that is only text and bare `{{ hole }}`s: its text pieces and hole names.
+
+    Such a template renders to its pieces joined around `str(value)` of each hole, so filling it
+    by string joins is exactly rendering it, at a fraction of the cost. Any other construct (a
+    filter, an `if`, a loop, `question.id`, an include) returns None: the template is rendered.
+    """
+    env = _environment(scorer_path)
+    template = _template(scorer_path, name)
+    assert env.loader is not None
+    source = env.loader.get_source(env, name)[0]
+    holes: list[str] = []
+    for node in env.parse(source).body:
+        if not isinstance(node, jinja2.nodes.Output):
+            return None
+        for child in node.nodes:
+            if isinstance(child, jinja2.nodes.TemplateData):
+                continue
+            if isinstance(child, jinja2.nodes.Name) and child.ctx == "load" and child.name in SYSTEM_HOLES:
+                holes.append(child.name)
+                continue
+            return None
+    # Cut the real rendering (not the source) so the pieces are whatever Jinja itself outputs.
+    marks = {hole: f"\x00tabench:{hole}:5f0c2a91\x00" for hole in SYSTEM_HOLES}
+    text = _render(template, {**marks, "question": None})
+    pattern = re.compile("|".join(map(re.escape, marks.values())))
+    if [m.group() for m in pattern.finditer(text)] != [marks[h] for h in holes]:
+        return None
+    return tuple(pattern.split(text)), tuple(holes)
+
+
+def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
+    """A function (policies text, question) -> the exact SYSTEM prompt under `scorer`."""
+    name = _template_name(scorer, "system")
+    template = _template(str(scorer.path), name)
+    joins = _system_joins(str(scorer.path), name)
+
+    def values(policies: str, question: Question) -> dict[str, Any]:
+        return {
+            "policies": policies,
+            "question_json": question_json(question),
+            "facet_guide": facet_guide(question),
+            "exemplars_json": exemplars_json(question),
+        }
+
+    if joins is None:
+        return lambda policies, question: _render(
+            template, {**values(policies, question), "question": question}
+        )
+    pieces, holes = joins
+
+    def fill(policies: str, question: Question) -> str:
+        filled = values(policies, question)
+        out = [pieces[0]]
+        for hole, piece in zip(holes, pieces[1:], strict=True):
+            out.append(filled[hole])
+            out.append(piece)
+        return "".join(out)
+
+    return fill
+
+
+def render_system(battery: Battery, question: Question) -> str:
+    """The exact SYSTEM prompt of `question` under the battery's scorer."""
+    return _system_filler(battery.scorer)(policies_text(battery.policies), question)
+
+
+def render_user(scorer: Scorer, answer: str) -> str:
+    """The exact USER prompt that carries `answer`."""
+    return _render(scorer_template(scorer, "user"), {"answer": answer})
+
+
+def render_stern(scorer: Scorer, answer: str) -> str:
+    """The exact stern-retry USER prompt that carries `answer`."""
+    return _render(scorer_template(scorer, "stern"), {"answer": answer})
+
+
+def answer_frame(scorer: Scorer, part: str) -> Frame:
+    """The `part` ("user" or "stern") template cut around its answer hole.
+
+    `frame.fill(answer)` equals rendering the template with that answer, for any answer.
+    """
+    text = _render(scorer_template(scorer, part), {"answer": _SENTINEL})
+    if text.count(_SENTINEL) != 1:
+        raise TemplateError(
+            f"scorer {scorer.name}: the {part} template must show {{{{ answer }}}} exactly once"
+        )
+    prefix, suffix = text.split(_SENTINEL)
+    return Frame(prefix=prefix, suffix=suffix)
+
+
+def sha256_hex(text: str) -> str:
+    """The hex sha256 of `text` encoded as UTF-8: the prompt hash of records and the lock file."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _judge_defaults(battery: Battery) -> JudgeDefaults:
+    # The manifest's `judge:` wins; the scorer's YAML `judge:` fills what the manifest leaves out.
+    scorer_judge = battery.scorer.settings.get("judge") if isinstance(battery.scorer.settings, dict) else None
+    if not isinstance(scorer_judge, dict):
+        return battery.judge
+    judge = battery.judge
+    temperature = judge.temperature if judge.temperature is not None else scorer_judge.get("temperature")
+    max_tokens = judge.max_tokens if judge.max_tokens is not None else scorer_judge.get("max_tokens")
+    return JudgeDefaults(
+        model=judge.model if judge.model is not None else scorer_judge.get("model"),
+        temperature=float(temperature) if temperature is not None else None,
+        max_tokens=int(max_tokens) if max_tokens is not None else None,
+        backend=judge.backend if judge.backend is not None else scorer_judge.get("backend"),
+    )
+
+
+def compile_battery(battery: Battery) -> CompiledBattery:
+    """Every prompt of `battery`: one exact SYSTEM (and its sha256) per question, USER and STERN frames.
+
+    `settings` is the scorer's YAML as parsed; `judge` is the manifest's `judge:` with the scorer's
+    `judge:` values filling the keys the manifest leaves out. A question's `t1` is the effective
+    value (the battery's and the question's switch both on).
+    """
+    system_of = _system_filler(battery.scorer)
+    policies = policies_text(battery.policies)
+    questions: dict[str, CompiledQuestion] = {}
+    for q in battery.questions:
+        system = system_of(policies, q)
+        questions[q.id] = CompiledQuestion(
+            id=q.id,
+            system=system,
+            sha256=sha256_hex(system),
+            gold=q.gold,
+            accept=tuple(q.accept),
+            t1=battery.t1 and q.t1,
+            exemplars=tuple(q.exemplars),
+        )
+    return CompiledBattery(
+        name=battery.name,
+        scorer=battery.scorer.name,
+        questions=questions,
+        user=answer_frame(battery.scorer, "user"),
+        stern=answer_frame(battery.scorer, "stern"),
+        settings=battery.scorer.settings,
+        t1=battery.t1,
+        judge=_judge_defaults(battery),
+    )
