@@ -1,0 +1,168 @@
+"""The public Python API: a handful of verbs over the layers, re-exported by `tabench_dsl`.
+
+    import tabench_dsl as tb
+
+    battery = tb.load_battery("examples/lark-internals")       # raises SpecErrors, every problem
+    problems = tb.lint_battery("examples/lark-internals")      # errors and warnings, never raises them
+    compiled = tb.compile_battery(battery)                     # the exact prompts
+    print(compiled.questions["parse-errors"].system)
+    records = tb.grade(compiled, "examples/lark-internals/answers.jsonl", out="results.jsonl")
+    totals = tb.totals(tb.read_results("results.jsonl"))
+    print(totals.systems[0].system, totals.systems[0].score)
+
+Each verb is what the command of the same name does, without printing: `grade` is `tabench grade`
+(T1, the judge, re-ask, stern retry, adjudicate, the reply cache, an append-only results file) and
+`totals` is `tabench totals` (the last record of each pair standing). The CLI is built on the same
+layers; this module is the one place a script needs to import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .core.compiled import CompiledBattery
+from .core.errors import SpecError, UsageError
+from .core.nodes import Battery
+from .core.records import Answer, Record
+from .review.totals import Totals
+
+__all__ = [
+    "agrade",
+    "compile_battery",
+    "grade",
+    "lint_battery",
+    "load_battery",
+    "read_results",
+    "totals",
+]
+
+
+def load_battery(path: str | Path) -> Battery:
+    """The battery at `path` (its folder or its battery.yaml), validated. Raises `SpecErrors` with
+    every problem found, or `UsageError` when there is no battery there."""
+    from .spec.battery import load_battery as load
+
+    return load(path)
+
+
+def lint_battery(path: str | Path) -> list[SpecError]:
+    """Every problem of the battery at `path`, errors and warnings (`.severity`), in file order."""
+    from .spec.lint import lint_battery as lint
+
+    return lint(path)
+
+
+def compile_battery(battery: Battery | str | Path) -> CompiledBattery:
+    """The exact, byte-stable judge prompts of `battery` (a loaded `Battery` or its path): each
+    question's SYSTEM prompt in `.questions[id].system` (with its `.sha256`), the USER and STERN
+    frames in `.user` / `.stern` (`.fill(answer)`)."""
+    from .spec.render import compile_battery as compile_
+
+    if not isinstance(battery, Battery):
+        battery = load_battery(battery)
+    return compile_(battery)
+
+
+def read_results(path: str | Path) -> Iterator[Record]:
+    """The records of a results file, in file order (a line that is not a record is skipped)."""
+    from .core.results import iter_records
+
+    return iter_records(path)
+
+
+def totals(records: Iterable[Record]) -> Totals:
+    """The totals of `records`: per system and per question, the last record of each (system,
+    question) pair standing; score = pass / (pass + fail + adjudicate) with a 95% Wilson interval."""
+    from .review.totals import compute_totals
+
+    return compute_totals(records)
+
+
+def grade(
+    battery: CompiledBattery | Battery | str | Path,
+    answers: Iterable[Answer | Mapping[str, Any]] | str | Path,
+    **options: Any,
+) -> list[Record]:
+    """Grade `answers` against `battery` and return their records, in the order they finished.
+
+    `answers` is an answers file (JSONL) or an iterable of `Answer`s or `{"system", "question",
+    "answer"}` mappings. The keyword options are those of `agrade`. Runs its own event loop: from
+    inside one, await `agrade` instead."""
+    from .grading.loop import run_event_loop
+
+    return run_event_loop(lambda: agrade(battery, answers, **options))
+
+
+async def agrade(
+    battery: CompiledBattery | Battery | str | Path,
+    answers: Iterable[Answer | Mapping[str, Any]] | str | Path,
+    *,
+    judge: str | None = None,
+    model: str | None = None,
+    out: str | Path | None = None,
+    cache: str | Path | None = None,
+    concurrency: int = 8,
+    retries: int = 5,
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+) -> list[Record]:
+    """`grade`, awaited. `judge` is a `--judge` spec (default: as `tabench grade` chooses: the
+    manifest's backend, else openai/anthropic for a named model, else builtin); `out` a results
+    file the records are appended to (created when missing; an existing one must be a results file);
+    `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
+    the process environment)."""
+    from .cli.outputs import check_results_out
+    from .core.results import ResultsWriter
+    from .grading.session import GradingOptions, open_grader
+
+    compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
+    options = GradingOptions(
+        judge=judge, model=model, timeout=timeout, retries=retries, concurrency=concurrency,
+        cache=None if cache is None else str(cache),
+    )
+    if out is not None:
+        check_results_out(out, option="out")
+    records: list[Record] = []
+    with ResultsWriter(out) if out is not None else _NoFile() as writer:
+        async with open_grader(compiled, options, writer=writer, on_record=records.append, env=env) as grader:
+            await grader.run(_answers(answers, compiled))
+    return records
+
+
+class _NoFile:
+    """Where records go when `grade` is given no results file: nowhere (they are returned)."""
+
+    count = 0
+
+    def write(self, record: Record) -> None:
+        self.count += 1
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _NoFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _answers(
+    answers: Iterable[Answer | Mapping[str, Any]] | str | Path, compiled: CompiledBattery
+) -> Iterable[Answer]:
+    """The answers to grade: a file read as `tabench grade` reads it (bad lines skipped), or the
+    given items, each checked to name a question of the battery."""
+    if isinstance(answers, str | Path):
+        from .grading.answers import AnswerReader
+
+        return AnswerReader(answers, compiled.questions)
+    items: list[Answer] = []
+    for item in answers:
+        answer = item if isinstance(item, Answer) else Answer(**dict(item))
+        if answer.question not in compiled.questions:
+            raise UsageError(f"an answer of {answer.system!r} names no question of the battery: "
+                             f"{answer.question!r}")
+        items.append(answer)
+    return items
