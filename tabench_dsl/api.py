@@ -113,9 +113,9 @@ async def agrade(
     file the records are appended to (created when missing; an existing one must be a results file);
     `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
     the process environment)."""
-    from .cli.outputs import check_results_out
     from .core.results import ResultsWriter
     from .grading.session import GradingOptions, open_grader
+    from .outputs import check_results_out
 
     compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
     options = GradingOptions(

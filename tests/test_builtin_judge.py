@@ -16,6 +16,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.errors import TransportError
 from tabench_dsl.core.results import iter_records
+from tabench_dsl.core.scorer import Markers, ScorerSettings
 from tabench_dsl.grading.judges.base import Message
 from tabench_dsl.grading.judges.builtin import BuiltinJudge
 from tabench_dsl.grading.verdict import decode_reply
@@ -251,10 +252,10 @@ def test_grade_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 def test_markers_and_facets_from_the_scorer_settings() -> None:
-    settings = {
-        "facets": ["erroneous_assertion", "off_topic"],
-        "builtin": {"question_start": "<<Q>>", "question_end": "<<G>>", "answer_start": "<<A>>"},
-    }
+    settings = ScorerSettings(
+        facets=("erroneous_assertion", "off_topic"),
+        builtin=Markers(question_start="<<Q>>", question_end="<<G>>", answer_start="<<A>>"),
+    )
     question = {"question": "Capital?", "answer_gold": "Paris", "honesty_trap": "It is not Lyon."}
     system = f"rules\n<<Q>>\n{json.dumps(question)}\n<<G>>\nguide"
     judge = BuiltinJudge(settings=settings)

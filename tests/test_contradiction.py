@@ -10,10 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
+from battery_files import shipped_settings
 
-from tabench_dsl.core.errors import SpecError
-from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.core.scorer import ContradictionSettings
 from tabench_dsl.grading.contradiction import ContradictionCheck
 
 REASONS = Path(__file__).parent / "data" / "reasons.jsonl"
@@ -21,8 +20,7 @@ REASONS = Path(__file__).parent / "data" / "reasons.jsonl"
 
 @pytest.fixture(scope="module")
 def check() -> ContradictionCheck:
-    settings = yaml.safe_load((specs_dir() / "tabench-1.1" / "scorer.yaml").read_text(encoding="utf-8"))
-    return ContradictionCheck.from_settings(settings["contradiction"])
+    return ContradictionCheck.from_settings(shipped_settings().contradiction)
 
 
 def _rows() -> list[dict]:
@@ -119,85 +117,34 @@ def test_neither_shape_without_a_verdict_word(check: ContradictionCheck) -> None
     assert check.conclusion("") is None
 
 
+def _check(**settings: object) -> ContradictionCheck:
+    return ContradictionCheck.from_settings(ContradictionSettings(**settings))  # type: ignore[arg-type]
+
+
 def test_phrases_come_from_the_settings_not_the_code() -> None:
-    empty = ContradictionCheck.from_settings({})
+    empty = _check()
     assert not empty.is_pass_shaped("Correct.")
-    custom = ContradictionCheck.from_settings({"pass_shaped": ["bang on"], "negators": ["not"]})
+    custom = _check(pass_shaped=("bang on",), negators=("not",))
     assert custom.is_pass_shaped("Bang on.")
     assert not custom.is_pass_shaped("Not bang on.")
     assert not custom.is_pass_shaped("Correct.")
 
 
 def test_window_limits_how_far_back_a_negator_reaches() -> None:
-    settings = {"pass_shaped": ["correct"], "negators": ["not"], "window": 1}
-    near = ContradictionCheck.from_settings(settings)
+    near = _check(pass_shaped=("correct",), negators=("not",), window=1)
     assert not near.is_pass_shaped("not correct")
     assert near.is_pass_shaped("not in my view correct")
-    far = ContradictionCheck.from_settings({**settings, "window": 4})
+    far = _check(pass_shaped=("correct",), negators=("not",), window=4)
     assert not far.is_pass_shaped("not in my view correct")
 
 
-def test_unknown_setting_is_refused() -> None:
-    with pytest.raises(SpecError, match="contradiction: unknown setting 'pass_phrases'"):
-        ContradictionCheck.from_settings({"pass_phrases": ["correct"]})
-
-
-def test_yaml_boolean_in_a_list_is_refused() -> None:
-    # `- no` in YAML is the boolean False; silently dropping it would disable a negator.
-    with pytest.raises(SpecError, match=r"contradiction\.negators: entry False is not a string"):
-        ContradictionCheck.from_settings(yaml.safe_load("negators: [not, no]"))
-
-
-def test_bad_pattern_is_refused() -> None:
-    with pytest.raises(SpecError, match=r"contradiction\.fail_shaped: bad pattern 'wrong\('"):
-        ContradictionCheck.from_settings({"fail_shaped": ["wrong("]})
-
-
-@pytest.mark.parametrize("window", [-1, "3", True, 2.5])
-def test_bad_window_is_refused(window: object) -> None:
-    with pytest.raises(SpecError, match=r"contradiction\.window must be a whole number >= 0"):
-        ContradictionCheck.from_settings({"window": window})
-
-
-def test_errors_point_into_the_scorer_file(tmp_path: Path) -> None:
-    scorer = tmp_path / "scorer.yaml"
-    scorer.write_text(
-        "name: x\ncontradiction:\n  pass_shaped: [correct]\n  negators:\n    - not\n    - no\n",
-        encoding="utf-8",
-    )
-    settings = yaml.safe_load(scorer.read_text(encoding="utf-8"))
-    with pytest.raises(SpecError) as caught:
-        ContradictionCheck.from_settings(settings["contradiction"], source=scorer)
-    assert caught.value.render() == (
-        f"{scorer}:6:7: contradiction.negators: entry False is not a string\n"
-        "        - no\n"
-        "          ^\n"
-        "hint: quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers"
-    )
-
-
-def test_unknown_setting_points_at_its_key(tmp_path: Path) -> None:
-    scorer = tmp_path / "scorer.yaml"
-    scorer.write_text("contradiction:\n  window: 2\n  pass_phrases: [ok]\n", encoding="utf-8")
-    settings = yaml.safe_load(scorer.read_text(encoding="utf-8"))
-    with pytest.raises(SpecError) as caught:
-        ContradictionCheck.from_settings(settings["contradiction"], source=scorer)
-    assert (caught.value.line, caught.value.col) == (3, 3)
-    assert caught.value.hint is not None and caught.value.hint.startswith(
-        "settings are pass_shaped, fail_shaped"
-    )
-
-
-def test_the_shipped_scorer_settings_are_valid() -> None:
-    source = specs_dir() / "tabench-1.1" / "scorer.yaml"
-    settings = yaml.safe_load(source.read_text(encoding="utf-8"))
-    check = ContradictionCheck.from_settings(settings["contradiction"], source=source)
+def test_the_shipped_scorer_settings_are_valid(check: ContradictionCheck) -> None:
     assert check.is_pass_shaped("The answer is correct.")
     assert not check.is_pass_shaped("The answer is incorrect.")
 
 
 def test_spaces_in_phrases_match_any_white_space_unless_quantified() -> None:
-    check = ContradictionCheck.from_settings({"pass_shaped": ["spot on", "fine(?= *$)"]})
+    check = _check(pass_shaped=("spot on", "fine(?= *$)"))
     assert check.is_pass_shaped("Spot \t on.")
     assert check.is_pass_shaped("Fine")
     assert not check.is_pass_shaped("fine print")

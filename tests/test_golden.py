@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
+from tabench_dsl.core.scorer import ScorerSettings
 from tabench_dsl.spec.battery import load_battery
 from tabench_dsl.spec.render import (
     TemplateError,
@@ -132,7 +133,7 @@ def _scorer(tmp_path: Path, **templates: str) -> Scorer:
     for name, text in base.items():
         (tmp_path / f"{name}.j2").write_text(text, encoding="utf-8")
     (tmp_path / "scorer.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
-    return Scorer(name="hand-0", path=str(tmp_path), settings=settings)
+    return Scorer(name="hand-0", path=str(tmp_path), settings=ScorerSettings(name="hand-0"))
 
 
 def _battery(scorer: Scorer, *questions: Question, rules: tuple[Rule, ...] = ()) -> Battery:

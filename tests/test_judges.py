@@ -14,6 +14,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.errors import JudgeError, TransportError, UsageError
 from tabench_dsl.core.nodes import JudgeDefaults
 from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
+from tabench_dsl.core.scorer import JudgeSettings, ScorerSettings
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
@@ -378,7 +379,7 @@ async def test_factory_specs(judge_server, http_session, tmp_path):
 
 def test_factory_parameters_in_order():
     manifest = JudgeDefaults(model="from-manifest", temperature=0.5, max_tokens=None)
-    settings = {"judge": {"temperature": 0.0, "max_tokens": 123}}
+    settings = ScorerSettings(judge=JudgeSettings(temperature=0.0, max_tokens=123))
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     judge = make_judge("openai", manifest_judge=manifest, settings=settings, env=env, session=object())
     assert judge.params == JudgeParams(model="from-manifest", temperature=0.5, max_tokens=123)

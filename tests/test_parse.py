@@ -9,6 +9,7 @@ import pytest
 from battery_files import write_battery
 
 from tabench_dsl.core.nodes import Exemplar, Facet, JudgeDefaults, Pos, Question, Rule
+from tabench_dsl.core.scorer import JudgeSettings, Templates
 from tabench_dsl.spec.battery import load_battery
 from tabench_dsl.spec.parse import parse_policy, parse_rubric
 
@@ -90,8 +91,7 @@ def test_spec_example_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert battery.judge == JudgeDefaults()
     assert battery.scorer.name == "tabench-1.1"
     assert Path(battery.scorer.path) == (SPECS / "tabench-1.1").resolve()
-    templates = {"system": "system.j2", "user": "user.j2", "stern": "stern.j2"}
-    assert battery.scorer.settings["templates"] == templates
+    assert battery.scorer.settings.templates == Templates("system.j2", "user.j2", "stern.j2")
 
 
 def test_policy_layout() -> None:
@@ -247,6 +247,6 @@ def test_manifest_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     judge = JudgeDefaults(model="some-model", temperature=0.0, max_tokens=300, backend="openai")
     assert loaded.judge == judge
     assert Path(loaded.scorer.path) == (battery / "scorers" / "mine").resolve()
-    assert loaded.scorer.settings["judge"] == {"temperature": 0, "max_tokens": 300}
+    assert loaded.scorer.settings.judge == JudgeSettings(temperature=0.0, max_tokens=300)
     assert [r.id for r in loaded.policies] == ["S1"]
     assert [q.id for q in loaded.questions] == ["q"]

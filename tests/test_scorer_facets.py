@@ -191,7 +191,7 @@ def test_lint_warns_of_a_marker_the_templates_lack(
         '  answer_start: "-- CANDIDATE ANSWER --"'
     ) + 1
     assert out.startswith(
-        f"{(scorer / 'scorer.yaml').resolve()}:{line}:1: warning: "
+        f"{(scorer / 'scorer.yaml').resolve()}:{line}:3: warning: "
         "builtin answer_start marker '-- CANDIDATE ANSWER --' is not in user.j2\n"
     )
     assert out.endswith("0 errors, 2 warnings\n")  # the question has no exemplars, too

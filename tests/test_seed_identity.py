@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
 from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.core.scorer import ScorerSettings
 from tabench_dsl.spec.battery import load_battery
 from tabench_dsl.spec.render import (
     ANSWER_PLACEHOLDER,
@@ -72,7 +72,7 @@ def test_hand_built_placeholder_nodes_render_the_seed() -> None:
     scorer = Scorer(
         name="tabench-1.1",
         path=str(path),
-        settings=yaml.safe_load((path / "scorer.yaml").read_text(encoding="utf-8")),
+        settings=ScorerSettings(name="tabench-1.1"),  # the shipped templates' names are the defaults
     )
     pos = Pos("seed.rubric", 1, 1)
     question = Question(

@@ -65,9 +65,9 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
+    from ..outputs import check_decisions_out
     from ..review.decisions import append_decision, default_reviewer, make_decision
     from ..review.viewer.run import load_run
-    from .outputs import check_decisions_out
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_max_answer_bytes(args)
     if args.out is not None:
-        from .outputs import check_results_out
+        from ..outputs import check_results_out
 
         check_results_out(args.out, option="--out")
     compiled = compile_battery(load_battery(args.battery))

@@ -157,7 +157,7 @@ def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> in
 
     path = lock_path(manifest)
     if args.lock:
-        from .outputs import check_output, is_lock_file
+        from ..outputs import check_output, is_lock_file
 
         check_output(path, option="--lock", kind="a prompt lock", recognise=is_lock_file)
         write_lock(compiled, path)

@@ -97,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
     from ..core.results import ResultsWriter, done_pairs
     from ..grading.answers import AnswerReader, count_lines
     from ..grading.loop import quiet_gc, run_event_loop
+    from ..outputs import check_results_out
     from ..spec.battery import load_battery
     from ..spec.render import compile_battery
-    from .outputs import check_results_out
     from .progress import Progress
 
     _check_args(args)

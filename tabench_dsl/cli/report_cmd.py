@@ -24,10 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..outputs import check_output
     from ..review.decisions import decisions_path
     from ..review.report import is_report_file, write_report
     from ..review.viewer.run import load_run
-    from .outputs import check_output
 
     if args.max_answers < 0:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")

@@ -31,11 +31,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..outputs import check_decisions_out
     from ..review.decisions import default_reviewer
     from ..review.viewer.app import serve
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
-    from .outputs import check_decisions_out
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")

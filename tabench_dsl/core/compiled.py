@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from .nodes import Exemplar, JudgeDefaults
+from .scorer import ScorerSettings
 
 
 class Frame(msgspec.Struct, frozen=True):
@@ -36,13 +37,13 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):
-    """A battery compiled under its scorer. `settings` is the scorer's YAML, as parsed."""
+    """A battery compiled under its scorer, with the scorer's checked `settings`."""
 
     name: str
     scorer: str
     questions: dict[str, CompiledQuestion]
     user: Frame
     stern: Frame
-    settings: dict
+    settings: ScorerSettings
     t1: bool = True
     judge: JudgeDefaults = JudgeDefaults()

@@ -11,11 +11,15 @@ from typing import Literal
 
 import msgspec
 
+from .scorer import FACET_NAMES, ScorerSettings
+
+__all__ = ["FACET_NAMES"]  # re-exported: the AST's users find the default facet names here
+
 ExemplarKind = Literal["correct", "incorrect", "partial"]
 Expect = Literal["pass", "fail"]
 
-#: The facet names a judge may report and a `facet` line may name, in the order prompts show them.
-FACET_NAMES: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+# FACET_NAMES (the default facet names, in the order prompts show them) is defined with the scorer
+# settings, whose default it is, and named here too for the nodes that use it.
 
 #: The exemplar kinds a rubric may use.
 EXEMPLAR_KINDS: tuple[str, ...] = ("correct", "incorrect", "partial")
@@ -91,11 +95,11 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
 
 
 class Scorer(msgspec.Struct, frozen=True):
-    """A scorer version: its folder and its parsed YAML settings (templates are read by `render`)."""
+    """A scorer version: its folder and its checked settings (templates are read by `render`)."""
 
     name: str
     path: str
-    settings: dict
+    settings: ScorerSettings
 
 
 class Battery(msgspec.Struct, frozen=True):

@@ -2,7 +2,8 @@
 
 A `fail` verdict whose reason is pass-shaped gets one stern retry; a `pass` whose reason is
 fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YAML (`contradiction:`);
-this module is only the algorithm:
+this module is only the algorithm (the lists are checked where the scorer is loaded,
+`spec.scorer`):
 
 1. Normalise: casefold, curly quotes to straight, `isn't` -> `is not`, hyphens between words to
    spaces (`full-credit` reads as `full credit`); blank out quoted text (`says "correct order"`
@@ -27,13 +28,10 @@ this module is only the algorithm:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from collections.abc import Iterable
+from typing import Literal, NamedTuple
 
-import yaml
-
-from ..core.errors import SpecError
+from ..core.scorer import ContradictionSettings, phrase_regex
 
 Polarity = Literal["pass", "fail"] | None
 ClauseKind = Literal["main", "contrast", "concession"]
@@ -102,33 +100,9 @@ class ContradictionCheck:
         self._plain_openers = all(_PLAIN.fullmatch(p) for p in contrast_words + concessive_words)
 
     @classmethod
-    def from_settings(
-        cls, settings: Mapping[str, Any], *, source: str | Path | None = None
-    ) -> ContradictionCheck:
-        """Build from a scorer's `contradiction:` section (a mapping of lists and `window`).
-
-        A bad section raises `SpecError`; given `source` (the scorer.yaml it came from), the error
-        points at the offending line and column.
-        """
-        if not isinstance(settings, Mapping):
-            raise setting_error("contradiction: must be a mapping", source, "contradiction")
-        unknown = sorted(set(settings) - set(SETTINGS))
-        if unknown:
-            raise setting_error(
-                f"contradiction: unknown setting {unknown[0]!r}", source, "contradiction", unknown[0],
-                hint=f"settings are {', '.join(SETTINGS)}",
-            )  # fmt: skip
-        lists: dict[str, list[str]] = {}
-        for key in SETTINGS[:-1]:
-            lists[key] = check_patterns(
-                settings.get(key), source, "contradiction", key, rewrite=_phrase_regex
-            )
-        window = settings.get("window", 3)
-        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-            raise setting_error(
-                "contradiction.window must be a whole number >= 0", source, "contradiction", "window"
-            )
-        return cls(**lists, window=window)
+    def from_settings(cls, settings: ContradictionSettings) -> ContradictionCheck:
+        """Build from a scorer's `contradiction:` settings (checked when the scorer was loaded)."""
+        return cls(**{name: getattr(settings, name) for name in settings.__struct_fields__})
 
     def is_pass_shaped(self, reason: str) -> bool:
         """True when the reason concludes the answer is correct, acceptable or borderline-acceptable."""
@@ -266,12 +240,7 @@ def _blank(match: re.Match[str]) -> str:
 def _join(phrases: Iterable[str]) -> str:
     """One alternation of phrase regexes, longest first; a space matches any run of white space."""
     parts = sorted({p.strip().casefold() for p in phrases if p and p.strip()}, key=len, reverse=True)
-    return "|".join(_phrase_regex(p) for p in parts)
-
-
-def _phrase_regex(phrase: str) -> str:
-    """A phrase as a regex: a run of spaces matches any run of white space (unless quantified)."""
-    return re.sub(r" +(?![*+?{])", r"\\s+", phrase)
+    return "|".join(phrase_regex(p) for p in parts)
 
 
 def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Pattern[str]:
@@ -282,69 +251,3 @@ def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Patter
     if anchored:
         return re.compile(rf"(?:{joined})(?!\w)")
     return re.compile(rf"(?<!\w)(?:{joined})(?!\w)")
-
-
-#: The keys of a `contradiction:` section, in the order the scorer.yaml documents them.
-SETTINGS = (
-    "pass_shaped", "fail_shaped", "negators", "qualifiers", "qualifiers_after", "mitigators",
-    "contrast", "concessive", "neutral", "window",
-)  # fmt: skip
-
-
-def check_patterns(
-    value: Any, source: str | Path | None, *where: str | int, rewrite: Callable[[str], str] = str
-) -> list[str]:
-    """A settings list of regular expressions, checked: a list of strings that compile (after
-    `rewrite`, the way the caller will use them).
-
-    `where` is the key path of the list in the scorer YAML (for the error location).
-    """
-    name = ".".join(str(w) for w in where)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise setting_error(f"{name} must be a list of patterns", source, *where)
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise setting_error(
-                f"{name}: entry {item!r} is not a string", source, *where, index,
-                hint="quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers",
-            )  # fmt: skip
-        try:
-            re.compile(rewrite(item))
-        except re.error as exc:
-            raise setting_error(f"{name}: bad pattern {item!r}: {exc.msg}", source, *where, index) from None
-    return value
-
-
-def setting_error(
-    message: str, source: str | Path | None, *where: str | int, hint: str | None = None
-) -> SpecError:
-    """A `SpecError` at the node `where` (keys and list indexes) of the scorer YAML `source`."""
-    line, col = _position(source, where) if source is not None else (1, 1)
-    return SpecError(
-        message, path=source if source is not None else "scorer.yaml", line=line, col=col, hint=hint
-    )
-
-
-def _position(source: str | Path, where: tuple[str | int, ...]) -> tuple[int, int]:
-    """Line and column (1-based) of the deepest node of `where` found in the YAML file."""
-    try:
-        node = yaml.compose(Path(source).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return 1, 1
-    mark = node.start_mark if node is not None else None
-    for step in where:
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if key.value == step:
-                    # an unknown key is reported at the key itself, a bad value at the value
-                    child, mark = value, (key.start_mark if step == where[-1] else value.start_mark)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
-            child = node.value[step]
-            mark = child.start_mark
-        if child is None:
-            break
-        node = child
-    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

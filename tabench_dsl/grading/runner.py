@@ -60,7 +60,7 @@ from .contradiction import ContradictionCheck
 from .injection import compile_injection
 from .judges.base import Judge, Message
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
-from .verdict import DEFAULT_FACETS, Decoded, Verdict, cut_reply, decode_reply
+from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
 #: The reason a T1 pass carries.
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
@@ -174,12 +174,11 @@ class Grader:
         self.on_record = on_record
         self.on_skip = on_skip
         self.stats = RunStats(judge=judge.info.describe())
-        settings = battery.settings or {}
-        self.settings = settings
-        self.facets = tuple(settings.get("facets") or DEFAULT_FACETS)
-        self.contradiction = ContradictionCheck.from_settings(settings.get("contradiction") or {})
+        settings = battery.settings
+        self.facets = settings.facets
+        self.contradiction = ContradictionCheck.from_settings(settings.contradiction)
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
-        self._injection = compile_injection(settings)
+        self._injection = compile_injection(settings.injection)
         env = os.environ if env is None else env
         self._secrets = secrets_in(env)
         # T1 keys as token sets, computed once per question.

@@ -36,8 +36,7 @@ from typing import Literal
 
 import msgspec
 
-#: The facet names of scorer tabench-1.1; a scorer with other names passes its own list.
-DEFAULT_FACETS: tuple[str, ...] = ("extra_correct_info", "missing_minor", "erroneous_assertion")
+from ..core.scorer import FACET_NAMES
 
 #: A reply that is entirely one fenced block: ```json\n...\n``` (any info word) or ```...```.
 FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```", re.DOTALL)
@@ -100,7 +99,7 @@ class _Malformed(Exception):
     """A candidate that is JSON but not a valid verdict; the message is the problem."""
 
 
-def decode_reply(text: str, *, facet_names: Iterable[str] = DEFAULT_FACETS) -> Decoded:
+def decode_reply(text: str, *, facet_names: Iterable[str] = FACET_NAMES) -> Decoded:
     """Decode a judge's reply content into a `Verdict`, recording tolerated departures.
 
     Fast path: the stripped (and unfenced) text is exactly one verdict object. Otherwise every

@@ -16,10 +16,12 @@ import msgspec
 import yaml
 
 from ..core.errors import SpecError, SpecErrors, UsageError
-from ..core.nodes import FACET_NAMES, Battery, JudgeDefaults, Pos, Question, Rule, Scorer
+from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
 from .parse import parse_policy, parse_rubric
 from .rubric import build_questions
+from .scorer import read_settings
+from .yaml_io import yaml_error
 
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
@@ -31,10 +33,6 @@ REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 BATTERY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 #: The name of a battery's manifest file.
 MANIFEST = "battery.yaml"
-#: A facet name in a scorer's `facets:` list.
-FACET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-#: The keys of a scorer's `builtin:` section (the builtin judge's section markers).
-BUILTIN_KEYS: tuple[str, ...] = ("question_start", "question_end", "answer_start")
 
 _TAG = "tag:yaml.org,2002:"
 
@@ -86,7 +84,7 @@ def read_battery(path: str | Path) -> Loaded:
             raw.extend(parse_rubric(text, file).questions if text is not None else ())
         except SpecError as exc:
             errors.append(exc)
-    questions = build_questions(raw, errors, scorer_facets(scorer.settings) if scorer is not None else None)
+    questions = build_questions(raw, errors, scorer.settings.facets if scorer is not None else None)
 
     errors.sort(key=lambda e: (e.path, e.line, e.col))
     t1 = values["t1"].value if "t1" in values else True
@@ -140,7 +138,7 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
-        errors.append(_yaml_error(exc, path))
+        errors.append(yaml_error(exc, path))
         return {}
     if root is None:
         errors.append(_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))
@@ -279,83 +277,10 @@ def _load_scorer(value: _Value, base: Path, errors: list[SpecError]) -> Scorer |
     text = _read_text(settings_file, value, "scorer settings", errors)
     if text is None:
         return None
-    try:
-        settings = _safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        errors.append(_yaml_error(exc, str(settings_file)))
+    settings = read_settings(text, settings_file, errors)
+    if settings is None:
         return None
-    if not isinstance(settings, dict):
-        errors.append(_error("scorer settings must be a mapping", Pos(str(settings_file), 1, 1)))
-        return None
-    _check_settings(settings, text, settings_file, errors)
-    scorer_name = settings.get("name")
-    return Scorer(
-        name=scorer_name if isinstance(scorer_name, str) else folder.name,
-        path=str(folder.resolve()),
-        settings=settings,
-    )
-
-
-def scorer_facets(settings: dict) -> tuple[str, ...] | None:
-    """The facet names a scorer defines: its `facets:` list, `FACET_NAMES` when it has none, None
-    when the list is malformed (`_check_settings` reports that)."""
-    value = settings.get("facets")
-    if value is None:
-        return FACET_NAMES
-    if isinstance(value, list) and value and all(isinstance(n, str) and FACET_NAME.match(n) for n in value):
-        return tuple(value)
-    return None
-
-
-def _check_settings(settings: dict, text: str, file: Path, errors: list[SpecError]) -> None:
-    """Report a malformed `facets:` list or `builtin:` section of a scorer's settings at its line."""
-    if scorer_facets(settings) is None:
-        errors.append(_settings_error(
-            "scorer facets must be a list of names", text, file, ("facets",),
-            hint="facets: [extra_correct_info, missing_minor, erroneous_assertion]",
-        ))
-    builtin = settings.get("builtin")
-    if builtin is None:
-        return
-    keys_hint = "builtin keys are " + ", ".join(BUILTIN_KEYS) + ", each a one-line text"
-    if not isinstance(builtin, dict):
-        errors.append(_settings_error("scorer builtin must be a mapping", text, file, ("builtin",),
-                                      hint=keys_hint))
-        return
-    for key, value in builtin.items():
-        if key not in BUILTIN_KEYS:
-            errors.append(_settings_error(f"unknown builtin key '{key}'", text, file, ("builtin", key),
-                                          hint=keys_hint))
-        elif not isinstance(value, str) or not value.strip() or "\n" in value:
-            errors.append(_settings_error(f"builtin {key} must be a one-line text", text, file,
-                                          ("builtin", key), hint=keys_hint))
-
-
-def _settings_error(message: str, text: str, file: Path, keys: tuple[str, ...], *, hint: str) -> SpecError:
-    """An error at the value of `keys` (a path of mapping keys) in a scorer's settings text."""
-    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
-    at = node
-    for key in keys:
-        found = None
-        if isinstance(node, yaml.MappingNode):
-            found = next((pair for pair in node.value if str(pair[0].value) == str(key)), None)
-        if found is None:
-            break
-        at, node = found[0], found[1]
-    return _error(message, _pos(at, str(file)) if at is not None else Pos(str(file), 1, 1), hint=hint)
-
-
-def _safe_load(text: str) -> object:
-    """`yaml.safe_load(text)`, read by libyaml when PyYAML has it (the scorer's settings in 2 ms,
-    not 17). Text libyaml refuses is read again by `yaml.safe_load`, so an error is reported with
-    the pure-Python parser's words and position."""
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is not None:
-        try:
-            return yaml.load(text, Loader=loader)
-        except yaml.YAMLError:
-            pass
-    return yaml.safe_load(text)
+    return Scorer(name=settings.name or folder.name, path=str(folder.resolve()), settings=settings)
 
 
 def _rubric_files(patterns: list[_Value], base: Path, errors: list[SpecError]) -> list[Path]:
@@ -433,21 +358,6 @@ def _construct(node: yaml.ScalarNode) -> object:
 
 def _pos(node: yaml.Node, path: str) -> Pos:
     return Pos(path, node.start_mark.line + 1, node.start_mark.column + 1)
-
-
-def _yaml_error(exc: yaml.MarkedYAMLError, path: str) -> SpecError:
-    mark, hint = exc.problem_mark, None
-    if exc.context and exc.context_mark:
-        at = exc.context_mark
-        hint = f"{exc.context} at line {at.line + 1}, column {at.column + 1}"
-        if mark is None or mark.index >= len(mark.buffer or "") - 1:
-            # The file ended inside something: point at where that something starts.
-            mark, hint = at, f"{exc.context} that starts here; the file ends before it is closed"
-    elif exc.context:
-        hint = exc.context
-    mark = mark or exc.context_mark
-    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    return SpecError(f"invalid YAML: {exc.problem}", path=path, line=line, col=col, hint=hint)
 
 
 def _error(message: str, at: Pos, *, hint: str | None = None) -> SpecError:

@@ -9,13 +9,13 @@ fail every answer).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..core.errors import SpecError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
 from .battery import read_battery
+from .yaml_io import position
 
 #: The hint for an exemplar expected to fail that T1 would pass.
 HINT_T1_PASSES = (
@@ -72,37 +72,26 @@ def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
 #: The templates each builtin-judge marker must appear in.
 _MARKER_TEMPLATES = (("question_start", "system"), ("question_end", "system"), ("answer_start", "user"),
                      ("answer_start", "stern"))
-_DEFAULT_TEMPLATES = {"system": "system.j2", "user": "user.j2", "stern": "stern.j2"}
 
 
 def _marker_warnings(scorer: Scorer) -> list[SpecError]:
     """A warning for each builtin-judge marker (the scorer's `builtin:` section, else tabench-1.1's)
-    missing from the template it is looked for in; at its line in scorer.yaml."""
-    from ..grading.judges.builtin import Markers
-
+    missing from the template it is looked for in; at its key in scorer.yaml."""
     folder = Path(scorer.path)
-    settings_file = folder / "scorer.yaml"
-    try:
-        settings_lines = settings_file.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        settings_lines = []
-    names = scorer.settings.get("templates")
-    names = names if isinstance(names, dict) else {}
-    markers = Markers.of(scorer.settings)
+    settings = scorer.settings
     warnings = []
     for key, part in _MARKER_TEMPLATES:
-        name = str(names.get(part) or _DEFAULT_TEMPLATES[part])
+        name = getattr(settings.templates, part)
         try:
             text = (folder / name).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue  # compiling reports a missing or unreadable template
-        marker = getattr(markers, key)
+        marker = getattr(settings.builtin, key)
         if marker in text:
             continue
-        line = next((i for i, x in enumerate(settings_lines, 1) if re.match(rf"\s+{key}\s*:", x)), None)
-        line = line or next((i for i, x in enumerate(settings_lines, 1) if x.startswith("builtin:")), 1)
         warnings.append(_warning(
-            f"builtin {key} marker {marker!r} is not in {name}", Pos(str(settings_file), line, 1),
+            f"builtin {key} marker {marker!r} is not in {name}",
+            position(folder / "scorer.yaml", ("builtin", key), at_key=True),
             hint="the builtin judge finds the question and the answer by these lines; "
             "set them in scorer.yaml's builtin: section",
         ))

@@ -40,9 +40,6 @@ from ..core.compiled import CompiledBattery, CompiledQuestion, Frame
 from ..core.errors import SpecError, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Question, Rule, Scorer
 
-#: Template file names used when a scorer's YAML has no `templates:` mapping.
-DEFAULT_TEMPLATES: dict[str, str] = {"system": "system.j2", "user": "user.j2", "stern": "stern.j2"}
-
 #: The answer text the seed prompt shows in the USER and STERN holes.
 ANSWER_PLACEHOLDER = "{{candidate answer}}"
 
@@ -82,8 +79,7 @@ def _template(scorer_path: str, name: str) -> jinja2.Template:
 
 
 def _template_name(scorer: Scorer, part: str) -> str:
-    names = scorer.settings.get("templates") if isinstance(scorer.settings, dict) else None
-    return (names if isinstance(names, dict) else {}).get(part) or DEFAULT_TEMPLATES[part]
+    return getattr(scorer.settings.templates, part)
 
 
 def scorer_template(scorer: Scorer, part: str) -> jinja2.Template:
@@ -266,25 +262,20 @@ def sha256_hex(text: str) -> str:
 
 
 def _judge_defaults(battery: Battery) -> JudgeDefaults:
-    # The manifest's `judge:` wins; the scorer's YAML `judge:` fills what the manifest leaves out.
-    scorer_judge = battery.scorer.settings.get("judge") if isinstance(battery.scorer.settings, dict) else None
-    if not isinstance(scorer_judge, dict):
-        return battery.judge
-    judge = battery.judge
-    temperature = judge.temperature if judge.temperature is not None else scorer_judge.get("temperature")
-    max_tokens = judge.max_tokens if judge.max_tokens is not None else scorer_judge.get("max_tokens")
+    # The manifest's `judge:` wins; the scorer's `judge:` fills what the manifest leaves out.
+    judge, scorer = battery.judge, battery.scorer.settings.judge
     return JudgeDefaults(
-        model=judge.model if judge.model is not None else scorer_judge.get("model"),
-        temperature=float(temperature) if temperature is not None else None,
-        max_tokens=int(max_tokens) if max_tokens is not None else None,
-        backend=judge.backend if judge.backend is not None else scorer_judge.get("backend"),
+        model=judge.model if judge.model is not None else scorer.model,
+        temperature=judge.temperature if judge.temperature is not None else scorer.temperature,
+        max_tokens=judge.max_tokens if judge.max_tokens is not None else scorer.max_tokens,
+        backend=judge.backend if judge.backend is not None else scorer.backend,
     )
 
 
 def compile_battery(battery: Battery) -> CompiledBattery:
     """Every prompt of `battery`: one exact SYSTEM (and its sha256) per question, USER and STERN frames.
 
-    `settings` is the scorer's YAML as parsed; `judge` is the manifest's `judge:` with the scorer's
+    `settings` are the scorer's checked settings; `judge` is the manifest's `judge:` with the scorer's
     `judge:` values filling the keys the manifest leaves out. A question's `t1` is the effective
     value (the battery's and the question's switch both on).
     """

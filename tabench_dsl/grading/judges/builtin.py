@@ -30,14 +30,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
 from ...core.errors import TransportError
-from ...core.nodes import FACET_NAMES
 from ...core.records import JudgeInfo
+from ...core.scorer import FACET_NAMES, Markers, ScorerSettings
 from .base import Completion, JudgeParams, Message
 from .lexical import (
     Element,
@@ -60,13 +60,6 @@ INFO = JudgeInfo(
     label="builtin lexical judge (not a language model)",
 )
 
-#: The section markers of tabench-1.1, for a scorer whose settings have no `builtin:` section.
-DEFAULT_MARKERS: dict[str, str] = {
-    "question_start": "-- QUESTION + GOLD --",
-    "question_end": "-- FACET GUIDE (this question) --",
-    "answer_start": "-- CANDIDATE ANSWER --",
-}
-
 #: Answers that decline to answer. Matched on casefolded text with contractions spelled out.
 NON_ANSWER = re.compile(
     r"\b(?:can not|unable to|impossible to) (?:be )?(?:determine|determined|tell|say|know)\b"
@@ -82,26 +75,6 @@ AT_LEAST = re.compile(r"\bat least (\w+)\b", re.IGNORECASE)
 #: A fallback gold (no elements) passes when this share of its content words is in the answer.
 FALLBACK_SHARE = 0.75
 
-#: The facets reported for a scorer whose settings have no `facets:` list.
-DEFAULT_FACETS: tuple[str, ...] = FACET_NAMES
-
-
-class Markers(msgspec.Struct, frozen=True):
-    """Where the builtin judge finds the question object and the answer in the prompts."""
-
-    question_start: str = DEFAULT_MARKERS["question_start"]
-    question_end: str = DEFAULT_MARKERS["question_end"]
-    answer_start: str = DEFAULT_MARKERS["answer_start"]
-
-    @classmethod
-    def of(cls, settings: Mapping[str, Any] | None) -> Markers:
-        """The markers of a scorer's settings (its `builtin:` section), tabench-1.1's by default."""
-        section = (settings or {}).get("builtin") or {}
-        return cls(**{
-            k: v for k, v in section.items() if k in DEFAULT_MARKERS and isinstance(v, str) and v.strip()
-        })
-
-
 #: tabench-1.1's markers.
 TABENCH_1_1 = Markers()
 
@@ -113,7 +86,7 @@ class Ruling(msgspec.Struct, frozen=True):
     reason: str
     facets: dict[str, bool] = msgspec.field(default_factory=dict)
 
-    def to_json(self, facet_names: Iterable[str] = DEFAULT_FACETS) -> str:
+    def to_json(self, facet_names: Iterable[str] = FACET_NAMES) -> str:
         """The verdict JSON the scorer asks for, with a flag for each of `facet_names` (only those)."""
         facets = {name: self.facets.get(name, False) for name in facet_names}
         reason = " ".join(self.reason.split()[:14])
@@ -285,15 +258,15 @@ class BuiltinJudge:
         self,
         params: JudgeParams | None = None,
         *,
-        settings: Mapping[str, Any] | None = None,
+        settings: ScorerSettings | None = None,
         notice: str | None = None,
     ) -> None:
-        """`settings` is the scorer's YAML (its `builtin:` markers and `facets:` list; tabench-1.1's
+        """`settings` are the scorer's (its `builtin:` markers and `facets:` list; tabench-1.1's
         when None). `notice` is a line for the user about why this judge was chosen, or None."""
+        settings = settings or ScorerSettings()
         self.params = params or JudgeParams(model=INFO.model)
-        self.markers = Markers.of(settings)
-        facets = (settings or {}).get("facets")
-        self.facet_names = tuple(facets) if isinstance(facets, list) and facets else DEFAULT_FACETS
+        self.markers = settings.builtin
+        self.facet_names = settings.facets
         self.notice = notice
 
     async def complete(self, messages: list[Message]) -> Completion:

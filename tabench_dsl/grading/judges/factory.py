@@ -50,6 +50,7 @@ import msgspec
 
 from ...core.errors import JudgeError, UsageError
 from ...core.nodes import JudgeDefaults
+from ...core.scorer import ScorerSettings
 from .base import Judge, JudgeParams
 from .openai import OPENAI_BASE_URL, safe_url
 
@@ -78,7 +79,7 @@ def make_judge(
     *,
     model: str | None = None,
     manifest_judge: JudgeDefaults | None = None,
-    settings: Mapping[str, Any] | None = None,
+    settings: ScorerSettings | None = None,
     session: aiohttp.ClientSession | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 120.0,
@@ -88,8 +89,8 @@ def make_judge(
     """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
     for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
     names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
-    `env` defaults to the process environment; `settings` is the scorer's YAML (the builtin judge
-    reads its markers and facet names). When the builtin judge stands in for a named model, its
+    `env` defaults to the process environment; `settings` are the scorer's (its judge defaults; the builtin
+    judge reads its markers and facet names). When the builtin judge stands in for a named model, its
     `notice` says so, for the caller to show (nothing is printed here)."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
@@ -99,10 +100,10 @@ def make_judge(
         if problem is not None:
             raise UsageError(problem)
     spec, notice = choice.spec, choice.notice
-    scorer = dict((settings or {}).get("judge") or {})
+    scorer = (settings or ScorerSettings()).judge
     chosen_model = model or manifest.model
-    temperature = _first(temperature, manifest.temperature, scorer.get("temperature"), 0.0)
-    max_tokens = int(_first(max_tokens, manifest.max_tokens, scorer.get("max_tokens"), 300))
+    temperature = _first(temperature, manifest.temperature, scorer.temperature, 0.0)
+    max_tokens = int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, 300))
 
     def params(needed_by: str) -> JudgeParams:
         if not chosen_model:
@@ -233,7 +234,7 @@ def url_gets_key(url: str) -> bool:
 
 
 def _builtin(
-    temperature: float, max_tokens: int, settings: Mapping[str, Any] | None, notice: str | None
+    temperature: float, max_tokens: int, settings: ScorerSettings | None, notice: str | None
 ) -> Judge:
     try:
         from .builtin import BuiltinJudge

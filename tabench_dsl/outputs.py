@@ -25,8 +25,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..core.display import shown
-from ..core.errors import UsageError
+from .core.display import shown
+from .core.errors import UsageError
 
 #: Lines `holds_records` reads at most before it decides a file is not of the kind it looks for.
 LINES_LOOKED_AT = 64
@@ -103,21 +103,21 @@ def holds_records(path: Path, decoder: msgspec.json.Decoder) -> bool:
 
 def is_results_file(path: Path) -> bool:
     """True for a results file `tabench grade` wrote (`holds_records` of result records)."""
-    from ..core.results import light_record_decoder
+    from .core.results import light_record_decoder
 
     return holds_records(path, light_record_decoder)
 
 
 def is_decisions_file(path: Path) -> bool:
     """True for a decisions file `tabench view` or `adjudicate` wrote."""
-    from ..core.records import decision_decoder
+    from .core.records import decision_decoder
 
     return holds_records(path, decision_decoder)
 
 
 def is_lock_file(path: Path) -> bool:
     """True for a `tabench.lock` that `compile --lock` wrote."""
-    from ..spec.lock import read_lock
+    from .spec.lock import read_lock
 
     try:
         read_lock(path)
