@@ -16,6 +16,7 @@ from pathlib import Path
 from helpers_grading import FAIL, PASS, user_content
 
 from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.parallel import WORKER_COMMAND
 
 #: Answers in the file: 40 systems x 3 questions.
 COUNT = 120
@@ -92,7 +93,8 @@ async def grading_under_way(work: Path, judge_server, lines: int, start=start_gr
 
 
 def workers_in(folder: Path) -> list[int]:
-    """Live grading workers whose working folder is `folder` (zombies do not count)."""
+    """Live grading workers (started with `WORKER_COMMAND`) whose working folder is `folder`
+    (zombies do not count)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -103,7 +105,7 @@ def workers_in(folder: Path) -> list[int]:
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"tabench_dsl.grading.parallel" in cmdline and cwd == str(folder) and state != "Z":
+        if WORKER_COMMAND.encode() in cmdline and cwd == str(folder) and state != "Z":
             found.append(int(entry))
     return found
 

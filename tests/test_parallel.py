@@ -220,7 +220,7 @@ def test_a_worker_process_never_imports_the_cli() -> None:
     import subprocess
 
     script = (
-        "import sys; from tabench_dsl.grading.parallel import main; main(); "
+        "import sys; from tabench_dsl.grading.parallel.worker import main; main(); "
         "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
     )
     done = subprocess.run([sys.executable, "-c", script], input="", capture_output=True,
