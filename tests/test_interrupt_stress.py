@@ -17,6 +17,7 @@ from helpers_grading import write_battery
 from interrupted_grading import (
     COUNT,
     check_complete,
+    finish,
     slow_judge,
     start_grade,
     wait_until_gone,
@@ -66,7 +67,7 @@ async def test_an_interrupt_at_any_moment_exits_cleanly(
     proc = await start_grade(tmp_path, server.url, *extra)
     await _reach(moment, tmp_path, results, server, proc, workers)
     proc.send_signal(sig)
-    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    _, err = await finish(proc)
 
     finished = moment == "finishing" and proc.returncode == 0  # the signal came after the end
     assert proc.returncode == 130 or finished, (proc.returncode, err.decode())
@@ -81,7 +82,7 @@ async def test_an_interrupt_at_any_moment_exits_cleanly(
     assert len(list(iter_records(results))) == kept.count(b"\n") if kept else True  # whole records
 
     proc = await start_grade(tmp_path, server.url, "--resume", *extra)
-    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert results.read_bytes().startswith(kept)
     check_complete(results)
