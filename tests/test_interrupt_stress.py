@@ -27,6 +27,8 @@ from interrupted_grading import (
 
 from tabench_dsl.core.results import iter_records
 
+pytestmark = pytest.mark.slow  # 48 gradings in subprocesses, each interrupted and resumed
+
 #: When the signal is sent. "starting": as soon as the worker processes exist (one process: as
 #: soon as the judge has its first request); a number: once the results hold that many records;
 #: "finishing": once every record is written, while the command reaps workers and prints totals.

@@ -35,7 +35,7 @@ STARTUP_SECONDS = 90
 
 #: The server's start (up to STARTUP_SECONDS, in the first test's setup) and a grading by a real
 #: model (about 45 s on a loaded 2-core machine) do not fit the suite's default timeout.
-pytestmark = [pytest.mark.llama, pytest.mark.timeout(STARTUP_SECONDS + 210)]
+pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.timeout(STARTUP_SECONDS + 210)]
 
 
 def _gguf() -> Path | None:

@@ -79,6 +79,7 @@ def outcome(path: Path) -> dict[tuple[str, str], tuple]:
     }
 
 
+@pytest.mark.slow
 async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge_server, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -111,6 +112,7 @@ def start_grade(work: Path, url: str, *extra: str):
     return start_one_grade(work, url, "--workers", "2", *extra)
 
 
+@pytest.mark.slow
 async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 20, start=start_grade)
     assert len(workers_in(tmp_path)) == 2
@@ -131,6 +133,7 @@ async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path,
     assert not workers_in(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path, judge_server, sig) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
@@ -150,6 +153,7 @@ async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path
     check_complete(results)
 
 
+@pytest.mark.slow
 async def test_a_worker_that_dies_is_reported_exit_1_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
     victim = workers_in(tmp_path)[0]
@@ -179,6 +183,7 @@ async def test_workers_option_is_checked(tmp_path: Path, capsys) -> None:
     assert parse_workers("auto") == (2 if (os.cpu_count() or 1) >= 4 else 1)
 
 
+@pytest.mark.slow
 async def test_workers_share_the_reply_cache(tmp_path: Path, judge_server, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TABENCH_CACHE", raising=False)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
 from interrupted_grading import COUNT, check_complete, finish, grading_under_way, start_grade
+
+pytestmark = pytest.mark.slow  # gradings in subprocesses, killed and resumed
 
 
 async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
