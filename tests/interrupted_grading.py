@@ -16,10 +16,14 @@ from pathlib import Path
 from helpers_grading import FAIL, PASS, user_content
 
 from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.parallel import WORKER_COMMAND
 
 #: Answers in the file: 40 systems x 3 questions.
 COUNT = 120
 QUESTIONS = ["h01", "h02", "h03"]
+#: Seconds a `tabench grade` subprocess gets to end once it is expected to (a whole run of COUNT
+#: answers takes a few seconds); past that it hangs, and the test fails instead of blocking the suite.
+FINISH_SECONDS = 60.0
 
 
 def write_answers(folder: Path, count: int = COUNT) -> Path:
@@ -56,13 +60,24 @@ async def start_grade(work: Path, url: str, *extra: str) -> asyncio.subprocess.P
     )
 
 
+async def finish(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    """`proc.communicate()` within FINISH_SECONDS: its (stdout, stderr) once it has exited. A
+    process that hangs is killed (its workers see their input close and exit) and the test fails."""
+    try:
+        return await asyncio.wait_for(proc.communicate(), FINISH_SECONDS)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise AssertionError(f"the grading did not end within {FINISH_SECONDS:g} s") from None
+
+
 async def wait_for_lines(path: Path, count: int, proc: asyncio.subprocess.Process) -> None:
     """Wait until `path` holds `count` lines, failing if the grading ends first."""
     for _ in range(600):  # at most 30 s
         if path.exists() and path.read_bytes().count(b"\n") >= count:
             return
         if proc.returncode is not None:
-            _, err = await proc.communicate()
+            _, err = await finish(proc)
             raise AssertionError(f"the grading ended ({proc.returncode}) before it was interrupted: {err!r}")
         await asyncio.sleep(0.05)
     raise AssertionError("the grading made no progress")
@@ -92,7 +107,8 @@ async def grading_under_way(work: Path, judge_server, lines: int, start=start_gr
 
 
 def workers_in(folder: Path) -> list[int]:
-    """Live grading workers whose working folder is `folder` (zombies do not count)."""
+    """Live grading workers (started with `WORKER_COMMAND`) whose working folder is `folder`
+    (zombies do not count)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -103,7 +119,7 @@ def workers_in(folder: Path) -> list[int]:
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"tabench_dsl.grading.parallel" in cmdline and cwd == str(folder) and state != "Z":
+        if WORKER_COMMAND.encode() in cmdline and cwd == str(folder) and state != "Z":
             found.append(int(entry))
     return found
 

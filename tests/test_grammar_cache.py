@@ -32,8 +32,8 @@ def test_compile_writes_and_then_reads_the_cache(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     battery = REPO / "examples" / "lark-internals"
     argv = [sys.executable, "-m", "tabench_dsl", "compile", str(battery), "--json"]
-    first = subprocess.run(argv, env=env, capture_output=True, check=True)
+    first = subprocess.run(argv, env=env, capture_output=True, check=True, timeout=60)
     cached = sorted(p.name for p in (tmp_path / "tabench").iterdir())
     assert any(name.startswith("tabench.lark-") for name in cached)
-    second = subprocess.run(argv, env=env, capture_output=True, check=True)
+    second = subprocess.run(argv, env=env, capture_output=True, check=True, timeout=60)
     assert first.stdout == second.stdout and first.stdout.count(b"\n") == 13

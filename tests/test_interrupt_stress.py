@@ -17,6 +17,7 @@ from helpers_grading import write_battery
 from interrupted_grading import (
     COUNT,
     check_complete,
+    finish,
     slow_judge,
     start_grade,
     wait_until_gone,
@@ -25,6 +26,8 @@ from interrupted_grading import (
 )
 
 from tabench_dsl.core.results import iter_records
+
+pytestmark = pytest.mark.slow  # 48 gradings in subprocesses, each interrupted and resumed
 
 #: When the signal is sent. "starting": as soon as the worker processes exist (one process: as
 #: soon as the judge has its first request); a number: once the results hold that many records;
@@ -66,7 +69,7 @@ async def test_an_interrupt_at_any_moment_exits_cleanly(
     proc = await start_grade(tmp_path, server.url, *extra)
     await _reach(moment, tmp_path, results, server, proc, workers)
     proc.send_signal(sig)
-    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    _, err = await finish(proc)
 
     finished = moment == "finishing" and proc.returncode == 0  # the signal came after the end
     assert proc.returncode == 130 or finished, (proc.returncode, err.decode())
@@ -81,7 +84,7 @@ async def test_an_interrupt_at_any_moment_exits_cleanly(
     assert len(list(iter_records(results))) == kept.count(b"\n") if kept else True  # whole records
 
     proc = await start_grade(tmp_path, server.url, "--resume", *extra)
-    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert results.read_bytes().startswith(kept)
     check_complete(results)

@@ -30,10 +30,12 @@ from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.verdict import decode_reply
 
-pytestmark = pytest.mark.llama
-
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 STARTUP_SECONDS = 90
+
+#: The server's start (up to STARTUP_SECONDS, in the first test's setup) and a grading by a real
+#: model (about 45 s on a loaded 2-core machine) do not fit the suite's default timeout.
+pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.timeout(STARTUP_SECONDS + 210)]
 
 
 def _gguf() -> Path | None:

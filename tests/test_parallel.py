@@ -7,6 +7,7 @@ Every test runs the real command against the scripted judge server; the workers 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -25,6 +26,7 @@ from interrupted_grading import (
     COUNT,
     answer_number,
     check_complete,
+    finish,
     grading_under_way,
     slow_judge,
     wait_until_gone,
@@ -77,6 +79,7 @@ def outcome(path: Path) -> dict[tuple[str, str], tuple]:
     }
 
 
+@pytest.mark.slow
 async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge_server, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -109,11 +112,12 @@ def start_grade(work: Path, url: str, *extra: str):
     return start_one_grade(work, url, "--workers", "2", *extra)
 
 
+@pytest.mark.slow
 async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 20, start=start_grade)
     assert len(workers_in(tmp_path)) == 2
     proc.kill()
-    await proc.communicate()
+    await finish(proc)
     assert proc.returncode == -signal.SIGKILL
     await wait_until_gone(tmp_path)
     kept = results.read_bytes()
@@ -122,18 +126,19 @@ async def test_kill_9_of_the_parent_leaves_no_worker_then_resume(tmp_path: Path,
     results.write_bytes(kept)
 
     proc = await start_grade(tmp_path, server.url, "--resume")
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert results.read_bytes().startswith(kept)
     check_complete(results)
     assert not workers_in(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path, judge_server, sig) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
     proc.send_signal(sig)
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
     assert not workers_in(tmp_path)  # the parent reaped them before exiting
@@ -142,24 +147,25 @@ async def test_interrupt_exits_130_with_whole_records_then_resume(tmp_path: Path
     assert len(list(iter_records(results))) == kept.count(b"\n")  # every line a whole record
 
     proc = await start_grade(tmp_path, server.url, "--resume")
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert results.read_bytes().startswith(kept)
     check_complete(results)
 
 
+@pytest.mark.slow
 async def test_a_worker_that_dies_is_reported_exit_1_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 10, start=start_grade)
     victim = workers_in(tmp_path)[0]
     os.kill(victim, signal.SIGKILL)
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 1, err.decode()
     assert b"ended unexpectedly" in err and b"Traceback" not in err
     records = list(iter_records(results))
     assert len(records) == len({(r.system, r.question) for r in records}) < COUNT
 
     proc = await start_grade(tmp_path, server.url, "--resume")
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     check_complete(results)
 
@@ -177,6 +183,7 @@ async def test_workers_option_is_checked(tmp_path: Path, capsys) -> None:
     assert parse_workers("auto") == (2 if (os.cpu_count() or 1) >= 4 else 1)
 
 
+@pytest.mark.slow
 async def test_workers_share_the_reply_cache(tmp_path: Path, judge_server, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TABENCH_CACHE", raising=False)
@@ -220,11 +227,11 @@ def test_a_worker_process_never_imports_the_cli() -> None:
     import subprocess
 
     script = (
-        "import sys; from tabench_dsl.grading.parallel import main; main(); "
-        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
+        "import json, sys; from tabench_dsl.grading.parallel.worker import main; main(); "
+        "sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
     )
     done = subprocess.run([sys.executable, "-c", script], input="", capture_output=True,
                           text=True, check=True, timeout=60)
-    modules = eval(done.stderr.strip().splitlines()[-1])
+    modules = json.loads(done.stderr.strip().splitlines()[-1])  # data read as data, never run
     assert "tabench_dsl.grading.loop" in modules and "tabench_dsl.grading.runner" in modules
     assert [m for m in modules if m.startswith("tabench_dsl.cli")] == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,7 @@ def check(text: str) -> bool:
     return coarse is not None
 
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(rubric_texts())
 def test_generated_files_read_the_same(text: str) -> None:

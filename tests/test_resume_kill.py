@@ -6,13 +6,16 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from interrupted_grading import COUNT, check_complete, grading_under_way, start_grade
+import pytest
+from interrupted_grading import COUNT, check_complete, finish, grading_under_way, start_grade
+
+pytestmark = pytest.mark.slow  # gradings in subprocesses, killed and resumed
 
 
 async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 20)
     proc.kill()
-    await proc.communicate()
+    await finish(proc)
     assert proc.returncode == -signal.SIGKILL
     kept = results.read_bytes()
     kept = kept[: kept.rfind(b"\n") + 1]  # a kill may land mid-write: only whole lines count
@@ -22,7 +25,7 @@ async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
     results.write_bytes(kept + torn)
 
     proc = await start_grade(tmp_path, server.url, "--resume")
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert f"cut a torn last line ({len(torn)} bytes)".encode() in err
     data = results.read_bytes()
@@ -33,7 +36,7 @@ async def test_kill_9_then_resume(tmp_path: Path, judge_server) -> None:
 async def test_ctrl_c_writes_nothing_half_then_resume(tmp_path: Path, judge_server) -> None:
     server, results, proc = await grading_under_way(tmp_path, judge_server, 10)
     proc.send_signal(signal.SIGINT)
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
     kept = results.read_bytes()
@@ -41,7 +44,7 @@ async def test_ctrl_c_writes_nothing_half_then_resume(tmp_path: Path, judge_serv
     calls = server.calls
 
     proc = await start_grade(tmp_path, server.url, "--resume")
-    _, err = await proc.communicate()
+    _, err = await finish(proc)
     assert proc.returncode == 0, err.decode()
     assert results.read_bytes().startswith(kept)
     check_complete(results)

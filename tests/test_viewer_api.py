@@ -233,6 +233,7 @@ def big_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_results(tmp_path_factory.mktemp("big") / "big.jsonl", many_results(100_000))
 
 
+@pytest.mark.slow
 async def test_paging_over_100000_records_stays_fast(aiohttp_client, big_results: Path) -> None:
     started = time.perf_counter()
     index = Index(load_run(big_results), reviewer="ana")

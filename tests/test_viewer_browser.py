@@ -25,7 +25,7 @@ from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _need_browser() -> None:

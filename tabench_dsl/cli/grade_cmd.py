@@ -7,7 +7,7 @@ Decided where the spec is silent:
 - `--retries N` is the number of transport retries after the first try (default 5: six attempts).
 - The totals printed at the end are those of the whole results file (earlier runs included, the
   last record of each pair standing, human decisions applied), as `tabench totals` prints them.
-- `--workers N` grades in N processes (tabench_dsl/grading/parallel.py), this one alone writing the results;
+- `--workers N` grades in N processes (tabench_dsl/grading/parallel/), this one alone writing the results;
   the default is 1: a real judge is latency bound and one process keeps up with it.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C

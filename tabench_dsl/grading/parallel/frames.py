@@ -1,0 +1,93 @@
+"""What the parent and a grading worker say to each other, and how it travels.
+
+A frame is a 4-byte little-endian length and a msgpack body (msgspec). The parent sends a
+`WorkerConfig` first, then lists of answers; an empty list is the end frame. The worker replies
+with `Hello` (its judge), `Records` (finished records, batched per loop turn), and `Done` once its
+cache is committed, or `Failed` for a judge or usage error the parent raises as its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+
+from ...core.compiled import CompiledBattery
+from ...core.errors import JudgeError, TabenchError, UsageError
+from ...core.records import Answer, Record
+from ..session import GradingOptions
+
+#: Seconds a terminated worker gets before it is killed; a worker waits five times that for the
+#: parent to read its last frames.
+TERMINATE_GRACE = 2.0
+#: Bytes of a frame's length prefix.
+HEAD = 4
+#: Largest line a frame stream buffers (asyncio's `StreamReader` limit); frames are read whole.
+STREAM_LIMIT = 1 << 20
+
+
+class WorkerConfig(msgspec.Struct):
+    """What a worker needs to grade: the battery, and the judge, transport and cache options (the
+    pool gives each worker its share of the concurrency and rate limits)."""
+
+    battery: CompiledBattery
+    options: GradingOptions
+
+
+class Hello(msgspec.Struct, tag="hello"):
+    """The worker's judge is open: its description, for the run's stats."""
+
+    judge: str
+    #: The judge's notice (why the builtin judge grades), for the parent to show once.
+    notice: str | None = None
+
+
+class Records(msgspec.Struct, tag="records"):
+    """Records the worker finished since its last frame."""
+
+    records: list[Record]
+
+
+class Failed(msgspec.Struct, tag="failed"):
+    """A judge or usage error that stopped the worker, to be raised by the parent."""
+
+    kind: str
+    message: str
+
+    @classmethod
+    def of(cls, exc: TabenchError) -> Failed:
+        return cls(type(exc).__name__, str(exc))
+
+    def error(self) -> TabenchError:
+        """The error as the parent raises it: of the worker's kind where the CLI tells them apart
+        (a usage error exits 2), a plain `TabenchError` otherwise."""
+        kinds: dict[str, type[TabenchError]] = {"UsageError": UsageError, "JudgeError": JudgeError}
+        return kinds.get(self.kind, TabenchError)(self.message)
+
+
+class Done(msgspec.Struct, tag="done"):
+    """The worker graded all it was given and committed its cache; it exits next."""
+
+
+_encoder = msgspec.msgpack.Encoder()
+#: Decodes what a worker sends (the parent's side).
+reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Failed | Done)
+#: Decodes the parent's first frame (the worker's side).
+config_decoder = msgspec.msgpack.Decoder(WorkerConfig)
+#: Decodes the parent's answer batches; an empty batch is the end frame (the worker's side).
+answers_decoder = msgspec.msgpack.Decoder(list[Answer])
+
+
+def frame(message: object) -> bytes:
+    """One frame: length and msgpack body."""
+    body = _encoder.encode(message)
+    return len(body).to_bytes(HEAD, "little") + body
+
+
+async def read_frame(stream: asyncio.StreamReader) -> bytes | None:
+    """The next frame's body, or None when the stream ended first (the other side is gone)."""
+    try:
+        head = await stream.readexactly(HEAD)
+        return await stream.readexactly(int.from_bytes(head, "little"))
+    except asyncio.IncompleteReadError:
+        return None

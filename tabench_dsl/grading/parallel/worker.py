@@ -1,0 +1,145 @@
+"""The worker's side: one grading process, started by `WorkerPool` as `WORKER_COMMAND`.
+
+It reads its configuration, opens its own event loop, aiohttp session, judge, cache connection and
+limiter (its share of the concurrency), grades each answer it is handed with `Grader.grade` and
+sends the finished records back, batched per loop turn. Frames go out on a dup of its stdout; its
+fd 1 is pointed at stderr, so a stray print cannot corrupt a frame.
+
+Stopping: on the end frame it finishes what it holds, commits its cache, says `Done` and exits.
+End-of-file on its stdin without an end frame (the parent was killed outright) ends it at once.
+A frame pipe that closes (the parent stopped listening) stops the grading, and a frame for nobody
+is dropped, never an error. SIGINT is ignored: a terminal's Ctrl-C reaches the parent, which
+decides when the workers stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import os
+import signal
+
+from ...core.errors import TabenchError
+from ...core.records import Answer, Record
+from .frames import (
+    STREAM_LIMIT,
+    TERMINATE_GRACE,
+    Done,
+    Failed,
+    Hello,
+    Records,
+    answers_decoder,
+    config_decoder,
+    frame,
+    read_frame,
+)
+
+
+def main() -> None:
+    """Entry of a worker process (`WORKER_COMMAND`), started by `WorkerPool`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker stops
+    # What grading imports is imported before `quiet_gc` freezes what exists, so the collector never
+    # walks these modules' objects (the single process imports them before it freezes, too).
+    import aiohttp  # noqa: F401
+
+    from .. import cache, runner, session, transport  # noqa: F401
+    from ..judges import factory  # noqa: F401
+    from ..loop import quiet_gc, run_event_loop
+
+    with quiet_gc():
+        run_event_loop(_grade_what_comes)
+
+
+async def _grade_what_comes() -> None:
+    from ..session import open_grader
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+    stdin = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 (the transport owns it)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    out_fd = os.dup(1)
+    os.dup2(2, 1)  # a stray print goes to stderr, never into a frame
+    pipe = open(out_fd, "wb", buffering=0)  # noqa: SIM115 (the transport owns it)
+    transport, out = await loop.connect_write_pipe(_Out, pipe)
+
+    def send(message: object) -> None:
+        # Once the pipe is closing (the parent stopped reading: an interrupt) a frame has nobody
+        # to go to; writing it would be an error on a closed transport, printed by the loop.
+        if not transport.is_closing():
+            transport.write(frame(message))
+
+    first = await read_frame(reader)
+    if first is None:
+        return  # the parent is gone before it configured us
+    config = config_decoder.decode(first)
+    queue: asyncio.Queue[Answer | None] = asyncio.Queue()
+    finished: list[Record] = []
+
+    def flush() -> None:
+        if finished:
+            send(Records(finished[:]))
+            finished.clear()
+
+    concurrency = config.options.concurrency
+    try:
+        async with open_grader(config.battery, config.options) as grader:
+            gc.freeze()  # the battery and the judge, as the single process freezes them
+            judge = grader.judge
+            send(Hello(judge.info.describe(), getattr(judge, "notice", None)))
+
+            async def grade() -> None:
+                while (answer := await queue.get()) is not None:
+                    record = await grader.grade(answer)
+                    if not finished:
+                        loop.call_soon(flush)
+                    finished.append(record)
+
+            async def feed() -> bool:
+                """Queue the answers; True on the end frame, False when the parent is gone."""
+                while (data := await read_frame(reader)) is not None:
+                    batch = answers_decoder.decode(data)
+                    if not batch:
+                        for _ in range(concurrency):
+                            queue.put_nowait(None)
+                        return True
+                    for answer in batch:
+                        queue.put_nowait(answer)
+                return False
+
+            graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
+            feeder = asyncio.ensure_future(feed())
+            orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
+            try:
+                done, _ = await asyncio.wait(
+                    [feeder, orphaned, *graders], return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in done:
+                    task.result()  # a grading error (a refused key) is raised here
+                if orphaned in done or (feeder in done and not feeder.result()):
+                    return  # the parent is gone or not listening: stop grading now
+                await asyncio.gather(feeder, *graders)
+            finally:
+                for task in (feeder, orphaned, *graders):
+                    task.cancel()
+                await asyncio.gather(feeder, orphaned, *graders, return_exceptions=True)
+            flush()
+        send(Done())  # after the cache is committed: the parent may stop us now
+    except TabenchError as exc:
+        send(Failed.of(exc))
+    finally:
+        transport.close()  # once what is buffered is written (the parent reads until `Done`)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
+
+
+class _Out(asyncio.Protocol):
+    """The worker's frame pipe; `closed` is set once everything written has left (or the pipe
+    broke)."""
+
+    def __init__(self) -> None:
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
