@@ -147,9 +147,9 @@ def test_the_limit_must_be_positive(work: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_the_viewer_page_names_the_cause_as_the_terminal_does() -> None:
-    from tabench_dsl.review.viewer.page import PAGE_HTML
+    from tabench_dsl.review.viewer.page import viewer_page
 
-    assert f"oversized: {json.dumps(OVERSIZED)}," in PAGE_HTML
+    assert f'"oversized": {json.dumps(OVERSIZED)},' in viewer_page().html  # in the constants it is given
 
 
 # -- oversized replies -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from pathlib import Path
 
 import msgspec
@@ -13,6 +14,8 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision
 from tabench_dsl.review.decisions import append_decision
 from tabench_dsl.review.report import render_report
+from tabench_dsl.review.templating import csp_source
+from tabench_dsl.review.viewer.charts import COLOURS
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 
@@ -51,10 +54,22 @@ def test_report_escapes_every_piece_of_record_text(tmp_path: Path) -> None:
         *small_results(), make_record(evil_system, "h01", "fail", answer="</pre></details><b>bold</b>")])
     html = render_report(load_run(path))
     assert "<img" not in html and "window.__pwned=2</script>" not in html and "alert(1)</script>" not in html
-    assert "&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
+    assert "&lt;img src=x onerror=&#34;window.__pwned=1&#34;&gt;" in html
     assert "&lt;/pre&gt;&lt;/details&gt;&lt;b&gt;bold&lt;/b&gt;" in html
     assert html.count("<script>") == 1  # the report's own filter script
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched from anywhere
+
+
+def test_report_policy_allows_exactly_the_style_and_script_it_carries(results: Path) -> None:
+    page = render_report(load_run(results))
+    policy = unescape(re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page)[1])
+    sources = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+    style = re.search(r"<style>(.*?)</style>", page, re.S)[1]
+    script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
+    assert sources == {"default-src": "'none'", "img-src": "data:", "style-src": csp_source(style),
+                       "script-src": csp_source(script)}
+    # The outcome colours are the charts' own, not a copy in the style sheet.
+    assert all(f".{name}{{background:{colour}}}" in style for name, colour in COLOURS.items())
 
 
 def test_report_shows_control_and_bidi_characters_as_escapes(tmp_path: Path) -> None:
@@ -106,7 +121,7 @@ def test_decisions_and_prompts_appear_with_a_battery(tmp_path: Path) -> None:
     assert "Decided pass by ana at 2026-11-29T14:00:00Z – same &lt;meaning&gt;" in html
     assert "Decision ignored: agent-b / h02: the prompt changed since the decision (sha256 differs)." in html
     assert '<details id="prompt-h04"><summary>h04 SYSTEM' in html
-    assert "&quot;answer_gold&quot;: &quot;No &lt;b&gt;Summarize&lt;/b&gt; stage exists&quot;" in html
+    assert "&#34;answer_gold&#34;: &#34;No &lt;b&gt;Summarize&lt;/b&gt; stage exists&#34;" in html
     assert '<a href="#prompt-h04">SYSTEM prompt</a>' in html
     assert "No battery given" not in html and "sha256 mismatch" not in html
 

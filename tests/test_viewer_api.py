@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -18,9 +19,12 @@ from make_results import (
     write_results,
 )
 
+from tabench_dsl.core.records import CAUSE_TEXTS
 from tabench_dsl.review.decisions import load_decisions
+from tabench_dsl.review.templating import csp_source
 from tabench_dsl.review.viewer.app import make_app
-from tabench_dsl.review.viewer.queries import Index
+from tabench_dsl.review.viewer.charts import COLOURS, GEOMETRY
+from tabench_dsl.review.viewer.queries import FILTER_KEYS, Index
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 
@@ -194,6 +198,32 @@ async def test_page_carries_no_record_text_and_builds_no_markup(aiohttp_client, 
     assert evil in [b["label"] for b in totals["charts"]["systems"]["bars"]]  # as data, not markup
     items = (await get_json(client, "/api/records?verdict=adjudicate"))["items"]
     assert HOSTILE_ANSWER[:40] in [i["answer"][:40] for i in items]  # JSON keeps the text as it is
+
+
+async def test_the_page_takes_its_words_and_colours_from_the_server(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    response = await client.get("/")
+    page = await response.text()
+    blob = re.search(r'<script type="application/json" id="constants">(.*?)</script>', page, re.S)[1]
+    constants = msgspec.json.decode(blob)
+    assert constants["causes"] == CAUSE_TEXTS
+    assert constants["colours"] == COLOURS and constants["chart"] == msgspec.to_builtins(GEOMETRY)
+    assert [item["name"] for item in constants["legend"]] == list(COLOURS)
+    assert constants["filters"] == list(FILTER_KEYS)
+    assert constants["verdicts"] == ["pass", "fail", "adjudicate", "error"]
+    assert constants["tiers"] == ["t1", "t2"]
+    assert ('<select name="verdict"><option value="">any</option><option value="pass">pass</option>'
+            '<option value="fail">fail</option><option value="adjudicate">adjudicate</option>'
+            '<option value="error">error</option></select>') in page
+    # The script keeps no copy of them; the style sheet takes the colours from the same place.
+    script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
+    style = re.search(r"<style>(.*?)</style>", page, re.S)[1]
+    assert not [text for text in [*CAUSE_TEXTS.values(), *COLOURS.values()] if text in script]
+    assert all(f"--{name}: {colour};" in style for name, colour in COLOURS.items())
+    # The policy allows exactly the inline script and style the page carries.
+    header = response.headers["Content-Security-Policy"]
+    policy = dict(part.strip().split(" ", 1) for part in header.split(";"))
+    assert policy["script-src"] == csp_source(script) and policy["style-src"] == csp_source(style)
 
 
 MALFORMED_BODIES = [

@@ -19,7 +19,9 @@ import msgspec
 import pytest
 from make_results import HOSTILE_ANSWER, make_record, small_results, write_battery, write_results
 
+from tabench_dsl.core.records import CAUSE_TEXTS
 from tabench_dsl.review.report import render_report
+from tabench_dsl.review.viewer.charts import COLOURS
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
 CHROMIUM = "/usr/bin/chromium"
@@ -158,6 +160,19 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     assert Select(browser.find_element(By.NAME, "verdict")).first_selected_option.text == "adjudicate"
     assert _cells(browser, "agent-a")[6] == "1 pass / 0 fail"
+
+
+def test_the_page_shows_the_servers_cause_texts_and_colours(browser, viewer) -> None:
+    from selenium.webdriver.common.by import By
+
+    url, _ = viewer
+    browser.get(url + "?verdict=adjudicate")
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    legend = browser.find_elements(By.CSS_SELECTOR, "#chart-systems svg > rect")
+    assert [r.get_attribute("fill") for r in legend] == list(COLOURS.values())
+    browser.find_element(By.CSS_SELECTOR, '#list tr.row[data-question="h04"]').click()
+    outcome = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail dl.kv dd"))
+    assert outcome.text == "adjudicate contradiction: " + CAUSE_TEXTS["contradiction"]
 
 
 def test_static_report_filters_and_stays_inert(browser, tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ that spells `\\x1b` itself reads the same as an escaped ESC, a price paid for ke
 `rich` reads `[...]` in a plain string as markup (`[/foo]` raises, `[link=URL]` makes a hyperlink)
 and `:name:` as an emoji code; text for a rich table goes in as `literal(text)`, a `rich.text.Text`,
 which rich never parses. `json_for_terminal` makes JSON output safe the same way without changing
-any value it holds. The viewer's page (review/viewer/page.js) applies the same rule in the browser and the
-HTML report calls `shown` before escaping.
+any value it holds. The viewer's page (review/templates/viewer.js) applies the same rule in the browser,
+and the review pages' templates (review/templating.py) call `shown` on every value before escaping.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
 Cause = Literal["malformed", "contradiction", "transport", "oversized"]
-#: What each cause means, in the words every output shows it with (the terminal, the HTML report;
-#: the viewer's page.js repeats them, checked by a test).
+#: What each cause means, in the words every output shows it with (the terminal, the HTML report,
+#: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
     "contradiction": "the judge said fail with a reason that reads as a pass, again after the stern retry",
     "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",

@@ -1,6 +1,6 @@
 """The viewer's web app: one static page and a small JSON API over an `Index`, on 127.0.0.1 only.
 
-    GET  /                                   the page (HTML, CSS and vanilla JS; no data in it)
+    GET  /                                   the page (HTML, CSS and vanilla JS; no data of the run)
     GET  /api/meta                           filter choices, warnings, who is reviewing
     GET  /api/totals                         totals per system and question, with SVG charts
     GET  /api/records?verdict=..&offset=..&limit=50     one page of record summaries
@@ -26,7 +26,7 @@ import msgspec
 from aiohttp import web
 
 from ...core.errors import UsageError
-from .page import PAGE_CSP, PAGE_HTML
+from .page import viewer_page
 from .queries import Filters, Index
 
 INDEX_KEY = web.AppKey("index", Index)
@@ -86,8 +86,9 @@ async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitabl
 
 async def page(request: web.Request) -> web.Response:
     """The single page; it loads everything else through the API."""
-    return web.Response(text=PAGE_HTML, content_type="text/html",
-                        headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store"})
+    served = viewer_page()
+    return web.Response(text=served.html, content_type="text/html",
+                        headers={"Content-Security-Policy": served.csp, "Cache-Control": "no-store"})
 
 
 async def meta(request: web.Request) -> web.Response:
@@ -143,6 +144,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 def make_app(index: Index) -> web.Application:
     """The viewer as an aiohttp application over `index` (tests drive it with aiohttp's test client)."""
+    viewer_page()  # rendered now, so a broken template fails here and not on the first request
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
     app[INDEX_KEY] = index
     app.router.add_get("/", page)

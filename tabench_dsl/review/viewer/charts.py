@@ -1,19 +1,20 @@
-"""Stacked-bar charts of pass / fail / adjudicate / error, drawn as inline SVG text.
+"""Stacked-bar charts of pass / fail / adjudicate / error, for the report and the viewer.
 
 The viewer and the static report show the same charts and neither may load anything from the
-network. `outcome_chart` chooses what a chart shows; the report draws it here as SVG text, written by
-hand, every label shown as text and escaped (system names and question ids come from files a person
-wrote); the viewer's page draws the same `Chart` in the browser, setting each label as text.
+network. `outcome_chart` chooses what a chart shows (a `Chart`: labels, counts, scores); `lay_out`
+places it on the page in pixels (a `DrawnChart`), which the report's template
+(review/templates/chart.svg.j2) prints as inline SVG, every label shown as text and escaped (system
+names and question ids come from files a person wrote). The viewer's page draws the same `Chart` in
+the browser with the same `GEOMETRY` and `legend()`, which the server hands it, setting each label as
+text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 import msgspec
 
-from ...core.display import shown
 from ..totals import QuestionTotals, SystemTotals
 
 #: Outcome -> bar colour, in the order the segments are stacked (colour-blind-safe hues).
@@ -25,17 +26,31 @@ COLOURS: dict[str, str] = {
 }
 #: Most bars one chart draws; the rest are summarised in the caption.
 MAX_BARS = 40
-_LABEL_W = 150
-_BAR_W = 340
-_ROW_H = 22
-_TOP = 48
+
+
+class ChartGeometry(msgspec.Struct, frozen=True):
+    """Where a chart's parts go, in pixels: one definition for the report's SVG and the viewer's page.
+
+    `label_limit` is how many characters of a label show beside its bar (the whole label is its
+    tooltip).
+    """
+
+    label_width: int = 150
+    bar_width: int = 340
+    row_height: int = 22
+    top: int = 48
+    label_limit: int = 22
+
+
+#: The geometry both pages draw with.
+GEOMETRY = ChartGeometry()
 
 
 def _counts(row: SystemTotals | QuestionTotals) -> dict[str, int]:
     return {"pass": row.passed, "fail": row.fail, "adjudicate": row.adjudicate, "error": row.error}
 
 
-def _short(label: str, limit: int = 22) -> str:
+def _short(label: str, limit: int) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
@@ -49,7 +64,8 @@ class Bar(msgspec.Struct, frozen=True):
 
 class Chart(msgspec.Struct, frozen=True):
     """What a chart shows, before it is drawn: the viewer's page draws it in the browser from this
-    data (text set as text), the report as SVG text (`outcome_bars`). `note` says how it was cut."""
+    data (text set as text), the report as SVG from its layout (`lay_out`). `note` says how it was
+    cut."""
 
     title: str
     kind: str
@@ -75,54 +91,77 @@ def outcome_chart(
     return Chart(title=title, kind=kind, bars=bars, note=note)
 
 
-def outcome_bars(
-    rows: Sequence[SystemTotals | QuestionTotals], *, title: str, kind: str, max_bars: int = MAX_BARS
-) -> str:
-    """An SVG chart with one 100%-stacked bar per row (`outcome_chart` chooses the rows).
+class LegendItem(msgspec.Struct, frozen=True):
+    """One outcome in a chart's legend: its name, its colour and where its swatch starts."""
 
-    Each segment has a `<title>` tooltip with its count and share. Labels are shown as text
-    (`display.shown`: no control or bidi character acts) and escaped.
-    """
-    chart = outcome_chart(rows, title=title, kind=kind, max_bars=max_bars)
-    note = chart.note
-    height = _TOP + _ROW_H * max(len(chart.bars), 1) + 8
-    width = _LABEL_W + _BAR_W + 50
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" font-family="system-ui, sans-serif" '
-        f'font-size="12"><title>{escape(title)}{escape(" (" + note + ")" if note else "")}</title>',
-    ]
-    out.append(f'<text x="0" y="14" font-size="13" font-weight="600">{escape(title)}</text>')
-    x = 0
-    for name, colour in COLOURS.items():  # legend
-        out.append(f'<rect x="{x}" y="24" width="12" height="12" fill="{colour}"/>'
-                   f'<text x="{x + 16}" y="34">{name}</text>')
-        x += 22 + 8 * len(name)
-    if note:
-        out.append(f'<text x="{width - 4}" y="14" text-anchor="end" fill="#555">{escape(note)}</text>')
-    if not chart.bars:
-        out.append(f'<text x="0" y="{_TOP + 14}" fill="#555">no answers</text>')
+    name: str
+    colour: str
+    x: int
+
+
+def legend() -> list[LegendItem]:
+    """The legend every chart carries, one item per outcome in stacking order."""
+    items, x = [], 0
+    for name, colour in COLOURS.items():
+        items.append(LegendItem(name, colour, x))
+        x += 22 + 8 * len(name)  # swatch, gap, and about 8 px per character of the name
+    return items
+
+
+class Segment(msgspec.Struct, frozen=True):
+    """One outcome's part of a bar, its position and width already written as the SVG shows them."""
+
+    outcome: str
+    count: int
+    colour: str
+    x: str
+    width: str
+    share: str
+
+
+class DrawnBar(msgspec.Struct, frozen=True):
+    """One bar placed on the chart: `label` whole (tooltip, `data-` attribute), `short` beside it."""
+
+    label: str
+    short: str
+    y: int
+    segments: list[Segment]
+    score: str
+
+
+class DrawnChart(msgspec.Struct, frozen=True):
+    """A `Chart` laid out in pixels, ready for the report's SVG template to print."""
+
+    title: str
+    kind: str
+    note: str
+    width: int
+    height: int
+    geometry: ChartGeometry
+    legend: list[LegendItem]
+    bars: list[DrawnBar]
+
+
+def lay_out(chart: Chart, geometry: ChartGeometry = GEOMETRY) -> DrawnChart:
+    """Place `chart` on a 100%-stacked bar chart: one row per bar, a segment per outcome seen."""
+    g = geometry
+    bars = []
     for i, bar in enumerate(chart.bars):
-        y = _TOP + i * _ROW_H
-        label = escape(shown(bar.label))
         total = sum(bar.counts.values())
-        out.append(f'<g class="bar" data-{kind}="{escape(bar.label)}">')
-        out.append(f'<text x="{_LABEL_W - 6}" y="{y + 14}" text-anchor="end"><title>{label}</title>'
-                   f"{escape(shown(_short(bar.label)))}</text>")
-        bx = float(_LABEL_W)
+        segments, x = [], float(g.label_width)
         for name, count in bar.counts.items():
             if not count:
                 continue
-            w = _BAR_W * count / total
-            share = 100 * count / total
-            out.append(f'<rect x="{bx:.1f}" y="{y + 3}" width="{w:.1f}" height="{_ROW_H - 6}" '
-                       f'fill="{COLOURS[name]}"><title>{label}: {count} {name} '
-                       f"({share:.1f}%)</title></rect>")
-            bx += w
+            width = g.bar_width * count / total
+            segments.append(Segment(name, count, COLOURS[name], f"{x:.1f}", f"{width:.1f}",
+                                    f"{100 * count / total:.1f}%"))
+            x += width
         score = "-" if bar.score is None else f"{100 * bar.score:.0f}%"
-        out.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 14}">{score}</text></g>')
-    out.append("</svg>")
-    return "".join(out)
+        bars.append(DrawnBar(bar.label, _short(bar.label, g.label_limit), g.top + i * g.row_height,
+                             segments, score))
+    return DrawnChart(
+        title=chart.title, kind=chart.kind, note=chart.note, width=g.label_width + g.bar_width + 50,
+        height=g.top + g.row_height * max(len(chart.bars), 1) + 8, geometry=g, legend=legend(), bars=bars)
 
 
 def _label(row: SystemTotals | QuestionTotals) -> str:

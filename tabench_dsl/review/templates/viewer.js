@@ -2,14 +2,17 @@
 // Every piece of record text reaches the page as a text node (el(), svg() and setText() below), never
 // as markup to parse: answers, names and judge replies are untrusted. Each text goes through shown()
 // first, so a bidi override or a control character in it is seen as an escape instead of acting.
-const FILTERS = ["verdict", "human", "tier", "cause", "system", "question", "facet", "q"];
+// What the server defines once (cause texts, outcome colours, the chart's geometry, the filter keys)
+// comes in the page as JSON (viewer/page.py): this script keeps no copy of it.
+const CONSTANTS = JSON.parse(document.getElementById("constants").textContent);
+const FILTERS = CONSTANTS.filters;
 const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null };
 const form = document.getElementById("filters");
 const listBody = document.querySelector("#list tbody");
 const fmt = (n) => Number(n).toLocaleString("en-US");
 const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
 
-// What shown() makes visible, as tabench_dsl/display.py does for the terminal: C0 and C1 controls
+// What shown() makes visible, as tabench_dsl/core/display.py does for the terminal: C0 and C1 controls
 // and DEL (tab and line break kept: answers are multi-line), a carriage return not ending a line,
 // format characters (bidi controls, zero-width characters, tag characters), line and paragraph
 // separators and lone surrogates.
@@ -57,13 +60,6 @@ async function api(path, options) {
   if (!response.ok) throw new Error(body.error || response.statusText);
   return body;
 }
-
-const CAUSES = {
-  contradiction: "the judge said fail with a reason that reads as a pass, and again after the stern retry",
-  malformed: "the judge's reply could not be decoded as a verdict, even after one re-ask",
-  transport: "no usable reply could be had from the judge (retried on resume)",
-  oversized: "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
-};
 
 function badge(verdict, human) {
   if (human) return el("span", { class: "badge human " + human, title: "decided by a reviewer" }, "human " + human);
@@ -137,9 +133,10 @@ function showTotals(totals) {
   document.getElementById("chart-questions").replaceChildren(drawChart(totals.charts.questions));
 }
 
-// -- charts: drawn here from the server's chart data (viewer/charts.py draws the report's the same way)
-const COLOURS = { pass: "#1b7837", fail: "#c2372b", adjudicate: "#e0a100", error: "#7f7f7f" };
-const LABEL_W = 150, BAR_W = 340, ROW_H = 22, TOP = 48;
+// -- charts: drawn here from the server's chart data, with the geometry and legend the report's
+// SVG uses (viewer/charts.py)
+const { label_width: LABEL_W, bar_width: BAR_W, row_height: ROW_H, top: TOP, label_limit: LABEL_LIMIT } =
+  CONSTANTS.chart;
 
 function drawChart(chart) {
   const width = LABEL_W + BAR_W + 50, height = TOP + ROW_H * Math.max(chart.bars.length, 1) + 8;
@@ -147,18 +144,17 @@ function drawChart(chart) {
                             "font-family": "system-ui, sans-serif", "font-size": 12 },
     svg("title", null, chart.title + (chart.note ? ` (${chart.note})` : "")),
     svg("text", { x: 0, y: 14, "font-size": 13, "font-weight": 600 }, chart.title));
-  let x = 0;
-  for (const [name, colour] of Object.entries(COLOURS)) {  // legend
+  for (const { name, colour, x } of CONSTANTS.legend) {
     root.append(svg("rect", { x, y: 24, width: 12, height: 12, fill: colour }),
       svg("text", { x: x + 16, y: 34 }, name));
-    x += 22 + 8 * name.length;
   }
   if (chart.note) root.append(svg("text", { x: width - 4, y: 14, "text-anchor": "end", fill: "#555" }, chart.note));
   if (!chart.bars.length) root.append(svg("text", { x: 0, y: TOP + 14, fill: "#555" }, "no answers"));
   chart.bars.forEach((bar, i) => {
     const y = TOP + i * ROW_H;
     const total = Object.values(bar.counts).reduce((a, b) => a + b, 0);
-    const short = [...bar.label].length <= 22 ? bar.label : [...bar.label].slice(0, 21).join("") + "…";
+    const chars = [...bar.label];
+    const short = chars.length <= LABEL_LIMIT ? bar.label : chars.slice(0, LABEL_LIMIT - 1).join("") + "…";
     const group = svg("g", { class: "bar", ["data-" + chart.kind]: bar.label },
       svg("text", { x: LABEL_W - 6, y: y + 14, "text-anchor": "end" }, svg("title", null, bar.label), short));
     let bx = LABEL_W;
@@ -166,7 +162,7 @@ function drawChart(chart) {
       if (!count) continue;
       const w = BAR_W * count / total;
       group.append(svg("rect", { x: bx.toFixed(1), y: y + 3, width: w.toFixed(1), height: ROW_H - 6,
-                                 fill: COLOURS[name] },
+                                 fill: CONSTANTS.colours[name] },
         svg("title", null, `${bar.label}: ${count} ${name} (${(100 * count / total).toFixed(1)}%)`)));
       bx += w;
     }
@@ -250,7 +246,7 @@ function renderDetail(detail, row) {
   const box = el("div", { class: "detail" });
   const facts = el("dl", { class: "kv" },
     el("dt", null, "outcome"), el("dd", null, badge(r.verdict, null),
-      r.cause ? ` ${r.cause}: ${CAUSES[r.cause] || ""}` : "",
+      r.cause ? ` ${r.cause}: ${CONSTANTS.causes[r.cause] || ""}` : "",
       r.tier === "t1" ? " – T1 token-subset pass, no judge call" : ""),
     el("dt", null, "judge"), el("dd", null, `${r.judge.backend}:${r.judge.model}` +
       (r.judge.language_model ? "" : ` (${r.judge.label || "not a language model"})`)),
