@@ -85,15 +85,15 @@ class ClientErrorMap:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        # Returning None lets any other exception through; aiohttp's timeouts are ClientErrors
+        # too, and are named as timeouts.
         if kind is None:
-            return False
-        # aiohttp's timeouts are ClientErrors too: a timeout is named as one.
+            return
         if issubclass(kind, TimeoutError):
             raise TransportError(f"no reply within {self.timeout:g} s") from None
         if issubclass(kind, (aiohttp.ClientError, ConnectionError)):
             raise TransportError(f"connection to the judge failed ({kind.__name__})") from None
-        return False
 
 
 @functools.lru_cache(maxsize=16)
