@@ -25,11 +25,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...core.errors import JudgeError, UsageError
 from ...core.scorer import ScorerSettings
 from .base import Judge, JudgeParams
+
+if TYPE_CHECKING:
+    import aiohttp
 
 #: What a builder is given as its argument: nothing at all (the SPEC is the head alone), the text
 #: after the head's `:` (maybe empty), or the whole SPEC (a URL).
@@ -53,7 +56,7 @@ class JudgeSetup:
     max_tokens: int
     env: Mapping[str, str]
     timeout: float
-    session: Any = None
+    session: aiohttp.ClientSession | None = None
     settings: ScorerSettings | None = None
     notice: str | None = None
 
@@ -65,7 +68,7 @@ class JudgeSetup:
             raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
         return JudgeParams(model=chosen, temperature=float(self.temperature), max_tokens=self.max_tokens)
 
-    def http_session(self) -> Any:
+    def http_session(self) -> aiohttp.ClientSession:
         """The HTTP session an HTTP backend sends through (the caller's, shared by all calls)."""
         if self.session is None:
             raise JudgeError("an HTTP judge needs an aiohttp session")
