@@ -90,7 +90,8 @@ def test_adjudicate_and_error_count_as_disagreement() -> None:
 def test_report_with_the_builtin_judge(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", str(write_battery(work))]) == 0
     out = capsys.readouterr().out
-    label = "builtin lexical judge (not a language model)"
+    # The judge is named as every output names it (`JudgeInfo.describe`: totals, report, grade).
+    label = "builtin lexical judge (not a language model), builtin:lexical-1"
     assert out.startswith(f"calibrate cal: 4 exemplar(s) graded by {label}\n")
     assert "agreement 75.0% (3/4), Cohen's kappa 0.500" in out
     assert "pass                       1           0           0           0" in out
@@ -179,7 +180,7 @@ async def test_a_language_model_judge_goes_through_t1_stern_retry_and_adjudicate
 
     server = await judge_server(responder)
     argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache", "--json",
-            "--min-agreement", "0.75"]
+            "--min-agreement", "0.75", "--out", str(work / "exemplars.jsonl")]
     assert await asyncio.to_thread(main, argv) == 0
     obj = json.loads(capsys.readouterr().out)
     users = [r["messages"][1]["content"] for r in server.requests]
@@ -187,6 +188,9 @@ async def test_a_language_model_judge_goes_through_t1_stern_retry_and_adjudicate
     assert len(users) == 4 and not any(u.endswith("Ingest, Index, Recall, Compact.") for u in users)
     assert [u.startswith("STERN RETRY") for u in users].count(True) == 1
     assert obj["judge"]["language_model"] is True and "not a language model" not in obj["judge"]["label"]
+    # The judge as the records carry it: the label of an HTTP judge is its endpoint.
+    records = [json.loads(line) for line in (work / "exemplars.jsonl").read_text().splitlines()]
+    assert {json.dumps(r["judge"]) for r in records if r["tier"] == "t2"} == {json.dumps(obj["judge"])}
     assert (obj["n"], obj["agree"]) == (4, 3)
     assert obj["confusion"]["fail"] == {"pass": 0, "fail": 1, "adjudicate": 1, "error": 0}
     assert obj["confusion"]["pass"] == {"pass": 2, "fail": 0, "adjudicate": 0, "error": 0}
@@ -207,3 +211,17 @@ async def test_a_second_calibration_is_served_from_the_cache(
     assert await asyncio.to_thread(main, argv) == 0
     assert len(server.requests) == calls
     assert json.loads(capsys.readouterr().out) == first
+
+
+async def test_a_language_model_judge_is_named_as_totals_name_it(
+    work: Path, judge_server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    battery = write_battery(work, LLM_RUBRIC)
+    server = await judge_server([json.dumps({"verdict": "fail", "reason": "omits Compact"})])
+    out = work / "exemplars.jsonl"
+    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache", "--out", str(out)]
+    assert await asyncio.to_thread(main, argv) == 0
+    host = server.url.split("/")[2]
+    assert capsys.readouterr().out.startswith(f"calibrate cal: 4 exemplar(s) graded by {host}:m\n")
+    assert main(["totals", str(out)]) == 0
+    assert f"judge: {host}:m" in capsys.readouterr().out

@@ -103,9 +103,9 @@ def _one_line(text: str, width: int = 100) -> str:
 
 def render_report(result, minimum: float | None = None) -> str:
     """The human report: who judged, agreement, kappa, the confusion table and every miss."""
-    from ..grading.calibrate import GOT_LABELS, judge_label
+    from ..grading.calibrate import GOT_LABELS
 
-    judge = shown(judge_label(result.judge))
+    judge = shown(result.judge.describe())
     lines = [f"calibrate {shown(result.battery)}: {result.n} exemplar(s) graded by {judge}"]
     if result.agreement is None:
         lines.append("no exemplars to grade: agreement is undefined")

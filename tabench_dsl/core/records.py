@@ -78,7 +78,9 @@ class JudgeInfo(msgspec.Struct, frozen=True):
         return not self.language_model or self.backend == "replay"
 
     def describe(self) -> str:
-        """`openai:gpt-x`; a judge that is not a language model is named by its label first."""
+        """The judge's name, the one every output shows (the terminal, totals, the report,
+        calibration): `openai:gpt-x`; a judge that is not a language model is named by its label
+        first, so it says so wherever its verdicts are shown."""
         name = f"{self.backend}:{self.model}"
         return name if self.language_model else f"{self.label or 'not a language model'}, {name}"
 

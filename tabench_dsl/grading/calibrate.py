@@ -149,16 +149,7 @@ async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> 
     return summarise(compiled.name, grader.judge.info, items, iter_records(out))
 
 
-def judge_label(info: JudgeInfo) -> str:
-    """How outputs name the judge: the builtin one always says it is not a language model."""
-    if not info.language_model:
-        return info.label or f"{info.backend} {info.model} (not a language model)"
-    return f"{info.backend} {info.model}".strip()
-
-
 def calibration_json(result: Calibration) -> bytes:
-    """One JSON object: battery, judge (with its label), n, agree, agreement, kappa, confusion,
-    misses."""
-    obj = msgspec.to_builtins(result)
-    obj["judge"]["label"] = judge_label(result.judge)
-    return msgspec.json.encode(obj)
+    """One JSON object: battery, judge (as the records carry it), n, agree, agreement, kappa,
+    confusion, misses."""
+    return msgspec.json.encode(result)

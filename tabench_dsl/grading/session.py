@@ -19,6 +19,7 @@ from ..core.compiled import CompiledBattery
 from ..core.records import Record
 from ..core.results import ResultsWriter
 from .cache import open_reply_cache
+from .judges.base import DEFAULT_TIMEOUT
 from .runner import MAX_ANSWER_BYTES, Grader
 
 
@@ -29,7 +30,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
 
     judge: str | None = None
     model: str | None = None
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     retries: int = 5
     concurrency: int = 8
     rpm: float | None = None
@@ -68,9 +69,8 @@ async def open_grader(
             session=session, env=env, timeout=options.timeout,
         )
         try:
-            notice = getattr(judge, "notice", None)
-            if notice and on_notice is not None:
-                on_notice(notice)
+            if judge.notice and on_notice is not None:
+                on_notice(judge.notice)
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield Grader(

@@ -14,12 +14,22 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
 Faults retried: `TransportError(retryable=True)` (HTTP 408/409/429/5xx, bodies that are not a
 completion), `aiohttp.ClientError`, timeouts and connection resets. A non-retryable
 `TransportError` (401, 400, ...) is raised at once. Nothing here ever formats a key.
+
+The HTTP client's own errors become tabench's in one place, `map_client_errors` (used around each
+HTTP exchange by the HTTP judges, and around each call here for any other judge):
+
+    TimeoutError (asyncio's, aiohttp's)      -> TransportError "no reply within T s"
+    aiohttp.ClientError, ConnectionError     -> TransportError "connection to the judge failed (Kind)"
+
+both retryable, and naming the kind of failure only: aiohttp's own messages may carry the URL.
+A judge's optional `exchange_timeout` (`judges.base.Judge`) tells whether it times itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import hashlib
 import random
 import time
@@ -31,7 +41,7 @@ import aiohttp
 import msgspec
 
 from ..core.errors import TransportError
-from .judges.base import Completion, Judge, Message
+from .judges.base import DEFAULT_TIMEOUT, Completion, Judge, Message
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -48,7 +58,7 @@ class RetryPolicy:
     """
 
     attempts: int = 6
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     base_delay: float = 0.5
     max_delay: float = 30.0
     max_retry_after: float = 60.0
@@ -60,6 +70,37 @@ class RetryPolicy:
             raise ValueError("attempts must be at least 1")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
+
+
+class ClientErrorMap:
+    """A context manager that turns the HTTP client's errors raised inside it into retryable
+    `TransportError`s (the table of the module docstring); anything else passes through. It holds
+    no state but the timeout it names, so one serves any number of exchanges, nested or at once."""
+
+    __slots__ = ("timeout",)
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        # Returning None lets any other exception through; aiohttp's timeouts are ClientErrors
+        # too, and are named as timeouts.
+        if kind is None:
+            return
+        if issubclass(kind, TimeoutError):
+            raise TransportError(f"no reply within {self.timeout:g} s") from None
+        if issubclass(kind, (aiohttp.ClientError, ConnectionError)):
+            raise TransportError(f"connection to the judge failed ({kind.__name__})") from None
+
+
+@functools.lru_cache(maxsize=16)
+def map_client_errors(timeout: float) -> ClientErrorMap:
+    """The one place HTTP-client errors become `TransportError`s: `with map_client_errors(t): ...`
+    around an exchange allowed `t` seconds. One (stateless) map per distinct timeout."""
+    return ClientErrorMap(timeout)
 
 
 def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
@@ -291,36 +332,34 @@ async def call_with_retries(
     last: TransportError | None = None
     # A judge whose exchanges time out by themselves within the policy's timeout (the HTTP judges,
     # as `grade` sets them up) is called without a second timer around each call.
-    own = getattr(judge, "exchange_timeout", None)
+    own = judge.exchange_timeout
     exchange = judge.complete if own is not None and own <= policy.timeout else None
+    client_errors = map_client_errors(policy.timeout)
     for attempt in range(policy.attempts):
         estimate = estimate_tokens(messages, judge.params.max_tokens)
         epoch: int | None = None
         try:
-            if limiter is not None:
-                if limiter.throttled:
-                    await limiter.throttle(estimate)
-                async with limiter:
-                    epoch = limiter.epoch
-                    if exchange is not None:
-                        completion = await exchange(messages)
-                    else:
-                        completion = await _exchange(judge, messages, policy.timeout)
-                    limiter.on_success()
-                    limiter.settle_tokens(estimate, completion.tokens.total)
-            elif exchange is not None:
-                completion = await exchange(messages)
-            else:
-                completion = await _exchange(judge, messages, policy.timeout)
+            with client_errors:
+                if limiter is not None:
+                    if limiter.throttled:
+                        await limiter.throttle(estimate)
+                    async with limiter:
+                        epoch = limiter.epoch
+                        if exchange is not None:
+                            completion = await exchange(messages)
+                        else:
+                            completion = await _exchange(judge, messages, policy.timeout)
+                        limiter.on_success()
+                        limiter.settle_tokens(estimate, completion.tokens.total)
+                elif exchange is not None:
+                    completion = await exchange(messages)
+                else:
+                    completion = await _exchange(judge, messages, policy.timeout)
             return completion, attempt
         except TransportError as exc:
             if not exc.retryable:
                 raise
             last = exc
-        except (aiohttp.ClientError, ConnectionError) as exc:
-            last = TransportError(f"connection failed ({type(exc).__name__})")
-        except TimeoutError:
-            last = TransportError(f"no reply within {policy.timeout:g} s")
         if limiter is not None and last.rate_limited:
             limiter.on_rate_limited(epoch)
         if attempt + 1 < policy.attempts:

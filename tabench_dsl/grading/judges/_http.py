@@ -1,4 +1,18 @@
-"""What the HTTP judge backends share: one POST, and HTTP errors turned into `TransportError`s.
+"""What the HTTP judge backends share: the `HttpJudge` base class, one POST, and HTTP errors
+turned into `TransportError`s.
+
+`HttpJudge` holds the common plumbing: the caller's session, the base URL (checked and shortened for
+labels, `urls.safe_url`), the headers (its key among them, kept only in the object), one POST per
+exchange (`post_json`, its client errors mapped by `transport.map_client_errors`), the statuses
+that are not a reply (`status_error`), and the body too long to be a verdict. A subclass keeps only
+its wire format:
+
+    normalize_base(url)       the API base a user's URL stands for
+    PATH                      the endpoint below that base
+    wire_headers(api_key)     the protocol's headers, the key in its place
+    request_body(messages)    the JSON body of one call
+    decode(payload, ms)       a `Completion` from a successful body
+    ask_again(status, body)   whether a refusal asked for another request form (default: never)
 
 Both wire protocols report errors as `{"error": {"type": ..., "message": ...}}` (Anthropic adds a
 top-level `"type": "error"`). Statuses 408, 409, 429 and 5xx (including Anthropic's 529) are
@@ -14,19 +28,22 @@ any reply over the limit, and asked again as the runner asks again after a malfo
 
 from __future__ import annotations
 
+import abc
 import functools
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import aiohttp
 import msgspec
 
 from ...core.errors import TransportError
+from ...core.records import JudgeInfo, Tokens
 from ...core.redact import scrub
-from ..transport import parse_retry_after
+from ..transport import map_client_errors, parse_retry_after
 from ..verdict import MAX_REPLY_BYTES
-from .base import Completion
+from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeParams, Message
+from .urls import safe_url
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -76,27 +93,20 @@ async def post_json(
     headers: Mapping[str, str],
     timeout: float,
 ) -> tuple[int, Mapping[str, str], bytes, float]:
-    """POST `body` as JSON; returns status, headers, the body and the latency in ms. The body is
-    whole unless it is over MAX_BODY_BYTES: then only its first MAX_BODY_BYTES + 1 bytes were read
-    (`body_cut` tells).
+    """POST `body` as JSON with `headers` (the content type among them); returns status, headers,
+    the body and the latency in ms. The body is whole unless it is over MAX_BODY_BYTES: then only
+    its first MAX_BODY_BYTES + 1 bytes were read (`body_cut` tells).
 
-    Timeouts, resets and refused connections raise a retryable `TransportError`; the message names
-    the kind of failure only (aiohttp's own messages may carry the URL)."""
+    Timeouts, resets and refused connections raise a retryable `TransportError`
+    (`transport.map_client_errors`)."""
     started = time.perf_counter()
-    try:
+    with map_client_errors(timeout):
         async with session.post(
-            url,
-            data=msgspec.json.encode(body),
-            headers={"content-type": "application/json", **headers},
-            timeout=_client_timeout(timeout),
+            url, data=msgspec.json.encode(body), headers=headers, timeout=_client_timeout(timeout)
         ) as response:
             payload = await _read_capped(response, MAX_BODY_BYTES)
             latency_ms = (time.perf_counter() - started) * 1000.0
             return response.status, response.headers, payload, latency_ms
-    except TimeoutError:
-        raise TransportError(f"no reply within {timeout:g} s") from None
-    except (aiohttp.ClientError, ConnectionError) as exc:
-        raise TransportError(f"connection to the judge failed ({type(exc).__name__})") from None
 
 
 async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
@@ -169,3 +179,87 @@ def _error_detail(payload: bytes) -> str:
     if isinstance(error, _ErrorDetail):
         return f"{error.type}: {error.message}" if error.type else error.message
     return error or ""
+
+
+class HttpJudge(Judge):
+    """A judge behind an HTTP JSON API: the plumbing of the module docstring. The key, when given,
+    is kept only in this object (never in `info`, `repr` or any message); the session belongs to
+    the caller, so `aclose` has nothing to release. Each exchange gives up
+    after `exchange_timeout` seconds by itself, so `call_with_retries` needs no timer of its own
+    when its policy allows as long or longer."""
+
+    #: The endpoint below the API base.
+    PATH: ClassVar[str]
+    exchange_timeout: float
+
+    def __init__(
+        self,
+        params: JudgeParams,
+        *,
+        session: aiohttp.ClientSession,
+        base_url: str,
+        api_key: str | None,
+        timeout: float = DEFAULT_TIMEOUT,
+        backend: str,
+        key_env: str | None,
+    ) -> None:
+        self.params = params
+        self.base_url = self.normalize_base(base_url)
+        self.endpoint = self.base_url + self.PATH
+        self.exchange_timeout = timeout
+        shown = safe_url(self.base_url)
+        self.info = JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown)
+        self._session = session
+        self._api_key = api_key or None
+        self._key_env = key_env
+        self._headers = {"content-type": "application/json", **self.wire_headers(self._api_key)}
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return f"{type(self).__name__}(model={self.params.model!r}, base_url={self.base_url!r}, key={key})"
+
+    @staticmethod
+    @abc.abstractmethod
+    def normalize_base(url: str) -> str:
+        """The API base `url` stands for; `ValueError` when it is not an http(s) URL."""
+
+    @abc.abstractmethod
+    def wire_headers(self, api_key: str | None) -> dict[str, str]:
+        """The protocol's headers for every call, with the key (when there is one)."""
+
+    @abc.abstractmethod
+    def request_body(self, messages: list[Message]) -> dict[str, object]:
+        """The JSON body of one call."""
+
+    @abc.abstractmethod
+    def decode(self, payload: bytes, latency_ms: float) -> Completion:
+        """A `Completion` from a successful body; `TransportError` (retryable) when it is none."""
+
+    def ask_again(self, status: int, payload: bytes) -> bool:
+        """Whether a refusal named another form of the request, now adopted, so the call is made
+        again at once; by default no refusal does."""
+        return False
+
+    async def complete(self, messages: list[Message]) -> Completion:
+        """One exchange; raises `TransportError` for anything that is not a usable reply. A body too
+        long to read whole stands for a reply too long to be a verdict (`cut_body_completion`)."""
+        while True:
+            status, reply_headers, payload, latency_ms = await post_json(
+                self._session, self.endpoint, self.request_body(messages), self._headers,
+                self.exchange_timeout,
+            )
+            if 200 <= status < 300 or not self.ask_again(status, payload):
+                break
+        if not 200 <= status < 300:
+            raise status_error(
+                self.info.backend, status, reply_headers, payload,
+                key_env=self._key_env, key_sent=bool(self._api_key), secrets=[self._api_key],
+            )
+        if body_cut(payload):
+            return cut_body_completion(payload, latency_ms)
+        return self.decode(payload, latency_ms)
+
+
+def reported_tokens(prompt: int | None, completion: int | None) -> Tokens:
+    """The tokens a server reported, 0 for a count it left out or sent as null."""
+    return Tokens(prompt=prompt or 0, completion=completion or 0)

@@ -1,13 +1,26 @@
-"""The protocol every judge backend speaks.
+"""What every judge backend is: the `Judge` base class, and the values it takes and gives.
 
 A judge turns chat messages into one reply. It does not retry, decode or count: transport retries
 live in `transport`, decoding in `verdict`, the retry/adjudicate logic in `runner`, totals in
 `totals`. A failed exchange raises `TransportError` (see `errors`), never returns junk.
+
+The seam, in full: a backend subclasses `Judge`, sets `info` and `params`, writes `complete`, and
+overrides only what it has of the optional capabilities below; whoever holds a judge reads them as
+plain attributes and methods (never probes with `getattr`):
+
+    complete(messages)   one exchange (required)
+    aclose()             release what the judge holds (default: nothing to release)
+    exchange_timeout     seconds after which `complete` gives up by itself with a retryable
+                         `TransportError`, or None when it has no limit of its own (default)
+    notice               a line for the user about why this judge was chosen, or None (default)
+
+It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
+from a `--judge` SPEC; the HTTP backends share their plumbing in `_http.HttpJudge`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import abc
 
 import msgspec
 
@@ -21,12 +34,19 @@ class Message(msgspec.Struct, frozen=True):
     content: str
 
 
+#: The decoding parameters grading uses when neither the flags, the manifest nor the scorer name any.
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_MAX_TOKENS = 300
+#: Seconds one judge exchange may take (`--timeout`'s default).
+DEFAULT_TIMEOUT = 120.0
+
+
 class JudgeParams(msgspec.Struct, frozen=True):
     """Decoding parameters sent with every call (and part of the cache key)."""
 
     model: str
-    temperature: float = 0.0
-    max_tokens: int = 300
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 class Completion(msgspec.Struct, frozen=True):
@@ -37,16 +57,24 @@ class Completion(msgspec.Struct, frozen=True):
     latency_ms: float = 0.0
 
 
-class Judge(Protocol):
-    """A judge backend. `info` labels it in every record; `complete` makes one exchange."""
+class Judge(abc.ABC):
+    """A judge backend. `info` labels it in every record; `complete` makes one exchange.
+
+    The optional capabilities are declared here with their defaults (see the module docstring): a
+    backend overrides the ones it has, and nothing else needs to know which backend it holds."""
 
     info: JudgeInfo
     params: JudgeParams
+    #: Seconds after which one `complete` gives up by itself with a retryable `TransportError`
+    #: ("no reply within ..."), or None: then `transport.call_with_retries` times each call.
+    exchange_timeout: float | None = None
+    #: A line for the user about why this judge was chosen (the builtin judge standing in for a
+    #: named model), for the caller to show; None when there is nothing to say.
+    notice: str | None = None
 
+    @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:
         """One exchange. Raises `TransportError` for anything that is not a usable reply."""
-        ...
 
-    async def aclose(self) -> None:
-        """Release the HTTP session or files the judge holds."""
-        ...
+    async def aclose(self) -> None:  # noqa: B027 - a default, not abstract: most judges hold nothing
+        """Release the HTTP session or files the judge holds; by default it holds none."""

@@ -23,6 +23,9 @@ The rules, in the order they apply (one function each below):
 
 It never reads the graded exemplars in the prompt: calibration grades those very exemplars, and a
 judge that looked them up would agree with itself. `output_structure` is not checked.
+
+It registers the kind `builtin` (`registry`); a SPEC naming it takes no argument. Of the optional
+capabilities of `base.Judge` it has a `notice`: why it grades when a model was named.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import msgspec
 from ...core.errors import TransportError
 from ...core.records import JudgeInfo
 from ...core.scorer import FACET_NAMES, Markers, ScorerSettings
-from .base import Completion, JudgeParams, Message
+from .base import Completion, Judge, JudgeParams, Message
 from .lexical import (
     Element,
     GoldKey,
@@ -51,6 +54,7 @@ from .lexical import (
     occurrences,
     words,
 )
+from .registry import JudgeSetup, register_judge
 
 #: The label every output shows for this judge.
 INFO = JudgeInfo(
@@ -249,7 +253,7 @@ def judge(question: dict[str, Any], answer: str) -> Ruling:
     return rule_shortfall(key, answer_clauses, need)
 
 
-class BuiltinJudge:
+class BuiltinJudge(Judge):
     """The `builtin` backend: `judge` over the prompt's messages, deterministic, no network."""
 
     info: JudgeInfo = INFO
@@ -278,8 +282,12 @@ class BuiltinJudge:
         latency_ms = (time.perf_counter() - started) * 1000
         return Completion(content=ruling.to_json(self.facet_names), latency_ms=latency_ms)
 
-    async def aclose(self) -> None:
-        """Nothing to release."""
-
     def __repr__(self) -> str:
         return f"BuiltinJudge(model={self.params.model!r})"
+
+
+@register_judge("builtin", argument="none")
+def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
+    """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
+    params = JudgeParams(model=INFO.model, temperature=float(setup.temperature), max_tokens=setup.max_tokens)
+    return BuiltinJudge(params, settings=setup.settings, notice=setup.notice)

@@ -35,30 +35,39 @@ URL or a `replay:` file that only the manifest names is refused with a `UsageErr
 anything is sent: such a server would receive the user's key and answers on the battery author's
 word alone. Passing the same URL with `--judge` is how a user says they trust it
 (`manifest_backend_problem`).
+
+How: `choose_judge` picks the SPEC, the parameters are worked out here once, and the backend the
+SPEC names is looked up in the registry (`registry.find_backend`, keyed by kind) and builds the
+judge from a `registry.JudgeSetup`; each backend module registers its own builder, so the rules
+on a backend's keys and URLs sit beside its wire format (`openai`, `anthropic`; `urls` for where
+keys may go).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Literal
 
-import aiohttp
 import msgspec
 
-from ...core.errors import JudgeError, UsageError
+from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
 from ...core.scorer import ScorerSettings
-from .base import Judge, JudgeParams
-from .openai import OPENAI_BASE_URL, safe_url
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
+from .registry import JudgeSetup, find_backend
+from .urls import safe_url, url_gets_key
+
+if TYPE_CHECKING:
+    import aiohttp
+
+# `url_gets_key` is part of the key rules of the module docstring; it lives with the other URL rules.
+__all__ = [
+    "SPEC_FORMS", "JudgeChoice", "choose_judge", "make_judge", "manifest_backend_problem", "url_gets_key",
+]
 
 #: The forms `--judge` accepts, for error messages.
 SPEC_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
-
-_OPENAI_HOST = "api.openai.com"
-_ANTHROPIC_HOST = "api.anthropic.com"
 
 #: Where a judge choice came from: the `--judge` flag, the manifest's `judge.backend`, the
 #: environment (a model named, OPENAI_* or ANTHROPIC_* set), or nothing at all (builtin).
@@ -82,7 +91,7 @@ def make_judge(
     settings: ScorerSettings | None = None,
     session: aiohttp.ClientSession | None = None,
     env: Mapping[str, str] | None = None,
-    timeout: float = 120.0,
+    timeout: float = DEFAULT_TIMEOUT,
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> Judge:
@@ -99,70 +108,23 @@ def make_judge(
         problem = manifest_backend_problem(choice.spec)
         if problem is not None:
             raise UsageError(problem)
-    spec, notice = choice.spec, choice.notice
+    found = find_backend(choice.spec)
+    if found is None:
+        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
+    backend, argument = found
     scorer = (settings or ScorerSettings()).judge
-    chosen_model = model or manifest.model
-    temperature = _first(temperature, manifest.temperature, scorer.temperature, 0.0)
-    max_tokens = int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, 300))
-
-    def params(needed_by: str) -> JudgeParams:
-        if not chosen_model:
-            raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
-        return JudgeParams(model=chosen_model, temperature=float(temperature), max_tokens=max_tokens)
-
-    kind, _, rest = spec.partition(":")
-    if spec == "builtin":
-        return _builtin(float(temperature), max_tokens, settings, notice)
-    if kind == "replay":
-        from .replay import ReplayJudge
-
-        if not rest:
-            raise UsageError("--judge replay:FILE needs the results file to replay")
-        return ReplayJudge(rest)
-    if kind in ("http", "https"):
-        from .openai import OpenAIJudge
-
-        try:
-            url_params = params(safe_url(spec))
-            parts = urlsplit(spec)
-            backend = parts.netloc.rpartition("@")[2] or "url"
-            return OpenAIJudge(
-                url_params, session=_need(session), base_url=spec,
-                api_key=env.get("OPENAI_API_KEY") if url_gets_key(spec) else None,
-                timeout=timeout, backend=backend,
-            )
-        except ValueError as exc:
-            raise UsageError(f"--judge: {exc}") from None
-    if kind == "openai":
-        from .openai import OpenAIJudge
-
-        if rest:
-            chosen_model = rest
-        base = env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        key = env.get("OPENAI_API_KEY")
-        if not key and _host(base) == _OPENAI_HOST:
-            raise UsageError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
-                             "for a local server)")
-        try:
-            return OpenAIJudge(params("openai:MODEL"), session=_need(session), base_url=base, api_key=key,
-                               timeout=timeout)
-        except ValueError as exc:
-            raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
-    if kind == "anthropic":
-        from .anthropic import ANTHROPIC_BASE_URL, AnthropicJudge
-
-        if rest:
-            chosen_model = rest
-        base = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
-        key = env.get("ANTHROPIC_API_KEY")
-        if not key and _host(base) == _ANTHROPIC_HOST:
-            raise UsageError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
-        try:
-            return AnthropicJudge(params("anthropic:MODEL"), session=_need(session), api_key=key,
-                                  base_url=base, timeout=timeout)
-        except ValueError as exc:
-            raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None
-    raise UsageError(f"unknown judge {spec!r}; use one of: {SPEC_FORMS}")
+    return backend.build(JudgeSetup(
+        spec=choice.spec,
+        argument=argument,
+        model=model or manifest.model,
+        temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
+        max_tokens=int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS)),
+        env=env,
+        timeout=timeout,
+        session=session,
+        settings=settings,
+        notice=choice.notice,
+    ))
 
 
 def choose_judge(
@@ -218,41 +180,5 @@ def manifest_backend_problem(backend: str) -> str | None:
     return None
 
 
-def url_gets_key(url: str) -> bool:
-    """Whether a URL judge at `url` may be sent OPENAI_API_KEY: only over https or to a loopback
-    host (127.0.0.0/8, ::1, localhost), where no one between us and the server can read it."""
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() == "https":
-        return True
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _builtin(
-    temperature: float, max_tokens: int, settings: ScorerSettings | None, notice: str | None
-) -> Judge:
-    try:
-        from .builtin import BuiltinJudge
-    except ImportError as exc:  # the builtin judge ships with tabench; only a broken install lacks it
-        raise JudgeError(f"the builtin judge is not available ({exc}); choose one with --judge") from None
-    params = JudgeParams(model=BuiltinJudge.info.model, temperature=temperature, max_tokens=max_tokens)
-    return BuiltinJudge(params, settings=settings, notice=notice)
-
-
 def _first(*values: Any) -> Any:
     return next(v for v in values if v is not None)
-
-
-def _host(url: str) -> str:
-    return (urlsplit(url.strip()).hostname or "").lower()
-
-
-def _need(session: aiohttp.ClientSession | None) -> aiohttp.ClientSession:
-    if session is None:
-        raise JudgeError("an HTTP judge needs an aiohttp session")
-    return session

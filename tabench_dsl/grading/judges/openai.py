@@ -2,27 +2,39 @@
 
 POST `{base}/chat/completions` with `model`, `messages`, `temperature`, `max_tokens`; the reply is
 `choices[0].message.content`, tokens from `usage.prompt_tokens` / `usage.completion_tokens`.
-Works against OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio.
+Works against OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio. The session, headers,
+POST and error statuses are `_http.HttpJudge`'s; this module keeps the wire format.
 
 Base URLs: `normalize_base_url` accepts `http://host:port`, `http://host:port/v1` and the full
 `.../chat/completions` endpoint; a URL with no path gets `/v1` (the path every such server uses).
 Any other path is kept as given (`https://example.org/api/v1`).
+
+It registers two kinds of judge (`registry`): `openai[:MODEL]`, at OPENAI_BASE_URL or OpenAI's
+own API, and `url`, any Chat Completions server named by its base URL. Where OPENAI_API_KEY may
+go is the factory's rule (`factory`): to `openai:` wherever OPENAI_BASE_URL points, and to a URL
+judge only over https or to a loopback host (`urls.url_gets_key`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
 import msgspec
 
-from ...core.errors import TransportError
-from ...core.records import JudgeInfo, Tokens
-from ._http import body_cut, cut_body_completion, post_json, status_error
-from .base import Completion, JudgeParams, Message
+from ...core.errors import TransportError, UsageError
+from ._http import HttpJudge, reported_tokens
+from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
+from .registry import JudgeSetup, register_judge
+from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
+
+if TYPE_CHECKING:
+    import aiohttp
 
 #: The OpenAI API's base URL, used when neither a URL nor OPENAI_BASE_URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: The variable OpenAI's key is read from.
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
 
 
 class _ChatMessage(msgspec.Struct):
@@ -49,11 +61,7 @@ _decoder = msgspec.json.Decoder(_ChatCompletion)
 def normalize_base_url(url: str) -> str:
     """The API base for `url`: without a trailing slash or `/chat/completions`, `/v1` added to a
     URL that has no path. Credentials in the URL are refused (they would end up in labels)."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {safe_url(url)!r}")
-    if parts.username or parts.password:
-        raise ValueError("put the key in OPENAI_API_KEY, not in the URL")
+    parts = split_http_url(url, OPENAI_KEY_ENV)
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]
@@ -62,18 +70,11 @@ def normalize_base_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-def safe_url(url: str) -> str:
-    """`url` without user info, query or fragment: fit for a label or an error message."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+class OpenAIJudge(HttpJudge):
+    """A Chat Completions judge. The key, when given, is sent as `Authorization: Bearer`."""
 
-
-class OpenAIJudge:
-    """A Chat Completions judge. The key, when given, is sent as `Authorization: Bearer` and kept
-    only in this object (never in `info`, `repr` or any message)."""
+    PATH = "/chat/completions"
+    normalize_base = staticmethod(normalize_base_url)
 
     def __init__(
         self,
@@ -82,25 +83,20 @@ class OpenAIJudge:
         session: aiohttp.ClientSession,
         base_url: str = OPENAI_BASE_URL,
         api_key: str | None = None,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
         backend: str = "openai",
-        key_env: str | None = "OPENAI_API_KEY",
+        key_env: str | None = OPENAI_KEY_ENV,
     ) -> None:
-        self.params = params
-        self.base_url = normalize_base_url(base_url)
-        self.endpoint = f"{self.base_url}/chat/completions"
-        self.timeout = timeout
-        endpoint = safe_url(self.base_url)
-        self.info = JudgeInfo(backend=backend, model=params.model, label=endpoint, endpoint=endpoint)
-        self._session = session
-        self._api_key = api_key or None
-        self._key_env = key_env
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
+        super().__init__(params, session=session, base_url=base_url, api_key=api_key, timeout=timeout,
+                         backend=backend, key_env=key_env)
 
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAIJudge(model={self.params.model!r}, base_url={self.base_url!r}, key={key})"
+    def wire_headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"accept": "application/json"}
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        return headers
 
     def request_body(self, messages: list[Message]) -> dict[str, object]:
         """The JSON body of one call."""
@@ -111,41 +107,16 @@ class OpenAIJudge:
             self._token_field: self.params.max_tokens,
         }
 
-    async def complete(self, messages: list[Message]) -> Completion:
-        """One exchange; raises `TransportError` for anything that is not a chat completion.
+    def ask_again(self, status: int, payload: bytes) -> bool:
+        """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
+        models) is asked again at once with that field, and from then on."""
+        if status == 400 and self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
+            self._token_field = "max_completion_tokens"
+            return True
+        return False
 
-        A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
-        models) is asked again at once with that field, and from then on. A body too long to read
-        whole stands for a reply too long to be a verdict (`_http.cut_body_completion`)."""
-        headers = {"accept": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        while True:
-            status, reply_headers, payload, latency_ms = await post_json(
-                self._session, self.endpoint, self.request_body(messages), headers, self.timeout
-            )
-            if status == 400 and self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
-                self._token_field = "max_completion_tokens"
-                continue
-            break
-        if not 200 <= status < 300:
-            raise status_error(
-                self.info.backend, status, reply_headers, payload,
-                key_env=self._key_env, key_sent=bool(self._api_key), secrets=[self._api_key],
-            )
-        if body_cut(payload):
-            return cut_body_completion(payload, latency_ms)
+    def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_chat_completion(payload, self.info.backend, latency_ms)
-
-    @property
-    def exchange_timeout(self) -> float:
-        """Each HTTP exchange of `complete` gives up after this many seconds with a retryable
-        `TransportError` ("no reply within ..."): `call_with_retries` needs no timer of its own
-        when its policy allows as long or longer."""
-        return self.timeout
-
-    async def aclose(self) -> None:
-        """Nothing to release: the HTTP session belongs to the caller."""
 
 
 def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: float = 0.0) -> Completion:
@@ -160,5 +131,37 @@ def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: 
     if content is None:
         raise TransportError(f"{backend} judge sent a chat completion with no text content")
     usage = body.usage or _Usage()
-    tokens = Tokens(prompt=usage.prompt_tokens or 0, completion=usage.completion_tokens or 0)
-    return Completion(content=content, tokens=tokens, latency_ms=latency_ms)
+    return Completion(content=content, tokens=reported_tokens(usage.prompt_tokens, usage.completion_tokens),
+                      latency_ms=latency_ms)
+
+
+@register_judge("openai")
+def openai_judge(setup: JudgeSetup) -> OpenAIJudge:
+    """`openai[:MODEL]`: Chat Completions at OPENAI_BASE_URL, else OpenAI's API, which needs a key."""
+    base = setup.env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    key = setup.env.get(OPENAI_KEY_ENV)
+    if not key and host_of(base) == OPENAI_HOST:
+        raise UsageError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
+                         "for a local server)")
+    try:
+        return OpenAIJudge(setup.params("openai:MODEL", model=setup.argument or None),
+                           session=setup.http_session(), base_url=base, api_key=key, timeout=setup.timeout)
+    except ValueError as exc:
+        raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
+
+
+@register_judge("url", heads=("http", "https"), argument="whole")
+def url_judge(setup: JudgeSetup) -> OpenAIJudge:
+    """`http(s)://HOST[/v1]`: any Chat Completions server, labelled by its host; OPENAI_API_KEY
+    goes with the calls only where `url_gets_key` allows."""
+    url = setup.argument
+    try:
+        params = setup.params(safe_url(url))
+        backend = urlsplit(url).netloc.rpartition("@")[2] or "url"
+        return OpenAIJudge(
+            params, session=setup.http_session(), base_url=url,
+            api_key=setup.env.get(OPENAI_KEY_ENV) if url_gets_key(url) else None,
+            timeout=setup.timeout, backend=backend,
+        )
+    except ValueError as exc:
+        raise UsageError(f"--judge: {exc}") from None

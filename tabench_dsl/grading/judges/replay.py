@@ -6,6 +6,9 @@ recorded for the same messages (first in, first out per hash), so a first ask an
 which send the same messages, get the two replies recorded for them in that order. Attempts that
 got no reply (transport failures) or carry no hash are skipped. A request with no reply left raises
 a non-retryable `TransportError`: "no recorded reply for this prompt".
+
+It registers the kind `replay:RESULTS.jsonl` (`registry`), which only `--judge` may name (a
+manifest may not choose which file is read as results: `factory.manifest_backend_problem`).
 """
 
 from __future__ import annotations
@@ -13,14 +16,15 @@ from __future__ import annotations
 from collections import Counter, deque
 from pathlib import Path
 
-from ...core.errors import JudgeError, TransportError
+from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.records import JudgeInfo, Tokens
 from ...core.results import iter_records
 from ..transport import request_sha256
-from .base import Completion, JudgeParams, Message
+from .base import Completion, Judge, JudgeParams, Message
+from .registry import JudgeSetup, register_judge
 
 
-class ReplayJudge:
+class ReplayJudge(Judge):
     """Serves recorded replies from a results file; see the module docstring."""
 
     def __init__(self, path: str | Path, params: JudgeParams | None = None) -> None:
@@ -62,5 +66,10 @@ class ReplayJudge:
         raw, tokens = queue.popleft()
         return Completion(content=raw, tokens=tokens, latency_ms=0.0)
 
-    async def aclose(self) -> None:
-        """Nothing to release: the file was read whole at start."""
+
+@register_judge("replay")
+def replay_judge(setup: JudgeSetup) -> ReplayJudge:
+    """`replay:RESULTS.jsonl`: the replies recorded in that file (read whole at start)."""
+    if not setup.argument:
+        raise UsageError("--judge replay:FILE needs the results file to replay")
+    return ReplayJudge(setup.argument)

@@ -86,7 +86,7 @@ async def _grade_what_comes() -> None:
         async with open_grader(config.battery, config.options) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             judge = grader.judge
-            send(Hello(judge.info.describe(), getattr(judge, "notice", None)))
+            send(Hello(judge.info.describe(), judge.notice))
 
             async def grade() -> None:
                 while (answer := await queue.get()) is not None:

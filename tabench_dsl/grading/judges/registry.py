@@ -1,0 +1,137 @@
+"""The judge registry: which backend a `--judge` SPEC names, and how that backend builds its judge.
+
+Backends are keyed by kind. Each backend module registers a builder for its kind with
+`@register_judge(kind, heads=...)`, the heads being the words before a SPEC's first `:` that name
+it (`openai:MODEL` names the kind `openai`; `https://...` names the kind `url`). A builder takes the
+`JudgeSetup` the factory prepared (the SPEC's argument, the model, the decoding parameters, the
+HTTP session, the environment, ...) and returns a configured `base.Judge`, or raises `UsageError`.
+
+The shipped backends are imported only when a SPEC names them (`_HOMES`), so grading with the
+builtin judge never loads the HTTP backends, and the other way round:
+
+    kind        heads           module      argument
+    builtin     builtin         builtin     none (`builtin:x` is an unknown judge)
+    replay      replay          replay      the results file
+    openai      openai          openai      the model (optional)
+    anthropic   anthropic       anthropic   the model (optional)
+    url         http, https     openai      the whole SPEC, a base URL
+
+To add a backend: a module that subclasses `base.Judge` and registers a builder, and a line in
+`_HOMES` for it (a module imported by other means registers itself just the same).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ...core.errors import JudgeError, UsageError
+from ...core.scorer import ScorerSettings
+from .base import Judge, JudgeParams
+
+if TYPE_CHECKING:
+    import aiohttp
+
+#: What a builder is given as its argument: nothing at all (the SPEC is the head alone), the text
+#: after the head's `:` (maybe empty), or the whole SPEC (a URL).
+Argument = Literal["none", "after-colon", "whole"]
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """Everything a builder may need, as `factory.make_judge` worked it out.
+
+    `argument` is the part of the SPEC the backend reads (see `Argument`); `model` is the model the
+    flags or the manifest name (None when neither does); `temperature` and `max_tokens` are the
+    decoding parameters, first found of the flags, the manifest, the scorer and the defaults;
+    `settings` are the scorer's checked settings; `notice` is the line for the user that came
+    with the choice."""
+
+    spec: str
+    argument: str
+    model: str | None
+    temperature: float
+    max_tokens: int
+    env: Mapping[str, str]
+    timeout: float
+    session: aiohttp.ClientSession | None = None
+    settings: ScorerSettings | None = None
+    notice: str | None = None
+
+    def params(self, needed_by: str, *, model: str | None = None) -> JudgeParams:
+        """The decoding parameters for `model` (default: the one the flags or manifest name);
+        a `UsageError` naming `--judge {needed_by}` when there is no model."""
+        chosen = model or self.model
+        if not chosen:
+            raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
+        return JudgeParams(model=chosen, temperature=float(self.temperature), max_tokens=self.max_tokens)
+
+    def http_session(self) -> aiohttp.ClientSession:
+        """The HTTP session an HTTP backend sends through (the caller's, shared by all calls)."""
+        if self.session is None:
+            raise JudgeError("an HTTP judge needs an aiohttp session")
+        return self.session
+
+
+#: A backend's constructor: the setup in, a configured judge out.
+Builder = Callable[[JudgeSetup], Judge]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A registered judge kind: its builder and the part of the SPEC it reads."""
+
+    kind: str
+    build: Builder
+    argument: Argument
+
+
+#: The module (in this package) that registers the backend of each SPEC head, imported on first use.
+_HOMES: dict[str, str] = {
+    "builtin": ".builtin",
+    "replay": ".replay",
+    "openai": ".openai",
+    "anthropic": ".anthropic",
+    "http": ".openai",
+    "https": ".openai",
+}
+
+_BACKENDS: dict[str, Backend] = {}
+_KIND_OF_HEAD: dict[str, str] = {}
+
+
+def register_judge(
+    kind: str, *, heads: tuple[str, ...] | None = None, argument: Argument = "after-colon"
+) -> Callable[[Builder], Builder]:
+    """Register the decorated builder as the backend of `kind`, named in a SPEC by `heads`
+    (default: the kind itself) and given the `argument` part of the SPEC."""
+
+    def register(build: Builder) -> Builder:
+        _BACKENDS[kind] = Backend(kind, build, argument)
+        for head in heads or (kind,):
+            _KIND_OF_HEAD[head] = kind
+        return build
+
+    return register
+
+
+def find_backend(spec: str) -> tuple[Backend, str] | None:
+    """The backend `spec` names and the argument it gets, or None when it names none. The module of
+    a shipped backend is imported here, the first time a SPEC names it; a broken install that lacks
+    it is a `JudgeError` saying so."""
+    head, colon, rest = spec.partition(":")
+    if head not in _KIND_OF_HEAD and head in _HOMES:
+        try:
+            importlib.import_module(_HOMES[head], __package__)
+        except ImportError as exc:  # the backends ship with tabench; only a broken install lacks one
+            raise JudgeError(f"the {head} judge is not available ({exc}); choose one with --judge") from None
+    kind = _KIND_OF_HEAD.get(head)
+    if kind is None:
+        return None
+    backend = _BACKENDS[kind]
+    if backend.argument == "none":
+        return (backend, "") if not colon else None
+    return backend, spec if backend.argument == "whole" else rest
+
