@@ -1,0 +1,94 @@
+"""YAML spec text (a manifest, a scorer's settings) -> nodes or values, with positioned errors.
+
+PyYAML builds nodes and values by recursion, so a document nested a few hundred levels deep ends
+in a RecursionError; and its double-quoted escapes make lone surrogates (`"\\ud800"`), text that
+cannot be printed or encoded. `yaml_problem` finds either (and an alias inside the collection it
+names, a cycle) from the parser's events, which come without recursion, before anything is built.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from .errors import SpecError
+from .spec_files import SURROGATE
+
+#: The deepest nesting of mappings and lists a manifest or a scorer's settings may have.
+MAX_YAML_DEPTH = 64
+
+_OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def yaml_problem(text: str, path: str) -> SpecError | None:
+    """The first reason not to build the YAML of `text`: nesting deeper than `MAX_YAML_DEPTH`, a
+    lone surrogate escape in a value or a key, an alias inside the collection it names. None when
+    there is none or when the text is not YAML at all (the loader reports that in its own words).
+
+    libyaml's events come in a third of a millisecond for a scorer's settings; libyaml itself
+    refuses surrogate escapes and nesting past 1000, and the pure-Python parser (an explicit state
+    stack, no recursion) then looks again to say which.
+    """
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is not None:
+        try:
+            return _scan(text, path, loader)
+        except yaml.YAMLError:
+            pass
+    try:
+        return _scan(text, path, yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+
+
+def _scan(text: str, path: str, loader: type) -> SpecError | None:
+    anchors: list[str | None] = []  # the anchor of each open collection, outermost first
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, _OPENS):
+            anchors.append(event.anchor)
+            if len(anchors) > MAX_YAML_DEPTH:
+                return _at(event.start_mark, path, f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                           hint="a manifest or a scorer's settings needs a few levels only")
+        elif isinstance(event, _CLOSES):
+            anchors.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            if SURROGATE.search(event.value):
+                return _at(event.start_mark, path, "lone surrogate escape in YAML text",
+                           hint="a \\uD800-\\uDFFF escape is half of a character; write the character itself")
+        elif isinstance(event, yaml.AliasEvent) and event.anchor in anchors:
+            return _at(event.start_mark, path, f"alias '*{event.anchor}' inside the collection it names",
+                       hint="a value cannot contain itself")
+    return None
+
+
+def safe_load(text: str) -> object:
+    """`yaml.safe_load(text)`, read by libyaml when PyYAML has it (the scorer's settings in 2 ms,
+    not 17). Text libyaml refuses is read again by `yaml.safe_load`, so an error is reported with
+    the pure-Python parser's words and position. Check the text with `yaml_problem` first."""
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is not None:
+        try:
+            return yaml.load(text, Loader=loader)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(text)
+
+
+def yaml_error(exc: yaml.MarkedYAMLError, path: str) -> SpecError:
+    """PyYAML's error `exc` as a SpecError at its line and column, the context as the hint."""
+    mark, hint = exc.problem_mark, None
+    if exc.context and exc.context_mark:
+        at = exc.context_mark
+        hint = f"{exc.context} at line {at.line + 1}, column {at.column + 1}"
+        if mark is None or mark.index >= len(mark.buffer or "") - 1:
+            # The file ended inside something: point at where that something starts.
+            mark, hint = at, f"{exc.context} that starts here; the file ends before it is closed"
+    elif exc.context:
+        hint = exc.context
+    mark = mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    return SpecError(f"invalid YAML: {exc.problem}", path=path, line=line, col=col, hint=hint)
+
+
+def _at(mark: yaml.Mark, path: str, message: str, *, hint: str) -> SpecError:
+    return SpecError(message, path=path, line=mark.line + 1, col=mark.column + 1, hint=hint)
