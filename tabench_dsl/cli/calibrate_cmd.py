@@ -16,11 +16,13 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UsageError
+from .battery_flags import add_allow_dir
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="grade the battery's exemplars and report judge agreement")
     parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
+    add_allow_dir(parser)
     parser.add_argument("--judge", default=None,
                         help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
     parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--concurrency must be >= 1, --retries >= 0 and --timeout positive")
     if args.out is not None and args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder")
-    compiled = compile_battery(load_battery(args.battery))
+    compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.out is not None:
         result = asyncio.run(_calibrate(args, compiled, args.out))
     else:

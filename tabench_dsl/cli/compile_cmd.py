@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from .battery_flags import add_allow_dir
 
 PARTS: tuple[str, ...] = ("system", "user", "stern")
 
@@ -38,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("battery", metavar="BATTERY", help="battery folder or its battery.yaml")
+    add_allow_dir(parser)
     parser.add_argument(
         "--question",
         metavar="ID",
@@ -95,7 +97,7 @@ def _compile(args: argparse.Namespace) -> int:
     from ..battery import load_battery  # imported here so `tabench --help` stays fast
     from ..render import ANSWER_PLACEHOLDER, compile_battery
 
-    battery = load_battery(args.battery)
+    battery = load_battery(args.battery, allow_dirs=args.allow_dirs)
     compiled = compile_battery(battery)
     if args.lock or args.check:
         return _lock_or_check(args, battery.manifest, compiled)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import UsageError
+from .battery_flags import add_allow_dir
 from .warnings import warn_run_problems
 
 
@@ -17,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--html", type=Path, required=True, metavar="OUT.html", help="the page to write")
     parser.add_argument("--battery", type=Path, default=None,
                         help="the battery graded, to include each question's compiled prompt")
+    add_allow_dir(parser)
     parser.add_argument("--max-answers", type=int, default=MAX_ANSWERS, metavar="N",
                         help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})")
     parser.set_defaults(run=run)
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")
     if not args.html.parent.is_dir():
         raise UsageError(f"{args.html}: its folder does not exist")
-    run_data = load_run(args.results, battery=args.battery)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     warn_run_problems(run_data)
     try:
         shown = write_report(run_data, str(args.html), max_answers=args.max_answers)

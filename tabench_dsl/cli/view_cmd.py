@@ -16,6 +16,7 @@ import webbrowser
 from pathlib import Path
 
 from ..errors import UsageError
+from .battery_flags import add_allow_dir
 from .warnings import warn_run_problems
 
 
@@ -25,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
     parser.add_argument("--battery", type=Path, default=None,
                         help="the battery graded, to show each answer's compiled prompt")
+    add_allow_dir(parser)
     parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
     parser.set_defaults(run=run)
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
-    run_data = load_run(args.results, battery=args.battery)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     index = Index(run_data, reviewer=args.reviewer or default_reviewer())
     index.totals()
     warn_run_problems(run_data)
