@@ -14,6 +14,7 @@ the manifest line that named it, and nothing of it is read. `spec_files` does th
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Iterable
@@ -102,7 +103,7 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
 
     raw = []
     for file, pattern in _rubric_files(values.get("rubrics", []), base, roots, errors):
-        text = _read_named(base / file, pattern, file, "rubric file", roots, errors)
+        text = _read_named(base / file, pattern, file, "rubric file", None, errors)  # matches are inside
         try:
             raw.extend(parse_rubric(text, base / file).questions if text is not None else ())
         except SpecError as exc:
@@ -470,15 +471,18 @@ def _matches(pattern: _Value, base: Path, roots: _Roots, errors: list[SpecError]
         return None
     if not rest or not folder.is_dir():
         return []
-    hidden = any(piece.startswith(".") for piece in pieces[fixed:])
-    matches = []
-    for found in folder.glob(rest):  # pathlib's `**` does not follow symlinked folders
-        relative = found.relative_to(folder)
-        if not hidden and any(part.startswith(".") for part in relative.parts):
-            continue
-        if found.exists() and not found.is_dir():
-            matches.append(os.path.join(prefix, relative))
-    return sorted(matches)
+    if "**" in rest:
+        hidden = any(piece.startswith(".") for piece in pieces[fixed:])
+        found = [
+            str(path.relative_to(folder)) for path in folder.glob(rest)  # `**` skips symlinked folders
+            if hidden or not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        ]
+    else:  # a fixed depth: glob.glob cannot loop, and lists a folder faster than pathlib
+        found = glob.glob(rest, root_dir=folder)
+    return sorted(
+        os.path.join(prefix, name) for name in found
+        if os.path.exists(folder / name) and not os.path.isdir(folder / name)
+    )
 
 
 def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
@@ -496,13 +500,14 @@ def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
 
 
 def _read_named(
-    file: Path, where: _Value, name: str, what: str, roots: _Roots, errors: list[SpecError], *,
+    file: Path, where: _Value, name: str, what: str, roots: _Roots | None, errors: list[SpecError], *,
     outside: str | None = None,
 ) -> str | None:
     """The text of `file`, which the manifest entry `where` names (`name`, as the entry writes it or
     as its pattern matched it); None, and an error at `where`, when it may not or cannot be read.
-    Every refusal is reported at the manifest, so nothing of a refused file is ever shown."""
-    if not is_inside(file, roots.paths):
+    `roots` None: the caller has checked that `file` is inside them. Every refusal is reported at
+    the manifest, so nothing of a refused file is ever shown."""
+    if roots is not None and not is_inside(file, roots.paths):
         errors.append(_error(f"{what} '{name}' is {outside or roots.outside}", where.pos, hint=HINT_OUTSIDE))
         return None
     try:
