@@ -277,6 +277,11 @@ def test_a_byte_order_mark_is_not_text(root: Path, capsys) -> None:
             S2: caf\\xe9
                    ^
         hint: save the file as UTF-8"""),
+    ("bat/battery.yaml", MANIFEST.encode() + b"# \xff\xfe\n", """\
+        bat/battery.yaml:5:3: manifest is not UTF-8 text (invalid start byte)
+            # \\xff\\xfe
+              ^
+        hint: save the file as UTF-8"""),
 ])
 def test_bytes_that_are_not_utf8_are_an_error_at_their_line(
     root: Path, capsys, name: str, content: bytes, expected: str
@@ -332,6 +337,16 @@ def test_a_deeply_nested_scorer_settings_file_is_an_error(root: Path) -> None:
     write(root, {"bat/battery.yaml": MANIFEST.replace("tabench-1.1", "scorer")})
     error = errors_of().splitlines()[0]
     assert error == f"bat/scorer/scorer.yaml:{lines + 1}:71: YAML nested deeper than 64 levels"
+
+
+def test_a_lone_surrogate_in_scorer_settings_is_an_error_at_its_place(root: Path) -> None:
+    shutil.copytree(SHIPPED, root / "bat/scorer")
+    with open(root / "bat/scorer/scorer.yaml", "a", encoding="utf-8") as f:
+        f.write('extra: "a \\udc00"\n')
+    lines = len((SHIPPED / "scorer.yaml").read_text(encoding="utf-8").splitlines())
+    write(root, {"bat/battery.yaml": MANIFEST.replace("tabench-1.1", "scorer")})
+    expected = f"bat/scorer/scorer.yaml:{lines + 1}:8: lone surrogate escape in YAML text"
+    assert errors_of().splitlines()[0] == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [
