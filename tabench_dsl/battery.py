@@ -24,10 +24,11 @@ import msgspec
 import yaml
 
 from .errors import SpecError, SpecErrors, UsageError
-from .nodes import FACET_NAMES, Battery, JudgeDefaults, Pos, Question, Rule, Scorer
+from .nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from .parse import parse_policy, parse_rubric
 from .resources import specs_dir
 from .rubric import build_questions
+from .scorer_settings import check_settings, scorer_facets
 from .spec_files import Refused, is_inside, read_spec_text, real_path
 from .yaml_text import safe_load, yaml_error, yaml_problem
 
@@ -41,10 +42,6 @@ REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 BATTERY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 #: The name of a battery's manifest file.
 MANIFEST = "battery.yaml"
-#: A facet name in a scorer's `facets:` list.
-FACET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-#: The keys of a scorer's `builtin:` section (the builtin judge's section markers).
-BUILTIN_KEYS: tuple[str, ...] = ("question_start", "question_end", "answer_start")
 
 _TAG = "tag:yaml.org,2002:"
 
@@ -359,63 +356,13 @@ def _load_scorer(value: _Value, base: Path, roots: _Roots, errors: list[SpecErro
     if not isinstance(settings, dict):
         errors.append(_error("scorer settings must be a mapping", Pos(str(settings_file), 1, 1)))
         return None
-    _check_settings(settings, text, settings_file, errors)
+    check_settings(settings, text, settings_file, errors)
     scorer_name = settings.get("name")
     return Scorer(
         name=scorer_name if isinstance(scorer_name, str) else folder.name,
         path=str(real_path(folder)),
         settings=settings,
     )
-
-
-def scorer_facets(settings: dict) -> tuple[str, ...] | None:
-    """The facet names a scorer defines: its `facets:` list, `FACET_NAMES` when it has none, None
-    when the list is malformed (`_check_settings` reports that)."""
-    value = settings.get("facets")
-    if value is None:
-        return FACET_NAMES
-    if isinstance(value, list) and value and all(isinstance(n, str) and FACET_NAME.match(n) for n in value):
-        return tuple(value)
-    return None
-
-
-def _check_settings(settings: dict, text: str, file: Path, errors: list[SpecError]) -> None:
-    """Report a malformed `facets:` list or `builtin:` section of a scorer's settings at its line."""
-    if scorer_facets(settings) is None:
-        errors.append(_settings_error(
-            "scorer facets must be a list of names", text, file, ("facets",),
-            hint="facets: [extra_correct_info, missing_minor, erroneous_assertion]",
-        ))
-    builtin = settings.get("builtin")
-    if builtin is None:
-        return
-    keys_hint = "builtin keys are " + ", ".join(BUILTIN_KEYS) + ", each a one-line text"
-    if not isinstance(builtin, dict):
-        errors.append(_settings_error("scorer builtin must be a mapping", text, file, ("builtin",),
-                                      hint=keys_hint))
-        return
-    for key, value in builtin.items():
-        if key not in BUILTIN_KEYS:
-            errors.append(_settings_error(f"unknown builtin key '{key}'", text, file, ("builtin", key),
-                                          hint=keys_hint))
-        elif not isinstance(value, str) or not value.strip() or "\n" in value:
-            errors.append(_settings_error(f"builtin {key} must be a one-line text", text, file,
-                                          ("builtin", key), hint=keys_hint))
-
-
-def _settings_error(message: str, text: str, file: Path, keys: tuple[str, ...], *, hint: str) -> SpecError:
-    """An error at the value of `keys` (a path of mapping keys) in a scorer's settings text."""
-    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
-    at = node
-    for key in keys:
-        found = None
-        if isinstance(node, yaml.MappingNode):
-            found = next((pair for pair in node.value if str(pair[0].value) == str(key)), None)
-        if found is None:
-            break
-        at, node = found[0], found[1]
-    return _error(message, _pos(at, str(file)) if at is not None else Pos(str(file), 1, 1), hint=hint)
-
 
 
 #: A character that makes a path piece a glob pattern.

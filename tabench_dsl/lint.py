@@ -135,31 +135,22 @@ def _url_warnings(loaded: Loaded) -> list[SpecError]:
     )]
 
 
-def _settings_pos(scorer: Scorer, section: str, key: str) -> Pos:
-    """Where `key` of the `section:` mapping is written in the scorer's settings file (its first
-    line when it is not found)."""
-    settings_file = str(Path(scorer.path) / "scorer.yaml")
-    lines = _settings_lines(scorer)
-    start = next((i for i, x in enumerate(lines) if re.match(rf"{re.escape(section)}\s*:", x)), None)
-    if start is not None:
-        for number in range(start, len(lines)):
-            if number > start and lines[number][:1] not in (" ", "\t", "#", ""):
-                break  # the next top-level key
-            match = re.search(rf"(?:^\s+|[{{,]\s*){re.escape(key)}\s*:\s*", lines[number])
-            if match:
-                return Pos(settings_file, number + 1, match.end() + 1)
-        return Pos(settings_file, start + 1, 1)
-    return Pos(settings_file, 1, 1)
+def _settings_pos(scorer: Scorer, *keys: str) -> Pos:
+    """Where the value of `keys` (a path of mapping keys) is written in the scorer's settings file;
+    the deepest key found when the path stops early."""
+    from .scorer_settings import settings_pos
+
+    return settings_pos(_settings_text(scorer), Path(scorer.path) / "scorer.yaml", keys, value=True)
 
 
-def _settings_lines(scorer: Scorer) -> list[str]:
-    """The lines of the scorer's settings file (already read once, so readable)."""
+def _settings_text(scorer: Scorer) -> str:
+    """The text of the scorer's settings file (read once already, so readable)."""
     from .spec_files import Refused, read_spec_text
 
     try:
-        return read_spec_text(Path(scorer.path) / "scorer.yaml", "scorer settings").splitlines()
+        return read_spec_text(Path(scorer.path) / "scorer.yaml", "scorer settings")
     except (OSError, SpecError, Refused):
-        return []
+        return ""
 
 
 def _marker_warnings(scorer: Scorer) -> list[SpecError]:
@@ -170,7 +161,7 @@ def _marker_warnings(scorer: Scorer) -> list[SpecError]:
 
     folder = Path(scorer.path)
     settings_file = folder / "scorer.yaml"
-    settings_lines = _settings_lines(scorer)
+    settings_lines = _settings_text(scorer).splitlines()
     names = scorer.settings.get("templates")
     names = names if isinstance(names, dict) else {}
     markers = Markers.of(scorer.settings)
