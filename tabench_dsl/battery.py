@@ -500,7 +500,6 @@ def _pos(node: yaml.Node, path: str) -> Pos:
     return Pos(path, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-
 def _error(message: str, at: Pos, *, hint: str | None = None) -> SpecError:
     return SpecError(message, path=at.path, line=at.line, col=at.col, hint=hint)
 
