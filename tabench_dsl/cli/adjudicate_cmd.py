@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.display import shown
+from .battery_flags import add_allow_dir
 from .warnings import warn_run_problems
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
     parser.add_argument("--battery", type=Path, default=None,
                         help="the battery graded, to show each question's gold answer")
+    add_allow_dir(parser)
     parser.set_defaults(run=run)
 
 
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout
-    run_data = load_run(args.results, battery=args.battery)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     check_decisions_out(run_data.decisions_path, results=args.results)
     warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from .battery_flags import add_allow_dir
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="grade the battery's exemplars and report judge agreement")
     parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
+    add_allow_dir(parser)
     parser.add_argument("--judge", default=None,
                         help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
     parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         from ..outputs import check_results_out
 
         check_results_out(args.out, option="--out")
-    compiled = compile_battery(load_battery(args.battery))
+    compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.out is not None:
         result = asyncio.run(_calibrate(args, compiled, args.out))
     else:

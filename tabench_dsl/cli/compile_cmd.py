@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from .battery_flags import add_allow_dir
 
 PARTS: tuple[str, ...] = ("system", "user", "stern")
 
@@ -39,6 +40,7 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("battery", metavar="BATTERY", help="battery folder or its battery.yaml")
+    add_allow_dir(parser)
     parser.add_argument(
         "--question",
         metavar="ID",
@@ -96,7 +98,7 @@ def _compile(args: argparse.Namespace) -> int:
     from ..spec.battery import load_battery  # imported here so `tabench --help` stays fast
     from ..spec.render import ANSWER_PLACEHOLDER, compile_battery
 
-    battery = load_battery(args.battery)
+    battery = load_battery(args.battery, allow_dirs=args.allow_dirs)
     compiled = compile_battery(battery)
     if args.lock or args.check:
         return _lock_or_check(args, battery.manifest, compiled)

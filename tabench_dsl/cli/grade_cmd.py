@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from .battery_flags import add_allow_dir
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("grade", help="grade an answers file against a battery")
     add = parser.add_argument
     add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
+    add_allow_dir(parser)
     add("--answers", type=Path, required=True, metavar="ANSWERS.jsonl",
         help="answers JSONL, one {system, question, answer} object a line")
     add("--out", type=Path, default=None, metavar="RESULTS.jsonl",
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             pool = WorkerPool(args.workers, args.concurrency, on_log=_stderr_line)
             with deferred_interrupts():
                 pool.start()
-        compiled = compile_battery(load_battery(args.battery))
+        compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
         skip = done_pairs(out) if args.resume else set()
 
         progress = Progress(count_lines(args.answers))

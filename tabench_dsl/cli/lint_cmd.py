@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 
+from .battery_flags import add_allow_dir
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("lint", help="check a battery and report every error and warning")
     parser.add_argument("battery", help="a battery folder or its battery.yaml")
+    add_allow_dir(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..spec.lint import lint_battery
 
-    problems = lint_battery(args.battery)
+    problems = lint_battery(args.battery, allow_dirs=args.allow_dirs)
     for problem in problems:
         print(problem.render())
     errors = sum(1 for p in problems if p.severity == "error")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..core.display import shown
 from ..core.errors import UsageError
+from .battery_flags import add_allow_dir
 from .warnings import warn_run_problems
 
 
@@ -20,6 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="the battery graded, to include each question's compiled prompt")
     parser.add_argument("--max-answers", type=int, default=MAX_ANSWERS, metavar="N",
                         help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})")
+    add_allow_dir(parser)
     parser.set_defaults(run=run)
 
 
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.html, option="--html", kind="an HTML report", recognise=is_report_file,
                  inputs={"the results file it reads": args.results,
                          "the decisions file of those results": decisions_path(args.results)})
-    run_data = load_run(args.results, battery=args.battery)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     warn_run_problems(run_data)
     try:
         in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)

@@ -16,6 +16,7 @@ import webbrowser
 from pathlib import Path
 
 from ..core.errors import UsageError
+from .battery_flags import add_allow_dir
 from .warnings import warn_run_problems
 
 
@@ -27,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="the battery graded, to show each answer's compiled prompt")
     parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
+    add_allow_dir(parser)
     parser.set_defaults(run=run)
 
 
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
-    run_data = load_run(args.results, battery=args.battery)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
     index = Index(run_data, reviewer=args.reviewer or default_reviewer())
     index.totals()

@@ -13,6 +13,7 @@ The CLI turns each into a message, never a traceback: a SpecError renders as
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -117,8 +118,11 @@ class TransportError(JudgeError):
 
 
 def _read_line(path: str, line: int) -> str | None:
+    # Only a regular file is opened (a FIFO would block); a byte order mark is not part of line 1.
+    if not os.path.isfile(path):
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             for number, text in enumerate(f, start=1):
                 if number == line:
                     return text.rstrip("\r\n")

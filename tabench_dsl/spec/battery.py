@@ -4,12 +4,20 @@
 them all); `load_battery` raises them together as `SpecErrors`, sorted by path, line and column.
 Manifest problems point at their line in `battery.yaml` (the YAML node API keeps positions);
 question problems at their line in the rubric file.
+
+A battery reads only its own folder: every file its manifest names (a policy, a rubric pattern's
+matches, a scorer folder) must resolve, symlinks followed, inside the battery folder or a folder
+the user allows on the command line (`allow_dirs`, `--allow-dir`), never one the manifest allows
+itself; a shipped scorer named by version is read from the package. A file outside is an error at
+the manifest line that named it, and nothing of it is read. `files` does the reading.
 """
 
 from __future__ import annotations
 
 import glob
+import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
@@ -18,10 +26,11 @@ import yaml
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
+from .files import Refused, is_inside, read_spec_text, real_path
 from .parse import parse_policy, parse_rubric
 from .rubric import build_questions
 from .scorer import read_settings
-from .yaml_io import yaml_error
+from .yaml_io import yaml_error, yaml_problem
 
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
@@ -39,55 +48,68 @@ _TAG = "tag:yaml.org,2002:"
 
 class Loaded(msgspec.Struct):
     """What one pass over a battery found: the battery (None when there were errors), the rules and
-    questions that could be read, whether T1 is on for the battery, and every problem."""
+    questions that could be read, whether T1 is on for the battery, and every problem; also the
+    scorer and the manifest's `judge:` when they could be read, with where each judge key's value
+    was written (`judge_pos`, for lint)."""
 
     battery: Battery | None
     rules: tuple[Rule, ...]
     questions: tuple[Question, ...]
     t1: bool
     errors: list[SpecError]
+    scorer: Scorer | None = None
+    judge: JudgeDefaults | None = None
+    judge_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
 
 
-def load_battery(path: str | Path) -> Battery:
+def load_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> Battery:
     """Load and validate the battery at `path` (its folder or its battery.yaml).
 
-    Raises `SpecErrors` with every problem found, sorted by path, line and column, and
-    `UsageError` when there is no battery at `path`.
+    `allow_dirs` are folders outside the battery that its manifest may name files in (the user's
+    `--allow-dir`). Raises `SpecErrors` with every problem found, sorted by path, line and column,
+    and `UsageError` when there is no battery at `path` or an allowed folder is not a folder.
     """
-    loaded = read_battery(path)
+    loaded = read_battery(path, allow_dirs=allow_dirs)
     if loaded.errors or loaded.battery is None:
         raise SpecErrors(loaded.errors)
     return loaded.battery
 
 
-def read_battery(path: str | Path) -> Loaded:
-    """Read the battery at `path`, collecting every problem instead of stopping at the first."""
+def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> Loaded:
+    """Read the battery at `path`, collecting every problem instead of stopping at the first.
+
+    `allow_dirs` as for `load_battery`."""
     manifest = manifest_path(path)
     base = manifest.parent
+    roots = _Roots.of(base, allow_dirs)
+    if not is_inside(manifest, roots.paths):
+        raise UsageError(f"{manifest} is a link to a file {roots.outside}")
     errors: list[SpecError] = []
     values = _read_manifest(manifest, errors)
-    scorer = _load_scorer(values["scorer"], base, errors) if "scorer" in values else None
+    scorer = _load_scorer(values["scorer"], base, roots, errors) if "scorer" in values else None
 
     rules: list[Rule] = []
     for entry in values.get("policies", []):
-        text = _read_text(base / entry.text, entry, "policy file", errors)
+        file = base / entry.text
+        text = _read_named(file, entry, entry.text, "policy file", roots, errors)
         try:
-            rules.extend(parse_policy(text, base / entry.text).rules if text is not None else ())
+            rules.extend(parse_policy(text, file).rules if text is not None else ())
         except SpecError as exc:
             errors.append(exc)
     _check_rule_ids(rules, errors)
 
     raw = []
-    for file in _rubric_files(values.get("rubrics", []), base, errors):
-        text = _read_text(file, None, "rubric file", errors)
+    for file, pattern in _rubric_files(values.get("rubrics", []), base, roots, errors):
+        text = _read_named(base / file, pattern, file, "rubric file", None, errors)  # matches are inside
         try:
-            raw.extend(parse_rubric(text, file).questions if text is not None else ())
+            raw.extend(parse_rubric(text, base / file).questions if text is not None else ())
         except SpecError as exc:
             errors.append(exc)
     questions = build_questions(raw, errors, scorer.settings.facets if scorer is not None else None)
 
     errors.sort(key=lambda e: (e.path, e.line, e.col))
     t1 = values["t1"].value if "t1" in values else True
+    judge = values["judge"].value if "judge" in values else None
     battery = None
     if not errors and scorer is not None:
         battery = Battery(
@@ -97,9 +119,10 @@ def read_battery(path: str | Path) -> Loaded:
             policies=tuple(rules),
             questions=tuple(questions),
             t1=t1,
-            judge=values["judge"].value if "judge" in values else JudgeDefaults(),
+            judge=judge or JudgeDefaults(),
         )
-    return Loaded(battery, tuple(rules), tuple(questions), t1, errors)
+    judge_pos = values["judge"].parts if "judge" in values else {}
+    return Loaded(battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos)
 
 
 def manifest_path(path: str | Path) -> Path:
@@ -123,17 +146,53 @@ def shipped_scorers() -> list[str]:
 
 
 class _Value(msgspec.Struct):
-    """A manifest value and where it was written."""
+    """A manifest value and where it was written; for a mapping, where each key's value was."""
 
     value: object
     text: str
     pos: Pos
+    parts: dict[str, Pos] = msgspec.field(default_factory=dict)
+
+
+#: The hint of a file outside the folders a battery may read.
+HINT_OUTSIDE = (
+    "a battery reads only the files in its own folder; to let it read another folder, "
+    "pass --allow-dir DIR on the command line"
+)
+
+
+class _Roots(msgspec.Struct, frozen=True):
+    """The folders a battery may read (real paths): its own first, then those the user allows."""
+
+    paths: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, base: Path, allow_dirs: Iterable[str | Path]) -> _Roots:
+        allowed = []
+        for folder in allow_dirs:
+            if not Path(folder).is_dir():
+                raise UsageError(f"--allow-dir {folder}: no such folder")
+            allowed.append(real_path(folder))
+        return cls((real_path(base), *allowed))
+
+    @property
+    def outside(self) -> str:
+        """How a path outside every root is described."""
+        return "outside the battery folder" + (" and the allowed folders" if len(self.paths) > 1 else "")
 
 
 def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]:
     path = str(manifest)
-    text = _read_text(manifest, None, "manifest", errors)
-    if text is None:
+    try:
+        text = read_spec_text(manifest, "manifest")
+    except Refused as exc:
+        raise UsageError(f"{manifest} {exc.reason}") from None
+    except SpecError as exc:
+        errors.append(exc)
+        return {}
+    problem = yaml_problem(text, path)
+    if problem is not None:
+        errors.append(problem)
         return {}
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -214,10 +273,12 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
         return None
     fields: dict[str, object] = {}
     seen: dict[str, Pos] = {}
+    parts: dict[str, Pos] = {}
     ok = True
     for key_node, value in node.value:
         key = str(key_node.value)
         at = _pos(value, path)
+        parts.setdefault(key, at)
         if key in seen:
             hint = f"first given at line {seen[key].line}"
             errors.append(_error(f"duplicate judge key '{key}'", _pos(key_node, path), hint=hint))
@@ -240,7 +301,7 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             kind = "a number" if key == "temperature" else "a positive whole number"
             errors.append(_error(f"judge {key} must be {kind}, not {_shown(value)}", at))
             ok = False
-    return _Value(JudgeDefaults(**fields), "", _pos(node, path)) if ok else None
+    return _Value(JudgeDefaults(**fields), "", _pos(node, path), parts) if ok else None
 
 
 _MANIFEST_CHECKS = {
@@ -259,12 +320,17 @@ _REQUIRED_HINTS = {
 }
 
 
-def _load_scorer(value: _Value, base: Path, errors: list[SpecError]) -> Scorer | None:
+def _load_scorer(value: _Value, base: Path, roots: _Roots, errors: list[SpecError]) -> Scorer | None:
+    """The scorer the manifest names: a shipped version by name, else a folder inside the battery
+    (or an allowed folder). A scorer reads only its own folder (`render` holds its templates to it)."""
     name = value.text
     folder = None
     if "/" not in name and "\\" not in name and name not in (".", "..") and name in shipped_scorers():
         folder = specs_dir() / name
-    elif (base / name / "scorer.yaml").is_file():
+    elif (base / name).is_dir() and not is_inside(base / name, roots.paths):
+        errors.append(_error(f"scorer folder '{name}' is {roots.outside}", value.pos, hint=HINT_OUTSIDE))
+        return None
+    elif (base / name / "scorer.yaml").exists():
         folder = base / name
     if folder is None:
         shipped = ", ".join(shipped_scorers()) or "none"
@@ -274,31 +340,81 @@ def _load_scorer(value: _Value, base: Path, errors: list[SpecError]) -> Scorer |
         ))
         return None
     settings_file = folder / "scorer.yaml"
-    text = _read_text(settings_file, value, "scorer settings", errors)
+    text = _read_named(settings_file, value, "scorer.yaml", "scorer settings", _Roots((real_path(folder),)),
+                       errors, outside="outside the scorer folder")
     if text is None:
         return None
     settings = read_settings(text, settings_file, errors)
     if settings is None:
         return None
-    return Scorer(name=settings.name or folder.name, path=str(folder.resolve()), settings=settings)
+    return Scorer(name=settings.name or folder.name, path=str(real_path(folder)), settings=settings)
 
 
-def _rubric_files(patterns: list[_Value], base: Path, errors: list[SpecError]) -> list[Path]:
-    # Patterns in manifest order, each pattern's files sorted; a file two patterns match is read once.
-    files: list[Path] = []
+#: A character that makes a path piece a glob pattern.
+_GLOB_MAGIC = re.compile(r"[*?[]")
+
+
+def _rubric_files(
+    patterns: list[_Value], base: Path, roots: _Roots, errors: list[SpecError]
+) -> list[tuple[str, _Value]]:
+    """The rubric files the patterns match (as written from `base`), each with the pattern that
+    named it. Patterns in manifest order, each pattern's files sorted; a file two patterns match is
+    read once. A match that resolves outside the roots (a symlink) is an error at the pattern."""
+    files: dict[Path, tuple[str, _Value]] = {}
     for pattern in patterns:
-        matches = sorted(
-            m for m in glob.glob(pattern.text, root_dir=base, recursive=True) if (base / m).is_file()
-        )
-        if not matches:
+        matches = _matches(pattern, base, roots, errors)
+        if matches is None:
+            continue
+        outside = [m for m in matches if not is_inside(base / m, roots.paths)]
+        if outside:
+            more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+            errors.append(_error(
+                f"rubric pattern '{pattern.text}' matches '{outside[0]}'{more}, {roots.outside}",
+                pattern.pos, hint=HINT_OUTSIDE,
+            ))
+        elif not matches:
             errors.append(_error(
                 f"rubric pattern '{pattern.text}' matches no file", pattern.pos,
                 hint=f"patterns are relative to the folder of {MANIFEST}",
             ))
         for match in matches:
-            if base / match not in files:
-                files.append(base / match)
-    return files
+            if match not in outside:
+                files.setdefault(base / match, (match, pattern))
+    return list(files.values())
+
+
+def _matches(pattern: _Value, base: Path, roots: _Roots, errors: list[SpecError]) -> list[str] | None:
+    """The files `pattern` matches, as paths from `base`, sorted; None (and an error) when its
+    fixed folder part lies outside the roots: `/**/*.rubric` is refused before any folder is listed.
+
+    The pattern's wildcards read as `glob.glob` reads them (`*` and `?` within a name, `**` for any
+    folders, names starting with '.' only when the pattern's piece does), but its `**` does not
+    enter a symlinked folder: two links back to the battery folder would make `glob.glob` list
+    paths without end. Folders and dangling links are not matches.
+    """
+    pieces = pattern.text.split("/")
+    fixed = next((i for i, piece in enumerate(pieces) if _GLOB_MAGIC.search(piece)), len(pieces) - 1)
+    prefix = "/".join(pieces[:fixed]) or ("/" if pattern.text.startswith("/") else "")
+    rest = "/".join(pieces[fixed:])
+    folder = base / prefix
+    if not is_inside(folder, roots.paths):
+        errors.append(_error(f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos,
+                             hint=HINT_OUTSIDE))
+        return None
+    if not rest or not folder.is_dir():
+        return []
+    if "**" in rest:
+        hidden = any(piece.startswith(".") for piece in pieces[fixed:])
+        found = [
+            str(path.relative_to(folder)) for path in folder.glob(rest)  # `**` skips symlinked folders
+            if hidden or not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        ]
+    else:  # a fixed depth: glob.glob cannot loop, and lists a folder faster than pathlib
+        found = glob.glob(rest, root_dir=folder)
+    return sorted(
+        os.path.join(prefix, name) for name in found
+        if os.path.exists(folder / name) and not os.path.isdir(folder / name)
+    )
 
 
 def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
@@ -315,21 +431,30 @@ def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
             first[rule.id] = rule
 
 
-def _read_text(file: Path, where: _Value | None, what: str, errors: list[SpecError]) -> str | None:
+def _read_named(
+    file: Path, where: _Value, name: str, what: str, roots: _Roots | None, errors: list[SpecError], *,
+    outside: str | None = None,
+) -> str | None:
+    """The text of `file`, which the manifest entry `where` names (`name`, as the entry writes it or
+    as its pattern matched it); None, and an error at `where`, when it may not or cannot be read.
+    `roots` None: the caller has checked that `file` is inside them. Every refusal is reported at
+    the manifest, so nothing of a refused file is ever shown."""
+    if roots is not None and not is_inside(file, roots.paths):
+        errors.append(_error(f"{what} '{name}' is {outside or roots.outside}", where.pos, hint=HINT_OUTSIDE))
+        return None
     try:
-        return file.read_text(encoding="utf-8")
+        return read_spec_text(file, what)
+    except Refused as exc:
+        errors.append(_error(f"{what} '{name}' {exc.reason}", where.pos))
+    except SpecError as exc:  # not UTF-8: at the file's own line and column
+        errors.append(exc)
     except FileNotFoundError:
-        if where is None:
-            raise UsageError(f"no such {what}: {file}") from None
         errors.append(_error(
             f"{what} not found: '{where.text}'", where.pos,
             hint=f"paths are relative to the folder of {MANIFEST}",
         ))
-    except UnicodeDecodeError as exc:
-        errors.append(SpecError(f"{what} is not UTF-8 text ({exc.reason})", path=file, line=1, col=1))
     except OSError as exc:
-        at = where.pos if where is not None else Pos(str(file), 1, 1)
-        errors.append(_error(f"cannot read {what} {file}: {exc.strerror}", at))
+        errors.append(_error(f"cannot read {what} {file}: {exc.strerror}", where.pos))
     return None
 
 

@@ -1,20 +1,27 @@
 """Lint a battery: every error `load_battery` would raise and every warning, in one run.
 
+Lint also compiles the scorer's templates and renders each once in the sandbox (with the first
+question), so a template compiling would refuse (a syntax error, an attribute the sandbox refuses,
+a file outside the scorer's folder) is an error here too.
+
 Warnings (severity "warning") are things that load but are probably not what the author meant:
 a rule without an id, a question without exemplars, an accepted variant equal to the gold answer,
-an exemplar expected to fail that T1 would pass before the judge ever saw it, and a section marker
+an exemplar expected to fail that T1 would pass before the judge ever saw it, a section marker
 of the scorer's `builtin:` settings that its templates do not contain (the builtin judge would
-fail every answer).
+fail every answer), and a judge backend that is a URL (a server only the battery names gets no
+API key unless the user names it with `--judge`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from ..core.errors import SpecError
+from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
-from .battery import read_battery
+from .battery import Loaded, read_battery
 from .yaml_io import position
 
 #: The hint for an exemplar expected to fail that T1 would pass.
@@ -23,13 +30,24 @@ HINT_T1_PASSES = (
 )
 
 
-def lint_battery(path: str | Path) -> list[SpecError]:
+#: The hint for a judge backend that is a URL.
+HINT_URL_JUDGE = (
+    "a battery cannot send your API key to a server it names; to trust this one, name it yourself: "
+    "--judge URL"
+)
+
+
+def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> list[SpecError]:
     """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column.
 
-    Raises `UsageError` only when there is no battery at `path`.
+    `allow_dirs` as for `battery.load_battery`. Raises `UsageError` only when there is no battery
+    at `path` (or an allowed folder is not a folder).
     """
-    loaded = read_battery(path)
+    loaded = read_battery(path, allow_dirs=allow_dirs)
     problems = list(loaded.errors)
+    if loaded.scorer is not None:
+        problems.extend(_template_errors(loaded))
+        problems.extend(_url_warnings(loaded))
     for rule in loaded.rules:
         if rule.id is None:
             problems.append(_warning(
@@ -37,7 +55,7 @@ def lint_battery(path: str | Path) -> list[SpecError]:
             ))
     for question in loaded.questions:
         problems.extend(_question_warnings(question, t1=loaded.t1))
-    if loaded.battery is not None:
+    if loaded.battery is not None and not any(p.severity == "error" for p in problems):
         problems.extend(_marker_warnings(loaded.battery.scorer))
     problems.sort(key=lambda p: (p.path, p.line, p.col))
     return problems
@@ -74,17 +92,65 @@ _MARKER_TEMPLATES = (("question_start", "system"), ("question_end", "system"), (
                      ("answer_start", "stern"))
 
 
+def _template_errors(loaded: Loaded) -> list[SpecError]:
+    """The problems compiling would meet in the scorer's templates (render.template_problems); one
+    that has no line of its own (a missing template, one outside the scorer's folder) is reported
+    at the scorer.yaml line that names the template, else at its first line."""
+    from .render import policies_text, template_problems
+
+    scorer = loaded.scorer
+    assert scorer is not None
+    question = loaded.questions[0] if loaded.questions else Question(
+        id="q", prompt="prompt", gold="gold", pos=Pos(str(Path(scorer.path) / "scorer.yaml"), 1, 1)
+    )
+    errors = []
+    for part, problem in template_problems(scorer, policies_text(loaded.rules), question):
+        if isinstance(problem, SpecError):
+            errors.append(problem)
+        else:
+            at = _settings_pos(scorer, "templates", part)
+            errors.append(SpecError(str(problem), path=at.path, line=at.line, col=at.col))
+    return errors
+
+
+def _url_warnings(loaded: Loaded) -> list[SpecError]:
+    """A warning for a judge backend (the manifest's, else the scorer's) that is an http(s) URL."""
+    scorer = loaded.scorer
+    assert scorer is not None
+    backend, at = None, None
+    if loaded.judge is not None and loaded.judge.backend is not None:
+        backend, at = loaded.judge.backend, loaded.judge_pos.get("backend")
+    else:
+        value = scorer.settings.judge.backend
+        if value is not None:
+            backend, at = value, _settings_pos(scorer, "judge", "backend")
+    if backend is None or at is None or urlsplit(backend).scheme.lower() not in ("http", "https"):
+        return []
+    return [_warning(
+        f"judge backend '{backend}' is a URL: it gets no API key unless you pass it with --judge", at,
+        hint=HINT_URL_JUDGE,
+    )]
+
+
+def _settings_pos(scorer: Scorer, *keys: str) -> Pos:
+    """Where the value of `keys` (a path of mapping keys) is written in the scorer's settings file;
+    the deepest key found when the path stops early."""
+    return position(Path(scorer.path) / "scorer.yaml", keys)
+
+
 def _marker_warnings(scorer: Scorer) -> list[SpecError]:
     """A warning for each builtin-judge marker (the scorer's `builtin:` section, else tabench-1.1's)
     missing from the template it is looked for in; at its key in scorer.yaml."""
+    from .render import template_source
+
     folder = Path(scorer.path)
     settings = scorer.settings
     warnings = []
     for key, part in _MARKER_TEMPLATES:
         name = getattr(settings.templates, part)
         try:
-            text = (folder / name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = template_source(scorer, part)
+        except (OSError, TabenchError):
             continue  # compiling reports a missing or unreadable template
         marker = getattr(settings.builtin, key)
         if marker in text:

@@ -33,6 +33,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 from ..core.errors import SpecError
 from ..core.nodes import Pos, Rule
 from ..core.resources import grammar_dir
+from .files import SURROGATE
 from .syntax import HINT_ESCAPE, source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
@@ -338,9 +339,24 @@ def _json_string(raw: str) -> str:
         value, end = scanstring(raw, 1, False)
     except ValueError:
         raise _Unread from None  # a bad escape: tabench_tokens.lark's transformer reports it
-    if end != len(raw):
-        raise _Unread
+    if end != len(raw) or SURROGATE.search(value):
+        raise _Unread  # a lone surrogate too: tabench_tokens.lark's transformer reports it
     return value
+
+
+#: One escape of a "..." string: a `\\uXXXX` surrogate pair, another `\\uXXXX` (its code in group
+#: 1), or a backslash and the character after it.
+_ESCAPE = re.compile(r"\\(?:ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|u([0-9a-f]{4})|.)", re.IGNORECASE)
+
+
+def lone_surrogate_at(raw: str) -> int | None:
+    """The offset in `raw` (a "..." string as written) of its first `\\uXXXX` escape that is half of
+    a surrogate pair without the other half (a D800-DBFF escape right before a DC00-DFFF one is a
+    pair, as JSON reads them), or None."""
+    for match in _ESCAPE.finditer(raw):
+        if match.group(1) and 0xD800 <= int(match.group(1), 16) <= 0xDFFF:
+            return match.start()
+    return None
 
 
 class _TokensTransformer(Transformer):
@@ -361,7 +377,7 @@ class _TokensTransformer(Transformer):
 
     def _decode(self, token: Token) -> str:
         try:
-            return _JSON.decode(str(token))
+            value = _JSON.decode(str(token))
         except JSONDecodeError as exc:
             # json points at the backslash of a bad escape, at the `u` of a bad `\uXXXX`.
             start = exc.pos - 1 if exc.msg.startswith("Invalid \\uXXXX") else exc.pos
@@ -373,6 +389,16 @@ class _TokensTransformer(Transformer):
                 path=self.path, line=token.line, col=col, hint=HINT_ESCAPE,
                 source_line=source_line(self.lines, token.line),
             ) from None
+        if SURROGATE.search(value):
+            start = lone_surrogate_at(str(token)) or 0
+            raise SpecError(
+                f"lone surrogate escape '{str(token)[start : start + 6]}' in string",
+                path=self.path, line=token.line, col=token.column + start,
+                hint="a \\uD800-\\uDFFF escape is half of a character: write its pair after it "
+                "(\\ud83d\\ude00), or the character itself",
+                source_line=source_line(self.lines, token.line),
+            )
+        return value
 
     def field(self, children: list[Token]) -> Field:
         name, *args = children

@@ -1,9 +1,10 @@
 """Battery -> the exact judge prompts (SPEC section 3).
 
-Each scorer folder gets one Jinja2 environment (`StrictUndefined`, no autoescaping, the template's
-own last line break dropped) whose compiled templates are cached for the process. Field text is
-data: it reaches a template only as the value of a variable, so `{{ x }}` or `{% if %}` written in a
-gold answer is printed as written and never evaluated.
+Field text is data: it reaches a template only as the value of a variable, so `{{ x }}` or
+`{% if %}` written in a gold answer is printed as written and never evaluated. Templates are data
+too (a scorer comes with a battery someone else wrote): `scorer_templates` loads them from the
+scorer's own folder and renders them in Jinja2's immutable sandbox, one environment per scorer
+folder, compiled templates cached for the process.
 
 The system template sees five values, the first four of them the holes of the seed prompt:
 
@@ -37,8 +38,10 @@ import jinja2
 import jinja2.nodes
 
 from ..core.compiled import CompiledBattery, CompiledQuestion, Frame
-from ..core.errors import SpecError, UsageError
+from ..core.errors import SpecError
 from ..core.nodes import Battery, JudgeDefaults, Question, Rule, Scorer
+from .scorer_templates import TemplateError as TemplateError  # raised here too; callers import it here
+from .scorer_templates import load_template, render_template, scorer_environment
 
 #: The answer text the seed prompt shows in the USER and STERN holes.
 ANSWER_PLACEHOLDER = "{{candidate answer}}"
@@ -47,51 +50,13 @@ ANSWER_PLACEHOLDER = "{{candidate answer}}"
 _SENTINEL = "\x00tabench:answer-hole:5f0c2a91\x00"
 
 
-class TemplateError(UsageError):
-    """A scorer template is missing or uses a value it is not given (exit status 2, like a bad spec).
-
-    A template that does not compile is a `SpecError` at its file and line.
-    """
-
-
-@cache
-def _environment(scorer_path: str) -> jinja2.Environment:
-    # auto_reload=False: a template is compiled once per process and never stat()ed again.
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(scorer_path, encoding="utf-8"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-        auto_reload=False,
-    )
-
-
-@cache
-def _template(scorer_path: str, name: str) -> jinja2.Template:
-    try:
-        return _environment(scorer_path).get_template(name)
-    except jinja2.TemplateNotFound as exc:
-        raise TemplateError(f"scorer template not found: {Path(scorer_path) / name}") from exc
-    except jinja2.TemplateSyntaxError as exc:
-        raise SpecError(
-            f"scorer template: {exc.message}", path=Path(scorer_path) / name, line=exc.lineno, col=1
-        ) from None
-
-
 def _template_name(scorer: Scorer, part: str) -> str:
     return getattr(scorer.settings.templates, part)
 
 
 def scorer_template(scorer: Scorer, part: str) -> jinja2.Template:
     """The compiled template of `part` ("system", "user" or "stern") of `scorer`."""
-    return _template(str(scorer.path), _template_name(scorer, part))
-
-
-def _render(template: jinja2.Template, values: dict[str, Any]) -> str:
-    try:
-        return template.render(values)
-    except jinja2.UndefinedError as exc:
-        raise TemplateError(f"{template.filename}: {exc.message}") from exc
+    return load_template(str(scorer.path), _template_name(scorer, part))
 
 
 def policies_text(rules: tuple[Rule, ...] | list[Rule]) -> str:
@@ -172,8 +137,8 @@ def _system_joins(scorer_path: str, name: str) -> _Joins | None:
     by string joins is exactly rendering it, at a fraction of the cost. Any other construct (a
     filter, an `if`, a loop, `question.id`, an include) returns None: the template is rendered.
     """
-    env = _environment(scorer_path)
-    template = _template(scorer_path, name)
+    env = scorer_environment(scorer_path)
+    template = load_template(scorer_path, name)
     assert env.loader is not None
     source = env.loader.get_source(env, name)[0]
     holes: list[str] = []
@@ -189,7 +154,7 @@ def _system_joins(scorer_path: str, name: str) -> _Joins | None:
             return None
     # Cut the real rendering (not the source) so the pieces are whatever Jinja itself outputs.
     marks = {hole: f"\x00tabench:{hole}:5f0c2a91\x00" for hole in SYSTEM_HOLES}
-    text = _render(template, {**marks, "question": None})
+    text = render_template(template, {**marks, "question": None})
     pattern = re.compile("|".join(map(re.escape, marks.values())))
     if [m.group() for m in pattern.finditer(text)] != [marks[h] for h in holes]:
         return None
@@ -199,7 +164,7 @@ def _system_joins(scorer_path: str, name: str) -> _Joins | None:
 def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
     """A function (policies text, question) -> the exact SYSTEM prompt under `scorer`."""
     name = _template_name(scorer, "system")
-    template = _template(str(scorer.path), name)
+    template = load_template(str(scorer.path), name)
     joins = _system_joins(str(scorer.path), name)
 
     def values(policies: str, question: Question) -> dict[str, Any]:
@@ -211,7 +176,7 @@ def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
         }
 
     if joins is None:
-        return lambda policies, question: _render(
+        return lambda policies, question: render_template(
             template, {**values(policies, question), "question": question}
         )
     pieces, holes = joins
@@ -234,12 +199,12 @@ def render_system(battery: Battery, question: Question) -> str:
 
 def render_user(scorer: Scorer, answer: str) -> str:
     """The exact USER prompt that carries `answer`."""
-    return _render(scorer_template(scorer, "user"), {"answer": answer})
+    return render_template(scorer_template(scorer, "user"), {"answer": answer})
 
 
 def render_stern(scorer: Scorer, answer: str) -> str:
     """The exact stern-retry USER prompt that carries `answer`."""
-    return _render(scorer_template(scorer, "stern"), {"answer": answer})
+    return render_template(scorer_template(scorer, "stern"), {"answer": answer})
 
 
 def answer_frame(scorer: Scorer, part: str) -> Frame:
@@ -247,13 +212,45 @@ def answer_frame(scorer: Scorer, part: str) -> Frame:
 
     `frame.fill(answer)` equals rendering the template with that answer, for any answer.
     """
-    text = _render(scorer_template(scorer, part), {"answer": _SENTINEL})
+    text = render_template(scorer_template(scorer, part), {"answer": _SENTINEL})
     if text.count(_SENTINEL) != 1:
         raise TemplateError(
             f"scorer {scorer.name}: the {part} template must show {{{{ answer }}}} exactly once"
         )
     prefix, suffix = text.split(_SENTINEL)
     return Frame(prefix=prefix, suffix=suffix)
+
+
+def template_source(scorer: Scorer, part: str) -> str:
+    """The text of the `part` template of `scorer`, read as compiling reads it (inside the scorer's
+    folder, a regular file of bounded size). Raises `TemplateError` or `SpecError` as compiling does."""
+    env = scorer_environment(str(scorer.path))
+    assert env.loader is not None
+    try:
+        return env.loader.get_source(env, _template_name(scorer, part))[0]
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateError(f"scorer template not found: {Path(scorer.path) / exc.name}") from None
+
+
+def template_problems(
+    scorer: Scorer, policies: str, question: Question
+) -> list[tuple[str, SpecError | TemplateError]]:
+    """What compiling would meet in each template of `scorer`, for lint, as (part, problem): each
+    part compiled (syntax, attributes the sandbox refuses) and rendered once in the sandbox, the
+    system template with `policies` and `question`. One problem per part at most; a problem two
+    parts share (a template both name), once."""
+    checks: dict[str, Callable[[], object]] = {
+        "system": lambda: _system_filler(scorer)(policies, question),
+        "user": lambda: answer_frame(scorer, "user"),
+        "stern": lambda: answer_frame(scorer, "stern"),
+    }
+    problems: dict[str, tuple[str, SpecError | TemplateError]] = {}
+    for part, check in checks.items():
+        try:
+            check()
+        except (SpecError, TemplateError) as exc:
+            problems.setdefault(str(exc), (part, exc))
+    return list(problems.values())
 
 
 def sha256_hex(text: str) -> str:

@@ -27,7 +27,7 @@ from ..core.scorer import (
     Templates,
     phrase_regex,
 )
-from .yaml_io import safe_load, yaml_error, yaml_position
+from .yaml_io import safe_load, yaml_error, yaml_position, yaml_problem
 
 #: A facet name in a scorer's `facets:` list.
 FACET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -46,6 +46,10 @@ _NOT_TEXT_HINT = "quote entries YAML reads as other types: 'no', 'yes', 'false',
 def read_settings(text: str, file: Path, errors: list[SpecError]) -> ScorerSettings | None:
     """The settings in `text` (the contents of `file`); each problem is appended to `errors`
     (None when any was found)."""
+    problem = yaml_problem(text, str(file))  # too deep, a lone surrogate, a cycle: before building
+    if problem is not None:
+        errors.append(problem)
+        return None
     try:
         data = safe_load(text)
     except yaml.MarkedYAMLError as exc:

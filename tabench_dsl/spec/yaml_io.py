@@ -1,5 +1,12 @@
-"""YAML as the spec layer reads it (the manifest and `scorer.yaml`): a fast load, the position of a
-node for an error, and YAML syntax errors in tabench's shape. The one YAML position lookup."""
+"""YAML as the spec layer reads it (the manifest and `scorer.yaml`): a check before anything is
+built (`yaml_problem`), a fast load, the position of a node for an error, and YAML syntax errors in
+tabench's shape. The one YAML position lookup.
+
+PyYAML builds nodes and values by recursion, so a document nested a few hundred levels deep ends
+in a RecursionError; and its double-quoted escapes make lone surrogates (`"\\ud800"`), text that
+cannot be printed or encoded. `yaml_problem` finds either (and an alias inside the collection it
+names, a cycle) from the parser's events, which come without recursion, before anything is built.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,55 @@ import yaml
 
 from ..core.errors import SpecError
 from ..core.nodes import Pos
+from .files import SURROGATE
+
+#: The deepest nesting of mappings and lists a manifest or a scorer's settings may have.
+MAX_YAML_DEPTH = 64
+
+_OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def yaml_problem(text: str, path: str) -> SpecError | None:
+    """The first reason not to build the YAML of `text`: nesting deeper than `MAX_YAML_DEPTH`, a
+    lone surrogate escape in a value or a key, an alias inside the collection it names. None when
+    there is none or when the text is not YAML at all (the loader reports that in its own words).
+
+    libyaml's events come in a third of a millisecond for a scorer's settings; libyaml itself
+    refuses surrogate escapes and nesting past 1000, and the pure-Python parser (an explicit state
+    stack, no recursion) then looks again to say which.
+    """
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is not None:
+        try:
+            return _scan(text, path, loader)
+        except yaml.YAMLError:
+            pass
+    try:
+        return _scan(text, path, yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+
+
+def _scan(text: str, path: str, loader: type) -> SpecError | None:
+    anchors: list[str | None] = []  # the anchor of each open collection, outermost first
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, _OPENS):
+            anchors.append(event.anchor)
+            if len(anchors) > MAX_YAML_DEPTH:
+                return _at(event.start_mark, path, f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                           hint="a manifest or a scorer's settings needs a few levels only")
+        elif isinstance(event, _CLOSES):
+            anchors.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            if SURROGATE.search(event.value):
+                return _at(event.start_mark, path, "lone surrogate escape in YAML text",
+                           hint="a \\uD800-\\uDFFF escape is half of a character; write the character itself")
+        elif isinstance(event, yaml.AliasEvent) and event.anchor in anchors:
+            return _at(event.start_mark, path, f"alias '*{event.anchor}' inside the collection it names",
+                       hint="a value cannot contain itself")
+    return None
+
 
 
 def safe_load(text: str) -> object:
@@ -78,3 +134,7 @@ def position(file: Path, where: Sequence[str | int], *, at_key: bool = False) ->
         return Pos(str(file), 1, 1)
     line, col = yaml_position(text, where, at_key=at_key)
     return Pos(str(file), line, col)
+
+
+def _at(mark: yaml.Mark, path: str, message: str, *, hint: str) -> SpecError:
+    return SpecError(message, path=path, line=mark.line + 1, col=mark.column + 1, hint=hint)

@@ -9,6 +9,7 @@ prompt no longer hashes to the one recorded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,10 +50,13 @@ class Prompts:
     drift: str | None
 
 
-def load_run(results_path: str | Path, *, battery: str | Path | None = None) -> Run:
+def load_run(
+    results_path: str | Path, *, battery: str | Path | None = None, allow_dirs: Iterable[str | Path] = ()
+) -> Run:
     """Read a results file (and its decisions, and optionally compile a battery) into a `Run`.
 
-    Raises `UsageError` for a missing results file; a bad battery raises its `SpecErrors`.
+    `allow_dirs`: folders outside the battery it may read (`--allow-dir`). Raises `UsageError` for
+    a missing results file; a bad battery raises its `SpecErrors`.
     """
     from ...core.results import iter_records
 
@@ -69,19 +73,19 @@ def load_run(results_path: str | Path, *, battery: str | Path | None = None) -> 
     records.sort(key=lambda r: r.key)
     run = Run(results_path, dpath, records, problems, stale)
     if battery is not None:
-        run.compiled = compile_battery_at(battery)
+        run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
     return run
 
 
-def compile_battery_at(path: str | Path) -> CompiledBattery:
+def compile_battery_at(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> CompiledBattery:
     """Load and compile the battery at `path` (a folder or its `battery.yaml`)."""
     from ...spec.battery import load_battery
     from ...spec.render import compile_battery
 
     if not Path(path).exists():
         raise UsageError(f"{path}: no such battery")
-    return compile_battery(load_battery(path))
+    return compile_battery(load_battery(path, allow_dirs=allow_dirs))
 
 
 def prompts_for(record: Record, compiled: CompiledBattery | None) -> Prompts:

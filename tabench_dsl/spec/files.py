@@ -1,0 +1,98 @@
+"""Reading a battery's files as a battery someone else wrote may name them.
+
+A battery is data from elsewhere: its manifest names files, and whatever they hold goes into the
+judge's prompt. So a file is read only when its real path (symlinks followed) lies inside one of
+the folders the battery may read (its own folder, and those the user allows with `--allow-dir`),
+only when it is a regular file (a FIFO would block, a device never ends), and only up to
+`MAX_SPEC_BYTES`. Text is UTF-8, a leading byte order mark dropped; a byte that is not UTF-8 is a
+`SpecError` at its own line and column.
+
+`battery` turns a `Refused` into an error at the manifest line that named the file, so nothing of
+a refused file (not even its first line) is ever shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..core.errors import SpecError
+
+#: The largest spec file read (rubric, policy, manifest, scorer settings or template), in bytes.
+MAX_SPEC_BYTES = 8 * 1024 * 1024
+
+#: The UTF-8 byte order mark some editors put at the start of a file.
+BOM = b"\xef\xbb\xbf"
+
+#: A lone surrogate: a code point UTF-8 cannot encode, which only an escape (`"\\ud800"` in a
+#: rubric string, a YAML double-quoted value) can put in spec text.
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Refused(Exception):
+    """A spec file tabench will not read. `reason` completes a sentence that names the file:
+    "is not a regular file", "is larger than 8 MiB"."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def real_path(path: str | Path) -> Path:
+    """`path` with every symlink followed, made absolute (as far as it exists)."""
+    return Path(os.path.realpath(path))
+
+
+def is_inside(path: str | Path, roots: Iterable[Path]) -> bool:
+    """Whether the real path of `path` is one of `roots` (real paths) or lies under one."""
+    real = real_path(path)
+    return any(real == root or real.is_relative_to(root) for root in roots)
+
+
+def read_spec_text(file: str | Path, what: str) -> str:
+    """The text of spec file `file` (`what` names it in messages: "rubric file", "manifest").
+
+    Raises `Refused` for a file that is not a regular file or is larger than `MAX_SPEC_BYTES`
+    (neither is opened for reading: a FIFO is opened non-blocking, then refused), `SpecError` for
+    bytes that are not UTF-8, and `OSError` (FileNotFoundError included) as the system gives it.
+    Containment is the caller's check (`is_inside`): only it knows which folders are allowed.
+    """
+    if not stat.S_ISREG(os.stat(file).st_mode):
+        raise Refused("is not a regular file")
+    # O_NONBLOCK: if the file was swapped for a FIFO since the stat, the open still returns.
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("is not a regular file")
+        if info.st_size > MAX_SPEC_BYTES:
+            raise Refused(f"is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB")
+        data = f.read(MAX_SPEC_BYTES + 1)  # a file still growing is cut off here, not read whole
+    if len(data) > MAX_SPEC_BYTES:
+        raise Refused(f"is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB")
+    return decode_spec_bytes(data, file, what)
+
+
+def decode_spec_bytes(data: bytes, path: str | Path, what: str) -> str:
+    """`data` as UTF-8 text without a leading byte order mark; `SpecError` at the first byte that
+    is not UTF-8, at its line and column (columns count characters, as every other error does)."""
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line_end = data.find(b"\n", exc.start)
+        line_bytes = data[line_start : line_end if line_end >= 0 else len(data)]
+        raise SpecError(
+            f"{what} is not UTF-8 text ({exc.reason})",
+            path=path,
+            line=data.count(b"\n", 0, exc.start) + 1,
+            col=len(data[line_start : exc.start].decode("utf-8")) + 1,
+            # The bad bytes shown as \xNN, so the caret stands under the first of them.
+            source_line=line_bytes.decode("utf-8", "backslashreplace").rstrip("\r"),
+            hint="save the file as UTF-8",
+        ) from None
