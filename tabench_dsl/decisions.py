@@ -11,6 +11,7 @@ by a decision made on different text.
 from __future__ import annotations
 
 import getpass
+import io
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from pathlib import Path
 import msgspec
 
 from .errors import UsageError
+from .jsonl import BadLine, decode_line, numbered_lines
 from .records import Decision, Record, decision_decoder, record_encoder
 from .results import repair_tail
 
@@ -44,7 +46,8 @@ def load_decisions(path: str | Path) -> list[Decision]:
     """Every decision in the file, in written order; a missing file has none.
 
     A last line without its line break that does not decode is a write torn by a crash and is
-    skipped; any other bad line raises `UsageError` naming `path:line:col`.
+    skipped; any other bad line raises `UsageError` naming `path:line:col` (a byte order mark is
+    dropped, bad text is placed at its column: `jsonl.decode_line`).
     """
     path = Path(path)
     try:
@@ -54,16 +57,14 @@ def load_decisions(path: str | Path) -> list[Decision]:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read decisions: {exc.strerror}") from exc
     decisions: list[Decision] = []
-    lines = data.split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(io.BytesIO(data)):
         try:
-            decisions.append(decision_decoder.decode(line))
-        except msgspec.DecodeError as exc:
-            if number == len(lines):  # no line break after it: a torn final write
+            decisions.append(decode_line(decision_decoder, line))
+        except BadLine as bad:
+            if not line.endswith(b"\n"):  # no line break after it: a torn final write
                 break
-            raise UsageError(f"{path}:{number}:{decode_error_col(exc)}: bad decision: {exc}") from None
+            col = bad.col or decode_error_col(bad)
+            raise UsageError(f"{path}:{number}:{col}: bad decision: {bad.message}") from None
     return decisions
 
 
@@ -144,7 +145,7 @@ def default_reviewer() -> str:
         return "unknown"
 
 
-def decode_error_col(exc: msgspec.DecodeError) -> int:
+def decode_error_col(exc: Exception) -> int:
     """The 1-based column msgspec's `(byte N)` points at, or 1 when it names none."""
     text = str(exc)
     marker = "(byte "

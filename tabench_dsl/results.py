@@ -9,7 +9,8 @@ cuts it back to the end of its last good line, so the next record starts on a li
 Earlier lines are never touched. A writer holds an exclusive `flock` on the file, so a second
 grading cannot append to it at the same time.
 
-Reading: `iter_records` streams the records (bad lines are reported and skipped), and
+Reading: `iter_records` streams the records (bad lines are reported and skipped, with the column
+of bad text; a byte order mark is dropped: `jsonl.decode_line`), and
 `iter_light_records` the same lines without their texts, for counting; `done_pairs`
 gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
 re-grade those whose last record is an `error`.
@@ -27,6 +28,7 @@ from pathlib import Path
 import msgspec
 
 from .errors import UsageError
+from .jsonl import BadLine, decode_line, is_json, numbered_lines
 from .records import (
     Attempt,
     AttemptKind,
@@ -71,10 +73,7 @@ def repair_tail(path: str | Path) -> int:
             # The file ends with a line break: check that its last line is JSON.
             start = _last_line_start(f, size - 1)
             f.seek(start)
-            line = f.read(size - start)
-            try:
-                msgspec.json.decode(line)
-            except msgspec.DecodeError:
+            if not is_json(f.read(size - start)):
                 good_end = start
         if good_end < size:
             f.truncate(good_end)
@@ -192,18 +191,19 @@ def iter_records(
     a torn last line (no final line break) is skipped the same way.
     """
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+        for number, line in numbered_lines(f):
             try:
-                yield record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                record = decode_line(record_decoder, line)
+            except BadLine as bad:
                 if on_problem is not None:
-                    on_problem(_problem(path, number, exc))
+                    on_problem(_problem(path, number, bad))
+                continue
+            yield record
 
 
-def _problem(path: str | Path, number: int, exc: Exception) -> str:
-    return f"{path}:{number}: not a result record: {exc}"
+def _problem(path: str | Path, number: int, bad: BadLine) -> str:
+    where = f"{number}" if bad.col is None else f"{number}:{bad.col}"
+    return f"{path}:{where}: not a result record: {bad.message}"
 
 
 #: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
@@ -261,14 +261,12 @@ def iter_light_records(
         return shared.setdefault(value, value)
 
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+        for number, line in numbered_lines(f):
             try:
-                record = light_record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                record = decode_line(light_record_decoder, line)
+            except BadLine as bad:
                 if on_problem is not None:
-                    on_problem(_problem(path, number, exc))
+                    on_problem(_problem(path, number, bad))
                 continue
             shape = tuple(
                 (a.kind, a.raw != RAW_NULL, a.error != RAW_NULL, a.tokens, a.cache_hit)
