@@ -10,6 +10,7 @@ by a decision made on different text.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import io
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import UsageError
+from .errors import StorageError, UsageError
 from .jsonl import BadLine, decode_line, numbered_lines
 from .records import Decision, Record, decision_decoder, record_encoder
 from .results import repair_tail
@@ -72,16 +73,32 @@ def append_decision(path: str | Path, decision: Decision) -> None:
     """Append one decision as a JSON line and flush it to disk.
 
     A torn last line left by a crash is cut off first (`results.repair_tail`: a last line without
-    its line break, or one that is not JSON), so the new line starts on a line of its own.
+    its line break, or one that is not JSON), so the new line starts on a line of its own. A disk
+    that refuses the line (full, an I/O error) gets its partial line taken back and raises
+    `StorageError`: the decisions before it stay whole.
     """
     path = Path(path)
     line = record_encoder.encode(decision) + b"\n"
     if path.is_file():
         repair_tail(path)
-    with open(path, "ab") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
+    # Unbuffered, as `ResultsWriter` writes: a refused write leaves nothing in a buffer that closing
+    # the file would try to write again after the partial line was taken back.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+            raise StorageError(
+                f"{path}: cannot append the decision: {exc.strerror or exc}; the decisions before it are kept"
+            ) from None
+    finally:
+        os.close(fd)
 
 
 def apply_decisions(

@@ -317,7 +317,8 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
 def _error(failed: Failed) -> Exception:
     from . import errors
 
-    kinds = {"UsageError": errors.UsageError, "JudgeError": errors.JudgeError}
+    kinds = {"UsageError": errors.UsageError, "JudgeError": errors.JudgeError,
+             "StorageError": errors.StorageError}
     return kinds.get(failed.kind, errors.TabenchError)(failed.message)
 
 

@@ -7,7 +7,9 @@ syncing each line, or waiting for the disk on the event loop, would bound gradin
 A crash (kill -9, power loss) can still leave a torn last line: opening the file for append first
 cuts it back to the end of its last good line, so the next record starts on a line of its own.
 Earlier lines are never touched. A writer holds an exclusive `flock` on the file, so a second
-grading cannot append to it at the same time.
+grading cannot append to it at the same time. A write the disk refuses (full, over the file size
+limit, an I/O error) takes back its partial line and raises `StorageError`: the records before it
+stay whole, and `--resume` continues from them once there is room.
 
 Reading: `iter_records` streams the records (bad lines are reported and skipped, with the column
 of bad text; a byte order mark is dropped: `jsonl.decode_line`), and
@@ -18,6 +20,7 @@ re-grade those whose last record is an `error`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import UsageError
+from .errors import StorageError, UsageError
 from .jsonl import BadLine, decode_line, is_json, numbered_lines
 from .records import (
     Attempt,
@@ -52,6 +55,10 @@ FSYNC_EVERY = 256
 #: ... or when this many seconds have passed since the last fsync, whichever comes first.
 FSYNC_SECONDS = 0.5
 _TAIL_CHUNK = 1 << 16
+#: What a refused append means for the records: its partial line is taken back, the rest stands.
+_WRITE_KEPT = "every record written before it is kept"
+#: What a failed fsync means for the records: the disk did not confirm them.
+_SYNC_LOST = "records written since the last sync may not be on disk"
 
 
 def repair_tail(path: str | Path) -> int:
@@ -125,6 +132,9 @@ class ResultsWriter:
                 ) from None
         #: Bytes cut off a torn last line when the file was opened.
         self.repaired = repair_tail(self.path)
+        # Where the last whole line ends: a failed write is cut back to it. Only this writer
+        # appends (it holds the lock), so counting what it writes keeps this true.
+        self._end = os.lseek(self._fd, 0, os.SEEK_END)
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self._unsynced = 0
@@ -141,15 +151,39 @@ class ResultsWriter:
         buf.clear()
         self._encoder.encode_into(record, buf)
         buf.extend(b"\n")
-        written = os.write(self._fd, buf)
-        if written < len(buf):  # a short write (rare): the rest, still before this returns
-            view = memoryview(buf)[written:]
-            while view:
-                view = view[os.write(self._fd, view) :]
+        try:
+            written = os.write(self._fd, buf)
+            if written < len(buf):  # a short write (a disk filling up): the rest, before this returns
+                view = memoryview(buf)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._take_back()
+            raise self._failure("cannot append a record", exc, _WRITE_KEPT) from None
+        self._end += len(buf)
         self.count += 1
         self._unsynced += 1
         if self._unsynced >= FSYNC_EVERY or time.monotonic() - self._last_sync >= FSYNC_SECONDS:
             self.sync()
+
+    def _take_back(self) -> None:
+        """Cut the file back to its last whole line, so a refused write leaves no torn line (best
+        effort: if even that fails, the next open repairs the tail)."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
+
+    def _failure(self, doing: str, exc: OSError, kept: str) -> StorageError:
+        return StorageError(f"{self.path}: {doing}: {exc.strerror or exc}; {kept}")
+
+    def _check_sync(self) -> None:
+        """Raise the error of a finished background fsync: the kernel reports a lost write-back
+        to one fsync only, so if this one is not asked, no later call would hear of it."""
+        future = self._sync_future
+        if future is not None and future.done():
+            self._sync_future = None
+            exc = future.exception()
+            if isinstance(exc, OSError):
+                raise self._failure("cannot sync results to disk", exc, _SYNC_LOST) from None
 
     def sync(self) -> None:
         """Start an fsync of what was written so far, in the helper thread (one at a time)."""
@@ -158,6 +192,7 @@ class ResultsWriter:
             return
         if self._sync_future is not None and not self._sync_future.done():
             return  # the one running covers most of it; the next batch or close() covers the rest
+        self._check_sync()
         if self._syncer is None:
             self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabench-fsync")
         self._unsynced = 0
@@ -170,7 +205,11 @@ class ResultsWriter:
         try:
             if self._syncer is not None:
                 self._syncer.shutdown(wait=True)
-            os.fsync(self._fd)
+                self._check_sync()
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise self._failure("cannot sync results to disk", exc, _SYNC_LOST) from None
         finally:
             os.close(self._fd)
             self._fd = -1

@@ -12,7 +12,7 @@ import importlib.util
 import sys
 
 from .. import interrupts
-from ..errors import SpecError, SpecErrors, TabenchError, UsageError
+from ..errors import SpecError, SpecErrors, StorageError, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {
@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except (UsageError, StorageError) as exc:
+        # A full disk ends the run like a bad argument: nothing more can be done until the user acts.
         print(f"tabench: error: {exc}", file=sys.stderr)
         return 2
     except TabenchError as exc:
