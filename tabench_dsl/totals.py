@@ -170,14 +170,18 @@ def percent(value: float | None, missing: str = "-") -> str:
 
 
 def render_table(totals: Totals):
-    """The totals as `rich` tables (per system, per question, facets), ready to print."""
+    """The totals as `rich` tables (per system, per question, facets), ready to print.
+
+    Names come from a results file, which anyone may have written: each goes in as a `Text`, never
+    as a string rich would read as markup (`[/x]` in a system name was an error, `[link=...]` a
+    hyperlink).
+    """
     from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
-    by_system = Table(
-        title="Totals per system",
-        caption=judge_caption(totals) + "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier",
-    )
+    legend = "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
+    by_system = Table(title="Totals per system", caption=Text(judge_caption(totals) + legend))
     for name in ("system", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI",
                  "T1", "calls", "stern", "tokens"):
         by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
@@ -185,16 +189,16 @@ def render_table(totals: Totals):
         interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
         human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
         by_system.add_row(
-            s.system, str(s.answers), f"{s.passed}{human}", str(s.fail), str(s.adjudicate), str(s.error),
-            percent(s.score), interval, str(s.t1_passes), str(s.judge_calls), str(s.stern_retries),
-            str(s.tokens),
+            Text(s.system), str(s.answers), f"{s.passed}{human}", str(s.fail), str(s.adjudicate),
+            str(s.error), percent(s.score), interval, str(s.t1_passes), str(s.judge_calls),
+            str(s.stern_retries), str(s.tokens),
         )
     by_question = Table(title="Per question, across systems")
     for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):
         by_question.add_column(name, justify="left" if name == "question" else "right", no_wrap=True)
     for q in totals.questions:
         by_question.add_row(
-            q.question, str(q.answers), str(q.passed), str(q.fail), str(q.adjudicate), str(q.error),
+            Text(q.question), str(q.answers), str(q.passed), str(q.fail), str(q.adjudicate), str(q.error),
             percent(q.score),
         )
     parts = [by_system, by_question]
@@ -203,6 +207,6 @@ def render_table(totals: Totals):
         facets.add_column("facet")
         facets.add_column("answers", justify="right")
         for name, count in totals.facets.items():
-            facets.add_row(name, str(count))
+            facets.add_row(Text(name), str(count))
         parts.append(facets)
     return Group(*parts)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
-from make_results import make_record, small_results, write_results
+from make_results import JUDGE, make_record, small_results, write_results
 
 from tabench_dsl.cli import main
 from tabench_dsl.decisions import append_decision, decisions_path, make_decision
@@ -110,6 +111,23 @@ def test_bad_result_lines_are_named_with_line_and_column_and_skipped(tmp_path: P
     assert f"{path}:3:18: not a result record: \\udc00 is half of a surrogate pair" in err
     assert f"{path}:4: not a result record: JSON nested too deeply" in err
     assert doc is not None and doc["records"] == 1
+
+
+def test_names_that_look_like_markup_are_printed_as_they_are(tmp_path: Path, capsys) -> None:
+    """A system, question or judge named like rich markup once crashed `totals` (`[/x]`: a
+    MarkupError traceback, on every run over that file) or became a terminal hyperlink."""
+    judge = msgspec.structs.replace(JUDGE, model="[/judge]")
+    records = [
+        msgspec.structs.replace(make_record("[/x]agent", "[link=http://evil]q[/link]", "pass"), judge=judge),
+        make_record("[bold]b", "h02", "fail"),
+    ]
+    path = write_results(tmp_path / "r.jsonl", records)
+    status = main(["totals", str(path)])
+    out, err = capsys.readouterr()
+    assert status == 0 and "Traceback" not in err
+    for name in ("[/x]agent", "[link=http://evil]q[/link]", "[bold]b", "[/judge]"):
+        assert name in out
+    assert "\x1b]8;" not in out  # no hyperlink escape
 
 
 def test_resume_keeps_a_whole_last_line_with_a_bom_or_deep_nesting(tmp_path: Path, capsys) -> None:
