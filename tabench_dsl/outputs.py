@@ -27,6 +27,7 @@ import msgspec
 
 from .core.display import shown
 from .core.errors import UsageError
+from .core.jsonl import BadLine, decode_line
 
 #: Lines `holds_records` reads at most before it decides a file is not of the kind it looks for.
 LINES_LOOKED_AT = 64
@@ -92,9 +93,9 @@ def holds_records(path: Path, decoder: msgspec.json.Decoder) -> bool:
                     continue
                 seen += 1
                 try:
-                    decoder.decode(line)
+                    decode_line(decoder, line)  # as the readers decode it (a BOM, deep nesting)
                     return True
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except BadLine:
                     continue
     except OSError:
         return False

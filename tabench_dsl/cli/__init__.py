@@ -13,7 +13,7 @@ import sys
 
 from ..core import interrupts
 from ..core.display import shown
-from ..core.errors import SpecError, SpecErrors, TabenchError, UsageError
+from ..core.errors import SpecError, SpecErrors, StorageError, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {
@@ -84,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
-    except UsageError as exc:  # messages quote paths, names and replies: shown as text
+    except (UsageError, StorageError) as exc:
+        # Messages quote paths, names and replies: shown as text. A full disk (StorageError) ends
+        # the run like a bad argument: nothing more can be done until the user acts.
         print(f"tabench: error: {shown(str(exc), lines=True)}", file=sys.stderr)
         return 2
     except TabenchError as exc:

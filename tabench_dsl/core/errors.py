@@ -4,6 +4,7 @@
      +-- SpecError          a problem in a battery's files, at a path, line and column
      +-- SpecErrors         several SpecErrors found in one pass (lint reports them all)
      +-- UsageError         a bad command line or a bad argument value
+     +-- StorageError       the results file, the reply cache or a decisions file could not be written
      +-- JudgeError         a judge could not be reached or configured
           +-- TransportError  one attempt failed in transport (HTTP 429/5xx, timeout, reset, bad body)
 
@@ -86,6 +87,14 @@ class SpecErrors(TabenchError):
 
 class UsageError(TabenchError):
     """A bad command line: a missing file, a bad flag value, an unknown question id."""
+
+
+class StorageError(TabenchError):
+    """A file tabench writes could not take more (disk full, file size limit, I/O error).
+
+    The message names the file and says what was kept: what was written before the failure stays
+    whole, and a half-written line is taken back, so the run can be continued later.
+    """
 
 
 class JudgeError(TabenchError):

@@ -7,9 +7,12 @@ syncing each line, or waiting for the disk on the event loop, would bound gradin
 A crash (kill -9, power loss) can still leave a torn last line: opening the file for append first
 cuts it back to the end of its last good line, so the next record starts on a line of its own.
 Earlier lines are never touched. A writer holds an exclusive `flock` on the file, so a second
-grading cannot append to it at the same time.
+grading cannot append to it at the same time. A write the disk refuses (full, over the file size
+limit, an I/O error) takes back its partial line and raises `StorageError`: the records before it
+stay whole, and `--resume` continues from them once there is room.
 
-Reading: `iter_records` streams the records (bad lines are reported and skipped), and
+Reading: `iter_records` streams the records (bad lines are reported and skipped, with the column
+of bad text; a byte order mark is dropped: `jsonl.decode_line`), and
 `iter_light_records` the same lines without their texts, for counting; `done_pairs`
 gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
 re-grade those whose last record is an `error`.
@@ -17,6 +20,7 @@ re-grade those whose last record is an `error`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -26,7 +30,8 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import UsageError
+from .errors import StorageError, UsageError
+from .jsonl import BadLine, decode_line, is_json, numbered_lines
 from .records import (
     Attempt,
     AttemptKind,
@@ -50,6 +55,10 @@ FSYNC_EVERY = 256
 #: ... or when this many seconds have passed since the last fsync, whichever comes first.
 FSYNC_SECONDS = 0.5
 _TAIL_CHUNK = 1 << 16
+#: What a refused append means for the records: its partial line is taken back, the rest stands.
+_WRITE_KEPT = "every record written before it is kept"
+#: What a failed fsync means for the records: the disk did not confirm them.
+_SYNC_LOST = "records written since the last sync may not be on disk"
 
 
 def repair_tail(path: str | Path) -> int:
@@ -71,10 +80,7 @@ def repair_tail(path: str | Path) -> int:
             # The file ends with a line break: check that its last line is JSON.
             start = _last_line_start(f, size - 1)
             f.seek(start)
-            line = f.read(size - start)
-            try:
-                msgspec.json.decode(line)
-            except msgspec.DecodeError:
+            if not is_json(f.read(size - start)):
                 good_end = start
         if good_end < size:
             f.truncate(good_end)
@@ -126,6 +132,9 @@ class ResultsWriter:
                 ) from None
         #: Bytes cut off a torn last line when the file was opened.
         self.repaired = repair_tail(self.path)
+        # Where the last whole line ends: a failed write is cut back to it. Only this writer
+        # appends (it holds the lock), so counting what it writes keeps this true.
+        self._end = os.lseek(self._fd, 0, os.SEEK_END)
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self._unsynced = 0
@@ -142,15 +151,39 @@ class ResultsWriter:
         buf.clear()
         self._encoder.encode_into(record, buf)
         buf.extend(b"\n")
-        written = os.write(self._fd, buf)
-        if written < len(buf):  # a short write (rare): the rest, still before this returns
-            view = memoryview(buf)[written:]
-            while view:
-                view = view[os.write(self._fd, view) :]
+        try:
+            written = os.write(self._fd, buf)
+            if written < len(buf):  # a short write (a disk filling up): the rest, before this returns
+                view = memoryview(buf)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._take_back()
+            raise self._failure("cannot append a record", exc, _WRITE_KEPT) from None
+        self._end += len(buf)
         self.count += 1
         self._unsynced += 1
         if self._unsynced >= FSYNC_EVERY or time.monotonic() - self._last_sync >= FSYNC_SECONDS:
             self.sync()
+
+    def _take_back(self) -> None:
+        """Cut the file back to its last whole line, so a refused write leaves no torn line (best
+        effort: if even that fails, the next open repairs the tail)."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
+
+    def _failure(self, doing: str, exc: OSError, kept: str) -> StorageError:
+        return StorageError(f"{self.path}: {doing}: {exc.strerror or exc}; {kept}")
+
+    def _check_sync(self) -> None:
+        """Raise the error of a finished background fsync: the kernel reports a lost write-back
+        to one fsync only, so if this one is not asked, no later call would hear of it."""
+        future = self._sync_future
+        if future is not None and future.done():
+            self._sync_future = None
+            exc = future.exception()
+            if isinstance(exc, OSError):
+                raise self._failure("cannot sync results to disk", exc, _SYNC_LOST) from None
 
     def sync(self) -> None:
         """Start an fsync of what was written so far, in the helper thread (one at a time)."""
@@ -159,6 +192,7 @@ class ResultsWriter:
             return
         if self._sync_future is not None and not self._sync_future.done():
             return  # the one running covers most of it; the next batch or close() covers the rest
+        self._check_sync()
         if self._syncer is None:
             self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabench-fsync")
         self._unsynced = 0
@@ -171,7 +205,11 @@ class ResultsWriter:
         try:
             if self._syncer is not None:
                 self._syncer.shutdown(wait=True)
-            os.fsync(self._fd)
+                self._check_sync()
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise self._failure("cannot sync results to disk", exc, _SYNC_LOST) from None
         finally:
             os.close(self._fd)
             self._fd = -1
@@ -192,18 +230,19 @@ def iter_records(
     a torn last line (no final line break) is skipped the same way.
     """
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+        for number, line in numbered_lines(f):
             try:
-                yield record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                record = decode_line(record_decoder, line)
+            except BadLine as bad:
                 if on_problem is not None:
-                    on_problem(_problem(path, number, exc))
+                    on_problem(_problem(path, number, bad))
+                continue
+            yield record
 
 
-def _problem(path: str | Path, number: int, exc: Exception) -> str:
-    return f"{path}:{number}: not a result record: {exc}"
+def _problem(path: str | Path, number: int, bad: BadLine) -> str:
+    where = f"{number}" if bad.col is None else f"{number}:{bad.col}"
+    return f"{path}:{where}: not a result record: {bad.message}"
 
 
 #: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
@@ -261,14 +300,12 @@ def iter_light_records(
         return shared.setdefault(value, value)
 
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+        for number, line in numbered_lines(f):
             try:
-                record = light_record_decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                record = decode_line(light_record_decoder, line)
+            except BadLine as bad:
                 if on_problem is not None:
-                    on_problem(_problem(path, number, exc))
+                    on_problem(_problem(path, number, bad))
                 continue
             shape = tuple(
                 (a.kind, a.raw != RAW_NULL, a.error != RAW_NULL, a.tokens, a.cache_hit)

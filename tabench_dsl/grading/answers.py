@@ -4,6 +4,9 @@ A line that does not parse, lacks a field, names a question the battery does not
 (system, question) pair already given is reported as `path:line: message` and skipped; the run goes
 on and the CLI exits 1 at the end. Blank lines are ignored. The file is never loaded whole: grading
 100,000 answers holds one line at a time (plus the set of pairs seen, to catch duplicates).
+
+Lines are decoded by `jsonl.decode_line`: a byte order mark is dropped, and bytes that are not
+UTF-8 or a lone surrogate escape are reported as `path:line:col: message`, at the fault.
 """
 
 from __future__ import annotations
@@ -13,20 +16,23 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Answer
 
 _decoder = msgspec.json.Decoder(Answer)
 
 
 class AnswerProblem(msgspec.Struct, frozen=True):
-    """One skipped line of an answers file."""
+    """One skipped line of an answers file; `col` is set when the fault's column is known (bad text)."""
 
     path: str
     line: int
     message: str
+    col: int | None = None
 
     def render(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        where = f"{self.line}" if self.col is None else f"{self.line}:{self.col}"
+        return f"{self.path}:{where}: {self.message}"
 
 
 class AnswerReader:
@@ -50,24 +56,20 @@ class AnswerReader:
         #: How many good answers were yielded.
         self.count = 0
 
-    def _report(self, line: int, message: str) -> None:
+    def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
         if self.on_problem is not None:
-            self.on_problem(AnswerProblem(self.path, line, message))
+            self.on_problem(AnswerProblem(self.path, line, message, col))
 
     def __iter__(self) -> Iterator[Answer]:
         seen: dict[tuple[str, str], int] = {}
         with open(self.path, "rb") as f:
-            for number, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
+            for number, raw in numbered_lines(f):
                 try:
-                    answer = _decoder.decode(raw)
-                except msgspec.ValidationError as exc:
-                    self._report(number, f"bad answer: {exc}")
-                    continue
-                except msgspec.DecodeError as exc:
-                    self._report(number, f"not a JSON object: {exc}")
+                    answer = decode_line(_decoder, raw)
+                except BadLine as bad:
+                    kind = "bad answer" if bad.shape else "not a JSON object"
+                    self._report(number, f"{kind}: {bad.message}", bad.col)
                     continue
                 if answer.question not in self.questions:
                     self._report(number, f"unknown question {answer.question!r}")

@@ -13,6 +13,10 @@ Writes are batched: `put` keeps the entry in memory (where `get` sees it at once
 `COMMIT_EVERY` entries or `COMMIT_SECONDS`, and on close, so the event loop does not wait for a
 commit per reply. The database runs in WAL mode with a busy timeout, so several tabench processes
 can share one cache file.
+
+A cache that cannot be written (disk full: SQLite's "database or disk is full"; a file size limit;
+an I/O error) or read raises `StorageError` naming the file: the grading stops with that one line,
+and the batch that failed is rolled back whole (the results file still holds every reply).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..core.errors import UsageError
+from ..core.errors import StorageError, UsageError
 from ..core.records import JudgeInfo, Tokens
 from .judges.base import JudgeParams, Message
 
@@ -129,6 +133,8 @@ class ReplyCache:
                 ) from None
         self._db = db
         self._pending: dict[str, CachedReply] = {}
+        #: Set once a commit failed: the same disk would refuse the retry at close, so none is made.
+        self._broken = False
         self._last_commit = time.monotonic()
         self.hits = 0
         self.misses = 0
@@ -137,9 +143,12 @@ class ReplyCache:
         """The cached reply for `key`, or None."""
         reply = self._pending.get(key)
         if reply is None:
-            row = self._db.execute(
-                "SELECT content, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)
-            ).fetchone()
+            try:
+                row = self._db.execute(
+                    "SELECT content, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.Error as exc:  # a damaged file, an I/O error
+                raise self._failure("cannot read the reply cache", exc) from None
             if row is not None:
                 reply = CachedReply(row[0], Tokens(row[1], row[2]))
         if reply is None:
@@ -163,17 +172,27 @@ class ReplyCache:
         rows = [
             (key, r.content, r.tokens.prompt, r.tokens.completion, now) for key, r in self._pending.items()
         ]
-        with self._db:  # BEGIN ... COMMIT, retried by sqlite under busy_timeout when another process writes
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)", rows)
+        try:
+            # BEGIN ... COMMIT, retried by sqlite under busy_timeout when another process writes.
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:  # rolled back by `with`: the file keeps every earlier batch whole
+            self._broken = True
+            self._pending.clear()
+            raise self._failure("cannot write the reply cache", exc) from None
         self._pending.clear()
+
+    def _failure(self, doing: str, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"{self.path}: {doing} ({exc}); give another --cache PATH or --no-cache")
 
     def close(self) -> None:
         """Commit what is pending and close the database. Safe to call twice."""
         if self._db is None:
             return
         try:
-            self.commit()
+            if not self._broken:
+                self.commit()
         finally:
             self._db.close()
             self._db = None  # type: ignore[assignment]

@@ -10,7 +10,9 @@ by a decision made on different text.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
+import io
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -18,7 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..core.errors import UsageError
+from ..core.errors import StorageError, UsageError
+from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Decision, Record, decision_decoder, record_encoder
 from ..core.results import repair_tail
 
@@ -44,7 +47,8 @@ def load_decisions(path: str | Path) -> list[Decision]:
     """Every decision in the file, in written order; a missing file has none.
 
     A last line without its line break that does not decode is a write torn by a crash and is
-    skipped; any other bad line raises `UsageError` naming `path:line:col`.
+    skipped; any other bad line raises `UsageError` naming `path:line:col` (a byte order mark is
+    dropped, bad text is placed at its column: `jsonl.decode_line`).
     """
     path = Path(path)
     try:
@@ -54,16 +58,14 @@ def load_decisions(path: str | Path) -> list[Decision]:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read decisions: {exc.strerror}") from exc
     decisions: list[Decision] = []
-    lines = data.split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(io.BytesIO(data)):
         try:
-            decisions.append(decision_decoder.decode(line))
-        except msgspec.DecodeError as exc:
-            if number == len(lines):  # no line break after it: a torn final write
+            decisions.append(decode_line(decision_decoder, line))
+        except BadLine as bad:
+            if not line.endswith(b"\n"):  # no line break after it: a torn final write
                 break
-            raise UsageError(f"{path}:{number}:{decode_error_col(exc)}: bad decision: {exc}") from None
+            col = bad.col or decode_error_col(bad)
+            raise UsageError(f"{path}:{number}:{col}: bad decision: {bad.message}") from None
     return decisions
 
 
@@ -71,16 +73,32 @@ def append_decision(path: str | Path, decision: Decision) -> None:
     """Append one decision as a JSON line and flush it to disk.
 
     A torn last line left by a crash is cut off first (`results.repair_tail`: a last line without
-    its line break, or one that is not JSON), so the new line starts on a line of its own.
+    its line break, or one that is not JSON), so the new line starts on a line of its own. A disk
+    that refuses the line (full, an I/O error) gets its partial line taken back and raises
+    `StorageError`: the decisions before it stay whole.
     """
     path = Path(path)
     line = record_encoder.encode(decision) + b"\n"
     if path.is_file():
         repair_tail(path)
-    with open(path, "ab") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
+    # Unbuffered, as `ResultsWriter` writes: a refused write leaves nothing in a buffer that closing
+    # the file would try to write again after the partial line was taken back.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+            raise StorageError(
+                f"{path}: cannot append the decision: {exc.strerror or exc}; the decisions before it are kept"
+            ) from None
+    finally:
+        os.close(fd)
 
 
 def apply_decisions(
@@ -144,7 +162,7 @@ def default_reviewer() -> str:
         return "unknown"
 
 
-def decode_error_col(exc: msgspec.DecodeError) -> int:
+def decode_error_col(exc: Exception) -> int:
     """The 1-based column msgspec's `(byte N)` points at, or 1 when it names none."""
     text = str(exc)
     marker = "(byte "

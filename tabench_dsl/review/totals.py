@@ -170,7 +170,12 @@ def percent(value: float | None, missing: str = "-") -> str:
 
 
 def render_table(totals: Totals):
-    """The totals as `rich` tables (per system, per question, facets), ready to print."""
+    """The totals as `rich` tables (per system, per question, facets), ready to print.
+
+    Names come from a results file, which anyone may have written: each goes in as a `Text`, never
+    as a string rich would read as markup (`[/x]` in a system name was an error, `[link=...]` a
+    hyperlink).
+    """
     from rich.console import Group
     from rich.table import Table
 

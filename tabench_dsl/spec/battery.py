@@ -30,7 +30,7 @@ from .files import Refused, is_inside, read_spec_text, real_path
 from .parse import parse_policy, parse_rubric
 from .rubric import build_questions
 from .scorer import read_settings
-from .yaml_io import yaml_error, yaml_problem
+from .yaml_io import reader_error, yaml_error, yaml_problem
 
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
@@ -198,6 +198,9 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         errors.append(yaml_error(exc, path))
+        return {}
+    except yaml.YAMLError as exc:  # a character YAML refuses (NUL, ESC): no mark, a position
+        errors.append(reader_error(exc, text, path))
         return {}
     if root is None:
         errors.append(_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))

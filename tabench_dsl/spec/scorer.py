@@ -27,7 +27,7 @@ from ..core.scorer import (
     Templates,
     phrase_regex,
 )
-from .yaml_io import safe_load, yaml_error, yaml_position, yaml_problem
+from .yaml_io import reader_error, safe_load, yaml_error, yaml_position, yaml_problem
 
 #: A facet name in a scorer's `facets:` list.
 FACET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -56,7 +56,7 @@ def read_settings(text: str, file: Path, errors: list[SpecError]) -> ScorerSetti
         errors.append(yaml_error(exc, str(file)))
         return None
     except yaml.YAMLError as exc:  # a character YAML refuses (its reader's error has no mark)
-        errors.append(SpecError(f"invalid YAML: {exc}", path=str(file), line=1, col=1))
+        errors.append(reader_error(exc, text, str(file)))
         return None
     except RecursionError:
         errors.append(SpecError("scorer settings are nested too deeply", path=str(file), line=1, col=1))

@@ -136,5 +136,20 @@ def position(file: Path, where: Sequence[str | int], *, at_key: bool = False) ->
     return Pos(str(file), line, col)
 
 
+def reader_error(exc: yaml.YAMLError, text: str, path: str) -> SpecError:
+    """A YAML error without a mark (the reader's refusal of a character such as NUL or ESC) at the
+    character's line and column when the error says where, else at 1:1."""
+    index = getattr(exc, "position", None)
+    if isinstance(index, int) and 0 <= index <= len(text):
+        before = text[:index]
+        line, col = before.count("\n") + 1, index - (before.rfind("\n") + 1) + 1
+    else:
+        line, col = 1, 1
+    character = getattr(exc, "character", None)
+    what = f"character U+{character:04X}" if isinstance(character, int) else "a character"
+    return SpecError(f"invalid YAML: {what} is not allowed in YAML text", path=path, line=line, col=col,
+                     hint="write control characters escaped inside double quotes, e.g. \"\\x1b\"")
+
+
 def _at(mark: yaml.Mark, path: str, message: str, *, hint: str) -> SpecError:
     return SpecError(message, path=path, line=mark.line + 1, col=mark.column + 1, hint=hint)

@@ -13,7 +13,7 @@ import asyncio
 import msgspec
 
 from ...core.compiled import CompiledBattery
-from ...core.errors import JudgeError, TabenchError, UsageError
+from ...core.errors import JudgeError, StorageError, TabenchError, UsageError
 from ...core.records import Answer, Record
 from ..session import GradingOptions
 
@@ -61,7 +61,9 @@ class Failed(msgspec.Struct, tag="failed"):
     def error(self) -> TabenchError:
         """The error as the parent raises it: of the worker's kind where the CLI tells them apart
         (a usage error exits 2), a plain `TabenchError` otherwise."""
-        kinds: dict[str, type[TabenchError]] = {"UsageError": UsageError, "JudgeError": JudgeError}
+        kinds: dict[str, type[TabenchError]] = {
+            "UsageError": UsageError, "JudgeError": JudgeError, "StorageError": StorageError,
+        }
         return kinds.get(self.kind, TabenchError)(self.message)
 
 
