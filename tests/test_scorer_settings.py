@@ -73,7 +73,8 @@ def test_an_empty_scorer_takes_every_default(tmp_path: Path) -> None:
         ("builtin:\n  question_start: [a]\n", ["2:19: builtin question_start must be a one-line text"]),
         ("name: [x]\n", ["1:7: scorer name must be a text"]),
         ("- a\n", ["1:1: scorer settings must be a mapping"]),
-        ("name: tabench\nfacets: [a\x1b]\n", ["2:11: invalid YAML: character U+001B is not allowed in YAML text"]),
+        ("name: tabench\nfacets: [a\x1b]\n",
+         ["2:11: invalid YAML: character U+001B is not allowed in YAML text"]),
         ("judge: {temperature: 0\n", ["1:8: invalid YAML: expected ',' or '}', but got '<stream end>'"]),
     ],
 )

@@ -75,12 +75,24 @@ def _chosen(argv: list[str] | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run tabench with `argv` (default: sys.argv[1:]) and return the exit status."""
-    if argv is None:
-        argv = sys.argv[1:]
+    with interrupts.catch_interrupts():  # SIGTERM stops a command as Ctrl-C does
+        try:
+            status = _run(sys.argv[1:] if argv is None else argv)
+        finally:
+            interrupts.stop_raising()  # from here a signal is recorded, never raised
+        if interrupts.interrupted() and status != 130:
+            # The interrupt was raised where Python could not pass it on (a finaliser), or came as
+            # the command returned: the command was interrupted all the same.
+            print(INTERRUPTED, file=sys.stderr)
+            status = 130
+        return status
+
+
+def _run(argv: list[str]) -> int:
+    """Parse `argv`, run the command, map every error to its message and status."""
     try:
-        with interrupts.catch_interrupts():  # SIGTERM stops a command as Ctrl-C does
-            args = build_parser(argv).parse_args(argv)
-            return int(args.run(args) or 0)
+        args = build_parser(argv).parse_args(argv)
+        return int(args.run(args) or 0)
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
@@ -111,7 +123,7 @@ def entry() -> None:
     interrupts.install()
     try:
         status = main()
-    except KeyboardInterrupt:  # after `main` had returned
+    except KeyboardInterrupt:  # raised as `main` returned, before it stopped raising
         status = 130
         print(INTERRUPTED, file=sys.stderr)
     interrupts.ignore()

@@ -7,8 +7,16 @@ main task here (`serve`), and a signal cancels that task instead: the grading un
 `finally` (results closed, cache committed, workers told to stop) and only then is
 `KeyboardInterrupt` raised, as `asyncio.run` does for Ctrl-C. A section that must not be cut in half
 (starting or reaping worker processes, closing the loop) runs under `deferred_interrupts()`: a
-signal that arrives inside it is acted on when it ends. A grading worker, whose SIGINT is ignored,
-keeps the signals its parent gave it (`takes_interrupts`).
+signal that arrives inside it is acted on when it ends.
+
+A `KeyboardInterrupt` raised by the handler can land where Python cannot pass it on (a weakref
+callback or a finaliser run by the collector): Python would print it as "Exception ignored" with a
+traceback and go on. So every interrupt is also recorded (`interrupted()`), such unraisable
+`KeyboardInterrupt`s are not printed (`sys.unraisablehook`), and the CLI checks the record when
+a command returns. Once a command has returned (`stop_raising`), a signal is only recorded.
+
+A grading worker, whose SIGINT is ignored, keeps the signals its parent gave it
+(`takes_interrupts`).
 
 This module imports no asyncio: `compile` installs the handler too and pays nothing for it.
 """
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -34,6 +43,8 @@ class _State:
         self.task: Any = None  # the running loop's main task (an asyncio.Task), while there is one
         self.loop: Any = None  # its loop
         self.cancelled = False  # that task was cancelled by a signal
+        self.requested = False  # an interrupt arrived (recorded even where it could not be raised)
+        self.raising = True  # False once the command has returned: a signal is only recorded
 
 
 _state = _State()
@@ -51,8 +62,22 @@ def cancelled() -> bool:
     return _state.cancelled
 
 
+def interrupted() -> bool:
+    """Whether an interrupt arrived since the handler was installed."""
+    return _state.requested
+
+
+def stop_raising() -> None:
+    """From now on a signal is only recorded (`interrupted()`): the command has returned, and the
+    process is on its way out with a status to correct, not work to stop."""
+    _state.raising = False
+
+
 def _deliver() -> None:
     """Act on an interrupt now: cancel the loop's main task, or raise `KeyboardInterrupt`."""
+    _state.requested = True
+    if not _state.raising:
+        return
     task, loop = _state.task, _state.loop
     if task is not None and not task.done():
         _state.cancelled = True
@@ -65,8 +90,24 @@ def _deliver() -> None:
 def _on_signal(signum: int, frame: object) -> None:
     if _state.deferred:
         _state.pending = True
+        _state.requested = True
         return
     _deliver()
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    # A KeyboardInterrupt the handler raised inside a finaliser or weakref callback: recorded in
+    # `_state.requested` already and acted on when the command returns; anything else as usual.
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _take_signals() -> None:
+    _state.requested, _state.raising, _state.pending = False, True, False
+    for sig in INTERRUPT_SIGNALS:
+        signal.signal(sig, _on_signal)
+    sys.unraisablehook = _unraisable
 
 
 def takes_interrupts() -> bool:
@@ -85,21 +126,21 @@ def catch_interrupts() -> Iterator[None]:
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in INTERRUPT_SIGNALS}
-    for sig in INTERRUPT_SIGNALS:
-        signal.signal(sig, _on_signal)
+    previous_hook = sys.unraisablehook
+    _take_signals()
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = previous_hook
         _state.pending = False
 
 
 def install() -> None:
     """Take SIGINT and SIGTERM for the rest of the process's life (the `tabench` program: a signal
     that arrives after a command returned must not kill the process before it exits)."""
-    for sig in INTERRUPT_SIGNALS:
-        signal.signal(sig, _on_signal)
+    _take_signals()
 
 
 def ignore() -> None:

@@ -1,0 +1,68 @@
+"""The interrupt handler in-process: an interrupt is never lost and never printed as a traceback,
+wherever it lands (a loop, a deferred section, a finaliser, after the command returned)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from tabench_dsl.cli import INTERRUPTED, main
+from tabench_dsl.core import interrupts
+
+
+class _SignalsWhenCollected:
+    """Sends SIGINT to this process from its finaliser, then runs more bytecode there: Python runs
+    the handler inside the finaliser, where an exception cannot propagate."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+
+
+def test_an_interrupt_raised_inside_a_finaliser_is_recorded_not_printed(capsys) -> None:
+    with interrupts.catch_interrupts():
+        assert not interrupts.interrupted()
+        _SignalsWhenCollected()  # collected at once: the handler runs inside __del__
+        assert interrupts.interrupted()
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored after the block
+
+
+def test_a_deferred_interrupt_is_acted_on_when_the_section_ends() -> None:
+    with interrupts.catch_interrupts():
+        with pytest.raises(KeyboardInterrupt), interrupts.deferred_interrupts():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+            reached = True  # the section ran to its end
+        assert reached and interrupts.interrupted()
+
+
+def test_after_the_command_returned_a_signal_is_only_recorded() -> None:
+    with interrupts.catch_interrupts():
+        interrupts.stop_raising()
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+        assert interrupts.interrupted()
+
+
+def test_a_command_whose_interrupt_was_swallowed_still_exits_130(tmp_path, capsys, monkeypatch) -> None:
+    # `tabench new` writes a battery; a finaliser that runs during it takes the Ctrl-C.
+    monkeypatch.chdir(tmp_path)
+    import tabench_dsl.cli.new_cmd as new_cmd
+
+    real_run = new_cmd.run
+
+    def run_then_collect(args):
+        status = real_run(args)
+        _SignalsWhenCollected()
+        return status
+
+    monkeypatch.setattr(new_cmd, "run", run_then_collect)
+    assert main(["new", "demo"]) == 130
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(INTERRUPTED) and "Traceback" not in err and "Exception ignored" not in err
