@@ -24,30 +24,32 @@ class _SignalsWhenCollected:
 
 def test_an_interrupt_raised_inside_a_finaliser_is_recorded_not_printed(capsys) -> None:
     with interrupts.catch_interrupts():
-        assert not interrupts.interrupted()
+        before = interrupts.received()
         _SignalsWhenCollected()  # collected at once: the handler runs inside __del__
-        assert interrupts.interrupted()
+        assert interrupts.interrupted(since=before)
     assert "Exception ignored" not in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored after the block
 
 
 def test_a_deferred_interrupt_is_acted_on_when_the_section_ends() -> None:
     with interrupts.catch_interrupts():
+        before = interrupts.received()
         with pytest.raises(KeyboardInterrupt), interrupts.deferred_interrupts():
             os.kill(os.getpid(), signal.SIGTERM)
             for _ in range(1000):
                 pass
             reached = True  # the section ran to its end
-        assert reached and interrupts.interrupted()
+        assert reached and interrupts.interrupted(since=before)
 
 
 def test_after_the_command_returned_a_signal_is_only_recorded() -> None:
     with interrupts.catch_interrupts():
+        before = interrupts.received()
         interrupts.stop_raising()
         os.kill(os.getpid(), signal.SIGTERM)
         for _ in range(1000):
             pass
-        assert interrupts.interrupted()
+        assert interrupts.interrupted(since=before)
 
 
 def test_a_command_whose_interrupt_was_swallowed_still_exits_130(tmp_path, capsys, monkeypatch) -> None:

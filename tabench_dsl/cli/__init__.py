@@ -76,11 +76,12 @@ def _chosen(argv: list[str] | None) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run tabench with `argv` (default: sys.argv[1:]) and return the exit status."""
     with interrupts.catch_interrupts():  # SIGTERM stops a command as Ctrl-C does
+        before = interrupts.received()
         try:
             status = _run(sys.argv[1:] if argv is None else argv)
         finally:
             interrupts.stop_raising()  # from here a signal is recorded, never raised
-        if interrupts.interrupted() and status != 130:
+        if interrupts.interrupted(since=before) and status != 130:
             # The interrupt was raised where Python could not pass it on (a finaliser), or came as
             # the command returned: the command was interrupted all the same.
             print(INTERRUPTED, file=sys.stderr)

@@ -43,7 +43,7 @@ class _State:
         self.task: Any = None  # the running loop's main task (an asyncio.Task), while there is one
         self.loop: Any = None  # its loop
         self.cancelled = False  # that task was cancelled by a signal
-        self.requested = False  # an interrupt arrived (recorded even where it could not be raised)
+        self.received = 0  # interrupts received (recorded even where one could not be raised)
         self.raising = True  # False once the command has returned: a signal is only recorded
 
 
@@ -62,9 +62,15 @@ def cancelled() -> bool:
     return _state.cancelled
 
 
-def interrupted() -> bool:
-    """Whether an interrupt arrived since the handler was installed."""
-    return _state.requested
+def received() -> int:
+    """How many interrupts this process has received: a command compares the count before and
+    after it runs (`interrupted`)."""
+    return _state.received
+
+
+def interrupted(since: int = 0) -> bool:
+    """Whether an interrupt arrived after `received()` was `since`."""
+    return _state.received > since
 
 
 def stop_raising() -> None:
@@ -75,7 +81,7 @@ def stop_raising() -> None:
 
 def _deliver() -> None:
     """Act on an interrupt now: cancel the loop's main task, or raise `KeyboardInterrupt`."""
-    _state.requested = True
+    _state.received += 1
     if not _state.raising:
         return
     task, loop = _state.task, _state.loop
@@ -90,21 +96,21 @@ def _deliver() -> None:
 def _on_signal(signum: int, frame: object) -> None:
     if _state.deferred:
         _state.pending = True
-        _state.requested = True
+        _state.received += 1
         return
     _deliver()
 
 
 def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     # A KeyboardInterrupt the handler raised inside a finaliser or weakref callback: recorded in
-    # `_state.requested` already and acted on when the command returns; anything else as usual.
+    # `_state.received` already and acted on when the command returns; anything else as usual.
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
         return
     sys.__unraisablehook__(unraisable)
 
 
 def _take_signals() -> None:
-    _state.requested, _state.raising, _state.pending = False, True, False
+    _state.raising, _state.pending = True, False
     for sig in INTERRUPT_SIGNALS:
         signal.signal(sig, _on_signal)
     sys.unraisablehook = _unraisable
