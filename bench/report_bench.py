@@ -37,8 +37,9 @@ def _median_seconds(work: Callable[[], object], runs: int) -> tuple[str, object]
         result = work()
         wall.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
-    return (f"{statistics.median(wall):.3f} s wall, {statistics.median(cpu):.3f} s CPU "
-            f"(median of {runs})"), result
+    return (
+        f"{statistics.median(wall):.3f} s wall, {statistics.median(cpu):.3f} s CPU (median of {runs})"
+    ), result
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -94,8 +94,7 @@ def write_battery(folder: Path) -> Path:
         encoding="utf-8",
     )
     rules = [
-        f"S{i}: Rule {i} of the bench policy: cite the mechanism, not only its name."
-        for i in range(1, 9)
+        f"S{i}: Rule {i} of the bench policy: cite the mechanism, not only its name." for i in range(1, 9)
     ]
     (folder / "bench.policy").write_text("\n".join(rules) + "\n", encoding="utf-8")
     blocks = []
@@ -123,9 +122,7 @@ def write_answers(path: Path, count: int) -> None:
             system, question = divmod(n, QUESTIONS)
             answer = f"The pipeline has Ingest, Index and Recall stages (system {system}, answer {n})."
             f.write(
-                json.dumps(
-                    {"system": f"s{system:04d}", "question": f"q{question:03d}", "answer": answer}
-                )
+                json.dumps({"system": f"s{system:04d}", "question": f"q{question:03d}", "answer": answer})
             )
             f.write("\n")
 
@@ -166,7 +163,9 @@ def child_env(work: Path, battery: Path, body: Path) -> None:
     CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     subprocess.run(
         [PYTHON, "-m", "compileall", "-q", str(HERE.parent / "tabench_dsl")],
-        env=CHILD_ENV, check=True, stdout=subprocess.DEVNULL,
+        env=CHILD_ENV,
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     answers = work / "answers-warmup.jsonl"
     write_answers(answers, CONCURRENCY)
@@ -265,9 +264,7 @@ def grade_argv(
 def main() -> None:
     parser = argparse.ArgumentParser(description="tabench grade runtime bench")
     parser.add_argument("--quick", action="store_true", help="2,000 calls and 10,000 answers for RSS")
-    parser.add_argument(
-        "--calls", type=int, default=None, help="answers for the CPU bench (default 20,000)"
-    )
+    parser.add_argument("--calls", type=int, default=None, help="answers for the CPU bench (default 20,000)")
     parser.add_argument(
         "--rss-calls", type=int, default=None, help="answers for the RSS bench (default 100,000)"
     )
@@ -289,9 +286,7 @@ def main() -> None:
         write_answers(answers, calls)
         body = work / "body.json"
         body.write_bytes(request_body(battery))
-        print(
-            f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}"
-        )
+        print(f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}")
         print(
             f"  {os.cpu_count()} CPU(s), shared: the mock judge (a process of its own) competes with the"
             f" measured process; event loop: {event_loop()}"
@@ -352,9 +347,7 @@ def main() -> None:
         )
         ratio = grade_us / bare_us
         efficiency = ideal / grade_wall
-        print(
-            f"  CPU ratio grade/bare: {ratio:.2f}   (target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})"
-        )
+        print(f"  CPU ratio grade/bare: {ratio:.2f}   (target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})")
         print(
             f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade_wall:.2f} s "
             f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
@@ -363,9 +356,7 @@ def main() -> None:
             pool_us = min(child.cpu for child in pooled) / calls * 1e6
             pool_wall = min(child.wall for child in pooled)
             print(f"  side by side (best of {len(pooled)}):      us CPU/call   wall      efficiency")
-            print(
-                f"    tabench grade           {grade_us:10.1f}   {grade_wall:6.2f} s   {efficiency:.2f}"
-            )
+            print(f"    tabench grade           {grade_us:10.1f}   {grade_wall:6.2f} s   {efficiency:.2f}")
             print(
                 f"    tabench grade --workers {args.workers:<2d}{pool_us:8.1f}   {pool_wall:6.2f} s   "
                 f"{ideal / pool_wall:.2f}   (target >= 0.85: "

@@ -119,7 +119,11 @@ async def agrade(
 
     compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
     options = GradingOptions(
-        judge=judge, model=model, timeout=timeout, retries=retries, concurrency=concurrency,
+        judge=judge,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        concurrency=concurrency,
         cache=None if cache is None else str(cache),
     )
     if out is not None:
@@ -162,7 +166,8 @@ def _answers(
     for item in answers:
         answer = item if isinstance(item, Answer) else Answer(**dict(item))
         if answer.question not in compiled.questions:
-            raise UsageError(f"an answer of {answer.system!r} names no question of the battery: "
-                             f"{answer.question!r}")
+            raise UsageError(
+                f"an answer of {answer.system!r} names no question of the battery: {answer.question!r}"
+            )
         items.append(answer)
     return items

@@ -67,8 +67,10 @@ def check_output(
     if not stat.S_ISREG(info.st_mode):
         raise UsageError(f"{where} is not a regular file; tabench writes {kind} only to a file")
     if info.st_size and not recognise(path):
-        raise UsageError(f"{where} exists and is not {kind} written by tabench; refusing to {verb} it "
-                         "(choose another path, or remove the file first)")
+        raise UsageError(
+            f"{where} exists and is not {kind} written by tabench; refusing to {verb} it "
+            "(choose another path, or remove the file first)"
+        )
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -131,11 +133,18 @@ def check_results_out(
     path: str | Path, *, option: str, inputs: Mapping[str, str | Path | None] | None = None
 ) -> None:
     """`check_output` for a results file a command appends records to (`grade`, `calibrate`)."""
-    check_output(path, option=option, kind="a results file", recognise=is_results_file, inputs=inputs,
-                 append=True)
+    check_output(
+        path, option=option, kind="a results file", recognise=is_results_file, inputs=inputs, append=True
+    )
 
 
 def check_decisions_out(path: str | Path, *, results: str | Path) -> None:
     """`check_output` for the decisions file beside `results` that `view` and `adjudicate` append to."""
-    check_output(path, option="", kind="a decisions file", recognise=is_decisions_file,
-                 inputs={"the results file": results}, append=True)
+    check_output(
+        path,
+        option="",
+        kind="a decisions file",
+        recognise=is_decisions_file,
+        inputs={"the results file": results},
+        append=True,
+    )

@@ -96,8 +96,13 @@ async def grade(
         judge = make_judge(url, model="judge-m", session=session, env=env, timeout=5.0)
         with ResultsWriter(out) as writer:
             grader = Grader(
-                battery, judge, writer=writer, cache=cache, policy=policy or fast_policy(),
-                limiter=AdaptiveLimiter(concurrency), env=env,
+                battery,
+                judge,
+                writer=writer,
+                cache=cache,
+                policy=policy or fast_policy(),
+                limiter=AdaptiveLimiter(concurrency),
+                env=env,
             )
             stats = await grader.run(answers, skip=skip)
     return list(iter_records(out)), stats

@@ -54,9 +54,25 @@ async def start_grade(work: Path, url: str, *extra: str) -> asyncio.subprocess.P
     """`tabench grade` of work/battery with work/answers.jsonl against `url`, as a subprocess."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TABENCH_CACHE")}
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tabench_dsl", "grade", str(work / "battery"), "--answers",
-        str(work / "answers.jsonl"), "--judge", url, "--model", "m", "--concurrency", "4", "--json", *extra,
-        cwd=work, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "tabench_dsl",
+        "grade",
+        str(work / "battery"),
+        "--answers",
+        str(work / "answers.jsonl"),
+        "--judge",
+        url,
+        "--model",
+        "m",
+        "--concurrency",
+        "4",
+        "--json",
+        *extra,
+        cwd=work,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
 
 

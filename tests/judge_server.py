@@ -67,12 +67,36 @@ Reply = str | Fault | Raw
 Responder = Callable[[dict[str, Any]], Reply | Awaitable[Reply]] | list[Reply]
 
 _OPENAI_KEYS = {
-    "model", "messages", "temperature", "max_tokens", "max_completion_tokens", "top_p", "n", "stop",
-    "seed", "stream", "response_format", "presence_penalty", "frequency_penalty", "user", "logprobs",
+    "model",
+    "messages",
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "top_p",
+    "n",
+    "stop",
+    "seed",
+    "stream",
+    "response_format",
+    "presence_penalty",
+    "frequency_penalty",
+    "user",
+    "logprobs",
 }
 _ANTHROPIC_KEYS = {
-    "model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
-    "stream", "metadata", "tools", "tool_choice", "thinking",
+    "model",
+    "messages",
+    "system",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "stream",
+    "metadata",
+    "tools",
+    "tool_choice",
+    "thinking",
 }
 _SECRET_HEADERS = {"authorization", "x-api-key"}
 
@@ -227,7 +251,6 @@ class JudgeServer:
             headers["retry-after"] = self.retry_after
         return web.json_response(_error_body(kind, message, anthropic), status=status, headers=headers)
 
-
     async def _endless(self, request: web.Request) -> web.StreamResponse:
         """The start of a reply whose text goes on for ever: streamed until the client stops
         reading and hangs up (or the server closes). `endless_bytes` counts what was sent."""
@@ -293,7 +316,9 @@ def _chat_completion(body: dict[str, Any], content: str) -> dict[str, Any]:
             {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
         ],
         "usage": {
-            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
         },
     }
 

@@ -47,35 +47,76 @@ def make_record(
     `outcome` is pass, fail, adjudicate, error or t1 (a T1 pass, no judge call).
     """
     prompt_sha256 = prompt_sha256 or sha(f"SYSTEM for {question}")
-    common = dict(system=system, question=question, prompt_sha256=prompt_sha256, judge=JUDGE,
-                  answer=answer, battery=battery, time="2026-11-29T12:00:00Z")
+    common = dict(
+        system=system,
+        question=question,
+        prompt_sha256=prompt_sha256,
+        judge=JUDGE,
+        answer=answer,
+        battery=battery,
+        time="2026-11-29T12:00:00Z",
+    )
     tok = Tokens(prompt=812, completion=41)
     if outcome == "t1":
         return Record(tier="t1", verdict="pass", reason="T1: gold tokens found in the answer", **common)
     if outcome == "pass":
         raw = reply("pass", "Names all four stages in order.", **(facets or {}))
-        return Record(tier="t2", verdict="pass", reason="Names all four stages in order.",
-                      facets=facets or {}, attempts=[Attempt("first", raw, 412.5, tok)], **common)
+        return Record(
+            tier="t2",
+            verdict="pass",
+            reason="Names all four stages in order.",
+            facets=facets or {},
+            attempts=[Attempt("first", raw, 412.5, tok)],
+            **common,
+        )
     if outcome == "fail":
         raw = "```json\n" + reply("fail", "Claims a Summarize stage.", erroneous_assertion=True) + "\n```"
-        return Record(tier="t2", verdict="fail", reason="Claims a Summarize stage.",
-                      facets=facets or {"erroneous_assertion": True}, tolerated=["code fence"],
-                      attempts=[Attempt("first", raw, 380.0, tok)], **common)
+        return Record(
+            tier="t2",
+            verdict="fail",
+            reason="Claims a Summarize stage.",
+            facets=facets or {"erroneous_assertion": True},
+            tolerated=["code fence"],
+            attempts=[Attempt("first", raw, 380.0, tok)],
+            **common,
+        )
     if outcome == "adjudicate":
         if (cause or "contradiction") == "malformed":
-            attempts = [Attempt("first", "The answer looks fine to me.", 300.0, tok),
-                        Attempt("format", "verdict: pass??", 290.0, tok)]
-            return Record(tier="t2", verdict="adjudicate", reason="no verdict in the reply",
-                          cause="malformed", attempts=attempts, **common)
+            attempts = [
+                Attempt("first", "The answer looks fine to me.", 300.0, tok),
+                Attempt("format", "verdict: pass??", 290.0, tok),
+            ]
+            return Record(
+                tier="t2",
+                verdict="adjudicate",
+                reason="no verdict in the reply",
+                cause="malformed",
+                attempts=attempts,
+                **common,
+            )
         first = reply("fail", "The answer is correct and matches the gold.")
-        attempts = [Attempt("first", first, 350.0, tok),
-                    Attempt("stern", reply("fail", "Accurate: equivalent to the gold."), 360.0, tok)]
-        return Record(tier="t2", verdict="adjudicate", reason="Accurate: equivalent to the gold.",
-                      cause="contradiction", attempts=attempts, **common)
+        attempts = [
+            Attempt("first", first, 350.0, tok),
+            Attempt("stern", reply("fail", "Accurate: equivalent to the gold."), 360.0, tok),
+        ]
+        return Record(
+            tier="t2",
+            verdict="adjudicate",
+            reason="Accurate: equivalent to the gold.",
+            cause="contradiction",
+            attempts=attempts,
+            **common,
+        )
     if outcome == "error":
         attempts = [Attempt("first", None, 0.0, transport_retries=5, error="HTTP 503 after 6 attempts")]
-        return Record(tier="t2", verdict="error", reason="transport failed", cause="transport",
-                      attempts=attempts, **common)
+        return Record(
+            tier="t2",
+            verdict="error",
+            reason="transport failed",
+            cause="transport",
+            attempts=attempts,
+            **common,
+        )
     raise ValueError(outcome)
 
 
@@ -106,8 +147,17 @@ def many_results(n: int, *, seed: int = 7, systems: int = 10) -> list[Record]:
     """`n` records over `systems` systems and n / systems questions, outcomes drawn with a seed."""
     rng = random.Random(seed)
     per_system = max(n // systems, 1)
-    kinds = [("t1", None), ("pass", None), ("pass", None), ("pass", None), ("fail", None), ("fail", None),
-             ("adjudicate", "malformed"), ("adjudicate", "contradiction"), ("error", None)]
+    kinds = [
+        ("t1", None),
+        ("pass", None),
+        ("pass", None),
+        ("pass", None),
+        ("fail", None),
+        ("fail", None),
+        ("adjudicate", "malformed"),
+        ("adjudicate", "contradiction"),
+        ("error", None),
+    ]
     # One prototype per kind, copied with new names: building 100,000 records stays well under a second.
     protos = [make_record("proto", "proto", outcome, cause=cause) for outcome, cause in kinds]
     hashes = [sha(f"SYSTEM for q{q:05d}") for q in range(per_system)]
@@ -115,9 +165,15 @@ def many_results(n: int, *, seed: int = 7, systems: int = 10) -> list[Record]:
     for s in range(systems):
         for q in range(per_system):
             proto = protos[rng.randrange(len(protos))]
-            out.append(msgspec.structs.replace(
-                proto, system=f"sys-{s:02d}", question=f"q{q:05d}", prompt_sha256=hashes[q],
-                answer=f"answer {s}/{q} " + "x" * rng.randrange(200)))
+            out.append(
+                msgspec.structs.replace(
+                    proto,
+                    system=f"sys-{s:02d}",
+                    question=f"q{q:05d}",
+                    prompt_sha256=hashes[q],
+                    answer=f"answer {s}/{q} " + "x" * rng.randrange(200),
+                )
+            )
     return out
 
 

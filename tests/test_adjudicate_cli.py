@@ -28,8 +28,9 @@ def adjudicate(monkeypatch, capsys, args: list[str], keys: str) -> tuple[int, st
 
 
 def test_decide_one_skip_one(monkeypatch, capsys, results: Path) -> None:
-    status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "ana"],
-                                "x\nf\nlooks wrong to me\ns\n")
+    status, out, _ = adjudicate(
+        monkeypatch, capsys, [str(results), "--reviewer", "ana"], "x\nf\nlooks wrong to me\ns\n"
+    )
     assert status == 0
     decisions_file = results.with_name("run.decisions.jsonl")
     assert out.startswith(f"2 answer(s) to decide; decisions go to {decisions_file} as ana.\n")
@@ -48,14 +49,21 @@ def test_decide_one_skip_one(monkeypatch, capsys, results: Path) -> None:
 
     [decision] = load_decisions(decisions_file)
     assert (decision.system, decision.question, decision.verdict, decision.reviewer, decision.note) == (
-        "agent-a", "h04", "fail", "ana", "looks wrong to me")
+        "agent-a",
+        "h04",
+        "fail",
+        "ana",
+        "looks wrong to me",
+    )
     assert decision.prompt_sha256 == small_results()[4].prompt_sha256
 
     # A second session starts where the first stopped: only the skipped answer is left.
     status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "bo"], "pass\n\n")
     assert status == 0 and "=== [1/1] agent-b · h02 ===" in out and "agent-a · h04" not in out
     assert [(d.question, d.verdict, d.reviewer, d.note) for d in load_decisions(decisions_file)] == [
-        ("h04", "fail", "ana", "looks wrong to me"), ("h02", "pass", "bo", "")]
+        ("h04", "fail", "ana", "looks wrong to me"),
+        ("h02", "pass", "bo", ""),
+    ]
     status, out, _ = adjudicate(monkeypatch, capsys, [str(results)], "")
     assert out == f"Nothing to decide: no undecided adjudicate answer in {results}.\n"
 
@@ -75,13 +83,17 @@ def test_a_stale_decision_does_not_hide_the_record(monkeypatch, capsys, results:
         f.write(msgspec.json.encode(regraded) + b"\n")
     status, out, err = adjudicate(monkeypatch, capsys, [str(results)], "q\n")
     assert "=== [1/2] agent-a · h04 ===" in out
-    assert err == ("tabench: warning: decision on agent-a/h04 ignored: "
-                   "the prompt changed since the decision (sha256 differs)\n")
+    assert err == (
+        "tabench: warning: decision on agent-a/h04 ignored: "
+        "the prompt changed since the decision (sha256 differs)\n"
+    )
 
 
 def test_terminal_control_characters_are_shown_not_obeyed(monkeypatch, capsys, tmp_path: Path) -> None:
-    path = write_results(tmp_path / "run.jsonl", [
-        make_record("agent-a", "h01", "adjudicate", answer="fine\x1b[2J\x1b]0;owned\x07 answer\ttabbed")])
+    path = write_results(
+        tmp_path / "run.jsonl",
+        [make_record("agent-a", "h01", "adjudicate", answer="fine\x1b[2J\x1b]0;owned\x07 answer\ttabbed")],
+    )
     status, out, _ = adjudicate(monkeypatch, capsys, [str(path)], "q\n")
     assert status == 0 and "\x1b" not in out and "\x07" not in out
     assert "fine\\x1b[2J\\x1b]0;owned\\x07 answer\ttabbed" in out
@@ -116,12 +128,26 @@ async def test_grade_adjudicate_totals_report(monkeypatch, capsys, tmp_path: Pat
     battery = write_battery(tmp_path / "battery")
     answers = tmp_path / "answers.jsonl"
     answers.write_text(
-        json.dumps({"system": "a", "question": "h02", "answer": "Ingest and Index <b>only</b>"}) + "\n"
-        + json.dumps({"system": "b", "question": "h03", "answer": "It squashes history"}) + "\n",
-        encoding="utf-8")
+        json.dumps({"system": "a", "question": "h02", "answer": "Ingest and Index <b>only</b>"})
+        + "\n"
+        + json.dumps({"system": "b", "question": "h03", "answer": "It squashes history"})
+        + "\n",
+        encoding="utf-8",
+    )
     results = tmp_path / "results.jsonl"
-    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(results), "--judge", server.url,
-            "--model", "m", "--no-cache"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(results),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--no-cache",
+    ]
     assert await asyncio.to_thread(main, argv) == 0
     capsys.readouterr()
 

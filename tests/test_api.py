@@ -29,7 +29,13 @@ EXAMPLE = ROOT / "examples" / "lark-internals"
 
 def test_the_verbs_are_the_public_names() -> None:
     assert sorted(n for n in tb.__all__ if n != "__version__") == [
-        "agrade", "compile_battery", "grade", "lint_battery", "load_battery", "read_results", "totals",
+        "agrade",
+        "compile_battery",
+        "grade",
+        "lint_battery",
+        "load_battery",
+        "read_results",
+        "totals",
     ]
     with pytest.raises(AttributeError):
         tb.no_such_verb  # noqa: B018
@@ -104,7 +110,8 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(ROOT / "examples")  # the example's paths are the checkout's
     keys = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TABENCH_CACHE")
     env = {k: v for k, v in os.environ.items() if k not in keys}
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env
+    )
     assert done.returncode == 0, done.stderr
     assert "lark-internals" in done.stdout and "score" in done.stdout

@@ -94,8 +94,11 @@ def grade(compiled: CompiledBattery, qid: str, answer: str, *, stern: bool = Fal
     assert decoded.verdict is not None, completion.content
     assert decoded.tolerated == ()  # the builtin judge replies in the exact form asked for
     assert len(decoded.verdict.reason.split()) < 15
-    return {"verdict": decoded.verdict.verdict, "reason": decoded.verdict.reason,
-            "facets": dict(decoded.verdict.facets)}
+    return {
+        "verdict": decoded.verdict.verdict,
+        "reason": decoded.verdict.reason,
+        "facets": dict(decoded.verdict.facets),
+    }
 
 
 CASES = [
@@ -135,9 +138,11 @@ def test_rules(compiled: CompiledBattery, qid: str, answer: str, expected: str) 
 
 def test_missing_elements_are_named(compiled: CompiledBattery) -> None:
     got = grade(compiled, "stages", "Ingest, Index.")
-    assert got == {"verdict": "fail", "reason": "missing 2 of 4 required: Recall, Compact",
-                   "facets": {"extra_correct_info": False, "missing_minor": False,
-                              "erroneous_assertion": False}}
+    assert got == {
+        "verdict": "fail",
+        "reason": "missing 2 of 4 required: Recall, Compact",
+        "facets": {"extra_correct_info": False, "missing_minor": False, "erroneous_assertion": False},
+    }
 
 
 def test_trap_asserted_fails_with_erroneous_assertion(compiled: CompiledBattery) -> None:
@@ -156,14 +161,21 @@ def test_trap_denied_is_no_assertion(compiled: CompiledBattery) -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    ["I cannot determine this from the code.", "I don't know.", "Not enough information to answer.",
-     "Cannot be determined.", "It can\u2019t be determined from here."],
+    [
+        "I cannot determine this from the code.",
+        "I don't know.",
+        "Not enough information to answer.",
+        "Cannot be determined.",
+        "It can\u2019t be determined from here.",
+    ],
 )
 def test_bare_non_answer_fails(compiled: CompiledBattery, answer: str) -> None:
     got = grade(compiled, "stages", answer)
-    assert got == {"verdict": "fail", "reason": "bare 'cannot determine' without the actual mechanism",
-                   "facets": {"extra_correct_info": False, "missing_minor": False,
-                              "erroneous_assertion": False}}
+    assert got == {
+        "verdict": "fail",
+        "reason": "bare 'cannot determine' without the actual mechanism",
+        "facets": {"extra_correct_info": False, "missing_minor": False, "erroneous_assertion": False},
+    }
 
 
 def test_premise_rejection_is_judged_on_substance(compiled: CompiledBattery) -> None:
@@ -173,8 +185,12 @@ def test_premise_rejection_is_judged_on_substance(compiled: CompiledBattery) -> 
     # The gold denies Summarize: an answer that describes it fails as an erroneous assertion.
     got = grade(compiled, "premise", "Summarize condenses what Ingest, Index, Recall and Compact stored.")
     assert got["verdict"] == "fail" and got["facets"]["erroneous_assertion"] is True
-    assert grade(compiled, "premise", "Cannot determine; Ingest, Index, Recall, Compact exist, "
-                                      "no Summarize.")["verdict"] == "pass"
+    assert (
+        grade(compiled, "premise", "Cannot determine; Ingest, Index, Recall, Compact exist, no Summarize.")[
+            "verdict"
+        ]
+        == "pass"
+    )
 
 
 def test_relaxed_scoring_reports_missing_minor(compiled: CompiledBattery) -> None:
@@ -182,9 +198,11 @@ def test_relaxed_scoring_reports_missing_minor(compiled: CompiledBattery) -> Non
     assert got["verdict"] == "pass" and got["facets"]["missing_minor"] is True
     assert got["reason"] == "names 3 of 4 elements; scoring needs 3"
     got = grade(compiled, "atleast", "common.lark, and not lark.lark")
-    assert got == {"verdict": "fail", "reason": "names 1 of 4 elements; scoring needs 3",
-                   "facets": {"extra_correct_info": False, "missing_minor": False,
-                              "erroneous_assertion": False}}
+    assert got == {
+        "verdict": "fail",
+        "reason": "names 1 of 4 elements; scoring needs 3",
+        "facets": {"extra_correct_info": False, "missing_minor": False, "erroneous_assertion": False},
+    }
 
 
 def test_stern_retry_reads_the_answer_after_its_marker(compiled: CompiledBattery) -> None:
@@ -223,8 +241,9 @@ def test_any_answer_gets_one_well_formed_deterministic_reply(compiled: CompiledB
     assert len(decoded.verdict.reason.split()) < 15
 
 
-def test_grade_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_grade_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     battery = write_battery(tmp_path / "b")
     answers = tmp_path / "answers.jsonl"
@@ -238,8 +257,10 @@ def test_grade_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert main(["grade", str(battery), "--answers", str(answers), "--out", "r.jsonl", "--json"]) == 0
     records = {(r.system, r.question): r for r in iter_records(tmp_path / "r.jsonl")}
     assert {k: (r.tier, r.verdict) for k, r in records.items()} == {
-        ("a", "stages"): ("t2", "pass"), ("a", "workers"): ("t1", "pass"),
-        ("b", "stages"): ("t2", "fail"), ("b", "workers"): ("t2", "fail"),
+        ("a", "stages"): ("t2", "pass"),
+        ("a", "workers"): ("t1", "pass"),
+        ("b", "stages"): ("t2", "fail"),
+        ("b", "workers"): ("t2", "fail"),
     }
     trap = records[("b", "stages")]
     assert trap.facets["erroneous_assertion"] is True
@@ -248,7 +269,6 @@ def test_grade_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert all(r.judge.language_model is False for r in records.values())
     assert "not a language model" in records[("a", "workers")].judge.label
     capsys.readouterr()
-
 
 
 def test_markers_and_facets_from_the_scorer_settings() -> None:

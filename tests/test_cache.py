@@ -32,7 +32,9 @@ def test_key_depends_on_everything_that_decides_a_reply() -> None:
     }
     assert base not in others and len(others) == 8
     at_vllm = cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="http://127.0.0.1:8000/v1")
-    assert at_vllm != cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="https://api.openai.com/v1")
+    assert at_vllm != cache_key(
+        "openai", JudgeParams("m"), MSGS, "first", endpoint="https://api.openai.com/v1"
+    )
 
 
 def test_put_is_seen_at_once_and_survives_reopen(tmp_path: Path) -> None:
@@ -67,9 +69,7 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
                 cache.put(f"{tag}-{i}", f"reply {tag} {i}", Tokens(i, 1))
         """
     )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b")
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b")]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
     with ReplyCache(path) as cache:
         for tag in ("a", "b"):

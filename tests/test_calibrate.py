@@ -15,7 +15,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.records import JudgeInfo, Record
 from tabench_dsl.grading.calibrate import Case, cohen_kappa, summarise
 
-RUBRIC = '''
+RUBRIC = """
 question stages {
   prompt "Which stages make up the memory pipeline?"
   gold "Four stages: Ingest, Index, Recall, Compact"
@@ -26,10 +26,11 @@ question stages {
   # The builtin judge cannot see that the order is wrong: a miss.
   exemplar incorrect "Compact, Recall, Index, Ingest, in that order." why "the order is reversed"
 }
-'''
+"""
 
-BUILTIN = JudgeInfo("builtin", "lexical-1", language_model=False,
-                    label="builtin lexical judge (not a language model)")
+BUILTIN = JudgeInfo(
+    "builtin", "lexical-1", language_model=False, label="builtin lexical judge (not a language model)"
+)
 
 
 def write_battery(root: Path, rubric: str = RUBRIC) -> Path:
@@ -55,8 +56,16 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_kappa_of_a_hand_computed_case() -> None:
     # expected p p p f f f f f / got p p f f f f f p: observed 6/8; chance (3*3 + 5*5)/64 = 34/64;
     # kappa = (48/64 - 34/64) / (30/64) = 14/30.
-    pairs = [("pass", "pass"), ("pass", "pass"), ("pass", "fail"), ("fail", "fail"), ("fail", "fail"),
-             ("fail", "fail"), ("fail", "fail"), ("fail", "pass")]
+    pairs = [
+        ("pass", "pass"),
+        ("pass", "pass"),
+        ("pass", "fail"),
+        ("fail", "fail"),
+        ("fail", "fail"),
+        ("fail", "fail"),
+        ("fail", "fail"),
+        ("fail", "pass"),
+    ]
     assert cohen_kappa(pairs) == pytest.approx(14 / 30)
     assert cohen_kappa([("pass", "pass"), ("fail", "fail")]) == pytest.approx(1.0)
     assert cohen_kappa([("pass", "fail"), ("fail", "pass")]) == pytest.approx(-1.0)
@@ -66,24 +75,40 @@ def test_kappa_of_a_hand_computed_case() -> None:
 
 
 def _record(system: str, verdict: str) -> Record:
-    return Record(system=system, question="q", tier="t2", verdict=verdict, reason=f"said {verdict}",
-                  prompt_sha256="0" * 64, judge=BUILTIN)
+    return Record(
+        system=system,
+        question="q",
+        tier="t2",
+        verdict=verdict,
+        reason=f"said {verdict}",
+        prompt_sha256="0" * 64,
+        judge=BUILTIN,
+    )
 
 
 def test_adjudicate_and_error_count_as_disagreement() -> None:
-    cases = [Case("q", i, kind, f"answer {i}", "why", expected)
-             for i, (kind, expected) in enumerate(
-                 [("correct", "pass"), ("correct", "pass"), ("incorrect", "fail"), ("partial", "fail")], 1)]
-    records = [_record(cases[0].system, "pass"), _record(cases[1].system, "adjudicate"),
-               _record(cases[2].system, "fail")]  # the fourth has no record: error
+    cases = [
+        Case("q", i, kind, f"answer {i}", "why", expected)
+        for i, (kind, expected) in enumerate(
+            [("correct", "pass"), ("correct", "pass"), ("incorrect", "fail"), ("partial", "fail")], 1
+        )
+    ]
+    records = [
+        _record(cases[0].system, "pass"),
+        _record(cases[1].system, "adjudicate"),
+        _record(cases[2].system, "fail"),
+    ]  # the fourth has no record: error
     result = summarise("b", BUILTIN, cases, records)
     assert (result.n, result.agree, result.agreement) == (4, 2, 0.5)
-    assert result.confusion == {"pass": {"pass": 1, "fail": 0, "adjudicate": 1, "error": 0},
-                                "fail": {"pass": 0, "fail": 1, "adjudicate": 0, "error": 1}}
+    assert result.confusion == {
+        "pass": {"pass": 1, "fail": 0, "adjudicate": 1, "error": 0},
+        "fail": {"pass": 0, "fail": 1, "adjudicate": 0, "error": 1},
+    }
     # labels: expected p p f f / got p adj f err -> observed 1/2, chance (2*1 + 2*1)/16 = 1/4.
     assert result.kappa == pytest.approx((0.5 - 0.25) / 0.75)
     assert [(m.index, m.got, m.reason) for m in result.misses] == [
-        (2, "adjudicate", "said adjudicate"), (4, "error", "no record was written")
+        (2, "adjudicate", "said adjudicate"),
+        (4, "error", "no record was written"),
     ]
 
 
@@ -131,18 +156,33 @@ def test_json_fields(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     obj = json.loads(capsys.readouterr().out)
     assert (obj["battery"], obj["n"], obj["agree"], obj["agreement"]) == ("cal", 4, 3, 0.75)
     assert obj["kappa"] == pytest.approx(0.5)
-    assert obj["judge"] == {"backend": "builtin", "model": "lexical-1", "language_model": False,
-                            "label": "builtin lexical judge (not a language model)", "endpoint": ""}
-    assert obj["misses"] == [{
-        "question": "stages", "index": 4, "kind": "incorrect",
-        "answer": "Compact, Recall, Index, Ingest, in that order.", "why": "the order is reversed",
-        "expected": "fail", "got": "pass", "tier": "t2",
-        "reason": "names all 4 required elements of the gold",
-    }]
+    assert obj["judge"] == {
+        "backend": "builtin",
+        "model": "lexical-1",
+        "language_model": False,
+        "label": "builtin lexical judge (not a language model)",
+        "endpoint": "",
+    }
+    assert obj["misses"] == [
+        {
+            "question": "stages",
+            "index": 4,
+            "kind": "incorrect",
+            "answer": "Compact, Recall, Index, Ingest, in that order.",
+            "why": "the order is reversed",
+            "expected": "fail",
+            "got": "pass",
+            "tier": "t2",
+            "reason": "names all 4 required elements of the gold",
+        }
+    ]
     # The records were kept, one per exemplar, under systems named after the exemplars.
     lines = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
     assert sorted(r["system"] for r in lines) == [
-        "exemplar.1.correct", "exemplar.2.partial", "exemplar.3.incorrect", "exemplar.4.incorrect"
+        "exemplar.1.correct",
+        "exemplar.2.partial",
+        "exemplar.3.incorrect",
+        "exemplar.4.incorrect",
     ]
 
 
@@ -179,8 +219,20 @@ async def test_a_language_model_judge_goes_through_t1_stern_retry_and_adjudicate
         return json.dumps({"verdict": "fail", "reason": "omits Compact"})
 
     server = await judge_server(responder)
-    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache", "--json",
-            "--min-agreement", "0.75", "--out", str(work / "exemplars.jsonl")]
+    argv = [
+        "calibrate",
+        str(battery),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--no-cache",
+        "--json",
+        "--min-agreement",
+        "0.75",
+        "--out",
+        str(work / "exemplars.jsonl"),
+    ]
     assert await asyncio.to_thread(main, argv) == 0
     obj = json.loads(capsys.readouterr().out)
     users = [r["messages"][1]["content"] for r in server.requests]
@@ -202,8 +254,17 @@ async def test_a_second_calibration_is_served_from_the_cache(
 ) -> None:
     battery = write_battery(work, LLM_RUBRIC)
     server = await judge_server([json.dumps({"verdict": "fail", "reason": "omits Compact"})])
-    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--json",
-            "--cache", str(work / "c.sqlite")]
+    argv = [
+        "calibrate",
+        str(battery),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--json",
+        "--cache",
+        str(work / "c.sqlite"),
+    ]
     assert await asyncio.to_thread(main, argv) == 0
     first = json.loads(capsys.readouterr().out)
     calls = len(server.requests)

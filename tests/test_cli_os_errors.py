@@ -29,8 +29,20 @@ def _run(argv: list[str], capsys) -> tuple[int, str]:
 def test_cache_path_that_is_a_folder(tmp_path: Path, answers: Path, capsys) -> None:
     folder = tmp_path / "cache-dir"
     folder.mkdir()
-    argv = ["grade", str(EXAMPLE), "--answers", str(answers), "--out", str(tmp_path / "r.jsonl"),
-            "--judge", "http://127.0.0.1:9/v1", "--model", "m", "--cache", str(folder)]
+    argv = [
+        "grade",
+        str(EXAMPLE),
+        "--answers",
+        str(answers),
+        "--out",
+        str(tmp_path / "r.jsonl"),
+        "--judge",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--cache",
+        str(folder),
+    ]
     status, err = _run(argv, capsys)
     assert status == 2 and "Traceback" not in err
     assert f"{folder}: cannot open the reply cache" in err and "--no-cache" in err

@@ -33,8 +33,20 @@ def grade(tmp_path: Path, answers: bytes, capsys, *extra: str) -> tuple[int, str
     path = tmp_path / "answers.jsonl"
     path.write_bytes(answers)
     out = tmp_path / "r.jsonl"
-    status = main(["grade", str(EXAMPLE), "--answers", str(path), "--out", str(out), "--judge", "builtin",
-                   "--json", *extra])
+    status = main(
+        [
+            "grade",
+            str(EXAMPLE),
+            "--answers",
+            str(path),
+            "--out",
+            str(out),
+            "--judge",
+            "builtin",
+            "--json",
+            *extra,
+        ]
+    )
     err = capsys.readouterr().err
     assert "Traceback" not in err
     return status, err, out
@@ -67,8 +79,10 @@ def test_answers_with_a_lone_surrogate_escape_are_reported_at_its_column(tmp_pat
     status, err, out = grade(tmp_path, lone + text + pair, capsys)
     assert status == 1
     path = tmp_path / "answers.jsonl"
-    assert (f"{path}:1:57: not a JSON object: \\ud800 is half of a surrogate pair: JSON text must name "
-            "whole characters") in err
+    assert (
+        f"{path}:1:57: not a JSON object: \\ud800 is half of a surrogate pair: JSON text must name "
+        "whole characters"
+    ) in err
     assert [r.answer for r in iter_records(out)] == ["C:\\ud800", "\U0001f600"]
 
 

@@ -22,9 +22,15 @@ from tabench_dsl.review.totals import compute_totals
 
 
 def decision(system: str, question: str, verdict: str, prompt: str | None = None, note: str = "") -> Decision:
-    return Decision(system=system, question=question, verdict=verdict,  # type: ignore[arg-type]
-                    prompt_sha256=prompt or sha(f"SYSTEM for {question}"), reviewer="ana",
-                    time="2026-11-29T13:00:00Z", note=note)
+    return Decision(
+        system=system,
+        question=question,
+        verdict=verdict,  # type: ignore[arg-type]
+        prompt_sha256=prompt or sha(f"SYSTEM for {question}"),
+        reviewer="ana",
+        time="2026-11-29T13:00:00Z",
+        note=note,
+    )
 
 
 def test_decisions_path_replaces_jsonl() -> None:
@@ -82,11 +88,15 @@ def test_a_bad_line_in_the_middle_names_path_line_and_column(tmp_path: Path) -> 
 def test_apply_sets_the_last_matching_decision_on_the_latest_record() -> None:
     records = small_results()
     stale: list = []
-    applied = apply_decisions(records, [
-        decision("agent-a", "h04", "fail", note="first look"),
-        decision("agent-a", "h04", "pass", note="second look"),
-        decision("agent-b", "h02", "fail"),
-    ], stale=stale)
+    applied = apply_decisions(
+        records,
+        [
+            decision("agent-a", "h04", "fail", note="first look"),
+            decision("agent-a", "h04", "pass", note="second look"),
+            decision("agent-b", "h02", "fail"),
+        ],
+        stale=stale,
+    )
     assert len(applied) == len(records)
     decided = {r.key: r.decision for r in applied if r.decision is not None}
     assert decided[("agent-a", "h04")].note == "second look"
@@ -101,11 +111,15 @@ def test_apply_sets_the_last_matching_decision_on_the_latest_record() -> None:
 def test_stale_decisions_are_ignored_and_reported() -> None:
     records = [*small_results(), make_record("agent-b", "h02", "adjudicate", prompt_sha256=sha("edited"))]
     stale: list = []
-    applied = apply_decisions(records, [
-        decision("agent-b", "h02", "pass"),                  # made on the old prompt
-        decision("agent-a", "h02", "fail"),                  # the record is a pass, not adjudicate
-        decision("agent-z", "h01", "pass"),                  # no such pair
-    ], stale=stale)
+    applied = apply_decisions(
+        records,
+        [
+            decision("agent-b", "h02", "pass"),  # made on the old prompt
+            decision("agent-a", "h02", "fail"),  # the record is a pass, not adjudicate
+            decision("agent-z", "h01", "pass"),  # no such pair
+        ],
+        stale=stale,
+    )
     assert all(r.decision is None for r in applied)
     assert [s.reason for s in stale] == [
         "the prompt changed since the decision (sha256 differs)",
@@ -125,9 +139,15 @@ def test_make_decision_stamps_utc_time_hash_and_reviewer() -> None:
     record = make_record("agent-a", "h04", "adjudicate")
     when = datetime(2026, 11, 29, 14, 5, 9, 123, tzinfo=UTC)
     made = make_decision(record, "pass", reviewer="ana", note="  ok  ", now=when)
-    assert made == Decision(system="agent-a", question="h04", verdict="pass",
-                            prompt_sha256=record.prompt_sha256, reviewer="ana",
-                            time="2026-11-29T14:05:09Z", note="ok")
+    assert made == Decision(
+        system="agent-a",
+        question="h04",
+        verdict="pass",
+        prompt_sha256=record.prompt_sha256,
+        reviewer="ana",
+        time="2026-11-29T14:05:09Z",
+        note="ok",
+    )
     assert make_decision(record, "fail").reviewer  # the login name when none is given
     with pytest.raises(UsageError):
         make_decision(record, "maybe")

@@ -40,21 +40,24 @@ def _acting(text: str, *, lines: bool = False) -> list[str]:
 
 
 # -- the helper ------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "single", "block"), [
-    ("agent-a", "agent-a", "agent-a"),
-    ("café 中文 😀 a\u00a0b", "café 中文 😀 a\u00a0b", "café 中文 😀 a\u00a0b"),
-    ("a\x1b[31mred", "a\\x1b[31mred", "a\\x1b[31mred"),
-    ("bell\x07 del\x7f csi\x9b", "bell\\x07 del\\x7f csi\\x9b", "bell\\x07 del\\x7f csi\\x9b"),
-    ("x\u202ey\u2066z", "x<U+202E>y<U+2066>z", "x<U+202E>y<U+2066>z"),
-    ("zero\u200bwidth\ufeff", "zero<U+200B>width<U+FEFF>", "zero<U+200B>width<U+FEFF>"),
-    ("tag\U000e0041", "tag<U+E0041>", "tag<U+E0041>"),
-    ("line\u2028sep", "line<U+2028>sep", "line<U+2028>sep"),
-    ("lone\ud800", "lone<U+D800>", "lone<U+D800>"),
-    ("two\nlines\tand tab", "two\\nlines\\tand tab", "two\nlines\tand tab"),
-    ("windows\r\nend", "windows\\r\\nend", "windows\r\nend"),
-    ("over\rwrite", "over\\rwrite", "over\\rwrite"),
-    ("[/foo] [link=x]", "[/foo] [link=x]", "[/foo] [link=x]"),
-])
+@pytest.mark.parametrize(
+    ("text", "single", "block"),
+    [
+        ("agent-a", "agent-a", "agent-a"),
+        ("café 中文 😀 a\u00a0b", "café 中文 😀 a\u00a0b", "café 中文 😀 a\u00a0b"),
+        ("a\x1b[31mred", "a\\x1b[31mred", "a\\x1b[31mred"),
+        ("bell\x07 del\x7f csi\x9b", "bell\\x07 del\\x7f csi\\x9b", "bell\\x07 del\\x7f csi\\x9b"),
+        ("x\u202ey\u2066z", "x<U+202E>y<U+2066>z", "x<U+202E>y<U+2066>z"),
+        ("zero\u200bwidth\ufeff", "zero<U+200B>width<U+FEFF>", "zero<U+200B>width<U+FEFF>"),
+        ("tag\U000e0041", "tag<U+E0041>", "tag<U+E0041>"),
+        ("line\u2028sep", "line<U+2028>sep", "line<U+2028>sep"),
+        ("lone\ud800", "lone<U+D800>", "lone<U+D800>"),
+        ("two\nlines\tand tab", "two\\nlines\\tand tab", "two\nlines\tand tab"),
+        ("windows\r\nend", "windows\\r\\nend", "windows\r\nend"),
+        ("over\rwrite", "over\\rwrite", "over\\rwrite"),
+        ("[/foo] [link=x]", "[/foo] [link=x]", "[/foo] [link=x]"),
+    ],
+)
 def test_shown_makes_acting_characters_visible_and_keeps_the_rest(text: str, single: str, block: str) -> None:
     assert shown(text) == single
     assert shown(text, lines=True) == block
@@ -112,8 +115,14 @@ def test_progress_lines_show_control_characters(bar: bool) -> None:
 
 
 def test_a_positioned_error_shows_its_source_line_with_the_caret_under_the_column() -> None:
-    error = SpecError("unknown field 'x\x1b[2J'", path="q\u202e.rubric", line=3, col=9,
-                      source_line="\t\x1b[2Jbad field", hint="fields are \x07 prompt")
+    error = SpecError(
+        "unknown field 'x\x1b[2J'",
+        path="q\u202e.rubric",
+        line=3,
+        col=9,
+        source_line="\t\x1b[2Jbad field",
+        hint="fields are \x07 prompt",
+    )
     assert error.render() == (
         "q<U+202E>.rubric:3:9: unknown field 'x\\x1b[2J'\n"
         "    \t\\x1b[2Jbad field\n"
@@ -125,13 +134,16 @@ def test_a_positioned_error_shows_its_source_line_with_the_caret_under_the_colum
 # -- the commands ----------------------------------------------------------------------------------
 @pytest.fixture
 def hostile_results(tmp_path: Path) -> Path:
-    return write_results(tmp_path / "run.jsonl", [
-        make_record(MARKUP_CLOSE, "h01", "pass"),
-        make_record(LINK, "h01", "fail"),
-        make_record(EMOJI, "h02", "pass"),
-        make_record(ESC_NAME, "h02", "adjudicate", answer="ok\x1b]0;title\x07 \u202eevil"),
-        make_record(BIDI_NAME, "h03", "pass"),
-    ])
+    return write_results(
+        tmp_path / "run.jsonl",
+        [
+            make_record(MARKUP_CLOSE, "h01", "pass"),
+            make_record(LINK, "h01", "fail"),
+            make_record(EMOJI, "h02", "pass"),
+            make_record(ESC_NAME, "h02", "adjudicate", answer="ok\x1b]0;title\x07 \u202eevil"),
+            make_record(BIDI_NAME, "h03", "pass"),
+        ],
+    )
 
 
 def _no_acting_text(out: str) -> None:
@@ -141,8 +153,13 @@ def _no_acting_text(out: str) -> None:
 def test_totals_shows_names_as_written(hostile_results: Path, capsys) -> None:
     assert main(["totals", str(hostile_results)]) == 0
     out = capsys.readouterr().out
-    for name in (MARKUP_CLOSE, "[link=https://evil.example/]click[/link]", EMOJI, "agent<U+202E>txt.exe",
-                 "agent\\x1b[2J\\x1b]0;pwned\\x07"):
+    for name in (
+        MARKUP_CLOSE,
+        "[link=https://evil.example/]click[/link]",
+        EMOJI,
+        "agent<U+202E>txt.exe",
+        "agent\\x1b[2J\\x1b]0;pwned\\x07",
+    ):
         assert name in out
     assert "😄" not in out
     _no_acting_text(out)
@@ -159,8 +176,9 @@ def test_totals_json_escapes_what_a_terminal_would_act_on(hostile_results: Path,
 def test_a_hostile_judge_caption_is_text(tmp_path: Path, capsys) -> None:
     from tabench_dsl.core.records import JudgeInfo
 
-    record = msgspec.structs.replace(make_record("a", "h01", "pass"),
-                                     judge=JudgeInfo(backend="[bold]x[/i]", model="m\x1b[5m"))
+    record = msgspec.structs.replace(
+        make_record("a", "h01", "pass"), judge=JudgeInfo(backend="[bold]x[/i]", model="m\x1b[5m")
+    )
     assert main(["totals", str(write_results(tmp_path / "r.jsonl", [record]))]) == 0
     out = capsys.readouterr().out
     assert "judge: [bold]x[/i]:m\\x1b[5m" in out
@@ -171,13 +189,29 @@ async def test_grade_prints_hostile_names_and_paths_as_text(tmp_path: Path, monk
     monkeypatch.delenv("TABENCH_CACHE", raising=False)
     battery = write_battery(tmp_path)
     answers = tmp_path / "answers\x1b[31m.jsonl"
-    answers.write_text("".join(json.dumps(x) + "\n" for x in [
-        {"system": MARKUP_CLOSE, "question": "h02", "answer": "7311"},
-        {"system": ESC_NAME, "question": "h03", "answer": "blue\u202e"},
-        "not json",
-    ]), encoding="utf-8")
-    status = await asyncio.to_thread(main, ["grade", str(battery), "--answers", str(answers), "--no-cache",
-                                            "--out", str(tmp_path / "out.jsonl")])
+    answers.write_text(
+        "".join(
+            json.dumps(x) + "\n"
+            for x in [
+                {"system": MARKUP_CLOSE, "question": "h02", "answer": "7311"},
+                {"system": ESC_NAME, "question": "h03", "answer": "blue\u202e"},
+                "not json",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    status = await asyncio.to_thread(
+        main,
+        [
+            "grade",
+            str(battery),
+            "--answers",
+            str(answers),
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out.jsonl"),
+        ],
+    )
     assert status == 1  # the bad line
     captured = capsys.readouterr()
     assert MARKUP_CLOSE in captured.out and "agent\\x1b[2J\\x1b]0;pwned\\x07" in captured.out
@@ -187,14 +221,20 @@ async def test_grade_prints_hostile_names_and_paths_as_text(tmp_path: Path, monk
 
 
 async def test_calibrate_shows_a_judge_reason_as_text(
-        tmp_path: Path, monkeypatch, capsys, judge_server) -> None:
+    tmp_path: Path, monkeypatch, capsys, judge_server
+) -> None:
     monkeypatch.chdir(tmp_path)
-    rubric = ('question q {\n  prompt "Say hi."\n  gold "hi"\n  t1 off\n'
-              '  exemplar correct "hi \\u001b[2J there" why "greets"\n}\n')
+    rubric = (
+        'question q {\n  prompt "Say hi."\n  gold "hi"\n  t1 off\n'
+        '  exemplar correct "hi \\u001b[2J there" why "greets"\n}\n'
+    )
     battery = write_battery(tmp_path, rubric=rubric)
-    server = await judge_server([json.dumps({"verdict": "fail", "reason": "no \x1b]8;;http://x\x07link\u202e"})])
-    status = await asyncio.to_thread(main, ["calibrate", str(battery), "--judge", server.url, "--model", "m",
-                                            "--no-cache"])
+    server = await judge_server(
+        [json.dumps({"verdict": "fail", "reason": "no \x1b]8;;http://x\x07link\u202e"})]
+    )
+    status = await asyncio.to_thread(
+        main, ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache"]
+    )
     assert status == 0
     out = capsys.readouterr().out
     assert "answer: hi \\x1b[2J there" in out and "judge:  no \\x1b]8;;http://x\\x07link<U+202E>" in out
@@ -252,11 +292,19 @@ class _Terminal(io.BytesIO):
 
 @pytest.mark.parametrize("json_flag", [False, True])
 def test_compile_shows_prompts_as_text_on_a_terminal_and_exactly_elsewhere(
-        tmp_path: Path, monkeypatch, capsys, json_flag: bool) -> None:
+    tmp_path: Path, monkeypatch, capsys, json_flag: bool
+) -> None:
     battery = write_battery(tmp_path)
     answer = "hi \x1b[2J \u202e there"
-    argv = ["compile", str(battery), "--question", "h01", "--answer", answer,
-            *(["--json"] if json_flag else ["--part", "user"])]
+    argv = [
+        "compile",
+        str(battery),
+        "--question",
+        "h01",
+        "--answer",
+        answer,
+        *(["--json"] if json_flag else ["--part", "user"]),
+    ]
     assert main(argv) == 0
     exact = capsys.readouterr().out
     assert answer in (json.loads(exact)["user"] if json_flag else exact)
@@ -271,4 +319,3 @@ def test_compile_shows_prompts_as_text_on_a_terminal_and_exactly_elsewhere(
         assert json.loads(out) == json.loads(exact)
     else:
         assert "hi \\x1b[2J <U+202E> there" in out
-

@@ -30,8 +30,12 @@ CANARY = "sk-canary-factory-4d2e8b0a19c7"
 
 async def test_a_manifest_model_with_openai_base_url_uses_that_server(judge_server, http_session):
     server = await judge_server([VERDICT])
-    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m1"), env={"OPENAI_BASE_URL": server.url},
-                       session=http_session)
+    judge = make_judge(
+        None,
+        manifest_judge=JudgeDefaults(model="m1"),
+        env={"OPENAI_BASE_URL": server.url},
+        session=http_session,
+    )
     assert (judge.info.backend, judge.info.model) == ("openai", "m1")
     assert (await judge.complete(MESSAGES)).content == VERDICT
     assert [(r["_path"], r["model"]) for r in server.requests] == [("/v1/chat/completions", "m1")]
@@ -48,7 +52,9 @@ async def test_a_model_flag_with_openai_key_and_base_url_sends_the_key(judge_ser
 def test_openai_key_alone_means_the_openai_api():
     judge = make_judge(None, model="gpt-x", env={"OPENAI_API_KEY": CANARY}, session=object())
     assert (type(judge).__name__, judge.info.backend, judge.info.label) == (
-        "OpenAIJudge", "openai", "https://api.openai.com/v1"
+        "OpenAIJudge",
+        "openai",
+        "https://api.openai.com/v1",
     )
 
 
@@ -159,8 +165,16 @@ class _ToLoopback(AbstractResolver):
     by the scripted server on this machine."""
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
-        return [ResolveResult(hostname=host, host="127.0.0.1", port=port, family=socket.AF_INET, proto=0,
-                              flags=socket.AI_NUMERICHOST)]
+        return [
+            ResolveResult(
+                hostname=host,
+                host="127.0.0.1",
+                port=port,
+                family=socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
+            )
+        ]
 
     async def close(self) -> None:
         pass

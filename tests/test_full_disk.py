@@ -74,8 +74,14 @@ def test_results_file_refused_mid_run_keeps_every_record_and_resume_finishes(tmp
     out = tmp_path / "r.jsonl"
     argv = ["grade", str(EXAMPLE), "--answers", str(answers), "--out", str(out), "--judge", "builtin"]
     # Room for a few records: the write that passes 5,000 bytes is refused half-way.
-    done = subprocess.run([sys.executable, "-c", LIMITED, "5000", *argv], capture_output=True, text=True,
-                          env=_env(), cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, "5000", *argv],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert _error_lines(done.stderr) == [
         f"tabench: error: {out}: cannot append a record: File too large; "
@@ -84,8 +90,14 @@ def test_results_file_refused_mid_run_keeps_every_record_and_resume_finishes(tmp
     kept = _whole_records(out)
     assert 0 < len(kept) < total and out.stat().st_size <= 5000
 
-    done = subprocess.run([sys.executable, "-m", "tabench_dsl", *argv, "--resume", "--json"],
-                          capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tabench_dsl", *argv, "--resume", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     records = _whole_records(out)
     assert records[: len(kept)] == kept
@@ -107,10 +119,26 @@ async def _grade(
 ) -> tuple[int, str]:
     """`tabench grade` of work/battery and work/answers.jsonl into work/r.jsonl, run by `prefix`."""
     proc = await asyncio.create_subprocess_exec(
-        *prefix, "grade", str(work / "battery"), "--answers", str(work / "answers.jsonl"),
-        "--out", str(work / "r.jsonl"), "--judge", url, "--model", "m", "--concurrency", "2",
-        "--cache", str(cache), *extra,
-        cwd=work, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *prefix,
+        "grade",
+        str(work / "battery"),
+        "--answers",
+        str(work / "answers.jsonl"),
+        "--out",
+        str(work / "r.jsonl"),
+        "--judge",
+        url,
+        "--model",
+        "m",
+        "--concurrency",
+        "2",
+        "--cache",
+        str(cache),
+        *extra,
+        cwd=work,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode is not None
@@ -126,8 +154,9 @@ async def test_reply_cache_refused_mid_run_ends_in_one_line_and_resume_finishes(
     cache = tmp_path / "cache.sqlite"
     # SQLite's shared-memory index alone is 32 KiB; 40,000 bytes leave the write-ahead log room for
     # a few commits of one page each, while the results file (well under 1 KiB a record) stays far below.
-    status, err = await _grade(tmp_path, server.url, cache, sys.executable, "-c", LIMITED, "40000",
-                               env=_env(COMMIT_EVERY_REPLY="1"))
+    status, err = await _grade(
+        tmp_path, server.url, cache, sys.executable, "-c", LIMITED, "40000", env=_env(COMMIT_EVERY_REPLY="1")
+    )
     assert status == 2, err
     (line,) = _error_lines(err)
     assert line.startswith(f"tabench: error: {cache}: cannot write the reply cache (")
@@ -135,8 +164,9 @@ async def test_reply_cache_refused_mid_run_ends_in_one_line_and_resume_finishes(
     kept = _whole_records(tmp_path / "r.jsonl")
     assert 0 < len(kept) < 12
 
-    status, err = await _grade(tmp_path, server.url, cache, sys.executable, "-m", "tabench_dsl",
-                               env=_env(), extra=("--resume",))
+    status, err = await _grade(
+        tmp_path, server.url, cache, sys.executable, "-m", "tabench_dsl", env=_env(), extra=("--resume",)
+    )
     assert status == 0, err
     records = _whole_records(tmp_path / "r.jsonl")
     assert records[: len(kept)] == kept
@@ -147,8 +177,10 @@ def _user_namespaces() -> bool:
     """True when this user may mount a tmpfs in a user and mount namespace of its own."""
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-r", "-m", "sh", "-c", 'mount -t tmpfs -o size=4k none "$0"',
-                            tempfile.gettempdir()], capture_output=True)
+    probe = subprocess.run(
+        ["unshare", "-r", "-m", "sh", "-c", 'mount -t tmpfs -o size=4k none "$0"', tempfile.gettempdir()],
+        capture_output=True,
+    )
     return probe.returncode == 0
 
 
@@ -163,13 +195,25 @@ async def test_reply_cache_on_a_full_disk(tmp_path: Path, judge_server) -> None:
     server = await judge_server([verdict("pass", "names the stages " * 120)])
     disk = tmp_path / "small-disk"
     disk.mkdir()
-    inside = ["unshare", "-r", "-m", "sh", "-c", 'mount -t tmpfs -o size=56k tabench-test "$0" && exec "$@"',
-              str(disk), sys.executable, "-m", "tabench_dsl"]
+    inside = [
+        "unshare",
+        "-r",
+        "-m",
+        "sh",
+        "-c",
+        'mount -t tmpfs -o size=56k tabench-test "$0" && exec "$@"',
+        str(disk),
+        sys.executable,
+        "-m",
+        "tabench_dsl",
+    ]
     status, err = await _grade(tmp_path, server.url, disk / "cache.sqlite", *inside, env=_env())
     assert status == 2, err
     (line,) = _error_lines(err)
-    assert line == (f"tabench: error: {disk / 'cache.sqlite'}: cannot write the reply cache (database or "
-                    "disk is full); give another --cache PATH or --no-cache")
+    assert line == (
+        f"tabench: error: {disk / 'cache.sqlite'}: cannot write the reply cache (database or "
+        "disk is full); give another --cache PATH or --no-cache"
+    )
     records = _whole_records(tmp_path / "r.jsonl")
     assert 0 < len(records) <= 12 and all(r.verdict == "pass" for r in records)
 
@@ -184,7 +228,12 @@ def test_decisions_file_refused_keeps_the_decisions_before(tmp_path: Path) -> No
     # One decision line is about 200 bytes: the first fits under 300, the second is refused half-way.
     done = subprocess.run(
         [sys.executable, "-c", LIMITED, "300", "adjudicate", str(results), "--reviewer", "ana"],
-        input="p\n\np\n\n", capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120,
+        input="p\n\np\n\n",
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr
     assert _error_lines(done.stderr) == [

@@ -63,8 +63,7 @@ def _valid_files() -> dict[str, bytes]:
     files["answers.jsonl"] = ANSWERS
     files["run.jsonl"] = b"".join(record_encoder.encode(r) + b"\n" for r in records)
     files["run.decisions.jsonl"] = b"".join(
-        record_encoder.encode(make_decision(r, verdict, reviewer="ana", note="checked by hand"))
-        + b"\n"
+        record_encoder.encode(make_decision(r, verdict, reviewer="ana", note="checked by hand")) + b"\n"
         for r, verdict in zip(adjudicated, ("pass", "fail"), strict=True)
     )
     return files
@@ -87,8 +86,19 @@ COMMANDS: dict[str, list[list[str]]] = {
         ["totals", "{results}"],
         ["totals", "{results}", "--json"],
         ["adjudicate", "{results}", "--reviewer", "fuzz"],
-        ["grade", "{battery}", "--answers", "{answers}", "--out", "{results}", "--resume", "--judge",
-         "builtin", "--no-cache", "--json"],
+        [
+            "grade",
+            "{battery}",
+            "--answers",
+            "{answers}",
+            "--out",
+            "{results}",
+            "--resume",
+            "--judge",
+            "builtin",
+            "--no-cache",
+            "--json",
+        ],
     ],
     "run.decisions.jsonl": [
         ["totals", "{results}", "--json"],
@@ -100,22 +110,80 @@ COMMANDS: dict[str, list[list[str]]] = {
 
 BOM = b"\xef\xbb\xbf"
 #: Characters that change what a terminal shows or where a line ends.
-CONTROLS = [b"\x00", b"\x1b[2J", b"\x1b]8;;http://x\x07", b"\r", b"\x0b", b"\x0c", b"\x7f", b"\t",
-            "\u0085".encode(), "\u2028".encode(), "\u202e".encode(), "\u200f".encode(), b"[/x]", b"[link=x]"]
+CONTROLS = [
+    b"\x00",
+    b"\x1b[2J",
+    b"\x1b]8;;http://x\x07",
+    b"\r",
+    b"\x0b",
+    b"\x0c",
+    b"\x7f",
+    b"\t",
+    "\u0085".encode(),
+    "\u2028".encode(),
+    "\u202e".encode(),
+    "\u200f".encode(),
+    b"[/x]",
+    b"[link=x]",
+]
 #: Text that is not whole characters: escapes of half a surrogate pair, raw surrogates, bytes that
 #: are not UTF-8, a sequence cut short.
-BAD_TEXT = [b"\\ud800", b"\\udfff", b"\\ud800\\u0041", b"\xed\xa0\x80", b"\xff", b"\xc3", b"\xe2\x82",
-            b"\xf4\x90\x80\x80", b"\xc0\xaf"]
-NUMBERS = [b"9" * 400, b"1e999999", b"-1e-999999", b"0x7fffffffffffffff", b"1" * 5000, b".inf", b"NaN",
-           b"-0", b"99999999999999999999999999999999"]
+BAD_TEXT = [
+    b"\\ud800",
+    b"\\udfff",
+    b"\\ud800\\u0041",
+    b"\xed\xa0\x80",
+    b"\xff",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\xf4\x90\x80\x80",
+    b"\xc0\xaf",
+]
+NUMBERS = [
+    b"9" * 400,
+    b"1e999999",
+    b"-1e-999999",
+    b"0x7fffffffffffffff",
+    b"1" * 5000,
+    b".inf",
+    b"NaN",
+    b"-0",
+    b"99999999999999999999999999999999",
+]
 #: Whole string values a hostile file may hold: rich markup (a closing tag with no opening one is
 #: an error to a markup parser), terminal escapes, bidi overrides, bad text, a very long value.
-HOSTILE_VALUES = [b"[/x]", b"[/]", b"x[/bold]", b"[link=http://x]y[/link]", b"\\u001b[2J\\u001b]0;t\\u0007",
-                  "\u202etxt.exe".encode(), b"\\ud800", b"\xff\xfe", b"", b" ", b"a" * 70_000,
-                  b"\\u0000", b"{{ 7*7 }}", b"../../etc/passwd"]
+HOSTILE_VALUES = [
+    b"[/x]",
+    b"[/]",
+    b"x[/bold]",
+    b"[link=http://x]y[/link]",
+    b"\\u001b[2J\\u001b]0;t\\u0007",
+    "\u202etxt.exe".encode(),
+    b"\\ud800",
+    b"\xff\xfe",
+    b"",
+    b" ",
+    b"a" * 70_000,
+    b"\\u0000",
+    b"{{ 7*7 }}",
+    b"../../etc/passwd",
+]
 #: The mutations, the nearly valid ones (deep nesting, a hostile value) twice as likely as the rest.
-MUTATIONS = ["insert", "delete", "replace", "bom", "control", "text", "number", "nesting", "nesting", "cut",
-             "line", "value", "value"]
+MUTATIONS = [
+    "insert",
+    "delete",
+    "replace",
+    "bom",
+    "control",
+    "text",
+    "number",
+    "nesting",
+    "nesting",
+    "cut",
+    "line",
+    "value",
+    "value",
+]
 #: What nests: brackets and braces, JSON and YAML mappings, YAML block lists, rubric blocks.
 OPENERS = [b"[", b"{", b'{"a":', b"- ", b"{a: ", b"question q {\n", b"(", b'"']
 
@@ -127,11 +195,15 @@ def _nesting(draw: st.DrawFn, data: bytearray) -> tuple[int, bytes]:
     # 3,000 is past every recursion limit in play (Python's 1,000 bounds msgspec and PyYAML); deeper
     # only costs time. Openers that are whole lines stay at 600: each is a line a report names.
     depth = draw(st.sampled_from([30, 600, 3_000, 3_000]))
-    form, openers, after = draw(st.sampled_from([
-        ("bare", OPENERS, b":[{,\n"),  # where a value starts
-        ("member", [b"[", b'{"a":'], b"{,"),  # a JSON member
-        ("key", [b"[", b"{", b"{a: ", b"- "], b"\n"),  # a YAML key
-    ]))
+    form, openers, after = draw(
+        st.sampled_from(
+            [
+                ("bare", OPENERS, b":[{,\n"),  # where a value starts
+                ("member", [b"[", b'{"a":'], b"{,"),  # a JSON member
+                ("key", [b"[", b"{", b"{a: ", b"- "], b"\n"),  # a YAML key
+            ]
+        )
+    )
     opener = draw(st.sampled_from(openers))
     if opener.endswith(b"\n"):
         depth = min(depth, 600)
@@ -212,8 +284,7 @@ def run_cli(argv: list[str], stdin: str = "p\n\nf\n\nq\n") -> Run:
     with its traceback (which Hypothesis then shrinks to a smallest input)."""
     out, err = io.TextIOWrapper(io.BytesIO(), "utf-8"), io.TextIOWrapper(io.BytesIO(), "utf-8")
     try:
-        with (contextlib.redirect_stdout(out), contextlib.redirect_stderr(err),
-              _stdin(io.StringIO(stdin))):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _stdin(io.StringIO(stdin)):
             status = main(argv)
     except BaseException:  # any escape at all is the failure this test looks for
         raise AssertionError(f"tabench {' '.join(argv)} raised:\n{traceback.format_exc()}") from None
@@ -237,8 +308,10 @@ def _text(stream: io.TextIOWrapper) -> str:
 def check(run: Run) -> None:
     """The promise: exit 0, 1 or 2; a message when not 0 (on stderr, or on stdout for `lint`, whose
     report is its output); never a traceback."""
-    where = (f"tabench {' '.join(run.argv)} -> {run.status}\n--- stderr\n{run.err[:4000]}\n"
-             f"--- stdout\n{run.out[:2000]}")
+    where = (
+        f"tabench {' '.join(run.argv)} -> {run.status}\n--- stderr\n{run.err[:4000]}\n"
+        f"--- stdout\n{run.out[:2000]}"
+    )
     assert run.status in (0, 1, 2), where
     assert "Traceback (most recent call last)" not in run.err + run.out, where
     if run.status != 0:
@@ -253,8 +326,11 @@ def run_all(name: str, content: bytes) -> list[Run]:
         for file, data in VALID.items():
             place = battery / file if file in SPEC_FILES else root / file
             place.write_bytes(content if file == name else data)
-        names = {"battery": str(battery), "answers": str(root / "answers.jsonl"),
-                 "results": str(root / "run.jsonl")}
+        names = {
+            "battery": str(battery),
+            "answers": str(root / "answers.jsonl"),
+            "results": str(root / "run.jsonl"),
+        }
         runs = []
         for number, template in enumerate(COMMANDS[name]):
             argv = [part.format(out=str(root / f"out{number}.jsonl"), **names) for part in template]
@@ -298,8 +374,13 @@ def test_valid_files_pass(name: str) -> None:
 def test_fuzzed_file(name: str, tally: _Tally) -> None:
     statuses: Counter[int] = Counter()
 
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(content=variant(VALID[name]))
     def fuzz(content: bytes) -> None:
         tally.tried[name] += 1

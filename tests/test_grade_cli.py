@@ -51,7 +51,9 @@ async def test_builtin_judge_by_default_table_and_default_out(work: Path, capsys
     assert "Totals per system" in out and "not a language model" in out
     records = list(iter_records(work / "results.jsonl"))
     assert sorted((r.system, r.question, r.tier) for r in records) == [
-        ("a", "h02", "t1"), ("a", "h03", "t2"), ("b", "h03", "t2")
+        ("a", "h02", "t1"),
+        ("a", "h03", "t2"),
+        ("b", "h03", "t2"),
     ]
     assert {r.judge.backend for r in records} == {"builtin"}
     assert "graded 3 answer(s)" in err and "results in results.jsonl" in err
@@ -143,8 +145,20 @@ async def test_errors_exit_1_then_resume_regrades_them(work: Path, capsys, judge
     server = await judge_server(responder)
     battery = write_battery(work)
     answers = answers_file(work, [ans("a", "h03", "dead"), ans("b", "h03", "grey")])
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
-            "--retries", "1", "--timeout", "5"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--retries",
+        "1",
+        "--timeout",
+        "5",
+    ]
     assert await run(argv) == 1
     assert "1 error(s)" in capsys.readouterr().err
     broken[0] = False
@@ -268,8 +282,18 @@ async def test_unknown_model_stops_the_run_instead_of_erroring_every_answer(
     server = await judge_server([Raw(404, not_found)])
     battery = write_battery(work)
     answers = answers_file(work, [ans(f"s{i}", "h03", "azure") for i in range(5)])
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "nope",
-            "--concurrency", "1"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        server.url,
+        "--model",
+        "nope",
+        "--concurrency",
+        "1",
+    ]
     assert await run(argv) == 1
     err = capsys.readouterr().err
     assert "the judge refused the request" in err and "404" in err and "Traceback" not in err
@@ -334,10 +358,20 @@ async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, 
 
     server = await judge_server(responder)
     battery = write_battery(work)
-    lines = [ans(f"s{i % 4}", q, f"{word} {i}") for i, (q, word) in enumerate(
-        [("h01", "good"), ("h02", "bad"), ("h03", "junk"), ("h01", "7311"), ("h02", "7311"), ("h03", "good")]
-        * 2
-    )]
+    lines = [
+        ans(f"s{i % 4}", q, f"{word} {i}")
+        for i, (q, word) in enumerate(
+            [
+                ("h01", "good"),
+                ("h02", "bad"),
+                ("h03", "junk"),
+                ("h01", "7311"),
+                ("h02", "7311"),
+                ("h03", "good"),
+            ]
+            * 2
+        )
+    ]
     answers = answers_file(work, lines[:4] + lines[6:10])
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m", "--json"]
     assert await run(argv) == 0

@@ -169,8 +169,9 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("judge_class", [OpenAIJudge, AnthropicJudge])
 async def test_an_http_judge_maps_client_errors_the_same_way(http_session, judge_class) -> None:
-    judge = judge_class(PARAMS, session=http_session, base_url=f"http://127.0.0.1:{_closed_port()}",
-                        api_key=None, timeout=5.0)
+    judge = judge_class(
+        PARAMS, session=http_session, base_url=f"http://127.0.0.1:{_closed_port()}", api_key=None, timeout=5.0
+    )
     with pytest.raises(TransportError) as info:
         await judge.complete(MESSAGES)
     assert str(info.value) == "connection to the judge failed (ClientConnectorError)"
@@ -192,9 +193,7 @@ async def test_an_http_judge_times_itself(judge_server, http_session, judge_clas
 @pytest.mark.parametrize("judge_class", [OpenAIJudge, AnthropicJudge])
 def test_the_http_judges_share_their_plumbing(judge_class) -> None:
     judge = judge_class(PARAMS, session=object(), base_url="https://judge.example.org/v1?k=1", api_key="sk-x")
-    assert repr(judge) == (
-        f"{judge_class.__name__}(model='m', base_url={judge.base_url!r}, key=set)"
-    )
+    assert repr(judge) == (f"{judge_class.__name__}(model='m', base_url={judge.base_url!r}, key=set)")
     assert judge.info.label == judge.info.endpoint == judge.base_url
     assert "sk-x" not in repr(judge) + repr(judge.info)
     # The exchange itself is the base's: a backend writes only its wire format.

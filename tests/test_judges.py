@@ -31,8 +31,15 @@ FENCED = '```json\n{"verdict": "fail", "reason": "wrong"}\n```\n'
 PARAMS = JudgeParams(model="judge-m", temperature=0.0, max_tokens=64)
 CANARY = "sk-canary-7f3e9a1b2c4d5e6f"
 ALL_FAULTS = [
-    Fault.RATE_LIMIT, Fault.ERROR_500, Fault.ERROR_503, Fault.OVERLOADED_529, Fault.RESET, Fault.HANG,
-    Fault.NON_JSON, Fault.TRUNCATED, Fault.EMPTY_CHOICES,
+    Fault.RATE_LIMIT,
+    Fault.ERROR_500,
+    Fault.ERROR_503,
+    Fault.OVERLOADED_529,
+    Fault.RESET,
+    Fault.HANG,
+    Fault.NON_JSON,
+    Fault.TRUNCATED,
+    Fault.EMPTY_CHOICES,
 ]
 
 
@@ -128,11 +135,18 @@ async def test_openai_missing_usage_counts_zero(judge_server, http_session):
 
 
 async def test_openai_switches_to_max_completion_tokens_when_asked(judge_server, http_session):
-    refusal = Raw(status=400, body={"error": {
-        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                   "Use 'max_completion_tokens' instead.",
-        "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter",
-    }})
+    refusal = Raw(
+        status=400,
+        body={
+            "error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
+        },
+    )
     server = await judge_server(lambda body: refusal if "max_tokens" in body else VERDICT)
     judge = openai_judge(server, http_session)
     assert (await judge.complete(MESSAGES)).content == VERDICT
@@ -171,7 +185,8 @@ async def test_anthropic_request_and_reply(judge_server, http_session):
 
 async def test_anthropic_text_blocks_joined(judge_server, http_session):
     body = {
-        "type": "message", "role": "assistant",
+        "type": "message",
+        "role": "assistant",
         "content": [
             {"type": "thinking", "thinking": "hmm", "signature": "s"},
             {"type": "text", "text": '{"verdict": "pass", '},
@@ -202,12 +217,18 @@ async def test_server_rejects_wire_mistakes(judge_server, http_session):
     cases = [
         (f"{base}/v1/messages", headers, {"model": "m", "messages": [{"role": "user", "content": "x"}]}),
         (f"{base}/v1/messages", {"x-api-key": "k"}, {"model": "m", "max_tokens": 5, "messages": []}),
-        (f"{base}/v1/messages", headers,
-         {"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}),
+        (
+            f"{base}/v1/messages",
+            headers,
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]},
+        ),
         (f"{base}/v1/chat/completions", {}, {"messages": [{"role": "user", "content": "x"}]}),
         (f"{base}/v1/chat/completions", {}, {"model": "m", "messages": [], "max_tokens": 5}),
-        (f"{base}/v1/chat/completions", {},
-         {"model": "m", "prompt": "x", "messages": [{"role": "user", "content": "x"}]}),
+        (
+            f"{base}/v1/chat/completions",
+            {},
+            {"model": "m", "prompt": "x", "messages": [{"role": "user", "content": "x"}]},
+        ),
     ]
     for url, hdrs, body in cases:
         async with http_session.post(url, json=body, headers=hdrs) as response:
@@ -263,8 +284,11 @@ async def test_retry_after_is_honoured(judge_server, http_session, protocol):
 
 
 async def test_retry_after_ms_is_honoured(judge_server, http_session):
-    limited = Raw(status=429, body={"error": {"message": "slow down", "type": "requests"}},
-                  headers={"retry-after-ms": "1500", "retry-after": "1"})
+    limited = Raw(
+        status=429,
+        body={"error": {"message": "slow down", "type": "requests"}},
+        headers={"retry-after-ms": "1500", "retry-after": "1"},
+    )
     server = await judge_server([limited, VERDICT])
     sleeps = Sleeps()
     await call_with_retries(openai_judge(server, http_session), MESSAGES, policy(sleeps=sleeps))
@@ -286,8 +310,10 @@ async def test_canary_key_never_leaks(judge_server, http_session, spec):
     echo = {"error": {"type": "authentication_error", "message": f"Incorrect API key provided: {CANARY}."}}
     server = await judge_server([Raw(status=401, body=echo)], api_key=CANARY)
     env = {
-        "OPENAI_API_KEY": CANARY, "OPENAI_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": CANARY, "ANTHROPIC_BASE_URL": server.anthropic_url,
+        "OPENAI_API_KEY": CANARY,
+        "OPENAI_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": CANARY,
+        "ANTHROPIC_BASE_URL": server.anthropic_url,
     }
     judge = make_judge(spec, session=http_session, env=env, timeout=0.2)
     with pytest.raises(TransportError) as info:
@@ -305,18 +331,36 @@ async def test_canary_key_never_leaks(judge_server, http_session, spec):
 
 
 def _record(question: str, attempts: list[Attempt]) -> Record:
-    return Record(system="a", question=question, tier="t2", verdict="pass", reason="r", prompt_sha256="p",
-                  judge=JudgeInfo(backend="openai", model="gpt-x"), attempts=attempts)
+    return Record(
+        system="a",
+        question=question,
+        tier="t2",
+        verdict="pass",
+        reason="r",
+        prompt_sha256="p",
+        judge=JudgeInfo(backend="openai", model="gpt-x"),
+        attempts=attempts,
+    )
 
 
 async def test_replay_serves_recorded_replies_in_order(tmp_path):
     sha = request_sha256(MESSAGES)
     other = request_sha256([MESSAGES[0], Message("user", "something else")])
     lines = [
-        _record("q1", [Attempt("first", "not json", tokens=Tokens(3, 2), request_sha256=sha),
-                       Attempt("format", VERDICT, request_sha256=sha)]),
-        _record("q2", [Attempt("first", None, error="gave up", request_sha256=other),
-                       Attempt("first", FENCED, request_sha256=other)]),
+        _record(
+            "q1",
+            [
+                Attempt("first", "not json", tokens=Tokens(3, 2), request_sha256=sha),
+                Attempt("format", VERDICT, request_sha256=sha),
+            ],
+        ),
+        _record(
+            "q2",
+            [
+                Attempt("first", None, error="gave up", request_sha256=other),
+                Attempt("first", FENCED, request_sha256=other),
+            ],
+        ),
     ]
     path = tmp_path / "results.jsonl"
     path.write_bytes(b"".join(record_encoder.encode(r) + b"\n" for r in lines) + b'{"torn')
@@ -336,9 +380,10 @@ def test_request_sha256_is_canonical_json():
     import hashlib
 
     text = '[{"content":"s","role":"system"},{"content":"ü","role":"user"}]'
-    assert request_sha256([Message("system", "s"), Message("user", "ü")]) == hashlib.sha256(
-        text.encode()
-    ).hexdigest()
+    assert (
+        request_sha256([Message("system", "s"), Message("user", "ü")])
+        == hashlib.sha256(text.encode()).hexdigest()
+    )
 
 
 # -- the factory ---------------------------------------------------------------------------------
@@ -358,8 +403,9 @@ async def test_factory_specs(judge_server, http_session, tmp_path):
     # Query and fragment never reach the endpoint (nor anything written from it).
     queried = make_judge(server.url + "?token=abc#x", model="m2", session=http_session, env={})
     assert queried.info.endpoint == server.url
-    anthropic = make_judge("anthropic:c", session=http_session,
-                           env={"ANTHROPIC_BASE_URL": server.anthropic_url + "/v1?key=abc"})
+    anthropic = make_judge(
+        "anthropic:c", session=http_session, env={"ANTHROPIC_BASE_URL": server.anthropic_url + "/v1?key=abc"}
+    )
     assert anthropic.info.endpoint == server.anthropic_url
 
     # A URL only the manifest names is not trusted with keys or answers (tests/test_keys.py).
@@ -424,8 +470,9 @@ def _tiny_battery(root) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("server_key", [CANARY, "another-key"], ids=["accepted", "refused"])
-async def test_canary_key_stays_out_of_results_and_output(judge_server, tmp_path, monkeypatch, capfd,
-                                                          server_key):
+async def test_canary_key_stays_out_of_results_and_output(
+    judge_server, tmp_path, monkeypatch, capfd, server_key
+):
     echo = {"error": {"type": "invalid_request_error", "message": f"Incorrect API key provided: {CANARY}"}}
     server = await judge_server(
         lambda body: VERDICT if "Paris" in body["messages"][1]["content"] else FENCED, api_key=server_key
@@ -437,8 +484,21 @@ async def test_canary_key_stays_out_of_results_and_output(judge_server, tmp_path
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     battery, answers = _tiny_battery(tmp_path)
     out = tmp_path / "results.jsonl"
-    argv = ["grade", battery, "--answers", answers, "--out", str(out), "--judge", "openai:judge-m",
-            "--no-cache", "--timeout", "2", "--concurrency", "1"]
+    argv = [
+        "grade",
+        battery,
+        "--answers",
+        answers,
+        "--out",
+        str(out),
+        "--judge",
+        "openai:judge-m",
+        "--no-cache",
+        "--timeout",
+        "2",
+        "--concurrency",
+        "1",
+    ]
     status = await asyncio.to_thread(main, argv)
     captured = capfd.readouterr()
     written = out.read_text() if out.exists() else ""

@@ -36,8 +36,13 @@ ANTHROPIC_CANARY = "sk-ant-api03-canary-8e2f6a4c1d9b7350"
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
-                 "ANTHROPIC_BASE_URL"):
+    for name in (
+        "TABENCH_CACHE",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
@@ -66,7 +71,10 @@ async def run(argv: list[str]) -> int:
 
 @pytest.mark.parametrize("command", ["grade", "calibrate"])
 async def test_a_judge_url_only_the_manifest_names_gets_nothing(
-    work: Path, judge_server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    work: Path,
+    judge_server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     command: str,
 ) -> None:
     server = await judge_server([PASS])
@@ -91,8 +99,15 @@ async def test_the_same_url_passed_with_judge_is_trusted_and_gets_the_key(
     server = await judge_server([PASS], api_key=CANARY)
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     battery = battery_with_judge(work, f'{{backend: "{server.url}", model: m}}')
-    argv = ["grade", str(battery), "--answers", str(answers_file(work, "blue")), "--no-cache",
-            "--judge", server.url]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers_file(work, "blue")),
+        "--no-cache",
+        "--judge",
+        server.url,
+    ]
     assert await run(argv) == 0
     assert server.rejections == [] and server.requests[0]["_headers"]["authorization"] == "<redacted>"
     assert CANARY not in "".join(capsys.readouterr())
@@ -104,8 +119,15 @@ async def test_grading_workers_refuse_a_manifest_url_too(
     server = await judge_server([PASS])
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     battery = battery_with_judge(work, f'{{backend: "{server.url}", model: m}}')
-    argv = ["grade", str(battery), "--answers", str(answers_file(work, "blue")), "--no-cache",
-            "--workers", "2"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers_file(work, "blue")),
+        "--no-cache",
+        "--workers",
+        "2",
+    ]
     assert await run(argv) == 2
     assert f"pass --judge {server.url}" in capsys.readouterr().err
     assert server.requests == []
@@ -143,8 +165,12 @@ def test_the_choice_says_where_it_came_from() -> None:
     with pytest.raises(UsageError, match=r"pass --judge https://judge\.example\.org/v1"):
         make_judge(None, manifest_judge=manifest, env=env, session=object())
     # The flag overrides the manifest: the user named the judge.
-    assert make_judge("https://judge.example.org/v1", manifest_judge=manifest, env=env,
-                      session=object()).info.endpoint == "https://judge.example.org/v1"
+    assert (
+        make_judge(
+            "https://judge.example.org/v1", manifest_judge=manifest, env=env, session=object()
+        ).info.endpoint
+        == "https://judge.example.org/v1"
+    )
 
 
 async def test_a_manifest_may_choose_openai_which_goes_where_the_environment_says(
@@ -161,11 +187,19 @@ async def test_a_manifest_may_choose_openai_which_goes_where_the_environment_say
 
 
 def test_a_manifest_openai_without_a_base_url_goes_to_the_official_host() -> None:
-    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m", backend="openai"),
-                       env={"OPENAI_API_KEY": CANARY}, session=object())
+    judge = make_judge(
+        None,
+        manifest_judge=JudgeDefaults(model="m", backend="openai"),
+        env={"OPENAI_API_KEY": CANARY},
+        session=object(),
+    )
     assert judge.info.endpoint == "https://api.openai.com/v1"
-    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m", backend="anthropic"),
-                       env={"ANTHROPIC_API_KEY": CANARY}, session=object())
+    judge = make_judge(
+        None,
+        manifest_judge=JudgeDefaults(model="m", backend="anthropic"),
+        env={"ANTHROPIC_API_KEY": CANARY},
+        session=object(),
+    )
     assert judge.info.endpoint == "https://api.anthropic.com"
 
 
@@ -182,8 +216,11 @@ def echoing_judge(key: str, *, anthropic: bool):
 
     def error_body(status: int) -> Raw:
         message = f"upstream refused key {key} ({masked})"
-        body = {"type": "error", "error": {"type": "api_error", "message": message}} if anthropic else {
-            "error": {"message": message, "type": "server_error"}}
+        body = (
+            {"type": "error", "error": {"type": "api_error", "message": message}}
+            if anthropic
+            else {"error": {"message": message, "type": "server_error"}}
+        )
         return Raw(status=status, body=body)
 
     def respond(body: dict) -> str | Raw:
@@ -216,8 +253,21 @@ async def test_a_key_echoed_by_the_judge_is_written_nowhere(
     battery = write_battery(work, t1=False)
     answers = answers_file(work, "error", "malformed", "always")
     out = work / "results.jsonl"
-    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--cache",
-            str(work / "cache" / "replies.sqlite"), "--retries", "2", "--concurrency", "1", *judge]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(out),
+        "--cache",
+        str(work / "cache" / "replies.sqlite"),
+        "--retries",
+        "2",
+        "--concurrency",
+        "1",
+        *judge,
+    ]
     assert await run(argv) == 1  # the `always` answer ended in error
     assert server.rejections == [] and len(server.requests) == 3 + 2 + 3  # the key was accepted
 
@@ -249,8 +299,9 @@ async def test_a_cached_reply_holding_a_key_is_scrubbed_when_served(tmp_path: Pa
         (first,), _ = await grade(battery, server.url, answers, tmp_path / "r1.jsonl", cache=cache)
     assert secret in first.reason  # nobody said it was a key
     with ReplyCache(tmp_path / "cache.sqlite") as cache:
-        (again,), _ = await grade(battery, server.url, answers, tmp_path / "r2.jsonl", cache=cache,
-                                  env={"OPENAI_API_KEY": secret})
+        (again,), _ = await grade(
+            battery, server.url, answers, tmp_path / "r2.jsonl", cache=cache, env={"OPENAI_API_KEY": secret}
+        )
     assert again.attempts[0].cache_hit and server.calls == 1
     assert again.reason == f"fine; the server saw {REDACTED}"
     assert secret not in (tmp_path / "r2.jsonl").read_text()
@@ -260,8 +311,10 @@ async def test_a_cached_reply_holding_a_key_is_scrubbed_when_served(tmp_path: Pa
 
 
 def test_key_shaped_words_are_cut_but_ordinary_words_kept() -> None:
-    text = ("sent sk-abc1****wxyz, sk-proj-Zx81kq0, key_9f8e7d6c5b and api-A1B2C3D4E5; "
-            "the key_points, a key-value store, an api-compatible server and task-1234567 stay")
+    text = (
+        "sent sk-abc1****wxyz, sk-proj-Zx81kq0, key_9f8e7d6c5b and api-A1B2C3D4E5; "
+        "the key_points, a key-value store, an api-compatible server and task-1234567 stay"
+    )
     assert scrub(text) == (
         f"sent {REDACTED}, {REDACTED}, {REDACTED} and {REDACTED}; "
         "the key_points, a key-value store, an api-compatible server and task-1234567 stay"

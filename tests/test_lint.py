@@ -79,10 +79,15 @@ def test_all_warnings_in_one_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_errors_and_warnings_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST, "memos.policy": POLICY, "a.rubric": RUBRIC,
-        "b.rubric": 'question h04 {\n  prompt "p"\n  glod "g"\n}\n',
-    })
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST,
+            "memos.policy": POLICY,
+            "a.rubric": RUBRIC,
+            "b.rubric": 'question h04 {\n  prompt "p"\n  glod "g"\n}\n',
+        },
+    )
     assert main(["lint", "bat"]) == 2
     out, err = capsys.readouterr()
     errors = textwrap.dedent("""\
@@ -100,9 +105,14 @@ def test_errors_and_warnings_together(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_t1_off_for_the_battery_silences_the_t1_warning(tmp_path: Path) -> None:
-    battery = write_battery(tmp_path, {
-        "battery.yaml": MANIFEST + "    t1: false\n", "memos.policy": "S1: x\n", "a.rubric": RUBRIC,
-    })
+    battery = write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST + "    t1: false\n",
+            "memos.policy": "S1: x\n",
+            "a.rubric": RUBRIC,
+        },
+    )
     problems = [(p.severity, p.line, p.message) for p in lint_battery(battery)]
     assert problems == [
         ("warning", 4, "accepted variant equals the gold answer"),
@@ -112,9 +122,13 @@ def test_t1_off_for_the_battery_silences_the_t1_warning(tmp_path: Path) -> None:
 
 def test_one_of_each_is_counted_in_singular(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST, "memos.policy": "S1: x\nS1: y\n",
-        "a.rubric": 'question q {\n  prompt "p"\n  gold "g"\n}\n',
-    })
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST,
+            "memos.policy": "S1: x\nS1: y\n",
+            "a.rubric": 'question q {\n  prompt "p"\n  gold "g"\n}\n',
+        },
+    )
     assert main(["lint", "bat"]) == 2
     assert capsys.readouterr().out.splitlines()[-1] == "1 error, 1 warning"

@@ -72,8 +72,19 @@ def llama_url(tmp_path_factory) -> Iterator[str]:
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
-        "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(_gguf()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "2",
     ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -106,8 +117,9 @@ async def test_openai_judge_against_llama_server(llama_url):
         Message("user", "-- CANDIDATE ANSWER --\nParis is the capital of France."),
     ]
     async with aiohttp.ClientSession() as session:
-        judge = OpenAIJudge(JudgeParams(model="smollm2", max_tokens=24), session=session,
-                            base_url=llama_url, timeout=60)
+        judge = OpenAIJudge(
+            JudgeParams(model="smollm2", max_tokens=24), session=session, base_url=llama_url, timeout=60
+        )
         completion = await judge.complete(messages)
     assert isinstance(completion.content, str)
     assert completion.tokens.prompt > 0 and completion.tokens.completion <= 24
@@ -150,11 +162,28 @@ def test_grade_through_llama_server(llama_url, tmp_path, capsys):
         encoding="utf-8",
     )
     out = tmp_path / "results.jsonl"
-    status = main([
-        "grade", str(battery), "--answers", str(answers), "--out", str(out), "--judge", llama_url,
-        "--model", "smollm2", "--no-cache", "--concurrency", "1", "--retries", "2", "--timeout", "120",
-        "--json",
-    ])
+    status = main(
+        [
+            "grade",
+            str(battery),
+            "--answers",
+            str(answers),
+            "--out",
+            str(out),
+            "--judge",
+            llama_url,
+            "--model",
+            "smollm2",
+            "--no-cache",
+            "--concurrency",
+            "1",
+            "--retries",
+            "2",
+            "--timeout",
+            "120",
+            "--json",
+        ]
+    )
     captured = capsys.readouterr()
     assert status == 0, captured.err
 

@@ -19,7 +19,9 @@ def test_new_battery_compiles_lints_clean_and_calibrates_at_100(
     assert main(["new", "my-bench", "--dir", str(tmp_path)]) == 0
     folder = tmp_path / "my-bench"
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [
-        "battery.yaml", "my-bench.policy", "questions/my-bench.rubric"
+        "battery.yaml",
+        "my-bench.policy",
+        "questions/my-bench.rubric",
     ]
     assert f"created {folder}/" in capsys.readouterr().out
 
@@ -36,7 +38,7 @@ def test_new_battery_compiles_lints_clean_and_calibrates_at_100(
     assert [rule.id for rule in battery.policies] == ["S1", "S2", "S3"]
     # S2 is written over two lines: the continuation is joined with one space.
     assert battery.policies[1].text == (
-        'S2: A premise rejection that names the actual mechanism is judged on substance; '
+        "S2: A premise rejection that names the actual mechanism is judged on substance; "
         'a bare "cannot determine" fails.'
     )
 

@@ -109,8 +109,11 @@ def test_grade_resume_refuses_a_file_that_holds_no_results(grading: tuple[Path, 
     err = refused(argv, capsys, notes)
     assert f"--out {notes} exists and is not a results file written by tabench; refusing to append" in err
     manifest = battery / "battery.yaml"
-    refused(["grade", str(battery), "--answers", str(answers), "--out", str(manifest), "--resume"],
-            capsys, manifest)
+    refused(
+        ["grade", str(battery), "--answers", str(answers), "--out", str(manifest), "--resume"],
+        capsys,
+        manifest,
+    )
 
 
 def test_grade_resume_appends_to_its_own_results(grading: tuple[Path, Path], capsys) -> None:
@@ -179,4 +182,3 @@ def test_new_refuses_a_name_taken_by_a_dangling_link(tmp_path: Path, capsys) -> 
     err = refused(["new", "bench", "--dir", str(tmp_path)], capsys)
     assert "bench already exists; tabench new never overwrites" in err
     assert not (tmp_path / "elsewhere").exists()
-

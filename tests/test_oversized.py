@@ -70,8 +70,21 @@ async def test_an_answer_over_the_limit_is_not_sent_and_ends_adjudicate(
         ("d", "h02", "7311 " * 20),  # holds the gold, but T1 is not tried on an oversized answer
     )
     out = work / "results.jsonl"
-    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--no-cache",
-            "--judge", server.url, "--model", "m", "--max-answer-bytes", "64"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(out),
+        "--no-cache",
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--max-answer-bytes",
+        "64",
+    ]
     assert await run(argv) == 0  # adjudicate is an outcome, not an error
     assert [user_content(r).rsplit("\n", 1)[-1] for r in server.requests] == [at_limit]
     by_system = {r.system: r for r in iter_records(out)}
@@ -110,8 +123,19 @@ async def test_the_default_limit_applies_without_the_flag(
     limit = MAX_ANSWER_BYTES
     answers = answers_file(work, ("a", "h03", "x" * limit), ("b", "h03", "x" * (limit + 1)))
     out = work / "results.jsonl"
-    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--no-cache",
-            "--judge", server.url, "--model", "m"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(out),
+        "--no-cache",
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+    ]
     assert await run(argv) == 0
     assert server.calls == 1
     assert {r.system: r.cause for r in iter_records(out)} == {"a": None, "b": "oversized"}
@@ -121,8 +145,18 @@ def test_grading_workers_apply_the_limit(work: Path, capsys: pytest.CaptureFixtu
     battery = write_battery(work)
     answers = answers_file(work, ("a", "h03", "blue"), ("b", "h03", "a much longer answer"))
     out = work / "results.jsonl"
-    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--workers", "2",
-            "--max-answer-bytes", "8"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--max-answer-bytes",
+        "8",
+    ]
     assert main(argv) == 0
     assert {r.system: r.cause for r in iter_records(out)} == {"a": None, "b": "oversized"}
 
@@ -191,22 +225,25 @@ async def test_a_reply_over_64_kib_gets_the_format_re_ask_and_is_kept_cut(
     server = await judge_server([long_reply, PASS])
     battery = compiled_battery(tmp_path, t1=False)
     with ReplyCache(tmp_path / "cache.sqlite") as cache:
-        (record,), _ = await grade(battery, server.url, [Answer("a", "h03", "blue")], tmp_path / "r.jsonl",
-                                   cache=cache)
+        (record,), _ = await grade(
+            battery, server.url, [Answer("a", "h03", "blue")], tmp_path / "r.jsonl", cache=cache
+        )
     assert record.verdict == "pass" and [a.kind for a in record.attempts] == ["first", "format"]
     first = record.attempts[0]
     assert first.raw == long_reply[:MAX_REPLY_BYTES] + REPLY_CUT_MARK
     # The cache holds the cut reply too: a rerun replays the same sequence without a call.
     with ReplyCache(tmp_path / "cache.sqlite") as cache:
-        (again,), _ = await grade(battery, server.url, [Answer("a", "h03", "blue")], tmp_path / "r2.jsonl",
-                                  cache=cache)
+        (again,), _ = await grade(
+            battery, server.url, [Answer("a", "h03", "blue")], tmp_path / "r2.jsonl", cache=cache
+        )
     assert server.calls == 2 and [a.raw for a in again.attempts] == [a.raw for a in record.attempts]
 
 
 async def test_two_long_replies_end_adjudicate_malformed(tmp_path: Path, judge_server) -> None:
     server = await judge_server([padded(PASS, 70_000)])
-    (record,), _ = await grade(compiled_battery(tmp_path, t1=False), server.url, [Answer("a", "h03", "blue")],
-                               tmp_path / "r.jsonl")
+    (record,), _ = await grade(
+        compiled_battery(tmp_path, t1=False), server.url, [Answer("a", "h03", "blue")], tmp_path / "r.jsonl"
+    )
     assert (record.verdict, record.cause) == ("adjudicate", "malformed")
     assert record.reason == "malformed reply twice: reply over 65536 bytes"
 
@@ -218,8 +255,9 @@ async def test_an_endless_body_is_read_no_further_than_the_cap(judge_server, htt
     if wire == "openai":
         judge = OpenAIJudge(params, session=http_session, base_url=server.url, timeout=10)
     else:
-        judge = AnthropicJudge(params, session=http_session, api_key="k", base_url=server.anthropic_url,
-                               timeout=10)
+        judge = AnthropicJudge(
+            params, session=http_session, api_key="k", base_url=server.anthropic_url, timeout=10
+        )
     completion = await judge.complete([Message("system", "grade"), Message("user", "blue")])
     assert len(completion.content) == MAX_BODY_BYTES + 1  # the read stopped there, long before 10 s
     assert decode_reply(completion.content).problem == "reply over 65536 bytes"
@@ -229,8 +267,9 @@ async def test_a_compressed_body_is_capped_as_it_unpacks(judge_server, http_sess
     body = json.dumps({"choices": [{"message": {"content": "x" * (20 * MAX_BODY_BYTES)}}]}).encode()
     packed = gzip.compress(body)
     assert len(packed) < MAX_BODY_BYTES // 10
-    server = await judge_server([Raw(body=packed, headers={"content-type": "application/json",
-                                                           "content-encoding": "gzip"})])
+    server = await judge_server(
+        [Raw(body=packed, headers={"content-type": "application/json", "content-encoding": "gzip"})]
+    )
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=10)
     completion = await judge.complete([Message("system", "grade"), Message("user", "blue")])
     assert len(completion.content) == MAX_BODY_BYTES + 1 and completion.content.startswith('{"choices"')

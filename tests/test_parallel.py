@@ -72,7 +72,13 @@ def outcome(path: Path) -> dict[tuple[str, str], tuple]:
     assert len(keys) == len(set(keys)), "an answer recorded twice"
     return {
         (r.system, r.question): (
-            r.tier, r.verdict, r.cause, r.reason, r.facets, r.warnings, r.answer,
+            r.tier,
+            r.verdict,
+            r.cause,
+            r.reason,
+            r.facets,
+            r.warnings,
+            r.answer,
             [(a.kind, a.raw, a.transport_retries, a.error) for a in r.attempts],
         )
         for r in records
@@ -87,8 +93,22 @@ async def test_two_workers_record_what_one_process_records(tmp_path: Path, judge
     answers = write_answers(tmp_path, 70)
     responder = Scripted()
     server = await judge_server(responder)
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
-            "--no-cache", "--retries", "1", "--concurrency", "6", "--json"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--no-cache",
+        "--retries",
+        "1",
+        "--concurrency",
+        "6",
+        "--json",
+    ]
     assert await asyncio.to_thread(main, [*argv, "--out", "one.jsonl"]) == 1  # the n % 7 == 6 errors
     one = outcome(tmp_path / "one.jsonl")
     calls = server.calls
@@ -190,8 +210,19 @@ async def test_workers_share_the_reply_cache(tmp_path: Path, judge_server, monke
     battery = write_battery(tmp_path, t1=False)
     answers = write_answers(tmp_path, 30)
     server = await judge_server(slow_judge)
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
-            "--workers", "2", "--json"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--workers",
+        "2",
+        "--json",
+    ]
     assert await asyncio.to_thread(main, [*argv, "--out", "first.jsonl"]) == 0
     assert server.calls == 30
     assert await asyncio.to_thread(main, [*argv, "--out", "again.jsonl"]) == 0
@@ -209,8 +240,19 @@ async def test_refused_key_stops_every_worker_without_leaking_it(
     server = await judge_server([Fault.UNAUTHORIZED])
     battery = write_battery(tmp_path, t1=False)
     answers = write_answers(tmp_path, 30)
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m",
-            "--workers", "2", "--no-cache"]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--workers",
+        "2",
+        "--no-cache",
+    ]
     assert await asyncio.to_thread(main, argv) == 1
     out, err = capsys.readouterr()
     assert "the judge refused the request" in err and "401" in err
@@ -230,8 +272,9 @@ def test_a_worker_process_never_imports_the_cli() -> None:
         "import json, sys; from tabench_dsl.grading.parallel.worker import main; main(); "
         "sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.startswith('tabench_dsl'))))"
     )
-    done = subprocess.run([sys.executable, "-c", script], input="", capture_output=True,
-                          text=True, check=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], input="", capture_output=True, text=True, check=True, timeout=60
+    )
     modules = json.loads(done.stderr.strip().splitlines()[-1])  # data read as data, never run
     assert "tabench_dsl.grading.loop" in modules and "tabench_dsl.grading.runner" in modules
     assert [m for m in modules if m.startswith("tabench_dsl.cli")] == []

@@ -47,10 +47,14 @@ SPEC_EXAMPLE = '''\
 
 def test_spec_example_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST, "memos.policy": "S1: Answer from the memos.\n",
-        "questions/h.rubric": SPEC_EXAMPLE,
-    })
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST,
+            "memos.policy": "S1: Answer from the memos.\n",
+            "questions/h.rubric": SPEC_EXAMPLE,
+        },
+    )
     battery = load_battery("bat")
     path = "bat/questions/h.rubric"
 
@@ -78,8 +82,16 @@ def test_spec_example_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             ),
             t1=False,
             field_pos={
-                "prompt": at(3), "gold": at(4), "accept": at(5), "accept.0": at(5), "trap": at(6),
-                "structure": at(7), "scoring": at(8), "facet": at(12), "exemplar": at(14), "t1": at(17),
+                "prompt": at(3),
+                "gold": at(4),
+                "accept": at(5),
+                "accept.0": at(5),
+                "trap": at(6),
+                "structure": at(7),
+                "scoring": at(8),
+                "facet": at(12),
+                "exemplar": at(14),
+                "t1": at(17),
             },
         ),
     )
@@ -169,9 +181,12 @@ def test_rubric_of_comments_only() -> None:
 
 def test_empty_optional_fields_count_as_not_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST, "memos.policy": "",
-        "questions/a.rubric": '''\
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST,
+            "memos.policy": "",
+            "questions/a.rubric": '''\
             question q {
               prompt "p"
               gold "g"
@@ -185,10 +200,15 @@ def test_empty_optional_fields_count_as_not_given(tmp_path: Path, monkeypatch: p
               t1 on
             }
             ''',
-    })
+        },
+    )
     (question,) = load_battery("bat").questions
     assert (question.accept, question.trap, question.structure, question.scoring, question.guide) == (
-        ("g2",), None, None, None, None,
+        ("g2",),
+        None,
+        None,
+        None,
+        None,
     )
     assert question.facets == (Facet("missing_minor", "order", Pos("bat/questions/a.rubric", 10, 3)),)
     assert question.t1 is True
@@ -197,10 +217,14 @@ def test_empty_optional_fields_count_as_not_given(tmp_path: Path, monkeypatch: p
 
 def test_guide_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST, "memos.policy": "",
-        "questions/a.rubric": 'question q {\n  prompt "p"\n  gold "g"\n  guide "be strict"\n}\n',
-    })
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST,
+            "memos.policy": "",
+            "questions/a.rubric": 'question q {\n  prompt "p"\n  gold "g"\n  guide "be strict"\n}\n',
+        },
+    )
     (question,) = load_battery("bat").questions
     assert (question.guide, question.facets) == ("be strict", ())
 
@@ -211,22 +235,29 @@ def test_rubric_files_in_pattern_then_sorted_order(tmp_path: Path, monkeypatch: 
     def block(*ids: str) -> str:
         return "".join(f'question {i} {{\n  prompt "p"\n  gold "g"\n}}\n' for i in ids)
 
-    write_battery(tmp_path, {
-        "battery.yaml": MANIFEST.replace("[questions/*.rubric]", "[intro.rubric, 'questions/**/*.rubric']"),
-        "memos.policy": "",
-        "intro.rubric": block("i1"),
-        "questions/b.rubric": block("b2", "b1"),
-        "questions/a.rubric": block("a1"),
-        "questions/deep/c.rubric": block("c1"),
-        "questions/notes.txt": "not a rubric",
-    })
+    write_battery(
+        tmp_path,
+        {
+            "battery.yaml": MANIFEST.replace(
+                "[questions/*.rubric]", "[intro.rubric, 'questions/**/*.rubric']"
+            ),
+            "memos.policy": "",
+            "intro.rubric": block("i1"),
+            "questions/b.rubric": block("b2", "b1"),
+            "questions/a.rubric": block("a1"),
+            "questions/deep/c.rubric": block("c1"),
+            "questions/notes.txt": "not a rubric",
+        },
+    )
     assert [q.id for q in load_battery("bat/battery.yaml").questions] == ["i1", "a1", "b2", "b1", "c1"]
 
 
 def test_manifest_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    battery = write_battery(tmp_path, {
-        "battery.yaml": """\
+    battery = write_battery(
+        tmp_path,
+        {
+            "battery.yaml": """\
             name: memos.v2_b
             scorer: scorers/mine    # a scorer folder beside the manifest
             policies: one.policy    # a single file is a list of one
@@ -238,9 +269,10 @@ def test_manifest_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
               max_tokens: 300
               backend: openai
             """,
-        "one.policy": "S1: x\n",
-        "q.rubric": 'question q { prompt "p"\n gold "g" }\n',
-    })
+            "one.policy": "S1: x\n",
+            "q.rubric": 'question q { prompt "p"\n gold "g" }\n',
+        },
+    )
     shutil.copytree(SPECS / "tabench-1.1", battery / "scorers" / "mine")
     loaded = load_battery(battery)
     assert (loaded.name, loaded.t1) == ("memos.v2_b", False)

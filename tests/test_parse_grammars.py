@@ -32,18 +32,63 @@ PATH = "r.rubric"
 
 # Whole field lines, right and wrong (rubric.py judges their names and shapes; both grammars take them).
 FIELD_LINES = [
-    'prompt "Which stages?"', 'gold "Four \\"stages\\", café \\u00e9"', 'accept ""', 't1 off', 'prompt',
-    'scoring """\n    All four;\n\n    three of four.\n    """', 'trap """one line"""', 'x y z',
-    'facet missing_minor "order"', 'exemplar partial "x" why "y" expect fail', 'gold "a" "b" c',
-    'guide "# not a comment { } {{ x }}"', 'exemplar question "x"', 'question "x"', 'gold "tab\there"',
-    'gold "x" # comment', 'gold """a"b""c"""', 'gold """\n  x\n  """ why "y"',
+    'prompt "Which stages?"',
+    'gold "Four \\"stages\\", café \\u00e9"',
+    'accept ""',
+    "t1 off",
+    "prompt",
+    'scoring """\n    All four;\n\n    three of four.\n    """',
+    'trap """one line"""',
+    "x y z",
+    'facet missing_minor "order"',
+    'exemplar partial "x" why "y" expect fail',
+    'gold "a" "b" c',
+    'guide "# not a comment { } {{ x }}"',
+    'exemplar question "x"',
+    'question "x"',
+    'gold "tab\there"',
+    'gold "x" # comment',
+    'gold """a"b""c"""',
+    'gold """\n  x\n  """ why "y"',
 ]
 IDS = ["q1", "a.b", "x-1", "question", "Ab_9", "é"]
 # Pieces of anything: keywords, quotes, braces, breaks, odd characters.
 PIECES = [
-    "question", " ", "\t", "\f", "\n", "\n", "\r\n", "\r", "{", "}", "# c", "#", "prompt", "gold", "t1",
-    "off", "why", '"x"', '"a\\"b"', '"bad\\q"', '"\\ud800"', '""', '"""', '"""a\n b"""', '"""\n  x\n  """',
-    '"""a""', '""""', '"open', "\u00a0", "-x", "q1", "é", "\v", "x#y", "\\",
+    "question",
+    " ",
+    "\t",
+    "\f",
+    "\n",
+    "\n",
+    "\r\n",
+    "\r",
+    "{",
+    "}",
+    "# c",
+    "#",
+    "prompt",
+    "gold",
+    "t1",
+    "off",
+    "why",
+    '"x"',
+    '"a\\"b"',
+    '"bad\\q"',
+    '"\\ud800"',
+    '""',
+    '"""',
+    '"""a\n b"""',
+    '"""\n  x\n  """',
+    '"""a""',
+    '""""',
+    '"open',
+    "\u00a0",
+    "-x",
+    "q1",
+    "é",
+    "\v",
+    "x#y",
+    "\\",
 ]
 
 
@@ -129,10 +174,15 @@ def test_positions_after_a_long_string() -> None:
     text = 'question a {\n  gold """\n    x\n      y""" why "z"\n  t1 off\n}\n'
     (question,) = _read_coarse(text, PATH).questions
     assert question.fields == (
-        Field("gold", (
-            Arg("string", "x\n  y", Pos(PATH, 2, 8)), Arg("word", "why", Pos(PATH, 4, 12)),
-            Arg("string", "z", Pos(PATH, 4, 16)),
-        ), Pos(PATH, 2, 3)),
+        Field(
+            "gold",
+            (
+                Arg("string", "x\n  y", Pos(PATH, 2, 8)),
+                Arg("word", "why", Pos(PATH, 4, 12)),
+                Arg("string", "z", Pos(PATH, 4, 16)),
+            ),
+            Pos(PATH, 2, 3),
+        ),
         Field("t1", (Arg("word", "off", Pos(PATH, 5, 6)),), Pos(PATH, 5, 3)),
     )
 

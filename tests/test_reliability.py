@@ -25,8 +25,16 @@ from tabench_dsl.grading.cache import ReplyCache
 
 #: Every fault the scripted server can play that a run must live through, plus a malformed reply.
 FAULTS: list[Fault | str] = [
-    Fault.RATE_LIMIT, Fault.ERROR_500, Fault.ERROR_503, Fault.OVERLOADED_529, Fault.RESET, Fault.HANG,
-    Fault.NON_JSON, Fault.TRUNCATED, Fault.EMPTY_CHOICES, "no verdict here, sorry",
+    Fault.RATE_LIMIT,
+    Fault.ERROR_500,
+    Fault.ERROR_503,
+    Fault.OVERLOADED_529,
+    Fault.RESET,
+    Fault.HANG,
+    Fault.NON_JSON,
+    Fault.TRUNCATED,
+    Fault.EMPTY_CHOICES,
+    "no verdict here, sorry",
 ]
 
 
@@ -112,8 +120,22 @@ async def test_canary_key_never_leaves_the_judge(
     lines = [*answers(20), Answer("x", "h03", f"dead {canary}?")]
     answers_path = tmp_path / "answers.jsonl"
     answers_path.write_bytes(b"".join(_line(a) for a in lines) + b'{"system": "k", "key": "' + b"x" + b'"}\n')
-    argv = ["grade", str(battery), "--answers", str(answers_path), "--judge", server.url, "--model", "m",
-            "--retries", "2", "--timeout", "5", "--cache", str(tmp_path / "c" / "cache.sqlite")]
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers_path),
+        "--judge",
+        server.url,
+        "--model",
+        "m",
+        "--retries",
+        "2",
+        "--timeout",
+        "5",
+        "--cache",
+        str(tmp_path / "c" / "cache.sqlite"),
+    ]
     status = await asyncio.to_thread(main, argv)
     out, err = capsys.readouterr()
     assert status == 1  # the dead answer ended in error, and one answer line was bad
@@ -152,7 +174,11 @@ async def test_cache_bytes_hold_no_key_after_faulted_run(tmp_path: Path, judge_s
     server = await judge_server([Fault.RATE_LIMIT, PASS], api_key=canary)
     with ReplyCache(tmp_path / "cache.sqlite") as cache:
         records, _ = await grade(
-            battery, server.url, [Answer("a", "h01", "x")], tmp_path / "r.jsonl", cache=cache,
+            battery,
+            server.url,
+            [Answer("a", "h01", "x")],
+            tmp_path / "r.jsonl",
+            cache=cache,
             env={"OPENAI_API_KEY": canary},
         )
     assert records[0].verdict == "pass" and server.rejections == []

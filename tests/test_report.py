@@ -26,21 +26,31 @@ def results(tmp_path: Path) -> Path:
 
 def answers_in(html: str) -> list[tuple[str, str, str]]:
     """(verdict, system, question) of each answer block, in page order."""
-    found = re.findall(r'<details class="answer" data-verdict="(\w+)" data-system="([^"]+)">'
-                       r"<summary>.*?</b> · ([\w.-]+) ", html)
+    found = re.findall(
+        r'<details class="answer" data-verdict="(\w+)" data-system="([^"]+)">'
+        r"<summary>.*?</b> · ([\w.-]+) ",
+        html,
+    )
     return [(v, s, q) for v, s, q in found]
 
 
 def test_report_has_totals_charts_and_answers_needing_a_reader_first(results: Path) -> None:
     html = render_report(load_run(results))
     assert html.startswith("<!doctype html>") and html.rstrip().endswith("</html>")
-    assert ('<tr><td class="l">agent-a</td><td>4</td><td>2</td><td>1</td><td>1</td><td>0</td><td>–</td>'
-            "<td>50.0%</td>") in html
+    assert (
+        '<tr><td class="l">agent-a</td><td>4</td><td>2</td><td>1</td><td>1</td><td>0</td><td>–</td>'
+        "<td>50.0%</td>"
+    ) in html
     assert html.count("<svg") == 2 and 'data-question="h03"' in html
     assert answers_in(html) == [
-        ("adjudicate", "agent-a", "h04"), ("adjudicate", "agent-b", "h02"), ("error", "agent-b", "h03"),
-        ("fail", "agent-a", "h03"), ("fail", "agent-b", "h04"),
-        ("pass", "agent-a", "h01"), ("pass", "agent-a", "h02"), ("pass", "agent-b", "h01"),
+        ("adjudicate", "agent-a", "h04"),
+        ("adjudicate", "agent-b", "h02"),
+        ("error", "agent-b", "h03"),
+        ("fail", "agent-a", "h03"),
+        ("fail", "agent-b", "h04"),
+        ("pass", "agent-a", "h01"),
+        ("pass", "agent-a", "h02"),
+        ("pass", "agent-b", "h01"),
     ]
     assert "All 8 answers" in html and "No battery given" in html
     assert "Facets observed: erroneous_assertion 2 · missing_minor 1</p>" in html
@@ -50,8 +60,10 @@ def test_report_has_totals_charts_and_answers_needing_a_reader_first(results: Pa
 
 def test_report_escapes_every_piece_of_record_text(tmp_path: Path) -> None:
     evil_system = '"><script>alert(1)</script>'
-    path = write_results(tmp_path / "run.jsonl", [
-        *small_results(), make_record(evil_system, "h01", "fail", answer="</pre></details><b>bold</b>")])
+    path = write_results(
+        tmp_path / "run.jsonl",
+        [*small_results(), make_record(evil_system, "h01", "fail", answer="</pre></details><b>bold</b>")],
+    )
     html = render_report(load_run(path))
     assert "<img" not in html and "window.__pwned=2</script>" not in html and "alert(1)</script>" not in html
     assert "&lt;img src=x onerror=&#34;window.__pwned=1&#34;&gt;" in html
@@ -66,17 +78,25 @@ def test_report_policy_allows_exactly_the_style_and_script_it_carries(results: P
     sources = dict(part.strip().split(" ", 1) for part in policy.split(";"))
     style = re.search(r"<style>(.*?)</style>", page, re.S)[1]
     script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
-    assert sources == {"default-src": "'none'", "img-src": "data:", "style-src": csp_source(style),
-                       "script-src": csp_source(script)}
+    assert sources == {
+        "default-src": "'none'",
+        "img-src": "data:",
+        "style-src": csp_source(style),
+        "script-src": csp_source(script),
+    }
     # The outcome colours are the charts' own, not a copy in the style sheet.
     assert all(f".{name}{{background:{colour}}}" in style for name, colour in COLOURS.items())
 
 
 def test_report_shows_control_and_bidi_characters_as_escapes(tmp_path: Path) -> None:
     bidi, esc = "agent\u202etxt.exe", "agent\x1b[2J"
-    path = write_results(tmp_path / "run\u202e.jsonl", [
-        make_record(bidi, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b\nline two"),
-        make_record(esc, "h02", "fail")])
+    path = write_results(
+        tmp_path / "run\u202e.jsonl",
+        [
+            make_record(bidi, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b\nline two"),
+            make_record(esc, "h02", "fail"),
+        ],
+    )
     html = render_report(load_run(path))
     assert "<b>agent&lt;U+202E&gt;txt.exe</b> · h01" in html and "<b>agent\\x1b[2J</b> · h02" in html
     assert "<pre>ok &lt;U+202E&gt;evil&lt;U+2066&gt; bell\\x07 \\x9b\nline two</pre>" in html
@@ -86,16 +106,21 @@ def test_report_shows_control_and_bidi_characters_as_escapes(tmp_path: Path) -> 
     assert f'<option value="{bidi}">agent&lt;U+202E&gt;txt.exe</option>' in html
     assert f'data-system="{bidi}"' in html
     shown_text = re.sub(r'(value|data-system)="[^"]*"', "", html)
-    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]",
-                         shown_text)
+    assert not re.search(
+        "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]", shown_text
+    )
 
 
 def test_a_large_run_is_cut_and_says_so(results: Path) -> None:
     html = render_report(load_run(results), max_answers=3)
     assert answers_in(html) == [
-        ("adjudicate", "agent-a", "h04"), ("adjudicate", "agent-b", "h02"), ("error", "agent-b", "h03")]
-    assert ("Showing 3 of 8 answers: adjudicate, error and fail first, then pass, taken evenly from every "
-            "system.") in html
+        ("adjudicate", "agent-a", "h04"),
+        ("adjudicate", "agent-b", "h02"),
+        ("error", "agent-b", "h03"),
+    ]
+    assert (
+        "Showing 3 of 8 answers: adjudicate, error and fail first, then pass, taken evenly from every system."
+    ) in html
     # Within a verdict, the cut takes from every system in turn, then shows them grouped by system.
     html = render_report(load_run(results), max_answers=5)
     assert answers_in(html)[3:] == [("fail", "agent-a", "h03"), ("fail", "agent-b", "h04")]
@@ -107,15 +132,34 @@ def test_a_large_run_is_cut_and_says_so(results: Path) -> None:
 def test_decisions_and_prompts_appear_with_a_battery(tmp_path: Path) -> None:
     battery = write_battery(tmp_path / "battery")
     compiled = compile_battery_at(battery)
-    stamped = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
-               for r in small_results()]
+    stamped = [
+        msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+        for r in small_results()
+    ]
     path = write_results(tmp_path / "run.jsonl", stamped)
-    append_decision(path.with_name("run.decisions.jsonl"), Decision(
-        system="agent-a", question="h04", verdict="pass", prompt_sha256=compiled.questions["h04"].sha256,
-        reviewer="ana", time="2026-11-29T14:00:00Z", note="same <meaning>"))
-    append_decision(path.with_name("run.decisions.jsonl"), Decision(
-        system="agent-b", question="h02", verdict="fail", prompt_sha256=sha("old"), reviewer="bo",
-        time="2026-11-29T14:01:00Z"))
+    append_decision(
+        path.with_name("run.decisions.jsonl"),
+        Decision(
+            system="agent-a",
+            question="h04",
+            verdict="pass",
+            prompt_sha256=compiled.questions["h04"].sha256,
+            reviewer="ana",
+            time="2026-11-29T14:00:00Z",
+            note="same <meaning>",
+        ),
+    )
+    append_decision(
+        path.with_name("run.decisions.jsonl"),
+        Decision(
+            system="agent-b",
+            question="h02",
+            verdict="fail",
+            prompt_sha256=sha("old"),
+            reviewer="bo",
+            time="2026-11-29T14:01:00Z",
+        ),
+    )
     html = render_report(load_run(path, battery=battery))
     assert '<span class="badge pass human">human pass</span>' in html
     assert "Decided pass by ana at 2026-11-29T14:00:00Z – same &lt;meaning&gt;" in html

@@ -137,9 +137,20 @@ def test_bad_result_lines_are_reported(tmp_path: Path) -> None:
 def test_light_records_count_what_records_count_without_the_texts(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     attempts = [Attempt("first", "not json", tokens=Tokens(5, 2)), Attempt("format", None, error="boom")]
-    full = Record("b", "q2", "t2", "adjudicate", "malformed twice", "sha2", JUDGE, answer="long answer",
-                  facets={"names_all_required": True}, cause="malformed", attempts=attempts,
-                  injection_suspect=True)
+    full = Record(
+        "b",
+        "q2",
+        "t2",
+        "adjudicate",
+        "malformed twice",
+        "sha2",
+        JUDGE,
+        answer="long answer",
+        facets={"names_all_required": True},
+        cause="malformed",
+        attempts=attempts,
+        injection_suspect=True,
+    )
     with ResultsWriter(path) as w:
         w.write(rec("q1"))
         w.write(full)
@@ -151,14 +162,22 @@ def test_light_records_count_what_records_count_without_the_texts(tmp_path: Path
     assert problems == _problems(iter_records, path)
     assert len(problems) == 1 and problems[0].startswith(f"{path}:2: not a result record")
     assert [(r.system, r.question, r.verdict) for r in light] == [
-        ("a", "q1", "pass"), ("b", "q2", "adjudicate"), ("a", "q3", "fail")
+        ("a", "q1", "pass"),
+        ("b", "q2", "adjudicate"),
+        ("a", "q3", "fail"),
     ]
     got = light[1]
     assert (got.answer, got.reason, got.cause, got.facets, got.injection_suspect, got.judge) == (
-        "", "", "malformed", {"names_all_required": True}, True, JUDGE
+        "",
+        "",
+        "malformed",
+        {"names_all_required": True},
+        True,
+        JUDGE,
     )
     assert [(a.kind, a.raw, a.error, a.tokens) for a in got.attempts] == [
-        ("first", "", None, Tokens(5, 2)), ("format", None, "", Tokens())
+        ("first", "", None, Tokens(5, 2)),
+        ("format", None, "", Tokens()),
     ]
     assert light[0].judge is light[2].judge  # repeated values are shared
 

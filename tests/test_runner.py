@@ -245,7 +245,8 @@ async def test_rerun_replays_a_reask_from_its_own_cache_entry(tmp_path: Path, ju
     # the rerun replays malformed-then-pass, not malformed twice.
     assert first.verdict == again.verdict == "pass" and server.calls == 2
     assert [(a.kind, a.raw, a.cache_hit) for a in again.attempts] == [
-        ("first", MALFORMED, True), ("format", PASS, True)
+        ("first", MALFORMED, True),
+        ("format", PASS, True),
     ]
 
 
@@ -261,8 +262,13 @@ async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Pa
     recorded.write_bytes(b"")
     out = tmp_path / "r.jsonl"
     with ResultsWriter(out) as writer:
-        grader = Grader(compiled_battery(tmp_path), ReplayJudge(recorded), writer=writer,
-                        policy=fast_policy(), env={"OPENAI_API_KEY": secret})
+        grader = Grader(
+            compiled_battery(tmp_path),
+            ReplayJudge(recorded),
+            writer=writer,
+            policy=fast_policy(),
+            env={"OPENAI_API_KEY": secret},
+        )
         await grader.run([Answer("a", "h03", "azure")])
     (record,) = iter_records(out)
     assert record.verdict == "error" and record.reason == record.attempts[0].error

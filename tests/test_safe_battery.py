@@ -46,10 +46,17 @@ SHIPPED = Path(__file__).resolve().parent.parent / "specs" / "tabench-1.1"
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The working folder: a clean battery at `bat/`, secrets at `.env` and `shared/secret.rubric`."""
     monkeypatch.chdir(tmp_path)
-    write(tmp_path, {
-        "bat/battery.yaml": MANIFEST, "bat/memos.policy": POLICY, "bat/questions/a.rubric": RUBRIC,
-        ".env": SECRET, "shared/secret.rubric": SECRET, "shared/extra.policy": "S9: Be brief.\n",
-    })
+    write(
+        tmp_path,
+        {
+            "bat/battery.yaml": MANIFEST,
+            "bat/memos.policy": POLICY,
+            "bat/questions/a.rubric": RUBRIC,
+            ".env": SECRET,
+            "shared/secret.rubric": SECRET,
+            "shared/extra.policy": "S9: Be brief.\n",
+        },
+    )
     return tmp_path
 
 
@@ -88,35 +95,40 @@ OUTSIDE_CASES = {
         bat/battery.yaml:3:26: policy file '../.env' is outside the battery folder
             policies: [memos.policy, ../.env]
                                      ^
-        """),
+        """,
+    ),
     "policy by absolute path": (
         "policies: [memos.policy, ROOT/.env]",
         """\
         bat/battery.yaml:3:26: policy file 'ROOT/.env' is outside the battery folder
             policies: [memos.policy, ROOT/.env]
                                      ^
-        """),
+        """,
+    ),
     "rubric pattern above the folder": (
         "rubrics: [questions/*.rubric, ../shared/*.rubric]",
         """\
         bat/battery.yaml:4:31: rubric pattern '../shared/*.rubric' reaches outside the battery folder
             rubrics: [questions/*.rubric, ../shared/*.rubric]
                                           ^
-        """),
+        """,
+    ),
     "rubric pattern over the whole disk": (
         "rubrics: [questions/*.rubric, /**/*.rubric]",
         """\
         bat/battery.yaml:4:31: rubric pattern '/**/*.rubric' reaches outside the battery folder
             rubrics: [questions/*.rubric, /**/*.rubric]
                                           ^
-        """),
+        """,
+    ),
     "scorer folder outside": (
         "scorer: ../scorer",
         """\
         bat/battery.yaml:2:9: scorer folder '../scorer' is outside the battery folder
             scorer: ../scorer
                     ^
-        """),
+        """,
+    ),
 }
 
 
@@ -126,9 +138,7 @@ def test_a_file_outside_the_battery_is_an_error_at_its_manifest_line(root: Path,
     line, expected = OUTSIDE_CASES[case]
     line = line.replace("ROOT", str(root))
     key = line.split(":")[0]
-    manifest = "".join(
-        (line if old.startswith(key + ":") else old) + "\n" for old in MANIFEST.splitlines()
-    )
+    manifest = "".join((line if old.startswith(key + ":") else old) + "\n" for old in MANIFEST.splitlines())
     shutil.copytree(SHIPPED, root / "scorer")
     write(root, {"bat/battery.yaml": manifest, "scorer/user.j2": SECRET})
     expected = textwrap.dedent(expected).replace("ROOT", str(root)) + OUTSIDE_HINT
@@ -143,16 +153,22 @@ def test_a_symlink_out_of_the_battery_is_refused_and_never_shown(root: Path, cap
     (root / "bat/rules.policy").symlink_to(root / ".env")
     (root / "bat/questions/z.rubric").symlink_to(root / "shared/secret.rubric")
     write(root, {"bat/battery.yaml": MANIFEST.replace("[memos.policy]", "[memos.policy, rules.policy]")})
-    expected = textwrap.dedent("""\
+    expected = (
+        textwrap.dedent("""\
         bat/battery.yaml:3:26: policy file 'rules.policy' is outside the battery folder
             policies: [memos.policy, rules.policy]
                                      ^
-        """) + OUTSIDE_HINT + "\n" + textwrap.dedent("""\
+        """)
+        + OUTSIDE_HINT
+        + "\n"
+        + textwrap.dedent("""\
         bat/battery.yaml:4:11: rubric pattern 'questions/*.rubric' matches 'questions/z.rubric', outside the \
 battery folder
             rubrics: [questions/*.rubric]
                       ^
-        """) + OUTSIDE_HINT
+        """)
+        + OUTSIDE_HINT
+    )
     assert errors_of() == expected
     lint, compiled = lint_and_compile([], capsys)
     assert lint == (2, expected + "\n2 errors, 0 warnings\n", "")
@@ -168,10 +184,13 @@ def test_a_symlink_inside_the_battery_is_followed(root: Path) -> None:
 
 
 def test_allow_dir_lets_the_battery_read_that_folder_only(root: Path, capsys) -> None:
-    write(root, {
-        "bat/battery.yaml": MANIFEST.replace("[memos.policy]", "[memos.policy, ../shared/extra.policy]"),
-        "shared/secret.rubric": RUBRIC.replace("h02", "h03"),
-    })
+    write(
+        root,
+        {
+            "bat/battery.yaml": MANIFEST.replace("[memos.policy]", "[memos.policy, ../shared/extra.policy]"),
+            "shared/secret.rubric": RUBRIC.replace("h02", "h03"),
+        },
+    )
     battery = load_battery("bat", allow_dirs=["shared"])
     assert [rule.text for rule in battery.policies] == ["S1: Answer from the memos only.", "S9: Be brief."]
 
@@ -182,11 +201,15 @@ def test_allow_dir_lets_the_battery_read_that_folder_only(root: Path, capsys) ->
 
     # Another folder stays closed, and the message says the allowed ones were looked at.
     write(root, {"bat/battery.yaml": MANIFEST.replace("[memos.policy]", "[../shared/extra.policy, ../.env]")})
-    assert errors_of(allow_dirs=["shared"]) == textwrap.dedent("""\
+    assert (
+        errors_of(allow_dirs=["shared"])
+        == textwrap.dedent("""\
         bat/battery.yaml:3:36: policy file '../.env' is outside the battery folder and the allowed folders
             policies: [../shared/extra.policy, ../.env]
                                                ^
-        """) + OUTSIDE_HINT
+        """)
+        + OUTSIDE_HINT
+    )
 
 
 def test_allow_dir_must_name_a_folder(root: Path, capsys) -> None:
@@ -194,11 +217,18 @@ def test_allow_dir_must_name_a_folder(root: Path, capsys) -> None:
     assert capsys.readouterr().err == "tabench: error: --allow-dir nowhere: no such folder\n"
 
 
-@pytest.mark.parametrize("argv", [
-    ["compile", "bat"], ["lint", "bat"], ["grade", "bat", "--answers", "a.jsonl"], ["calibrate", "bat"],
-    ["view", "r.jsonl", "--battery", "bat"], ["report", "r.jsonl", "--html", "r.html", "--battery", "bat"],
-    ["adjudicate", "r.jsonl", "--battery", "bat"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compile", "bat"],
+        ["lint", "bat"],
+        ["grade", "bat", "--answers", "a.jsonl"],
+        ["calibrate", "bat"],
+        ["view", "r.jsonl", "--battery", "bat"],
+        ["report", "r.jsonl", "--html", "r.html", "--battery", "bat"],
+        ["adjudicate", "r.jsonl", "--battery", "bat"],
+    ],
+)
 def test_every_command_that_loads_a_battery_takes_allow_dir(argv: list[str]) -> None:
     full = [*argv, "--allow-dir", "one", "--allow-dir", "two"]
     assert build_parser(full).parse_args(full).allow_dirs == [Path("one"), Path("two")]
@@ -234,7 +264,8 @@ def test_a_device_is_refused(root: Path) -> None:
     (root / "bat/null.policy").symlink_to("/dev/null")
     write(root, {"bat/battery.yaml": MANIFEST.replace("[memos.policy]", "[memos.policy, null.policy]")})
     assert errors_of(allow_dirs=["/dev"]).startswith(
-        "bat/battery.yaml:3:26: policy file 'null.policy' is not a regular file\n")
+        "bat/battery.yaml:3:26: policy file 'null.policy' is not a regular file\n"
+    )
 
 
 def test_a_file_over_the_size_limit_is_refused(root: Path) -> None:
@@ -247,16 +278,20 @@ def test_a_file_over_the_size_limit_is_refused(root: Path) -> None:
 
 # -- Hostile spec text: a positioned error, never a traceback ---------------------------------------
 
+
 def test_a_byte_order_mark_is_not_text(root: Path, capsys) -> None:
     shutil.copytree(SHIPPED, root / "bat/scorer")
     bom = b"\xef\xbb\xbf"
-    write(root, {
-        "bat/battery.yaml": bom + MANIFEST.replace("tabench-1.1", "scorer").encode(),
-        "bat/memos.policy": bom + b"# House rules\n" + POLICY.encode(),
-        "bat/questions/a.rubric": bom + RUBRIC.encode(),
-        "bat/scorer/scorer.yaml": bom + (SHIPPED / "scorer.yaml").read_bytes(),
-        "bat/scorer/system.j2": bom + (SHIPPED / "system.j2").read_bytes(),
-    })
+    write(
+        root,
+        {
+            "bat/battery.yaml": bom + MANIFEST.replace("tabench-1.1", "scorer").encode(),
+            "bat/memos.policy": bom + b"# House rules\n" + POLICY.encode(),
+            "bat/questions/a.rubric": bom + RUBRIC.encode(),
+            "bat/scorer/scorer.yaml": bom + (SHIPPED / "scorer.yaml").read_bytes(),
+            "bat/scorer/system.j2": bom + (SHIPPED / "system.j2").read_bytes(),
+        },
+    )
     battery = load_battery("bat")
     assert [rule.text for rule in battery.policies] == ["S1: Answer from the memos only."]
     assert battery.scorer.settings.name == "tabench-1.1"
@@ -266,23 +301,38 @@ def test_a_byte_order_mark_is_not_text(root: Path, capsys) -> None:
     assert capsys.readouterr().out.startswith("You are scoring ONE benchmark question")
 
 
-@pytest.mark.parametrize(("name", "content", "expected"), [
-    ("bat/questions/a.rubric", RUBRIC.replace("Recall", "Rec\xe9all").encode("latin-1"), """\
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        (
+            "bat/questions/a.rubric",
+            RUBRIC.replace("Recall", "Rec\xe9all").encode("latin-1"),
+            """\
         bat/questions/a.rubric:3:40: rubric file is not UTF-8 text (invalid continuation byte)
               gold "Four stages: Ingest, Index, Rec\\xe9all, Compact"
                                                    ^
-        hint: save the file as UTF-8"""),
-    ("bat/memos.policy", b"\xef\xbb\xbfS1: ok\nS2: caf\xe9\n", """\
+        hint: save the file as UTF-8""",
+        ),
+        (
+            "bat/memos.policy",
+            b"\xef\xbb\xbfS1: ok\nS2: caf\xe9\n",
+            """\
         bat/memos.policy:2:8: policy file is not UTF-8 text (invalid continuation byte)
             S2: caf\\xe9
                    ^
-        hint: save the file as UTF-8"""),
-    ("bat/battery.yaml", MANIFEST.encode() + b"# \xff\xfe\n", """\
+        hint: save the file as UTF-8""",
+        ),
+        (
+            "bat/battery.yaml",
+            MANIFEST.encode() + b"# \xff\xfe\n",
+            """\
         bat/battery.yaml:5:3: manifest is not UTF-8 text (invalid start byte)
             # \\xff\\xfe
               ^
-        hint: save the file as UTF-8"""),
-])
+        hint: save the file as UTF-8""",
+        ),
+    ],
+)
 def test_bytes_that_are_not_utf8_are_an_error_at_their_line(
     root: Path, capsys, name: str, content: bytes, expected: str
 ) -> None:
@@ -295,10 +345,13 @@ def test_bytes_that_are_not_utf8_are_an_error_at_their_line(
 
 
 def test_a_lone_surrogate_escape_is_an_error_in_lint_compile_and_grade(root: Path, capsys) -> None:
-    write(root, {
-        "bat/questions/a.rubric": RUBRIC.replace('Compact"\n  exemplar', 'Compact \\ud800"\n  exemplar'),
-        "answers.jsonl": '{"system": "s", "question": "h02", "answer": "Ingest"}\n',
-    })
+    write(
+        root,
+        {
+            "bat/questions/a.rubric": RUBRIC.replace('Compact"\n  exemplar', 'Compact \\ud800"\n  exemplar'),
+            "answers.jsonl": '{"system": "s", "question": "h02", "answer": "Ingest"}\n',
+        },
+    )
     expected = textwrap.dedent("""\
         bat/questions/a.rubric:3:53: lone surrogate escape '\\ud800' in string
               gold "Four stages: Ingest, Index, Recall, Compact \\ud800"
@@ -314,10 +367,16 @@ or the character itself""")
 
 
 def test_an_escaped_surrogate_pair_is_one_character(root: Path) -> None:
-    write(root, {"bat/questions/a.rubric": RUBRIC.replace("Compact\"\n  exemplar",
-                                                          'Compact \\ud83d\\ude00 \\\\ud800"\n  exemplar')})
+    write(
+        root,
+        {
+            "bat/questions/a.rubric": RUBRIC.replace(
+                'Compact"\n  exemplar', 'Compact \\ud83d\\ude00 \\\\ud800"\n  exemplar'
+            )
+        },
+    )
     (question,) = load_battery("bat").questions
-    assert question.gold == "Four stages: Ingest, Index, Recall, Compact \U0001F600 \\ud800"
+    assert question.gold == "Four stages: Ingest, Index, Recall, Compact \U0001f600 \\ud800"
 
 
 @pytest.mark.parametrize("depth", [500, 5000])
@@ -349,18 +408,27 @@ def test_a_lone_surrogate_in_scorer_settings_is_an_error_at_its_place(root: Path
     assert errors_of().splitlines()[0] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('name: "memos\\ud800"\n', """\
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'name: "memos\\ud800"\n',
+            """\
         bat/battery.yaml:1:7: lone surrogate escape in YAML text
             name: "memos\\ud800"
                   ^
-        hint: a \\uD800-\\uDFFF escape is half of a character; write the character itself"""),
-    ("name: &a [*a]\n", """\
+        hint: a \\uD800-\\uDFFF escape is half of a character; write the character itself""",
+        ),
+        (
+            "name: &a [*a]\n",
+            """\
         bat/battery.yaml:1:11: alias '*a' inside the collection it names
             name: &a [*a]
                       ^
-        hint: a value cannot contain itself"""),
-])
+        hint: a value cannot contain itself""",
+        ),
+    ],
+)
 def test_yaml_a_manifest_cannot_hold_is_an_error_at_its_place(
     root: Path, capsys, text: str, expected: str
 ) -> None:
@@ -372,6 +440,7 @@ def test_yaml_a_manifest_cannot_hold_is_an_error_at_its_place(
 
 
 # -- lint: a judge URL only the manifest names -----------------------------------------------------
+
 
 def test_lint_warns_of_a_judge_url_the_manifest_names(root: Path, capsys) -> None:
     write(root, {"bat/battery.yaml": MANIFEST + "judge:\n  model: m\n  backend: https://judge.example/v1\n"})

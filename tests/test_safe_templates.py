@@ -24,8 +24,10 @@ question q1 {
   exemplar correct "Ingest and Index." why "both named"
 }
 """
-HINT = ("hint: scorer templates render in a sandbox: they use the values they are given, never an attribute "
-        "that starts with '_' or reaches Python's internals")
+HINT = (
+    "hint: scorer templates render in a sandbox: they use the values they are given, never an attribute "
+    "that starts with '_' or reaches Python's internals"
+)
 
 
 def write_battery(root: Path, **templates: str) -> Path:
@@ -49,9 +51,21 @@ def line_count(path: Path) -> int:
 def run_everywhere(battery: Path, root: Path, capsys) -> list[tuple[int, str]]:
     """(exit status, output) of lint, compile and grade on `battery`, in that order."""
     outcomes = []
-    for argv in (["lint", str(battery)], ["compile", str(battery)],
-                 ["grade", str(battery), "--answers", str(root / "answers.jsonl"), "--judge", "builtin",
-                  "--no-cache", "--out", str(root / "results.jsonl")]):
+    for argv in (
+        ["lint", str(battery)],
+        ["compile", str(battery)],
+        [
+            "grade",
+            str(battery),
+            "--answers",
+            str(root / "answers.jsonl"),
+            "--judge",
+            "builtin",
+            "--no-cache",
+            "--out",
+            str(root / "results.jsonl"),
+        ],
+    ):
         status = main(argv)
         out, err = capsys.readouterr()
         outcomes.append((status, out + err))
@@ -66,10 +80,12 @@ def test_a_template_reaching_python_internals_never_runs(tmp_path: Path, capsys)
     system = Path(os.path.realpath(battery / "scorer" / "system.j2"))
     line = line_count(system)
     source = f"{{{{ cycler.__init__.__globals__.os.popen('touch {marker}').read() }}}}"
-    expected = (f"{system}:{line}:11: unsafe template: attribute '__init__' is not available to templates\n"
-                f"    {source}\n"
-                f"              ^\n"
-                f"{HINT}\n")
+    expected = (
+        f"{system}:{line}:11: unsafe template: attribute '__init__' is not available to templates\n"
+        f"    {source}\n"
+        f"              ^\n"
+        f"{HINT}\n"
+    )
     lint, compiled, graded = run_everywhere(battery, tmp_path, capsys)
     assert lint == (2, expected + "1 error, 0 warnings\n")
     assert compiled == (2, expected)
@@ -78,27 +94,41 @@ def test_a_template_reaching_python_internals_never_runs(tmp_path: Path, capsys)
     assert not (tmp_path / "results.jsonl").exists()
 
 
-@pytest.mark.parametrize(("text", "message", "col"), [
-    # A name computed while rendering: only the sandbox can see it, at render time.
-    ('{% set n = "_" ~ "_class__" %}{{ answer[n] }}\n',
-     "unsafe template: access to attribute '__class__' of 'str' object is unsafe", 1),
-    # Templates cannot change the values they are given (the immutable sandbox).
-    ("{% set seen = [] %}{{ seen.append(answer) }}\n",
-     "unsafe template: access to attribute 'append' of 'list' object is unsafe", 28),
-    ("{{ answer|attr('__class__') }}\n",
-     "unsafe template: attribute '__class__' is not available to templates", 17),
-    ('{{ answer["__len__"]() }}\n',
-     "unsafe template: attribute '__len__' is not available to templates", 12),
-])
+@pytest.mark.parametrize(
+    ("text", "message", "col"),
+    [
+        # A name computed while rendering: only the sandbox can see it, at render time.
+        (
+            '{% set n = "_" ~ "_class__" %}{{ answer[n] }}\n',
+            "unsafe template: access to attribute '__class__' of 'str' object is unsafe",
+            1,
+        ),
+        # Templates cannot change the values they are given (the immutable sandbox).
+        (
+            "{% set seen = [] %}{{ seen.append(answer) }}\n",
+            "unsafe template: access to attribute 'append' of 'list' object is unsafe",
+            28,
+        ),
+        (
+            "{{ answer|attr('__class__') }}\n",
+            "unsafe template: attribute '__class__' is not available to templates",
+            17,
+        ),
+        (
+            '{{ answer["__len__"]() }}\n',
+            "unsafe template: attribute '__len__' is not available to templates",
+            12,
+        ),
+    ],
+)
 def test_every_way_to_an_internal_is_a_positioned_error(
     tmp_path: Path, capsys, text: str, message: str, col: int
 ) -> None:
     battery = write_battery(tmp_path, user=text)
     user = Path(os.path.realpath(battery / "scorer" / "user.j2"))
-    expected = (f"{user}:{line_count(user)}:{col}: {message}\n"
-                f"    {text.rstrip()}\n"
-                f"    {' ' * (col - 1)}^\n"
-                f"{HINT}\n")
+    expected = (
+        f"{user}:{line_count(user)}:{col}: {message}\n    {text.rstrip()}\n    {' ' * (col - 1)}^\n{HINT}\n"
+    )
     lint, compiled, graded = run_everywhere(battery, tmp_path, capsys)
     assert lint == (2, expected + "1 error, 0 warnings\n")
     assert compiled == (2, expected)
@@ -108,10 +138,12 @@ def test_every_way_to_an_internal_is_a_positioned_error(
 def test_a_template_that_fails_is_an_error_at_its_line_not_a_traceback(tmp_path: Path, capsys) -> None:
     battery = write_battery(tmp_path, stern="{{ answer ~ (1 // 0) }}\n")
     stern = Path(os.path.realpath(battery / "scorer" / "stern.j2"))
-    expected = (f"{stern}:{line_count(stern)}:1: template failed: ZeroDivisionError: integer division or "
-                "modulo by zero\n"
-                "    {{ answer ~ (1 // 0) }}\n"
-                "    ^\n")
+    expected = (
+        f"{stern}:{line_count(stern)}:1: template failed: ZeroDivisionError: integer division or "
+        "modulo by zero\n"
+        "    {{ answer ~ (1 // 0) }}\n"
+        "    ^\n"
+    )
     lint, compiled, graded = run_everywhere(battery, tmp_path, capsys)
     assert lint == (2, expected + "1 error, 0 warnings\n")
     assert compiled == (2, expected)
@@ -161,8 +193,9 @@ def test_lint_reports_a_missing_template_at_the_line_naming_it(tmp_path: Path, c
 
 def test_a_template_with_logic_still_renders_in_the_sandbox(tmp_path: Path, capsys) -> None:
     battery = write_battery(
-        tmp_path, system="{% for word in question.gold.split(', ') %}[{{ loop.index }}:{{ word|upper }}]"
-                         "{% endfor %} {{ question.id }}\n",
+        tmp_path,
+        system="{% for word in question.gold.split(', ') %}[{{ loop.index }}:{{ word|upper }}]"
+        "{% endfor %} {{ question.id }}\n",
     )
     assert main(["lint", str(battery)]) == 0
     capsys.readouterr()

@@ -46,13 +46,13 @@ def write_battery(root: Path, rubric: str) -> Path:
 
 
 def facet_rubric(name: str) -> str:
-    return f'''\
+    return f"""\
     question q1 {{
       prompt "Which stages make up the pipeline?"
       gold "Ingest, Index, Recall, Compact"
       facet {name} "talks about something else"
     }}
-    '''
+    """
 
 
 # -- facet names ---------------------------------------------------------------------------------
@@ -123,8 +123,9 @@ MARKERS = {
 def grade(battery: Path, root: Path, answers: list[tuple[str, str]]) -> dict:
     """`tabench grade` with the default (builtin) judge: {system: record}."""
     file = root / "answers.jsonl"
-    file.write_text("".join(json.dumps({"system": s, "question": "q1", "answer": a}) + "\n"
-                            for s, a in answers))
+    file.write_text(
+        "".join(json.dumps({"system": s, "question": "q1", "answer": a}) + "\n" for s, a in answers)
+    )
     out = root / "r.jsonl"
     assert main(["grade", str(battery), "--answers", str(file), "--out", str(out), "--json"]) == 0
     return {r.system: r for r in iter_records(root / "r.jsonl")}
@@ -164,10 +165,13 @@ def test_builtin_judge_reports_only_the_scorers_facets(
 
 def test_a_malformed_builtin_section_is_an_error_at_its_line(tmp_path: Path) -> None:
     battery = write_battery(tmp_path, facet_rubric("missing_minor"))
-    scorer = copy_scorer(battery, replace={
-        '  question_start: "-- QUESTION + GOLD --"': "  question_start: [a]",
-        '  answer_start: "-- CANDIDATE ANSWER --"': "  answer_begin: x",
-    })
+    scorer = copy_scorer(
+        battery,
+        replace={
+            '  question_start: "-- QUESTION + GOLD --"': "  question_start: [a]",
+            '  answer_start: "-- CANDIDATE ANSWER --"': "  answer_begin: x",
+        },
+    )
     with pytest.raises(SpecErrors) as raised:
         load_battery(battery)
     lines = scorer.joinpath("scorer.yaml").read_text().splitlines()
@@ -187,9 +191,13 @@ def test_lint_warns_of_a_marker_the_templates_lack(
     user.write_text(user.read_text().replace("-- CANDIDATE ANSWER --", "== RESPONSE =="))
     assert main(["lint", "bat"]) == 0
     out = capsys.readouterr().out
-    line = scorer.joinpath("scorer.yaml").read_text().splitlines().index(
-        '  answer_start: "-- CANDIDATE ANSWER --"'
-    ) + 1
+    line = (
+        scorer.joinpath("scorer.yaml")
+        .read_text()
+        .splitlines()
+        .index('  answer_start: "-- CANDIDATE ANSWER --"')
+        + 1
+    )
     assert out.startswith(
         f"{(scorer / 'scorer.yaml').resolve()}:{line}:3: warning: "
         "builtin answer_start marker '-- CANDIDATE ANSWER --' is not in user.j2\n"

@@ -50,31 +50,47 @@ def test_an_empty_scorer_takes_every_default(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("contradictoin:\n  window: 2\n", ["1:1: unknown scorer section 'contradictoin'"]),
-        ("contradiction:\n  window: 2\n  pass_phrases: [ok]\n",
-         ["3:3: unknown contradiction key 'pass_phrases'"]),
+        (
+            "contradiction:\n  window: 2\n  pass_phrases: [ok]\n",
+            ["3:3: unknown contradiction key 'pass_phrases'"],
+        ),
         # `- no` is YAML's False: dropping it silently would disable a negator
-        ("contradiction:\n  negators:\n    - not\n    - no\n",
-         ["4:7: contradiction.negators: entry False is not a string"]),
-        ("contradiction:\n  fail_shaped: ['wrong(']\n",
-         ["2:17: contradiction.fail_shaped: bad pattern 'wrong(': missing ), unterminated subpattern"]),
+        (
+            "contradiction:\n  negators:\n    - not\n    - no\n",
+            ["4:7: contradiction.negators: entry False is not a string"],
+        ),
+        (
+            "contradiction:\n  fail_shaped: ['wrong(']\n",
+            ["2:17: contradiction.fail_shaped: bad pattern 'wrong(': missing ), unterminated subpattern"],
+        ),
         ("contradiction:\n  window: -1\n", ["2:11: contradiction.window must be a whole number >= 0"]),
         ("contradiction:\n  window: '3'\n", ["2:11: contradiction.window must be a whole number >= 0"]),
         ("contradiction: [a]\n", ["1:16: scorer contradiction must be a mapping"]),
-        ("injection:\n  - 'you are now'\n  - '[a-'\n",
-         ["3:5: injection: bad pattern '[a-': unterminated character set"]),
+        (
+            "injection:\n  - 'you are now'\n  - '[a-'\n",
+            ["3:5: injection: bad pattern '[a-': unterminated character set"],
+        ),
         ("injection: you are now\n", ["1:12: injection must be a list of patterns"]),
-        ("templates:\n  system: ../../etc/passwd\n",
-         ["2:11: templates.system must be a file name in the scorer folder"]),
+        (
+            "templates:\n  system: ../../etc/passwd\n",
+            ["2:11: templates.system must be a file name in the scorer folder"],
+        ),
         ("templates:\n  sytem: s.j2\n", ["2:3: unknown templates key 'sytem'"]),
-        ("judge:\n  temperature: hot\n  max_tokens: 0\n",
-         ["2:16: judge.temperature must be a number from 0 to 2",
-          "3:15: judge.max_tokens must be a whole number >= 1"]),
+        (
+            "judge:\n  temperature: hot\n  max_tokens: 0\n",
+            [
+                "2:16: judge.temperature must be a number from 0 to 2",
+                "3:15: judge.max_tokens must be a whole number >= 1",
+            ],
+        ),
         ("facets: [a, a]\n", ["1:9: scorer facets must be a list of names"]),
         ("builtin:\n  question_start: [a]\n", ["2:19: builtin question_start must be a one-line text"]),
         ("name: [x]\n", ["1:7: scorer name must be a text"]),
         ("- a\n", ["1:1: scorer settings must be a mapping"]),
-        ("name: tabench\nfacets: [a\x1b]\n",
-         ["2:11: invalid YAML: character U+001B is not allowed in YAML text"]),
+        (
+            "name: tabench\nfacets: [a\x1b]\n",
+            ["2:11: invalid YAML: character U+001B is not allowed in YAML text"],
+        ),
         ("judge: {temperature: 0\n", ["1:8: invalid YAML: expected ',' or '}', but got '<stream end>'"]),
     ],
 )
@@ -104,8 +120,11 @@ def test_a_bad_injection_pattern_stops_lint_compile_and_grade_at_its_line(tmp_pa
     where = f"{settings.resolve()}:{line}:5: injection: bad pattern '(?P<x'"
     answers = tmp_path / "answers.jsonl"
     answers.write_text('{"system": "a", "question": "h01", "answer": "x"}\n')
-    for argv in (["lint", str(battery)], ["compile", str(battery)],
-                 ["grade", str(battery), "--answers", str(answers), "--out", str(tmp_path / "r.jsonl")]):
+    for argv in (
+        ["lint", str(battery)],
+        ["compile", str(battery)],
+        ["grade", str(battery), "--answers", str(answers), "--out", str(tmp_path / "r.jsonl")],
+    ):
         assert main(argv) == 2, argv
         out = capsys.readouterr()
         assert where in out.out + out.err, (argv, out)

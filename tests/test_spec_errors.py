@@ -73,7 +73,8 @@ CASES = {
         bat/questions/a.rubric:4:3: unknown field 'gloden'
               gloden "Four stages"
               ^
-        """ + FIELDS_HINT,
+        """
+        + FIELDS_HINT,
     ),
     "missing prompt": (
         {"questions__a_rubric": rubric(GOLD, EXEMPLAR)},
@@ -81,7 +82,8 @@ CASES = {
         bat/questions/a.rubric:1:1: question 'h02' has no prompt
             question h02 {
             ^
-        """ + REQUIRED_HINT,
+        """
+        + REQUIRED_HINT,
     ),
     "missing gold": (
         {"questions__a_rubric": rubric(PROMPT, EXEMPLAR)},
@@ -89,7 +91,8 @@ CASES = {
         bat/questions/a.rubric:1:1: question 'h02' has no gold
             question h02 {
             ^
-        """ + REQUIRED_HINT,
+        """
+        + REQUIRED_HINT,
     ),
     "empty gold": (
         {"questions__a_rubric": rubric(PROMPT, 'gold ""', EXEMPLAR)},
@@ -97,7 +100,8 @@ CASES = {
         bat/questions/a.rubric:3:3: empty gold in question 'h02'
               gold ""
               ^
-        """ + REQUIRED_HINT,
+        """
+        + REQUIRED_HINT,
     ),
     "duplicate question id": (
         {"questions__b_rubric": "# more\n" + rubric(PROMPT, GOLD, EXEMPLAR)},
@@ -132,9 +136,11 @@ CASES = {
         hint: kinds are correct, incorrect, partial""",
     ),
     "guide and facet": (
-        {"questions__a_rubric": rubric(
-            PROMPT, GOLD, 'facet missing_minor "omits the order"', 'guide "be strict"', EXEMPLAR
-        )},
+        {
+            "questions__a_rubric": rubric(
+                PROMPT, GOLD, 'facet missing_minor "omits the order"', 'guide "be strict"', EXEMPLAR
+            )
+        },
         """\
         bat/questions/a.rubric:5:3: a question has facet lines or one guide, not both
               guide "be strict"
@@ -163,7 +169,8 @@ CASES = {
         bat/questions/a.rubric:3:13: bad escape '\\q' in string
               gold "Four\\qstages"
                         ^
-        """ + ESCAPE_HINT,
+        """
+        + ESCAPE_HINT,
     ),
     "missing closing brace": (
         {"questions__a_rubric": rubric(PROMPT, GOLD, EXEMPLAR).removesuffix("}\n") + rubric(PROMPT, GOLD)},
@@ -195,7 +202,8 @@ CASES = {
         bat/battery.yaml:5:1: unknown key 'polices'
             polices: [memos.policy]
             ^
-        """ + KEYS_HINT,
+        """
+        + KEYS_HINT,
     ),
     "missing manifest key": (
         {"battery_yaml": MANIFEST.replace("scorer: tabench-1.1\n", "")},
@@ -316,7 +324,7 @@ def test_every_error_in_one_pass_sorted(tmp_path: Path, monkeypatch: pytest.Monk
         tmp_path,
         battery_yaml=MANIFEST + "t1: maybe\n",
         memos_policy="S1: a\nS1: b\n",
-        questions__a_rubric=rubric('gold "x"', "facet nope \"y\"", "t1 sometimes"),
+        questions__a_rubric=rubric('gold "x"', 'facet nope "y"', "t1 sometimes"),
         questions__b_rubric=rubric(PROMPT, GOLD, 'exemplar partial "x" why "y" expect perhaps'),
     )
     with pytest.raises(SpecErrors) as raised:
@@ -335,9 +343,16 @@ def test_every_error_in_one_pass_sorted(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_field_shapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, questions__a_rubric=rubric(
-        "prompt What", GOLD, 'trap "a" "b"', 'exemplar correct "x"', 'exemplar correct "x" because "y"',
-    ))
+    write_battery(
+        tmp_path,
+        questions__a_rubric=rubric(
+            "prompt What",
+            GOLD,
+            'trap "a" "b"',
+            'exemplar correct "x"',
+            'exemplar correct "x" because "y"',
+        ),
+    )
     with pytest.raises(SpecErrors) as raised:
         load_battery("bat")
     assert raised.value.render() == textwrap.dedent("""\
@@ -370,9 +385,17 @@ def test_no_battery_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_facet_after_guide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_battery(tmp_path, questions__a_rubric=rubric(
-        PROMPT, GOLD, 'guide "be strict"', 'facet missing_minor ""', 'facet missing_minor "order"', EXEMPLAR,
-    ))
+    write_battery(
+        tmp_path,
+        questions__a_rubric=rubric(
+            PROMPT,
+            GOLD,
+            'guide "be strict"',
+            'facet missing_minor ""',
+            'facet missing_minor "order"',
+            EXEMPLAR,
+        ),
+    )
     with pytest.raises(SpecErrors) as raised:
         load_battery("bat")
     assert raised.value.render() == textwrap.dedent("""\

@@ -16,8 +16,17 @@ JUDGE = JudgeInfo(backend="openai", model="m")
 
 def rec(system, question, verdict, *, tier="t2", attempts=(), facets=None, decision=None, cause=None):
     return Record(
-        system=system, question=question, tier=tier, verdict=verdict, reason="r", prompt_sha256="h",
-        judge=JUDGE, attempts=list(attempts), facets=facets or {}, decision=decision, cause=cause,
+        system=system,
+        question=question,
+        tier=tier,
+        verdict=verdict,
+        reason="r",
+        prompt_sha256="h",
+        judge=JUDGE,
+        attempts=list(attempts),
+        facets=facets or {},
+        decision=decision,
+        cause=cause,
     )
 
 
@@ -40,10 +49,20 @@ def test_counts_score_and_calls_by_hand():
         rec("a", "q1", "pass", tier="t1"),
         rec("a", "q2", "pass", attempts=[first((100, 10))]),
         rec("a", "q3", "fail", attempts=[first((100, 12)), first((120, 8), kind="stern")]),
-        rec("a", "q4", "adjudicate", attempts=[first((1, 1)), first((1, 1), kind="stern")],
-            cause="contradiction"),
-        rec("a", "q5", "error", attempts=[Attempt(kind="first", raw=None, error="HTTP 503")],
-            cause="transport"),
+        rec(
+            "a",
+            "q4",
+            "adjudicate",
+            attempts=[first((1, 1)), first((1, 1), kind="stern")],
+            cause="contradiction",
+        ),
+        rec(
+            "a",
+            "q5",
+            "error",
+            attempts=[Attempt(kind="first", raw=None, error="HTTP 503")],
+            cause="transport",
+        ),
         rec("b", "q1", "fail", attempts=[first(cache_hit=True)], facets={"missing_minor": True}),
     ]
     totals = compute_totals(records)
@@ -62,8 +81,14 @@ def test_counts_score_and_calls_by_hand():
 
 
 def test_human_decision_counts_as_its_verdict():
-    decision = Decision(system="a", question="q1", verdict="pass", prompt_sha256="h", reviewer="ann",
-                        time="2026-11-29T00:00:00Z")
+    decision = Decision(
+        system="a",
+        question="q1",
+        verdict="pass",
+        prompt_sha256="h",
+        reviewer="ann",
+        time="2026-11-29T00:00:00Z",
+    )
     totals = compute_totals([rec("a", "q1", "adjudicate", decision=decision), rec("a", "q2", "adjudicate")])
     (a,) = totals.systems
     assert (a.passed, a.adjudicate, a.human_pass, a.human_fail) == (1, 1, 1, 0)

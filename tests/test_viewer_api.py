@@ -48,8 +48,10 @@ async def get_json(client, url: str, status: int = 200):
 async def test_totals_count_the_standing_records(aiohttp_client, results: Path) -> None:
     client = await client_for(aiohttp_client, results)
     totals = await get_json(client, "/api/totals")
-    rows = {s["system"]: (s["answers"], s["pass"], s["fail"], s["adjudicate"], s["error"], s["t1_passes"])
-            for s in totals["systems"]}
+    rows = {
+        s["system"]: (s["answers"], s["pass"], s["fail"], s["adjudicate"], s["error"], s["t1_passes"])
+        for s in totals["systems"]
+    }
     assert rows == {"agent-a": (4, 2, 1, 1, 0, 1), "agent-b": (4, 1, 1, 1, 1, 0)}
     agent_a = totals["systems"][0]
     assert agent_a["score"] == pytest.approx(0.5)
@@ -57,7 +59,8 @@ async def test_totals_count_the_standing_records(aiohttp_client, results: Path) 
     charts = totals["charts"]  # data the page draws, never markup
     assert [(b["label"], b["counts"]) for b in charts["systems"]["bars"]] == [
         ("agent-a", {"pass": 2, "fail": 1, "adjudicate": 1, "error": 0}),
-        ("agent-b", {"pass": 1, "fail": 1, "adjudicate": 1, "error": 1})]
+        ("agent-b", {"pass": 1, "fail": 1, "adjudicate": 1, "error": 1}),
+    ]
     assert charts["systems"]["kind"] == "system" and charts["systems"]["note"] == ""
     assert [b["label"] for b in charts["questions"]["bars"]] == ["h01", "h02", "h03", "h04"]
 
@@ -93,8 +96,10 @@ async def test_bad_paging_is_a_400(aiohttp_client, results: Path) -> None:
 async def test_detail_has_every_attempt_and_the_compiled_prompt(aiohttp_client, tmp_path: Path) -> None:
     battery = write_battery(tmp_path / "battery")
     compiled = compile_battery_at(battery)
-    stamped = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
-               for r in small_results()]
+    stamped = [
+        msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+        for r in small_results()
+    ]
     stamped[-1] = msgspec.structs.replace(stamped[-1], prompt_sha256=sha("an older prompt"))  # agent-b/h04
     client = await client_for(aiohttp_client, write_results(tmp_path / "run.jsonl", stamped), battery)
 
@@ -136,16 +141,27 @@ async def test_a_system_name_with_a_slash_has_its_detail(aiohttp_client, tmp_pat
 async def test_a_decision_is_appended_and_counted(aiohttp_client, results: Path) -> None:
     client = await client_for(aiohttp_client, results, reviewer="ana")
     before = results.read_bytes()
-    response = await client.post("/api/decision", json={
-        "system": "agent-a", "question": "h04", "verdict": "pass", "note": "matches <the> gold",
-        "prompt_sha256": sha("SYSTEM for h04")})
+    response = await client.post(
+        "/api/decision",
+        json={
+            "system": "agent-a",
+            "question": "h04",
+            "verdict": "pass",
+            "note": "matches <the> gold",
+            "prompt_sha256": sha("SYSTEM for h04"),
+        },
+    )
     assert response.status == 200, await response.text()
     body = await response.json()
     assert body["record"]["human"] == "pass" and body["decision"]["reviewer"] == "ana"
     assert results.read_bytes() == before  # results are never rewritten
     [decision] = load_decisions(decisions_of(results))
     assert (decision.system, decision.question, decision.verdict, decision.note) == (
-        "agent-a", "h04", "pass", "matches <the> gold")
+        "agent-a",
+        "h04",
+        "pass",
+        "matches <the> gold",
+    )
     assert decision.prompt_sha256 == sha("SYSTEM for h04") and decision.time.endswith("Z")
 
     agent_a = (await get_json(client, "/api/totals"))["systems"][0]
@@ -164,12 +180,12 @@ async def test_decisions_are_refused_where_they_do_not_belong(aiohttp_client, re
     client = await client_for(aiohttp_client, results)
     good = {"system": "agent-b", "question": "h02", "verdict": "fail"}
     cases = [
-        ({**good, "question": "h01"}, {}, 409),                               # a pass, not adjudicate
+        ({**good, "question": "h01"}, {}, 409),  # a pass, not adjudicate
         ({**good, "verdict": "maybe"}, {}, 400),
-        ({**good, "prompt_sha256": sha("another prompt")}, {}, 409),          # the page showed other text
+        ({**good, "prompt_sha256": sha("another prompt")}, {}, 409),  # the page showed other text
         ({"system": "agent-b"}, {}, 400),
         ({**good, "question": "h77"}, {}, 404),
-        (good, {"Origin": "http://evil.example"}, 403),                       # another site's page
+        (good, {"Origin": "http://evil.example"}, 403),  # another site's page
     ]
     for body, headers, status in cases:
         response = await client.post("/api/decision", json=body, headers=headers)
@@ -183,8 +199,10 @@ async def test_decisions_are_refused_where_they_do_not_belong(aiohttp_client, re
 
 async def test_page_carries_no_record_text_and_builds_no_markup(aiohttp_client, tmp_path: Path) -> None:
     evil = '<script>alert("x")</script>'
-    path = write_results(tmp_path / "run.jsonl", [
-        *small_results(), make_record(evil, "h01", "adjudicate", answer=HOSTILE_ANSWER)])
+    path = write_results(
+        tmp_path / "run.jsonl",
+        [*small_results(), make_record(evil, "h01", "adjudicate", answer=HOSTILE_ANSWER)],
+    )
     client = await client_for(aiohttp_client, path)
     page = await client.get("/")
     html = await page.text()
@@ -212,9 +230,11 @@ async def test_the_page_takes_its_words_and_colours_from_the_server(aiohttp_clie
     assert constants["filters"] == list(FILTER_KEYS)
     assert constants["verdicts"] == ["pass", "fail", "adjudicate", "error"]
     assert constants["tiers"] == ["t1", "t2"]
-    assert ('<select name="verdict"><option value="">any</option><option value="pass">pass</option>'
-            '<option value="fail">fail</option><option value="adjudicate">adjudicate</option>'
-            '<option value="error">error</option></select>') in page
+    assert (
+        '<select name="verdict"><option value="">any</option><option value="pass">pass</option>'
+        '<option value="fail">fail</option><option value="adjudicate">adjudicate</option>'
+        '<option value="error">error</option></select>'
+    ) in page
     # The script keeps no copy of them; the style sheet takes the colours from the same place.
     script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
     style = re.search(r"<style>(.*?)</style>", page, re.S)[1]
@@ -227,11 +247,18 @@ async def test_the_page_takes_its_words_and_colours_from_the_server(aiohttp_clie
 
 
 MALFORMED_BODIES = [
-    b"[" * 30_000 + b"]" * 30_000,                                     # nested deeper than Python recurses
+    b"[" * 30_000 + b"]" * 30_000,  # nested deeper than Python recurses
     b'{"system": ' + b"[" * 30_000,
-    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"n": ' + b"[" * 30_000
-    + b"]" * 30_000 + b"}}",
-    b"not json", b"\xff\xfe{}", b"", b"null", b'"agent-b"', b"17",
+    b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"n": '
+    + b"[" * 30_000
+    + b"]" * 30_000
+    + b"}}",
+    b"not json",
+    b"\xff\xfe{}",
+    b"",
+    b"null",
+    b'"agent-b"',
+    b"17",
     b'{"system": ["agent-b"], "question": "h02", "verdict": "fail"}',  # wrong types
     b'{"system": "agent-b", "question": "h02", "verdict": true}',
     b'{"system": "agent-b", "question": "h02", "verdict": "fail", "note": {"x": 1}}',
@@ -243,7 +270,8 @@ MALFORMED_BODIES = [
 
 @pytest.mark.parametrize("body", MALFORMED_BODIES, ids=range(len(MALFORMED_BODIES)))
 async def test_a_malformed_decision_is_a_400_and_nothing_in_the_log(
-        aiohttp_client, results: Path, caplog: pytest.LogCaptureFixture, body: bytes) -> None:
+    aiohttp_client, results: Path, caplog: pytest.LogCaptureFixture, body: bytes
+) -> None:
     caplog.set_level(logging.DEBUG)
     client = await client_for(aiohttp_client, results)
     response = await client.post("/api/decision", data=body, headers={"Content-Type": "application/json"})
@@ -308,8 +336,9 @@ async def test_paging_over_100000_records_stays_fast(aiohttp_client, big_results
 async def test_a_later_decision_replaces_an_earlier_one(aiohttp_client, results: Path) -> None:
     client = await client_for(aiohttp_client, results)
     for verdict in ("pass", "fail"):
-        response = await client.post("/api/decision", json={
-            "system": "agent-b", "question": "h02", "verdict": verdict})
+        response = await client.post(
+            "/api/decision", json={"system": "agent-b", "question": "h02", "verdict": verdict}
+        )
         assert response.status == 200
     agent_b = (await get_json(client, "/api/totals"))["systems"][1]
     counts = (agent_b["human_pass"], agent_b["human_fail"], agent_b["fail"], agent_b["adjudicate"])

@@ -47,10 +47,18 @@ def browser(tmp_path: Path) -> Iterator:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}",
-                 "--window-size=1400,1600"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--window-size=1400,1600",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
     try:
@@ -63,9 +71,22 @@ def _serve(results: Path, battery: Path | None = None) -> Iterator[str]:
     """`tabench view RESULTS` in a subprocess; yields its URL."""
     extra = ["--battery", str(battery)] if battery is not None else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tabench_dsl", "view", str(results), "--port", "0", "--no-browser",
-         "--reviewer", "ana", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tabench_dsl",
+            "view",
+            str(results),
+            "--port",
+            "0",
+            "--no-browser",
+            "--reviewer",
+            "ana",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = proc.stdout.readline()  # the viewer prints its URL once it listens
@@ -82,8 +103,10 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """`tabench view` on a small run with its battery; yields (URL, results path)."""
     battery = write_battery(tmp_path / "battery")
     compiled = compile_battery_at(battery)
-    records = [msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
-               for r in small_results()]
+    records = [
+        msgspec.structs.replace(r, prompt_sha256=compiled.questions[r.question].sha256)
+        for r in small_results()
+    ]
     results = write_results(tmp_path / "run.jsonl", records)
     for url in _serve(results, battery):
         yield url, results
@@ -141,8 +164,13 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     lines = results.with_name("run.decisions.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1
     decision = msgspec.json.decode(lines[0])
-    assert (decision["system"], decision["question"], decision["verdict"], decision["reviewer"],
-            decision["note"]) == ("agent-a", "h04", "pass", "ana", "equivalent wording <ok>")
+    assert (
+        decision["system"],
+        decision["question"],
+        decision["verdict"],
+        decision["reviewer"],
+        decision["note"],
+    ) == ("agent-a", "h04", "pass", "ana", "equivalent wording <ok>")
 
     _wait(browser, lambda d: _cells(d, "agent-a")[2] == "3")
     assert _cells(browser, "agent-a")[:8] == ["agent-a", "4", "3", "1", "0", "0", "1 pass / 0 fail", "75.0%"]
@@ -204,22 +232,32 @@ ESC_SYSTEM = "<b>agent</b>\x1b[2J"
 def test_the_viewer_shows_bidi_and_control_characters_as_escapes(browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
-    results = write_results(tmp_path / "run.jsonl", [
-        make_record(BIDI_SYSTEM, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b2J\nline two"),
-        make_record(ESC_SYSTEM, "h02", "fail"),
-    ])
+    results = write_results(
+        tmp_path / "run.jsonl",
+        [
+            make_record(
+                BIDI_SYSTEM, "h01", "adjudicate", answer="ok \u202eevil\u2066 bell\x07 \x9b2J\nline two"
+            ),
+            make_record(ESC_SYSTEM, "h02", "fail"),
+        ],
+    )
     for url in _serve(results):
         browser.get(url)
         _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
-        names = [row.get_attribute("data-system")
-                 for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")]
+        names = [
+            row.get_attribute("data-system")
+            for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")
+        ]
         assert names == [ESC_SYSTEM, BIDI_SYSTEM]  # the data keeps the text as it is
-        cells = [row.find_element(By.TAG_NAME, "td").text
-                 for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")]
+        cells = [
+            row.find_element(By.TAG_NAME, "td").text
+            for row in browser.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")
+        ]
         assert cells == ["<b>agent</b>\\x1b[2J", "agent<U+202E>txt.exe"]
         labels = browser.execute_script(
             "return [...document.querySelectorAll('#chart-systems g.bar > text:first-child')]"
-            ".map((t) => t.lastChild.textContent)")
+            ".map((t) => t.lastChild.textContent)"
+        )
         assert labels == ["<b>agent</b>\\x1b[2J", "agent<U+202E>txt.exe"]
         assert browser.find_elements(By.CSS_SELECTOR, "#chart-systems b, #totals-table b") == []
 

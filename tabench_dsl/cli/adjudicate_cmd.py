@@ -20,16 +20,25 @@ from .warnings import warn_run_problems
 if TYPE_CHECKING:
     from ..core.records import Record
 
-_KEYS = {"p": "pass", "pass": "pass", "f": "fail", "fail": "fail", "s": "skip", "skip": "skip",
-         "q": "quit", "quit": "quit"}
+_KEYS = {
+    "p": "pass",
+    "pass": "pass",
+    "f": "fail",
+    "fail": "fail",
+    "s": "skip",
+    "skip": "skip",
+    "q": "quit",
+    "quit": "quit",
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("adjudicate", help="decide a results file's adjudicate answers in the terminal")
     parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
     parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
-    parser.add_argument("--battery", type=Path, default=None,
-                        help="the battery graded, to show each question's gold answer")
+    parser.add_argument(
+        "--battery", type=Path, default=None, help="the battery graded, to show each question's gold answer"
+    )
     add_allow_dir(parser)
     parser.set_defaults(run=run)
 
@@ -81,8 +90,11 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     if not queue:
         print(f"Nothing to decide: no undecided adjudicate answer in {shown(str(args.results))}.", file=out)
         return 0
-    print(f"{len(queue)} answer(s) to decide; decisions go to {shown(str(run_data.decisions_path))} as "
-          f"{shown(reviewer)}.", file=out)
+    print(
+        f"{len(queue)} answer(s) to decide; decisions go to {shown(str(run_data.decisions_path))} as "
+        f"{shown(reviewer)}.",
+        file=out,
+    )
     decided = skipped = 0
     for number, record in enumerate(queue, start=1):
         question = run_data.compiled.questions.get(record.question) if run_data.compiled else None

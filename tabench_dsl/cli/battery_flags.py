@@ -14,7 +14,12 @@ from pathlib import Path
 def add_allow_dir(parser: argparse.ArgumentParser) -> None:
     """Add `--allow-dir DIR` (repeatable) to `parser`; the folders land in `args.allow_dirs`."""
     parser.add_argument(
-        "--allow-dir", dest="allow_dirs", action="append", type=Path, default=[], metavar="DIR",
+        "--allow-dir",
+        dest="allow_dirs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
         help="let the battery read files in DIR, outside its own folder (repeat for several); "
         "a battery's manifest cannot allow this itself",
     )

@@ -24,24 +24,36 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="grade the battery's exemplars and report judge agreement")
     parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
-    parser.add_argument("--judge", default=None,
-                        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl")
+    parser.add_argument(
+        "--judge", default=None, help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl"
+    )
     parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
-    parser.add_argument("--min-agreement", type=float, default=None,
-                        help="exit 1 when agreement is below this (0.9 or 90 both mean 90%%)")
+    parser.add_argument(
+        "--min-agreement",
+        type=float,
+        default=None,
+        help="exit 1 when agreement is below this (0.9 or 90 both mean 90%%)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=Path, default=None, help="also keep the records in this results file")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--cache", default=None,
-                       help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)")
+    group.add_argument(
+        "--cache", default=None, help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)"
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    parser.add_argument("--concurrency", type=int, default=8,
-                        help="judge calls in flight at most (default 8)")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="judge calls in flight at most (default 8)"
+    )
     parser.add_argument("--retries", type=int, default=5, help="transport retries per judge call (default 5)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
-    parser.add_argument("--max-answer-bytes", type=int, default=None, metavar="N",
-                        help="an exemplar longer than N bytes of UTF-8 is not sent to the judge and ends "
-                             "adjudicate (default 262144: 256 KiB)")
+    parser.add_argument(
+        "--max-answer-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="an exemplar longer than N bytes of UTF-8 is not sent to the judge and ends "
+        "adjudicate (default 262144: 256 KiB)",
+    )
     parser.set_defaults(run=run)
 
 

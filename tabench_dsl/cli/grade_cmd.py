@@ -43,33 +43,68 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add = parser.add_argument
     add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
-    add("--answers", type=Path, required=True, metavar="ANSWERS.jsonl",
-        help="answers JSONL, one {system, question, answer} object a line")
-    add("--out", type=Path, default=None, metavar="RESULTS.jsonl",
-        help=f"results JSONL to append to (default: {DEFAULT_OUT} in the working folder)")
-    add("--resume", action="store_true",
-        help="append to an existing --out: skip pairs done, grade again those in error")
-    add("--judge", default=None, metavar="JUDGE",
+    add(
+        "--answers",
+        type=Path,
+        required=True,
+        metavar="ANSWERS.jsonl",
+        help="answers JSONL, one {system, question, answer} object a line",
+    )
+    add(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="RESULTS.jsonl",
+        help=f"results JSONL to append to (default: {DEFAULT_OUT} in the working folder)",
+    )
+    add(
+        "--resume",
+        action="store_true",
+        help="append to an existing --out: skip pairs done, grade again those in error",
+    )
+    add(
+        "--judge",
+        default=None,
+        metavar="JUDGE",
         help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
-             "judge.backend, else openai/anthropic for a named model when their environment is set, "
-             "else builtin)")
+        "judge.backend, else openai/anthropic for a named model when their environment is set, "
+        "else builtin)",
+    )
     add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
     add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--cache", default=None, metavar="PATH",
-                       help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)")
+    group.add_argument(
+        "--cache",
+        default=None,
+        metavar="PATH",
+        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)",
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    add("--retries", type=int, default=5, metavar="N",
-        help="transport retries after the first try of each judge call (default 5)")
+    add(
+        "--retries",
+        type=int,
+        default=5,
+        metavar="N",
+        help="transport retries after the first try of each judge call (default 5)",
+    )
     add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
     add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
-    add("--max-answer-bytes", type=int, default=None, metavar="N",
+    add(
+        "--max-answer-bytes",
+        type=int,
+        default=None,
+        metavar="N",
         help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
-             "(default 262144: 256 KiB)")
-    add("--workers", default="1", metavar="N",
+        "(default 262144: 256 KiB)",
+    )
+    add(
+        "--workers",
+        default="1",
+        metavar="N",
         help="grading processes sharing --concurrency: a number, or auto (2 with 4 CPUs or more); default 1. "
-             "More than one pays off only against a judge fast enough to keep one core busy")
+        "More than one pays off only against a judge fast enough to keep one core busy",
+    )
     add("--json", action="store_true", help="print the totals as one JSON document")
     parser.set_defaults(run=run)
 
@@ -133,13 +168,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             writer = ResultsWriter(out)
             if writer.repaired:
-                progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier "
-                             "crash")
+                progress.log(
+                    f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash"
+                )
             if pool is None:
                 grading = functools.partial(_grade, args, compiled, reader, writer, progress, skip)
             else:
-                grading = functools.partial(_grade_in_workers, pool, args, compiled, reader, writer, progress,
-                                            skip)
+                grading = functools.partial(
+                    _grade_in_workers, pool, args, compiled, reader, writer, progress, skip
+                )
             with quiet_gc():
                 stats = run_event_loop(grading)
         finally:
@@ -179,8 +216,13 @@ def grading_options(args: argparse.Namespace):
     from ..grading.session import GradingOptions
 
     return GradingOptions(
-        judge=args.judge, model=args.model, timeout=args.timeout, retries=args.retries,
-        concurrency=args.concurrency, rpm=getattr(args, "rpm", None), tpm=getattr(args, "tpm", None),
+        judge=args.judge,
+        model=args.model,
+        timeout=args.timeout,
+        retries=args.retries,
+        concurrency=args.concurrency,
+        rpm=getattr(args, "rpm", None),
+        tpm=getattr(args, "tpm", None),
         cache=None if args.no_cache else str(resolve_path(args.cache)),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
     )
@@ -190,8 +232,12 @@ async def _grade(args, compiled, reader, writer, progress, skip):
     from ..grading.session import open_grader
 
     async with open_grader(
-        compiled, grading_options(args), writer=writer, on_record=progress.advance,
-        on_skip=progress.skipped, on_notice=lambda notice: progress.log(notice_line(notice)),
+        compiled,
+        grading_options(args),
+        writer=writer,
+        on_record=progress.advance,
+        on_skip=progress.skipped,
+        on_notice=lambda notice: progress.log(notice_line(notice)),
     ) as grader:
         return await grader.run(reader, skip=skip)
 
@@ -200,8 +246,12 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
     from ..grading.parallel import WorkerConfig
 
     return await pool.run(
-        WorkerConfig(battery=compiled, options=grading_options(args)), reader, writer=writer, skip=skip,
-        on_record=progress.advance, on_skip=progress.skipped,
+        WorkerConfig(battery=compiled, options=grading_options(args)),
+        reader,
+        writer=writer,
+        skip=skip,
+        on_record=progress.advance,
+        on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     )
 

@@ -38,14 +38,17 @@ def create_battery(name: str, parent: Path) -> Path:
     from ..spec.battery import BATTERY_NAME
 
     if not BATTERY_NAME.match(name):
-        raise UsageError(f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "
-                         "starting with a letter or digit")
+        raise UsageError(
+            f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
     if not parent.is_dir():
         raise UsageError(f"--dir {shown(str(parent))}: no such folder")
     folder = parent / name
     if os.path.lexists(folder):  # a link too, even one to nothing: mkdir would write through it
-        raise UsageError(f"{shown(str(folder))} already exists; tabench new never overwrites, "
-                         "choose another name")
+        raise UsageError(
+            f"{shown(str(folder))} already exists; tabench new never overwrites, choose another name"
+        )
     (folder / "questions").mkdir(parents=True)
     for template, target in FILES.items():
         text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(name=name)

@@ -47,8 +47,13 @@ class Progress:
             from rich.progress import Progress as RichProgress
 
             self._rich = RichProgress(
-                TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[tally]}"),
-                TimeRemainingColumn(), console=Console(file=self.stream), refresh_per_second=4,
+                TextColumn("grading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream),
+                refresh_per_second=4,
                 transient=False,
             )
             self._task = self._rich.add_task("grade", total=self.total or None, tally="")

@@ -17,10 +17,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("report", help="write a self-contained HTML report of a results file")
     parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
     parser.add_argument("--html", type=Path, required=True, metavar="OUT.html", help="the page to write")
-    parser.add_argument("--battery", type=Path, default=None,
-                        help="the battery graded, to include each question's compiled prompt")
-    parser.add_argument("--max-answers", type=int, default=MAX_ANSWERS, metavar="N",
-                        help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})")
+    parser.add_argument(
+        "--battery",
+        type=Path,
+        default=None,
+        help="the battery graded, to include each question's compiled prompt",
+    )
+    parser.add_argument(
+        "--max-answers",
+        type=int,
+        default=MAX_ANSWERS,
+        metavar="N",
+        help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})",
+    )
     add_allow_dir(parser)
     parser.set_defaults(run=run)
 
@@ -36,9 +45,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.html.parent.is_dir():
         raise UsageError(f"{shown(str(args.html))}: its folder does not exist")
     # The page replaces OUT.html whole: only a report this command wrote earlier may be replaced.
-    check_output(args.html, option="--html", kind="an HTML report", recognise=is_report_file,
-                 inputs={"the results file it reads": args.results,
-                         "the decisions file of those results": decisions_path(args.results)})
+    check_output(
+        args.html,
+        option="--html",
+        kind="an HTML report",
+        recognise=is_report_file,
+        inputs={
+            "the results file it reads": args.results,
+            "the decisions file of those results": decisions_path(args.results),
+        },
+    )
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     warn_run_problems(run_data)
     try:

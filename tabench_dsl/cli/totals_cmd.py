@@ -18,7 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument(
-        "--decisions", type=Path, default=None,
+        "--decisions",
+        type=Path,
+        default=None,
         help="human decisions to apply (default: RESULTS.decisions.jsonl beside the results, if present)",
     )
     parser.set_defaults(run=run)

@@ -24,8 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("view", help="browse a results file and decide adjudicate answers in a browser")
     parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
-    parser.add_argument("--battery", type=Path, default=None,
-                        help="the battery graded, to show each answer's compiled prompt")
+    parser.add_argument(
+        "--battery", type=Path, default=None, help="the battery graded, to show each answer's compiled prompt"
+    )
     parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
     add_allow_dir(parser)
@@ -49,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
     warn_run_problems(run_data)
 
     def ready(url: str) -> None:
-        print(f"tabench view: {len(index.records)} answers indexed in {time.monotonic() - started:.1f} s; "
-              f"serving {url}  (Ctrl-C stops)", flush=True)
+        print(
+            f"tabench view: {len(index.records)} answers indexed in {time.monotonic() - started:.1f} s; "
+            f"serving {url}  (Ctrl-C stops)",
+            flush=True,
+        )
         if not args.no_browser:
             open_browser(url)
 

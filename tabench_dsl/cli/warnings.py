@@ -16,9 +16,13 @@ def warn_run_problems(run_data) -> None:
     for problem in run_data.problems[:SHOWN_PROBLEMS]:
         print(f"tabench: warning: {shown(problem)}", file=sys.stderr)
     if len(run_data.problems) > SHOWN_PROBLEMS:
-        print(f"tabench: warning: {len(run_data.problems) - SHOWN_PROBLEMS} more bad lines skipped",
-              file=sys.stderr)
+        print(
+            f"tabench: warning: {len(run_data.problems) - SHOWN_PROBLEMS} more bad lines skipped",
+            file=sys.stderr,
+        )
     for stale in run_data.stale:
         d = stale.decision
-        print(f"tabench: warning: decision on {shown(d.system)}/{shown(d.question)} ignored: {stale.reason}",
-              file=sys.stderr)
+        print(
+            f"tabench: warning: decision on {shown(d.system)}/{shown(d.question)} ignored: {stale.reason}",
+            file=sys.stderr,
+        )

@@ -105,9 +105,7 @@ def text_fault(line: bytes) -> BadLine | None:
     lone = _lone_surrogate(text)
     if lone is not None:
         col, escape = lone
-        return BadLine(
-            f"{escape} is half of a surrogate pair: JSON text must name whole characters", col=col
-        )
+        return BadLine(f"{escape} is half of a surrogate pair: JSON text must name whole characters", col=col)
     return None
 
 

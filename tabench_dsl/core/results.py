@@ -221,9 +221,7 @@ class ResultsWriter:
         self.close()
 
 
-def iter_records(
-    path: str | Path, *, on_problem: Callable[[str], None] | None = None
-) -> Iterator[Record]:
+def iter_records(path: str | Path, *, on_problem: Callable[[str], None] | None = None) -> Iterator[Record]:
     """Stream the records of a results file in file order.
 
     A line that is not a record is reported to `on_problem` as `path:line: message` and skipped;

@@ -119,8 +119,13 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
         if got != case.expected:
             misses.append(
                 Miss(
-                    question=case.question, index=case.index, kind=case.kind, answer=case.answer,
-                    why=case.why, expected=case.expected, got=got,
+                    question=case.question,
+                    index=case.index,
+                    kind=case.kind,
+                    answer=case.answer,
+                    why=case.why,
+                    expected=case.expected,
+                    got=got,
                     tier=record.tier if record is not None else "-",
                     reason=record.reason if record is not None else "no record was written",
                 )
@@ -128,8 +133,14 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
     n = len(items)
     agree = n - len(misses)
     return Calibration(
-        battery=battery, judge=judge, n=n, agree=agree, agreement=agree / n if n else None,
-        kappa=cohen_kappa(pairs), confusion=confusion, misses=misses,
+        battery=battery,
+        judge=judge,
+        n=n,
+        agree=agree,
+        agreement=agree / n if n else None,
+        kappa=cohen_kappa(pairs),
+        confusion=confusion,
+        misses=misses,
     )
 
 

@@ -188,8 +188,13 @@ class Grader:
                 if q.t1:
                     self._t1_keys[q.id] = tuple(tokens(k) for k in (q.gold, *q.accept))
 
-    async def run(self, answers: Iterable[Answer], *, skip: set[tuple[str, str]] | None = None,
-                  concurrency: int | None = None) -> RunStats:
+    async def run(
+        self,
+        answers: Iterable[Answer],
+        *,
+        skip: set[tuple[str, str]] | None = None,
+        concurrency: int | None = None,
+    ) -> RunStats:
         """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's)."""
         if self.writer is None:
             raise ValueError("Grader.run needs a writer")
@@ -226,9 +231,12 @@ class Grader:
         size = _oversize(answer.answer, self.max_answer_bytes)
         if size is not None:
             return self._record(
-                answer, question, verdict="adjudicate", cause="oversized",
+                answer,
+                question,
+                verdict="adjudicate",
+                cause="oversized",
                 reason=f"the answer is {size} bytes of UTF-8, over the limit of {self.max_answer_bytes} "
-                       "(--max-answer-bytes): it was not sent to the judge",
+                "(--max-answer-bytes): it was not sent to the judge",
             )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
@@ -250,9 +258,13 @@ class Grader:
                 return self._error(answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
                 return self._record(
-                    answer, question, verdict="adjudicate", cause="malformed",
+                    answer,
+                    question,
+                    verdict="adjudicate",
+                    cause="malformed",
                     reason=f"malformed reply twice: {asked.decoded.problem}",
-                    attempts=attempts, tolerated=tolerated,
+                    attempts=attempts,
+                    tolerated=tolerated,
                 )
         verdict = asked.decoded.verdict
         assert verdict is not None
@@ -268,16 +280,27 @@ class Grader:
                 else:
                     reason = f"malformed stern reply: {asked.decoded.problem}"
                 return self._record(
-                    answer, question, verdict="adjudicate", cause="contradiction", reason=reason,
-                    attempts=attempts, tolerated=tolerated,
+                    answer,
+                    question,
+                    verdict="adjudicate",
+                    cause="contradiction",
+                    reason=reason,
+                    attempts=attempts,
+                    tolerated=tolerated,
                 )
             verdict = again
         warnings = []
         if verdict.verdict == "pass" and self.contradiction.is_fail_shaped(verdict.reason):
             warnings.append(FAIL_SHAPED_PASS)
         return self._record(
-            answer, question, verdict=verdict.verdict, reason=verdict.reason, facets=dict(verdict.facets),
-            attempts=attempts, tolerated=tolerated, warnings=warnings,
+            answer,
+            question,
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            facets=dict(verdict.facets),
+            attempts=attempts,
+            tolerated=tolerated,
+            warnings=warnings,
         )
 
     def _contradicts(self, verdict: Verdict) -> bool:
@@ -306,8 +329,11 @@ class Grader:
             if exc.status in FATAL_STATUSES:
                 raise JudgeError(f"the judge refused the request: {message}") from None
             attempt = Attempt(
-                kind, None, transport_retries=self.policy.attempts - 1 if exc.retryable else 0,
-                error=message, request_sha256=sha,
+                kind,
+                None,
+                transport_retries=self.policy.attempts - 1 if exc.retryable else 0,
+                error=message,
+                request_sha256=sha,
             )
             attempts.append(attempt)
             return _Asked(attempt, None)
@@ -316,7 +342,11 @@ class Grader:
         if key is not None:
             self.cache.put(key, content, completion.tokens)
         attempt = Attempt(
-            kind, content, round(latency, 3), completion.tokens, transport_retries=retries,
+            kind,
+            content,
+            round(latency, 3),
+            completion.tokens,
+            transport_retries=retries,
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
@@ -342,12 +372,21 @@ class Grader:
         return self._injection is not None and self._injection.search(text) is not None
 
     def _error(
-        self, answer: Answer, question: CompiledQuestion, asked: _Asked, attempts: list[Attempt],
+        self,
+        answer: Answer,
+        question: CompiledQuestion,
+        asked: _Asked,
+        attempts: list[Attempt],
         tolerated: list[str],
     ) -> Record:
         return self._record(
-            answer, question, verdict="error", cause="transport", reason=asked.attempt.error or "",
-            attempts=attempts, tolerated=tolerated,
+            answer,
+            question,
+            verdict="error",
+            cause="transport",
+            reason=asked.attempt.error or "",
+            attempts=attempts,
+            tolerated=tolerated,
         )
 
     def _record(

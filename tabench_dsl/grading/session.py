@@ -65,8 +65,13 @@ async def open_grader(
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         judge = make_judge(
-            options.judge, model=options.model, manifest_judge=battery.judge, settings=battery.settings,
-            session=session, env=env, timeout=options.timeout,
+            options.judge,
+            model=options.model,
+            manifest_judge=battery.judge,
+            settings=battery.settings,
+            session=session,
+            env=env,
+            timeout=options.timeout,
         )
         try:
             if judge.notice and on_notice is not None:
@@ -74,8 +79,15 @@ async def open_grader(
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield Grader(
-                    battery, judge, writer=writer, cache=cache, policy=policy, limiter=limiter,
-                    on_record=on_record, on_skip=on_skip, env=env,
+                    battery,
+                    judge,
+                    writer=writer,
+                    cache=cache,
+                    policy=policy,
+                    limiter=limiter,
+                    on_record=on_record,
+                    on_skip=on_skip,
+                    env=env,
                     max_answer_bytes=options.max_answer_bytes,
                 )
             finally:

@@ -181,4 +181,3 @@ def _stale_reason(record: Record | None, decision: Decision) -> str | None:
     if record.verdict != "adjudicate":
         return f"the record is no longer adjudicate (now {record.verdict})"
     return None
-

@@ -73,8 +73,10 @@ def _answer(record: Record, run: Run) -> _Answer:
         record=record,
         cause_text=CAUSE_TEXTS.get(record.cause, "") if record.cause else "",
         facets=", ".join(name for name, seen in record.facets.items() if seen),
-        attempts=[(_attempt_heading(i, a), "(no reply)" if a.raw is None else a.raw)
-                  for i, a in enumerate(record.attempts, start=1)],
+        attempts=[
+            (_attempt_heading(i, a), "(no reply)" if a.raw is None else a.raw)
+            for i, a in enumerate(record.attempts, start=1)
+        ],
         linked=prompts.system is not None,
         drift=prompts.drift if run.compiled is not None else None,
     )
@@ -140,8 +142,10 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         problems=run.problems[:_MAX_PROBLEMS],
         more_problems=max(len(run.problems) - _MAX_PROBLEMS, 0),
         stale=run.stale,
-        charts=[lay_out(outcome_chart(totals.systems, title="Outcomes per system", kind="system")),
-                lay_out(outcome_chart(totals.questions, title="Outcomes per question", kind="question"))],
+        charts=[
+            lay_out(outcome_chart(totals.systems, title="Outcomes per system", kind="system")),
+            lay_out(outcome_chart(totals.questions, title="Outcomes per question", kind="question")),
+        ],
         question_rows=totals.questions[:MAX_QUESTION_ROWS],
         answer_count=len(ordered),
         listed_count=len(listed),

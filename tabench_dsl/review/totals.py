@@ -184,25 +184,52 @@ def render_table(totals: Totals):
     by_system = Table(
         title="Totals per system",
         caption=literal(judge_caption(totals), style="table.caption").append(
-            "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"),
+            "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
+        ),
     )
-    for name in ("system", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI",
-                 "T1", "calls", "stern", "tokens"):
+    for name in (
+        "system",
+        "answers",
+        "pass",
+        "fail",
+        "adjud.",
+        "error",
+        "score",
+        "95% CI",
+        "T1",
+        "calls",
+        "stern",
+        "tokens",
+    ):
         by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
     for s in totals.systems:
         interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
         human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
         by_system.add_row(
-            literal(s.system), str(s.answers), f"{s.passed}{human}", str(s.fail), str(s.adjudicate),
-            str(s.error), percent(s.score), interval, str(s.t1_passes), str(s.judge_calls),
-            str(s.stern_retries), str(s.tokens),
+            literal(s.system),
+            str(s.answers),
+            f"{s.passed}{human}",
+            str(s.fail),
+            str(s.adjudicate),
+            str(s.error),
+            percent(s.score),
+            interval,
+            str(s.t1_passes),
+            str(s.judge_calls),
+            str(s.stern_retries),
+            str(s.tokens),
         )
     by_question = Table(title="Per question, across systems")
     for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):
         by_question.add_column(name, justify="left" if name == "question" else "right", no_wrap=True)
     for q in totals.questions:
         by_question.add_row(
-            literal(q.question), str(q.answers), str(q.passed), str(q.fail), str(q.adjudicate), str(q.error),
+            literal(q.question),
+            str(q.answers),
+            str(q.passed),
+            str(q.fail),
+            str(q.adjudicate),
+            str(q.error),
             percent(q.score),
         )
     parts = [by_system, by_question]

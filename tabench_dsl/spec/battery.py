@@ -234,10 +234,13 @@ def _check_name(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value |
     if text is None:
         return None
     if not BATTERY_NAME.match(text):
-        errors.append(_error(
-            f"bad battery name '{text}'", _pos(node, path),
-            hint="a name is lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
-        ))
+        errors.append(
+            _error(
+                f"bad battery name '{text}'",
+                _pos(node, path),
+                hint="a name is lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
+            )
+        )
         return None
     return _Value(text, text, _pos(node, path))
 
@@ -269,10 +272,13 @@ def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | N
 
 def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
     if not isinstance(node, yaml.MappingNode):
-        errors.append(_error(
-            "judge must be a mapping", _pos(node, path),
-            hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME}",
-        ))
+        errors.append(
+            _error(
+                "judge must be a mapping",
+                _pos(node, path),
+                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME}",
+            )
+        )
         return None
     fields: dict[str, object] = {}
     seen: dict[str, Pos] = {}
@@ -337,14 +343,25 @@ def _load_scorer(value: _Value, base: Path, roots: _Roots, errors: list[SpecErro
         folder = base / name
     if folder is None:
         shipped = ", ".join(shipped_scorers()) or "none"
-        errors.append(_error(
-            f"unknown scorer '{name}'", value.pos,
-            hint=f"shipped scorers are {shipped}; or give the path of a scorer folder (one with scorer.yaml)",
-        ))
+        errors.append(
+            _error(
+                f"unknown scorer '{name}'",
+                value.pos,
+                hint=f"shipped scorers are {shipped}; "
+                "or give the path of a scorer folder (one with scorer.yaml)",
+            )
+        )
         return None
     settings_file = folder / "scorer.yaml"
-    text = _read_named(settings_file, value, "scorer.yaml", "scorer settings", _Roots((real_path(folder),)),
-                       errors, outside="outside the scorer folder")
+    text = _read_named(
+        settings_file,
+        value,
+        "scorer.yaml",
+        "scorer settings",
+        _Roots((real_path(folder),)),
+        errors,
+        outside="outside the scorer folder",
+    )
     if text is None:
         return None
     settings = read_settings(text, settings_file, errors)
@@ -371,15 +388,21 @@ def _rubric_files(
         outside = [m for m in matches if not is_inside(base / m, roots.paths)]
         if outside:
             more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
-            errors.append(_error(
-                f"rubric pattern '{pattern.text}' matches '{outside[0]}'{more}, {roots.outside}",
-                pattern.pos, hint=HINT_OUTSIDE,
-            ))
+            errors.append(
+                _error(
+                    f"rubric pattern '{pattern.text}' matches '{outside[0]}'{more}, {roots.outside}",
+                    pattern.pos,
+                    hint=HINT_OUTSIDE,
+                )
+            )
         elif not matches:
-            errors.append(_error(
-                f"rubric pattern '{pattern.text}' matches no file", pattern.pos,
-                hint=f"patterns are relative to the folder of {MANIFEST}",
-            ))
+            errors.append(
+                _error(
+                    f"rubric pattern '{pattern.text}' matches no file",
+                    pattern.pos,
+                    hint=f"patterns are relative to the folder of {MANIFEST}",
+                )
+            )
         for match in matches:
             if match not in outside:
                 files.setdefault(base / match, (match, pattern))
@@ -401,21 +424,24 @@ def _matches(pattern: _Value, base: Path, roots: _Roots, errors: list[SpecError]
     rest = "/".join(pieces[fixed:])
     folder = base / prefix
     if not is_inside(folder, roots.paths):
-        errors.append(_error(f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos,
-                             hint=HINT_OUTSIDE))
+        errors.append(
+            _error(f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos, hint=HINT_OUTSIDE)
+        )
         return None
     if not rest or not folder.is_dir():
         return []
     if "**" in rest:
         hidden = any(piece.startswith(".") for piece in pieces[fixed:])
         found = [
-            str(path.relative_to(folder)) for path in folder.glob(rest)  # `**` skips symlinked folders
+            str(path.relative_to(folder))
+            for path in folder.glob(rest)  # `**` skips symlinked folders
             if hidden or not any(part.startswith(".") for part in path.relative_to(folder).parts)
         ]
     else:  # a fixed depth: glob.glob cannot loop, and lists a folder faster than pathlib
         found = glob.glob(rest, root_dir=folder)
     return sorted(
-        os.path.join(prefix, name) for name in found
+        os.path.join(prefix, name)
+        for name in found
         if os.path.exists(folder / name) and not os.path.isdir(folder / name)
     )
 
@@ -426,16 +452,25 @@ def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
         if rule.id is None:
             continue
         if rule.id in first:
-            errors.append(_error(
-                f"duplicate rule id '{rule.id}'", rule.pos,
-                hint=f"first defined at {first[rule.id].pos.path}:{first[rule.id].pos.line}",
-            ))
+            errors.append(
+                _error(
+                    f"duplicate rule id '{rule.id}'",
+                    rule.pos,
+                    hint=f"first defined at {first[rule.id].pos.path}:{first[rule.id].pos.line}",
+                )
+            )
         else:
             first[rule.id] = rule
 
 
 def _read_named(
-    file: Path, where: _Value, name: str, what: str, roots: _Roots | None, errors: list[SpecError], *,
+    file: Path,
+    where: _Value,
+    name: str,
+    what: str,
+    roots: _Roots | None,
+    errors: list[SpecError],
+    *,
     outside: str | None = None,
 ) -> str | None:
     """The text of `file`, which the manifest entry `where` names (`name`, as the entry writes it or
@@ -452,10 +487,13 @@ def _read_named(
     except SpecError as exc:  # not UTF-8: at the file's own line and column
         errors.append(exc)
     except FileNotFoundError:
-        errors.append(_error(
-            f"{what} not found: '{where.text}'", where.pos,
-            hint=f"paths are relative to the folder of {MANIFEST}",
-        ))
+        errors.append(
+            _error(
+                f"{what} not found: '{where.text}'",
+                where.pos,
+                hint=f"paths are relative to the folder of {MANIFEST}",
+            )
+        )
     except OSError as exc:
         errors.append(_error(f"cannot read {what} {file}: {exc.strerror}", where.pos))
     return None

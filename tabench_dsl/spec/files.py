@@ -80,7 +80,7 @@ def decode_spec_bytes(data: bytes, path: str | Path, what: str) -> str:
     """`data` as UTF-8 text without a leading byte order mark; `SpecError` at the first byte that
     is not UTF-8, at its line and column (columns count characters, as every other error does)."""
     if data.startswith(BOM):
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

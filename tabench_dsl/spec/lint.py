@@ -50,9 +50,13 @@ def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
         problems.extend(_url_warnings(loaded))
     for rule in loaded.rules:
         if rule.id is None:
-            problems.append(_warning(
-                "rule has no id", rule.pos, hint="write it as `S<n>: text` so reviews and results can name it"
-            ))
+            problems.append(
+                _warning(
+                    "rule has no id",
+                    rule.pos,
+                    hint="write it as `S<n>: text` so reviews and results can name it",
+                )
+            )
     for question in loaded.questions:
         problems.extend(_question_warnings(question, t1=loaded.t1))
     if loaded.battery is not None and not any(p.severity == "error" for p in problems):
@@ -64,32 +68,45 @@ def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
 def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
     warnings = []
     if not question.exemplars:
-        warnings.append(_warning(
-            f"question '{question.id}' has no exemplars", question.pos,
-            hint="graded examples (exemplar correct|partial|incorrect) show the judge where the line is",
-        ))
+        warnings.append(
+            _warning(
+                f"question '{question.id}' has no exemplars",
+                question.pos,
+                hint="graded examples (exemplar correct|partial|incorrect) show the judge where the line is",
+            )
+        )
     gold = question.gold.strip().casefold()
     for i, variant in enumerate(question.accept):
         if variant.strip().casefold() == gold:
             at = question.field_pos.get(f"accept.{i}", question.pos)
-            warnings.append(_warning(
-                "accepted variant equals the gold answer", at,
-                hint="remove it: the gold answer is always accepted",
-            ))
+            warnings.append(
+                _warning(
+                    "accepted variant equals the gold answer",
+                    at,
+                    hint="remove it: the gold answer is always accepted",
+                )
+            )
     if t1 and question.t1:
         keys = [question.gold, *question.accept]
         for exemplar in question.exemplars:
             if exemplar.expected == "fail" and t1_passes(exemplar.answer, keys):
-                warnings.append(_warning(
-                    f"T1 would pass this {exemplar.kind} exemplar, which expects fail", exemplar.pos,
-                    hint=HINT_T1_PASSES,
-                ))
+                warnings.append(
+                    _warning(
+                        f"T1 would pass this {exemplar.kind} exemplar, which expects fail",
+                        exemplar.pos,
+                        hint=HINT_T1_PASSES,
+                    )
+                )
     return warnings
 
 
 #: The templates each builtin-judge marker must appear in.
-_MARKER_TEMPLATES = (("question_start", "system"), ("question_end", "system"), ("answer_start", "user"),
-                     ("answer_start", "stern"))
+_MARKER_TEMPLATES = (
+    ("question_start", "system"),
+    ("question_end", "system"),
+    ("answer_start", "user"),
+    ("answer_start", "stern"),
+)
 
 
 def _template_errors(loaded: Loaded) -> list[SpecError]:
@@ -100,8 +117,12 @@ def _template_errors(loaded: Loaded) -> list[SpecError]:
 
     scorer = loaded.scorer
     assert scorer is not None
-    question = loaded.questions[0] if loaded.questions else Question(
-        id="q", prompt="prompt", gold="gold", pos=Pos(str(Path(scorer.path) / "scorer.yaml"), 1, 1)
+    question = (
+        loaded.questions[0]
+        if loaded.questions
+        else Question(
+            id="q", prompt="prompt", gold="gold", pos=Pos(str(Path(scorer.path) / "scorer.yaml"), 1, 1)
+        )
     )
     errors = []
     for part, problem in template_problems(scorer, policies_text(loaded.rules), question):
@@ -126,10 +147,13 @@ def _url_warnings(loaded: Loaded) -> list[SpecError]:
             backend, at = value, _settings_pos(scorer, "judge", "backend")
     if backend is None or at is None or urlsplit(backend).scheme.lower() not in ("http", "https"):
         return []
-    return [_warning(
-        f"judge backend '{backend}' is a URL: it gets no API key unless you pass it with --judge", at,
-        hint=HINT_URL_JUDGE,
-    )]
+    return [
+        _warning(
+            f"judge backend '{backend}' is a URL: it gets no API key unless you pass it with --judge",
+            at,
+            hint=HINT_URL_JUDGE,
+        )
+    ]
 
 
 def _settings_pos(scorer: Scorer, *keys: str) -> Pos:
@@ -155,12 +179,14 @@ def _marker_warnings(scorer: Scorer) -> list[SpecError]:
         marker = getattr(settings.builtin, key)
         if marker in text:
             continue
-        warnings.append(_warning(
-            f"builtin {key} marker {marker!r} is not in {name}",
-            position(folder / "scorer.yaml", ("builtin", key), at_key=True),
-            hint="the builtin judge finds the question and the answer by these lines; "
-            "set them in scorer.yaml's builtin: section",
-        ))
+        warnings.append(
+            _warning(
+                f"builtin {key} marker {marker!r} is not in {name}",
+                position(folder / "scorer.yaml", ("builtin", key), at_key=True),
+                hint="the builtin judge finds the question and the answer by these lines; "
+                "set them in scorer.yaml's builtin: section",
+            )
+        )
     return warnings
 
 

@@ -38,7 +38,16 @@ from .syntax import HINT_ESCAPE, source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
 FIELDS: tuple[str, ...] = (
-    "prompt", "gold", "accept", "trap", "structure", "scoring", "guide", "facet", "exemplar", "t1",
+    "prompt",
+    "gold",
+    "accept",
+    "trap",
+    "structure",
+    "scoring",
+    "guide",
+    "facet",
+    "exemplar",
+    "t1",
 )
 
 #: A rule id: `S<n>` before a colon at the start of the rule.
@@ -165,7 +174,10 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
         if exc.token.type == "CONTINUATION_LINE":
             raise SpecError(
                 "an indented line continues a rule, but no rule comes before it",
-                path=path, line=exc.line, col=exc.column, source_line=source_line(lines, exc.line),
+                path=path,
+                line=exc.line,
+                col=exc.column,
+                source_line=source_line(lines, exc.line),
                 hint="start the rule at the beginning of the line",
             ) from None
         raise syntax_error(exc, text, path, lines, fields=FIELDS) from None
@@ -386,14 +398,19 @@ class _TokensTransformer(Transformer):
             col = token.column + start
             raise SpecError(
                 f"bad escape '{escape}' in string",
-                path=self.path, line=token.line, col=col, hint=HINT_ESCAPE,
+                path=self.path,
+                line=token.line,
+                col=col,
+                hint=HINT_ESCAPE,
                 source_line=source_line(self.lines, token.line),
             ) from None
         if SURROGATE.search(value):
             start = lone_surrogate_at(str(token)) or 0
             raise SpecError(
                 f"lone surrogate escape '{str(token)[start : start + 6]}' in string",
-                path=self.path, line=token.line, col=token.column + start,
+                path=self.path,
+                line=token.line,
+                col=token.column + start,
                 hint="a \\uD800-\\uDFFF escape is half of a character: write its pair after it "
                 "(\\ud83d\\ude00), or the character itself",
                 source_line=source_line(self.lines, token.line),

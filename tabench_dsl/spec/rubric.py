@@ -60,16 +60,22 @@ def build_questions(
     for block in raw:
         before = len(errors)
         if not QUESTION_ID.match(block.id):
-            errors.append(_error(
-                f"bad question id '{block.id}'", block.id_pos,
-                hint="an id is letters, digits, '_', '.' and '-', starting with a letter or digit",
-            ))
+            errors.append(
+                _error(
+                    f"bad question id '{block.id}'",
+                    block.id_pos,
+                    hint="an id is letters, digits, '_', '.' and '-', starting with a letter or digit",
+                )
+            )
         elif block.id in first:
             seen = first[block.id].id_pos
-            errors.append(_error(
-                f"duplicate question id '{block.id}'", block.id_pos,
-                hint=f"first defined at {seen.path}:{seen.line}",
-            ))
+            errors.append(
+                _error(
+                    f"duplicate question id '{block.id}'",
+                    block.id_pos,
+                    hint=f"first defined at {seen.path}:{seen.line}",
+                )
+            )
         else:
             first[block.id] = block
         question = _build(block, errors, facet_names)
@@ -187,9 +193,9 @@ def _facet(
 ) -> Facet | None:
     name, text = args
     if facet_names is not None and name.value not in facet_names:
-        errors.append(_error(
-            f"unknown facet '{name.value}'", name.pos, hint="facets are " + ", ".join(facet_names)
-        ))
+        errors.append(
+            _error(f"unknown facet '{name.value}'", name.pos, hint="facets are " + ", ".join(facet_names))
+        )
         return None
     return Facet(name=name.value, text=text.value, pos=field.pos)
 
@@ -198,9 +204,13 @@ def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exe
     kind, answer, _, why, *rest = args
     ok = True
     if kind.value not in EXEMPLAR_KINDS:
-        errors.append(_error(
-            f"unknown exemplar kind '{kind.value}'", kind.pos, hint="kinds are " + ", ".join(EXEMPLAR_KINDS)
-        ))
+        errors.append(
+            _error(
+                f"unknown exemplar kind '{kind.value}'",
+                kind.pos,
+                hint="kinds are " + ", ".join(EXEMPLAR_KINDS),
+            )
+        )
         ok = False
     expect = rest[1].value if rest else None
     if expect is not None and expect not in ("pass", "fail"):
@@ -247,17 +257,20 @@ def _mismatch(field: Field, errors: list[SpecError]) -> list[Arg] | None:
             expected = f"'{slot}'"
         else:
             continue
-        errors.append(_error(
-            f"expected {expected} in field '{field.name}', found {_shown(arg)}", arg.pos, hint=hint
-        ))
+        errors.append(
+            _error(f"expected {expected} in field '{field.name}', found {_shown(arg)}", arg.pos, hint=hint)
+        )
         return None
     if len(args) > len(shape):
         extra = args[len(shape)]
-        errors.append(_error(
-            f"unexpected {'string' if extra.kind == 'string' else _shown(extra)} after field '{field.name}'",
-            extra.pos,
-            hint=hint + "; one field per line",
-        ))
+        what = "string" if extra.kind == "string" else _shown(extra)
+        errors.append(
+            _error(
+                f"unexpected {what} after field '{field.name}'",
+                extra.pos,
+                hint=hint + "; one field per line",
+            )
+        )
         return None
     return args
 

@@ -64,15 +64,26 @@ def read_settings(text: str, file: Path, errors: list[SpecError]) -> ScorerSetti
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        errors.append(SpecError("scorer settings must be a mapping", path=str(file), line=1, col=1,
-                                hint="sections are " + ", ".join(SECTIONS)))
+        errors.append(
+            SpecError(
+                "scorer settings must be a mapping",
+                path=str(file),
+                line=1,
+                col=1,
+                hint="sections are " + ", ".join(SECTIONS),
+            )
+        )
         return None
     check = _Checker(text, file)
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in SECTIONS:
-            check.error(f"unknown scorer section '{key}'", (key,), at_key=True,
-                        hint="sections are " + ", ".join(SECTIONS))
+            check.error(
+                f"unknown scorer section '{key}'",
+                (key,),
+                at_key=True,
+                hint="sections are " + ", ".join(SECTIONS),
+            )
         elif value is not None:
             values[key] = _SECTION_READERS[key](check, value)
     if check.errors:
@@ -88,13 +99,15 @@ class _Checker:
         self.text, self.file = text, file
         self.errors: list[SpecError] = []
 
-    def error(self, message: str, where: Sequence[str | int], *, at_key: bool = False,
-              hint: str | None = None) -> None:
+    def error(
+        self, message: str, where: Sequence[str | int], *, at_key: bool = False, hint: str | None = None
+    ) -> None:
         line, col = yaml_position(self.text, where, at_key=at_key)
         self.errors.append(SpecError(message, path=str(self.file), line=line, col=col, hint=hint))
 
-    def text_list(self, value: Any, where: tuple[str, ...], *, rewrite: Callable[[str], str] = str,
-                  flags: int = 0) -> tuple[str, ...]:
+    def text_list(
+        self, value: Any, where: tuple[str, ...], *, rewrite: Callable[[str], str] = str, flags: int = 0
+    ) -> tuple[str, ...]:
         """A list of regular expressions, each compiled (after `rewrite`) as it will be used."""
         name = ".".join(where)
         if not isinstance(value, list):
@@ -102,8 +115,7 @@ class _Checker:
             return ()
         for index, item in enumerate(value):
             if not isinstance(item, str):
-                self.error(f"{name}: entry {item!r} is not a string", (*where, index),
-                           hint=_NOT_TEXT_HINT)
+                self.error(f"{name}: entry {item!r} is not a string", (*where, index), hint=_NOT_TEXT_HINT)
         texts = tuple(item for item in value if isinstance(item, str))
         # One compile of the whole list (as grading joins it) is fast; only a list that fails is
         # compiled entry by entry, to name the bad one.
@@ -126,8 +138,9 @@ class _Checker:
         known = SECTION_KEYS[section]
         for key in value:
             if key not in known:
-                self.error(f"unknown {section} key '{key}'", (section, key), at_key=True,
-                           hint=_HINTS[section])
+                self.error(
+                    f"unknown {section} key '{key}'", (section, key), at_key=True, hint=_HINTS[section]
+                )
         return {key: v for key, v in value.items() if key in known and v is not None}
 
 
@@ -142,8 +155,11 @@ def _templates(check: _Checker, value: Any) -> Templates:
     values = check.mapping(value, "templates")
     for key, name in values.items():
         if not isinstance(name, str) or not TEMPLATE_NAME.match(name):
-            check.error(f"templates.{key} must be a file name in the scorer folder", ("templates", key),
-                        hint=_HINTS["templates"])
+            check.error(
+                f"templates.{key} must be a file name in the scorer folder",
+                ("templates", key),
+                hint=_HINTS["templates"],
+            )
     return Templates(**{k: v for k, v in values.items() if isinstance(v, str)})
 
 
@@ -173,12 +189,17 @@ def _judge(check: _Checker, value: Any) -> JudgeSettings:
 
 def _facets(check: _Checker, value: Any) -> tuple[str, ...]:
     if (
-        isinstance(value, list) and value and len(set(map(str, value))) == len(value)
+        isinstance(value, list)
+        and value
+        and len(set(map(str, value))) == len(value)
         and all(isinstance(n, str) and FACET_NAME.match(n) for n in value)
     ):
         return tuple(value)
-    check.error("scorer facets must be a list of names", ("facets",),
-                hint="facets: [extra_correct_info, missing_minor, erroneous_assertion]")
+    check.error(
+        "scorer facets must be a list of names",
+        ("facets",),
+        hint="facets: [extra_correct_info, missing_minor, erroneous_assertion]",
+    )
     return ()
 
 

@@ -44,9 +44,14 @@ class TemplateError(UsageError):
 
 
 #: Attributes the sandbox refuses on the objects that have them, beside every name starting with "_".
-INTERNAL_ATTRIBUTES: frozenset[str] = frozenset({
-    "mro", *UNSAFE_GENERATOR_ATTRIBUTES, *UNSAFE_COROUTINE_ATTRIBUTES, *UNSAFE_ASYNC_GENERATOR_ATTRIBUTES,
-})
+INTERNAL_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "mro",
+        *UNSAFE_GENERATOR_ATTRIBUTES,
+        *UNSAFE_COROUTINE_ATTRIBUTES,
+        *UNSAFE_ASYNC_GENERATOR_ATTRIBUTES,
+    }
+)
 
 #: The hint of an unsafe template.
 HINT_UNSAFE = (
@@ -101,8 +106,11 @@ def _unsafe_attributes(tree: jinja2.nodes.Template) -> Iterator[tuple[str, int]]
         elif isinstance(node, jinja2.nodes.Getitem):
             name = node.arg.value if isinstance(node.arg, jinja2.nodes.Const) else None
         else:
-            name = node.args[0].value if node.name == "attr" and node.args and isinstance(
-                node.args[0], jinja2.nodes.Const) else None
+            name = (
+                node.args[0].value
+                if node.name == "attr" and node.args and isinstance(node.args[0], jinja2.nodes.Const)
+                else None
+            )
         if isinstance(name, str) and (name.startswith("_") or name in INTERNAL_ATTRIBUTES):
             yield name, node.lineno
 
@@ -119,7 +127,11 @@ def _refuse_unsafe(tree: jinja2.nodes.Template, source: str, path: str) -> None:
     line, col, name, text = min(found)
     raise SpecError(
         f"unsafe template: attribute '{name}' is not available to templates",
-        path=path, line=line, col=col, source_line=text, hint=HINT_UNSAFE,
+        path=path,
+        line=line,
+        col=col,
+        source_line=text,
+        hint=HINT_UNSAFE,
     )
 
 
@@ -153,8 +165,10 @@ def load_template(scorer_path: str, name: str) -> jinja2.Template:
         raise TemplateError(f"scorer template not found: {Path(scorer_path) / name}") from exc
     except jinja2.TemplateSyntaxError as exc:
         raise SpecError(
-            f"scorer template: {exc.message}", path=exc.filename or Path(scorer_path) / name,
-            line=exc.lineno, col=1,
+            f"scorer template: {exc.message}",
+            path=exc.filename or Path(scorer_path) / name,
+            line=exc.lineno,
+            col=1,
         ) from None
 
 

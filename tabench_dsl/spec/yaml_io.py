@@ -53,19 +53,30 @@ def _scan(text: str, path: str, loader: type) -> SpecError | None:
         if isinstance(event, _OPENS):
             anchors.append(event.anchor)
             if len(anchors) > MAX_YAML_DEPTH:
-                return _at(event.start_mark, path, f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
-                           hint="a manifest or a scorer's settings needs a few levels only")
+                return _at(
+                    event.start_mark,
+                    path,
+                    f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                    hint="a manifest or a scorer's settings needs a few levels only",
+                )
         elif isinstance(event, _CLOSES):
             anchors.pop()
         elif isinstance(event, yaml.ScalarEvent):
             if SURROGATE.search(event.value):
-                return _at(event.start_mark, path, "lone surrogate escape in YAML text",
-                           hint="a \\uD800-\\uDFFF escape is half of a character; write the character itself")
+                return _at(
+                    event.start_mark,
+                    path,
+                    "lone surrogate escape in YAML text",
+                    hint="a \\uD800-\\uDFFF escape is half of a character; write the character itself",
+                )
         elif isinstance(event, yaml.AliasEvent) and event.anchor in anchors:
-            return _at(event.start_mark, path, f"alias '*{event.anchor}' inside the collection it names",
-                       hint="a value cannot contain itself")
+            return _at(
+                event.start_mark,
+                path,
+                f"alias '*{event.anchor}' inside the collection it names",
+                hint="a value cannot contain itself",
+            )
     return None
-
 
 
 def safe_load(text: str) -> object:
@@ -147,8 +158,13 @@ def reader_error(exc: yaml.YAMLError, text: str, path: str) -> SpecError:
         line, col = 1, 1
     character = getattr(exc, "character", None)
     what = f"character U+{character:04X}" if isinstance(character, int) else "a character"
-    return SpecError(f"invalid YAML: {what} is not allowed in YAML text", path=path, line=line, col=col,
-                     hint="write control characters escaped inside double quotes, e.g. \"\\x1b\"")
+    return SpecError(
+        f"invalid YAML: {what} is not allowed in YAML text",
+        path=path,
+        line=line,
+        col=col,
+        hint='write control characters escaped inside double quotes, e.g. "\\x1b"',
+    )
 
 
 def _at(mark: yaml.Mark, path: str, message: str, *, hint: str) -> SpecError:

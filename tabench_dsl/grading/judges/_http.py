@@ -245,15 +245,23 @@ class HttpJudge(Judge):
         long to read whole stands for a reply too long to be a verdict (`cut_body_completion`)."""
         while True:
             status, reply_headers, payload, latency_ms = await post_json(
-                self._session, self.endpoint, self.request_body(messages), self._headers,
+                self._session,
+                self.endpoint,
+                self.request_body(messages),
+                self._headers,
                 self.exchange_timeout,
             )
             if 200 <= status < 300 or not self.ask_again(status, payload):
                 break
         if not 200 <= status < 300:
             raise status_error(
-                self.info.backend, status, reply_headers, payload,
-                key_env=self._key_env, key_sent=bool(self._api_key), secrets=[self._api_key],
+                self.info.backend,
+                status,
+                reply_headers,
+                payload,
+                key_env=self._key_env,
+                key_sent=bool(self._api_key),
+                secrets=[self._api_key],
             )
         if body_cut(payload):
             return cut_body_completion(payload, latency_ms)

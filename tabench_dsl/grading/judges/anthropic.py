@@ -81,8 +81,15 @@ class AnthropicJudge(HttpJudge):
         base_url: str = ANTHROPIC_BASE_URL,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        super().__init__(params, session=session, base_url=base_url, api_key=api_key, timeout=timeout,
-                         backend="anthropic", key_env=ANTHROPIC_KEY_ENV)
+        super().__init__(
+            params,
+            session=session,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            backend="anthropic",
+            key_env=ANTHROPIC_KEY_ENV,
+        )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -117,8 +124,11 @@ def decode_message(payload: bytes, latency_ms: float = 0.0) -> Completion:
     if not texts:
         raise TransportError("anthropic judge sent a message without a text block")
     usage = reply.usage or _Usage()
-    return Completion(content="".join(texts), tokens=reported_tokens(usage.input_tokens, usage.output_tokens),
-                      latency_ms=latency_ms)
+    return Completion(
+        content="".join(texts),
+        tokens=reported_tokens(usage.input_tokens, usage.output_tokens),
+        latency_ms=latency_ms,
+    )
 
 
 @register_judge("anthropic")
@@ -130,7 +140,12 @@ def anthropic_judge(setup: JudgeSetup) -> AnthropicJudge:
     if not key and host_of(base) == ANTHROPIC_HOST:
         raise UsageError("--judge anthropic: needs ANTHROPIC_API_KEY in the environment")
     try:
-        return AnthropicJudge(setup.params("anthropic:MODEL", model=setup.argument or None),
-                              session=setup.http_session(), api_key=key, base_url=base, timeout=setup.timeout)
+        return AnthropicJudge(
+            setup.params("anthropic:MODEL", model=setup.argument or None),
+            session=setup.http_session(),
+            api_key=key,
+            base_url=base,
+            timeout=setup.timeout,
+        )
     except ValueError as exc:
         raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None

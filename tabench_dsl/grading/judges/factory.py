@@ -63,7 +63,12 @@ if TYPE_CHECKING:
 
 # `url_gets_key` is part of the key rules of the module docstring; it lives with the other URL rules.
 __all__ = [
-    "SPEC_FORMS", "JudgeChoice", "choose_judge", "make_judge", "manifest_backend_problem", "url_gets_key",
+    "SPEC_FORMS",
+    "JudgeChoice",
+    "choose_judge",
+    "make_judge",
+    "manifest_backend_problem",
+    "url_gets_key",
 ]
 
 #: The forms `--judge` accepts, for error messages.
@@ -113,18 +118,20 @@ def make_judge(
         raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
     backend, argument = found
     scorer = (settings or ScorerSettings()).judge
-    return backend.build(JudgeSetup(
-        spec=choice.spec,
-        argument=argument,
-        model=model or manifest.model,
-        temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
-        max_tokens=int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS)),
-        env=env,
-        timeout=timeout,
-        session=session,
-        settings=settings,
-        notice=choice.notice,
-    ))
+    return backend.build(
+        JudgeSetup(
+            spec=choice.spec,
+            argument=argument,
+            model=model or manifest.model,
+            temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
+            max_tokens=int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS)),
+            env=env,
+            timeout=timeout,
+            session=session,
+            settings=settings,
+            notice=choice.notice,
+        )
+    )
 
 
 def choose_judge(
@@ -150,10 +157,14 @@ def choose_judge(
         return JudgeChoice("openai", "environment")
     if env.get("ANTHROPIC_API_KEY"):
         return JudgeChoice("anthropic", "environment")
-    return JudgeChoice("builtin", "default", (
-        f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
-        "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
-    ))
+    return JudgeChoice(
+        "builtin",
+        "default",
+        (
+            f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
+            "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
+        ),
+    )
 
 
 def manifest_backend_problem(backend: str) -> str | None:

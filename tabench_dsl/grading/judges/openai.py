@@ -89,8 +89,15 @@ class OpenAIJudge(HttpJudge):
     ) -> None:
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
-        super().__init__(params, session=session, base_url=base_url, api_key=api_key, timeout=timeout,
-                         backend=backend, key_env=key_env)
+        super().__init__(
+            params,
+            session=session,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            backend=backend,
+            key_env=key_env,
+        )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"accept": "application/json"}
@@ -131,8 +138,11 @@ def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: 
     if content is None:
         raise TransportError(f"{backend} judge sent a chat completion with no text content")
     usage = body.usage or _Usage()
-    return Completion(content=content, tokens=reported_tokens(usage.prompt_tokens, usage.completion_tokens),
-                      latency_ms=latency_ms)
+    return Completion(
+        content=content,
+        tokens=reported_tokens(usage.prompt_tokens, usage.completion_tokens),
+        latency_ms=latency_ms,
+    )
 
 
 @register_judge("openai")
@@ -141,11 +151,17 @@ def openai_judge(setup: JudgeSetup) -> OpenAIJudge:
     base = setup.env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     key = setup.env.get(OPENAI_KEY_ENV)
     if not key and host_of(base) == OPENAI_HOST:
-        raise UsageError("--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL "
-                         "for a local server)")
+        raise UsageError(
+            "--judge openai: needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for a local server)"
+        )
     try:
-        return OpenAIJudge(setup.params("openai:MODEL", model=setup.argument or None),
-                           session=setup.http_session(), base_url=base, api_key=key, timeout=setup.timeout)
+        return OpenAIJudge(
+            setup.params("openai:MODEL", model=setup.argument or None),
+            session=setup.http_session(),
+            base_url=base,
+            api_key=key,
+            timeout=setup.timeout,
+        )
     except ValueError as exc:
         raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
 
@@ -159,9 +175,12 @@ def url_judge(setup: JudgeSetup) -> OpenAIJudge:
         params = setup.params(safe_url(url))
         backend = urlsplit(url).netloc.rpartition("@")[2] or "url"
         return OpenAIJudge(
-            params, session=setup.http_session(), base_url=url,
+            params,
+            session=setup.http_session(),
+            base_url=url,
             api_key=setup.env.get(OPENAI_KEY_ENV) if url_gets_key(url) else None,
-            timeout=setup.timeout, backend=backend,
+            timeout=setup.timeout,
+            backend=backend,
         )
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None

@@ -134,4 +134,3 @@ def find_backend(spec: str) -> tuple[Backend, str] | None:
     if backend.argument == "none":
         return (backend, "") if not colon else None
     return backend, spec if backend.argument == "whole" else rest
-

@@ -62,7 +62,9 @@ class Failed(msgspec.Struct, tag="failed"):
         """The error as the parent raises it: of the worker's kind where the CLI tells them apart
         (a usage error exits 2), a plain `TabenchError` otherwise."""
         kinds: dict[str, type[TabenchError]] = {
-            "UsageError": UsageError, "JudgeError": JudgeError, "StorageError": StorageError,
+            "UsageError": UsageError,
+            "JudgeError": JudgeError,
+            "StorageError": StorageError,
         }
         return kinds.get(self.kind, TabenchError)(self.message)
 

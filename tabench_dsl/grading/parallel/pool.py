@@ -104,8 +104,11 @@ class WorkerPool:
         """Launch the worker processes; they wait for their configuration."""
         for index, share in enumerate(self.shares):
             proc = subprocess.Popen(
-                [sys.executable, "-c", WORKER_COMMAND], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, bufsize=0, start_new_session=True,
+                [sys.executable, "-c", WORKER_COMMAND],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
             )
             self._workers.append(_Worker(index, share, proc))
 
@@ -138,7 +141,8 @@ class WorkerPool:
                 worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, worker.proc.stdin)
                 options = config.options
                 share = msgspec.structs.replace(
-                    options, concurrency=worker.share,
+                    options,
+                    concurrency=worker.share,
                     rpm=options.rpm / self.count if options.rpm else None,
                     tpm=options.tpm / self.count if options.tpm else None,
                 )

@@ -54,8 +54,12 @@ _decision_decoder = msgspec.json.Decoder(DecisionRequest)
 
 
 def _json(data: object, status: int = 200) -> web.Response:
-    return web.Response(body=_encoder.encode(data), status=status, content_type="application/json",
-                        headers={"Cache-Control": "no-store"})
+    return web.Response(
+        body=_encoder.encode(data),
+        status=status,
+        content_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -87,8 +91,11 @@ async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitabl
 async def page(request: web.Request) -> web.Response:
     """The single page; it loads everything else through the API."""
     served = viewer_page()
-    return web.Response(text=served.html, content_type="text/html",
-                        headers={"Content-Security-Policy": served.csp, "Cache-Control": "no-store"})
+    return web.Response(
+        text=served.html,
+        content_type="text/html",
+        headers={"Content-Security-Policy": served.csp, "Cache-Control": "no-store"},
+    )
 
 
 async def meta(request: web.Request) -> web.Response:
@@ -125,12 +132,16 @@ async def decision(request: web.Request) -> web.Response:
     try:
         wanted = _decision_decoder.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return _error(400, f"a decision is a JSON object with system, question and verdict (pass or fail): "
-                           f"{_short(str(exc))}")
+        return _error(
+            400,
+            f"a decision is a JSON object with system, question and verdict (pass or fail): "
+            f"{_short(str(exc))}",
+        )
     system, question, verdict = wanted.system, wanted.question, wanted.verdict
     try:
-        updated = index.decide(system, question, verdict, note=wanted.note or "",
-                               prompt_sha256=wanted.prompt_sha256)
+        updated = index.decide(
+            system, question, verdict, note=wanted.note or "", prompt_sha256=wanted.prompt_sha256
+        )
     except KeyError:
         return _error(404, f"no record for system {system!r}, question {question!r}")
     except UsageError as exc:

@@ -153,15 +153,24 @@ def lay_out(chart: Chart, geometry: ChartGeometry = GEOMETRY) -> DrawnChart:
             if not count:
                 continue
             width = g.bar_width * count / total
-            segments.append(Segment(name, count, COLOURS[name], f"{x:.1f}", f"{width:.1f}",
-                                    f"{100 * count / total:.1f}%"))
+            segments.append(
+                Segment(name, count, COLOURS[name], f"{x:.1f}", f"{width:.1f}", f"{100 * count / total:.1f}%")
+            )
             x += width
         score = "-" if bar.score is None else f"{100 * bar.score:.0f}%"
-        bars.append(DrawnBar(bar.label, _short(bar.label, g.label_limit), g.top + i * g.row_height,
-                             segments, score))
+        bars.append(
+            DrawnBar(bar.label, _short(bar.label, g.label_limit), g.top + i * g.row_height, segments, score)
+        )
     return DrawnChart(
-        title=chart.title, kind=chart.kind, note=chart.note, width=g.label_width + g.bar_width + 50,
-        height=g.top + g.row_height * max(len(chart.bars), 1) + 8, geometry=g, legend=legend(), bars=bars)
+        title=chart.title,
+        kind=chart.kind,
+        note=chart.note,
+        width=g.label_width + g.bar_width + 50,
+        height=g.top + g.row_height * max(len(chart.bars), 1) + 8,
+        geometry=g,
+        legend=legend(),
+        bars=bars,
+    )
 
 
 def _label(row: SystemTotals | QuestionTotals) -> str:

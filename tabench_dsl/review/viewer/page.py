@@ -47,6 +47,8 @@ def viewer_page() -> Page:
     style = inline("viewer.css.j2", colours=COLOURS)
     script = inline("viewer.js")
     html = render("viewer.html.j2", style=style, script=script, constants=page_constants())
-    csp = (f"default-src 'none'; script-src {script.source}; style-src {style.source}; img-src data:; "
-           "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    csp = (
+        f"default-src 'none'; script-src {script.source}; style-src {style.source}; img-src data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
     return Page(html=html, csp=csp)

@@ -75,10 +75,12 @@ class Index:
         is ever built from a name on the server and parsed in the browser."""
         totals = self.totals()
         payload = msgspec.to_builtins(totals)
-        payload["charts"] = msgspec.to_builtins({
-            "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
-            "questions": outcome_chart(totals.questions, title="Outcomes per question", kind="question"),
-        })
+        payload["charts"] = msgspec.to_builtins(
+            {
+                "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
+                "questions": outcome_chart(totals.questions, title="Outcomes per question", kind="question"),
+            }
+        )
         return payload
 
     def meta(self) -> dict[str, Any]:
@@ -95,16 +97,23 @@ class Index:
             "results": str(run.results_path),
             "decisions": str(run.decisions_path),
             "reviewer": self.reviewer,
-            "battery": None if run.compiled is None else {"name": run.compiled.name,
-                                                          "scorer": run.compiled.scorer,
-                                                          "path": str(run.battery_path)},
+            "battery": None
+            if run.compiled is None
+            else {"name": run.compiled.name, "scorer": run.compiled.scorer, "path": str(run.battery_path)},
             "records": len(self.records),
             **self._choices,
             "problems": run.problems[:20],
             "problem_count": len(run.problems),
-            "stale": [{"system": s.decision.system, "question": s.decision.question,
-                       "verdict": s.decision.verdict, "reviewer": s.decision.reviewer,
-                       "reason": s.reason} for s in run.stale],
+            "stale": [
+                {
+                    "system": s.decision.system,
+                    "question": s.decision.question,
+                    "verdict": s.decision.verdict,
+                    "reviewer": s.decision.reviewer,
+                    "reason": s.reason,
+                }
+                for s in run.stale
+            ],
         }
 
     # -- queries ---------------------------------------------------------------------------------
@@ -149,11 +158,17 @@ class Index:
     def summary(r: Record) -> dict[str, Any]:
         """The one-line view of a record the list shows."""
         return {
-            "system": r.system, "question": r.question, "verdict": r.verdict, "tier": r.tier,
-            "cause": r.cause, "reason": _preview(r.reason), "answer": _preview(r.answer),
+            "system": r.system,
+            "question": r.question,
+            "verdict": r.verdict,
+            "tier": r.tier,
+            "cause": r.cause,
+            "reason": _preview(r.reason),
+            "answer": _preview(r.answer),
             "facets": [name for name, seen in r.facets.items() if seen],
             "human": None if r.decision is None else r.decision.verdict,
-            "warnings": len(r.warnings), "injection_suspect": r.injection_suspect,
+            "warnings": len(r.warnings),
+            "injection_suspect": r.injection_suspect,
             "prompt_sha256": r.prompt_sha256,
         }
 
@@ -167,14 +182,20 @@ class Index:
         prompts = prompts_for(record, self.run.compiled)
         return {
             "record": msgspec.to_builtins(record),
-            "prompts": {"system": prompts.system, "user": prompts.user, "stern": prompts.stern,
-                        "recorded_sha256": prompts.recorded_sha256,
-                        "battery_sha256": prompts.battery_sha256, "drift": prompts.drift},
+            "prompts": {
+                "system": prompts.system,
+                "user": prompts.user,
+                "stern": prompts.stern,
+                "recorded_sha256": prompts.recorded_sha256,
+                "battery_sha256": prompts.battery_sha256,
+                "drift": prompts.drift,
+            },
         }
 
     # -- adjudication ----------------------------------------------------------------------------
-    def decide(self, system: str, question: str, verdict: str, *, note: str = "",
-               prompt_sha256: str | None = None) -> Record:
+    def decide(
+        self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
+    ) -> Record:
         """Record a human verdict on an `adjudicate` record: append it to disk, then update the index.
 
         `prompt_sha256`, when given, must match the record's (the page was showing that prompt).

@@ -91,18 +91,38 @@ def compile_battery_at(path: str | Path, *, allow_dirs: Iterable[str | Path] = (
 def prompts_for(record: Record, compiled: CompiledBattery | None) -> Prompts:
     """The SYSTEM / USER / STERN text of `record` from the compiled battery, with any drift named."""
     if compiled is None:
-        return Prompts(None, None, None, record.prompt_sha256, None,
-                       "no battery given (--battery): only the prompt's sha256 is known")
+        return Prompts(
+            None,
+            None,
+            None,
+            record.prompt_sha256,
+            None,
+            "no battery given (--battery): only the prompt's sha256 is known",
+        )
     question = compiled.questions.get(record.question)
     if question is None:
-        return Prompts(None, None, None, record.prompt_sha256, None,
-                       f"battery {compiled.name!r} has no question {record.question!r}")
+        return Prompts(
+            None,
+            None,
+            None,
+            record.prompt_sha256,
+            None,
+            f"battery {compiled.name!r} has no question {record.question!r}",
+        )
     drift = None
     if question.sha256 != record.prompt_sha256:
-        drift = ("the battery's SYSTEM prompt differs from the one this answer was graded with "
-                 "(sha256 mismatch): the text shown is today's, not the judge's")
+        drift = (
+            "the battery's SYSTEM prompt differs from the one this answer was graded with "
+            "(sha256 mismatch): the text shown is today's, not the judge's"
+        )
     elif record.battery and record.battery != compiled.name:
         drift = f"the record names battery {record.battery!r}, the battery given is {compiled.name!r}"
     stern = compiled.stern.fill(record.answer) if any(a.kind == "stern" for a in record.attempts) else None
-    return Prompts(question.system, compiled.user.fill(record.answer), stern,
-                   record.prompt_sha256, question.sha256, drift)
+    return Prompts(
+        question.system,
+        compiled.user.fill(record.answer),
+        stern,
+        record.prompt_sha256,
+        question.sha256,
+        drift,
+    )
