@@ -5,7 +5,9 @@ the decisions `view` and `adjudicate` append to) calls `check_output` first. It 
 usage error naming the path (exit 2), to write:
 
 - over one of the command's own inputs, however it is reached (the same path, a symlink, a hard
-  link): `report X.jsonl --html X.jsonl` would otherwise replace the results with the page;
+  link): `report X.jsonl --html X.jsonl` would otherwise replace the results with the page, and
+  `grade --out` may be neither the answers file nor the file a `--judge replay:FILE` reads
+  (`grading_inputs`);
 - into a folder, a device or a FIFO;
 - into an existing non-empty file that is not of the kind the command writes, as tabench wrote it:
   an HTML report carrying its marker, a results file, a decisions file, a lock. Appending to any
@@ -136,6 +138,16 @@ def check_results_out(
     check_output(
         path, option=option, kind="a results file", recognise=is_results_file, inputs=inputs, append=True
     )
+
+
+def grading_inputs(*, judge: str | None, answers: str | Path | None = None) -> dict[str, str | Path | None]:
+    """The files a grading command (`grade`, `calibrate`) reads, for `check_results_out`'s `inputs`:
+    the answers file, and the results file a `--judge replay:FILE` replays (appending the new
+    records to it would have the judge replay its own output)."""
+    inputs: dict[str, str | Path | None] = {"the answers file": answers}
+    if judge is not None and judge.startswith("replay:"):
+        inputs["the results file --judge replays"] = judge.removeprefix("replay:")
+    return inputs
 
 
 def check_decisions_out(path: str | Path, *, results: str | Path) -> None:

@@ -79,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_max_answer_bytes(args)
     if args.out is not None:
-        from ..outputs import check_results_out
+        from ..outputs import check_results_out, grading_inputs
 
-        check_results_out(args.out, option="--out")
+        check_results_out(args.out, option="--out", inputs=grading_inputs(judge=args.judge))
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.out is not None:
         result = asyncio.run(_calibrate(args, compiled, args.out))

@@ -19,11 +19,16 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+
+if TYPE_CHECKING:
+    from ..core.records import Answer
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
@@ -48,7 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         required=True,
         metavar="ANSWERS.jsonl",
-        help="answers JSONL, one {system, question, answer} object a line",
+        help="answers JSONL, one {system, question, answer} object a line, or CSV (a .csv file with a "
+        "system,question,answer header)",
     )
     add(
         "--out",
@@ -106,7 +112,67 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "More than one pays off only against a judge fast enough to keep one core busy",
     )
     add("--json", action="store_true", help="print the totals as one JSON document")
+    add_slice_options(parser)
     parser.set_defaults(run=run)
+
+
+def add_slice_options(parser: argparse.ArgumentParser) -> None:
+    """`--limit`, `--question` and `--system`: grade a slice of the answers first (a quick look at a
+    new judge or battery before paying for the whole file)."""
+    add = parser.add_argument
+    add(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="send at most N answers to grading (after --question/--system; answers --resume skips "
+        "do not count)",
+    )
+    add(
+        "--question",
+        action="append",
+        dest="questions",
+        default=None,
+        metavar="ID",
+        help="grade only the answers to this question (repeatable)",
+    )
+    add(
+        "--system",
+        action="append",
+        dest="systems",
+        default=None,
+        metavar="NAME",
+        help="grade only the answers of this system (repeatable)",
+    )
+
+
+def _check_slice(args: argparse.Namespace, questions: Collection[str]) -> None:
+    """Usage errors of the slice options: a --limit below 1, question ids the battery lacks."""
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    unknown = sorted(set(args.questions or ()) - set(questions))
+    if unknown:
+        raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
+
+
+def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection[tuple[str, str]]):
+    """The answers the slice options select, in file order. The filters come first, so `--resume`
+    skips only among them; `--limit` counts the answers that will be graded, not those `--resume`
+    skips (they pass through, to be counted as skipped), so each `--resume --limit N` grades N
+    more. Reading stops once the limit is reached: the rest of the file is not read."""
+    questions = set(args.questions) if args.questions else None
+    systems = set(args.systems) if args.systems else None
+    left = args.limit
+    for answer in answers:
+        if questions is not None and answer.question not in questions:
+            continue
+        if systems is not None and answer.system not in systems:
+            continue
+        if left is not None and (answer.system, answer.question) not in skip:
+            if left == 0:
+                return
+            left -= 1
+        yield answer
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -132,16 +198,16 @@ def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
     from ..core.interrupts import deferred_interrupts
     from ..core.results import ResultsWriter, done_pairs
-    from ..grading.answers import AnswerReader, count_lines
+    from ..grading.answers import AnswerReader, count_answers
     from ..grading.loop import quiet_gc, run_event_loop
-    from ..outputs import check_results_out
+    from ..outputs import check_results_out, grading_inputs
     from ..spec.battery import load_battery
     from ..spec.render import compile_battery
     from .progress import Progress
 
     _check_args(args)
     out: Path = args.out or DEFAULT_OUT
-    check_results_out(out, option="--out", inputs={"the answers file": args.answers})
+    check_results_out(out, option="--out", inputs=grading_inputs(judge=args.judge, answers=args.answers))
     if not args.resume and out.exists() and out.stat().st_size > 0:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
@@ -157,12 +223,20 @@ def run(args: argparse.Namespace) -> int:
             with deferred_interrupts():
                 pool.start()
         compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
+        _check_slice(args, compiled.questions)
         skip = done_pairs(out) if args.resume else set()
 
-        progress = Progress(count_lines(args.answers))
+        total = count_answers(args.answers)
+        progress = Progress(total if args.limit is None else min(total, args.limit))
         if pool is not None:
             pool.on_log = progress.log
-        reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
+        reader = AnswerReader(
+            args.answers,
+            compiled.questions,
+            on_problem=lambda p: progress.log(p.render()),
+            on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
+        )
+        answers = _slice(reader, args, skip)
         created = not out.exists()
         writer = None
         try:
@@ -172,10 +246,10 @@ def run(args: argparse.Namespace) -> int:
                     f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash"
                 )
             if pool is None:
-                grading = functools.partial(_grade, args, compiled, reader, writer, progress, skip)
+                grading = functools.partial(_grade, args, compiled, answers, writer, progress, skip)
             else:
                 grading = functools.partial(
-                    _grade_in_workers, pool, args, compiled, reader, writer, progress, skip
+                    _grade_in_workers, pool, args, compiled, answers, writer, progress, skip
                 )
             with quiet_gc():
                 stats = run_event_loop(grading)

@@ -1,25 +1,50 @@
-"""The answers file: JSONL, one `{"system", "question", "answer"}` object per line, read as a stream.
+"""The answers file: JSONL or CSV, one (system, question, answer) a record, read as a stream.
 
-A line that does not parse, lacks a field, names a question the battery does not have, or repeats a
-(system, question) pair already given is reported as `path:line: message` and skipped; the run goes
-on and the CLI exits 1 at the end. Blank lines are ignored. The file is never loaded whole: grading
-100,000 answers holds one line at a time (plus the set of pairs seen, to catch duplicates).
+JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen by the `.csv`
+extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
+`system`, `question` and `answer` columns, in any order; a quoted field may span lines.
 
-Lines are decoded by `jsonl.decode_line`: a byte order mark is dropped, and bytes that are not
-UTF-8 or a lone surrogate escape are reported as `path:line:col: message`, at the fault.
+A record that does not parse, lacks a field, has an empty or non-string field, names a question the
+battery does not have, or repeats a (system, question) pair already given is reported as
+`path:line: message` and skipped; the run goes on and the CLI exits 1 at the end. A CSV record is
+reported at the line where it starts. Blank lines are ignored. Keys (JSONL) or columns (CSV) other
+than the three are ignored, with one warning naming them (not one per line: a file exported with an
+`id` on every line would otherwise bury the real problems). The file is never loaded whole: grading
+100,000 answers holds one record at a time (plus the set of pairs seen, to catch duplicates).
+
+JSONL lines are decoded by `jsonl.decode_line`: a byte order mark is dropped, and bytes that are not
+UTF-8 or a lone surrogate escape are reported as `path:line:col: message`, at the fault. A CSV file
+may start with a byte order mark too; its bytes that are not UTF-8 are reported the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+import csv
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
-from ..core.jsonl import BadLine, decode_line, numbered_lines
+from ..core.jsonl import BadLine, decode_line, numbered_lines, strip_bom, text_fault
 from ..core.records import Answer
 
+#: The fields of an answer, in the order a CSV header usually names them.
+FIELDS = ("system", "question", "answer")
+
 _decoder = msgspec.json.Decoder(Answer)
+
+
+class _StrictAnswer(Answer, forbid_unknown_fields=True):
+    """`Answer` that rejects other keys: decoding with it first keeps the common line (no other
+    key) one decode; only a line it rejects is decoded again to name its keys."""
+
+
+_strict_decoder = msgspec.json.Decoder(_StrictAnswer)
+_keys_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+#: The longest CSV field read (the `csv` module's default, 128 KiB, is below the 256 KiB an answer
+#: may be before grading calls it oversized). A quote left open reads at most this much.
+CSV_FIELD_LIMIT = 64 << 20
 
 
 class AnswerProblem(msgspec.Struct, frozen=True):
@@ -35,10 +60,16 @@ class AnswerProblem(msgspec.Struct, frozen=True):
         return f"{self.path}:{where}: {self.message}"
 
 
+def is_csv(path: str | Path) -> bool:
+    """True when `path` is read as CSV (its extension is `.csv`, in any case)."""
+    return Path(path).suffix.lower() == ".csv"
+
+
 class AnswerReader:
     """Iterate the good answers of `path`; bad lines go to `on_problem` and are counted.
 
-    `questions` is the set of question ids the battery knows. Iterate once.
+    `questions` is the set of question ids the battery knows. Warnings (keys that are ignored) go to
+    `on_warning`; they do not count as bad lines. Iterate once.
     """
 
     def __init__(
@@ -47,45 +78,160 @@ class AnswerReader:
         questions: Collection[str],
         *,
         on_problem: Callable[[AnswerProblem], None] | None = None,
+        on_warning: Callable[[AnswerProblem], None] | None = None,
     ) -> None:
         self.path = str(path)
         self.questions = questions
         self.on_problem = on_problem
+        self.on_warning = on_warning
         #: How many lines were skipped as bad.
         self.problems = 0
         #: How many good answers were yielded.
         self.count = 0
+        #: The ignored keys (or CSV columns) already warned about.
+        self.unknown_keys: set[str] = set()
+        #: The number of columns the CSV header names (every record must have as many).
+        self.width = 0
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
         if self.on_problem is not None:
             self.on_problem(AnswerProblem(self.path, line, message, col))
 
+    def _unknown(self, line: int, keys: Iterable[str]) -> None:
+        new = sorted(set(keys) - self.unknown_keys)
+        if not new:
+            return
+        self.unknown_keys.update(new)
+        if self.on_warning is not None:
+            names = ", ".join(repr(key) for key in new)
+            self.on_warning(
+                AnswerProblem(
+                    self.path,
+                    line,
+                    f"unknown key(s) {names} ignored (warned once, not on every line that has them)",
+                )
+            )
+
     def __iter__(self) -> Iterator[Answer]:
         seen: dict[tuple[str, str], int] = {}
+        rows = self._csv_rows() if is_csv(self.path) else self._jsonl_rows()
+        for number, answer in rows:
+            empty = _empty_field(answer)
+            if empty is not None:
+                self._report(number, f"bad answer: `{empty}` is empty")
+                continue
+            if answer.question not in self.questions:
+                self._report(number, f"unknown question {answer.question!r}")
+                continue
+            pair = (answer.system, answer.question)
+            first = seen.get(pair)
+            if first is not None:
+                self._report(
+                    number,
+                    f"duplicate answer of system {answer.system!r} to question "
+                    f"{answer.question!r} (first at line {first}); skipped",
+                )
+                continue
+            seen[pair] = number
+            self.count += 1
+            yield answer
+
+    def _jsonl_rows(self) -> Iterator[tuple[int, Answer]]:
         with open(self.path, "rb") as f:
             for number, raw in numbered_lines(f):
                 try:
-                    answer = decode_line(_decoder, raw)
+                    answer = decode_line(_strict_decoder, raw)
                 except BadLine as bad:
-                    kind = "bad answer" if bad.shape else "not a JSON object"
-                    self._report(number, f"{kind}: {bad.message}", bad.col)
+                    if not (bad.shape and "unknown field" in bad.message):
+                        kind = "bad answer" if bad.shape else "not a JSON object"
+                        self._report(number, f"{kind}: {bad.message}", bad.col)
+                        continue
+                    try:
+                        answer = decode_line(_decoder, raw)
+                    except BadLine as bad:
+                        self._report(number, f"bad answer: {bad.message}", bad.col)
+                        continue
+                    self._unknown(number, set(_keys_decoder.decode(strip_bom(raw))) - set(FIELDS))
+                yield number, Answer(answer.system, answer.question, answer.answer)
+
+    def _csv_rows(self) -> Iterator[tuple[int, Answer]]:
+        if csv.field_size_limit() < CSV_FIELD_LIMIT:
+            csv.field_size_limit(CSV_FIELD_LIMIT)
+        faults: dict[int, BadLine] = {}  # line number -> its bad text, for the record holding it
+        with open(self.path, "rb") as f:
+            lines = _decoded_lines(f, faults)
+            reader = csv.reader(lines, strict=True)
+            end = 0  # the last line the csv reader has read
+            columns: dict[str, int] | None = None
+            while True:
+                start = end + 1
+                try:
+                    row = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    self._report(start, f"bad CSV: {exc}; the rest of the file is not read")
+                    return
+                end = reader.line_num
+                fault = next((faults.pop(n) for n in range(start, end + 1) if n in faults), None)
+                if not any(field.strip() for field in row):
+                    continue  # a blank line
+                if fault is not None:
+                    self._report(start, f"bad answer: {fault.message}", fault.col)
                     continue
-                if answer.question not in self.questions:
-                    self._report(number, f"unknown question {answer.question!r}")
+                if columns is None:
+                    columns = self._csv_header(start, row)
+                    if columns is None:
+                        return
                     continue
-                pair = (answer.system, answer.question)
-                first = seen.get(pair)
-                if first is not None:
-                    self._report(
-                        number,
-                        f"duplicate answer of system {answer.system!r} to question "
-                        f"{answer.question!r} (first at line {first}); skipped",
-                    )
-                    continue
-                seen[pair] = number
-                self.count += 1
-                yield answer
+                yield from self._csv_answer(start, row, columns)
+
+    def _csv_header(self, line: int, row: list[str]) -> dict[str, int] | None:
+        names = [name.strip() for name in row]
+        missing = [field for field in FIELDS if field not in names]
+        if missing:
+            self._report(
+                line,
+                f"bad CSV header: no {', '.join(missing)} column; the first record must name the "
+                "system, question and answer columns; the rest of the file is not read",
+            )
+            return None
+        self._unknown(line, [name for name in names if name not in FIELDS])
+        self.width = len(names)
+        return {field: names.index(field) for field in FIELDS}
+
+    def _csv_answer(self, line: int, row: list[str], columns: dict[str, int]) -> Iterator[tuple[int, Answer]]:
+        if len(row) != self.width:
+            self._report(line, f"bad answer: {len(row)} field(s) where the header names {self.width}")
+            return
+        yield line, Answer(*(row[columns[field]] for field in FIELDS))
+
+
+def _empty_field(answer: Answer) -> str | None:
+    """The first field of `answer` with nothing in it, or None. A system or question name of only
+    spaces is empty too (it names nothing); an answer of spaces is an answer, graded as such."""
+    if not answer.system.strip():
+        return "system"
+    if not answer.question.strip():
+        return "question"
+    if not answer.answer:
+        return "answer"
+    return None
+
+
+def _decoded_lines(f, faults: dict[int, BadLine]) -> Iterator[str]:
+    """The lines of binary file `f` as text for the csv reader, each keeping its line break; a BOM at
+    the start of the file is dropped. A line that is not UTF-8 is passed on with its bad bytes
+    replaced (so the reader keeps its place) and its fault noted in `faults` under its number."""
+    for number, raw in enumerate(f, start=1):
+        if number == 1:
+            raw = strip_bom(raw)
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            faults[number] = text_fault(raw) or BadLine("not valid UTF-8")
+            yield raw.decode("utf-8", errors="replace")
 
 
 def count_lines(path: str | Path) -> int:
@@ -102,3 +248,23 @@ def count_lines(path: str | Path) -> int:
     if tail and not tail.endswith(b"\n"):
         total += 1
     return total
+
+
+def count_answers(path: str | Path) -> int:
+    """An upper bound on the answers in `path`, for a progress total: its lines for JSONL, its
+    records after the header for CSV (where one answer may span many lines). Streamed."""
+    if not is_csv(path):
+        return count_lines(path)
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    records = 0
+    with open(path, "rb") as f:
+        reader = csv.reader(_decoded_lines(f, {}), strict=True)
+        try:
+            for row in reader:
+                if any(field.strip() for field in row):
+                    records += 1
+        except csv.Error:
+            # The reader stops at the same fault; count the rest as lines (an upper bound still).
+            records += sum(1 for _ in f)
+    return max(records - 1, 0)  # the header
