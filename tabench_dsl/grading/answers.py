@@ -149,10 +149,12 @@ class AnswerReader:
                         continue
                     try:
                         answer = decode_line(_decoder, raw)
+                        keys = decode_line(_keys_decoder, raw)
                     except BadLine as bad:
-                        self._report(number, f"bad answer: {bad.message}", bad.col)
+                        kind = "bad answer" if bad.shape else "not a JSON object"
+                        self._report(number, f"{kind}: {bad.message}", bad.col)
                         continue
-                    self._unknown(number, set(_keys_decoder.decode(strip_bom(raw))) - set(FIELDS))
+                    self._unknown(number, set(keys) - set(FIELDS))
                 yield number, Answer(answer.system, answer.question, answer.answer)
 
     def _csv_rows(self) -> Iterator[tuple[int, Answer]]:
