@@ -369,3 +369,43 @@ def test_view_command_usage_errors(tmp_path: Path, capsys, results: Path) -> Non
         port = busy.getsockname()[1]
         assert main(["view", str(results), "--port", str(port), "--no-browser"]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def many_systems(tmp_path: Path, count: int = 120) -> Path:
+    """A run of `count` systems (agent-000 ...), one answer each; every seventh fails."""
+    records = [make_record(f"agent-{i:03d}", "h01", "fail" if i % 7 == 0 else "pass") for i in range(count)]
+    return write_results(tmp_path / "many.jsonl", records)
+
+
+async def test_the_totals_table_pages_and_searches_by_system(aiohttp_client, tmp_path: Path) -> None:
+    client = await client_for(aiohttp_client, many_systems(tmp_path))
+    first = await get_json(client, "/api/systems?offset=0&limit=50")
+    assert (first["total"], first["offset"], first["limit"]) == (120, 0, 50)
+    assert [s["system"] for s in first["items"]] == [f"agent-{i:03d}" for i in range(50)]
+    last = await get_json(client, "/api/systems?offset=100&limit=50")
+    assert [s["system"] for s in last["items"]] == [f"agent-{i:03d}" for i in range(100, 120)]
+    # A row carries what the totals row carries (the same numbers as /api/totals).
+    totals = await get_json(client, "/api/totals")
+    assert last["items"][5] == totals["systems"][105]
+    assert (last["items"][5]["fail"], last["items"][5]["pass"]) == (1, 0)
+    # The search is case-blind, on the name, and its result pages too.
+    found = await get_json(client, "/api/systems?q=AGENT-01&limit=4")
+    assert found["total"] == 10
+    assert [s["system"] for s in found["items"]] == ["agent-010", "agent-011", "agent-012", "agent-013"]
+    assert (await get_json(client, "/api/systems?q=nobody"))["total"] == 0
+    assert (await get_json(client, "/api/systems"))["limit"] == 50
+    for query in ("offset=-1", "limit=0", "limit=100000", "offset=x"):
+        body = await get_json(client, "/api/systems?" + query, status=400)
+        assert body["error"].startswith("bad paging")
+
+
+async def test_a_decision_shows_in_the_paged_totals(aiohttp_client, results: Path) -> None:
+    client = await client_for(aiohttp_client, results)
+    before = (await get_json(client, "/api/systems?q=agent-a"))["items"]
+    assert [(s["system"], s["adjudicate"], s["human_pass"]) for s in before] == [("agent-a", 1, 0)]
+    response = await client.post(
+        "/api/decision", json={"system": "agent-a", "question": "h04", "verdict": "pass"}
+    )
+    assert response.status == 200, await response.text()
+    after = (await get_json(client, "/api/systems?q=agent-a"))["items"]
+    assert [(s["system"], s["adjudicate"], s["human_pass"]) for s in after] == [("agent-a", 0, 1)]

@@ -139,7 +139,7 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     assert facets == "Facets observed: erroneous_assertion 2 · missing_minor 1"
 
     Select(browser.find_element(By.NAME, "verdict")).select_by_value("adjudicate")
-    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".pager .count").text == "1–2 of 2")
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–2 of 2")
     assert "verdict=adjudicate" in browser.current_url
     rows = browser.find_elements(By.CSS_SELECTOR, "#list tr.row")
     assert [r.get_attribute("data-question") for r in rows] == ["h04", "h02"]
@@ -263,7 +263,7 @@ def test_the_viewer_shows_bidi_and_control_characters_as_escapes(browser, tmp_pa
 
         # A chart bar still filters on the name as it is.
         browser.find_elements(By.CSS_SELECTOR, "#chart-systems g.bar")[1].click()
-        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".pager .count").text == "1–1 of 1")
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–1 of 1")
         row = browser.find_element(By.CSS_SELECTOR, "#list tr.row")
         assert row.get_attribute("data-system") == BIDI_SYSTEM
         row.click()
@@ -273,3 +273,53 @@ def test_the_viewer_shows_bidi_and_control_characters_as_escapes(browser, tmp_pa
         assert title == "agent<U+202E>txt.exe · h01"
         source = browser.find_element(By.ID, "source").text
         assert "\u202e" not in source and "\x1b" not in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_the_totals_table_pages_and_searches_like_the_answers_list(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    records = [make_record(f"agent-{i:03d}", "h01", "fail" if i % 7 == 0 else "pass") for i in range(120)]
+    results = write_results(tmp_path / "many.jsonl", records)
+
+    def names(d) -> list[str]:
+        return [
+            r.get_attribute("data-system") for r in d.find_elements(By.CSS_SELECTOR, "#totals-table tbody tr")
+        ]
+
+    def count(d) -> str:
+        return d.find_element(By.CSS_SELECTOR, "#totals .pager .count").text
+
+    for url in _serve(results):
+        browser.get(url)
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        assert names(browser) == [f"agent-{i:03d}" for i in range(50)]
+        assert count(browser) == "1–50 of 120 systems"
+        prev, after = (
+            browser.find_elements(By.CSS_SELECTOR, f"#totals .pager .{k}")[0] for k in ("prev", "next")
+        )
+        assert not prev.is_enabled() and after.is_enabled()
+        # The answers list keeps its own pager.
+        assert browser.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–50 of 120"
+
+        after.click()
+        _wait(browser, lambda d: count(d) == "51–100 of 120 systems")
+        assert names(browser)[0] == "agent-050" and prev.is_enabled()
+        after.click()
+        _wait(browser, lambda d: count(d) == "101–120 of 120 systems")
+        assert len(names(browser)) == 20 and not after.is_enabled()
+        assert _cells(browser, "agent-105")[:4] == ["agent-105", "1", "0", "1"]  # 105 is a multiple of 7
+
+        search = browser.find_element(By.CSS_SELECTOR, "#systems-search input[name=q]")
+        search.send_keys("AGENT-01")
+        _wait(browser, lambda d: count(d) == "1–10 of 10 systems")
+        assert names(browser) == [f"agent-{i:03d}" for i in range(10, 20)]
+        assert not after.is_enabled()
+        search.clear()
+        search.send_keys("nobody")
+        _wait(browser, lambda d: count(d) == "0 systems")
+        assert (
+            browser.find_element(By.CSS_SELECTOR, "#totals-table tbody").text
+            == "No system matches this search."
+        )
+        # Searching the table leaves the answers list as it was.
+        assert browser.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–50 of 120"

@@ -7,6 +7,10 @@
 const CONSTANTS = JSON.parse(document.getElementById("constants").textContent);
 const FILTERS = CONSTANTS.filters;
 const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null };
+// The totals table pages and searches as the answers list does, one page from the server at a time
+// (/api/systems): a run of 4,000 systems is not one table of 4,000 rows.
+const systemsState = { q: "", offset: 0, limit: 50 };
+const systemsForm = document.getElementById("systems-search");
 const form = document.getElementById("filters");
 const listBody = document.querySelector("#list tbody");
 const fmt = (n) => Number(n).toLocaleString("en-US");
@@ -113,16 +117,6 @@ function fillSelect(name, values) {
 }
 
 function showTotals(totals) {
-  const body = document.querySelector("#totals-table tbody");
-  body.replaceChildren(...totals.systems.map((s) => {
-    const human = s.human_pass + s.human_fail;
-    const interval = s.ci_low === null ? "–" : `${pct(s.ci_low)} – ${pct(s.ci_high)}`;
-    const cells = [s.answers, s.pass, s.fail, s.adjudicate, s.error].map((n) => el("td", null, fmt(n)));
-    return el("tr", { "data-system": s.system }, el("td", { class: "l" }, s.system), ...cells,
-      el("td", null, human ? `${s.human_pass} pass / ${s.human_fail} fail` : "–"),
-      el("td", { class: "score" }, pct(s.score)), el("td", null, interval), el("td", null, fmt(s.t1_passes)),
-      el("td", null, fmt(s.judge_calls)), el("td", null, fmt(s.stern_retries)), el("td", null, fmt(s.tokens)));
-  }));
   const judges = totals.judges.map((j) => `${j.backend}:${j.model}` +
     (j.language_model ? "" : ` (${j.label || "not a language model"})`));
   setText(document.getElementById("judges"),
@@ -174,7 +168,33 @@ function drawChart(chart) {
 }
 
 async function refreshTotals() {
-  showTotals(await api("/api/totals"));
+  const [totals] = await Promise.all([api("/api/totals"), loadSystems()]);
+  showTotals(totals);
+}
+
+async function loadSystems() {
+  const params = new URLSearchParams({ q: systemsState.q, offset: systemsState.offset, limit: systemsState.limit });
+  const page = await api("/api/systems?" + params);
+  const body = document.querySelector("#totals-table tbody");
+  body.replaceChildren(...page.items.map(systemRow));
+  if (!page.items.length) {
+    body.append(el("tr", null, el("td", { colspan: 13, class: "l muted" }, "No system matches this search.")));
+  }
+  const last = Math.min(page.offset + page.items.length, page.total);
+  const text = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)} systems` : "0 systems";
+  for (const c of document.querySelectorAll("#totals .pager .count")) setText(c, text);
+  for (const b of document.querySelectorAll("#totals .pager .prev")) b.disabled = page.offset === 0;
+  for (const b of document.querySelectorAll("#totals .pager .next")) b.disabled = last >= page.total;
+}
+
+function systemRow(s) {
+  const human = s.human_pass + s.human_fail;
+  const interval = s.ci_low === null ? "–" : `${pct(s.ci_low)} – ${pct(s.ci_high)}`;
+  const cells = [s.answers, s.pass, s.fail, s.adjudicate, s.error].map((n) => el("td", null, fmt(n)));
+  return el("tr", { "data-system": s.system }, el("td", { class: "l" }, s.system), ...cells,
+    el("td", null, human ? `${s.human_pass} pass / ${s.human_fail} fail` : "–"),
+    el("td", { class: "score" }, pct(s.score)), el("td", null, interval), el("td", null, fmt(s.t1_passes)),
+    el("td", null, fmt(s.judge_calls)), el("td", null, fmt(s.stern_retries)), el("td", null, fmt(s.tokens)));
 }
 
 // -- the list -------------------------------------------------------------------------------------
@@ -196,7 +216,7 @@ async function loadList() {
   const shown = new URLSearchParams(state.filters);
   if (state.offset) shown.set("offset", state.offset);
   history.replaceState(null, "", shown.toString() ? "?" + shown : location.pathname);
-  for (const c of document.querySelectorAll(".pager .count")) setText(c, "Loading…");
+  for (const c of document.querySelectorAll("#answers .pager .count")) setText(c, "Loading…");
   const page = await api("/api/records?" + params);
   state.total = page.total;
   listBody.replaceChildren(...page.items.map(rowFor));
@@ -205,9 +225,9 @@ async function loadList() {
   }
   const last = Math.min(page.offset + page.items.length, page.total);
   const text = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)}` : "0 answers";
-  for (const c of document.querySelectorAll(".pager .count")) setText(c, text);
-  for (const b of document.querySelectorAll(".pager .prev")) b.disabled = page.offset === 0;
-  for (const b of document.querySelectorAll(".pager .next")) b.disabled = last >= page.total;
+  for (const c of document.querySelectorAll("#answers .pager .count")) setText(c, text);
+  for (const b of document.querySelectorAll("#answers .pager .prev")) b.disabled = page.offset === 0;
+  for (const b of document.querySelectorAll("#answers .pager .next")) b.disabled = last >= page.total;
 }
 
 function rowFor(item) {
@@ -344,11 +364,28 @@ form.addEventListener("input", (e) => {
 });
 form.addEventListener("submit", (e) => { e.preventDefault(); applyFilters(); });
 document.getElementById("reset").addEventListener("click", () => { writeForm({}); applyFilters(); });
-for (const b of document.querySelectorAll(".pager .prev")) {
+for (const b of document.querySelectorAll("#answers .pager .prev")) {
   b.addEventListener("click", () => { state.offset = Math.max(0, state.offset - state.limit); loadList().catch(showError); });
 }
-for (const b of document.querySelectorAll(".pager .next")) {
+for (const b of document.querySelectorAll("#answers .pager .next")) {
   b.addEventListener("click", () => { state.offset += state.limit; loadList().catch(showError); });
+}
+let searching = null;
+function searchSystems() {
+  systemsState.q = systemsForm.elements.q.value.trim();
+  systemsState.offset = 0;
+  loadSystems().catch(showError);
+}
+systemsForm.addEventListener("input", () => { clearTimeout(searching); searching = setTimeout(searchSystems, 300); });
+systemsForm.addEventListener("submit", (e) => { e.preventDefault(); clearTimeout(searching); searchSystems(); });
+for (const b of document.querySelectorAll("#totals .pager .prev")) {
+  b.addEventListener("click", () => {
+    systemsState.offset = Math.max(0, systemsState.offset - systemsState.limit);
+    loadSystems().catch(showError);
+  });
+}
+for (const b of document.querySelectorAll("#totals .pager .next")) {
+  b.addEventListener("click", () => { systemsState.offset += systemsState.limit; loadSystems().catch(showError); });
 }
 document.getElementById("charts").addEventListener("click", (e) => {
   const bar = e.target.closest && e.target.closest("g.bar");
@@ -363,7 +400,7 @@ document.getElementById("charts").addEventListener("click", (e) => {
   const query = new URLSearchParams(location.search);
   for (const name of FILTERS) if (query.get(name)) state.filters[name] = query.get(name);
   state.offset = Math.max(0, parseInt(query.get("offset") || "0", 10) || 0);
-  const [meta, totals] = await Promise.all([api("/api/meta"), api("/api/totals")]);
+  const [meta, totals] = await Promise.all([api("/api/meta"), api("/api/totals"), loadSystems()]);
   showMeta(meta);
   writeForm(state.filters);
   showTotals(totals);

@@ -4,6 +4,7 @@
     GET  /api/meta                           filter choices, warnings, who is reviewing
     GET  /api/totals                         totals per system and question, with SVG charts
     GET  /api/records?verdict=..&offset=..&limit=50     one page of record summaries
+    GET  /api/systems?q=..&offset=..&limit=50           one page of the totals table, searched
     GET  /api/record/<system>/<question>     one record in full, with its prompts
     POST /api/decision                       {system, question, verdict, note, prompt_sha256}
 
@@ -115,6 +116,16 @@ async def records(request: web.Request) -> web.Response:
         return _error(400, f"bad paging: {exc}")
 
 
+async def systems(request: web.Request) -> web.Response:
+    """A page of the totals table: `?q=` searches system names, `offset` and `limit` as for records."""
+    try:
+        offset = int(request.query.get("offset", "0"))
+        limit = int(request.query.get("limit", "50"))
+        return _json(request.app[INDEX_KEY].systems_page(request.query.get("q", ""), offset, limit))
+    except (ValueError, UsageError) as exc:
+        return _error(400, f"bad paging: {exc}")
+
+
 async def record(request: web.Request) -> web.Response:
     system, question = request.match_info["system"], request.match_info["question"]
     try:
@@ -162,6 +173,7 @@ def make_app(index: Index) -> web.Application:
     app.router.add_get("/api/meta", meta)
     app.router.add_get("/api/totals", totals)
     app.router.add_get("/api/records", records)
+    app.router.add_get("/api/systems", systems)
     # Question ids never contain '/', system names might: the last segment is the question.
     app.router.add_get("/api/record/{system:.+}/{question:[^/]+}", record)
     app.router.add_post("/api/decision", decision)

@@ -45,6 +45,11 @@ class Filters:
         return cls(**{k: str(query.get(k, "")).strip() for k in FILTER_KEYS})
 
 
+def _check_paging(offset: int, limit: int) -> None:
+    if offset < 0 or not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"offset must be >= 0 and limit within 1..{MAX_LIMIT}")
+
+
 def _preview(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
@@ -148,10 +153,20 @@ class Index:
 
     def page(self, f: Filters, offset: int = 0, limit: int = 50) -> dict[str, Any]:
         """One page of summaries of the matching records, and how many match in all."""
-        if offset < 0 or not 1 <= limit <= MAX_LIMIT:
-            raise UsageError(f"offset must be >= 0 and limit within 1..{MAX_LIMIT}")
+        _check_paging(offset, limit)
         hits = self.matching(f)
         items = [self.summary(self.records[i]) for i in hits[offset : offset + limit]]
+        return {"total": len(hits), "offset": offset, "limit": limit, "items": items}
+
+    def systems_page(self, q: str = "", offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """One page of the per-system totals whose name holds `q` (case-blind), in the totals' order,
+        and how many match in all: the page's totals table, paged and searched as the answers list
+        is, so a run of 4,000 systems is not one table of 4,000 rows."""
+        _check_paging(offset, limit)
+        needle = q.strip().casefold()
+        systems = self.totals().systems
+        hits = [s for s in systems if needle in s.system.casefold()] if needle else systems
+        items = msgspec.to_builtins(hits[offset : offset + limit])
         return {"total": len(hits), "offset": offset, "limit": limit, "items": items}
 
     @staticmethod
