@@ -9,6 +9,9 @@ Decided where the spec is silent:
   last record of each pair standing, human decisions applied), as `tabench totals` prints them.
 - `--workers N` grades in N processes (tabench_dsl/grading/parallel/), this one alone writing the results;
   the default is 1: a real judge is latency bound and one process keeps up with it.
+- `--question`, `--system` and `--limit` grade a slice: the filters apply before `--resume`'s skip,
+  and `--limit` counts only answers sent to grading, so `--resume --limit N` grades the next N. A
+  `--question` the battery lacks is a usage error; a `--system` no answer has grades nothing.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
   (records written are kept).
