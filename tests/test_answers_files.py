@@ -64,6 +64,7 @@ async def test_csv_answers_grade_like_the_same_answers_in_jsonl(work: Path, caps
     csv_path.write_text(CSV_TEXT, encoding="utf-8", newline="")
     assert await run(["grade", str(battery), "--answers", str(csv_path), "--out", "csv.jsonl"]) == 0
     err = capsys.readouterr().err
+    assert "graded 3/3 in " in err  # the progress total counts records, not the six lines
     assert err.count("unknown key(s) 'note' ignored") == 1
     same = jsonl(
         work,
@@ -231,7 +232,8 @@ async def test_resume_with_a_limit_grades_the_next_slice(work: Path, capsys) -> 
         ("a", "h02"),
         ("b", "h02"),
     ]
-    capsys.readouterr()
+    # The progress total is the limit, not the six lines of the file.
+    assert "graded 2/2 in " in capsys.readouterr().err
     # The two done are skipped (and not counted by --limit); the filter came first, so the skipped
     # count is of h02 answers only.
     assert await run([*argv, "--resume"]) == 0

@@ -230,7 +230,9 @@ def run(args: argparse.Namespace) -> int:
         skip = done_pairs(out) if args.resume else set()
 
         total = count_answers(args.answers)
-        progress = Progress(total if args.limit is None else min(total, args.limit))
+        if args.limit is not None:  # the answers --resume skips pass the limit and count as done
+            total = min(total, args.limit + len(skip))
+        progress = Progress(total)
         if pool is not None:
             pool.on_log = progress.log
         reader = AnswerReader(
