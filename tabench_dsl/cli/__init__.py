@@ -10,6 +10,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
+from typing import NoReturn
 
 from ..core import interrupts
 from ..core.display import shown
@@ -34,7 +35,7 @@ INTERRUPTED = "tabench: interrupted; results written so far are kept"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 itself; keep its message short
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 itself; keep its message short
         self.print_usage(sys.stderr)
         raise UsageError(message)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
@@ -259,13 +260,16 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
 def _print_totals(out: Path, *, as_json: bool) -> None:
     """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
     record is named on stderr, as there, and left out of the count)."""
+    from ..core.records import Record
     from ..core.results import iter_light_records
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
     from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
     problems: list[str] = []
-    records = iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
+    records: Iterable[Record] = (
+        iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
+    )
     decisions_file = decisions_path(out)
     if decisions_file.is_file():
         records = apply_decisions(list(records), load_decisions(decisions_file))

@@ -81,6 +81,7 @@ class Progress:
     def _tick(self) -> None:
         if self._rich is not None:
             # Only numbers change here; rich's refresh thread draws.
+            assert self._task is not None  # made with the bar
             self._rich.update(self._task, completed=self.done, tally=self.tally())
         else:
             since = time.monotonic() - self._last_line

@@ -15,7 +15,7 @@ agreement and 0.0 otherwise.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,7 +89,7 @@ def answers(items: Iterable[Case]) -> list[Answer]:
     return [Answer(system=c.system, question=c.question, answer=c.answer) for c in items]
 
 
-def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
+def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     """Cohen's kappa of (expected, got) label pairs; None for no pairs (see the module docstring)."""
     if not pairs:
         return None

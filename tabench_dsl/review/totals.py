@@ -136,7 +136,8 @@ def compute_totals(records: Iterable[Record]) -> Totals:
                 s.facets[name] = s.facets.get(name, 0) + 1
         if record.tier == "t2":
             judges.setdefault((record.judge.backend, record.judge.model), record.judge)
-    for row in (*systems.values(), *questions.values()):
+    rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
+    for row in rows:
         graded = row.passed + row.fail + row.adjudicate
         row.score = row.passed / graded if graded else None
     for s in systems.values():

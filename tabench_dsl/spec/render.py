@@ -229,7 +229,7 @@ def template_source(scorer: Scorer, part: str) -> str:
     try:
         return env.loader.get_source(env, _template_name(scorer, part))[0]
     except jinja2.TemplateNotFound as exc:
-        raise TemplateError(f"scorer template not found: {Path(scorer.path) / exc.name}") from None
+        raise TemplateError(f"scorer template not found: {Path(scorer.path) / str(exc.name)}") from None
 
 
 def template_problems(
