@@ -1,4 +1,4 @@
-"""The grading loop (spec sections 4 to 6): T1, the judge call, the format re-ask, the stern retry,
+"""The grading loop (docs/language.md section 8): T1, the judge call, the format re-ask, the stern retry,
 adjudicate, the cache and the results file.
 
 For each answer:

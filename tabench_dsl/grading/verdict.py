@@ -1,4 +1,4 @@
-"""Judge reply text -> `Verdict` (spec section 5). Pure functions, no I/O.
+"""Judge reply text -> `Verdict` (docs/language.md section 8.2). Pure functions, no I/O.
 
 A reply is `{"verdict": "pass"|"fail", "reason": str, "facets": {name: bool, ...}}`. Some departures
 are tolerated and recorded in `Decoded.tolerated`, by these labels:

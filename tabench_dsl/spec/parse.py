@@ -197,7 +197,8 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
 
 
 def decode_long_string(raw: str) -> str:
-    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of SPEC section 2.
+    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of
+    docs/language.md section 4.3.
 
     A line break right after the opening quotes is dropped; so is a last line break that only
     white space separates from the closing quotes (with that white space); then the common

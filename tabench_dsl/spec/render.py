@@ -1,4 +1,4 @@
-"""Battery -> the exact judge prompts (SPEC section 3).
+"""Battery -> the exact judge prompts (docs/language.md section 7).
 
 Field text is data: it reaches a template only as the value of a variable, so `{{ x }}` or
 `{% if %}` written in a gold answer is printed as written and never evaluated. Templates are data

@@ -1,7 +1,7 @@
 """Parsed question blocks -> validated `Question`s, collecting every problem on the way.
 
 The grammar accepts any identifier as a field keyword and any run of strings and words as its
-arguments; this module knows the fields (SPEC section 2), checks each line's shape, the required
+arguments; this module knows the fields (docs/language.md section 4.4), checks each line's shape, the required
 fields, duplicates and the id rules, and reports each problem at the place to edit.
 """
 
