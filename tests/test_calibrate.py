@@ -128,15 +128,15 @@ def test_report_with_the_builtin_judge(work: Path, capsys: pytest.CaptureFixture
     assert out.rstrip().endswith(f"note: these verdicts come from the {label}.")
 
 
-def test_a_named_model_with_no_judge_configured_is_noticed(
+def test_a_named_model_with_no_judge_configured_is_a_usage_error(
     work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     battery = str(write_battery(work))
-    assert main(["calibrate", battery, "--model", "gpt-x"]) == 0
+    assert main(["calibrate", battery, "--model", "gpt-x"]) == 2
     captured = capsys.readouterr()
-    assert captured.err.count("tabench: notice: judge model 'gpt-x' is named but no judge is configured") == 1
-    assert "builtin lexical judge (not a language model)" in captured.out
+    assert "tabench: error: judge model 'gpt-x' is named (--model) but nothing reaches it" in captured.err
+    assert captured.out == ""
     assert main(["calibrate", battery]) == 0
     assert "notice" not in capsys.readouterr().err
 
