@@ -24,6 +24,8 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .command_help import add_command
+from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
@@ -33,13 +35,18 @@ def _stderr_line(line: str) -> None:
     print(shown(line, lines=True), file=sys.stderr)
 
 
-def notice_line(notice: str) -> str:
-    """How a judge's notice (`judge.notice`: why the builtin judge grades) is shown on stderr."""
-    return f"tabench: notice: {shown(notice, lines=True)}"
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("grade", help="grade an answers file against a battery")
+    parser = add_command(
+        sub,
+        "grade",
+        help="grade an answers file against a battery",
+        description="Grade every answer of an answers file against a battery, append one record per "
+        "answer to a results file, and print the totals of the whole results file.",
+        exit_codes=(
+            (0, "every answer got a verdict"),
+            (1, "some answers ended in error, some answer lines were bad, or a --workers process died"),
+        ),
+    )
     add = parser.add_argument
     add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
@@ -62,42 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="append to an existing --out: skip pairs done, grade again those in error",
     )
-    add(
-        "--judge",
-        default=None,
-        metavar="JUDGE",
-        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
-        "judge.backend, else openai/anthropic for a named model when their environment is set, "
-        "else builtin)",
-    )
-    add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
-    add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--cache",
-        default=None,
-        metavar="PATH",
-        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)",
-    )
-    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    add(
-        "--retries",
-        type=int,
-        default=5,
-        metavar="N",
-        help="transport retries after the first try of each judge call (default 5)",
-    )
-    add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
-    add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
-    add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
-    add(
-        "--max-answer-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
-        "(default 262144: 256 KiB)",
-    )
+    add_grading_options(parser)
     add(
         "--workers",
         default="1",
@@ -113,17 +85,7 @@ def _check_args(args: argparse.Namespace) -> None:
     from ..grading.parallel import parse_workers
 
     args.workers = parse_workers(str(args.workers))
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
-    if not args.timeout > 0:
-        raise UsageError("--timeout must be positive")
-    for name in ("rpm", "tpm"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{name} must be positive")
-    check_max_answer_bytes(args)
+    check_grading_options(args)
     if not args.answers.is_file():
         raise UsageError(f"{args.answers}: no such answers file")
 
@@ -201,31 +163,6 @@ def run(args: argparse.Namespace) -> int:
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
-
-
-def check_max_answer_bytes(args: argparse.Namespace) -> None:
-    """`--max-answer-bytes` of grade and calibrate: a positive number of bytes, when given."""
-    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
-        raise UsageError("--max-answer-bytes must be at least 1")
-
-
-def grading_options(args: argparse.Namespace):
-    """The `session.GradingOptions` of a grade or calibrate command line."""
-    from ..grading.cache import resolve_path
-    from ..grading.runner import MAX_ANSWER_BYTES
-    from ..grading.session import GradingOptions
-
-    return GradingOptions(
-        judge=args.judge,
-        model=args.model,
-        timeout=args.timeout,
-        retries=args.retries,
-        concurrency=args.concurrency,
-        rpm=getattr(args, "rpm", None),
-        tpm=getattr(args, "tpm", None),
-        cache=None if args.no_cache else str(resolve_path(args.cache)),
-        max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
-    )
 
 
 async def _grade(args, compiled, reader, writer, progress, skip):
