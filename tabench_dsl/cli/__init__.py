@@ -48,7 +48,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     it, such as --help) every module is imported, so `tabench --help` lists what each one does.
     """
     chosen = _chosen(argv)
-    from .. import __version__
+    from ..core.version import __version__
 
     parser = _Parser(prog="tabench", description="Compile LLM-judge batteries and grade answers.")
     parser.add_argument("--version", action="version", version=f"tabench {__version__}")
