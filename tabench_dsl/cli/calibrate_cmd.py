@@ -18,6 +18,7 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
+    print_causes(result.causes)  # stderr: the why of errors and adjudicates, as grade ends
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
         return 1
     return 0

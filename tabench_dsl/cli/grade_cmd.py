@@ -21,11 +21,18 @@ import functools
 import sys
 from pathlib import Path
 
+import msgspec
+
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from ..grading.causes import CauseTally
 from .battery_flags import add_allow_dir
+from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+
+#: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
+MAX_BAD_LINES_KEPT = 100
 
 #: Where results go when `--out` is not given (relative to the working folder).
 DEFAULT_OUT = Path("results.jsonl")
@@ -124,7 +131,20 @@ def run(args: argparse.Namespace) -> int:
         progress = Progress(count_lines(args.answers))
         if pool is not None:
             pool.on_log = progress.log
-        reader = AnswerReader(args.answers, compiled.questions, on_problem=lambda p: progress.log(p.render()))
+        bad_lines: list[str] = []
+
+        def bad_line(problem) -> None:
+            if len(bad_lines) < MAX_BAD_LINES_KEPT:
+                bad_lines.append(problem.render())
+            progress.log(problem.render())
+
+        reader = AnswerReader(args.answers, compiled.questions, on_problem=bad_line)
+        causes = CauseTally()
+
+        def on_record(record) -> None:
+            causes.add(record)
+            progress.advance(record)
+
         created = not out.exists()
         writer = None
         try:
@@ -134,10 +154,10 @@ def run(args: argparse.Namespace) -> int:
                     f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash"
                 )
             if pool is None:
-                grading = functools.partial(_grade, args, compiled, reader, writer, progress, skip)
+                grading = functools.partial(_grade, args, compiled, reader, writer, progress, on_record, skip)
             else:
                 grading = functools.partial(
-                    _grade_in_workers, pool, args, compiled, reader, writer, progress, skip
+                    _grade_in_workers, pool, args, compiled, reader, writer, progress, on_record, skip
                 )
             with quiet_gc():
                 stats = run_event_loop(grading)
@@ -152,34 +172,55 @@ def run(args: argparse.Namespace) -> int:
             with deferred_interrupts():
                 pool.close()
 
+    if stats.graded == 0 and stats.skipped:
+        done = f"nothing to grade: all {stats.skipped} answer(s) already done (--resume)"
+    else:
+        done = (
+            f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
+            f"{stats.cache_hits} from cache), skipped {stats.skipped} already done"
+        )
     print(
         f"judge: {shown(str(stats.judge))}\n"
-        f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
-        f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
-        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {shown(str(out))}",
+        f"{done}; {stats.errors} error(s), {reader.problems} bad answer line(s); "
+        f"results in {shown(str(out))}",
         file=sys.stderr,
     )
-    _print_totals(out, as_json=args.json)
+    summary = causes.summary()
+    print_causes(summary)
+    run_json = {
+        "graded": stats.graded,
+        "skipped": stats.skipped,
+        "t1": stats.t1,
+        "judge_calls": stats.calls,
+        "cache_hits": stats.cache_hits,
+        "errors": stats.errors,
+        "adjudicate": stats.adjudicate,
+        "causes": summary,
+        "bad_lines": reader.problems,
+        "bad_line_messages": bad_lines,
+        "workers_lost": stats.workers_lost,
+    }
+    _print_totals(out, as_json=args.json, run_json=run_json)
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
-async def _grade(args, compiled, reader, writer, progress, skip):
+async def _grade(args, compiled, reader, writer, progress, on_record, skip):
     from ..grading.session import open_grader
 
     async with open_grader(
         compiled,
         grading_options(args),
         writer=writer,
-        on_record=progress.advance,
+        on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     ) as grader:
         return await grader.run(reader, skip=skip)
 
 
-async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip):
+async def _grade_in_workers(pool, args, compiled, reader, writer, progress, on_record, skip):
     from ..grading.parallel import WorkerConfig
 
     return await pool.run(
@@ -187,15 +228,17 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
         reader,
         writer=writer,
         skip=skip,
-        on_record=progress.advance,
+        on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     )
 
 
-def _print_totals(out: Path, *, as_json: bool) -> None:
+def _print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> None:
     """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
-    record is named on stderr, as there, and left out of the count)."""
+    record is named on stderr, as there, and left out of the count). With `as_json`, `run_json`
+    (what this run did: its errors and their causes, its bad answer lines) is the document's
+    `"run"`: the totals alone would hide them."""
     from ..core.results import iter_light_records
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
     from ..review.totals import compute_totals, totals_json
@@ -210,7 +253,10 @@ def _print_totals(out: Path, *, as_json: bool) -> None:
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:
-        sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
+        document = msgspec.json.decode(totals_json(totals))
+        if run_json is not None:
+            document["run"] = run_json
+        sys.stdout.buffer.write(json_for_terminal(msgspec.json.encode(document)) + b"\n")
         sys.stdout.flush()
     else:
         print_tables(totals)
