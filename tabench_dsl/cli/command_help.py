@@ -43,3 +43,21 @@ def add_command(
         epilog=exit_codes_epilog(exit_codes),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+#: Width of the README's command block (`usage_block`).
+USAGE_WIDTH = 100
+
+
+def usage_block(parser: argparse.ArgumentParser, width: int = USAGE_WIDTH) -> str:
+    """The usage of every subcommand of `parser` (the `tabench` parser, built with every command),
+    one after another, without `usage:` and `[-h]`: the README's command block, generated from the
+    parsers so it cannot miss a flag (a test compares the two)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    blocks = []
+    for command in sub.choices.values():
+        formatter = argparse.HelpFormatter(command.prog, width=width)
+        actions = [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
+        formatter.add_usage(command.usage, actions, command._mutually_exclusive_groups, prefix="")
+        blocks.append(formatter.format_help().rstrip("\n"))
+    return "\n".join(blocks)
