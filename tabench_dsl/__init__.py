@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .api import agrade, compile_battery, grade, lint_battery, load_battery, read_results, totals
 
-__version__ = "0.1.0"
+from .core.version import __version__
 
 __all__ = [
     "__version__",

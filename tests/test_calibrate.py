@@ -128,15 +128,15 @@ def test_report_with_the_builtin_judge(work: Path, capsys: pytest.CaptureFixture
     assert out.rstrip().endswith(f"note: these verdicts come from the {label}.")
 
 
-def test_a_named_model_with_no_judge_configured_is_noticed(
+def test_a_named_model_with_no_judge_configured_is_a_usage_error(
     work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     battery = str(write_battery(work))
-    assert main(["calibrate", battery, "--model", "gpt-x"]) == 0
+    assert main(["calibrate", battery, "--model", "gpt-x"]) == 2
     captured = capsys.readouterr()
-    assert captured.err.count("tabench: notice: judge model 'gpt-x' is named but no judge is configured") == 1
-    assert "builtin lexical judge (not a language model)" in captured.out
+    assert "tabench: error: judge model 'gpt-x' is named (--model) but nothing reaches it" in captured.err
+    assert captured.out == ""
     assert main(["calibrate", battery]) == 0
     assert "notice" not in capsys.readouterr().err
 
@@ -286,3 +286,27 @@ async def test_a_language_model_judge_is_named_as_totals_name_it(
     assert capsys.readouterr().out.startswith(f"calibrate cal: 4 exemplar(s) graded by {host}:m\n")
     assert main(["totals", str(out)]) == 0
     assert f"judge: {host}:m" in capsys.readouterr().out
+
+
+async def test_calibrate_ends_with_the_causes_of_errors_and_adjudicates(
+    work: Path, judge_server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    battery = write_battery(work, LLM_RUBRIC)
+
+    def responder(body: dict) -> str | Fault:
+        answer = body["messages"][1]["content"]
+        return "no verdict" if "Summarize" in answer else Fault.ERROR_500
+
+    server = await judge_server(responder)
+    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache", "--retries", "0"]
+    assert await asyncio.to_thread(main, [*argv, "--json"]) == 0
+    captured = capsys.readouterr()
+    causes = json.loads(captured.out)["causes"]
+    assert [(c["verdict"], c["cause"], c["count"]) for c in causes] == [
+        ("error", "transport", 2),
+        ("adjudicate", "malformed", 1),
+    ]
+    assert "500" in causes[0]["first"]
+    assert "  2 error (transport): " in captured.err and "  1 adjudicate (malformed): " in captured.err
+    assert await asyncio.to_thread(main, argv) == 0
+    assert "why answers ended in error or adjudicate" in capsys.readouterr().err

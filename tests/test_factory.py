@@ -1,4 +1,4 @@
-"""Choosing the judge (SPEC section 6): flags, then the manifest's `judge:`, then OPENAI_API_KEY,
+"""Choosing the judge (README, "Judges"): flags, then the manifest's `judge:`, then OPENAI_API_KEY,
 OPENAI_BASE_URL, ANTHROPIC_API_KEY; builtin when nothing is configured. Which keys go where.
 
 Every test passes its environment as an explicit mapping. The HTTP judges talk to the scripted
@@ -96,13 +96,17 @@ def test_no_model_named_is_builtin_whatever_the_environment():
 
 
 @pytest.mark.parametrize("env", [{}, {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "ANTHROPIC_API_KEY": ""}])
-def test_a_model_with_nothing_to_send_it_to_is_builtin_with_a_notice(env):
-    judge = make_judge(None, manifest_judge=JudgeDefaults(model="m1"), env=env, session=object())
-    assert judge.info.backend == "builtin"
-    assert judge.notice == (
-        "judge model 'm1' is named but no judge is configured (--judge, judge.backend, OPENAI_BASE_URL, "
-        "OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
-    )
+def test_a_model_with_nothing_to_send_it_to_is_a_usage_error(env):
+    # A forgotten `export` must not turn a model's grades into the builtin judge's.
+    with pytest.raises(UsageError) as caught:
+        make_judge(None, manifest_judge=JudgeDefaults(model="m1"), env=env, session=object())
+    message = str(caught.value)
+    assert message.startswith("judge model 'm1' is named (battery.yaml judge.model) but nothing reaches it")
+    assert "OPENAI_API_KEY" in message and "ANTHROPIC_API_KEY" in message and "--judge" in message
+    with pytest.raises(UsageError, match=r"named \(--model\)"):
+        make_judge(None, model="m2", env=env, session=object())
+    # Naming the builtin judge yourself is the way to grade lexically with a model named.
+    assert make_judge("builtin", model="m2", env=env).info.backend == "builtin"
 
 
 # -- missing keys --------------------------------------------------------------------------------

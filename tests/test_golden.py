@@ -1,8 +1,9 @@
 """Golden prompts: each `tests/golden/<case>/` holds a battery and, in `expected/`, the exact prompts.
 
-The expected files were written by hand from SPEC section 3 (the seed's fixed text around hand-made
-holes), never produced by the renderer. `expected/questions.txt` lists the battery's questions in
-order; `expected/<qid>.<part>.txt` is that question's prompt (`system`, `user`, `stern`), with no
+The expected files were written by hand from the prompt contract (docs/language.md section 7:
+the seed's fixed text around hand-made holes), never produced by the renderer.
+`expected/questions.txt` lists the battery's questions in order; `expected/<qid>.<part>.txt` is
+that question's prompt (`system`, `user`, `stern`), with no
 final line break; `answer.txt` is the answer the user and stern prompts carry.
 
 One parametrized test compares the library's output byte for byte, another the `tabench compile`

@@ -223,21 +223,24 @@ async def test_switching_the_base_url_replays_nothing_from_the_other_server(
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
-async def test_a_named_model_with_no_judge_configured_grades_builtin_with_a_notice(
+async def test_a_named_model_with_no_judge_configured_is_a_usage_error(
     work: Path, capsys, monkeypatch: pytest.MonkeyPatch, workers: str
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     battery = write_battery(work)
     answers = answers_file(work, [ans("a", "h03", "blue"), ans("b", "h03", "green")])
     argv = ["grade", str(battery), "--answers", str(answers), "--model", "gpt-x", "--workers", workers]
-    assert await run(argv) == 0
+    assert await run(argv) == 2
     err = capsys.readouterr().err
-    notice = "tabench: notice: judge model 'gpt-x' is named but no judge is configured"
-    assert err.count(notice) == 1, err  # once, however many workers
-    assert {r.judge.backend for r in iter_records(work / "results.jsonl")} == {"builtin"}
-    # The builtin judge chosen on purpose says nothing of the kind.
+    assert (
+        "tabench: error: judge model 'gpt-x' is named (--model) but nothing reaches it: set OPENAI_API_KEY"
+        in err
+    )
+    assert "Traceback" not in err and not (work / "results.jsonl").exists()
+    # No model named: the builtin judge, without a word of the kind.
     assert await run(["grade", str(battery), "--answers", str(answers), "--out", "r2.jsonl"]) == 0
     assert "notice" not in capsys.readouterr().err
+    assert {r.judge.backend for r in iter_records(work / "r2.jsonl")} == {"builtin"}
 
 
 async def test_final_totals_name_a_bad_results_line_as_totals_does(work: Path, capsys) -> None:
@@ -375,10 +378,11 @@ async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, 
     answers = answers_file(work, lines[:4] + lines[6:10])
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m", "--json"]
     assert await run(argv) == 0
-    printed = capsys.readouterr().out.strip().encode()
+    totals = json.loads(capsys.readouterr().out)
+    run_part = totals.pop("run")  # what this run did; the rest is the totals, as `totals --json` has them
     expected = totals_json(compute_totals(iter_records(work / "results.jsonl")))
-    assert printed == expected
-    totals = json.loads(printed)
+    assert totals == json.loads(expected)
+    assert run_part["graded"] == 8 and run_part["adjudicate"] == 2
     assert sum(s["judge_calls"] for s in totals["systems"]) == server.calls > 0
     assert sum(s["adjudicate"] for s in totals["systems"]) == 2 and totals["facets"] == {"missing_minor": 4}
 

@@ -290,12 +290,12 @@ async def test_open_grader_opens_judge_and_cache_and_commits_on_exit(tmp_path: P
         record = await grader.grade(Answer("a", "h03", "azure"))
         assert record.verdict == "pass" and not record.attempts[0].cache_hit
         assert grader.cache is not None
-    assert notices == [] and grader.cache._db is None  # closed, its entries committed
+    assert notices == [] and grader.cache._closed  # closed, its entries committed
     with ReplyCache(path) as cache:
         assert cache._db.execute("SELECT count(*) FROM replies").fetchone() == (1,)
-    # A model named with no judge configured: the builtin judge, its notice, and no cache file.
-    builtin = GradingOptions(model="gpt-x", cache=str(tmp_path / "none.sqlite"))
+    # The builtin judge: no notice, and no cache file.
+    builtin = GradingOptions(judge="builtin", model="gpt-x", cache=str(tmp_path / "none.sqlite"))
     async with open_grader(battery, builtin, on_notice=notices.append, env={}) as grader:
         assert grader.judge.info.deterministic and grader.cache is None
-    assert len(notices) == 1 and "'gpt-x' is named" in notices[0]
+    assert notices == []
     assert not (tmp_path / "none.sqlite").exists()

@@ -1,4 +1,4 @@
-"""The golden identity of SPEC section 3.
+"""The golden identity of the prompt contract (docs/language.md section 7).
 
 A battery whose every field is the seed prompt's placeholder text compiles to the seed's SYSTEM
 block byte for byte, and its USER and STERN prompts for the answer `{{candidate answer}}` equal the

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
+from typing import NoReturn
 
 from ..core import interrupts
 from ..core.display import shown
@@ -34,7 +35,7 @@ INTERRUPTED = "tabench: interrupted; results written so far are kept"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 itself; keep its message short
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 itself; keep its message short
         self.print_usage(sys.stderr)
         raise UsageError(message)
 
@@ -48,7 +49,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     it, such as --help) every module is imported, so `tabench --help` lists what each one does.
     """
     chosen = _chosen(argv)
+    from ..core.version import __version__
+
     parser = _Parser(prog="tabench", description="Compile LLM-judge batteries and grade answers.")
+    parser.add_argument("--version", action="version", version=f"tabench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         full_name = f"{__name__}.{module_name}"
@@ -92,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str]) -> int:
     """Parse `argv`, run the command, map every error to its message and status."""
     try:
-        args = build_parser(argv).parse_args(argv)
+        try:
+            args = build_parser(argv).parse_args(argv)
+        except SystemExit as exc:  # --help and --version: printed, done; `main` returns, never exits
+            return exc.code if isinstance(exc.code, int) else 0
         return int(args.run(args) or 0)
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)

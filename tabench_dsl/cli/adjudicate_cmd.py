@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..core.display import shown
 from .battery_flags import add_allow_dir
+from .command_help import add_command
 from .warnings import warn_run_problems
 
 if TYPE_CHECKING:
@@ -33,11 +34,27 @@ _KEYS = {
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("adjudicate", help="decide a results file's adjudicate answers in the terminal")
-    parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
-    parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
+    parser = add_command(
+        sub,
+        "adjudicate",
+        help="decide a results file's adjudicate answers in the terminal",
+        description="Walk the undecided adjudicate answers of a results file one at a time and ask "
+        "p(ass), f(ail), s(kip) or q(uit), reading stdin line by line; each decision is appended to "
+        "RESULTS.decisions.jsonl as it is made.",
+        exit_codes=((0, "every answer decided or skipped, or quit"),),
+    )
     parser.add_argument(
-        "--battery", type=Path, default=None, help="the battery graded, to show each question's gold answer"
+        "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
+    )
+    parser.add_argument(
+        "--reviewer", default=None, metavar="NAME", help="name recorded with decisions (default: login name)"
+    )
+    parser.add_argument(
+        "--battery",
+        type=Path,
+        default=None,
+        metavar="BATTERY",
+        help="the battery graded, to show each question's gold answer",
     )
     add_allow_dir(parser)
     parser.set_defaults(run=run)

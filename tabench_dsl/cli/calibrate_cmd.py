@@ -10,7 +10,7 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import argparse
-import asyncio
+import functools
 import sys
 import tempfile
 from pathlib import Path
@@ -18,42 +18,43 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .cause_lines import print_causes
+from .command_help import add_command
+from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("calibrate", help="grade the battery's exemplars and report judge agreement")
-    parser.add_argument("battery", type=Path, help="the battery folder (or its battery.yaml)")
-    add_allow_dir(parser)
-    parser.add_argument(
-        "--judge", default=None, help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl"
+    parser = add_command(
+        sub,
+        "calibrate",
+        help="grade the battery's exemplars and report judge agreement",
+        description="Grade the exemplars of every question of a battery with the judge and report how "
+        "often it agrees with their expected verdicts: agreement, Cohen's kappa, the confusion table "
+        "and every miss.",
+        exit_codes=(
+            (0, "done (and agreement at least --min-agreement, when given)"),
+            (1, "agreement below --min-agreement, or nothing could be graded against it"),
+        ),
     )
-    parser.add_argument("--model", default=None, help="the judge model (with a URL judge, or to override)")
-    parser.add_argument(
+    add = parser.add_argument
+    add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
+    add_allow_dir(parser)
+    add(
         "--min-agreement",
         type=float,
         default=None,
+        metavar="X",
         help="exit 1 when agreement is below this (0.9 or 90 both mean 90%%)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--out", type=Path, default=None, help="also keep the records in this results file")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--cache", default=None, help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)"
-    )
-    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    parser.add_argument(
-        "--concurrency", type=int, default=8, help="judge calls in flight at most (default 8)"
-    )
-    parser.add_argument("--retries", type=int, default=5, help="transport retries per judge call (default 5)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
-    parser.add_argument(
-        "--max-answer-bytes",
-        type=int,
+    add(
+        "--out",
+        type=Path,
         default=None,
-        metavar="N",
-        help="an exemplar longer than N bytes of UTF-8 is not sent to the judge and ends "
-        "adjudicate (default 262144: 256 KiB)",
+        metavar="RESULTS.jsonl",
+        help="also keep the exemplars' records in this results file",
     )
+    add_grading_options(parser)
+    add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
 
@@ -69,29 +70,28 @@ def _min_agreement(value: float | None) -> float | None:
 def run(args: argparse.Namespace) -> int:
     """Calibrate, print the report, return the exit status."""
     from ..grading.calibrate import calibration_json
+    from ..grading.loop import run_event_loop
     from ..spec.battery import load_battery
     from ..spec.render import compile_battery
 
     minimum = _min_agreement(args.min_agreement)
-    if args.concurrency < 1 or args.retries < 0 or not args.timeout > 0:
-        raise UsageError("--concurrency must be >= 1, --retries >= 0 and --timeout positive")
-    from .grade_cmd import check_max_answer_bytes
-
-    check_max_answer_bytes(args)
+    check_grading_options(args)
     if args.out is not None:
         from ..outputs import check_results_out, grading_inputs
 
         check_results_out(args.out, option="--out", inputs=grading_inputs(judge=args.judge))
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.out is not None:
-        result = asyncio.run(_calibrate(args, compiled, args.out))
+        result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out))
     else:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
-            result = asyncio.run(_calibrate(args, compiled, Path(folder) / "exemplars.jsonl"))
+            out = Path(folder) / "exemplars.jsonl"
+            result = run_event_loop(functools.partial(_calibrate, args, compiled, out))
     if args.json:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
+    print_causes(result.causes)  # stderr: the why of errors and adjudicates, as grade ends
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
         return 1
     return 0
@@ -100,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
 async def _calibrate(args, compiled, out: Path):
     from ..grading.calibrate import calibrate
     from ..grading.session import open_grader
-    from .grade_cmd import grading_options, notice_line
 
     def show(notice: str) -> None:
         print(notice_line(notice), file=sys.stderr)

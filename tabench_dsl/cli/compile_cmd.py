@@ -15,6 +15,7 @@ from typing import Any
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .command_help import add_command
 
 PARTS: tuple[str, ...] = ("system", "user", "stern")
 
@@ -33,13 +34,17 @@ exits 1 on any difference (0 when all match)."""
 
 def add_parser(subparsers: Any) -> None:
     """Register `tabench compile`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "compile",
         help="print the exact judge prompts of a battery; lock or check their hashes",
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        exit_codes=(
+            (0, "printed, locked, or every prompt matches the lock"),
+            (1, "--check found a difference"),
+        ),
     )
-    parser.add_argument("battery", metavar="BATTERY", help="battery folder or its battery.yaml")
+    parser.add_argument("battery", metavar="BATTERY", help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
     parser.add_argument(
         "--question",

@@ -26,9 +26,18 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from ..grading.causes import CauseTally
 from .battery_flags import add_allow_dir
+from .cause_lines import print_causes
+from .command_help import add_command
+from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+
+#: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
+MAX_BAD_LINES_KEPT = 100
 
 if TYPE_CHECKING:
     from ..core.records import Answer
@@ -41,13 +50,18 @@ def _stderr_line(line: str) -> None:
     print(shown(line, lines=True), file=sys.stderr)
 
 
-def notice_line(notice: str) -> str:
-    """How a judge's notice (`judge.notice`: why the builtin judge grades) is shown on stderr."""
-    return f"tabench: notice: {shown(notice, lines=True)}"
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("grade", help="grade an answers file against a battery")
+    parser = add_command(
+        sub,
+        "grade",
+        help="grade an answers file against a battery",
+        description="Grade every answer of an answers file against a battery, append one record per "
+        "answer to a results file, and print the totals of the whole results file.",
+        exit_codes=(
+            (0, "every answer got a verdict"),
+            (1, "some answers ended in error, some answer lines were bad, or a --workers process died"),
+        ),
+    )
     add = parser.add_argument
     add("battery", type=Path, metavar="BATTERY", help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
@@ -71,42 +85,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="append to an existing --out: skip pairs done, grade again those in error",
     )
-    add(
-        "--judge",
-        default=None,
-        metavar="JUDGE",
-        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
-        "judge.backend, else openai/anthropic for a named model when their environment is set, "
-        "else builtin)",
-    )
-    add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
-    add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--cache",
-        default=None,
-        metavar="PATH",
-        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)",
-    )
-    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
-    add(
-        "--retries",
-        type=int,
-        default=5,
-        metavar="N",
-        help="transport retries after the first try of each judge call (default 5)",
-    )
-    add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
-    add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
-    add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
-    add(
-        "--max-answer-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
-        "(default 262144: 256 KiB)",
-    )
+    add_grading_options(parser)
     add(
         "--workers",
         default="1",
@@ -182,17 +161,7 @@ def _check_args(args: argparse.Namespace) -> None:
     from ..grading.parallel import parse_workers
 
     args.workers = parse_workers(str(args.workers))
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
-    if not args.timeout > 0:
-        raise UsageError("--timeout must be positive")
-    for name in ("rpm", "tpm"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{name} must be positive")
-    check_max_answer_bytes(args)
+    check_grading_options(args)
     if not args.answers.is_file():
         raise UsageError(f"{args.answers}: no such answers file")
 
@@ -235,13 +204,26 @@ def run(args: argparse.Namespace) -> int:
         progress = Progress(total)
         if pool is not None:
             pool.on_log = progress.log
+        bad_lines: list[str] = []
+
+        def bad_line(problem) -> None:
+            if len(bad_lines) < MAX_BAD_LINES_KEPT:
+                bad_lines.append(problem.render())
+            progress.log(problem.render())
+
         reader = AnswerReader(
             args.answers,
             compiled.questions,
-            on_problem=lambda p: progress.log(p.render()),
+            on_problem=bad_line,
             on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
         )
         answers = _slice(reader, args, skip)
+        causes = CauseTally()
+
+        def on_record(record) -> None:
+            causes.add(record)
+            progress.advance(record)
+
         created = not out.exists()
         writer = None
         try:
@@ -251,10 +233,12 @@ def run(args: argparse.Namespace) -> int:
                     f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash"
                 )
             if pool is None:
-                grading = functools.partial(_grade, args, compiled, answers, writer, progress, skip)
+                grading = functools.partial(
+                    _grade, args, compiled, answers, writer, progress, on_record, skip
+                )
             else:
                 grading = functools.partial(
-                    _grade_in_workers, pool, args, compiled, answers, writer, progress, skip
+                    _grade_in_workers, pool, args, compiled, answers, writer, progress, on_record, skip
                 )
             with quiet_gc():
                 stats = run_event_loop(grading)
@@ -269,59 +253,55 @@ def run(args: argparse.Namespace) -> int:
             with deferred_interrupts():
                 pool.close()
 
+    if stats.graded == 0 and stats.skipped:
+        done = f"nothing to grade: all {stats.skipped} answer(s) already done (--resume)"
+    else:
+        done = (
+            f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
+            f"{stats.cache_hits} from cache), skipped {stats.skipped} already done"
+        )
     print(
         f"judge: {shown(str(stats.judge))}\n"
-        f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
-        f"{stats.cache_hits} from cache), skipped {stats.skipped} already done; "
-        f"{stats.errors} error(s), {reader.problems} bad answer line(s); results in {shown(str(out))}",
+        f"{done}; {stats.errors} error(s), {reader.problems} bad answer line(s); "
+        f"results in {shown(str(out))}",
         file=sys.stderr,
     )
-    _print_totals(out, as_json=args.json)
+    summary = causes.summary()
+    print_causes(summary)
+    run_json = {
+        "graded": stats.graded,
+        "skipped": stats.skipped,
+        "t1": stats.t1,
+        "judge_calls": stats.calls,
+        "cache_hits": stats.cache_hits,
+        "errors": stats.errors,
+        "adjudicate": stats.adjudicate,
+        "causes": summary,
+        "bad_lines": reader.problems,
+        "bad_line_messages": bad_lines,
+        "workers_lost": stats.workers_lost,
+    }
+    _print_totals(out, as_json=args.json, run_json=run_json)
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
-def check_max_answer_bytes(args: argparse.Namespace) -> None:
-    """`--max-answer-bytes` of grade and calibrate: a positive number of bytes, when given."""
-    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
-        raise UsageError("--max-answer-bytes must be at least 1")
-
-
-def grading_options(args: argparse.Namespace):
-    """The `session.GradingOptions` of a grade or calibrate command line."""
-    from ..grading.cache import resolve_path
-    from ..grading.runner import MAX_ANSWER_BYTES
-    from ..grading.session import GradingOptions
-
-    return GradingOptions(
-        judge=args.judge,
-        model=args.model,
-        timeout=args.timeout,
-        retries=args.retries,
-        concurrency=args.concurrency,
-        rpm=getattr(args, "rpm", None),
-        tpm=getattr(args, "tpm", None),
-        cache=None if args.no_cache else str(resolve_path(args.cache)),
-        max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
-    )
-
-
-async def _grade(args, compiled, reader, writer, progress, skip):
+async def _grade(args, compiled, reader, writer, progress, on_record, skip):
     from ..grading.session import open_grader
 
     async with open_grader(
         compiled,
         grading_options(args),
         writer=writer,
-        on_record=progress.advance,
+        on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     ) as grader:
         return await grader.run(reader, skip=skip)
 
 
-async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip):
+async def _grade_in_workers(pool, args, compiled, reader, writer, progress, on_record, skip):
     from ..grading.parallel import WorkerConfig
 
     return await pool.run(
@@ -329,22 +309,27 @@ async def _grade_in_workers(pool, args, compiled, reader, writer, progress, skip
         reader,
         writer=writer,
         skip=skip,
-        on_record=progress.advance,
+        on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     )
 
 
-def _print_totals(out: Path, *, as_json: bool) -> None:
+def _print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> None:
     """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
-    record is named on stderr, as there, and left out of the count)."""
+    record is named on stderr, as there, and left out of the count). With `as_json`, `run_json`
+    (what this run did: its errors and their causes, its bad answer lines) is the document's
+    `"run"`: the totals alone would hide them."""
+    from ..core.records import Record
     from ..core.results import iter_light_records
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
     from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
     problems: list[str] = []
-    records = iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
+    records: Iterable[Record] = (
+        iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
+    )
     decisions_file = decisions_path(out)
     if decisions_file.is_file():
         records = apply_decisions(list(records), load_decisions(decisions_file))
@@ -352,7 +337,10 @@ def _print_totals(out: Path, *, as_json: bool) -> None:
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:
-        sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
+        document = msgspec.json.decode(totals_json(totals))
+        if run_json is not None:
+            document["run"] = run_json
+        sys.stdout.buffer.write(json_for_terminal(msgspec.json.encode(document)) + b"\n")
         sys.stdout.flush()
     else:
         print_tables(totals)

@@ -5,11 +5,19 @@ from __future__ import annotations
 import argparse
 
 from .battery_flags import add_allow_dir
+from .command_help import add_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("lint", help="check a battery and report every error and warning")
-    parser.add_argument("battery", help="a battery folder or its battery.yaml")
+    parser = add_command(
+        sub,
+        "lint",
+        help="check a battery and report every error and warning",
+        description="Check a battery and report every error and warning it has in one run, each with "
+        "its file, line and column, then a count of both.",
+        exit_codes=((0, "no error (warnings allowed)"),),
+    )
+    parser.add_argument("battery", metavar="BATTERY", help="the battery folder (or its battery.yaml)")
     add_allow_dir(parser)
     parser.set_defaults(run=run)
 

@@ -81,6 +81,7 @@ class Progress:
     def _tick(self) -> None:
         if self._rich is not None:
             # Only numbers change here; rich's refresh thread draws.
+            assert self._task is not None  # made with the bar
             self._rich.update(self._task, completed=self.done, tally=self.tally())
         else:
             since = time.monotonic() - self._last_line
@@ -105,7 +106,10 @@ class Progress:
         self._printed = self.done
         elapsed = self._last_line - self._started
         of = f"/{self.total}" if self.total else ""
-        print(f"graded {self.done}{of} in {elapsed:.1f} s: {self.tally()}", file=self.stream, flush=True)
+        # Answers skipped by --resume count as done, not as graded: the line must not say "graded
+        # 39/39" of a run that graded none.
+        word = "done" if self.counts.get("skipped") else "graded"
+        print(f"{word} {self.done}{of} in {elapsed:.1f} s: {self.tally()}", file=self.stream, flush=True)
 
     def close(self) -> None:
         """Stop the bar, or print the last plain line."""

@@ -8,19 +8,30 @@ from pathlib import Path
 from ..core.display import shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .command_help import add_command
 from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from ..review.report import MAX_ANSWERS
 
-    parser = sub.add_parser("report", help="write a self-contained HTML report of a results file")
-    parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
+    parser = add_command(
+        sub,
+        "report",
+        help="write a self-contained HTML report of a results file",
+        description="Write one self-contained HTML page (no script, no network) with the totals of a "
+        "results file and its answers, the undecided and failed first.",
+        exit_codes=((0, "the page was written (lines that are not records are named on stderr)"),),
+    )
+    parser.add_argument(
+        "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
+    )
     parser.add_argument("--html", type=Path, required=True, metavar="OUT.html", help="the page to write")
     parser.add_argument(
         "--battery",
         type=Path,
         default=None,
+        metavar="BATTERY",
         help="the battery graded, to include each question's compiled prompt",
     )
     parser.add_argument(

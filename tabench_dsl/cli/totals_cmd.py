@@ -11,16 +11,28 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from .command_help import add_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("totals", help="count a results file (the last record of each pair stands)")
-    parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
+    parser = add_command(
+        sub,
+        "totals",
+        help="count a results file (the last record of each pair stands)",
+        description="Print the totals of a results file per system and overall: pass, fail, "
+        "adjudicate and error counts, the score and its 95% Wilson interval. The last record of each "
+        "(system, question) pair stands and human decisions are applied.",
+        exit_codes=((0, "done"), (1, "some lines were not records (each named on stderr, left out)")),
+    )
+    parser.add_argument(
+        "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument(
         "--decisions",
         type=Path,
         default=None,
+        metavar="DECISIONS.jsonl",
         help="human decisions to apply (default: RESULTS.decisions.jsonl beside the results, if present)",
     )
     parser.set_defaults(run=run)

@@ -17,17 +17,36 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
+from .command_help import add_command
 from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("view", help="browse a results file and decide adjudicate answers in a browser")
-    parser.add_argument("results", type=Path, help="a results JSONL file written by `tabench grade`")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
-    parser.add_argument(
-        "--battery", type=Path, default=None, help="the battery graded, to show each answer's compiled prompt"
+    parser = add_command(
+        sub,
+        "view",
+        help="browse a results file and decide adjudicate answers in a browser",
+        description="Serve the results viewer on 127.0.0.1 and print its URL: totals, every answer "
+        "with its judge attempts, and the adjudicate answers to decide. Decisions are appended to "
+        "RESULTS.decisions.jsonl; the results file is only read. Runs until interrupted.",
+        exit_codes=((0, "stopped (lines that are not records are named on stderr)"),),
     )
-    parser.add_argument("--reviewer", default=None, help="name recorded with decisions (default: login name)")
+    parser.add_argument(
+        "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, metavar="N", help="port on 127.0.0.1 (default 0: a free one)"
+    )
+    parser.add_argument(
+        "--battery",
+        type=Path,
+        default=None,
+        metavar="BATTERY",
+        help="the battery graded, to show each answer's compiled prompt",
+    )
+    parser.add_argument(
+        "--reviewer", default=None, metavar="NAME", help="name recorded with decisions (default: login name)"
+    )
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
     add_allow_dir(parser)
     parser.set_defaults(run=run)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -106,6 +107,13 @@ def _last_line_start(f, end: int) -> int:
             return lo + nl + 1
         pos = lo
     return 0
+
+
+class RecordSink(Protocol):
+    """Where a grading writes each record as it finishes: a `ResultsWriter`, or anything that
+    keeps records another way (the Python API without a results file)."""
+
+    def write(self, record: Record) -> None: ...
 
 
 class ResultsWriter:

@@ -1,4 +1,4 @@
-"""T1, the mechanical token-subset tier (spec section 4).
+"""T1, the mechanical token-subset tier (docs/language.md section 8.1).
 
 An answer passes T1 when the tokens of the gold answer, or of some accepted variant, are a
 non-empty subset of the answer's tokens. T1 only ever passes: every other answer goes to the judge.

@@ -34,7 +34,7 @@ FIELDS = ("system", "question", "answer")
 _decoder = msgspec.json.Decoder(Answer)
 
 
-class _StrictAnswer(Answer, forbid_unknown_fields=True):
+class _StrictAnswer(Answer, frozen=True, forbid_unknown_fields=True):
     """`Answer` that rejects other keys: decoding with it first keeps the common line (no other
     key) one decode; only a line it rejects is decoded again to name its keys."""
 

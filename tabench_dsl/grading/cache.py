@@ -25,7 +25,7 @@ import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -79,7 +79,7 @@ def cache_key(
     return hashlib.sha256(payload).hexdigest()
 
 
-def resolve_path(flag: str | None, env: dict[str, str] | None = None) -> Path:
+def resolve_path(flag: str | None, env: Mapping[str, str] | None = None) -> Path:
     """The cache file: `--cache PATH`, else TABENCH_CACHE, else `.tabench/cache.sqlite`."""
     env = os.environ if env is None else env
     if flag:
@@ -131,7 +131,9 @@ class ReplyCache:
                     f"{self.path}: cannot open the reply cache ({exc}); "
                     "give another --cache PATH or --no-cache"
                 ) from None
+        assert db is not None  # the loop either connected or raised
         self._db = db
+        self._closed = False
         self._pending: dict[str, CachedReply] = {}
         #: Set once a commit failed: the same disk would refuse the retry at close, so none is made.
         self._broken = False
@@ -188,14 +190,14 @@ class ReplyCache:
 
     def close(self) -> None:
         """Commit what is pending and close the database. Safe to call twice."""
-        if self._db is None:
+        if self._closed:
             return
         try:
             if not self._broken:
                 self.commit()
         finally:
             self._db.close()
-            self._db = None  # type: ignore[assignment]
+            self._closed = True
 
     def __enter__(self) -> ReplyCache:
         return self

@@ -15,7 +15,7 @@ agreement and 0.0 otherwise.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.records import Answer, JudgeInfo, Record
+from .causes import CauseCount, CauseTally
 
 if TYPE_CHECKING:
     from .runner import Grader
@@ -73,6 +74,8 @@ class Calibration(msgspec.Struct, frozen=True):
     kappa: float | None
     confusion: dict[str, dict[str, int]]
     misses: list[Miss]
+    #: Why exemplars ended in error or adjudicate: per cause, the count and the first message.
+    causes: list[CauseCount] = msgspec.field(default_factory=list)
 
 
 def cases(compiled: CompiledBattery) -> list[Case]:
@@ -89,7 +92,7 @@ def answers(items: Iterable[Case]) -> list[Answer]:
     return [Answer(system=c.system, question=c.question, answer=c.answer) for c in items]
 
 
-def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
+def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     """Cohen's kappa of (expected, got) label pairs; None for no pairs (see the module docstring)."""
     if not pairs:
         return None
@@ -106,14 +109,19 @@ def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
 def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record]) -> Calibration:
     """Compare the standing record of each case with its expected verdict.
 
-    A case without a record (the grading stopped before it) counts as `error`.
+    A case without a record (the grading stopped before it) counts as `error`, cause `no record`.
     """
     standing = {(r.system, r.question): r for r in records}
     confusion = {e: dict.fromkeys(GOT_LABELS, 0) for e in EXPECTED_LABELS}
     pairs, misses = [], []
+    causes = CauseTally()
     for case in items:
         record = standing.get((case.system, case.question))
         got = record.verdict if record is not None else "error"
+        if record is None:
+            causes.count("error", "no record", "no record was written")
+        else:
+            causes.add(record)
         confusion[case.expected][got] += 1
         pairs.append((case.expected, got))
         if got != case.expected:
@@ -141,6 +149,7 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
         kappa=cohen_kappa(pairs),
         confusion=confusion,
         misses=misses,
+        causes=causes.summary(),
     )
 
 
@@ -162,5 +171,5 @@ async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> 
 
 def calibration_json(result: Calibration) -> bytes:
     """One JSON object: battery, judge (as the records carry it), n, agree, agreement, kappa,
-    confusion, misses."""
+    confusion, misses, causes."""
     return msgspec.json.encode(result)

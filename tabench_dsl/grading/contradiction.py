@@ -1,4 +1,4 @@
-"""The contradiction check (spec section 5): does a judge's reason conclude pass or fail?
+"""The contradiction check (docs/language.md section 8.4): does a judge's reason conclude pass or fail?
 
 A `fail` verdict whose reason is pass-shaped gets one stern retry; a `pass` whose reason is
 fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YAML (`contradiction:`);

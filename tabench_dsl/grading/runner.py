@@ -1,4 +1,4 @@
-"""The grading loop (spec sections 4 to 6): T1, the judge call, the format re-ask, the stern retry,
+"""The grading loop (docs/language.md section 8): T1, the judge call, the format re-ask, the stern retry,
 adjudicate, the cache and the results file.
 
 For each answer:
@@ -51,9 +51,9 @@ import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import JudgeError, TransportError
-from ..core.records import Answer, Attempt, Cause, Record
+from ..core.records import Answer, Attempt, AttemptKind, Cause, Outcome, Record, Tier
 from ..core.redact import scrub, secrets_in
-from ..core.results import ResultsWriter
+from ..core.results import RecordSink
 from ..core.tiers import t1_passes, tokens
 from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
@@ -153,7 +153,7 @@ class Grader:
         battery: CompiledBattery,
         judge: Judge,
         *,
-        writer: ResultsWriter | None = None,
+        writer: RecordSink | None = None,
         cache: ReplyCache | None = None,
         policy: RetryPolicy | None = None,
         limiter: AdaptiveLimiter | None = None,
@@ -219,6 +219,7 @@ class Grader:
                     self.on_skip()
                 continue
             record = await self.grade(answer)
+            assert self.writer is not None  # `run` checked it
             self.writer.write(record)
             self.stats.count(record)
             if self.on_record is not None:
@@ -266,8 +267,8 @@ class Grader:
                     attempts=attempts,
                     tolerated=tolerated,
                 )
+        assert asked.decoded is not None and asked.decoded.verdict is not None  # settled above
         verdict = asked.decoded.verdict
-        assert verdict is not None
         if self._contradicts(verdict):
             stern = [system, Message("user", self.battery.stern.fill(answer.answer))]
             asked = await self._ask("stern", stern, attempts, tolerated)
@@ -307,7 +308,7 @@ class Grader:
         return verdict.verdict == "fail" and self.contradiction.is_pass_shaped(verdict.reason)
 
     async def _ask(
-        self, kind: str, messages: list[Message], attempts: list[Attempt], tolerated: list[str]
+        self, kind: AttemptKind, messages: list[Message], attempts: list[Attempt], tolerated: list[str]
     ) -> _Asked:
         """One judge attempt, from the cache when it holds the reply; appended to `attempts`."""
         sha = request_sha256(messages)
@@ -339,7 +340,7 @@ class Grader:
             return _Asked(attempt, None)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
-        if key is not None:
+        if self.cache is not None and key is not None:
             self.cache.put(key, content, completion.tokens)
         attempt = Attempt(
             kind,
@@ -394,9 +395,9 @@ class Grader:
         answer: Answer,
         question: CompiledQuestion,
         *,
-        verdict: str,
+        verdict: Outcome,
         reason: str,
-        tier: str = "t2",
+        tier: Tier = "t2",
         cause: Cause | None = None,
         facets: dict[str, bool] | None = None,
         attempts: list[Attempt] | None = None,

@@ -17,7 +17,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.records import Record
-from ..core.results import ResultsWriter
+from ..core.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT
 from .runner import MAX_ANSWER_BYTES, Grader
@@ -44,7 +44,7 @@ async def open_grader(
     battery: CompiledBattery,
     options: GradingOptions,
     *,
-    writer: ResultsWriter | None = None,
+    writer: RecordSink | None = None,
     on_record: Callable[[Record], None] | None = None,
     on_skip: Callable[[], None] | None = None,
     on_notice: Callable[[str], None] | None = None,

@@ -1,4 +1,4 @@
-"""Judge reply text -> `Verdict` (spec section 5). Pure functions, no I/O.
+"""Judge reply text -> `Verdict` (docs/language.md section 8.2). Pure functions, no I/O.
 
 A reply is `{"verdict": "pass"|"fail", "reason": str, "facets": {name: bool, ...}}`. Some departures
 are tolerated and recorded in `Decoded.tolerated`, by these labels:
@@ -199,7 +199,7 @@ def _strict(raw: bytes, names: frozenset[str]) -> tuple[Verdict, bool, bool]:
     if word not in ("pass", "fail"):
         raise _Malformed(f"verdict must be pass or fail, got {_echo(wire.verdict)}")
     facets_missing = wire.facets is msgspec.UNSET
-    facets = {} if facets_missing else wire.facets
+    facets: dict[str, bool] = {} if isinstance(wire.facets, msgspec.UnsetType) else wire.facets
     unknown = sorted(set(facets) - names)
     if unknown:
         raise _Malformed(f"unknown facet {_echo(unknown[0])}")

@@ -1,4 +1,4 @@
-"""Totals: the only place that adds anything up (spec section 6).
+"""Totals: the only place that adds anything up (README, "Verdicts").
 
 The judge never returns a total; the tool counts from the records. Where a (system, question) pair
 has several records, the last stands. A record carrying a human `decision` counts as that verdict
@@ -17,6 +17,8 @@ from ..core.records import JudgeInfo, Record
 
 #: z for a two-sided 95% interval.
 Z95 = 1.959963984540054
+#: Decimals of the interval bounds in totals (`interval_bound`).
+BOUND_DECIMALS = 6
 
 
 class SystemTotals(msgspec.Struct):
@@ -90,6 +92,15 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def interval_bound(value: float) -> float:
+    """An interval bound as totals report it: within [0, 1] and rounded to `BOUND_DECIMALS`.
+
+    Float arithmetic leaves 5.55e-17 where the bound is 0 and 0.9999999999999999 where it is 1; a
+    reader (or a script comparing with 0) should see 0.0 and 1.0. Six decimals is a ten-thousandth
+    of a percentage point, finer than any sample size makes meaningful."""
+    return round(min(1.0, max(0.0, value)), BOUND_DECIMALS)
+
+
 def compute_totals(records: Iterable[Record]) -> Totals:
     """Count the standing records per system, per question, per facet and per judge."""
     systems: dict[str, SystemTotals] = {}
@@ -136,13 +147,14 @@ def compute_totals(records: Iterable[Record]) -> Totals:
                 s.facets[name] = s.facets.get(name, 0) + 1
         if record.tier == "t2":
             judges.setdefault((record.judge.backend, record.judge.model), record.judge)
-    for row in (*systems.values(), *questions.values()):
+    rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
+    for row in rows:
         graded = row.passed + row.fail + row.adjudicate
         row.score = row.passed / graded if graded else None
     for s in systems.values():
         interval = wilson_interval(s.passed, s.passed + s.fail + s.adjudicate)
         if interval is not None:
-            s.ci_low, s.ci_high = interval
+            s.ci_low, s.ci_high = (interval_bound(bound) for bound in interval)
     return Totals(
         systems=sorted(systems.values(), key=lambda r: r.system),
         questions=sorted(questions.values(), key=lambda r: r.question),
@@ -158,7 +170,10 @@ def totals_json(totals: Totals) -> bytes:
 
 
 def judge_caption(totals: Totals) -> str:
-    """Who graded, saying plainly when it was not a language model."""
+    """Who graded, saying plainly when it was not a language model (and not claiming T1 graded a
+    file that holds no record)."""
+    if not totals.records:
+        return "no answers graded yet"
     if not totals.judges:
         return "graded by T1 only (no judge call)"
     return "judge: " + "; ".join(judge.describe() for judge in totals.judges)

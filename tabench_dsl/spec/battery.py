@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, cast
 
 import msgspec
 import yaml
@@ -27,7 +28,7 @@ from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
-from .parse import parse_policy, parse_rubric
+from .parse import RawQuestion, parse_policy, parse_rubric
 from .rubric import build_questions
 from .scorer import read_settings
 from .yaml_io import reader_error, yaml_error, yaml_problem
@@ -98,7 +99,7 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
             errors.append(exc)
     _check_rule_ids(rules, errors)
 
-    raw = []
+    raw: list[RawQuestion] = []
     for file, pattern in _rubric_files(values.get("rubrics", []), base, roots, errors):
         text = _read_named(base / file, pattern, file, "rubric file", None, errors)  # matches are inside
         try:
@@ -181,7 +182,9 @@ class _Roots(msgspec.Struct, frozen=True):
         return "outside the battery folder" + (" and the allowed folders" if len(self.paths) > 1 else "")
 
 
-def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]:
+def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
+    # Key -> its checked value: a `_Value` for `name`, `scorer`, `t1` and `judge`, a list of
+    # `_Value`s for `policies` and `rubrics` (what `_MANIFEST_CHECKS` gives each key).
     path = str(manifest)
     try:
         text = read_spec_text(manifest, "manifest")
@@ -208,7 +211,7 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, _Value]
     if not isinstance(root, yaml.MappingNode):
         errors.append(_error("a manifest is a mapping of keys", _pos(root, path), hint=_keys_hint()))
         return {}
-    values: dict[str, _Value] = {}
+    values: dict[str, Any] = {}
     seen: dict[str, Pos] = {}
     for key_node, node in root.value:
         key = str(key_node.value)
@@ -303,14 +306,14 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             ok = ok and text is not None
             fields[key] = text
         elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
-            fields[key] = float(_construct(value))
-        elif key == "max_tokens" and value.tag == _TAG + "int" and _construct(value) > 0:
+            fields[key] = float(cast(float, _construct(value)))
+        elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
             fields[key] = _construct(value)
         else:
             kind = "a number" if key == "temperature" else "a positive whole number"
             errors.append(_error(f"judge {key} must be {kind}, not {_shown(value)}", at))
             ok = False
-    return _Value(JudgeDefaults(**fields), "", _pos(node, path), parts) if ok else None
+    return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
 
 
 _MANIFEST_CHECKS = {

@@ -22,7 +22,7 @@ import sys
 import textwrap
 from functools import cache
 from json import JSONDecodeError, JSONDecoder
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +56,16 @@ RULE_ID = re.compile(r"S\d+(?=:)")
 
 # gc=False: these hold strings and positions only, never a cycle; the cyclic collector need not
 # track the hundreds of thousands a large battery makes.
+
+
+def token_at(token: Token) -> tuple[int, int, int, int]:
+    """A token's line, column, start and end offsets. Lark's lexer sets all four (its types allow
+    None, for tokens made by hand)."""
+    line, column, start, end = token.line, token.column, token.start_pos, token.end_pos
+    assert line is not None and column is not None and start is not None and end is not None
+    return line, column, start, end
+
+
 class Arg(msgspec.Struct, frozen=True, gc=False):
     """One argument of a field: a decoded string or a bare word, where it was written."""
 
@@ -187,7 +197,8 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
 
 
 def decode_long_string(raw: str) -> str:
-    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of SPEC section 2.
+    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of
+    docs/language.md section 4.3.
 
     A line break right after the opening quotes is dropped; so is a last line break that only
     white space separates from the closing quotes (with that white space); then the common
@@ -273,22 +284,23 @@ class _RubricTransformer(Transformer):
 
     def question(self, children: list[Token]) -> RawQuestion:
         head, *last, _close = children
-        match = self.head.match(self.text, head.start_pos, head.end_pos)
+        head_line, head_col, head_start, head_end = token_at(head)
+        match = self.head.match(self.text, head_start, head_end)
         if match is None:
             raise _Unread
         # The field lines start after the header's own lines.
-        start, line, line_start = head.start_pos, head.line, head.start_pos - head.column + 1
+        start, line, line_start = head_start, head_line, head_start - head_col + 1
         breaks = self.text.count("\n", start, match.end())
         if breaks:
             line += breaks
             line_start = self.text.rindex("\n", start, match.end()) + 1
         fields: list[Field] = []
-        self._fields(match.end(), head.end_pos, line, line_start, fields)
+        self._fields(match.end(), head_end, line, line_start, fields)
         for token in last:  # LAST_FIELD
-            token_line_start = token.start_pos - token.column + 1
-            self._fields(token.start_pos, token.end_pos, token.line, token_line_start, fields)
-        at = Pos(self.path, head.line, head.column)
-        id_at = Pos(self.path, head.line, head.column + match.start(1) - head.start_pos)
+            token_line, token_col, token_start, token_end = token_at(token)
+            self._fields(token_start, token_end, token_line, token_start - token_col + 1, fields)
+        at = Pos(self.path, head_line, head_col)
+        id_at = Pos(self.path, head_line, head_col + match.start(1) - head_start)
         return RawQuestion(match.group(1), at, id_at, tuple(fields))
 
     def start(self, children: list[RawQuestion]) -> RubricFile:
@@ -378,7 +390,8 @@ class _TokensTransformer(Transformer):
         self.lines = lines
 
     def _pos(self, token: Token) -> Pos:
-        return Pos(self.path, token.line, token.column)
+        line, col, _, _ = token_at(token)
+        return Pos(self.path, line, col)
 
     def _arg(self, token: Token) -> Arg:
         if token.type == "STRING":
@@ -388,6 +401,7 @@ class _TokensTransformer(Transformer):
         return Arg("word", str(token), self._pos(token))
 
     def _decode(self, token: Token) -> str:
+        line, column, _, _ = token_at(token)
         try:
             value = _JSON.decode(str(token))
         except JSONDecodeError as exc:
@@ -395,25 +409,24 @@ class _TokensTransformer(Transformer):
             start = exc.pos - 1 if exc.msg.startswith("Invalid \\uXXXX") else exc.pos
             width = 6 if str(token)[start + 1 : start + 2] == "u" else 2
             escape = str(token)[start : start + width].rstrip('"')
-            col = token.column + start
             raise SpecError(
                 f"bad escape '{escape}' in string",
                 path=self.path,
-                line=token.line,
-                col=col,
+                line=line,
+                col=column + start,
                 hint=HINT_ESCAPE,
-                source_line=source_line(self.lines, token.line),
+                source_line=source_line(self.lines, line),
             ) from None
         if SURROGATE.search(value):
             start = lone_surrogate_at(str(token)) or 0
             raise SpecError(
                 f"lone surrogate escape '{str(token)[start : start + 6]}' in string",
                 path=self.path,
-                line=token.line,
-                col=token.column + start,
+                line=line,
+                col=column + start,
                 hint="a \\uD800-\\uDFFF escape is half of a character: write its pair after it "
                 "(\\ud83d\\ude00), or the character itself",
-                source_line=source_line(self.lines, token.line),
+                source_line=source_line(self.lines, line),
             )
         return value
 
@@ -442,7 +455,8 @@ class _PolicyTransformer(Transformer):
         first, *more = lines
         text = " ".join([first.rstrip(), *(line.strip() for line in more)])
         match = RULE_ID.match(text)
-        pos = Pos(self.path, first.line, first.column)
+        line, col, _, _ = token_at(first)
+        pos = Pos(self.path, line, col)
         return Rule(text=text, id=match.group() if match else None, pos=pos)
 
     def start(self, rules: list[Rule]) -> PolicyFile:

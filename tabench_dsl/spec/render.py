@@ -1,4 +1,4 @@
-"""Battery -> the exact judge prompts (SPEC section 3).
+"""Battery -> the exact judge prompts (docs/language.md section 7).
 
 Field text is data: it reaches a template only as the value of a variable, so `{{ x }}` or
 `{% if %}` written in a gold answer is printed as written and never evaluated. Templates are data
@@ -229,7 +229,7 @@ def template_source(scorer: Scorer, part: str) -> str:
     try:
         return env.loader.get_source(env, _template_name(scorer, part))[0]
     except jinja2.TemplateNotFound as exc:
-        raise TemplateError(f"scorer template not found: {Path(scorer.path) / exc.name}") from None
+        raise TemplateError(f"scorer template not found: {Path(scorer.path) / str(exc.name)}") from None
 
 
 def template_problems(

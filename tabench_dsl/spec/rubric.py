@@ -1,7 +1,7 @@
 """Parsed question blocks -> validated `Question`s, collecting every problem on the way.
 
 The grammar accepts any identifier as a field keyword and any run of strings and words as its
-arguments; this module knows the fields (SPEC section 2), checks each line's shape, the required
+arguments; this module knows the fields (docs/language.md section 4.4), checks each line's shape, the required
 fields, duplicates and the id rules, and reports each problem at the place to edit.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from ..core.errors import SpecError
-from ..core.nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, Facet, Pos, Question
+from ..core.nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, ExemplarKind, Expect, Facet, Pos, Question
 from .parse import FIELDS, Arg, Field, RawQuestion
 
 #: A question id.
@@ -218,7 +219,13 @@ def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exe
         ok = False
     if not ok:
         return None
-    return Exemplar(kind=kind.value, answer=answer.value, why=why.value, pos=field.pos, expect=expect)
+    return Exemplar(
+        kind=cast(ExemplarKind, kind.value),  # checked above against EXEMPLAR_KINDS
+        answer=answer.value,
+        why=why.value,
+        pos=field.pos,
+        expect=cast(Expect | None, expect),
+    )
 
 
 def _match(field: Field, errors: list[SpecError]) -> Sequence[Arg] | None:

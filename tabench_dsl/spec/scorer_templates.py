@@ -89,7 +89,7 @@ class _ScorerEnvironment(ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox that also refuses, as it compiles a template, any attribute the
     sandbox would refuse when rendering it: the error comes before anything renders, at its line."""
 
-    def compile(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[override]
+    def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
         if isinstance(source, str):
             tree = self.parse(source, name, filename)
             _refuse_unsafe(tree, source, filename or name or "<template>")
@@ -101,16 +101,14 @@ def _unsafe_attributes(tree: jinja2.nodes.Template) -> Iterator[tuple[str, int]]
     """(attribute, line) of every attribute the template names that the sandbox would refuse:
     `x.attr`, `x["attr"]` and `x|attr("attr")` with a written name."""
     for node in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Filter)):
+        name: object = None
         if isinstance(node, jinja2.nodes.Getattr):
             name = node.attr
         elif isinstance(node, jinja2.nodes.Getitem):
             name = node.arg.value if isinstance(node.arg, jinja2.nodes.Const) else None
-        else:
-            name = (
-                node.args[0].value
-                if node.name == "attr" and node.args and isinstance(node.args[0], jinja2.nodes.Const)
-                else None
-            )
+        elif isinstance(node, jinja2.nodes.Filter) and node.name == "attr" and node.args:
+            first = node.args[0]
+            name = first.value if isinstance(first, jinja2.nodes.Const) else None
         if isinstance(name, str) and (name.startswith("_") or name in INTERNAL_ATTRIBUTES):
             yield name, node.lineno
 

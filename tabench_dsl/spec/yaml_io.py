@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -167,5 +168,6 @@ def reader_error(exc: yaml.YAMLError, text: str, path: str) -> SpecError:
     )
 
 
-def _at(mark: yaml.Mark, path: str, message: str, *, hint: str) -> SpecError:
+def _at(mark: Any, path: str, message: str, *, hint: str) -> SpecError:
+    # `mark` is a yaml Mark of the C or the Python parser (both have line and column).
     return SpecError(message, path=path, line=mark.line + 1, col=mark.column + 1, hint=hint)

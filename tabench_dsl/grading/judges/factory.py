@@ -1,13 +1,13 @@
-"""Choosing and configuring the judge (spec section 6): `make_judge`.
+"""Choosing and configuring the judge (README, "Judges"): `make_judge`.
 
 Which judge, first rule that applies (`choose_judge`, which also says where the choice came from):
 
 1. `--judge SPEC`;
 2. the manifest's `judge.backend` (`builtin`, `openai[:MODEL]` or `anthropic[:MODEL]` only, see below);
 3. when a model is named (`--model`, or the manifest's `judge.model`): `openai` if OPENAI_BASE_URL
-   or OPENAI_API_KEY is set, else `anthropic` if ANTHROPIC_API_KEY is set, else `builtin` with a
-   notice (the model names nothing the judge could be asked at; the caller shows the notice);
-4. `builtin`.
+   or OPENAI_API_KEY is set, else `anthropic` if ANTHROPIC_API_KEY is set, else a `UsageError`
+   (exit 2) saying what to set: a forgotten `export` must not turn a model's grades into lexical ones;
+4. `builtin`, only when no model is named at all.
 
 An empty variable counts as unset. A SPEC is
 
@@ -80,12 +80,10 @@ JudgeSource = Literal["flag", "manifest", "environment", "default"]
 
 
 class JudgeChoice(msgspec.Struct, frozen=True):
-    """The judge SPEC chosen, where it came from (the key rule depends on it), and a notice for the
-    user when a named model is left for the builtin judge."""
+    """The judge SPEC chosen and where it came from (the key rule depends on it)."""
 
     spec: str
     source: JudgeSource
-    notice: str | None = None
 
 
 def make_judge(
@@ -104,8 +102,8 @@ def make_judge(
     for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
     names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
     `env` defaults to the process environment; `settings` are the scorer's (its judge defaults; the builtin
-    judge reads its markers and facet names). When the builtin judge stands in for a named model, its
-    `notice` says so, for the caller to show (nothing is printed here)."""
+    judge reads its markers and facet names). A model named with nothing to reach it is a
+    `UsageError` (`choose_judge`), never the builtin judge in its place."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
     choice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
@@ -129,7 +127,6 @@ def make_judge(
             timeout=timeout,
             session=session,
             settings=settings,
-            notice=choice.notice,
         )
     )
 
@@ -142,8 +139,8 @@ def choose_judge(
     env: Mapping[str, str] | None = None,
 ) -> JudgeChoice:
     """The judge SPEC the flags, the manifest and the environment choose (rules 1-4 of the module
-    docstring), where it came from, and a notice for the user when a named model is left for the
-    builtin judge."""
+    docstring) and where it came from; raises `UsageError` naming the flag and the variables to set
+    when a model is named and nothing could be asked for it."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
     given: tuple[tuple[str | None, JudgeSource], ...] = ((spec, "flag"), (manifest.backend, "manifest"))
@@ -157,13 +154,12 @@ def choose_judge(
         return JudgeChoice("openai", "environment")
     if env.get("ANTHROPIC_API_KEY"):
         return JudgeChoice("anthropic", "environment")
-    return JudgeChoice(
-        "builtin",
-        "default",
-        (
-            f"judge model {named!r} is named but no judge is configured (--judge, judge.backend, "
-            "OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY): grading with the builtin lexical judge"
-        ),
+    where = "--model" if model else "battery.yaml judge.model"
+    raise UsageError(
+        f"judge model {named!r} is named ({where}) but nothing reaches it: set OPENAI_API_KEY (or "
+        "OPENAI_BASE_URL for a compatible server) or ANTHROPIC_API_KEY, or pass --judge "
+        "openai:MODEL, anthropic:MODEL or a server URL; the builtin lexical judge grades only when "
+        f"no model is named (drop {where}, or pass --judge builtin)"
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -136,7 +137,7 @@ class WorkerPool:
             for worker in self._workers:
                 reader = worker.reader = asyncio.StreamReader(limit=STREAM_LIMIT)
                 await loop.connect_read_pipe(
-                    lambda r=reader: asyncio.StreamReaderProtocol(r), worker.proc.stdout
+                    functools.partial(asyncio.StreamReaderProtocol, reader), worker.proc.stdout
                 )
                 worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, worker.proc.stdin)
                 options = config.options

@@ -19,6 +19,7 @@ import contextlib
 import gc
 import os
 import signal
+from typing import Any
 
 from ...core.errors import TabenchError
 from ...core.records import Answer, Record
@@ -110,19 +111,18 @@ async def _grade_what_comes() -> None:
             graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
             feeder = asyncio.ensure_future(feed())
             orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
+            running: list[asyncio.Future[Any]] = [feeder, orphaned, *graders]
             try:
-                done, _ = await asyncio.wait(
-                    [feeder, orphaned, *graders], return_when=asyncio.FIRST_COMPLETED
-                )
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     task.result()  # a grading error (a refused key) is raised here
                 if orphaned in done or (feeder in done and not feeder.result()):
                     return  # the parent is gone or not listening: stop grading now
-                await asyncio.gather(feeder, *graders)
+                await asyncio.gather(feeder, *graders)  # not `orphaned`: it is set only if the pipe breaks
             finally:
-                for task in (feeder, orphaned, *graders):
+                for task in running:
                     task.cancel()
-                await asyncio.gather(feeder, orphaned, *graders, return_exceptions=True)
+                await asyncio.gather(*running, return_exceptions=True)
             flush()
         send(Done())  # after the cache is committed: the parent may stop us now
     except TabenchError as exc:

@@ -1,0 +1,94 @@
+"""The grading options `grade` and `calibrate` share: one definition, so both commands name, word,
+default and check them alike, and both build the same `session.GradingOptions` from them.
+
+--judge, --model, --concurrency, --cache/--no-cache, --retries, --timeout, --rpm, --tpm and
+--max-answer-bytes. `check_grading_options` raises the same `UsageError` in both commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..core.display import shown
+from ..core.errors import UsageError
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    """Add the shared grading options to `parser` (a `grade` or `calibrate` parser)."""
+    add = parser.add_argument
+    add(
+        "--judge",
+        default=None,
+        metavar="JUDGE",
+        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
+        "judge.backend, else openai/anthropic for a named model when their environment is set; "
+        "builtin only when no model is named)",
+    )
+    add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
+    add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--cache",
+        default=None,
+        metavar="PATH",
+        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)",
+    )
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
+    add(
+        "--retries",
+        type=int,
+        default=5,
+        metavar="N",
+        help="transport retries after the first try of each judge call (default 5)",
+    )
+    add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
+    add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
+    add("--tpm", type=float, default=None, metavar="N", help="at most this many tokens per minute")
+    add(
+        "--max-answer-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
+        "(default 262144: 256 KiB)",
+    )
+
+
+def check_grading_options(args: argparse.Namespace) -> None:
+    """Raise `UsageError` for a shared grading option out of range, naming the option."""
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more")
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be positive")
+    for name in ("rpm", "tpm"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise UsageError(f"--{name} must be positive")
+    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
+        raise UsageError("--max-answer-bytes must be at least 1")
+
+
+def grading_options(args: argparse.Namespace):
+    """The `session.GradingOptions` of a grade or calibrate command line."""
+    from ..grading.cache import resolve_path
+    from ..grading.runner import MAX_ANSWER_BYTES
+    from ..grading.session import GradingOptions
+
+    return GradingOptions(
+        judge=args.judge,
+        model=args.model,
+        timeout=args.timeout,
+        retries=args.retries,
+        concurrency=args.concurrency,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        cache=None if args.no_cache else str(resolve_path(args.cache)),
+        max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
+    )
+
+
+def notice_line(notice: str) -> str:
+    """How a judge's notice (`judge.notice`) is shown on stderr."""
+    return f"tabench: notice: {shown(notice, lines=True)}"
