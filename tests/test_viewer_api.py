@@ -409,3 +409,20 @@ async def test_a_decision_shows_in_the_paged_totals(aiohttp_client, results: Pat
     assert response.status == 200, await response.text()
     after = (await get_json(client, "/api/systems?q=agent-a"))["items"]
     assert [(s["system"], s["adjudicate"], s["human_pass"]) for s in after] == [("agent-a", 0, 1)]
+
+
+async def test_judges_are_named_as_every_output_names_them(aiohttp_client, tmp_path: Path) -> None:
+    """The page shows the server's `JudgeInfo.describe` names: no name of its own, no label nested in
+    parentheses ("builtin:lexical-1 (builtin lexical judge (not a language model))")."""
+    from tabench_dsl.grading.judges.builtin import INFO
+
+    record = msgspec.structs.replace(make_record("agent-a", "h01", "fail"), judge=INFO)
+    path = write_results(tmp_path / "run.jsonl", [record])
+    client = await client_for(aiohttp_client, path)
+    totals = await get_json(client, "/api/totals")
+    assert totals["judge_names"] == [INFO.describe()]
+    assert totals["judge_names"][0] == "builtin lexical judge (not a language model), builtin:lexical-1"
+    detail = await get_json(client, "/api/record/agent-a/h01")
+    assert detail["judge_name"] == INFO.describe()
+    page = await (await client.get("/")).text()
+    assert "not a language model" not in page  # the script composes no judge name of its own

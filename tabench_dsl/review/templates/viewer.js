@@ -117,8 +117,7 @@ function fillSelect(name, values) {
 }
 
 function showTotals(totals) {
-  const judges = totals.judges.map((j) => `${j.backend}:${j.model}` +
-    (j.language_model ? "" : ` (${j.label || "not a language model"})`));
+  const judges = totals.judge_names;
   setText(document.getElementById("judges"),
     judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).");
   const facets = Object.entries(totals.facets).map(([name, n]) => `${name} ${fmt(n)}`);
@@ -268,8 +267,7 @@ function renderDetail(detail, row) {
     el("dt", null, "outcome"), el("dd", null, badge(r.verdict, null),
       r.cause ? ` ${r.cause}: ${CONSTANTS.causes[r.cause] || ""}` : "",
       r.tier === "t1" ? " – T1 token-subset pass, no judge call" : ""),
-    el("dt", null, "judge"), el("dd", null, `${r.judge.backend}:${r.judge.model}` +
-      (r.judge.language_model ? "" : ` (${r.judge.label || "not a language model"})`)),
+    el("dt", null, "judge"), el("dd", null, detail.judge_name),
     el("dt", null, "facets"), el("dd", null, Object.keys(r.facets).filter((k) => r.facets[k]).join(", ") || "none"));
   if (r.tolerated.length) facts.append(el("dt", null, "tolerated"), el("dd", null, r.tolerated.join(", ")));
   if (r.warnings.length) facts.append(el("dt", null, "warnings"), el("dd", null, r.warnings.join("; ")));

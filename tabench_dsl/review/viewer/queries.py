@@ -80,6 +80,9 @@ class Index:
         is ever built from a name on the server and parsed in the browser."""
         totals = self.totals()
         payload = msgspec.to_builtins(totals)
+        # Each judge named as every other output names it (`JudgeInfo.describe`): the page shows
+        # these, it does not compose a name of its own.
+        payload["judge_names"] = [judge.describe() for judge in totals.judges]
         payload["charts"] = msgspec.to_builtins(
             {
                 "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
@@ -197,6 +200,7 @@ class Index:
         prompts = prompts_for(record, self.run.compiled)
         return {
             "record": msgspec.to_builtins(record),
+            "judge_name": record.judge.describe(),
             "prompts": {
                 "system": prompts.system,
                 "user": prompts.user,
