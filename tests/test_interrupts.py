@@ -3,6 +3,7 @@ wherever it lands (a loop, a deferred section, a finaliser, after the command re
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 
@@ -68,3 +69,46 @@ def test_a_command_whose_interrupt_was_swallowed_still_exits_130(tmp_path, capsy
     assert main(["new", "demo"]) == 130
     err = capsys.readouterr().err
     assert err.rstrip().endswith(INTERRUPTED) and "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.parametrize("loop_kind", ["auto", "asyncio"])
+def test_a_signal_in_the_loops_last_turn_waits_until_the_loop_is_closed(monkeypatch, loop_kind: str) -> None:
+    """SIGTERM after the grading's task is done but while its loop still runs (its done callbacks):
+    raised there, the exception would leave uvloop marked running and closing it would fail with
+    'Cannot close a running event loop'. It is acted on once the loop is closed."""
+    from tabench_dsl.grading.loop import run_event_loop
+
+    monkeypatch.setenv("TABENCH_EVENT_LOOP", loop_kind)
+
+    async def grading() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.add_done_callback(lambda _: os.kill(os.getpid(), signal.SIGTERM))
+        return "graded"
+
+    with interrupts.catch_interrupts():
+        before = interrupts.received()
+        with pytest.raises(KeyboardInterrupt):
+            run_event_loop(grading)
+        assert interrupts.interrupted(since=before)
+
+
+def test_a_signal_after_the_task_is_done_is_held_until_the_loop_is_closed() -> None:
+    """While a finished task is still registered (its loop running its last turn), a signal raises
+    nothing there; the closing section (deferred) acts on it."""
+    loop = asyncio.new_event_loop()
+    try:
+        task = loop.create_task(asyncio.sleep(0))
+        loop.run_until_complete(task)
+        with interrupts.catch_interrupts():
+            interrupts.serve(task, loop)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+            held = True  # reached: nothing was raised while the loop was registered
+            with pytest.raises(KeyboardInterrupt), interrupts.deferred_interrupts():
+                interrupts.serve(None, None)
+        assert held
+    finally:
+        interrupts.serve(None, None)
+        loop.close()

@@ -85,10 +85,16 @@ def _deliver() -> None:
     if not _state.raising:
         return
     task, loop = _state.task, _state.loop
-    if task is not None and not task.done():
-        _state.cancelled = True
-        task.cancel()
-        loop.call_soon_threadsafe(lambda: None)  # wake the loop if it sleeps
+    if task is not None:
+        if not task.done():
+            _state.cancelled = True
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake the loop if it sleeps
+        else:
+            # The task is done but the loop is still running its last turn: an exception raised in
+            # there would leave it marked running, and closing it would then fail. Acted on once
+            # `run_event_loop` has closed the loop (its closing section is deferred).
+            _state.pending = True
         return
     raise KeyboardInterrupt
 
