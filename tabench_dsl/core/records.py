@@ -28,10 +28,18 @@ CAUSE_TEXTS: dict[str, str] = {
 
 
 class Tokens(msgspec.Struct, frozen=True):
-    """Tokens a judge call used, as the server reported them (0 when it did not)."""
+    """Tokens a judge call used, as the server reported them (0 when it did not).
+
+    `prompt` counts every input token, whether or not the provider served it from its prompt
+    cache; `cached_prompt` is the part of `prompt` read from that cache (billed at the cached
+    price) and `cache_write` the part written to it (Anthropic bills writing a cache entry apart).
+    Providers report these differently: each backend's decoder brings them to this one meaning.
+    """
 
     prompt: int = 0
     completion: int = 0
+    cached_prompt: int = 0
+    cache_write: int = 0
 
     @property
     def total(self) -> int:
