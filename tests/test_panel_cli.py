@@ -301,3 +301,50 @@ async def test_no_audit_without_the_flag(work: Path, judge_server) -> None:
     )
     assert server.calls == 0
     assert b'"audit"' not in (work / "results.jsonl").read_bytes()
+
+
+CALIBRATION_RUBRIC = """\
+question stages {
+  prompt "Which stages make up the memory pipeline?"
+  gold "Ingest, Index, Recall, Compact"
+  exemplar correct "Ingest, Index, Recall, Compact." why "T1 passes it: no judge call"
+  exemplar correct "Ingestion, indexing, recall and compaction." why "same stages"
+  exemplar partial "Ingest, Index, Recall." why "three of four"
+  exemplar incorrect "Ingest, Summarize." why "names a stage that does not exist"
+}
+"""
+
+
+async def test_calibrate_shows_every_judge_beside_the_panel(work: Path, capsys, judge_server) -> None:
+    """A strict judge (fails all), a lenient one (passes all) and a right one. Expected p p f f;
+    exemplar 1 passes T1, so it counts as pass for every judge.
+    strict  p f f f: 3/4, kappa (3/4 - 8/16) / (1 - 8/16) = 0.5
+    lenient p p p p: 2/4, chance (2*4)/16 = 1/2, kappa 0
+    right   p p f f: 4/4, kappa 1; the panel (majority) p p f f: 4/4."""
+
+    def right(body: dict) -> str:
+        return PASS if "compaction" in user_content(body) else FAIL
+
+    strict, lenient, correct = (
+        await judge_server([FAIL]),
+        await judge_server([PASS]),
+        await judge_server(right),
+    )
+    battery = write_battery(work)
+    (battery / "questions.rubric").write_text(CALIBRATION_RUBRIC, encoding="utf-8")
+    argv = ["calibrate", str(battery), "--model", "m", "--no-cache"]
+    argv += [arg for s in (strict, lenient, correct) for arg in ("--judge", s.url)]
+    assert await run([*argv, "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert (obj["agree"], obj["n"]) == (4, 4)
+    assert [(j["agree"], j["kappa"]) for j in obj["judges"]] == [(3, 0.5), (2, 0.0), (4, 1.0)]
+    assert [[*row["votes"].values(), row["panel"]] for row in obj["exemplars"]] == [
+        ["pass", "pass", "pass", "pass"],
+        ["fail", "pass", "pass", "pass"],
+        ["fail", "pass", "fail", "fail"],
+        ["fail", "pass", "fail", "fail"],
+    ]
+    assert await run(argv) == 0
+    out = capsys.readouterr().out
+    assert "judges side by side" in out and "panel: agreement 100.0% (4/4)" in out
+    assert "J2" in out and "agreement 50.0% (2/4), kappa 0.000" in out
