@@ -232,6 +232,10 @@ async def test_a_manifest_panel_may_not_name_a_url(work: Path, capsys, judge_ser
     assert await run(["grade", str(battery), "--answers", str(answers_file(work, SKY[:1]))]) == 2
     assert f"pass --judge {server.url}" in capsys.readouterr().err
     assert server.calls == 0
+    assert main(["lint", str(battery)]) == 0  # lint warns, where the panel is written
+    captured = capsys.readouterr()
+    warning = f"battery.yaml:7:10: warning: judge panel backend '{server.url}' is a URL"
+    assert warning in captured.out + captured.err
 
 
 @pytest.mark.parametrize(
