@@ -142,6 +142,8 @@ class Record(msgspec.Struct, omit_defaults=False):
     an answer is adjudicate (`malformed`, `contradiction`, `oversized`) or error (`transport`).
     `tolerated` lists the reply forms accepted on the way (fences, prose, letter case, missing
     facets); `warnings` holds observations such as a pass with a fail-shaped reason.
+    A judge panel's record names the panel in `judge`, has no attempts of its own and lists each
+    judge's vote in `panel`; a T1 pass `--t1-audit` sent to the judge keeps its verdict in `audit`.
     """
 
     system: str

@@ -4,7 +4,9 @@ adjudicate, the cache and the results file.
 For each answer:
 
     over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
-    T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call
+    T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
+                     `--t1-audit`, a hashed share of them is also graded below, the verdict kept in
+                     `audit` while the T1 pass stands: `audit_share`)
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
       fail with a pass-shaped reason
@@ -13,6 +15,9 @@ For each answer:
       pass with a fail-shaped reason -> kept, with a warning
     a reply over 64 KiB is malformed (cut to that when recorded and cached)
     transport retries run out on any ask -> error (transport); resume grades it again
+
+With a judge `Panel`, every judge of it runs the steps above on its own, all at once (`_grade_t2`);
+the record keeps each judge's outcome as a `PanelVote` and `panel.decide` makes the verdict.
 
 Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
 (same messages as the first ask) has its own entry and a rerun replays the same sequence.
