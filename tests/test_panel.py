@@ -282,3 +282,33 @@ async def test_a_panel_judge_with_a_fail_shaped_pass_warns_under_its_name(
     assert record.verdict == "pass"
     assert record.votes[0].warnings == ["pass verdict with a fail-shaped reason"]
     assert record.warnings == [f"{record.votes[0].judge.describe()}: pass verdict with a fail-shaped reason"]
+
+
+async def test_the_python_api_grades_with_a_panel_and_an_audit(tmp_path: Path, judge_server) -> None:
+    from helpers_grading import write_battery
+
+    from tabench_dsl import api
+
+    yes, no, also_no = await judge_server([PASS]), await judge_server([FAIL]), await judge_server([FAIL])
+    answers = [Answer("a", "h03", "azure"), Answer("a", "h02", "7311")]
+    records = await api.agrade(
+        write_battery(tmp_path),
+        answers,
+        judge=[yes.url, no.url, also_no.url],
+        model="m",
+        t1_audit=1.0,
+        env={},
+    )
+    by = {r.question: r for r in records}
+    assert by["h03"].verdict == "fail" and len(by["h03"].votes) == 3
+    audit = by["h02"].audited
+    assert by["h02"].tier == "t1" and audit is not None and audit.verdict == "fail" and len(audit.panel) == 3
+    unanimous = await api.agrade(
+        write_battery(tmp_path),
+        answers[:1],
+        judge=[yes.url, no.url],
+        model="m",
+        panel_rule="unanimous",
+        env={},
+    )
+    assert unanimous[0].cause == "panel_split"
