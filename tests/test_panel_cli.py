@@ -117,17 +117,45 @@ async def test_a_panel_with_two_workers_records_what_one_process_records(work: P
         await judge_server(by_word(other)),
         await judge_server([FAIL]),
     )
-    battery = write_battery(work, t1=False)
-    answers = answers_file(work, [(f"s{i}", "h03", f"w{i}") for i in range(12)])
-    argv = ["grade", str(battery), "--answers", str(answers), "--no-cache", "--model", "m"]
+    words.update({f"7311 w{i}": (PASS if i % 2 else FAIL) for i in range(12)})
+    other.update({f"7311 w{i}": PASS for i in range(12)})
+    battery = write_battery(work)  # h03 has T1 off; the h02 answers pass T1 and are audited
+    rows = [(f"s{i}", "h03", f"w{i}") for i in range(12)] + [
+        (f"s{i}", "h02", f"7311 w{i}") for i in range(12)
+    ]
+    answers = answers_file(work, rows)
+    argv = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--no-cache",
+        "--model",
+        "m",
+        "--t1-audit",
+        "0.5",
+    ]
     argv += ["--judge", a.url, "--judge", b.url, "--judge", c.url]
     assert await run([*argv, "--out", "one.jsonl"]) == 0
     assert await run([*argv, "--out", "two.jsonl", "--workers", "2"]) == 0
 
     def outcome(path: str) -> dict:
-        return {r.key: (r.verdict, [v.verdict for v in r.votes]) for r in iter_records(work / path)}
+        return {
+            r.key: (
+                r.tier,
+                r.verdict,
+                [v.verdict for v in r.votes],
+                None if r.audited is None else (r.audited.verdict, [v.verdict for v in r.audited.panel]),
+            )
+            for r in iter_records(work / path)
+        }
 
-    assert outcome("one.jsonl") == outcome("two.jsonl") and len(outcome("one.jsonl")) == 12
+    one = outcome("one.jsonl")
+    assert one == outcome("two.jsonl") and len(one) == 24
+    audited = sorted(key[0] for key, row in one.items() if row[3] is not None)
+    assert audited == sorted(f"s{i}" for i in range(12) if audit_share(f"s{i}", "h02") < 0.5)
+    assert 0 < len(audited) < 12
+    assert {row[:2] for key, row in one.items() if key[1] == "h02"} == {("t1", "pass")}
 
 
 MANIFEST_PANEL = """\
