@@ -8,17 +8,21 @@ no usable judge reply was had and a resume grades it again.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 import msgspec
 
 from ..core.records import JudgeInfo, Record
+from .compare import Comparisons, compare_systems, comparison_table
 
-#: z for a two-sided 95% interval.
-Z95 = 1.959963984540054
+# Defined with the other statistics; re-exported, so totals' users find them here as before.
+from .stats import Z95 as Z95
+from .stats import wilson_interval as wilson_interval
+
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6
+#: Most systems the per-tag table gives a score column each (more would not fit a terminal).
+MAX_TAG_COLUMNS = 6
 
 
 class SystemTotals(msgspec.Struct):
@@ -57,14 +61,34 @@ class QuestionTotals(msgspec.Struct):
     score: float | None = None
 
 
+class TagTotals(msgspec.Struct):
+    """Counts for the answers to the questions carrying one tag: overall and per system."""
+
+    tag: str
+    answers: int = 0
+    passed: int = msgspec.field(default=0, name="pass")
+    fail: int = 0
+    adjudicate: int = 0
+    error: int = 0
+    score: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    systems: list[QuestionTotals] = msgspec.field(default_factory=list)
+
+
 class Totals(msgspec.Struct):
-    """Everything a totals table shows; `records` counts the pairs, after the last-stands rule."""
+    """Everything a totals table shows; `records` counts the pairs, after the last-stands rule.
+
+    `comparisons` holds every pair of systems compared (`compare.compare_systems`); `tags` the
+    scores per rubric tag (`tag_totals`), empty when no record carries a tag."""
 
     systems: list[SystemTotals]
     questions: list[QuestionTotals]
     facets: dict[str, int]
     judges: list[JudgeInfo]
     records: int = 0
+    comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
+    tags: list[TagTotals] = msgspec.field(default_factory=list)
 
 
 def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
@@ -79,17 +103,6 @@ def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
 def outcome(record: Record) -> str:
     """The verdict a record counts as: a human decision overrides the tool's outcome."""
     return record.decision.verdict if record.decision is not None else record.verdict
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval for a binomial proportion, None when n is 0."""
-    if n <= 0:
-        return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def interval_bound(value: float) -> float:
@@ -161,7 +174,42 @@ def compute_totals(records: Iterable[Record]) -> Totals:
         facets=dict(sorted(facets.items())),
         judges=list(judges.values()),
         records=len(standing),
+        comparisons=compare_systems(standing.values()),
+        tags=tag_totals(standing.values()),
     )
+
+
+def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
+    """Per tag, sorted: the counts and score of the answers to the questions carrying it, overall
+    (with its Wilson interval) and per system (in a `QuestionTotals` row named by the system). An
+    answer counts once under each of its tags."""
+    tags: dict[str, TagTotals] = {}
+    cells: dict[tuple[str, str], QuestionTotals] = {}
+    for record in standing:
+        verdict = outcome(record)
+        for tag in record.tags:
+            row = tags.setdefault(tag, TagTotals(tag=tag))
+            cell = cells.setdefault((tag, record.system), QuestionTotals(question=record.system))
+            for counts in (row, cell):
+                counts.answers += 1
+                if verdict == "pass":
+                    counts.passed += 1
+                elif verdict == "fail":
+                    counts.fail += 1
+                elif verdict == "adjudicate":
+                    counts.adjudicate += 1
+                else:
+                    counts.error += 1
+    for (tag, _system), cell in sorted(cells.items()):
+        tags[tag].systems.append(cell)
+    for counts in [*tags.values(), *cells.values()]:
+        graded = counts.passed + counts.fail + counts.adjudicate
+        counts.score = counts.passed / graded if graded else None
+    for row in tags.values():
+        interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
+        if interval is not None:
+            row.ci_low, row.ci_high = (interval_bound(bound) for bound in interval)
+    return [tags[tag] for tag in sorted(tags)]
 
 
 def totals_json(totals: Totals) -> bytes:
@@ -255,4 +303,37 @@ def render_table(totals: Totals):
         for name, count in totals.facets.items():
             facets.add_row(literal(name), str(count))
         parts.append(facets)
+    parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
+
+
+def tag_table(totals: Totals):
+    """Scores per rubric tag as a `rich` table (a column per system when there are a few), or None
+    when no record carries a tag."""
+    from rich.table import Table
+
+    from ..core.display import literal
+
+    if not totals.tags:
+        return None
+    names = [s.system for s in totals.systems] if len(totals.systems) <= MAX_TAG_COLUMNS else []
+    table = Table(title="Per tag (an answer counts under each tag of its question)")
+    for name in ("tag", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI"):
+        table.add_column(name, justify="left" if name == "tag" else "right", no_wrap=True)
+    for name in names:
+        table.add_column(literal(name), justify="right", no_wrap=True)
+    for row in totals.tags:
+        interval = "-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}"
+        by_system = {cell.question: cell.score for cell in row.systems}
+        table.add_row(
+            literal(row.tag),
+            str(row.answers),
+            str(row.passed),
+            str(row.fail),
+            str(row.adjudicate),
+            str(row.error),
+            percent(row.score),
+            interval,
+            *(percent(by_system.get(name)) for name in names),
+        )
+    return table
