@@ -154,7 +154,7 @@ def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
 
     from ..core.display import literal
 
-    parts: list = [literal(f"A: {diff.a}\nB: {diff.b}"), literal("\n".join(summary_lines(diff)))]
+    parts: list = [literal(f"A: {diff.a}"), literal(f"B: {diff.b}"), *map(literal, summary_lines(diff))]
     if diff.flips:
         flips = Table(title=f"Flipped verdicts ({len(diff.flips)})")
         for name in ("system", "question", "A", "B", "reason A", "reason B"):

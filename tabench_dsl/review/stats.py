@@ -103,11 +103,11 @@ def newcombe_paired_interval(counts: PairedCounts, z: float = Z95) -> tuple[floa
     margins = (a + b) * (c + d) * (a + c) * (b + d)
     phi = 0.0
     if margins:
-        cross = a * d - b * c
+        cross = float(a * d - b * c)
         if cross > n / 2:
             cross -= n / 2
         elif cross > 0:
-            cross = 0
+            cross = 0.0
         phi = cross / math.sqrt(margins)
     diff = p1 - p2
     low = diff - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))

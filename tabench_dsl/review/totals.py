@@ -202,9 +202,10 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
                     counts.error += 1
     for (tag, _system), cell in sorted(cells.items()):
         tags[tag].systems.append(cell)
-    for counts in [*tags.values(), *cells.values()]:
-        graded = counts.passed + counts.fail + counts.adjudicate
-        counts.score = counts.passed / graded if graded else None
+    scored: list[TagTotals | QuestionTotals] = [*tags.values(), *cells.values()]
+    for item in scored:
+        graded = item.passed + item.fail + item.adjudicate
+        item.score = item.passed / graded if graded else None
     for row in tags.values():
         interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
         if interval is not None:
