@@ -27,9 +27,7 @@ BOTH = [
 
 
 def rec(question: str, verdict: str, judge: JudgeInfo, system: str = "s") -> Record:
-    return Record(
-        system, question, "t2", verdict, f"{judge.model} says {verdict}", f"sha-{question}", judge
-    )
+    return Record(system, question, "t2", verdict, f"{judge.model} says {verdict}", f"sha-{question}", judge)
 
 
 def write(path, records) -> None:
