@@ -9,6 +9,7 @@ from ..core.display import shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
+from .tag_flags import add_tag_option
 from .warnings import warn_run_problems
 
 
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})",
     )
     add_allow_dir(parser)
+    add_tag_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             "the decisions file of those results": decisions_path(args.results),
         },
     )
-    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
     warn_run_problems(run_data)
     try:
         in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)
