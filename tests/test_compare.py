@@ -117,3 +117,15 @@ def test_totals_json_carries_the_comparisons(tmp_path, capsys) -> None:
 def test_totals_agree_with_compute_totals() -> None:
     totals = compute_totals(book_records())
     assert len(totals.comparisons.pairs) == 3
+
+
+def test_report_marks_the_significant_pairs(tmp_path, capsys) -> None:
+    results = tmp_path / "run.jsonl"
+    write(results, book_records())
+    out = tmp_path / "report.html"
+    assert main(["report", str(results), "--html", str(out)]) == 0
+    table = out.read_text(encoding="utf-8").split('<table id="pairs">', 1)[1].split("</table>", 1)[0]
+    rows = table.split("</tr>")[1:4]
+    assert "<td>-6.2</td><td>-11.9 to -0.5</td><td>0.05248</td><td>0.05248</td><td>no</td>" in rows[0]
+    assert 'class="significant"' not in rows[0]
+    assert all('class="significant"' in row and "yes *" in row for row in rows[1:])

@@ -127,3 +127,25 @@ def test_hostile_names_are_shown_as_text(tmp_path, capsys) -> None:
     assert main(["diff", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "[bold]x" in out
+
+
+def test_report_compare_shows_the_flips_and_b_beside_each_answer(gradings, capsys) -> None:
+    a, b = gradings
+    out = a.parent / "report.html"
+    assert main(["report", str(a), "--html", str(out), "--compare", str(b)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "<h2>Compared with another grading</h2>" in html
+    assert "flipped: 6" in html and "Cohen&#39;s kappa 0.167" in html
+    flips = html.split('<table id="flips">', 1)[1].split("</table>", 1)[0]
+    assert flips.count("<tr>") == 7  # the heading and six flips
+    # Each answer says what B made of it; B's q5 counts as the person's decision.
+    assert 'B (b.jsonl): <span class="badge fail">fail</span> new-judge says fail' in html
+    assert 'B (b.jsonl): <span class="badge fail">fail</span> new-judge says adjudicate' in html
+    assert "B (b.jsonl): not graded there" in html  # only-a
+
+
+def test_report_refuses_to_write_over_the_compared_file(gradings, capsys) -> None:
+    a, b = gradings
+    before = b.read_bytes()
+    assert main(["report", str(a), "--html", str(b), "--compare", str(b)]) == 2
+    assert b.read_bytes() == before

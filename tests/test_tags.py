@@ -152,6 +152,9 @@ def test_report_and_view_slice_by_tag(graded: Path, capsys) -> None:
     assert "wrote" in capsys.readouterr().out
     html = out.read_text()
     assert "port 80" in html and "Ingest, Index" not in html
+    tags = html.split('<table id="tags">', 1)[1].split("</table>", 1)[0]
+    assert '<td class="l">ops:network</td><td>2</td><td>1</td><td>1</td>' in tags
+    assert "a 100.0% · b 0.0%" in tags
     run = load_run(graded, tags=["ops:network"])
     index = Index(run)
     assert sorted(r.key for r in index.records) == [("a", "h02"), ("b", "h02")]

@@ -150,6 +150,11 @@ def signed_points(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:+.1f}"
 
 
+def p_text(p: float) -> str:
+    """A p-value in four significant digits: `0.05248`, `2.524e-29`."""
+    return f"{p:.4g}"
+
+
 def comparison_table(comparisons: Comparisons):
     """The pairs as a `rich` table, or None when there is nothing to show (fewer than two systems).
 
@@ -184,8 +189,8 @@ def comparison_table(comparisons: Comparisons):
             str(pair.b_only),
             signed_points(pair.diff),
             interval,
-            f"{pair.p_value:.4g}",
-            f"{pair.p_holm:.4g}",
+            p_text(pair.p_value),
+            p_text(pair.p_holm),
             "*" if pair.significant else "",
         )
     return table
