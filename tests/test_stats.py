@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from tabench_dsl.review.stats import PairedCounts, cohen_kappa, holm, mcnemar_exact, newcombe_paired_interval
+from tabench_dsl.review.stats import (
+    EXACT_UP_TO,
+    PairedCounts,
+    cohen_kappa,
+    holm,
+    mcnemar_exact,
+    newcombe_paired_interval,
+)
 
 
 def test_newcombe_interval_matches_the_published_example() -> None:
@@ -59,6 +66,26 @@ def test_mcnemar_exact_edges() -> None:
     # A large table stays exact: the tail is summed in integers (a float sum would underflow).
     assert mcnemar_exact(0, 1000) == 2 / 2**1000 > 0
     assert 0 < mcnemar_exact(300, 700) < 1e-30
+
+
+@pytest.mark.parametrize(("b", "c"), [(900, 1101), (400, 1700), (1500, 1900), (1000, 1002)])
+def test_mcnemar_on_large_tables_agrees_with_the_exact_integer_sum(b: int, c: int) -> None:
+    # Above EXACT_UP_TO discordant pairs the tail is summed in floats: check it against the
+    # integer sum written out here (Python divides big integers correctly rounded).
+    from math import comb
+
+    n, k = b + c, min(b, c)
+    exact = min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n)
+    assert n > EXACT_UP_TO
+    assert mcnemar_exact(b, c) == pytest.approx(exact, rel=1e-9)
+
+
+def test_mcnemar_on_a_very_large_table_is_quick() -> None:
+    import time
+
+    started = time.perf_counter()
+    assert mcnemar_exact(45_000, 55_000) == pytest.approx(8.600341645714696e-220, rel=1e-9)
+    assert time.perf_counter() - started < 0.5
 
 
 def test_cohen_kappa_wikipedia_example() -> None:
