@@ -149,3 +149,37 @@ def test_report_refuses_to_write_over_the_compared_file(gradings, capsys) -> Non
     before = b.read_bytes()
     assert main(["report", str(a), "--html", str(b), "--compare", str(b)]) == 2
     assert b.read_bytes() == before
+
+
+async def test_two_real_judges_that_disagree(tmp_path, monkeypatch, judge_server, capsys) -> None:
+    """Grade the same answers with two judge servers scripted to disagree on the answers holding
+    "teal", then diff the two results files: exactly those flip, with each judge's reason."""
+    import asyncio
+
+    from helpers_grading import FAIL, PASS, user_content, write_battery
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lenient = await judge_server(lambda body: PASS)
+    strict = await judge_server(lambda body: FAIL if "teal" in user_content(body) else PASS)
+    battery = write_battery(tmp_path)
+    colours = ["blue", "teal", "sky blue", "teal-ish", "azure"]
+    rows = [{"system": f"s{i}", "question": "h03", "answer": c} for i, c in enumerate(colours)]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for server, out in ((lenient, "a.jsonl"), (strict, "b.jsonl")):
+        argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+        assert await asyncio.to_thread(main, [*argv, "--out", out, "--no-cache"]) == 0
+    capsys.readouterr()
+    assert main(["diff", "a.jsonl", "b.jsonl", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(f["system"], f["a"], f["b"]) for f in data["flips"]] == [
+        ("s1", "pass", "fail"),
+        ("s3", "pass", "fail"),
+    ]
+    assert data["flips"][0]["reason_a"] == "names all four stages"
+    assert data["flips"][0]["reason_b"] == "omits the Compact stage"
+    # 5 compared, 3 agree; all of A pass: chance agreement = 1 * 3/5, kappa = (0.6 - 0.6) / 0.4 = 0.
+    assert (data["compared"], data["agreed"], data["kappa"]) == (5, 3, 0.0)
+    # pass -> fail 2, fail -> pass 0: p = 2 * (1/2)^2 = 0.5.
+    assert (data["pass_to_not"], data["not_to_pass"], data["p_value"]) == (2, 0, 0.5)
