@@ -123,7 +123,7 @@ def test_totals_per_tag_by_hand(graded: Path, capsys) -> None:
     # the builtin judge's lexical check). easy = h02 and h03: 4 answers, 3 pass; ops:network = h02.
     assert sorted(tags) == ["easy", "ops:network"]
     assert (tags["easy"]["answers"], tags["easy"]["pass"], tags["easy"]["score"]) == (4, 3, 0.75)
-    assert [(s["question"], s["score"]) for s in tags["ops:network"]["systems"]] == [("a", 1.0), ("b", 0.0)]
+    assert [(s["system"], s["score"]) for s in tags["ops:network"]["systems"]] == [("a", 1.0), ("b", 0.0)]
     assert main(["totals", str(graded)]) == 0
     out = capsys.readouterr().out
     assert "Per tag" in out and "ops:network" in out

@@ -91,7 +91,7 @@ async def test_tags_pairs_and_the_tag_filter(aiohttp_client, tmp_path: Path) -> 
     totals = await get(client, "/api/totals")
     easy = totals["tags"][0]
     assert (easy["tag"], easy["answers"], easy["pass"], easy["score"]) == ("easy", 8, 6, 0.75)
-    assert [(s["question"], s["score"]) for s in easy["systems"]] == [("x", 1.0), ("y", 0.5)]
+    assert [(s["system"], s["score"]) for s in easy["systems"]] == [("x", 1.0), ("y", 0.5)]
     (pair,) = totals["comparisons"]["pairs"]
     # x passes all 6, y passes q0, q2, q4: discordant 3 (x only) to 0; p = 2 * (1/2)^3 = 0.25.
     assert (pair["a"], pair["b"], pair["a_only"], pair["b_only"], pair["p_value"]) == ("x", "y", 3, 0, 0.25)

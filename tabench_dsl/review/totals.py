@@ -14,6 +14,7 @@ import msgspec
 
 from ..core.records import JudgeInfo, Record
 from .compare import Comparisons, compare_systems, comparison_table
+from .slices import TagTotals, tag_table, tag_totals
 
 # Defined with the other statistics; re-exported, so totals' users find them here as before.
 from .stats import Z95 as Z95
@@ -21,8 +22,6 @@ from .stats import wilson_interval as wilson_interval
 
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6
-#: Most systems the per-tag table gives a score column each (more would not fit a terminal).
-MAX_TAG_COLUMNS = 6
 
 
 class SystemTotals(msgspec.Struct):
@@ -61,26 +60,11 @@ class QuestionTotals(msgspec.Struct):
     score: float | None = None
 
 
-class TagTotals(msgspec.Struct):
-    """Counts for the answers to the questions carrying one tag: overall and per system."""
-
-    tag: str
-    answers: int = 0
-    passed: int = msgspec.field(default=0, name="pass")
-    fail: int = 0
-    adjudicate: int = 0
-    error: int = 0
-    score: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    systems: list[QuestionTotals] = msgspec.field(default_factory=list)
-
-
 class Totals(msgspec.Struct):
     """Everything a totals table shows; `records` counts the pairs, after the last-stands rule.
 
     `comparisons` holds every pair of systems compared (`compare.compare_systems`); `tags` the
-    scores per rubric tag (`tag_totals`), empty when no record carries a tag."""
+    scores per rubric tag (`slices.tag_totals`), empty when no record carries a tag."""
 
     systems: list[SystemTotals]
     questions: list[QuestionTotals]
@@ -179,40 +163,6 @@ def compute_totals(records: Iterable[Record]) -> Totals:
     )
 
 
-def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
-    """Per tag, sorted: the counts and score of the answers to the questions carrying it, overall
-    (with its Wilson interval) and per system (in a `QuestionTotals` row named by the system). An
-    answer counts once under each of its tags."""
-    tags: dict[str, TagTotals] = {}
-    cells: dict[tuple[str, str], QuestionTotals] = {}
-    for record in standing:
-        verdict = outcome(record)
-        for tag in record.tags:
-            row = tags.setdefault(tag, TagTotals(tag=tag))
-            cell = cells.setdefault((tag, record.system), QuestionTotals(question=record.system))
-            for counts in (row, cell):
-                counts.answers += 1
-                if verdict == "pass":
-                    counts.passed += 1
-                elif verdict == "fail":
-                    counts.fail += 1
-                elif verdict == "adjudicate":
-                    counts.adjudicate += 1
-                else:
-                    counts.error += 1
-    for (tag, _system), cell in sorted(cells.items()):
-        tags[tag].systems.append(cell)
-    scored: list[TagTotals | QuestionTotals] = [*tags.values(), *cells.values()]
-    for item in scored:
-        graded = item.passed + item.fail + item.adjudicate
-        item.score = item.passed / graded if graded else None
-    for row in tags.values():
-        interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
-        if interval is not None:
-            row.ci_low, row.ci_high = (interval_bound(bound) for bound in interval)
-    return [tags[tag] for tag in sorted(tags)]
-
-
 def totals_json(totals: Totals) -> bytes:
     """Totals as one JSON document, for machines."""
     return msgspec.json.encode(totals)
@@ -306,35 +256,3 @@ def render_table(totals: Totals):
         parts.append(facets)
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
-
-
-def tag_table(totals: Totals):
-    """Scores per rubric tag as a `rich` table (a column per system when there are a few), or None
-    when no record carries a tag."""
-    from rich.table import Table
-
-    from ..core.display import literal
-
-    if not totals.tags:
-        return None
-    names = [s.system for s in totals.systems] if len(totals.systems) <= MAX_TAG_COLUMNS else []
-    table = Table(title="Per tag (an answer counts under each tag of its question)")
-    for name in ("tag", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI"):
-        table.add_column(name, justify="left" if name == "tag" else "right", no_wrap=True)
-    for name in names:
-        table.add_column(literal(name), justify="right", no_wrap=True)
-    for row in totals.tags:
-        interval = "-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}"
-        by_system = {cell.question: cell.score for cell in row.systems}
-        table.add_row(
-            literal(row.tag),
-            str(row.answers),
-            str(row.passed),
-            str(row.fail),
-            str(row.adjudicate),
-            str(row.error),
-            percent(row.score),
-            interval,
-            *(percent(by_system.get(name)) for name in names),
-        )
-    return table

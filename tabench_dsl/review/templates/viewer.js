@@ -141,7 +141,7 @@ function showTags(tags) {
   document.querySelector("#tags-table tbody").replaceChildren(...tags.map((t) => {
     const cells = [t.answers, t.pass, t.fail, t.adjudicate, t.error].map((n) => el("td", null, fmt(n)));
     const interval = t.ci_low === null ? "–" : `${pct(t.ci_low)} – ${pct(t.ci_high)}`;
-    const bySystem = t.systems.map((s) => `${s.question} ${pct(s.score)}`).join(" · ");
+    const bySystem = t.systems.map((s) => `${s.system} ${pct(s.score)}`).join(" · ");
     return el("tr", { class: "tag-row", "data-tag": t.tag, onclick: () => {
       form.elements.tag.value = t.tag;
       applyFilters();
