@@ -98,7 +98,7 @@ def test_errors_and_warnings_together(tmp_path: Path, monkeypatch: pytest.Monkey
         bat/b.rubric:3:3: unknown field 'glod'
               glod "g"
               ^
-        hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1
+        hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1, tags
         """)
     head, _, tail = WARNINGS.partition("bat/memos.policy")
     assert (out, err) == (head + errors + "bat/memos.policy" + tail + "2 errors, 4 warnings\n", "")

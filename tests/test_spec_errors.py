@@ -32,7 +32,9 @@ question h02 {
 }
 """
 
-FIELDS_HINT = "hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1"
+FIELDS_HINT = (
+    "hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1, tags"
+)
 REQUIRED_HINT = 'hint: every question needs prompt "..." and gold "..."'
 ESCAPE_HINT = (
     r'hint: a "..." string takes the escapes of JSON: \" \\ \/ \b \f \n \r \t \uXXXX; '

@@ -67,9 +67,9 @@ def browser(tmp_path: Path) -> Iterator:
         driver.quit()
 
 
-def _serve(results: Path, battery: Path | None = None) -> Iterator[str]:
-    """`tabench view RESULTS` in a subprocess; yields its URL."""
-    extra = ["--battery", str(battery)] if battery is not None else []
+def _serve(results: Path, battery: Path | None = None, options: tuple[str, ...] = ()) -> Iterator[str]:
+    """`tabench view RESULTS [OPTIONS]` in a subprocess; yields its URL."""
+    extra = [*(["--battery", str(battery)] if battery is not None else []), *options]
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -323,3 +323,32 @@ def test_the_totals_table_pages_and_searches_like_the_answers_list(browser, tmp_
         )
         # Searching the table leaves the answers list as it was.
         assert browser.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–50 of 120"
+
+
+def test_a_second_grading_tags_and_pairs_on_the_page(browser, tmp_path: Path) -> None:
+    """`view A --compare B --tag t`: the pairs of systems, the tag table and what changed from A to
+    B are on the page; one click lists the flipped answers, each line showing B's verdict."""
+    from selenium.webdriver.common.by import By
+
+    tagged = [msgspec.structs.replace(r, tags=["t"]) for r in small_results()]
+    first = write_results(tmp_path / "a.jsonl", tagged)
+    # B: every standing answer of agent-b graded pass.
+    second = write_results(
+        tmp_path / "b.jsonl",
+        [msgspec.structs.replace(make_record(r.system, r.question, "pass"), tags=["t"]) for r in tagged],
+    )
+    for url in _serve(first, options=("--compare", str(second), "--tag", "t")):
+        browser.get(url)
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        pairs = browser.find_elements(By.CSS_SELECTOR, "#pairs-table tbody tr")
+        assert [[td.text for td in row.find_elements(By.TAG_NAME, "td")][:2] for row in pairs] == [
+            ["agent-a", "agent-b"]
+        ]
+        tags = browser.find_element(By.CSS_SELECTOR, "#tags-table tbody tr").text
+        assert tags.startswith("t 8")
+        lines = browser.find_element(By.ID, "compared-lines").text
+        assert "B: " + str(second) in lines and "flipped:" in lines
+        browser.find_element(By.CSS_SELECTOR, "#compared-lines button").click()
+        _wait(browser, lambda d: "compared=flipped" in d.current_url)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#list tr.row")
+        assert rows and all("B: pass" in row.find_element(By.CSS_SELECTOR, "td.outcome").text for row in rows)

@@ -9,9 +9,10 @@ Decided where the spec is silent:
   last record of each pair standing, human decisions applied), as `tabench totals` prints them.
 - `--workers N` grades in N processes (tabench_dsl/grading/parallel/), this one alone writing the results;
   the default is 1: a real judge is latency bound and one process keeps up with it.
-- `--question`, `--system` and `--limit` grade a slice: the filters apply before `--resume`'s skip,
-  and `--limit` counts only answers sent to grading, so `--resume --limit N` grades the next N. A
-  `--question` the battery lacks is a usage error; a `--system` no answer has grades nothing.
+- `--question`, `--system`, `--tag` and `--limit` grade a slice: the filters apply before `--resume`'s
+  skip, and `--limit` counts only answers sent to grading, so `--resume --limit N` grades the next N.
+  A `--question` the battery lacks, or a `--tag` none of its questions has, is a usage error; a
+  `--system` no answer has grades nothing.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
   (records written are kept).
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ from .grading_flags import add_grading_options, check_grading_options, grading_o
 MAX_BAD_LINES_KEPT = 100
 
 if TYPE_CHECKING:
+    from ..core.compiled import CompiledQuestion
     from ..core.records import Answer
 
 #: Where results go when `--out` is not given (relative to the working folder).
@@ -126,15 +128,33 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="grade only the answers of this system (repeatable)",
     )
+    add(
+        "--tag",
+        action="append",
+        dest="tags",
+        default=None,
+        metavar="TAG",
+        help="grade only the answers to the questions with this rubric tag (repeatable: any of them)",
+    )
 
 
-def _check_slice(args: argparse.Namespace, questions: Collection[str]) -> None:
-    """Usage errors of the slice options: a --limit below 1, question ids the battery lacks."""
+def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> None:
+    """Usage errors of the slice options: a --limit below 1, question ids or tags the battery lacks.
+    Sets `args.tagged`: the ids of the questions `--tag` selects (None without `--tag`)."""
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     unknown = sorted(set(args.questions or ()) - set(questions))
     if unknown:
         raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
+    args.tagged = None
+    if args.tags:
+        wanted = set(args.tags)
+        unknown = sorted(wanted - {tag for q in questions.values() for tag in q.tags})
+        if unknown:
+            raise UsageError(
+                f"--tag: no question of the battery has tag {', '.join(shown(t) for t in unknown)}"
+            )
+        args.tagged = {qid for qid, q in questions.items() if wanted.intersection(q.tags)}
 
 
 def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection[tuple[str, str]]):
@@ -144,9 +164,12 @@ def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection
     more. Reading stops once the limit is reached: the rest of the file is not read."""
     questions = set(args.questions) if args.questions else None
     systems = set(args.systems) if args.systems else None
+    tagged = args.tagged
     left = args.limit
     for answer in answers:
         if questions is not None and answer.question not in questions:
+            continue
+        if tagged is not None and answer.question not in tagged:
             continue
         if systems is not None and answer.system not in systems:
             continue

@@ -9,6 +9,8 @@ from ..core.display import shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
+from .compare_flags import add_compare_option, load_compared
+from .tag_flags import add_tag_option
 from .warnings import warn_run_problems
 
 
@@ -42,6 +44,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})",
     )
     add_allow_dir(parser)
+    add_tag_option(parser)
+    add_compare_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -64,12 +68,14 @@ def run(args: argparse.Namespace) -> int:
         inputs={
             "the results file it reads": args.results,
             "the decisions file of those results": decisions_path(args.results),
+            **({} if args.compare is None else {"the results file it compares with": args.compare}),
         },
     )
-    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
     warn_run_problems(run_data)
+    compared = load_compared(args, run_data)
     try:
-        in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)
+        in_full = write_report(run_data, str(args.html), max_answers=args.max_answers, compare=compared)
     except OSError as exc:
         raise UsageError(f"{args.html}: cannot write: {exc.strerror or exc}") from None
     total = len(run_data.records)

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .command_help import add_command
+from .tag_flags import add_tag_option
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,13 +36,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DECISIONS.jsonl",
         help="human decisions to apply (default: RESULTS.decisions.jsonl beside the results, if present)",
     )
+    add_tag_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..core.results import iter_records
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
-    from ..review.totals import compute_totals, totals_json
+    from ..review.slices import select_tagged
+    from ..review.totals import compute_totals, latest, totals_json
 
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     decisions_file = args.decisions or decisions_path(args.results)
     if decisions_file.is_file():
         records = apply_decisions(records, load_decisions(decisions_file))
+    if args.tags:  # the standing record of a pair says which slice it is in
+        records = select_tagged(latest(records).values(), args.tags)
     totals = compute_totals(records)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")

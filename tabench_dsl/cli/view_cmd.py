@@ -18,6 +18,8 @@ from pathlib import Path
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
+from .compare_flags import add_compare_option, load_compared
+from .tag_flags import add_tag_option
 from .warnings import warn_run_problems
 
 
@@ -49,6 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
     add_allow_dir(parser)
+    add_tag_option(parser)
+    add_compare_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -62,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
-    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
+    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
     check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
-    index = Index(run_data, reviewer=args.reviewer or default_reviewer())
+    index = Index(
+        run_data, reviewer=args.reviewer or default_reviewer(), compare=load_compared(args, run_data)
+    )
     index.totals()
     warn_run_problems(run_data)
 

@@ -34,6 +34,8 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     accept: tuple[str, ...] = ()
     t1: bool = True
     exemplars: tuple[Exemplar, ...] = ()
+    #: The question's `tags`, copied into each record graded (not part of any prompt or its sha256).
+    tags: tuple[str, ...] = ()
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):

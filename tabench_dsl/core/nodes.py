@@ -81,6 +81,9 @@ class Question(msgspec.Struct, frozen=True):
     facets: tuple[Facet, ...] = ()
     exemplars: tuple[Exemplar, ...] = ()
     t1: bool = True
+    #: Labels for slicing totals (`tags "a" "b"`); recorded with each graded answer, never rendered
+    #: into a prompt.
+    tags: tuple[str, ...] = ()
     #: Where each field was written (field name -> position of its keyword), for lint messages.
     field_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
 

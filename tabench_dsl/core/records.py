@@ -162,6 +162,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     injection_suspect: bool = False
     battery: str = ""
     time: str = ""
+    #: The question's `tags` when it was graded (the rubric's `tags` field), so totals, the viewer
+    #: and the report can slice a results file without its battery.
+    tags: list[str] = msgspec.field(default_factory=list)
     #: A human's decision on this record, set when decisions are applied (never written by grade).
     decision: Decision | None = None
     #: Each judge's vote when a panel graded (`judge` then names the panel). UNSET, and so absent

@@ -302,6 +302,7 @@ class LightRecord(msgspec.Struct, gc=False):
     cause: Cause | None = None
     attempts: list[LightAttempt] = []
     injection_suspect: bool = False
+    tags: list[str] = []
     decision: Decision | None = None
     panel: list[LightVote] = []
     audit: LightAudit | None = None
@@ -394,6 +395,7 @@ def iter_light_records(
                 cause=record.cause,
                 attempts=attempts,
                 injection_suspect=record.injection_suspect,
+                tags=record.tags,
                 decision=record.decision,
                 **extra,
             )

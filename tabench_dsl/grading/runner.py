@@ -525,4 +525,5 @@ class Grader:
             injection_suspect=self._injection_suspect(answer.answer),
             battery=self.battery.name,
             time=_now(),
+            tags=list(question.tags),
         )

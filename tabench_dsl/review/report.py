@@ -23,6 +23,7 @@ import msgspec
 
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
+from .diff import diff_records, summary_lines
 from .templating import Inline, inline, markup, render
 from .totals import compute_totals, judge_caption, kappa_text
 from .viewer.charts import COLOURS, lay_out, outcome_chart
@@ -32,6 +33,8 @@ from .viewer.run import Run, prompts_for
 MAX_ANSWERS = 1000
 #: Rows of the per-question table shown at most.
 MAX_QUESTION_ROWS = 500
+#: Flipped verdicts listed at most when a second grading is compared (`--compare`).
+MAX_FLIPS = 500
 #: Written in the head of every report, right after the charset: how tabench knows a page is its own.
 REPORT_MARKER = '<meta name="generator" content="tabench report">'
 #: How far into a file `is_report_file` looks for the marker.
@@ -154,9 +157,19 @@ def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
     return sorted(chosen, key=_reading_order)
 
 
-def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | None = None) -> str:
-    """The whole report page for `run` as HTML text."""
+def render_report(
+    run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | None = None, compare: Run | None = None
+) -> str:
+    """The whole report page for `run` as HTML text; `compare`, a second grading of the same
+    answers, adds a section of what changed (`diff.diff_records`) and its verdict beside each answer."""
     totals = compute_totals(run.records)
+    diff = (
+        None
+        if compare is None
+        else diff_records(
+            run.records, compare.records, a_name=str(run.results_path), b_name=str(compare.results_path)
+        )
+    )
     ordered = sorted(run.records, key=_reading_order)
     listed = ordered if len(ordered) <= max_answers else _fair_cut(ordered, max_answers)
     compiled = run.compiled
@@ -190,6 +203,11 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         battery=compiled,
         user_prompt="" if compiled is None else compiled.user.fill("{answer}"),
         prompts=_prompts(run, listed),
+        diff=diff,
+        diff_lines=[] if diff is None else summary_lines(diff),
+        max_flips=MAX_FLIPS,
+        other=None if compare is None else {r.key: r for r in compare.records},
+        other_name="" if compare is None else compare.results_path.name,
     )
 
 
@@ -207,9 +225,11 @@ def _prompts(run: Run, listed: list[Record]) -> list[CompiledQuestion]:
     return [questions[qid] for qid in sorted({r.question for r in listed}) if qid in questions]
 
 
-def write_report(run: Run, out_path: str, *, max_answers: int = MAX_ANSWERS) -> int:
+def write_report(
+    run: Run, out_path: str, *, max_answers: int = MAX_ANSWERS, compare: Run | None = None
+) -> int:
     """Write the report to `out_path`; return how many answers it shows in full."""
-    html = render_report(run, max_answers=max_answers)
+    html = render_report(run, max_answers=max_answers, compare=compare)
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(html)
     return min(len(run.records), max_answers)

@@ -37,6 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from ..core.display import shown
+from .compare import p_text, signed_points
 from .totals import percent
 
 
@@ -123,6 +124,7 @@ def environment() -> ImmutableSandboxedEnvironment:
         auto_reload=False,  # compiled once per process, never stat()ed again
     )
     env.filters.update(lines=_lines, as_is=_as_is, count=_count, percent=_percent, preview=_preview)
+    env.filters.update(points=signed_points, pvalue=p_text)  # pairwise comparisons (review/compare.py)
     return env
 
 

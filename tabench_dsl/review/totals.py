@@ -8,16 +8,19 @@ no usable judge reply was had and a resume grades it again.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 import msgspec
 
 from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
+from .compare import Comparisons, compare_systems, comparison_table
+from .slices import TagTotals, tag_table, tag_totals
 
-#: z for a two-sided 95% interval.
-Z95 = 1.959963984540054
+# Defined with the other statistics; re-exported, so totals' users find them here as before.
+from .stats import Z95 as Z95
+from .stats import wilson_interval as wilson_interval
+
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6
 
@@ -59,7 +62,10 @@ class QuestionTotals(msgspec.Struct):
 
 
 class Totals(msgspec.Struct):
-    """Everything a totals table shows; `records` counts the pairs, after the last-stands rule."""
+    """Everything a totals table shows; `records` counts the pairs, after the last-stands rule.
+
+    `comparisons` holds every pair of systems compared (`compare.compare_systems`); `tags` the
+    scores per rubric tag (`slices.tag_totals`), empty when no record carries a tag."""
 
     systems: list[SystemTotals]
     questions: list[QuestionTotals]
@@ -70,6 +76,8 @@ class Totals(msgspec.Struct):
     panel: PanelAgreement | None = None
     #: T1's precision against the judge, when `--t1-audit` sent T1 passes to it (`agreement`).
     t1_audit: T1Audit | None = None
+    comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
+    tags: list[TagTotals] = msgspec.field(default_factory=list)
 
 
 def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
@@ -84,17 +92,6 @@ def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
 def outcome(record: Record) -> str:
     """The verdict a record counts as: a human decision overrides the tool's outcome."""
     return record.decision.verdict if record.decision is not None else record.verdict
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval for a binomial proportion, None when n is 0."""
-    if n <= 0:
-        return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def interval_bound(value: float) -> float:
@@ -168,6 +165,8 @@ def compute_totals(records: Iterable[Record]) -> Totals:
         records=len(standing),
         panel=panel_agreement(standing.values()),
         t1_audit=t1_audit(standing.values()),
+        comparisons=compare_systems(standing.values()),
+        tags=tag_totals(standing.values()),
     )
 
 
@@ -266,6 +265,7 @@ def render_table(totals: Totals):
         parts.append(panel_table(totals.panel))
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
+    parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
 
 

@@ -48,6 +48,7 @@ FIELDS: tuple[str, ...] = (
     "facet",
     "exemplar",
     "t1",
+    "tags",
 )
 
 #: A rule id: `S<n>` before a colon at the start of the rule.

@@ -291,6 +291,7 @@ def compile_battery(battery: Battery) -> CompiledBattery:
             accept=tuple(q.accept),
             t1=battery.t1 and q.t1,
             exemplars=tuple(q.exemplars),
+            tags=q.tags,
         )
     return CompiledBattery(
         name=battery.name,

@@ -17,11 +17,15 @@ from .parse import FIELDS, Arg, Field, RawQuestion
 
 #: A question id.
 QUESTION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+#: A tag: a word a command line can name (`--tag easy`) without quoting; `:` and `/` allow
+#: namespaces such as `topic:http` or `source/docs`.
+TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*\Z")
+TAG_HINT = "a tag is letters, digits, '_', '.', ':', '/' and '-', starting with a letter or digit"
 
 #: The fields that take one text.
 TEXT_FIELDS: tuple[str, ...] = ("prompt", "gold", "accept", "trap", "structure", "scoring", "guide")
 #: The fields a question may give once.
-SINGLE_FIELDS: tuple[str, ...] = ("prompt", "gold", "trap", "structure", "scoring", "guide", "t1")
+SINGLE_FIELDS: tuple[str, ...] = ("prompt", "gold", "trap", "structure", "scoring", "guide", "t1", "tags")
 #: The fields every question needs, non-empty.
 REQUIRED_FIELDS: tuple[str, ...] = ("prompt", "gold")
 
@@ -31,6 +35,7 @@ USAGE: dict[str, str] = {
     "facet": 'facet NAME "text"',
     "exemplar": 'exemplar KIND "answer" why "reason" [expect pass|fail]',
     "t1": "t1 off",
+    "tags": 'tags "name" ["name" ...]',
 }
 
 # A field's arguments: "text" a string, "word" a bare word, anything else that literal word.
@@ -107,6 +112,7 @@ class _QuestionBuilder:
         self.facets: list[Facet] = []
         self.exemplars: list[Exemplar] = []
         self.t1 = True
+        self.tags: tuple[str, ...] = ()
         self.guide_or_facet: Field | None = None  # the first non-empty guide or facet line
 
     def add(self, field: Field) -> None:
@@ -119,6 +125,9 @@ class _QuestionBuilder:
             self._error(f"duplicate field '{name}'", field.pos, hint=hint)
             return
         self.field_pos.setdefault(name, field.pos)
+        if name == "tags":  # any number of strings: not one of the fixed shapes `_match` checks
+            self.tags = _tags(field, self.errors)
+            return
         args = _match(field, self.errors)
         if args is None or (name in ("guide", "facet") and not self._guide_or_facets(field, args)):
             return
@@ -182,6 +191,7 @@ class _QuestionBuilder:
             facets=tuple(self.facets),
             exemplars=tuple(self.exemplars),
             t1=self.t1,
+            tags=self.tags,
             field_pos=self.field_pos,
         )
 
@@ -199,6 +209,39 @@ def _facet(
         )
         return None
     return Facet(name=name.value, text=text.value, pos=field.pos)
+
+
+def _tags(field: Field, errors: list[SpecError]) -> tuple[str, ...]:
+    """The tags of a `tags` line, each reported where it is wrong (a word, a bad name, a repeat)."""
+    hint = "write it as: " + USAGE["tags"]
+    if not field.args:
+        errors.append(_error("field 'tags' needs at least one tag", field.pos, hint=hint))
+        return ()
+    tags: list[str] = []
+    for arg in field.args:
+        if arg.kind != "string":
+            message = f"expected a string in field 'tags', found {_shown(arg)}"
+            errors.append(_error(message, arg.pos, hint=hint))
+        elif not TAG.match(arg.value):
+            errors.append(
+                _error(
+                    f"bad tag {_quoted(arg.value)}",
+                    arg.pos,
+                    hint=TAG_HINT,
+                )
+            )
+        elif arg.value in tags:
+            errors.append(_error(f"duplicate tag '{arg.value}'", arg.pos, hint="give each tag once"))
+        else:
+            tags.append(arg.value)
+    return tuple(tags)
+
+
+def _quoted(text: str) -> str:
+    """A tag as an error quotes it: JSON-escaped, so a control character or a line break shows."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exemplar | None:

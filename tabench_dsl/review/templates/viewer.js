@@ -85,6 +85,7 @@ function outcomeCell(item) {
     cell.append(el("span", { class: "small flag", title: "the T1 audit's judge failed this T1 pass" }, " audit: fail"));
   }
   if (item.warnings) cell.append(el("span", { class: "small flag", title: "see the answer's warnings" }, " ⚑"));
+  if (state.meta && state.meta.compare) cell.append(comparedBadge(item.compared));
   return cell;
 }
 
@@ -113,6 +114,8 @@ function showMeta(meta) {
   fillSelect("cause", meta.causes);
   fillSelect("system", meta.systems);
   fillSelect("facet", meta.facets);
+  fillSelect("tag", meta.tags);
+  document.getElementById("compared-filter").hidden = !meta.compare;
   const ids = document.getElementById("question-ids");
   ids.replaceChildren(...meta.questions.slice(0, 5000).map((q) => el("option", { value: q })));
 }
@@ -128,8 +131,65 @@ function showTotals(totals) {
     judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).");
   const facets = Object.entries(totals.facets).map(([name, n]) => `${name} ${fmt(n)}`);
   setText(document.getElementById("facets"), "Facets observed: " + (facets.join(" · ") || "none"));
+  showTags(totals.tags);
+  showPairs(totals.comparisons);
+  showCompared(totals.compared);
   document.getElementById("chart-systems").replaceChildren(drawChart(totals.charts.systems));
   document.getElementById("chart-questions").replaceChildren(drawChart(totals.charts.questions));
+}
+
+// -- tags, pairs of systems and a second grading (`view --compare`) ---------------------------------
+const points = (x) => (x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1));
+const pvalue = (p) => Number(p.toPrecision(4)).toString();
+
+function showTags(tags) {
+  document.getElementById("tags").hidden = !tags.length;
+  document.querySelector("#tags-table tbody").replaceChildren(...tags.map((t) => {
+    const cells = [t.answers, t.pass, t.fail, t.adjudicate, t.error].map((n) => el("td", null, fmt(n)));
+    const interval = t.ci_low === null ? "–" : `${pct(t.ci_low)} – ${pct(t.ci_high)}`;
+    const bySystem = t.systems.map((s) => `${s.system} ${pct(s.score)}`).join(" · ");
+    return el("tr", { class: "tag-row", "data-tag": t.tag, onclick: () => {
+      form.elements.tag.value = t.tag;
+      applyFilters();
+      document.getElementById("answers").scrollIntoView();
+    } }, el("td", { class: "l" }, t.tag), ...cells, el("td", { class: "score" }, pct(t.score)),
+    el("td", null, interval), el("td", { class: "l" }, bySystem));
+  }));
+}
+
+function showPairs(comparisons) {
+  const section = document.getElementById("pairs");
+  section.hidden = !comparisons.pairs.length && !comparisons.skipped;
+  setText(document.getElementById("pairs-method"), comparisons.skipped
+    ? "Not compared: " + comparisons.skipped + "."
+    : "On the questions both systems answered (" + comparisons.method + ").");
+  document.querySelector("#pairs-table tbody").replaceChildren(...comparisons.pairs.map((p) => el("tr",
+    { class: p.significant ? "significant" : null }, el("td", { class: "l" }, p.a), el("td", { class: "l" }, p.b),
+    el("td", null, fmt(p.questions)), el("td", null, fmt(p.a_only)), el("td", null, fmt(p.b_only)),
+    el("td", null, points(p.diff)),
+    el("td", null, p.ci_low === null ? "–" : `${points(p.ci_low)} to ${points(p.ci_high)}`),
+    el("td", null, pvalue(p.p_value)), el("td", null, pvalue(p.p_holm)),
+    el("td", null, p.significant ? "yes *" : "no"))));
+}
+
+function showCompared(compared) {
+  document.getElementById("compared").hidden = !compared;
+  if (!compared) return;
+  document.getElementById("compared-lines").replaceChildren(
+    el("div", null, "A: " + compared.a), el("div", null, "B: " + compared.b),
+    ...compared.lines.map((line) => el("div", null, line)),
+    el("button", { type: "button", onclick: () => {
+      form.elements.compared.value = "flipped";
+      applyFilters();
+      document.getElementById("answers").scrollIntoView();
+    } }, "List the flipped answers"));
+}
+
+function comparedBadge(compared) {
+  if (!compared) return el("span", { class: "small" }, " B: not graded");
+  const b = el("span", { class: "small" }, " B: ");
+  b.append(badge(compared.verdict, compared.human));
+  return b;
 }
 
 // -- charts: drawn here from the server's chart data, with the geometry and legend the report's
@@ -278,6 +338,12 @@ function renderDetail(detail, row) {
   if (r.tolerated.length) facts.append(el("dt", null, "tolerated"), el("dd", null, r.tolerated.join(", ")));
   if (r.warnings.length) facts.append(el("dt", null, "warnings"), el("dd", null, r.warnings.join("; ")));
   if (r.injection_suspect) facts.append(el("dt", null, "injection"), el("dd", null, "the answer looks like it addresses the judge"));
+  if (r.tags.length) facts.append(el("dt", null, "tags"), el("dd", null, r.tags.join(", ")));
+  if (state.meta && state.meta.compare) {
+    const c = detail.compared;
+    facts.append(el("dt", null, "B"), el("dd", null, c ? badge(c.verdict, c.human) : "not graded in " +
+      state.meta.compare, c ? ` ${c.judge_name}: ${c.reason}` : ""));
+  }
   box.append(el("h3", null, `${r.system} · ${r.question}`), facts);
   if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
   box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, r.answer));

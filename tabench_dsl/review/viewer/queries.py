@@ -15,11 +15,13 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.records import Record
 from ..decisions import append_decision, make_decision
-from ..totals import Totals, compute_totals
+from ..diff import diff_records, summary_lines
+from ..totals import Totals, compute_totals, outcome
 from .charts import outcome_chart
 from .run import Run, prompts_for
 
-#: The query-string keys `/api/records` filters on.
+#: The query-string keys `/api/records` filters on. `tag` is a rubric tag the record carries;
+#: `compared` ("flipped" | "same" | "missing") sets it beside the second grading of `view --compare`.
 FILTER_KEYS: tuple[str, ...] = (
     "verdict",
     "tier",
@@ -30,6 +32,8 @@ FILTER_KEYS: tuple[str, ...] = (
     "human",
     "audit",
     "q",
+    "tag",
+    "compared",
 )
 #: The values of the `audit` filter: T1 passes the judge audited, and of those the ones it agreed
 #: with (passed) or disagreed with (failed).
@@ -52,6 +56,8 @@ class Filters:
     human: str = ""  # "decided" | "undecided" | ""
     audit: str = ""  # one of AUDIT_FILTERS, or ""
     q: str = ""
+    tag: str = ""
+    compared: str = ""  # "flipped" | "same" | "missing" | ""
 
     @classmethod
     def from_query(cls, query: Any) -> Filters:
@@ -72,9 +78,14 @@ def _preview(text: str) -> str:
 class Index:
     """The records of a run, ready to filter, page, show and decide."""
 
-    def __init__(self, run: Run, *, reviewer: str | None = None) -> None:
+    def __init__(self, run: Run, *, reviewer: str | None = None, compare: Run | None = None) -> None:
         self.run = run
         self.reviewer = reviewer
+        #: The second grading (`view --compare`): its standing records by pair, and what changed.
+        self.compare = compare
+        self.other: dict[tuple[str, str], Record] = (
+            {} if compare is None else {r.key: r for r in compare.records}
+        )
         self.records: list[Record] = run.records
         self.position = {r.key: i for i, r in enumerate(self.records)}
         self._search = [f"{r.answer}\n{r.reason}".casefold() for r in self.records]
@@ -97,6 +108,7 @@ class Index:
         # Each judge named as every other output names it (`JudgeInfo.describe`): the page shows
         # these, it does not compose a name of its own.
         payload["judge_names"] = [judge.describe() for judge in totals.judges]
+        payload["compared"] = self.compared_payload()
         payload["charts"] = msgspec.to_builtins(
             {
                 "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
@@ -114,6 +126,7 @@ class Index:
                 "questions": sorted({r.question for r in self.records}),
                 "facets": sorted({name for r in self.records for name, seen in r.facets.items() if seen}),
                 "causes": sorted({r.cause for r in self.records if r.cause}),
+                "tags": sorted({tag for r in self.records for tag in r.tags}),
             }
         return {
             "results": str(run.results_path),
@@ -123,6 +136,7 @@ class Index:
             if run.compiled is None
             else {"name": run.compiled.name, "scorer": run.compiled.scorer, "path": str(run.battery_path)},
             "records": len(self.records),
+            "compare": None if self.compare is None else str(self.compare.results_path),
             **self._choices,
             "problems": run.problems[:20],
             "problem_count": len(run.problems),
@@ -166,6 +180,10 @@ class Index:
                 continue
             if q and q not in self._search[i]:
                 continue
+            if f.tag and f.tag not in r.tags:
+                continue
+            if f.compared and self.compared_state(r) != f.compared:
+                continue
             out.append(i)
         self._cache = (f, out)
         return out
@@ -188,8 +206,7 @@ class Index:
         items = msgspec.to_builtins(hits[offset : offset + limit])
         return {"total": len(hits), "offset": offset, "limit": limit, "items": items}
 
-    @staticmethod
-    def summary(r: Record) -> dict[str, Any]:
+    def summary(self, r: Record) -> dict[str, Any]:
         """The one-line view of a record the list shows."""
         return {
             "system": r.system,
@@ -206,7 +223,47 @@ class Index:
             "prompt_sha256": r.prompt_sha256,
             "votes": [vote.verdict for vote in r.votes],
             "audit": None if r.audited is None else r.audited.verdict,
+            "tags": r.tags,
+            "compared": None if self.compare is None else self.compared_record(r, preview=True),
         }
+
+    # -- a second grading (`view --compare`) ------------------------------------------------------
+    def compared_state(self, record: Record) -> str:
+        """ "flipped" (the second grading's outcome differs), "same", or "missing" (not graded there)."""
+        other = self.other.get(record.key)
+        if other is None:
+            return "missing"
+        return "same" if outcome(other) == outcome(record) else "flipped"
+
+    def compared_record(self, record: Record, *, preview: bool = False) -> dict[str, Any] | None:
+        """The second grading's verdict on `record`'s pair, for its detail (its reason whole) or its
+        line in the list (`preview`: the reason cut short)."""
+        other = self.other.get(record.key)
+        if other is None:
+            return None
+        return {
+            "verdict": other.verdict,
+            "human": None if other.decision is None else other.decision.verdict,
+            "reason": _preview(other.reason) if preview else other.reason,
+            "judge_name": other.judge.describe(),
+        }
+
+    def compared_payload(self) -> dict[str, Any] | None:
+        """What changed from this grading to the second (`diff.Diff`, flips left out: the list
+        filters them), None without a second grading. Recomputed: a decision here changes it."""
+        if self.compare is None:
+            return None
+        diff = diff_records(
+            self.records,
+            self.compare.records,
+            a_name=str(self.run.results_path),
+            b_name=str(self.compare.results_path),
+        )
+        payload = msgspec.to_builtins(diff)
+        payload["flips"] = len(diff.flips)
+        payload["only_in_a"], payload["only_in_b"] = len(diff.only_in_a), len(diff.only_in_b)
+        payload["lines"] = summary_lines(diff)
+        return payload
 
     def find(self, system: str, question: str) -> Record:
         """The standing record of a pair; `KeyError` when there is none."""
@@ -230,6 +287,7 @@ class Index:
                 "reason": record.audited.reason,
                 "votes": votes_payload(record.audited.panel),
             },
+            "compared": None if self.compare is None else self.compared_record(record),
             "prompts": {
                 "system": prompts.system,
                 "user": prompts.user,

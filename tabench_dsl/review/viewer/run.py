@@ -9,7 +9,7 @@ prompt no longer hashes to the one recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from ...core.compiled import CompiledBattery
 from ...core.errors import UsageError
 from ...core.records import Record
 from ..decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from ..slices import select_tagged
 from ..totals import latest
 
 
@@ -51,12 +52,17 @@ class Prompts:
 
 
 def load_run(
-    results_path: str | Path, *, battery: str | Path | None = None, allow_dirs: Iterable[str | Path] = ()
+    results_path: str | Path,
+    *,
+    battery: str | Path | None = None,
+    allow_dirs: Iterable[str | Path] = (),
+    tags: Sequence[str] | None = None,
 ) -> Run:
     """Read a results file (and its decisions, and optionally compile a battery) into a `Run`.
 
-    `allow_dirs`: folders outside the battery it may read (`--allow-dir`). Raises `UsageError` for
-    a missing results file; a bad battery raises its `SpecErrors`.
+    `allow_dirs`: folders outside the battery it may read (`--allow-dir`); `tags` keeps only the
+    answers to questions with any of these tags (`--tag`, `slices.select_tagged`). Raises
+    `UsageError` for a missing results file or an unknown tag; a bad battery raises its `SpecErrors`.
     """
     from ...core.results import iter_records
 
@@ -69,7 +75,7 @@ def load_run(
         raise UsageError(f"{problems[0]} (is this a results file written by `tabench grade`?)")
     dpath = decisions_path(results_path)
     stale: list[StaleDecision] = []
-    records = apply_decisions(standing.values(), load_decisions(dpath), stale=stale)
+    records = select_tagged(apply_decisions(standing.values(), load_decisions(dpath), stale=stale), tags)
     records.sort(key=lambda r: r.key)
     run = Run(results_path, dpath, records, problems, stale)
     if battery is not None:

@@ -1,0 +1,63 @@
+"""`tabench diff A.jsonl B.jsonl [--json]`: two gradings of the same answers, compared.
+
+Each file is read as totals reads it (the last record of a pair stands, its decisions applied);
+`review.diff` says what each figure counts. Exit status 1 when some lines were not records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..core.display import json_for_terminal
+from .command_help import add_command
+from .warnings import warn_run_problems
+
+#: Pairs found in one file only that the terminal names one by one (`--json` names them all).
+SHOWN_ONLY_IN = 20
+#: Characters of a reason the terminal's table shows (`--json` gives them whole).
+REASON_WIDTH = 80
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = add_command(
+        sub,
+        "diff",
+        help="compare two gradings of the same answers (flipped verdicts, agreement, kappa, McNemar)",
+        description="Compare two results files that graded the same answers (a new judge model, "
+        "scorer or battery): every verdict that flipped with both reasons, the agreement and Cohen's "
+        "kappa, and McNemar's exact test of the change in pass rate; pairs in only one file are "
+        "counted and named. The last record of each pair stands and human decisions are applied. "
+        "An error on either side is listed as a flip but left out of agreement, kappa and McNemar.",
+        exit_codes=((0, "done"), (1, "some lines were not records (each named on stderr, left out)")),
+    )
+    parser.add_argument("a", type=Path, metavar="A", help="the first results file (the baseline)")
+    parser.add_argument("b", type=Path, metavar="B", help="the second results file (the new grading)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..review.diff import diff_json, diff_records
+    from ..review.viewer.run import load_run
+
+    first, second = load_run(args.a), load_run(args.b)
+    for loaded in (first, second):
+        warn_run_problems(loaded)
+    diff = diff_records(first.records, second.records, a_name=str(args.a), b_name=str(args.b))
+    if args.json:
+        sys.stdout.buffer.write(json_for_terminal(diff_json(diff)) + b"\n")
+    else:
+        print_diff(diff)
+    return 1 if first.problems or second.problems else 0
+
+
+def print_diff(diff) -> None:
+    """The diff as a summary, a table of the flips and the pairs found on one side only."""
+    from rich.console import Console
+
+    from ..review.diff import render_diff
+
+    console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
+    console.print(render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN))

@@ -1,0 +1,186 @@
+"""Two gradings of the same answers, compared: what a new judge model, scorer or battery changed.
+
+Each side is the standing records of a results file, human decisions applied (`viewer.run.load_run`,
+as totals counts them). The pairs (system, question) in both are compared:
+
+- every pair whose outcome differs is a `Flip`, with both reasons (an `error` on either side
+  included: a pair that could not be graded in one of them is worth seeing);
+- agreement and Cohen's kappa over the pairs graded on both sides (pass, fail or adjudicate:
+  an `error` is no verdict to agree or disagree with, as the score leaves it out);
+- McNemar's exact test of the change in pass rate on those same pairs (pass against fail or
+  adjudicate, the score's own split).
+
+Pairs in only one of the files are counted and named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from ..core.records import Record
+from .stats import cohen_kappa, mcnemar_exact
+from .totals import outcome
+
+
+class Flip(msgspec.Struct, frozen=True):
+    """A pair whose outcome differs between A and B, with the reason each gave."""
+
+    system: str
+    question: str
+    a: str
+    b: str
+    reason_a: str
+    reason_b: str
+
+
+class Pair(msgspec.Struct, frozen=True):
+    """A (system, question) pair, named."""
+
+    system: str
+    question: str
+
+
+class Diff(msgspec.Struct):
+    """What changed from A to B (see the module docstring for what each figure counts).
+
+    `compared` pairs are in both and graded on both sides; `with_error` are in both with an `error`
+    on at least one side. `a_pass` / `b_pass` count passes among the compared pairs; `pass_to_not` /
+    `not_to_pass` are McNemar's discordant pairs."""
+
+    a: str
+    b: str
+    in_both: int
+    compared: int
+    with_error: int
+    agreed: int
+    agreement: float | None
+    kappa: float | None
+    a_pass: int
+    b_pass: int
+    a_pass_rate: float | None
+    b_pass_rate: float | None
+    pass_to_not: int
+    not_to_pass: int
+    p_value: float
+    flips: list[Flip]
+    only_in_a: list[Pair]
+    only_in_b: list[Pair]
+
+
+def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A", b_name: str = "B") -> Diff:
+    """Compare the standing records `a` and `b` (one per pair, decisions applied)."""
+    left = {record.key: record for record in a}
+    right = {record.key: record for record in b}
+    flips: list[Flip] = []
+    ratings: list[tuple[str, str]] = []
+    with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
+    for key in sorted(left.keys() & right.keys()):
+        x, y = left[key], right[key]
+        vx, vy = outcome(x), outcome(y)
+        if vx != vy:
+            flips.append(Flip(key[0], key[1], vx, vy, _reason(x), _reason(y)))
+        if "error" in (vx, vy):
+            with_error += 1
+            continue
+        ratings.append((vx, vy))
+        a_pass += vx == "pass"
+        b_pass += vy == "pass"
+        pass_to_not += vx == "pass" and vy != "pass"
+        not_to_pass += vx != "pass" and vy == "pass"
+    compared = len(ratings)
+    agreed = sum(vx == vy for vx, vy in ratings)
+    return Diff(
+        a=a_name,
+        b=b_name,
+        in_both=compared + with_error,
+        compared=compared,
+        with_error=with_error,
+        agreed=agreed,
+        agreement=agreed / compared if compared else None,
+        kappa=cohen_kappa(ratings),
+        a_pass=a_pass,
+        b_pass=b_pass,
+        a_pass_rate=a_pass / compared if compared else None,
+        b_pass_rate=b_pass / compared if compared else None,
+        pass_to_not=pass_to_not,
+        not_to_pass=not_to_pass,
+        p_value=mcnemar_exact(pass_to_not, not_to_pass),
+        flips=flips,
+        only_in_a=[Pair(*key) for key in sorted(left.keys() - right.keys())],
+        only_in_b=[Pair(*key) for key in sorted(right.keys() - left.keys())],
+    )
+
+
+def _reason(record: Record) -> str:
+    """The reason a record's outcome stands on: a human decision's note (or that it was decided by
+    a person), else the tool's reason."""
+    if record.decision is not None:
+        note = f": {record.decision.note}" if record.decision.note else ""
+        return f"decided {record.decision.verdict} by {record.decision.reviewer}{note}"
+    return record.reason
+
+
+def diff_json(diff: Diff) -> bytes:
+    """The diff as one JSON document, for machines."""
+    return msgspec.json.encode(diff)
+
+
+def summary_lines(diff: Diff) -> list[str]:
+    """The figures of a diff in a few plain lines (names are not in them: safe to print as is)."""
+    from .totals import percent
+
+    kappa = "-" if diff.kappa is None else f"{diff.kappa:.3f}"
+    lines = [
+        f"pairs in both: {diff.in_both} ({diff.compared} graded on both sides, "
+        f"{diff.with_error} with an error on a side: left out of the figures below)",
+        f"flipped: {len(diff.flips)}",
+        f"agreement: {diff.agreed} of {diff.compared} ({percent(diff.agreement)}); Cohen's kappa {kappa}",
+        f"pass rate: A {percent(diff.a_pass_rate)} ({diff.a_pass}), B {percent(diff.b_pass_rate)} "
+        f"({diff.b_pass}); pass -> not {diff.pass_to_not}, not -> pass {diff.not_to_pass}; "
+        f"McNemar exact p = {diff.p_value:.4g}",
+        f"only in A: {len(diff.only_in_a)}; only in B: {len(diff.only_in_b)}",
+    ]
+    return lines
+
+
+def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
+    """The diff as `rich` renderables: the files, the figures, the flips, the one-sided pairs.
+
+    Names, reasons and paths come from files anyone may have written: each is `display.literal`."""
+    from rich.console import Group
+    from rich.table import Table
+
+    from ..core.display import literal
+
+    parts: list = [literal(f"A: {diff.a}"), literal(f"B: {diff.b}"), *map(literal, summary_lines(diff))]
+    if diff.flips:
+        flips = Table(title=f"Flipped verdicts ({len(diff.flips)})")
+        for name in ("system", "question", "A", "B", "reason A", "reason B"):
+            flips.add_column(name, overflow="fold")
+        for flip in diff.flips:
+            flips.add_row(
+                literal(flip.system),
+                literal(flip.question),
+                flip.a,
+                flip.b,
+                literal(_cut(flip.reason_a, reason_width)),
+                literal(_cut(flip.reason_b, reason_width)),
+            )
+        parts.append(flips)
+    for side, pairs in (("A", diff.only_in_a), ("B", diff.only_in_b)):
+        if pairs:
+            named = ", ".join(f"{p.system}/{p.question}" for p in pairs[:shown_only_in])
+            more = (
+                f" and {len(pairs) - shown_only_in} more (--json names them all)"
+                if len(pairs) > shown_only_in
+                else ""
+            )
+            parts.append(literal(f"only in {side}: {named}{more}"))
+    return Group(*parts)
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,142 @@
+"""Slices of a results file by rubric tag: `--tag` on totals, report and view, and the scores per
+tag that totals, the viewer and the report show.
+
+Each record carries its question's tags from the time it was graded (`Record.tags`), so a results
+file is sliced without its battery, and a battery edited since cannot move an answer between
+slices. A file graded before tags were recorded has none: asking it for a tag is a usage error that
+says so, rather than an empty table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from ..core.display import shown
+from ..core.errors import UsageError
+from ..core.records import Record
+from .stats import wilson_interval
+
+#: Most systems the per-tag table gives a score column each (more would not fit a terminal).
+MAX_TAG_COLUMNS = 6
+
+
+def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list[Record]:
+    """The records whose question has any of `tags` (all of them when `tags` is empty or None).
+
+    Raises `UsageError` for a tag no record has, naming it (and saying when no record has any tag)."""
+    records = list(records)
+    if not tags:
+        return records
+    wanted = set(tags)
+    seen = {tag for record in records for tag in record.tags}
+    unknown = sorted(wanted - seen)
+    if unknown:
+        named = ", ".join(shown(tag) for tag in unknown)
+        if not seen:
+            raise UsageError(
+                f"--tag {named}: no record carries a tag (graded before tags were recorded, or the "
+                "battery's questions have no `tags` field)"
+            )
+        raise UsageError(
+            f"--tag: no record has tag {named} (tags in the results: {', '.join(map(shown, sorted(seen)))})"
+        )
+    return [record for record in records if wanted.intersection(record.tags)]
+
+
+class TagSystem(msgspec.Struct):
+    """One system's counts on the questions carrying a tag."""
+
+    system: str
+    answers: int = 0
+    passed: int = msgspec.field(default=0, name="pass")
+    fail: int = 0
+    adjudicate: int = 0
+    error: int = 0
+    score: float | None = None
+
+
+class TagTotals(msgspec.Struct):
+    """Counts for the answers to the questions carrying one tag: overall (with the score's 95%
+    Wilson interval) and per system."""
+
+    tag: str
+    answers: int = 0
+    passed: int = msgspec.field(default=0, name="pass")
+    fail: int = 0
+    adjudicate: int = 0
+    error: int = 0
+    score: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    systems: list[TagSystem] = msgspec.field(default_factory=list)
+
+
+def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
+    """Per tag, sorted: the counts and score of the standing records (decisions applied) whose
+    question carries it, overall and per system. An answer counts once under each of its tags;
+    the score is the totals' own, pass / (pass + fail + adjudicate)."""
+    from .totals import interval_bound, outcome
+
+    tags: dict[str, TagTotals] = {}
+    cells: dict[tuple[str, str], TagSystem] = {}
+    for record in standing:
+        verdict = outcome(record)
+        for tag in record.tags:
+            row = tags.setdefault(tag, TagTotals(tag=tag))
+            cell = cells.setdefault((tag, record.system), TagSystem(system=record.system))
+            for counts in (row, cell):
+                counts.answers += 1
+                if verdict == "pass":
+                    counts.passed += 1
+                elif verdict == "fail":
+                    counts.fail += 1
+                elif verdict == "adjudicate":
+                    counts.adjudicate += 1
+                else:
+                    counts.error += 1
+    for key in sorted(cells):
+        tags[key[0]].systems.append(cells[key])
+    scored: list[TagTotals | TagSystem] = [*tags.values(), *cells.values()]
+    for item in scored:
+        graded = item.passed + item.fail + item.adjudicate
+        item.score = item.passed / graded if graded else None
+    for row in tags.values():
+        interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
+        if interval is not None:
+            row.ci_low, row.ci_high = (interval_bound(bound) for bound in interval)
+    return [tags[tag] for tag in sorted(tags)]
+
+
+def tag_table(totals):
+    """Scores per tag of a `totals.Totals` as a `rich` table (a column per system when there are
+    at most `MAX_TAG_COLUMNS`), or None when no record carries a tag. Names are `display.literal`."""
+    from rich.table import Table
+
+    from ..core.display import literal
+    from .totals import percent
+
+    if not totals.tags:
+        return None
+    names = [s.system for s in totals.systems] if len(totals.systems) <= MAX_TAG_COLUMNS else []
+    table = Table(title="Per tag (an answer counts under each tag of its question)")
+    for name in ("tag", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI"):
+        table.add_column(name, justify="left" if name == "tag" else "right", no_wrap=True)
+    for name in names:
+        table.add_column(literal(name), justify="right", no_wrap=True)
+    for row in totals.tags:
+        interval = "-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}"
+        by_system = {cell.system: cell.score for cell in row.systems}
+        table.add_row(
+            literal(row.tag),
+            str(row.answers),
+            str(row.passed),
+            str(row.fail),
+            str(row.adjudicate),
+            str(row.error),
+            percent(row.score),
+            interval,
+            *(percent(by_system.get(name)) for name in names),
+        )
+    return table
