@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from .price import Price
 from .scorer import FACET_NAMES, ScorerSettings
 
 __all__ = ["FACET_NAMES"]  # re-exported: the AST's users find the default facet names here
@@ -92,6 +93,8 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     temperature: float | None = None
     max_tokens: int | None = None
     backend: str | None = None
+    #: What the judge costs (`judge: {price: ...}`), recorded on every record graded at it.
+    price: Price | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

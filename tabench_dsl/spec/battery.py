@@ -26,6 +26,7 @@ import yaml
 
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
+from ..core.price import PRICE_EXAMPLE, PRICE_KEYS, missing_price_keys, price_value_problem
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
 from .parse import RawQuestion, parse_policy, parse_rubric
@@ -36,7 +37,7 @@ from .yaml_io import reader_error, yaml_error, yaml_problem
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend")
+JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "price")
 #: The manifest keys without a default.
 REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 #: A battery name.
@@ -305,6 +306,10 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             text = _scalar_text(value, f"judge {key}", path, errors)
             ok = ok and text is not None
             fields[key] = text
+        elif key == "price":
+            price = _check_price(value, path, errors)
+            ok = ok and price is not None
+            fields[key] = price
         elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
             fields[key] = float(cast(float, _construct(value)))
         elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
@@ -314,6 +319,53 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             errors.append(_error(f"judge {key} must be {kind}, not {_shown(value)}", at))
             ok = False
     return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
+
+
+#: The hint of a bad `judge: {price: ...}`.
+_PRICE_HINT = "price: {" + PRICE_EXAMPLE.replace("=", ": ").replace(",", ", ") + "} in USD per million tokens"
+
+
+def _check_price(node: yaml.Node, path: str, errors: list[SpecError]) -> dict[str, float] | None:
+    """The judge's `price:` mapping (USD per million tokens): each problem at its own line and column,
+    a missing required key at the mapping."""
+    if not isinstance(node, yaml.MappingNode):
+        errors.append(
+            _error(f"judge price must be a mapping, not {_shown(node)}", _pos(node, path), hint=_PRICE_HINT)
+        )
+        return None
+    values: dict[str, float] = {}
+    seen: dict[str, Pos] = {}
+    ok = True
+    for key_node, value in node.value:
+        key = str(key_node.value)
+        if key in seen:
+            hint = f"first given at line {seen[key].line}"
+            errors.append(_error(f"duplicate price key '{key}'", _pos(key_node, path), hint=hint))
+            ok = False
+            continue
+        seen[key] = _pos(key_node, path)
+        if key not in PRICE_KEYS:
+            hint = "price keys are " + ", ".join(PRICE_KEYS)
+            errors.append(_error(f"unknown price key '{key}'", _pos(key_node, path), hint=hint))
+            ok = False
+            continue
+        number = (
+            _construct(value)
+            if isinstance(value, yaml.ScalarNode) and value.tag in (_TAG + "int", _TAG + "float")
+            else None
+        )
+        problem = price_value_problem(number)
+        if problem is not None:
+            errors.append(_error(f"price {key} {problem}, not {_shown(value)}", _pos(value, path)))
+            ok = False
+            continue
+        values[key] = float(cast(float, number))
+    missing = missing_price_keys(seen)
+    if missing:
+        need = " and ".join(f"'{key}'" for key in missing)
+        errors.append(_error(f"judge price needs {need}", _pos(node, path), hint=_PRICE_HINT))
+        ok = False
+    return values if ok else None
 
 
 _MANIFEST_CHECKS = {
