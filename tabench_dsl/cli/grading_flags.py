@@ -1,8 +1,8 @@
 """The grading options `grade` and `calibrate` share: one definition, so both commands name, word,
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
---judge, --model, --concurrency, --cache/--no-cache, --retries, --timeout, --rpm, --tpm and
---max-answer-bytes. `check_grading_options` raises the same `UsageError` in both commands.
+--judge, --model, --concurrency, --cache/--no-cache, --retries, --timeout, --rpm, --tpm,
+--max-answer-bytes and --price. `check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 
 from ..core.display import shown
 from ..core.errors import UsageError
+from .price_flags import add_price_option, check_price
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +53,7 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
         "(default 262144: 256 KiB)",
     )
+    add_price_option(parser, use="recorded with every record (over the manifest's judge.price)")
 
 
 def check_grading_options(args: argparse.Namespace) -> None:
@@ -68,6 +70,7 @@ def check_grading_options(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name} must be positive")
     if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
         raise UsageError("--max-answer-bytes must be at least 1")
+    check_price(args)
 
 
 def grading_options(args: argparse.Namespace):
@@ -86,6 +89,7 @@ def grading_options(args: argparse.Namespace):
         tpm=args.tpm,
         cache=None if args.no_cache else str(resolve_path(args.cache)),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
+        price=args.price,
     )
 
 

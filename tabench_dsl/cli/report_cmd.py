@@ -9,6 +9,7 @@ from ..core.display import shown
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
+from .price_flags import add_price_option, check_price
 from .warnings import warn_run_problems
 
 
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"answers shown in full, the undecided and failed first (default {MAX_ANSWERS})",
     )
     add_allow_dir(parser)
+    add_price_option(parser, use="prices every judge call, over the price its record carries")
     parser.set_defaults(run=run)
 
 
@@ -51,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.report import is_report_file, write_report
     from ..review.viewer.run import load_run
 
+    check_price(args)
     if args.max_answers < 0:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")
     if not args.html.parent.is_dir():
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         },
     )
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
+    run_data.price = args.price
     warn_run_problems(run_data)
     try:
         in_full = write_report(run_data, str(args.html), max_answers=args.max_answers)

@@ -1,4 +1,6 @@
-"""`tabench totals RESULTS.jsonl [--json]`: the totals of a results file, human decisions applied.
+"""`tabench totals RESULTS.jsonl [--json] [--price ...]`: the totals of a results file, human
+decisions applied, with the judge calls' tokens and cost (at the price each record carries, or
+`--price` over it).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """
@@ -12,6 +14,7 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .command_help import add_command
+from .price_flags import add_price_option, check_price
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,8 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "totals",
         help="count a results file (the last record of each pair stands)",
         description="Print the totals of a results file per system and overall: pass, fail, "
-        "adjudicate and error counts, the score and its 95% Wilson interval. The last record of each "
-        "(system, question) pair stands and human decisions are applied.",
+        "adjudicate and error counts, the score and its 95% Wilson interval, the judge's tokens and "
+        "their cost. The last record of each (system, question) pair stands and human decisions are "
+        "applied.",
         exit_codes=((0, "done"), (1, "some lines were not records (each named on stderr, left out)")),
     )
     parser.add_argument(
@@ -35,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DECISIONS.jsonl",
         help="human decisions to apply (default: RESULTS.decisions.jsonl beside the results, if present)",
     )
+    add_price_option(parser, use="prices every judge call, over the price its record carries")
     parser.set_defaults(run=run)
 
 
@@ -43,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
     from ..review.totals import compute_totals, totals_json
 
+    check_price(args)
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
@@ -52,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     decisions_file = args.decisions or decisions_path(args.results)
     if decisions_file.is_file():
         records = apply_decisions(records, load_decisions(decisions_file))
-    totals = compute_totals(records)
+    totals = compute_totals(records, price=args.price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     else:

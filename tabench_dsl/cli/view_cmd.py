@@ -18,6 +18,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
+from .price_flags import add_price_option, check_price
 from .warnings import warn_run_problems
 
 
@@ -49,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-browser", action="store_true", help="print the URL without opening a browser")
     add_allow_dir(parser)
+    add_price_option(parser, use="prices every judge call, over the price its record carries")
     parser.set_defaults(run=run)
 
 
@@ -59,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
 
+    check_price(args)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
+    run_data.price = args.price
     check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
     index = Index(run_data, reviewer=args.reviewer or default_reviewer())
     index.totals()

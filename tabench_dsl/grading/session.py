@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 import msgspec
 
 from ..core.compiled import CompiledBattery
+from ..core.price import Price
 from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
@@ -26,7 +27,8 @@ from .runner import MAX_ANSWER_BYTES, Grader
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
     (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
-    `--no-cache`) and the largest answer sent to the judge (`--max-answer-bytes`)."""
+    `--no-cache`), the largest answer sent to the judge (`--max-answer-bytes`) and the judge's
+    price (`--price`; None: the manifest's, if any)."""
 
     judge: str | None = None
     model: str | None = None
@@ -37,6 +39,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     tpm: float | None = None
     cache: str | None = None
     max_answer_bytes: int = MAX_ANSWER_BYTES
+    price: Price | None = None
 
 
 @contextlib.asynccontextmanager
@@ -72,6 +75,7 @@ async def open_grader(
             session=session,
             env=env,
             timeout=options.timeout,
+            price=options.price,
         )
         try:
             if judge.notice and on_notice is not None:

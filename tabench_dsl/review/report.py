@@ -24,7 +24,7 @@ import msgspec
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, Record
 from .templating import Inline, inline, markup, render
-from .totals import compute_totals, judge_caption
+from .totals import compute_totals, judge_caption, usage_caption
 from .viewer.charts import COLOURS, lay_out, outcome_chart
 from .viewer.run import Run, prompts_for
 
@@ -123,7 +123,7 @@ def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
 
 def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | None = None) -> str:
     """The whole report page for `run` as HTML text."""
-    totals = compute_totals(run.records)
+    totals = compute_totals(run.records, price=run.price)
     ordered = sorted(run.records, key=_reading_order)
     listed = ordered if len(ordered) <= max_answers else _fair_cut(ordered, max_answers)
     compiled = run.compiled
@@ -138,6 +138,7 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         results_path=str(run.results_path),
         totals=totals,
         judge=judge_caption(totals),
+        usage=usage_caption(totals),
         stamp=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
         problems=run.problems[:_MAX_PROBLEMS],
         more_problems=max(len(run.problems) - _MAX_PROBLEMS, 0),

@@ -37,6 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from ..core.display import shown
+from .costs import format_usd
 from .totals import percent
 
 
@@ -72,6 +73,11 @@ def _shown_unless_marked(value: Any) -> Any:
 def _count(value: int) -> str:
     """A count with thousands separators: `12,345`."""
     return f"{value:,}"
+
+
+def _usd(value: float | None) -> str:
+    """A cost as every output shows it (`costs.format_usd`), a dash when unknown."""
+    return format_usd(value, missing="–")
 
 
 def _percent(value: float | None) -> str:
@@ -122,7 +128,7 @@ def environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         auto_reload=False,  # compiled once per process, never stat()ed again
     )
-    env.filters.update(lines=_lines, as_is=_as_is, count=_count, percent=_percent, preview=_preview)
+    env.filters.update(lines=_lines, as_is=_as_is, count=_count, percent=_percent, preview=_preview, usd=_usd)
     return env
 
 
