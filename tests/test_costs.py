@@ -254,3 +254,40 @@ async def test_grade_records_the_flag_price_over_the_manifest(
     assert await asyncio.to_thread(main, argv) == 0
     (record,) = iter_records(tmp_path / "second.jsonl")
     assert record.judge.price == Price(input=9.0, output=9.0)
+
+
+# -- the report and the viewer -----------------------------------------------------------------------
+def test_report_shows_tokens_and_cost_and_takes_price(tmp_path: Path, capsys):
+    results = results_file(tmp_path / "r.jsonl", hand_records())
+    page = tmp_path / "report.html"
+    assert main(["report", str(results), "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "<th>tokens in</th><th>cached</th><th>out</th><th>cost</th>" in html
+    # a's row: 1,500 in, 1,000 cached, 70 out, $0.000412 (worked out above)
+    assert "<td>1,500</td><td>1,000</td><td>70</td><td>$0.000412</td>" in html
+    assert "3,500 prompt tokens (1,000 cached), 170 completion tokens; cost $0.00137" in html
+    assert main(["report", str(results), "--html", str(page), "--price", "input=1,output=2"]) == 0
+    assert "<td>1,500</td><td>1,000</td><td>70</td><td>$0.00164</td>" in page.read_text()
+    assert main(["report", str(results), "--html", str(page), "--price", "output=2"]) == 2
+    assert "--price: a price needs input" in capsys.readouterr().err
+
+
+async def test_viewer_api_carries_tokens_and_cost(tmp_path: Path, aiohttp_client):
+    from tabench_dsl.review.viewer.app import make_app
+    from tabench_dsl.review.viewer.queries import Index
+    from tabench_dsl.review.viewer.run import load_run
+
+    run = load_run(results_file(tmp_path / "r.jsonl", hand_records()))
+    client = await aiohttp_client(make_app(Index(run)))
+    totals = await (await client.get("/api/totals")).json()
+    assert totals["all"]["cost_usd"] == 0.001372
+    assert totals["usage_text"].endswith("cost $0.00137")
+    page = await (await client.get("/api/systems")).json()
+    a = page["items"][0]
+    assert (a["tokens"]["prompt"], a["tokens"]["cached_prompt"], a["cost_text"]) == (1500, 1000, "$0.000412")
+    assert page["items"] == totals["systems"]
+    # The reader's price (view --price) prices every call.
+    run.price = Price(input=1.0, output=2.0)
+    client = await aiohttp_client(make_app(Index(run)))
+    page = await (await client.get("/api/systems")).json()
+    assert [s["cost_text"] for s in page["items"]] == ["$0.00164", "$0.00220"]
