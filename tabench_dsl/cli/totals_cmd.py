@@ -67,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+#: Columns the tables take when the output is not a terminal: the per-system table (with its token
+#: and cost columns) and a system name of 40 characters fit on one line.
+PIPE_WIDTH = 160
+
+
 def print_tables(totals) -> None:
     """Print the totals tables, wide enough not to wrap when the output is not a terminal.
 
@@ -77,5 +82,5 @@ def print_tables(totals) -> None:
 
     from ..review.totals import render_table
 
-    console = Console(width=None if sys.stdout.isatty() else 140, markup=False, emoji=False)
+    console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False, emoji=False)
     console.print(render_table(totals))
