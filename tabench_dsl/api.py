@@ -18,7 +18,7 @@ layers; this module is the one place a script needs to import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +101,10 @@ async def agrade(
     battery: CompiledBattery | Battery | str | Path,
     answers: Iterable[Answer | Mapping[str, Any]] | str | Path,
     *,
-    judge: str | None = None,
+    judge: str | Sequence[str] | None = None,
     model: str | None = None,
+    panel_rule: str | None = None,
+    t1_audit: float = 0.0,
     out: str | Path | None = None,
     cache: str | Path | None = None,
     concurrency: int = 8,
@@ -112,7 +114,9 @@ async def agrade(
     price: Price | None = None,
 ) -> list[Record]:
     """`grade`, awaited. `judge` is a `--judge` spec (default: as `tabench grade` chooses: the
-    manifest's backend, else openai/anthropic for a named model, else builtin); `out` a results
+    manifest's backend, else openai/anthropic for a named model, else builtin), or a list of them:
+    a judge panel whose votes `panel_rule` (majority, unanimous) combines; `t1_audit` the share of
+    T1 passes also sent to the judge (`--t1-audit`); `out` a results
     file the records are appended to (created when missing; an existing one must be a results file);
     `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
     the process environment); `price` the judge's price, recorded in every record (default: the
@@ -122,8 +126,14 @@ async def agrade(
     from .outputs import check_results_out
 
     compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
+    judges = (judge,) if judge is None or isinstance(judge, str) else tuple(judge)
+    if not 0.0 <= t1_audit <= 1.0:
+        raise UsageError("t1_audit must be a share from 0 to 1")
     options = GradingOptions(
-        judge=judge,
+        judge=judges[0] if len(judges) == 1 else None,
+        panel=tuple(j for j in judges if j is not None) if len(judges) > 1 else (),
+        panel_rule=panel_rule,
+        t1_audit=t1_audit,
         model=model,
         timeout=timeout,
         retries=retries,

@@ -291,3 +291,19 @@ async def test_viewer_api_carries_tokens_and_cost(tmp_path: Path, aiohttp_client
     client = await aiohttp_client(make_app(Index(run)))
     page = await (await client.get("/api/systems")).json()
     assert [s["cost_text"] for s in page["items"]] == ["$0.00164", "$0.00220"]
+
+
+def test_a_panel_bills_each_judge_at_its_own_price():
+    from tabench_dsl.core.records import PanelVote
+
+    cheap = JudgeInfo(backend="openai", model="small", price=Price(input=1.0, output=2.0))
+    dear = JudgeInfo(backend="anthropic", model="big", price=Price(input=3.0, output=15.0))
+    record = rec("a", "q1", judge=JudgeInfo(backend="panel", model="majority"))
+    record.panel = [
+        PanelVote(judge=cheap, verdict="pass", reason="r", attempts=[call(1000, 100)]),
+        PanelVote(judge=dear, verdict="pass", reason="r", attempts=[call(1000, 100)]),
+    ]
+    totals = compute_totals([record])
+    # cheap: 1,000 * 1 + 100 * 2 = 1,200; dear: 1,000 * 3 + 100 * 15 = 4,500 -> 5,700 / 1e6
+    assert totals.systems[0].cost_usd == 0.0057
+    assert (totals.usage.judge_calls, totals.usage.tokens.prompt) == (2, 2000)

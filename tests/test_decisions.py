@@ -151,3 +151,11 @@ def test_make_decision_stamps_utc_time_hash_and_reviewer() -> None:
     assert make_decision(record, "fail").reviewer  # the login name when none is given
     with pytest.raises(UsageError):
         make_decision(record, "maybe")
+
+
+def test_a_key_pasted_into_a_decision_note_is_not_written(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue123")
+    record = make_record("agent-a", "h04", "adjudicate")
+    note = "judge was wrong; my key is plainsecretvalue123 and the old one sk-proj-abcdef123456"
+    made = make_decision(record, "pass", reviewer="ana", note=note)
+    assert made.note == "judge was wrong; my key is [redacted] and the old one [redacted]"

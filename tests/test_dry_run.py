@@ -83,13 +83,19 @@ async def test_dry_run_sends_nothing_writes_nothing_and_counts_by_hand(work: Pat
         for _, q, answer in (ROWS[3], ROWS[4])
     ]
     tokens = sum(c // 4 for c in chars)  # four characters a token, per request
-    assert {k: dry[k] for k in ("answers", "t1_passes", "cache_hits", "judge_calls", "questions")} == {
+    (one,) = dry["judges"]
+    assert {k: dry[k] for k in ("answers", "t1_passes", "cache_hits", "judge_calls")} == {
         "answers": 5,
         "t1_passes": 1,
         "cache_hits": 2,
         "judge_calls": 2,
-        "questions": 2,
     }
+    assert (one["questions"], one["cache_hits"], one["judge_calls"], one["price"]) == (
+        2,
+        2,
+        2,
+        {"input": 1.0, "output": 2.0},
+    )
     assert (dry["prompt_chars"], dry["prompt_tokens"], dry["completion_tokens_max"]) == (
         sum(chars),
         tokens,
@@ -128,14 +134,16 @@ async def test_dry_run_with_the_manifest_price_and_a_provider_cache_estimate(
     assert server.calls == 0 and not (work / ".tabench").exists() and not (work / "results.jsonl").exists()
     compiled = compile_battery(load_battery(battery))
     system = len(compiled.questions["h03"].system) // 4
-    assert (dry["cache_read"], dry["judge_calls"], dry["repeated_prompt_tokens"]) == (False, 3, 2 * system)
+    (one,) = dry["judges"]
+    assert (one["cache_read"], dry["judge_calls"], dry["repeated_prompt_tokens"]) == (False, 3, 2 * system)
     tokens = dry["prompt_tokens"]
     # input 2, output 4: tokens * 2 + 900 * 4; with the repeated SYSTEMs at 0.5 instead of 2.
     assert dry["cost_usd"]["total_max"] == round((tokens * 2 + 3600) / 1e6, 9)
     assert dry["cost_usd"]["with_provider_cache_max"] == round(
         ((tokens - 2 * system) * 2 + 2 * system * 0.5 + 3600) / 1e6, 9
     )
-    assert dry["price"] == {"input": 2.0, "output": 4.0, "cached_input": 0.5}
+    assert one["price"] == {"input": 2.0, "output": 4.0, "cached_input": 0.5}
+    assert one["cost_usd"] == dry["cost_usd"]
 
 
 async def test_dry_run_needs_no_key_and_skips_what_resume_skips(work: Path, capsys):
@@ -151,7 +159,8 @@ async def test_dry_run_needs_no_key_and_skips_what_resume_skips(work: Path, caps
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", "openai:gpt-x", "--dry-run"]
     assert await run([*argv, "--resume", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)["dry_run"]
-    assert (dry["answers"], dry["skipped"], dry["judge_calls"], dry["judge"]) == (5, 3, 2, "openai:gpt-x")
+    assert (dry["answers"], dry["skipped"], dry["judge_calls"]) == (5, 3, 2)
+    assert dry["judges"][0]["judge"] == "openai:gpt-x"
     assert (work / "results.jsonl").read_bytes() == results
 
 
@@ -194,3 +203,32 @@ async def test_the_identity_is_the_judge_make_judge_builds(tmp_path: Path, spec:
         assert identity.info == judge.info
         if judge.info.language_model:
             assert identity.params == judge.params
+
+
+async def test_a_panel_is_counted_judge_by_judge_at_each_price(work: Path, capsys, judge_server):
+    first, second = await judge_server([PASS]), await judge_server([PASS])
+    battery = write_battery(work)
+    answers = answers_file(work / "answers.jsonl", ROWS)
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", first.url, "--judge", second.url]
+    assert await run([*argv, "--model", "m", "--dry-run", "--json", "--price", "input=1,output=2"]) == 0
+    dry = json.loads(capsys.readouterr().out)["dry_run"]
+    assert first.calls == second.calls == 0
+    one, two = dry["judges"]
+    assert (one["judge_calls"], two["judge_calls"], dry["judge_calls"]) == (4, 4, 8)
+    assert dry["cost_usd"]["total_max"] == round(one["cost_usd"]["total_max"] * 2, 9)
+    # The manifest's panel: each judge at its own price, none needing a key for a dry run.
+    manifest = battery / "battery.yaml"
+    manifest.write_text(
+        manifest.read_text() + "judge:\n  model: m\n  panel:\n"
+        "    - {backend: openai, price: {input: 1, output: 2}}\n"
+        "    - {backend: anthropic, price: {input: 3, output: 15}}\n"
+    )
+    assert await run(["grade", str(battery), "--answers", str(answers), "--dry-run", "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)["dry_run"]
+    assert [(j["judge"], j["price"]["input"]) for j in dry["judges"]] == [
+        ("openai:m", 1.0),
+        ("anthropic:m", 3.0),
+    ]
+    tokens = dry["judges"][0]["prompt_tokens"]
+    # openai: tokens * 1 + 4 * 300 * 2; anthropic: tokens * 3 + 4 * 300 * 15
+    assert dry["cost_usd"]["total_max"] == round((tokens + 2400 + tokens * 3 + 18000) / 1e6, 9)

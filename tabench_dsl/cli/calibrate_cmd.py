@@ -146,7 +146,34 @@ def render_report(result, minimum: float | None = None) -> str:
         lines.append(f"    answer: {_one_line(miss.answer)}")
         lines.append(f"    why:    {_one_line(miss.why)}")
         lines.append(f"    judge:  {_one_line(miss.reason)}")
+    lines.extend(_panel_lines(result))
     if not result.judge.language_model:
         lines.append("")
         lines.append(f"note: these verdicts come from the {judge}.")
     return "\n".join(lines)
+
+
+def _panel_lines(result) -> list[str]:
+    """With a judge panel: each judge's agreement beside the panel's, then every exemplar's votes
+    in columns J1, J2, ... (named above them) and the panel's verdict."""
+    if not result.judges:
+        return []
+    lines = ["", "judges side by side (J = a judge of the panel):"]
+    panel_kappa = "n/a" if result.kappa is None else f"{result.kappa:.3f}"
+    for number, one in enumerate(result.judges, start=1):
+        kappa = "n/a" if one.kappa is None else f"{one.kappa:.3f}"
+        share = "n/a" if one.agreement is None else f"{one.agreement:.1%}"
+        lines.append(
+            f"  J{number} {shown(one.judge)}: agreement {share} ({one.agree}/{result.n}), kappa {kappa}"
+        )
+    panel_share = "n/a" if result.agreement is None else f"{result.agreement:.1%}"
+    lines.append(f"  panel: agreement {panel_share} ({result.agree}/{result.n}), kappa {panel_kappa}")
+    lines.append("")
+    header = "exemplar".ljust(28) + "expected".rjust(10)
+    header += "".join(f"J{n}".rjust(12) for n in range(1, len(result.judges) + 1)) + "panel".rjust(12)
+    lines.append(header)
+    for row in result.exemplars:
+        name = _one_line(f"{row.question} {row.index} ({row.kind})", 27).ljust(28)
+        votes = "".join(row.votes[one.judge].rjust(12) for one in result.judges)
+        lines.append(f"{name}{row.expected.rjust(10)}{votes}{row.panel.rjust(12)}")
+    return lines

@@ -1,8 +1,9 @@
 """The grading options `grade` and `calibrate` share: one definition, so both commands name, word,
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
---judge, --model, --concurrency, --cache/--no-cache, --retries, --timeout, --rpm, --tpm,
---max-answer-bytes and --price. `check_grading_options` raises the same `UsageError` in both commands.
+--judge (given more than once: a judge panel), --panel-rule, --t1-audit, --model, --concurrency,
+--cache/--no-cache, --retries, --timeout, --rpm, --tpm, --max-answer-bytes and --price.
+`check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -14,16 +15,42 @@ from ..core.errors import UsageError
 from .price_flags import add_price_option, check_price
 
 
+class _JudgeAction(argparse.Action):
+    """`--judge`, which may be given more than once: every SPEC in order goes to `judges`, and the
+    first stays `judge`, as the commands that name one judge (a replayed file) read it."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        judges = [*(getattr(namespace, "judges", None) or []), values]
+        namespace.judges = judges
+        namespace.judge = judges[0]
+
+
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
     """Add the shared grading options to `parser` (a `grade` or `calibrate` parser)."""
     add = parser.add_argument
     add(
         "--judge",
         default=None,
+        action=_JudgeAction,
         metavar="JUDGE",
         help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
         "judge.backend, else openai/anthropic for a named model when their environment is set; "
-        "builtin only when no model is named)",
+        "builtin only when no model is named); given more than once, the judges grade as a panel",
+    )
+    parser.set_defaults(judges=None)
+    add(
+        "--panel-rule",
+        choices=("majority", "unanimous"),
+        default=None,
+        help="how a judge panel's votes make its verdict (default: the manifest's judge.rule, else majority)",
+    )
+    add(
+        "--t1-audit",
+        type=float,
+        default=None,
+        metavar="F",
+        help="also send this share (0 to 1) of the T1 passes to the judge, chosen by a hash of the "
+        "(system, question) pair; the T1 pass stands and totals report T1's precision against the judge",
     )
     add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
     add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
@@ -71,6 +98,11 @@ def check_grading_options(args: argparse.Namespace) -> None:
     if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
         raise UsageError("--max-answer-bytes must be at least 1")
     check_price(args)
+    if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
+        raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
+    judges = args.judges or []
+    if len(set(judges)) < len(judges):
+        raise UsageError("--judge names the same judge twice: each judge may sit on a panel once")
 
 
 def grading_options(args: argparse.Namespace):
@@ -79,8 +111,12 @@ def grading_options(args: argparse.Namespace):
     from ..grading.runner import MAX_ANSWER_BYTES
     from ..grading.session import GradingOptions
 
+    judges = tuple(args.judges or ())
     return GradingOptions(
-        judge=args.judge,
+        judge=None if len(judges) > 1 else args.judge,
+        panel=judges if len(judges) > 1 else (),
+        panel_rule=args.panel_rule,
+        t1_audit=args.t1_audit or 0.0,
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,

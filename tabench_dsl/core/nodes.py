@@ -86,13 +86,28 @@ class Question(msgspec.Struct, frozen=True):
     field_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
 
 
+class PanelJudge(msgspec.Struct, frozen=True):
+    """One judge of the manifest's `judge: {panel: [...]}`: its backend (required) and the values
+    it sets for itself; what it leaves out comes from the `judge:` mapping around it."""
+
+    backend: str
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    #: What this judge costs; None: the `judge:` mapping's price (panels mix providers and prices).
+    price: Price | None = None
+
+
 class JudgeDefaults(msgspec.Struct, frozen=True):
-    """The manifest's `judge:` mapping; flags and the environment override it."""
+    """The manifest's `judge:` mapping; flags and the environment override it. `panel` lists the
+    judges of a judge panel (empty: one judge) and `rule` how their votes combine (None: majority)."""
 
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     backend: str | None = None
+    panel: tuple[PanelJudge, ...] = ()
+    rule: str | None = None
     #: What the judge costs (`judge: {price: ...}`), recorded on every record graded at it.
     price: Price | None = None
 

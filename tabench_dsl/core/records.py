@@ -18,7 +18,7 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport", "oversized"]
+Cause = Literal["malformed", "contradiction", "transport", "oversized", "panel_split"]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
@@ -26,6 +26,8 @@ CAUSE_TEXTS: dict[str, str] = {
     "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",
     "transport": "no usable reply could be had from the judge",
     "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
+    "panel_split": "the judges of the panel did not reach the verdict their rule asks for "
+    "(a tie, no majority, or a disagreement under `unanimous`)",
 }
 
 
@@ -110,6 +112,34 @@ class Decision(msgspec.Struct, frozen=True):
     note: str = ""
 
 
+class PanelVote(msgspec.Struct, frozen=True):
+    """What one judge of a panel made of an answer, on its own: the whole grading (format re-ask,
+    stern retry, its own adjudicate) as a single judge would record it. `verdict` is that judge's
+    outcome (pass, fail, adjudicate or error) and `cause` why, for the last two."""
+
+    judge: JudgeInfo
+    verdict: Outcome
+    reason: str
+    cause: Cause | None = None
+    facets: dict[str, bool] = msgspec.field(default_factory=dict)
+    attempts: list[Attempt] = msgspec.field(default_factory=list)
+    tolerated: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+class Audit(msgspec.Struct, frozen=True):
+    """The judge's verdict on a T1 pass sent to it by `--t1-audit`. The T1 pass stands; this is
+    kept so totals can say how often the judge agrees with T1. With a panel, `verdict` is the
+    panel's and `panel` holds each judge's vote."""
+
+    verdict: Outcome
+    reason: str
+    judge: JudgeInfo
+    cause: Cause | None = None
+    attempts: list[Attempt] = msgspec.field(default_factory=list)
+    panel: list[PanelVote] = msgspec.field(default_factory=list)
+
+
 class Record(msgspec.Struct, omit_defaults=False):
     """One graded answer.
 
@@ -117,6 +147,8 @@ class Record(msgspec.Struct, omit_defaults=False):
     an answer is adjudicate (`malformed`, `contradiction`, `oversized`) or error (`transport`).
     `tolerated` lists the reply forms accepted on the way (fences, prose, letter case, missing
     facets); `warnings` holds observations such as a pass with a fail-shaped reason.
+    A judge panel's record names the panel in `judge`, has no attempts of its own and lists each
+    judge's vote in `panel`; a T1 pass `--t1-audit` sent to the judge keeps its verdict in `audit`.
     """
 
     system: str
@@ -137,10 +169,38 @@ class Record(msgspec.Struct, omit_defaults=False):
     time: str = ""
     #: A human's decision on this record, set when decisions are applied (never written by grade).
     decision: Decision | None = None
+    #: Each judge's vote when a panel graded (`judge` then names the panel). UNSET, and so absent
+    #: from the line, for a single judge: such a record is written exactly as before panels were.
+    panel: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
+    #: The judge's verdict on a T1 pass chosen by `--t1-audit`; absent from every other record.
+    audit: Audit | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.system, self.question)
+
+    @property
+    def votes(self) -> list[PanelVote]:
+        """The panel's votes, empty for a record graded by one judge."""
+        return [] if isinstance(self.panel, msgspec.UnsetType) else self.panel
+
+    @property
+    def audited(self) -> Audit | None:
+        """The T1 audit's verdict, None for a record no audit looked at."""
+        return None if isinstance(self.audit, msgspec.UnsetType) else self.audit
+
+    def all_attempts(self) -> list[Attempt]:
+        """Every judge attempt this record holds: its own, each panel judge's and the audit's (and
+        its panel's), for counting calls, cache hits and tokens."""
+        found = list(self.attempts)
+        for vote in self.votes:
+            found.extend(vote.attempts)
+        audit = self.audited
+        if audit is not None:
+            found.extend(audit.attempts)
+            for vote in audit.panel:
+                found.extend(vote.attempts)
+        return found
 
 
 class Answer(msgspec.Struct, frozen=True):

@@ -36,10 +36,12 @@ from .jsonl import BadLine, decode_line, is_json, numbered_lines
 from .records import (
     Attempt,
     AttemptKind,
+    Audit,
     Cause,
     Decision,
     JudgeInfo,
     Outcome,
+    PanelVote,
     Record,
     Tier,
     Tokens,
@@ -266,6 +268,26 @@ class LightAttempt(msgspec.Struct, gc=False):
     error: msgspec.Raw = RAW_NULL
 
 
+class LightVote(msgspec.Struct, gc=False):
+    """A `PanelVote` as totals read it: without its reason, replies and facets."""
+
+    judge: JudgeInfo
+    verdict: Outcome
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+
+
+class LightAudit(msgspec.Struct, gc=False):
+    """An `Audit` as totals read it: its reason is kept (totals list the disagreements)."""
+
+    verdict: Outcome
+    judge: JudgeInfo
+    reason: str = ""
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+    panel: list[LightVote] = []
+
+
 class LightRecord(msgspec.Struct, gc=False):
     """A `Record` without the texts totals never read (answer, reason, replies): decoding one
     skips them without building them."""
@@ -281,6 +303,25 @@ class LightRecord(msgspec.Struct, gc=False):
     attempts: list[LightAttempt] = []
     injection_suspect: bool = False
     decision: Decision | None = None
+    panel: list[LightVote] = []
+    audit: LightAudit | None = None
+
+
+def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:
+    return [
+        Attempt(
+            a.kind,
+            "" if a.raw != RAW_NULL else None,
+            tokens=a.tokens,
+            cache_hit=a.cache_hit,
+            error="" if a.error != RAW_NULL else None,
+        )
+        for a in attempts
+    ]
+
+
+def _light_votes(votes: list[LightVote]) -> list[PanelVote]:
+    return [PanelVote(v.judge, v.verdict, "", v.cause, attempts=_light_attempts(v.attempts)) for v in votes]
 
 
 light_record_decoder = msgspec.json.Decoder(LightRecord)
@@ -328,6 +369,19 @@ def iter_light_records(
                 if len(attempts_seen) < _SHAPES_KEPT:
                     attempts_seen[shape] = attempts
             facets = record.facets
+            extra: dict = {}
+            if record.panel:
+                extra["panel"] = _light_votes(record.panel)
+            if record.audit is not None:
+                audit = record.audit
+                extra["audit"] = Audit(
+                    audit.verdict,
+                    audit.reason,
+                    audit.judge,
+                    audit.cause,
+                    _light_attempts(audit.attempts),
+                    _light_votes(audit.panel),
+                )
             yield Record(
                 system=intern(record.system),
                 question=intern(record.question),
@@ -341,6 +395,7 @@ def iter_light_records(
                 attempts=attempts,
                 injection_suspect=record.injection_suspect,
                 decision=record.decision,
+                **extra,
             )
 
 

@@ -10,6 +10,11 @@ Agreement is the share of exemplars whose verdict equals the expected one; `adju
 Cohen's kappa is computed over the labels pass, fail, adjudicate and error; when chance agreement
 is certain (every expected and every graded verdict the same label) kappa is 1.0 for full
 agreement and 0.0 otherwise.
+
+With a judge panel, each judge is calibrated as well, side by side with the panel: its own vote on
+each exemplar (an exemplar no judge was asked about, a T1 pass or an oversized answer, counts with
+the record's verdict for every judge, so every row covers the same exemplars), with its agreement
+and kappa (`JudgeCalibration`), and every exemplar's votes in a row (`ExemplarVotes`).
 """
 
 from __future__ import annotations
@@ -63,6 +68,26 @@ class Miss(msgspec.Struct, frozen=True):
     reason: str
 
 
+class JudgeCalibration(msgspec.Struct, frozen=True):
+    """One panel judge's agreement with the expected verdicts."""
+
+    judge: str
+    agree: int
+    agreement: float | None
+    kappa: float | None
+
+
+class ExemplarVotes(msgspec.Struct, frozen=True):
+    """One exemplar, expected verdict, each panel judge's vote (by judge name) and the panel's."""
+
+    question: str
+    index: int
+    kind: str
+    expected: str
+    votes: dict[str, str]
+    panel: str
+
+
 class Calibration(msgspec.Struct, frozen=True):
     """The outcome of calibrating one battery with one judge."""
 
@@ -76,6 +101,9 @@ class Calibration(msgspec.Struct, frozen=True):
     misses: list[Miss]
     #: Why exemplars ended in error or adjudicate: per cause, the count and the first message.
     causes: list[CauseCount] = msgspec.field(default_factory=list)
+    #: With a judge panel: each judge's agreement, and every exemplar's votes (empty otherwise).
+    judges: list[JudgeCalibration] = msgspec.field(default_factory=list)
+    exemplars: list[ExemplarVotes] = msgspec.field(default_factory=list)
 
 
 def cases(compiled: CompiledBattery) -> list[Case]:
@@ -140,6 +168,7 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
             )
     n = len(items)
     agree = n - len(misses)
+    judges, rows = _side_by_side(items, standing)
     return Calibration(
         battery=battery,
         judge=judge,
@@ -150,7 +179,37 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
         confusion=confusion,
         misses=misses,
         causes=causes.summary(),
+        judges=judges,
+        exemplars=rows,
     )
+
+
+def _side_by_side(
+    items: list[Case], standing: dict[tuple[str, str], Record]
+) -> tuple[list[JudgeCalibration], list[ExemplarVotes]]:
+    """Each panel judge's calibration and every exemplar's votes; empty when no panel graded."""
+    names = list(dict.fromkeys(v.judge.describe() for r in standing.values() for v in r.votes))
+    if not names:
+        return [], []
+    pairs: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    rows = []
+    for case in items:
+        record = standing.get((case.system, case.question))
+        got = record.verdict if record is not None else "error"
+        votes: dict[str, str] = {}
+        if record is not None:
+            votes = {v.judge.describe(): v.verdict for v in record.votes}
+        # No judge asked (T1, oversized): every judge counts with the record's verdict.
+        each = {name: votes.get(name, got if not votes else "error") for name in names}
+        for name in names:
+            pairs[name].append((case.expected, each[name]))
+        rows.append(ExemplarVotes(case.question, case.index, case.kind, case.expected, each, got))
+    judges = []
+    for name in names:
+        agree = sum(1 for expected, got in pairs[name] if expected == got)
+        n = len(pairs[name])
+        judges.append(JudgeCalibration(name, agree, agree / n if n else None, cohen_kappa(pairs[name])))
+    return judges, rows
 
 
 async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> Calibration:

@@ -4,7 +4,9 @@ adjudicate, the cache and the results file.
 For each answer:
 
     over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
-    T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call
+    T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
+                     `--t1-audit`, a hashed share of them is also graded below, the verdict kept in
+                     `audit` while the T1 pass stands: `audit_share`)
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
       fail with a pass-shaped reason
@@ -13,6 +15,9 @@ For each answer:
       pass with a fail-shaped reason -> kept, with a warning
     a reply over 64 KiB is malformed (cut to that when recorded and cached)
     transport retries run out on any ask -> error (transport); resume grades it again
+
+With a judge `Panel`, every judge of it runs the steps above on its own, all at once (`_grade_t2`);
+the record keeps each judge's outcome as a `PanelVote` and `panel.decide` makes the verdict.
 
 Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
 (same messages as the first ask) has its own entry and a rerun replays the same sequence.
@@ -42,6 +47,7 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,7 +57,18 @@ import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import JudgeError, TransportError
-from ..core.records import Answer, Attempt, AttemptKind, Cause, Outcome, Record, Tier
+from ..core.records import (
+    Answer,
+    Attempt,
+    AttemptKind,
+    Audit,
+    Cause,
+    JudgeInfo,
+    Outcome,
+    PanelVote,
+    Record,
+    Tier,
+)
 from ..core.redact import scrub, secrets_in
 from ..core.results import RecordSink
 from ..core.tiers import t1_passes, tokens
@@ -59,6 +76,7 @@ from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
 from .injection import compile_injection
 from .judges.base import Judge, Message
+from .panel import Panel, decide
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -104,7 +122,7 @@ class RunStats(msgspec.Struct):
             self.adjudicate += 1
         else:
             self.errors += 1
-        for attempt in record.attempts:
+        for attempt in record.all_attempts():
             if attempt.cache_hit:
                 self.cache_hits += 1
             else:
@@ -114,6 +132,15 @@ class RunStats(msgspec.Struct):
 class _Asked(msgspec.Struct):
     attempt: Attempt
     decoded: Decoded | None  # None when transport failed for good
+
+
+def audit_share(system: str, question: str) -> float:
+    """Where the pair falls in [0, 1): the first 8 bytes of the sha256 of `system`, NUL, `question`,
+    as a fraction. `--t1-audit F` audits the T1 passes whose share is below F, so a rerun (or
+    another process of `--workers`) picks the same ones, and a larger F keeps the ones a smaller
+    one picked."""
+    digest = hashlib.sha256(f"{system}\0{question}".encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 def _oversize(text: str, limit: int) -> int | None:
@@ -139,19 +166,21 @@ def _now() -> str:
 
 
 class Grader:
-    """Grade answers of one compiled battery with one judge, appending records to `writer`
-    (`run` needs one; a caller of `grade` alone, such as a `--workers` process, need not give it).
+    """Grade answers of one compiled battery with one judge or a `Panel` of judges, appending records
+    to `writer` (`run` needs one; a caller of `grade` alone, such as a `--workers` process, need not
+    give it).
 
     `cache` is None for `--no-cache`; `on_record` is called after each record is written and
     `on_skip` for each answer skipped as done (progress).
     `env` is searched for keys to scrub from replies and error messages (default: the process
     environment). An answer over `max_answer_bytes` of UTF-8 ends `adjudicate` unsent (`oversized`).
+    `t1_audit` is the share of T1 passes also sent to the judge (`--t1-audit`, `audit_share`).
     """
 
     def __init__(
         self,
         battery: CompiledBattery,
-        judge: Judge,
+        judge: Judge | Panel,
         *,
         writer: RecordSink | None = None,
         cache: ReplyCache | None = None,
@@ -161,14 +190,19 @@ class Grader:
         on_skip: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        t1_audit: float = 0.0,
     ) -> None:
         self.battery = battery
         self.max_answer_bytes = max_answer_bytes
+        self.t1_audit = t1_audit
         self.judge = judge
+        #: The judges asked about each T2 answer: the panel's members, or the one judge.
+        self.members: tuple[Judge, ...] = judge.members if isinstance(judge, Panel) else (judge,)
         self.writer = writer
         # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
-        # its replies would only cost disk writes.
-        self.cache = None if judge.info.deterministic else cache
+        # its replies would only cost disk writes (`_ask` also skips it per panel member).
+        deterministic = all(member.info.deterministic for member in self.members)
+        self.cache = None if deterministic else cache
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or AdaptiveLimiter(8)
         self.on_record = on_record
@@ -241,26 +275,83 @@ class Grader:
             )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
-            return self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
+            record = self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
+            if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
+                # T1 is final: the pass stands, the judge's verdict is only kept beside it.
+                judged = await self._grade_t2(answer, question)
+                audit = Audit(
+                    verdict=judged.verdict,
+                    reason=judged.reason,
+                    judge=judged.judge,
+                    cause=judged.cause,
+                    attempts=judged.attempts,
+                    panel=judged.votes,
+                )
+                record = msgspec.structs.replace(record, audit=audit)
+            return record
         return await self._grade_t2(answer, question)
 
     async def _grade_t2(self, answer: Answer, question: CompiledQuestion) -> Record:
+        """The judge's record of a T2 answer: the one judge's, or the panel's, whose judges are
+        asked at once, each with the full semantics of `_judge_t2`."""
+        if not isinstance(self.judge, Panel):
+            return await self._judge_t2(self.judge, answer, question)
+        panel = self.judge
+        tasks = [asyncio.ensure_future(self._judge_t2(m, answer, question)) for m in panel.members]
+        try:
+            judged = await asyncio.gather(*tasks)
+        except BaseException:  # a fatal judge error (or Ctrl-C): the other judges are not waited for
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        votes = [
+            PanelVote(
+                judge=one.judge,
+                verdict=one.verdict,
+                reason=one.reason,
+                cause=one.cause,
+                facets=one.facets,
+                attempts=one.attempts,
+                tolerated=one.tolerated,
+                warnings=one.warnings,
+            )
+            for one in judged
+        ]
+        verdict = decide(votes, panel.rule)
+        tolerated = list(dict.fromkeys(form for vote in votes for form in vote.tolerated))
+        warnings = [f"{vote.judge.describe()}: {w}" for vote in votes for w in vote.warnings]
+        record = self._record(
+            answer,
+            question,
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            cause=verdict.cause,
+            facets=verdict.facets,
+            tolerated=tolerated,
+            warnings=warnings,
+        )
+        return msgspec.structs.replace(record, panel=votes)
+
+    async def _judge_t2(self, judge: Judge, answer: Answer, question: CompiledQuestion) -> Record:
+        """One judge's record of a T2 answer: the first ask, the format re-ask, the stern retry."""
         system = Message("system", question.system)
         messages = [system, Message("user", self.battery.user.fill(answer.answer))]
         attempts: list[Attempt] = []
         tolerated: list[str] = []
 
-        asked = await self._ask("first", messages, attempts, tolerated)
+        asked = await self._ask(judge, "first", messages, attempts, tolerated)
         if asked.decoded is None:
-            return self._error(answer, question, asked, attempts, tolerated)
+            return self._error(judge, answer, question, asked, attempts, tolerated)
         if asked.decoded.verdict is None:
-            asked = await self._ask("format", messages, attempts, tolerated)
+            asked = await self._ask(judge, "format", messages, attempts, tolerated)
             if asked.decoded is None:
-                return self._error(answer, question, asked, attempts, tolerated)
+                return self._error(judge, answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
                 return self._record(
                     answer,
                     question,
+                    judge=judge.info,
                     verdict="adjudicate",
                     cause="malformed",
                     reason=f"malformed reply twice: {asked.decoded.problem}",
@@ -271,9 +362,9 @@ class Grader:
         verdict = asked.decoded.verdict
         if self._contradicts(verdict):
             stern = [system, Message("user", self.battery.stern.fill(answer.answer))]
-            asked = await self._ask("stern", stern, attempts, tolerated)
+            asked = await self._ask(judge, "stern", stern, attempts, tolerated)
             if asked.decoded is None:
-                return self._error(answer, question, asked, attempts, tolerated)
+                return self._error(judge, answer, question, asked, attempts, tolerated)
             again = asked.decoded.verdict
             if again is None or self._contradicts(again):
                 if again is not None:
@@ -283,6 +374,7 @@ class Grader:
                 return self._record(
                     answer,
                     question,
+                    judge=judge.info,
                     verdict="adjudicate",
                     cause="contradiction",
                     reason=reason,
@@ -296,6 +388,7 @@ class Grader:
         return self._record(
             answer,
             question,
+            judge=judge.info,
             verdict=verdict.verdict,
             reason=verdict.reason,
             facets=dict(verdict.facets),
@@ -308,15 +401,23 @@ class Grader:
         return verdict.verdict == "fail" and self.contradiction.is_pass_shaped(verdict.reason)
 
     async def _ask(
-        self, kind: AttemptKind, messages: list[Message], attempts: list[Attempt], tolerated: list[str]
+        self,
+        judge: Judge,
+        kind: AttemptKind,
+        messages: list[Message],
+        attempts: list[Attempt],
+        tolerated: list[str],
     ) -> _Asked:
-        """One judge attempt, from the cache when it holds the reply; appended to `attempts`."""
+        """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
+        The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
+        panel has entries of its own."""
         sha = request_sha256(messages)
         key = None
-        if self.cache is not None:
-            info = self.judge.info
-            key = cache_key(info.backend, self.judge.params, messages, kind, endpoint=info.endpoint)
-            hit = self.cache.get(key)
+        cache = None if judge.info.deterministic else self.cache
+        if cache is not None:
+            info = judge.info
+            key = cache_key(info.backend, judge.params, messages, kind, endpoint=info.endpoint)
+            hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.
                 content = self._received(hit.content)
@@ -324,7 +425,7 @@ class Grader:
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
-            completion, retries = await call_with_retries(self.judge, messages, self.policy, self.limiter)
+            completion, retries = await call_with_retries(judge, messages, self.policy, self.limiter)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
             if exc.status in FATAL_STATUSES:
@@ -340,8 +441,8 @@ class Grader:
             return _Asked(attempt, None)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
-        if self.cache is not None and key is not None:
-            self.cache.put(key, content, completion.tokens)
+        if cache is not None and key is not None:
+            cache.put(key, content, completion.tokens)
         attempt = Attempt(
             kind,
             content,
@@ -374,6 +475,7 @@ class Grader:
 
     def _error(
         self,
+        judge: Judge,
         answer: Answer,
         question: CompiledQuestion,
         asked: _Asked,
@@ -383,6 +485,7 @@ class Grader:
         return self._record(
             answer,
             question,
+            judge=judge.info,
             verdict="error",
             cause="transport",
             reason=asked.attempt.error or "",
@@ -397,6 +500,7 @@ class Grader:
         *,
         verdict: Outcome,
         reason: str,
+        judge: JudgeInfo | None = None,
         tier: Tier = "t2",
         cause: Cause | None = None,
         facets: dict[str, bool] | None = None,
@@ -411,7 +515,7 @@ class Grader:
             verdict=verdict,
             reason=reason,
             prompt_sha256=question.sha256,
-            judge=self.judge.info,
+            judge=judge or self.judge.info,
             answer=answer.answer,
             facets=facets or {},
             cause=cause,

@@ -1,7 +1,8 @@
 """Everything a grading needs, opened in one place: `open_grader`.
 
 `tabench grade`, `tabench calibrate` and each `--workers` process grade through it: the HTTP
-session (a connection pool sized to the concurrency), the judge (`judges.factory.make_judge`), the
+session (a connection pool sized to the concurrency), the judge (`judges.factory.make_judge`), or
+the judge panel (`--judge` given more than once, else the manifest's `judge: {panel: [...]}`), the
 retry policy and the adaptive limiter, the reply cache (none for `--no-cache` or a deterministic
 judge), and the `runner.Grader` that uses them; on the way out the cache is committed and closed,
 then the judge and the session.
@@ -12,23 +13,34 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ..core.compiled import CompiledBattery
+from ..core.errors import UsageError
+from ..core.nodes import JudgeDefaults
 from ..core.price import Price
 from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
-from .judges.base import DEFAULT_TIMEOUT
+from .judges.base import DEFAULT_TIMEOUT, Judge
+from .panel import Panel
 from .runner import MAX_ANSWER_BYTES, Grader
+
+if TYPE_CHECKING:
+    import aiohttp
 
 
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
     (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
-    `--no-cache`), the largest answer sent to the judge (`--max-answer-bytes`) and the judge's
-    price (`--price`; None: the manifest's, if any)."""
+    `--no-cache`), the largest answer sent to the judge (`--max-answer-bytes`) and the judges'
+    price (`--price`, over the manifest's).
+
+    `panel` holds the judge SPECs of `--judge` given more than once (then `judge` is None) and
+    `panel_rule` is `--panel-rule` (None: the manifest's `judge.rule`, else majority); `t1_audit`
+    is the share of T1 passes also sent to the judge (`--t1-audit`)."""
 
     judge: str | None = None
     model: str | None = None
@@ -40,6 +52,9 @@ class GradingOptions(msgspec.Struct, frozen=True):
     cache: str | None = None
     max_answer_bytes: int = MAX_ANSWER_BYTES
     price: Price | None = None
+    panel: tuple[str, ...] = ()
+    panel_rule: str | None = None
+    t1_audit: float = 0.0
 
 
 @contextlib.asynccontextmanager
@@ -59,7 +74,6 @@ async def open_grader(
     URLs. Raises `UsageError` / `JudgeError` as `make_judge` and the cache do."""
     import aiohttp
 
-    from .judges.factory import make_judge
     from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
 
     env = os.environ if env is None else env
@@ -67,16 +81,7 @@ async def open_grader(
     limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm))
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
-        judge = make_judge(
-            options.judge,
-            model=options.model,
-            manifest_judge=battery.judge,
-            settings=battery.settings,
-            session=session,
-            env=env,
-            timeout=options.timeout,
-            price=options.price,
-        )
+        judge = await open_judge(battery, options, session=session, env=env)
         try:
             if judge.notice and on_notice is not None:
                 on_notice(judge.notice)
@@ -93,9 +98,66 @@ async def open_grader(
                     on_skip=on_skip,
                     env=env,
                     max_answer_bytes=options.max_answer_bytes,
+                    t1_audit=options.t1_audit,
                 )
             finally:
                 if cache is not None:
                     cache.close()
         finally:
             await judge.aclose()
+
+
+async def open_judge(
+    battery: CompiledBattery,
+    options: GradingOptions,
+    *,
+    session: aiohttp.ClientSession,
+    env: Mapping[str, str],
+) -> Judge | Panel:
+    """The one judge `options` and the manifest choose, or their panel: `--judge` given more than
+    once, else (no `--judge` at all) the manifest's `judge: {panel: [...]}`. A panel judge from the
+    manifest is chosen as the manifest's `judge.backend` is (a URL or a replay file is refused);
+    what it leaves out comes from the `judge:` mapping around it, and `--model` fills only a model
+    neither names. Members built before a failure are closed."""
+    from .judges.factory import make_judge
+    from .panel import RULES
+
+    manifest = battery.judge
+
+    def build(spec: str | None, model: str | None, defaults: JudgeDefaults) -> Judge:
+        return make_judge(
+            spec,
+            model=model,
+            manifest_judge=defaults,
+            settings=battery.settings,
+            session=session,
+            env=env,
+            timeout=options.timeout,
+            price=options.price,
+        )
+
+    members: list[Judge] = []
+    try:
+        if options.panel:
+            for spec in options.panel:
+                members.append(build(spec, options.model, manifest))
+        elif options.judge is None and manifest.panel:
+            for one in manifest.panel:
+                defaults = JudgeDefaults(
+                    model=one.model or options.model or manifest.model,
+                    temperature=one.temperature if one.temperature is not None else manifest.temperature,
+                    max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
+                    backend=one.backend,
+                    price=one.price or manifest.price,
+                )
+                members.append(build(None, None, defaults))
+        else:
+            return build(options.judge, options.model, manifest)
+        rule = options.panel_rule or manifest.rule or "majority"
+        if rule not in RULES:
+            raise UsageError(f"unknown panel rule {rule!r}; use one of: {', '.join(RULES)}")
+        return Panel(members, rule)  # type: ignore[arg-type]  # checked just above
+    except BaseException:
+        for member in members:
+            await member.aclose()
+        raise

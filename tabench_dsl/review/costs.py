@@ -19,10 +19,12 @@ would read as the whole bill.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 
 from ..core.price import Price
-from ..core.records import JudgeInfo, Tokens
+from ..core.records import Attempt, JudgeInfo, Record, Tokens
 
 #: Decimals a cost is rounded to: a billionth of a dollar, finer than any one token is priced, and
 #: enough to drop the float noise of the sum (0.00026000000000000003 reads 0.00026).
@@ -51,6 +53,20 @@ class TokenCounts(msgspec.Struct):
     def total(self) -> int:
         """Input and output tokens together (the cached ones are part of `prompt`)."""
         return self.prompt + self.completion
+
+
+def judged_attempts(record: Record) -> Iterator[tuple[JudgeInfo, Attempt]]:
+    """Every judge attempt of `record` (`Record.all_attempts`) with the judge that made it, so
+    each is billed at its own judge's price: a panel's judges may be different providers."""
+    for attempt in record.attempts:
+        yield record.judge, attempt
+    audit = record.audited
+    for vote in (*record.votes, *(audit.panel if audit is not None else ())):
+        for attempt in vote.attempts:
+            yield vote.judge, attempt
+    if audit is not None:
+        for attempt in audit.attempts:
+            yield audit.judge, attempt
 
 
 def cost_usd(tokens: Tokens | TokenCounts, price: Price) -> float:

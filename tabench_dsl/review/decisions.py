@@ -23,6 +23,7 @@ import msgspec
 from ..core.errors import StorageError, UsageError
 from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Decision, Record, decision_decoder, record_encoder
+from ..core.redact import scrub, secrets_in
 from ..core.results import repair_tail
 
 #: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.
@@ -139,7 +140,11 @@ def apply_decisions(
 def make_decision(
     record: Record, verdict: str, *, reviewer: str | None = None, note: str = "", now: datetime | None = None
 ) -> Decision:
-    """A decision on `record` by `reviewer` (default: the login name), stamped with the UTC time."""
+    """A decision on `record` by `reviewer` (default: the login name), stamped with the UTC time.
+
+    The note is free text a reviewer may paste anything into: it is scrubbed of keys (the values of
+    the key variables in the environment and anything key-shaped) like every other text tabench
+    writes."""
     if verdict not in ("pass", "fail"):
         raise UsageError(f"a decision is pass or fail, not {verdict!r}")
     stamp = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
@@ -148,9 +153,9 @@ def make_decision(
         question=record.question,
         verdict=verdict,  # type: ignore[arg-type]
         prompt_sha256=record.prompt_sha256,
-        reviewer=reviewer or default_reviewer(),
+        reviewer=scrub(reviewer or default_reviewer(), secrets_in(os.environ)),
         time=stamp,
-        note=note.strip(),
+        note=scrub(note.strip(), secrets_in(os.environ)),
     )
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import msgspec
 
 from ..core.compiled import CompiledQuestion
-from ..core.records import CAUSE_TEXTS, Attempt, Record
+from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from .templating import Inline, inline, markup, render
-from .totals import compute_totals, judge_caption, usage_caption
+from .totals import compute_totals, judge_caption, kappa_text, usage_caption
 from .viewer.charts import COLOURS, lay_out, outcome_chart
 from .viewer.run import Run, prompts_for
 
@@ -51,6 +51,16 @@ def is_report_file(path: str | Path) -> bool:
     return head.lower().startswith(b"<!doctype html>") and REPORT_MARKER.encode() in head
 
 
+class _Vote(msgspec.Struct, frozen=True):
+    """One panel judge's vote as the page shows it: the judge's name, outcome, reason, attempts."""
+
+    judge: str
+    verdict: str
+    cause: str
+    reason: str
+    attempts: list[tuple[str, str]]
+
+
 class _Answer(msgspec.Struct, frozen=True):
     """One answer as the page shows it: the record and what is looked up or worded for it first.
 
@@ -65,20 +75,43 @@ class _Answer(msgspec.Struct, frozen=True):
     attempts: list[tuple[str, str]]
     linked: bool
     drift: str | None
+    #: With a judge panel, each judge's vote; with a T1 audit, the judge's verdict ("" when none).
+    votes: list[_Vote] = []
+    audit: str = ""
+    audit_line: str = ""
+
+
+def _votes(votes: list[PanelVote]) -> list[_Vote]:
+    return [
+        _Vote(
+            vote.judge.describe(), vote.verdict, vote.cause or "", vote.reason, _attempt_rows(vote.attempts)
+        )
+        for vote in votes
+    ]
+
+
+def _attempt_rows(attempts: list[Attempt]) -> list[tuple[str, str]]:
+    return [
+        (_attempt_heading(i, a), "(no reply)" if a.raw is None else a.raw)
+        for i, a in enumerate(attempts, start=1)
+    ]
 
 
 def _answer(record: Record, run: Run) -> _Answer:
     prompts = prompts_for(record, run.compiled)
+    audit = record.audited
     return _Answer(
         record=record,
         cause_text=CAUSE_TEXTS.get(record.cause, "") if record.cause else "",
         facets=", ".join(name for name, seen in record.facets.items() if seen),
-        attempts=[
-            (_attempt_heading(i, a), "(no reply)" if a.raw is None else a.raw)
-            for i, a in enumerate(record.attempts, start=1)
-        ],
+        attempts=_attempt_rows(record.attempts),
         linked=prompts.system is not None,
         drift=prompts.drift if run.compiled is not None else None,
+        votes=_votes(record.votes),
+        audit="" if audit is None else audit.verdict,
+        audit_line=""
+        if audit is None
+        else f"T1 audit: {audit.judge.describe()} says {audit.verdict}: {audit.reason or '(no reason)'}",
     )
 
 
@@ -137,6 +170,7 @@ def render_report(run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | N
         results_name=run.results_path.name,
         results_path=str(run.results_path),
         totals=totals,
+        kappa=kappa_text,
         judge=judge_caption(totals),
         usage=usage_caption(totals),
         stamp=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),

@@ -15,7 +15,8 @@ import msgspec
 
 from ..core.price import Price
 from ..core.records import JudgeInfo, Record
-from .costs import Spend, TokenCounts, format_usd
+from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
+from .costs import Spend, TokenCounts, format_usd, judged_attempts
 
 #: z for a two-sided 95% interval.
 Z95 = 1.959963984540054
@@ -80,6 +81,10 @@ class Totals(msgspec.Struct):
     judges: list[JudgeInfo]
     records: int = 0
     usage: Usage = msgspec.field(default_factory=Usage, name="all")
+    #: Each panel judge's pass rate and their agreement, when a judge panel graded (`agreement`).
+    panel: PanelAgreement | None = None
+    #: T1's precision against the judge, when `--t1-audit` sent T1 passes to it (`agreement`).
+    t1_audit: T1Audit | None = None
 
 
 def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
@@ -149,12 +154,12 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        for attempt in record.attempts:
+        for judge, attempt in judged_attempts(record):  # a panel's judges' and an audit's too
             if attempt.cache_hit:
                 s.cache_hits += 1
             elif attempt.raw is not None or attempt.error is not None:
                 s.judge_calls += 1
-                spend.add_call(attempt.tokens, record.judge)
+                spend.add_call(attempt.tokens, judge)
             if attempt.kind == "stern":
                 s.stern_retries += 1
             elif attempt.kind == "format":
@@ -182,6 +187,8 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         facets=dict(sorted(facets.items())),
         judges=list(judges.values()),
         records=len(standing),
+        panel=panel_agreement(standing.values()),
+        t1_audit=t1_audit(standing.values()),
     )
 
 
@@ -311,4 +318,59 @@ def render_table(totals: Totals):
         for name, count in totals.facets.items():
             facets.add_row(literal(name), str(count))
         parts.append(facets)
+    if totals.panel is not None:
+        parts.append(panel_table(totals.panel))
+    if totals.t1_audit is not None:
+        parts.append(t1_audit_table(totals.t1_audit))
     return Group(*parts)
+
+
+def kappa_text(kappa: float | None) -> str:
+    return "-" if kappa is None else f"{kappa:.3f}"
+
+
+def panel_table(panel: PanelAgreement):
+    """Each panel judge's votes and pass rate, with Fleiss' kappa among them in the caption."""
+    from rich.table import Table
+
+    from ..core.display import literal
+
+    caption = (
+        f"{panel.answers} answer(s) graded by the panel, {panel.split} split; Fleiss' kappa "
+        f"{kappa_text(panel.kappa)} over {panel.rated} answer(s) every judge gave pass or fail"
+    )
+    table = Table(title="Judge panel", caption=literal(caption, style="table.caption"))
+    for name in ("judge", "votes", "pass", "fail", "adjud.", "error", "pass rate"):
+        table.add_column(name, justify="left" if name == "judge" else "right", no_wrap=True)
+    for rate in panel.judges:
+        table.add_row(
+            literal(rate.judge),
+            str(rate.votes),
+            str(rate.passed),
+            str(rate.fail),
+            str(rate.adjudicate),
+            str(rate.error),
+            percent(rate.pass_rate),
+        )
+    return table
+
+
+def t1_audit_table(audit: T1Audit):
+    """T1's precision against the judge, and the T1 passes the judge failed."""
+    from rich.table import Table
+
+    from ..core.display import literal
+
+    interval = "-" if audit.ci_low is None else f"{percent(audit.ci_low)}-{percent(audit.ci_high)}"
+    caption = (
+        f"T1 precision against the judge: agreed {audit.agreed} of {audit.n}, {percent(audit.precision)} "
+        f"(95% CI {interval}); {audit.audited} audited, {audit.undecided} undecided by the judge"
+    )
+    table = Table(
+        title="T1 audit: T1 passes the judge failed", caption=literal(caption, style="table.caption")
+    )
+    for name in ("system", "question", "judge's reason"):
+        table.add_column(name)
+    for miss in audit.disagreements:
+        table.add_row(literal(miss.system), literal(miss.question), literal(miss.reason))
+    return table

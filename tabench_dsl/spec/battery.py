@@ -37,7 +37,11 @@ from .yaml_io import reader_error, yaml_error, yaml_problem
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "price")
+JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "price", "panel", "rule")
+#: The keys of one judge of the manifest's `judge: {panel: [...]}`.
+PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens", "price")
+#: The rules a judge panel may use (`grading.panel`).
+PANEL_RULES: tuple[str, ...] = ("majority", "unanimous")
 #: The manifest keys without a default.
 REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 #: A battery name.
@@ -285,8 +289,23 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
         )
         return None
     fields: dict[str, object] = {}
-    seen: dict[str, Pos] = {}
     parts: dict[str, Pos] = {}
+    ok = _judge_fields(node, path, errors, JUDGE_KEYS, "judge", fields, parts)
+    return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
+
+
+def _judge_fields(
+    node: yaml.MappingNode,
+    path: str,
+    errors: list[SpecError],
+    keys: tuple[str, ...],
+    where: str,
+    fields: dict[str, object],
+    parts: dict[str, Pos],
+) -> bool:
+    """Check the keys of a `judge:` mapping (or of one judge of its `panel:`, whose `keys` are
+    `PANEL_JUDGE_KEYS`) into `fields`; False when any problem was found (each is in `errors`)."""
+    seen: dict[str, Pos] = {}
     ok = True
     for key_node, value in node.value:
         key = str(key_node.value)
@@ -294,16 +313,16 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
         parts.setdefault(key, at)
         if key in seen:
             hint = f"first given at line {seen[key].line}"
-            errors.append(_error(f"duplicate judge key '{key}'", _pos(key_node, path), hint=hint))
+            errors.append(_error(f"duplicate {where} key '{key}'", _pos(key_node, path), hint=hint))
             ok = False
             continue
         seen[key] = _pos(key_node, path)
-        if key not in JUDGE_KEYS:
-            hint = "judge keys are " + ", ".join(JUDGE_KEYS)
-            errors.append(_error(f"unknown judge key '{key}'", _pos(key_node, path), hint=hint))
+        if key not in keys:
+            hint = f"{where} keys are " + ", ".join(keys)
+            errors.append(_error(f"unknown {where} key '{key}'", _pos(key_node, path), hint=hint))
             ok = False
         elif key in ("model", "backend"):
-            text = _scalar_text(value, f"judge {key}", path, errors)
+            text = _scalar_text(value, f"{where} {key}", path, errors)
             ok = ok and text is not None
             fields[key] = text
         elif key == "price":
@@ -314,11 +333,60 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             fields[key] = float(cast(float, _construct(value)))
         elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
             fields[key] = _construct(value)
+        elif key == "rule":
+            text = _scalar_text(value, "judge rule", path, errors)
+            if text is not None and text not in PANEL_RULES:
+                hint = "a panel's rule is " + " or ".join(PANEL_RULES)
+                errors.append(_error(f"unknown judge rule '{text}'", at, hint=hint))
+                text = None
+            ok = ok and text is not None
+            fields[key] = text
+        elif key == "panel":
+            panel = _check_panel(value, path, errors)
+            ok = ok and panel is not None
+            fields[key] = panel
         else:
             kind = "a number" if key == "temperature" else "a positive whole number"
-            errors.append(_error(f"judge {key} must be {kind}, not {_shown(value)}", at))
+            errors.append(_error(f"{where} {key} must be {kind}, not {_shown(value)}", at))
             ok = False
-    return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
+    if where != "judge" and ok and "backend" not in fields:
+        errors.append(
+            _error(
+                "a panel judge needs a backend",
+                _pos(node, path),
+                hint="panel: [{backend: openai, model: NAME}, {backend: anthropic, model: NAME}]",
+            )
+        )
+        ok = False
+    return ok
+
+
+def _check_panel(node: yaml.Node, path: str, errors: list[SpecError]) -> list[dict[str, object]] | None:
+    """The judges of `judge: {panel: [...]}`: a list of at least two mappings, each with a backend."""
+    hint = "panel: [{backend: openai, model: NAME}, {backend: anthropic, model: NAME}]"
+    if not isinstance(node, yaml.SequenceNode):
+        errors.append(
+            _error(f"judge panel must be a list of judges, not {_shown(node)}", _pos(node, path), hint=hint)
+        )
+        return None
+    members: list[dict[str, object]] = []
+    ok = True
+    for item in node.value:
+        if not isinstance(item, yaml.MappingNode):
+            errors.append(
+                _error(f"a panel judge must be a mapping, not {_shown(item)}", _pos(item, path), hint=hint)
+            )
+            ok = False
+            continue
+        fields: dict[str, object] = {}
+        if _judge_fields(item, path, errors, PANEL_JUDGE_KEYS, "panel judge", fields, {}):
+            members.append(fields)
+        else:
+            ok = False
+    if ok and len(members) < 2:
+        errors.append(_error("a judge panel needs at least two judges", _pos(node, path), hint=hint))
+        ok = False
+    return members if ok else None
 
 
 #: The hint of a bad `judge: {price: ...}`.

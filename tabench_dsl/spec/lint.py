@@ -145,15 +145,28 @@ def _url_warnings(loaded: Loaded) -> list[SpecError]:
         value = scorer.settings.judge.backend
         if value is not None:
             backend, at = value, _settings_pos(scorer, "judge", "backend")
-    if backend is None or at is None or urlsplit(backend).scheme.lower() not in ("http", "https"):
-        return []
-    return [
-        _warning(
-            f"judge backend '{backend}' is a URL: it gets no API key unless you pass it with --judge",
-            at,
-            hint=HINT_URL_JUDGE,
+    found = []
+    if backend is not None and at is not None and urlsplit(backend).scheme.lower() in ("http", "https"):
+        found.append(
+            _warning(
+                f"judge backend '{backend}' is a URL: it gets no API key unless you pass it with --judge",
+                at,
+                hint=HINT_URL_JUDGE,
+            )
         )
-    ]
+    panel_at = loaded.judge_pos.get("panel")
+    members = loaded.judge.panel if loaded.judge is not None else ()
+    for member in members:
+        if panel_at is not None and urlsplit(member.backend).scheme.lower() in ("http", "https"):
+            found.append(
+                _warning(
+                    f"judge panel backend '{member.backend}' is a URL: grade refuses it unless you pass it "
+                    "with --judge",
+                    panel_at,
+                    hint=HINT_URL_JUDGE,
+                )
+            )
+    return found
 
 
 def _settings_pos(scorer: Scorer, *keys: str) -> Pos:

@@ -78,6 +78,12 @@ function outcomeCell(item) {
     cell.append(el("span", { class: "small flag", title: "the answer looks like it addresses the judge" },
       " injection?"));
   }
+  if (item.votes && item.votes.length) {
+    cell.append(el("span", { class: "small", title: "each panel judge's vote" }, " [" + item.votes.join(" ") + "]"));
+  }
+  if (item.audit === "fail") {
+    cell.append(el("span", { class: "small flag", title: "the T1 audit's judge failed this T1 pass" }, " audit: fail"));
+  }
   if (item.warnings) cell.append(el("span", { class: "small flag", title: "see the answer's warnings" }, " ⚑"));
   return cell;
 }
@@ -278,9 +284,38 @@ function renderDetail(detail, row) {
   if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
   box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, r.answer));
   box.append(el("h3", null, "Judge's reason"), el("pre", null, r.reason || "(none)"));
-  box.append(el("h3", null, `Judge attempts (${r.attempts.length})`));
-  if (!r.attempts.length) box.append(el("p", { class: "muted" }, "None: T1 decided without a judge call."));
-  r.attempts.forEach((a, i) => {
+  if (detail.votes.length) box.append(votesBlock("Judges of the panel", detail.votes));
+  if (detail.audit) {
+    const a = detail.audit;
+    box.append(el("h3", null, "T1 audit"),
+      el("p", null, `${a.judge_name} says `, badge(a.verdict, null),
+        a.verdict === "fail" ? " – the judge disagrees with the T1 pass, which stands" : "",
+        a.cause ? ` (${a.cause})` : ""),
+      el("pre", null, a.reason || "(none)"));
+    if (a.votes.length) box.append(votesBlock("Judges of the panel, auditing", a.votes));
+  }
+  if (!detail.votes.length) box.append(attemptsBlock(r.attempts));
+  box.append(promptsBlock(detail.prompts));
+  return box;
+}
+
+// Each panel judge's vote on one answer: its outcome and reason, then its own attempts.
+function votesBlock(title, votes) {
+  const block = el("div", { class: "votes" }, el("h3", null, `${title} (${votes.length})`));
+  for (const v of votes) {
+    block.append(el("div", { class: "vote" },
+      el("p", null, el("strong", null, v.judge_name), " ", badge(v.verdict, null),
+        v.cause ? ` ${v.cause}` : ""),
+      el("pre", null, v.reason || "(none)"), attemptsBlock(v.attempts)));
+  }
+  return block;
+}
+
+function attemptsBlock(attempts) {
+  const box = el("div", { class: "attempts" });
+  box.append(el("h3", null, `Judge attempts (${attempts.length})`));
+  if (!attempts.length) box.append(el("p", { class: "muted" }, "None: T1 decided without a judge call."));
+  attempts.forEach((a, i) => {
     const bits = [`${i + 1}. ${a.kind}`, `${Math.round(a.latency_ms)} ms`,
       `${fmt(a.tokens.prompt + a.tokens.completion)} tokens`];
     if (a.cache_hit) bits.push("cache hit");
@@ -289,7 +324,6 @@ function renderDetail(detail, row) {
     box.append(el("div", { class: "attempt" }, el("div", { class: "small" }, bits.join(" · ")),
       el("pre", { class: "raw" }, a.raw === null ? "(no reply)" : a.raw)));
   });
-  box.append(promptsBlock(detail.prompts));
   return box;
 }
 

@@ -21,7 +21,20 @@ from .charts import outcome_chart
 from .run import Run, prompts_for
 
 #: The query-string keys `/api/records` filters on.
-FILTER_KEYS: tuple[str, ...] = ("verdict", "tier", "cause", "system", "question", "facet", "human", "q")
+FILTER_KEYS: tuple[str, ...] = (
+    "verdict",
+    "tier",
+    "cause",
+    "system",
+    "question",
+    "facet",
+    "human",
+    "audit",
+    "q",
+)
+#: The values of the `audit` filter: T1 passes the judge audited, and of those the ones it agreed
+#: with (passed) or disagreed with (failed).
+AUDIT_FILTERS: tuple[str, ...] = ("audited", "agree", "disagree")
 #: Largest page a client may ask for.
 MAX_LIMIT = 500
 _PREVIEW = 160
@@ -38,6 +51,7 @@ class Filters:
     question: str = ""
     facet: str = ""
     human: str = ""  # "decided" | "undecided" | ""
+    audit: str = ""  # one of AUDIT_FILTERS, or ""
     q: str = ""
 
     @classmethod
@@ -159,6 +173,8 @@ class Index:
                 continue
             if f.human == "undecided" and r.decision is not None:
                 continue
+            if f.audit and not audit_matches(r, f.audit):
+                continue
             if q and q not in self._search[i]:
                 continue
             out.append(i)
@@ -199,6 +215,8 @@ class Index:
             "warnings": len(r.warnings),
             "injection_suspect": r.injection_suspect,
             "prompt_sha256": r.prompt_sha256,
+            "votes": [vote.verdict for vote in r.votes],
+            "audit": None if r.audited is None else r.audited.verdict,
         }
 
     def find(self, system: str, question: str) -> Record:
@@ -212,6 +230,17 @@ class Index:
         return {
             "record": msgspec.to_builtins(record),
             "judge_name": record.judge.describe(),
+            # Each panel judge's vote, and the T1 audit's verdict, named as every output names them.
+            "votes": votes_payload(record.votes),
+            "audit": None
+            if record.audited is None
+            else {
+                "judge_name": record.audited.judge.describe(),
+                "verdict": record.audited.verdict,
+                "cause": record.audited.cause,
+                "reason": record.audited.reason,
+                "votes": votes_payload(record.audited.panel),
+            },
             "prompts": {
                 "system": prompts.system,
                 "user": prompts.user,
@@ -242,3 +271,30 @@ class Index:
         self._cache = None
         self._totals = None
         return updated
+
+
+def audit_matches(record: Record, wanted: str) -> bool:
+    """Whether `record` passes the `audit` filter: `audited` (a T1 pass the judge also graded),
+    `agree` (the judge passed it too) or `disagree` (the judge failed it)."""
+    audit = record.audited
+    if audit is None:
+        return False
+    if wanted == "agree":
+        return audit.verdict == "pass"
+    if wanted == "disagree":
+        return audit.verdict == "fail"
+    return True
+
+
+def votes_payload(votes) -> list[dict[str, Any]]:
+    """A panel's votes as the page shows them: each judge's name, outcome, cause, reason, attempts."""
+    return [
+        {
+            "judge_name": vote.judge.describe(),
+            "verdict": vote.verdict,
+            "cause": vote.cause,
+            "reason": vote.reason,
+            "attempts": msgspec.to_builtins(vote.attempts),
+        }
+        for vote in votes
+    ]

@@ -120,7 +120,9 @@ def prompts_for(record: Record, compiled: CompiledBattery | None) -> Prompts:
         )
     elif record.battery and record.battery != compiled.name:
         drift = f"the record names battery {record.battery!r}, the battery given is {compiled.name!r}"
-    stern = compiled.stern.fill(record.answer) if any(a.kind == "stern" for a in record.attempts) else None
+    stern = (
+        compiled.stern.fill(record.answer) if any(a.kind == "stern" for a in record.all_attempts()) else None
+    )
     return Prompts(
         question.system,
         compiled.user.fill(record.answer),
