@@ -25,6 +25,7 @@ from typing import Any
 from .core.compiled import CompiledBattery
 from .core.errors import SpecError, UsageError
 from .core.nodes import Battery
+from .core.price import Price
 from .core.records import Answer, Record
 from .review.totals import Totals
 
@@ -72,12 +73,13 @@ def read_results(path: str | Path) -> Iterator[Record]:
     return iter_records(path)
 
 
-def totals(records: Iterable[Record]) -> Totals:
+def totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
     """The totals of `records`: per system and per question, the last record of each (system,
-    question) pair standing; score = pass / (pass + fail + adjudicate) with a 95% Wilson interval."""
+    question) pair standing; score = pass / (pass + fail + adjudicate) with a 95% Wilson interval;
+    the judge calls' tokens and cost, at each record's judge price or at `price` when given."""
     from .review.totals import compute_totals
 
-    return compute_totals(records)
+    return compute_totals(records, price=price)
 
 
 def grade(
@@ -109,6 +111,7 @@ async def agrade(
     retries: int = 5,
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
+    price: Price | None = None,
 ) -> list[Record]:
     """`grade`, awaited. `judge` is a `--judge` spec (default: as `tabench grade` chooses: the
     manifest's backend, else openai/anthropic for a named model, else builtin), or a list of them:
@@ -116,7 +119,8 @@ async def agrade(
     T1 passes also sent to the judge (`--t1-audit`); `out` a results
     file the records are appended to (created when missing; an existing one must be a results file);
     `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
-    the process environment)."""
+    the process environment); `price` the judge's price, recorded in every record (default: the
+    manifest's `judge.price`, if any)."""
     from .core.results import ResultsWriter
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
@@ -135,6 +139,7 @@ async def agrade(
         retries=retries,
         concurrency=concurrency,
         cache=None if cache is None else str(cache),
+        price=price,
     )
     if out is not None:
         check_results_out(out, option="out")

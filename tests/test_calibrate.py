@@ -162,6 +162,7 @@ def test_json_fields(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "language_model": False,
         "label": "builtin lexical judge (not a language model)",
         "endpoint": "",
+        "price": None,
     }
     assert obj["misses"] == [
         {

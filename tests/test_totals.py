@@ -73,7 +73,7 @@ def test_counts_score_and_calls_by_hand():
     assert a.t1_passes == 1
     assert a.judge_calls == 6  # 1 + 2 + 2 + 1 failed call; T1 makes none
     assert a.stern_retries == 2
-    assert a.tokens == 110 + 112 + 128 + 4
+    assert a.tokens.total == 110 + 112 + 128 + 4
     assert (b.judge_calls, b.cache_hits, b.score) == (0, 1, 0.0)
     q1 = totals.questions[0]
     assert (q1.question, q1.answers, q1.passed, q1.fail, q1.score) == ("q1", 2, 1, 1, 0.5)

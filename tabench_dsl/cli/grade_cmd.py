@@ -13,6 +13,7 @@ Decided where the spec is silent:
   skip, and `--limit` counts only answers sent to grading, so `--resume --limit N` grades the next N.
   A `--question` the battery lacks, or a `--tag` none of its questions has, is a usage error; a
   `--system` no answer has grades nothing.
+- `--dry-run` builds no judge, sends nothing and writes no file (`dry_run`): it counts and estimates.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
   (records written are kept).
@@ -96,6 +97,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "More than one pays off only against a judge fast enough to keep one core busy",
     )
     add("--json", action="store_true", help="print the totals as one JSON document")
+    add(
+        "--dry-run",
+        action="store_true",
+        help="build no judge and send nothing: count the answers, T1 passes, reply-cache hits and the "
+        "judge calls still needed, estimate their tokens and, with a price, their cost",
+    )
     add_slice_options(parser)
     parser.set_defaults(run=run)
 
@@ -201,6 +208,10 @@ def run(args: argparse.Namespace) -> int:
     from .progress import Progress
 
     _check_args(args)
+    if args.dry_run:
+        from . import dry_run
+
+        return dry_run.run(args)
     out: Path = args.out or DEFAULT_OUT
     check_results_out(out, option="--out", inputs=grading_inputs(judge=args.judge, answers=args.answers))
     if not args.resume and out.exists() and out.stat().st_size > 0:

@@ -2,7 +2,7 @@
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
 --judge (given more than once: a judge panel), --panel-rule, --t1-audit, --model, --concurrency,
---cache/--no-cache, --retries, --timeout, --rpm, --tpm and --max-answer-bytes.
+--cache/--no-cache, --retries, --timeout, --rpm, --tpm, --max-answer-bytes and --price.
 `check_grading_options` raises the same `UsageError` in both commands.
 """
 
@@ -12,6 +12,7 @@ import argparse
 
 from ..core.display import shown
 from ..core.errors import UsageError
+from .price_flags import add_price_option, check_price
 
 
 class _JudgeAction(argparse.Action):
@@ -79,6 +80,7 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
         "(default 262144: 256 KiB)",
     )
+    add_price_option(parser, use="recorded with every record (over the manifest's judge.price)")
 
 
 def check_grading_options(args: argparse.Namespace) -> None:
@@ -95,6 +97,7 @@ def check_grading_options(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name} must be positive")
     if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
         raise UsageError("--max-answer-bytes must be at least 1")
+    check_price(args)
     if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
         raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
     judges = args.judges or []
@@ -122,6 +125,7 @@ def grading_options(args: argparse.Namespace):
         tpm=args.tpm,
         cache=None if args.no_cache else str(resolve_path(args.cache)),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
+        price=args.price,
     )
 
 

@@ -1,4 +1,6 @@
-"""`tabench totals RESULTS.jsonl [--json]`: the totals of a results file, human decisions applied.
+"""`tabench totals RESULTS.jsonl [--json] [--price ...]`: the totals of a results file, human
+decisions applied, with the judge calls' tokens and cost (at the price each record carries, or
+`--price` over it).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """
@@ -12,6 +14,7 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .command_help import add_command
+from .price_flags import add_price_option, check_price
 from .tag_flags import add_tag_option
 
 
@@ -21,8 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "totals",
         help="count a results file (the last record of each pair stands)",
         description="Print the totals of a results file per system and overall: pass, fail, "
-        "adjudicate and error counts, the score and its 95% Wilson interval. The last record of each "
-        "(system, question) pair stands and human decisions are applied.",
+        "adjudicate and error counts, the score and its 95% Wilson interval, the judge's tokens and "
+        "their cost. The last record of each (system, question) pair stands and human decisions are "
+        "applied.",
         exit_codes=((0, "done"), (1, "some lines were not records (each named on stderr, left out)")),
     )
     parser.add_argument(
@@ -37,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="human decisions to apply (default: RESULTS.decisions.jsonl beside the results, if present)",
     )
     add_tag_option(parser)
+    add_price_option(parser, use="prices every judge call, over the price its record carries")
     parser.set_defaults(run=run)
 
 
@@ -46,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.slices import select_tagged
     from ..review.totals import compute_totals, latest, totals_json
 
+    check_price(args)
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
@@ -57,13 +63,18 @@ def run(args: argparse.Namespace) -> int:
         records = apply_decisions(records, load_decisions(decisions_file))
     if args.tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), args.tags)
-    totals = compute_totals(records)
+    totals = compute_totals(records, price=args.price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     else:
         print_tables(totals)
     # Counted without the lines it could not read: say so in the status too.
     return 1 if problems else 0
+
+
+#: Columns the tables take when the output is not a terminal: the per-system table (with its token
+#: and cost columns) and a system name of 40 characters fit on one line.
+PIPE_WIDTH = 160
 
 
 def print_tables(totals) -> None:
@@ -76,5 +87,5 @@ def print_tables(totals) -> None:
 
     from ..review.totals import render_table
 
-    console = Console(width=None if sys.stdout.isatty() else 140, markup=False, emoji=False)
+    console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False, emoji=False)
     console.print(render_table(totals))

@@ -19,6 +19,7 @@ from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .compare_flags import add_compare_option, load_compared
+from .price_flags import add_price_option, check_price
 from .tag_flags import add_tag_option
 from .warnings import warn_run_problems
 
@@ -53,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_allow_dir(parser)
     add_tag_option(parser)
     add_compare_option(parser)
+    add_price_option(parser, use="prices every judge call, over the price its record carries")
     parser.set_defaults(run=run)
 
 
@@ -63,10 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
 
+    check_price(args)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
+    run_data.price = args.price
     check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
     index = Index(
         run_data, reviewer=args.reviewer or default_reviewer(), compare=load_compared(args, run_data)

@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from .price import Price
 from .scorer import FACET_NAMES, ScorerSettings
 
 __all__ = ["FACET_NAMES"]  # re-exported: the AST's users find the default facet names here
@@ -96,6 +97,8 @@ class PanelJudge(msgspec.Struct, frozen=True):
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    #: What this judge costs; None: the `judge:` mapping's price (panels mix providers and prices).
+    price: Price | None = None
 
 
 class JudgeDefaults(msgspec.Struct, frozen=True):
@@ -108,6 +111,8 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     backend: str | None = None
     panel: tuple[PanelJudge, ...] = ()
     rule: str | None = None
+    #: What the judge costs (`judge: {price: ...}`), recorded on every record graded at it.
+    price: Price | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

@@ -12,6 +12,8 @@ from typing import Literal
 
 import msgspec
 
+from .price import Price
+
 Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
@@ -73,6 +75,8 @@ class JudgeInfo(msgspec.Struct, frozen=True):
 
     `endpoint` is the base URL an HTTP judge was asked at, without credentials, query or fragment
     (empty for the builtin and replay judges): two servers answering for one model are two judges.
+    `price` is what the grading was told the judge costs (`--price` or the manifest's
+    `judge.price`), None when nobody said: a results file prices its own tokens (`review.costs`).
     """
 
     backend: str
@@ -80,6 +84,7 @@ class JudgeInfo(msgspec.Struct, frozen=True):
     language_model: bool = True
     label: str = ""
     endpoint: str = ""
+    price: Price | None = None
 
     @property
     def deterministic(self) -> bool:

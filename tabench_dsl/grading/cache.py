@@ -97,6 +97,45 @@ def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | 
     return ReplyCache(path)
 
 
+class CacheReader:
+    """The reply cache opened read-only (`grade --dry-run`): it looks replies up and writes nothing,
+    neither an entry nor the file itself (SQLite's `mode=ro`). Close it when done.
+
+    A cache closed cleanly has no write-ahead log beside it: it is then opened `immutable`, which
+    makes SQLite create no `-wal` or `-shm` file next to it either. While a log is there (a grading
+    writing now, or one that crashed), the log holds replies too, and is read with the file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        logged = Path(f"{self.path}-wal").exists()
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if logged else "?mode=ro&immutable=1")
+        try:
+            self._db = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
+            self._db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise UsageError(
+                f"{self.path}: cannot read the reply cache ({exc}); give another --cache PATH or --no-cache"
+            ) from None
+
+    def has(self, key: str) -> bool:
+        """Whether the cache holds a reply for `key`."""
+        try:
+            return self._db.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchone() is not None
+        except sqlite3.Error as exc:
+            raise UsageError(f"{self.path}: cannot read the reply cache ({exc})") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def open_cache_reader(path: str | Path | None, judge: JudgeInfo) -> CacheReader | None:
+    """The cache at `path` to read only, or None: for `--no-cache`, a deterministic judge (never
+    cached) and a file that does not exist yet (it holds no reply, and none is made)."""
+    if path is None or judge.deterministic or not Path(path).is_file():
+        return None
+    return CacheReader(path)
+
+
 #: How often, and how long apart (seconds), opening a cache file another process holds locked is tried.
 OPEN_TRIES = 50
 OPEN_PAUSE = 0.1

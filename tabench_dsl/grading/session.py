@@ -20,6 +20,7 @@ import msgspec
 from ..core.compiled import CompiledBattery
 from ..core.errors import UsageError
 from ..core.nodes import JudgeDefaults
+from ..core.price import Price
 from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
     (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
-    `--no-cache`) and the largest answer sent to the judge (`--max-answer-bytes`).
+    `--no-cache`), the largest answer sent to the judge (`--max-answer-bytes`) and the judges'
+    price (`--price`, over the manifest's).
 
     `panel` holds the judge SPECs of `--judge` given more than once (then `judge` is None) and
     `panel_rule` is `--panel-rule` (None: the manifest's `judge.rule`, else majority); `t1_audit`
@@ -49,6 +51,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     tpm: float | None = None
     cache: str | None = None
     max_answer_bytes: int = MAX_ANSWER_BYTES
+    price: Price | None = None
     panel: tuple[str, ...] = ()
     panel_rule: str | None = None
     t1_audit: float = 0.0
@@ -130,6 +133,7 @@ async def open_judge(
             session=session,
             env=env,
             timeout=options.timeout,
+            price=options.price,
         )
 
     members: list[Judge] = []
@@ -144,6 +148,7 @@ async def open_judge(
                     temperature=one.temperature if one.temperature is not None else manifest.temperature,
                     max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
                     backend=one.backend,
+                    price=one.price or manifest.price,
                 )
                 members.append(build(None, None, defaults))
         else:

@@ -25,7 +25,7 @@ from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from .diff import diff_records, summary_lines
 from .templating import Inline, inline, markup, render
-from .totals import compute_totals, judge_caption, kappa_text
+from .totals import compute_totals, judge_caption, kappa_text, usage_caption
 from .viewer.charts import COLOURS, lay_out, outcome_chart
 from .viewer.run import Run, prompts_for
 
@@ -162,7 +162,7 @@ def render_report(
 ) -> str:
     """The whole report page for `run` as HTML text; `compare`, a second grading of the same
     answers, adds a section of what changed (`diff.diff_records`) and its verdict beside each answer."""
-    totals = compute_totals(run.records)
+    totals = compute_totals(run.records, price=run.price)
     diff = (
         None
         if compare is None
@@ -185,6 +185,7 @@ def render_report(
         totals=totals,
         kappa=kappa_text,
         judge=judge_caption(totals),
+        usage=usage_caption(totals),
         stamp=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
         problems=run.problems[:_MAX_PROBLEMS],
         more_problems=max(len(run.problems) - _MAX_PROBLEMS, 0),

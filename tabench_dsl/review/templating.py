@@ -38,6 +38,7 @@ from markupsafe import Markup
 
 from ..core.display import shown
 from .compare import p_text, signed_points
+from .costs import format_usd
 from .totals import percent
 
 
@@ -73,6 +74,11 @@ def _shown_unless_marked(value: Any) -> Any:
 def _count(value: int) -> str:
     """A count with thousands separators: `12,345`."""
     return f"{value:,}"
+
+
+def _usd(value: float | None) -> str:
+    """A cost as every output shows it (`costs.format_usd`), a dash when unknown."""
+    return format_usd(value, missing="–")
 
 
 def _percent(value: float | None) -> str:
@@ -123,7 +129,7 @@ def environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         auto_reload=False,  # compiled once per process, never stat()ed again
     )
-    env.filters.update(lines=_lines, as_is=_as_is, count=_count, percent=_percent, preview=_preview)
+    env.filters.update(lines=_lines, as_is=_as_is, count=_count, percent=_percent, preview=_preview, usd=_usd)
     env.filters.update(points=signed_points, pvalue=p_text)  # pairwise comparisons (review/compare.py)
     return env
 

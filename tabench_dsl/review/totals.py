@@ -12,9 +12,11 @@ from collections.abc import Iterable
 
 import msgspec
 
+from ..core.price import Price
 from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .compare import Comparisons, compare_systems, comparison_table
+from .costs import Spend, TokenCounts, format_usd, judged_attempts
 from .slices import TagTotals, tag_table, tag_totals
 
 # Defined with the other statistics; re-exported, so totals' users find them here as before.
@@ -44,7 +46,9 @@ class SystemTotals(msgspec.Struct):
     cache_hits: int = 0
     stern_retries: int = 0
     format_retries: int = 0
-    tokens: int = 0
+    #: The judge calls' tokens (`costs.TokenCounts`); `cost_usd` None when no price is known.
+    tokens: TokenCounts = msgspec.field(default_factory=TokenCounts)
+    cost_usd: float | None = None
     injection_suspects: int = 0
     facets: dict[str, int] = msgspec.field(default_factory=dict)
 
@@ -61,6 +65,16 @@ class QuestionTotals(msgspec.Struct):
     score: float | None = None
 
 
+class Usage(msgspec.Struct):
+    """The judge calls of the whole file (`"all"` in JSON): how many, their tokens and their cost
+    (None while `unpriced_calls` of them have no price; `costs`)."""
+
+    judge_calls: int = 0
+    tokens: TokenCounts = msgspec.field(default_factory=TokenCounts)
+    cost_usd: float | None = None
+    unpriced_calls: int = 0
+
+
 class Totals(msgspec.Struct):
     """Everything a totals table shows; `records` counts the pairs, after the last-stands rule.
 
@@ -72,6 +86,7 @@ class Totals(msgspec.Struct):
     facets: dict[str, int]
     judges: list[JudgeInfo]
     records: int = 0
+    usage: Usage = msgspec.field(default_factory=Usage, name="all")
     #: Each panel judge's pass rate and their agreement, when a judge panel graded (`agreement`).
     panel: PanelAgreement | None = None
     #: T1's precision against the judge, when `--t1-audit` sent T1 passes to it (`agreement`).
@@ -103,15 +118,20 @@ def interval_bound(value: float) -> float:
     return round(min(1.0, max(0.0, value)), BOUND_DECIMALS)
 
 
-def compute_totals(records: Iterable[Record]) -> Totals:
-    """Count the standing records per system, per question, per facet and per judge."""
+def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
+    """Count the standing records per system, per question, per facet and per judge. `price` (the
+    reader's `--price`) prices every billed judge call over the price its record carries."""
     systems: dict[str, SystemTotals] = {}
+    spends: dict[str, Spend] = {}
     questions: dict[str, QuestionTotals] = {}
     facets: dict[str, int] = {}
     judges: dict[tuple[str, str], JudgeInfo] = {}
     standing = latest(records)
     for record in standing.values():
         s = systems.setdefault(record.system, SystemTotals(system=record.system))
+        spend = spends.get(record.system)
+        if spend is None:
+            spend = spends[record.system] = Spend(price)
         q = questions.setdefault(record.question, QuestionTotals(question=record.question))
         verdict = outcome(record)
         for row in (s, q):
@@ -131,12 +151,12 @@ def compute_totals(records: Iterable[Record]) -> Totals:
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        for attempt in record.all_attempts():  # a panel's judges' and an audit's too
+        for judge, attempt in judged_attempts(record):  # a panel's judges' and an audit's too
             if attempt.cache_hit:
                 s.cache_hits += 1
             elif attempt.raw is not None or attempt.error is not None:
                 s.judge_calls += 1
-                s.tokens += attempt.tokens.total
+                spend.add_call(attempt.tokens, judge)
             if attempt.kind == "stern":
                 s.stern_retries += 1
             elif attempt.kind == "format":
@@ -158,6 +178,7 @@ def compute_totals(records: Iterable[Record]) -> Totals:
         if interval is not None:
             s.ci_low, s.ci_high = (interval_bound(bound) for bound in interval)
     return Totals(
+        usage=_usage(systems, spends, price),
         systems=sorted(systems.values(), key=lambda r: r.system),
         questions=sorted(questions.values(), key=lambda r: r.question),
         facets=dict(sorted(facets.items())),
@@ -168,6 +189,16 @@ def compute_totals(records: Iterable[Record]) -> Totals:
         comparisons=compare_systems(standing.values()),
         tags=tag_totals(standing.values()),
     )
+
+
+def _usage(systems: dict[str, SystemTotals], spends: dict[str, Spend], price: Price | None) -> Usage:
+    """Each system's tokens and cost onto its row, and the whole file's (`"all"`)."""
+    whole = Spend(price)
+    for name, spend in spends.items():
+        systems[name].tokens = spend.tokens
+        systems[name].cost_usd = spend.cost()
+        whole.merge(spend)
+    return Usage(whole.calls, whole.tokens, whole.cost(), whole.unpriced_calls)
 
 
 def totals_json(totals: Totals) -> bytes:
@@ -183,6 +214,23 @@ def judge_caption(totals: Totals) -> str:
     if not totals.judges:
         return "graded by T1 only (no judge call)"
     return "judge: " + "; ".join(judge.describe() for judge in totals.judges)
+
+
+def usage_caption(totals: Totals) -> str:
+    """What the judge calls of the whole file used and cost, in one line; where the cost is unknown,
+    why (calls with no price) and how to give one."""
+    usage = totals.usage
+    tokens = usage.tokens
+    line = (
+        f"all: {usage.judge_calls:,} judge call(s), {tokens.prompt:,} prompt tokens "
+        f"({tokens.cached_prompt:,} cached), {tokens.completion:,} completion tokens"
+    )
+    if usage.cost_usd is not None:
+        return f"{line}; cost {format_usd(usage.cost_usd)}"
+    return (
+        f"{line}; cost unknown: {usage.unpriced_calls:,} call(s) have no price "
+        "(give --price or the manifest's judge: {price: ...})"
+    )
 
 
 def percent(value: float | None, missing: str = "-") -> str:
@@ -205,7 +253,9 @@ def render_table(totals: Totals):
     by_system = Table(
         title="Totals per system",
         caption=literal(judge_caption(totals), style="table.caption").append(
-            "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
+            "\n"
+            + usage_caption(totals)
+            + "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
         ),
     )
     for name in (
@@ -220,7 +270,10 @@ def render_table(totals: Totals):
         "T1",
         "calls",
         "stern",
-        "tokens",
+        "tokens in",
+        "cached",
+        "out",
+        "cost",
     ):
         by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
     for s in totals.systems:
@@ -238,7 +291,10 @@ def render_table(totals: Totals):
             str(s.t1_passes),
             str(s.judge_calls),
             str(s.stern_retries),
-            str(s.tokens),
+            f"{s.tokens.prompt:,}",
+            f"{s.tokens.cached_prompt:,}",
+            f"{s.tokens.completion:,}",
+            format_usd(s.cost_usd),
         )
     by_question = Table(title="Per question, across systems")
     for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):

@@ -26,6 +26,7 @@ import yaml
 
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
+from ..core.price import PRICE_EXAMPLE, PRICE_KEYS, missing_price_keys, price_value_problem
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
 from .parse import RawQuestion, parse_policy, parse_rubric
@@ -36,9 +37,9 @@ from .yaml_io import reader_error, yaml_error, yaml_problem
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "panel", "rule")
+JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "price", "panel", "rule")
 #: The keys of one judge of the manifest's `judge: {panel: [...]}`.
-PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens")
+PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens", "price")
 #: The rules a judge panel may use (`grading.panel`).
 PANEL_RULES: tuple[str, ...] = ("majority", "unanimous")
 #: The manifest keys without a default.
@@ -324,6 +325,10 @@ def _judge_fields(
             text = _scalar_text(value, f"{where} {key}", path, errors)
             ok = ok and text is not None
             fields[key] = text
+        elif key == "price":
+            price = _check_price(value, path, errors)
+            ok = ok and price is not None
+            fields[key] = price
         elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
             fields[key] = float(cast(float, _construct(value)))
         elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
@@ -382,6 +387,53 @@ def _check_panel(node: yaml.Node, path: str, errors: list[SpecError]) -> list[di
         errors.append(_error("a judge panel needs at least two judges", _pos(node, path), hint=hint))
         ok = False
     return members if ok else None
+
+
+#: The hint of a bad `judge: {price: ...}`.
+_PRICE_HINT = "price: {" + PRICE_EXAMPLE.replace("=", ": ").replace(",", ", ") + "} in USD per million tokens"
+
+
+def _check_price(node: yaml.Node, path: str, errors: list[SpecError]) -> dict[str, float] | None:
+    """The judge's `price:` mapping (USD per million tokens): each problem at its own line and column,
+    a missing required key at the mapping."""
+    if not isinstance(node, yaml.MappingNode):
+        errors.append(
+            _error(f"judge price must be a mapping, not {_shown(node)}", _pos(node, path), hint=_PRICE_HINT)
+        )
+        return None
+    values: dict[str, float] = {}
+    seen: dict[str, Pos] = {}
+    ok = True
+    for key_node, value in node.value:
+        key = str(key_node.value)
+        if key in seen:
+            hint = f"first given at line {seen[key].line}"
+            errors.append(_error(f"duplicate price key '{key}'", _pos(key_node, path), hint=hint))
+            ok = False
+            continue
+        seen[key] = _pos(key_node, path)
+        if key not in PRICE_KEYS:
+            hint = "price keys are " + ", ".join(PRICE_KEYS)
+            errors.append(_error(f"unknown price key '{key}'", _pos(key_node, path), hint=hint))
+            ok = False
+            continue
+        number = (
+            _construct(value)
+            if isinstance(value, yaml.ScalarNode) and value.tag in (_TAG + "int", _TAG + "float")
+            else None
+        )
+        problem = price_value_problem(number)
+        if problem is not None:
+            errors.append(_error(f"price {key} {problem}, not {_shown(value)}", _pos(value, path)))
+            ok = False
+            continue
+        values[key] = float(cast(float, number))
+    missing = missing_price_keys(seen)
+    if missing:
+        need = " and ".join(f"'{key}'" for key in missing)
+        errors.append(_error(f"judge price needs {need}", _pos(node, path), hint=_PRICE_HINT))
+        ok = False
+    return values if ok else None
 
 
 _MANIFEST_CHECKS = {

@@ -19,7 +19,8 @@ An empty variable counts as unset. A SPEC is
 
 `openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
 Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
-`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens.
+`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens. The price (`--price`,
+else the manifest's `judge.price`) goes into the judge's `info`, so every record says what it cost.
 Keys come from the environment only, and go only where the user sent them: to an endpoint the user
 named (the `--judge` URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL) or to the provider's own host.
 OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_URL says, as OpenAI's
@@ -53,6 +54,7 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
+from ...core.price import Price
 from ...core.scorer import ScorerSettings
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
 from .registry import JudgeSetup, find_backend
@@ -97,6 +99,7 @@ def make_judge(
     timeout: float = DEFAULT_TIMEOUT,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    price: Price | None = None,
 ) -> Judge:
     """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
     for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
@@ -116,7 +119,7 @@ def make_judge(
         raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
     backend, argument = found
     scorer = (settings or ScorerSettings()).judge
-    return backend.build(
+    judge = backend.build(
         JudgeSetup(
             spec=choice.spec,
             argument=argument,
@@ -129,6 +132,12 @@ def make_judge(
             settings=settings,
         )
     )
+    price = price or manifest.price
+    if price is not None:
+        # Set here, once for every backend: a price is what the user was billed, not part of a
+        # backend's wire format.
+        judge.info = msgspec.structs.replace(judge.info, price=price)
+    return judge
 
 
 def choose_judge(

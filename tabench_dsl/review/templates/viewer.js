@@ -129,6 +129,7 @@ function showTotals(totals) {
   const judges = totals.judge_names;
   setText(document.getElementById("judges"),
     judges.length ? "Judge: " + judges.join(", ") : "Graded by T1 only (no judge call).");
+  setText(document.getElementById("usage"), totals.usage_text);
   const facets = Object.entries(totals.facets).map(([name, n]) => `${name} ${fmt(n)}`);
   setText(document.getElementById("facets"), "Facets observed: " + (facets.join(" · ") || "none"));
   showTags(totals.tags);
@@ -243,7 +244,7 @@ async function loadSystems() {
   const body = document.querySelector("#totals-table tbody");
   body.replaceChildren(...page.items.map(systemRow));
   if (!page.items.length) {
-    body.append(el("tr", null, el("td", { colspan: 13, class: "l muted" }, "No system matches this search.")));
+    body.append(el("tr", null, el("td", { colspan: 16, class: "l muted" }, "No system matches this search.")));
   }
   const last = Math.min(page.offset + page.items.length, page.total);
   const text = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)} systems` : "0 systems";
@@ -259,7 +260,8 @@ function systemRow(s) {
   return el("tr", { "data-system": s.system }, el("td", { class: "l" }, s.system), ...cells,
     el("td", null, human ? `${s.human_pass} pass / ${s.human_fail} fail` : "–"),
     el("td", { class: "score" }, pct(s.score)), el("td", null, interval), el("td", null, fmt(s.t1_passes)),
-    el("td", null, fmt(s.judge_calls)), el("td", null, fmt(s.stern_retries)), el("td", null, fmt(s.tokens)));
+    el("td", null, fmt(s.judge_calls)), el("td", null, fmt(s.stern_retries)), el("td", null, fmt(s.tokens.prompt)),
+    el("td", null, fmt(s.tokens.cached_prompt)), el("td", null, fmt(s.tokens.completion)), el("td", null, s.cost_text));
 }
 
 // -- the list -------------------------------------------------------------------------------------

@@ -14,9 +14,10 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.records import Record
+from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
-from ..totals import Totals, compute_totals, outcome
+from ..totals import SystemTotals, Totals, compute_totals, outcome, usage_caption
 from .charts import outcome_chart
 from .run import Run, prompts_for
 
@@ -75,6 +76,14 @@ def _preview(text: str) -> str:
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
+def _system_rows(rows: list[SystemTotals]) -> list[dict[str, Any]]:
+    """Per-system totals as plain data, each with its cost worded as every output words it."""
+    items = msgspec.to_builtins(rows)
+    for item, row in zip(items, rows, strict=True):
+        item["cost_text"] = format_usd(row.cost_usd, missing="–")
+    return items
+
+
 class Index:
     """The records of a run, ready to filter, page, show and decide."""
 
@@ -97,7 +106,7 @@ class Index:
     def totals(self) -> Totals:
         """The totals of the standing records, human decisions counted (recomputed after a decision)."""
         if self._totals is None:
-            self._totals = compute_totals(self.records)
+            self._totals = compute_totals(self.records, price=self.run.price)
         return self._totals
 
     def totals_payload(self) -> dict[str, Any]:
@@ -105,10 +114,12 @@ class Index:
         is ever built from a name on the server and parsed in the browser."""
         totals = self.totals()
         payload = msgspec.to_builtins(totals)
+        payload["systems"] = _system_rows(totals.systems)
         # Each judge named as every other output names it (`JudgeInfo.describe`): the page shows
         # these, it does not compose a name of its own.
         payload["judge_names"] = [judge.describe() for judge in totals.judges]
         payload["compared"] = self.compared_payload()
+        payload["usage_text"] = usage_caption(totals)  # worded as the terminal and the report word it
         payload["charts"] = msgspec.to_builtins(
             {
                 "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
@@ -203,7 +214,7 @@ class Index:
         needle = q.strip().casefold()
         systems = self.totals().systems
         hits = [s for s in systems if needle in s.system.casefold()] if needle else systems
-        items = msgspec.to_builtins(hits[offset : offset + limit])
+        items = _system_rows(hits[offset : offset + limit])
         return {"total": len(hits), "offset": offset, "limit": limit, "items": items}
 
     def summary(self, r: Record) -> dict[str, Any]:

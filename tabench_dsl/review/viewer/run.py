@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ...core.compiled import CompiledBattery
 from ...core.errors import UsageError
+from ...core.price import Price
 from ...core.records import Record
 from ..decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from ..slices import select_tagged
@@ -33,6 +34,8 @@ class Run:
     stale: list[StaleDecision] = field(default_factory=list)
     compiled: CompiledBattery | None = None
     battery_path: Path | None = None
+    #: The reader's price (`--price`): totals price every judge call at it, over the records' own.
+    price: Price | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,128 @@
+"""What a grading would send, counted before anything is sent: `estimate_grading` (`grade --dry-run`).
+
+It walks the answers as `runner.Grader.grade` would, offline: an answer `--resume` skips is
+skipped, an oversized one goes to a person, T1 (offline by nature) passes what it passes, and each
+answer left is one first ask, unless the reply cache already holds the reply to that very request
+(the key `runner` looks up: judge, endpoint, parameters, messages, attempt `first`). The cache is
+read, never written (`cache.CacheReader`); no judge is built and nothing is contacted.
+
+A judge panel asks each of its judges: each has its own cache entries and its own counts. Only
+first asks are counted: a format re-ask or a stern retry depends on the reply, so it cannot be
+known in advance (each adds at most one more call of about the same size); `--t1-audit` asks are
+not counted either. Tokens are estimated
+from characters, four to a token (`transport.estimate_tokens`, the estimate `--tpm` pacing uses
+before a server reports real counts); a reply takes at most the judge's `max_tokens`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from ..core.compiled import CompiledBattery
+from ..core.records import Answer, JudgeInfo
+from ..core.tiers import t1_passes, tokens
+from .cache import cache_key, open_cache_reader
+from .judges.base import Message
+from .judges.identity import JudgeIdentity
+from .runner import MAX_ANSWER_BYTES
+from .transport import estimate_tokens
+
+#: How tokens are estimated, in the words outputs show it with.
+TOKEN_ESTIMATE = "characters / 4, the estimate --tpm pacing uses"
+
+
+class JudgeAsks(msgspec.Struct):
+    """What one judge would be asked: `judge_calls` first asks still to send after T1 and the reply
+    cache (`cache_hits`), over `questions` questions; their `prompt_chars` and `prompt_tokens`
+    (estimated); `repeated_prompt_tokens`, the part that repeats a SYSTEM prompt already sent for
+    the same question (what a provider's prompt cache can serve); `completion_tokens_max`, the
+    calls times `max_tokens`. `cache_read` is False when the reply cache was not read
+    (`--no-cache`, no file yet, a judge that is never cached)."""
+
+    judge: JudgeInfo
+    max_tokens: int
+    cache_hits: int = 0
+    judge_calls: int = 0
+    questions: int = 0
+    prompt_chars: int = 0
+    prompt_tokens: int = 0
+    repeated_prompt_tokens: int = 0
+    completion_tokens_max: int = 0
+    cache_read: bool = False
+
+
+class Estimate(msgspec.Struct):
+    """The counts of a dry run: the answers, those `--resume` skips, the oversized ones, the T1
+    passes, and what each judge would be asked (`judges`: one, or each judge of a panel, which
+    grades every answer T1 leaves)."""
+
+    answers: int = 0
+    skipped: int = 0
+    oversized: int = 0
+    t1_passes: int = 0
+    judges: list[JudgeAsks] = msgspec.field(default_factory=list)
+
+    def total(self, field: str) -> int:
+        """A count of `JudgeAsks` added up over the judges."""
+        return sum(getattr(asks, field) for asks in self.judges)
+
+
+def estimate_grading(
+    battery: CompiledBattery,
+    answers: Iterable[Answer],
+    judges: Sequence[JudgeIdentity],
+    *,
+    cache: str | None,
+    skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    max_answer_bytes: int = MAX_ANSWER_BYTES,
+) -> Estimate:
+    """Count what grading `answers` would send to `judges` (one, or a panel's; module docstring);
+    `cache` is the reply cache file (None: `--no-cache`)."""
+    estimate = Estimate(judges=[JudgeAsks(j.info, j.params.max_tokens) for j in judges])
+    keys = {
+        q.id: tuple(tokens(k) for k in (q.gold, *q.accept))
+        for q in battery.questions.values()
+        if battery.t1 and q.t1
+    }
+    asked: list[set[str]] = [set() for _ in judges]
+    readers = [open_cache_reader(cache, j.info) for j in judges]
+    try:
+        for asks, reader in zip(estimate.judges, readers, strict=True):
+            asks.cache_read = reader is not None
+        for answer in answers:
+            estimate.answers += 1
+            if (answer.system, answer.question) in skip:
+                estimate.skipped += 1
+                continue
+            if len(answer.answer.encode("utf-8", "surrogatepass")) > max_answer_bytes:
+                estimate.oversized += 1
+                continue
+            question = battery.questions[answer.question]
+            t1_keys = keys.get(question.id)
+            if t1_keys is not None and t1_passes(answer.answer, t1_keys):
+                estimate.t1_passes += 1
+                continue
+            messages = [Message("system", question.system), Message("user", battery.user.fill(answer.answer))]
+            for judge, asks, reader, seen in zip(judges, estimate.judges, readers, asked, strict=True):
+                if reader is not None:
+                    info = judge.info
+                    key = cache_key(info.backend, judge.params, messages, "first", endpoint=info.endpoint)
+                    if reader.has(key):
+                        asks.cache_hits += 1
+                        continue
+                asks.judge_calls += 1
+                asks.prompt_chars += sum(len(m.content) for m in messages)
+                asks.prompt_tokens += estimate_tokens(messages)
+                if question.id in seen:
+                    asks.repeated_prompt_tokens += estimate_tokens(messages[:1])
+                seen.add(question.id)
+    finally:
+        for reader in readers:
+            if reader is not None:
+                reader.close()
+    for asks, seen in zip(estimate.judges, asked, strict=True):
+        asks.questions = len(seen)
+        asks.completion_tokens_max = asks.judge_calls * asks.max_tokens
+    return estimate

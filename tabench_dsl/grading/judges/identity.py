@@ -1,0 +1,105 @@
+"""Which judge a grading would ask, worked out without building it: `judge_identity`.
+
+`grade --dry-run` looks the first asks up in the reply cache, whose key names the judge's backend,
+endpoint and decoding parameters (`cache.cache_key`). It must do so without a key in the
+environment, without an HTTP session and without reaching anything, so it cannot build the judge
+(`factory.make_judge` refuses a real API host without its key). This module names the judge the
+same way the backends do, from the same parts: the choice (`factory.choose_judge`), the backend a
+SPEC names (`registry.find_backend`), each backend's own base URL rules (`normalize_base_url`,
+`normalize_anthropic_base`, `urls.safe_url`) and the parameters' order of precedence.
+`tests/test_dry_run.py` checks that it agrees with the judge `make_judge` builds, backend by backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ...core.errors import UsageError
+from ...core.nodes import JudgeDefaults
+from ...core.records import JudgeInfo
+from ...core.scorer import ScorerSettings
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, JudgeParams
+from .factory import SPEC_FORMS, choose_judge, manifest_backend_problem
+from .registry import find_backend
+from .urls import safe_url
+
+
+class JudgeIdentity(msgspec.Struct, frozen=True):
+    """A judge as its records and cache entries name it: `info` (backend, model, endpoint) and the
+    decoding `params` its calls carry."""
+
+    info: JudgeInfo
+    params: JudgeParams
+
+
+def judge_identity(
+    spec: str | None,
+    *,
+    model: str | None = None,
+    manifest_judge: JudgeDefaults | None = None,
+    settings: ScorerSettings | None = None,
+    env: Mapping[str, str],
+) -> JudgeIdentity:
+    """The identity of the judge `make_judge` would build from the same arguments; raises the same
+    `UsageError`s it raises for the choice (a model nothing reaches, a URL only the manifest names,
+    an unknown SPEC, a missing model), never one for a missing API key."""
+    manifest = manifest_judge or JudgeDefaults()
+    choice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
+    if choice.source == "manifest":
+        problem = manifest_backend_problem(choice.spec)
+        if problem is not None:
+            raise UsageError(problem)
+    found = find_backend(choice.spec)
+    if found is None:
+        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
+    backend, argument = found
+    scorer = (settings or ScorerSettings()).judge
+    temperature = _first(manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE)
+    max_tokens = int(_first(manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS))
+
+    def params(needed_by: str, chosen: str | None) -> JudgeParams:
+        chosen = chosen or model or manifest.model
+        if not chosen:
+            raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
+        return JudgeParams(model=chosen, temperature=float(temperature), max_tokens=max_tokens)
+
+    if backend.kind == "builtin":
+        from .builtin import INFO
+
+        return JudgeIdentity(INFO, JudgeParams(model=INFO.model))
+    if backend.kind == "replay":
+        if not argument:
+            raise UsageError("--judge replay:FILE needs the results file to replay")
+        info = JudgeInfo(backend="replay", model="recorded", label=argument)
+        return JudgeIdentity(info, JudgeParams(model="recorded"))
+    try:
+        if backend.kind == "anthropic":
+            from .anthropic import ANTHROPIC_BASE_URL, normalize_anthropic_base
+
+            base = normalize_anthropic_base(env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL)
+            return _http("anthropic", base, params("anthropic:MODEL", argument or None))
+        from .openai import OPENAI_BASE_URL, normalize_base_url
+
+        if backend.kind == "openai":
+            base = normalize_base_url(env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL)
+            return _http("openai", base, params("openai:MODEL", argument or None))
+        if backend.kind == "url":
+            name = urlsplit(argument).netloc.rpartition("@")[2] or "url"
+            judge_params = params(safe_url(argument), None)
+            return _http(name, normalize_base_url(argument), judge_params)
+    except ValueError as exc:
+        raise UsageError(f"--judge: {exc}") from None
+    raise UsageError(f"the {backend.kind} judge cannot be named without building it")
+
+
+def _http(backend: str, base: str, params: JudgeParams) -> JudgeIdentity:
+    shown = safe_url(base)
+    return JudgeIdentity(JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown), params)
+
+
+def _first(*values: Any) -> Any:
+    return next(v for v in values if v is not None)
