@@ -92,6 +92,9 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     temperature: float | None = None
     max_tokens: int | None = None
     backend: str | None = None
+    #: Whether the judge's requests carry the provider's prompt-cache hint and answers are sent
+    #: grouped by question (None: not said, which means on).
+    prompt_cache: bool | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

@@ -36,7 +36,7 @@ from .yaml_io import reader_error, yaml_error, yaml_problem
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend")
+JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "prompt_cache")
 #: The manifest keys without a default.
 REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 #: A battery name.
@@ -279,7 +279,8 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             _error(
                 "judge must be a mapping",
                 _pos(node, path),
-                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME}",
+                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME, "
+                "prompt_cache: true}",
             )
         )
         return None
@@ -307,13 +308,27 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             fields[key] = text
         elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
             fields[key] = float(cast(float, _construct(value)))
-        elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
-            fields[key] = _construct(value)
+        elif _judge_value_fits(key, value):
+            fields[key] = _construct(cast(yaml.ScalarNode, value))
         else:
-            kind = "a number" if key == "temperature" else "a positive whole number"
+            kind = _JUDGE_VALUE_KINDS.get(key, "a positive whole number")
             errors.append(_error(f"judge {key} must be {kind}, not {_shown(value)}", at))
             ok = False
     return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
+
+
+#: What a judge key other than `model` and `backend` takes, as its error says it.
+_JUDGE_VALUE_KINDS = {"temperature": "a number", "prompt_cache": "true or false"}
+
+
+def _judge_value_fits(key: str, value: yaml.Node) -> bool:
+    """Whether `value` is what `max_tokens` (a whole number above 0) or `prompt_cache` (true or
+    false) takes."""
+    if not isinstance(value, yaml.ScalarNode):
+        return False
+    if key == "max_tokens":
+        return value.tag == _TAG + "int" and cast(int, _construct(value)) > 0
+    return key == "prompt_cache" and value.tag == _TAG + "bool"
 
 
 _MANIFEST_CHECKS = {

@@ -266,6 +266,7 @@ def _judge_defaults(battery: Battery) -> JudgeDefaults:
         temperature=judge.temperature if judge.temperature is not None else scorer.temperature,
         max_tokens=judge.max_tokens if judge.max_tokens is not None else scorer.max_tokens,
         backend=judge.backend if judge.backend is not None else scorer.backend,
+        prompt_cache=judge.prompt_cache,
     )
 
 
