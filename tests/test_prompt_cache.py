@@ -449,3 +449,19 @@ def test_the_window_bounds_what_is_read_ahead() -> None:
     read.clear()
     order.take()
     assert len(read) == 3  # stops once 25 characters are held
+
+
+def test_no_more_questions_open_than_their_answers_can_follow() -> None:
+    """Opening a question for every free slot would have the provider hold more prefixes than it
+    keeps: a question opens only while the answers let go or waiting behind openers are fewer than
+    the concurrency."""
+    answers = [Answer(f"s{i}", f"q{q}", "x") for i in range(1, 4) for q in range(10)]
+    order = QuestionOrder(answers, concurrency=4)
+    # q0 promises 2 answers, q1 2 more: 4 fill the concurrency, so q2 waits.
+    assert take_all(order) == [("s1", "q0"), ("s1", "q1")] and order.held
+    order.finished(graded(answers[0], fresh=True))
+    # Once one of q0's answers went, 3 are in sight: q2 opens before q0 runs dry, and fills it again.
+    assert take_all(order) == [("s2", "q0"), ("s1", "q2"), ("s3", "q0")]
+    # Many questions with one answer each promise nothing: they open as fast as slots free up.
+    single = QuestionOrder([Answer("s1", f"q{q}", "x") for q in range(10)], concurrency=4)
+    assert len(take_all(single)) == 10

@@ -17,8 +17,14 @@ So `QuestionOrder` hands out answers this way:
 - a question is *warm* once a graded answer of it carries a reply the judge sent (not one from the
   reply cache): its answers then go before any other question's, oldest warm question first, so a
   question's answers go in one burst while its prefix is fresh;
-- when no warm question has an answer waiting, the next cold question's opener goes, so other
-  questions keep the concurrency full while openers are out;
+- the next cold question's opener goes as soon as the answers in sight (those of warm questions,
+  and those waiting behind openers out: `_promised`) are fewer than the concurrency, so other
+  questions keep the concurrency full and a question's reply is back before the warm ones run dry;
+  but no sooner: opening more questions at once than their answers can follow would have the
+  provider hold more prefixes than it keeps (measured, bench/prompt_cache_bench.py: at concurrency
+  64 against a cache of 16 prefixes, opening a question for every free slot served 14% of the
+  cacheable requests from the cache, this rule 100%). The cost is at the start: a few openers out,
+  the other slots wait one round trip;
 - an opener that ends without a fresh reply (a T1 pass, an oversized answer, a reply-cache hit, a
   transport failure) leaves its question cold: its next answer opens it;
 - a question cools again `WARM_SECONDS` after its last fresh reply (providers keep an entry for
@@ -91,18 +97,26 @@ class FileOrder:
         """Nothing to learn: file order does not depend on replies."""
 
 
+#: Where a question stands (`QuestionOrder._state`): answers queued, its opener may go (COLD); its
+#: opener is out at the judge (OPENING); warm, answers queued that may go (READY). A question with
+#: none of these has no answers queued and no opener out.
+COLD, OPENING, READY = "cold", "opening", "ready"
+
+
 class QuestionOrder:
     """Answers grouped by question, each question's first answer alone until its reply is back (the
     module docstring). Used by one event loop: `take`/`next` hand out answers, `finished` reports
     each graded one.
 
-    `clock` gives seconds (monotonic), for the warm window; tests pass their own.
+    `concurrency` is how many answers may be out at once (the workers pulling from it); `clock`
+    gives seconds (monotonic), for the warm window; tests pass their own.
     """
 
     def __init__(
         self,
         answers: Iterable[Answer],
         *,
+        concurrency: int = 8,
         window_answers: int = WINDOW_ANSWERS,
         window_chars: int = WINDOW_CHARS,
         clock: Callable[[], float] = time.monotonic,
@@ -110,20 +124,24 @@ class QuestionOrder:
         self._source: Iterator[Answer] | None = iter(answers)
         self._window_answers = window_answers
         self._window_chars = window_chars
+        self._concurrency = max(1, concurrency)
         self._clock = clock
         #: Answers read and not yet handed out, per question (a question with none has no entry).
         self._queued: dict[str, deque[Answer]] = {}
         self._count = 0
         self._chars = 0
-        #: Questions with answers queued that may go now: warm ones (`_ready`), cold ones whose
-        #: opener may go (`_cold`); a question whose opener is out is in neither.
+        self._state: dict[str, str] = {}
+        #: READY questions, oldest warm first, and COLD ones in the order they appeared. An entry
+        #: whose question has moved on since is skipped when it comes up.
         self._ready: deque[str] = deque()
         self._cold: deque[str] = deque()
-        self._listed: set[str] = set()
         #: question -> when its last fresh reply came back.
         self._warm: dict[str, float] = {}
         #: question -> the (system, question) of its opener out at the judge.
-        self._opening: dict[str, tuple[str, str]] = {}
+        self._openers: dict[str, tuple[str, str]] = {}
+        #: Answers queued for READY and OPENING questions: those that may go now or once an opener
+        #: out is back. No question is opened while they fill the concurrency.
+        self._promised = 0
         self._changed: asyncio.Event | None = None
 
     # -- handing out ---------------------------------------------------------------------------
@@ -132,23 +150,31 @@ class QuestionOrder:
         """The next answer that may go now, or None: when `held` is true, answers wait for an
         opener's reply (ask again after `finished`); otherwise every answer was handed out."""
         self._fill()
-        now = self._clock()
+        state = self._state
+        # A question opens as soon as the answers in sight no longer fill the concurrency, before
+        # the warm ones run dry: its reply is then back by the time they have gone.
+        while self._cold and self._promised < self._concurrency:
+            question = self._cold.popleft()
+            if state.get(question) != COLD:
+                continue  # moved on since it was listed
+            answer = self._open(question)
+            self._promised += len(self._queued.get(question, ()))
+            return answer
         while self._ready:
             question = self._ready[0]
-            if now - self._warm.get(question, -WARM_SECONDS) < WARM_SECONDS:
-                answer = self._pop(question)
-                if question not in self._queued:
-                    self._ready.popleft()
-                    self._listed.discard(question)
-                return answer
-            # Cooled while its answers waited: the next one opens it again.
-            self._ready.popleft()
-            self._listed.discard(question)
-            return self._open(question)
-        if self._cold:
-            question = self._cold.popleft()
-            self._listed.discard(question)
-            return self._open(question)
+            if state.get(question) != READY:
+                self._ready.popleft()  # moved on since it was listed
+                continue
+            self._promised -= 1
+            if not self._is_warm(question):
+                # Cooled while its answers waited: the next one opens it again, alone.
+                self._ready.popleft()
+                return self._open(question)
+            answer = self._pop(question)
+            if question not in self._queued:
+                self._ready.popleft()
+                del state[question]
+            return answer
         return None
 
     @property
@@ -172,17 +198,27 @@ class QuestionOrder:
         """An answer handed out was graded as `record`: a fresh reply warms its question; its
         opener ending without one lets the question's next answer open it."""
         question = record.question
+        was = self._state.get(question)
+        queued = len(self._queued.get(question, ()))
         if replied_fresh(record):
             self._warm[question] = self._clock()
-            self._opening.pop(question, None)
-            if question in self._queued and question not in self._listed:
-                self._ready.append(question)
-                self._listed.add(question)
-        elif self._opening.get(question) == (record.system, question):
-            del self._opening[question]
-            if question in self._queued and question not in self._listed:
+            self._openers.pop(question, None)
+            if was in (COLD, OPENING):
+                if queued:
+                    self._state[question] = READY
+                    self._ready.append(question)
+                    if was == COLD:  # rare: a fresh reply for a question listed cold
+                        self._promised += queued
+                else:
+                    del self._state[question]
+        elif was == OPENING and self._openers.get(question) == (record.system, question):
+            del self._openers[question]
+            if queued:
+                self._state[question] = COLD
+                self._promised -= queued
                 self._cold.appendleft(question)  # it was next in line: it opens next
-                self._listed.add(question)
+            else:
+                del self._state[question]
         if self._changed is not None:
             self._changed.set()
 
@@ -202,13 +238,22 @@ class QuestionOrder:
             queue = self._queued.get(question)
             if queue is None:
                 queue = self._queued[question] = deque()
-                if question not in self._opening:
-                    warm = self._clock() - self._warm.get(question, -WARM_SECONDS) < WARM_SECONDS
-                    (self._ready if warm else self._cold).append(question)
-                    self._listed.add(question)
+            state = self._state.get(question)
+            if state is None:
+                if self._is_warm(question):
+                    state = self._state[question] = READY
+                    self._ready.append(question)
+                else:
+                    state = self._state[question] = COLD
+                    self._cold.append(question)
+            if state != COLD:
+                self._promised += 1
             queue.append(answer)
             self._count += 1
             self._chars += len(answer.answer)
+
+    def _is_warm(self, question: str) -> bool:
+        return self._clock() - self._warm.get(question, -WARM_SECONDS) < WARM_SECONDS
 
     def _pop(self, question: str) -> Answer:
         queue = self._queued[question]
@@ -222,5 +267,6 @@ class QuestionOrder:
     def _open(self, question: str) -> Answer:
         """Hand out `question`'s next answer as its opener; the rest wait for its reply."""
         answer = self._pop(question)
-        self._opening[question] = (answer.system, question)
+        self._state[question] = OPENING
+        self._openers[question] = (answer.system, question)
         return answer

@@ -204,12 +204,12 @@ class Grader:
         if self.writer is None:
             raise ValueError("Grader.run needs a writer")
         pending = self._pending(answers, skip or set())
+        workers = max(1, concurrency or self.limiter.max_concurrency)
         if groups_by_question(self.battery, deterministic=self.judge.info.deterministic):
-            order: QuestionOrder | FileOrder = QuestionOrder(pending)
+            order: QuestionOrder | FileOrder = QuestionOrder(pending, concurrency=workers)
         else:
             order = FileOrder(pending)
-        workers = concurrency or self.limiter.max_concurrency
-        tasks = [asyncio.create_task(self._worker(order)) for _ in range(max(1, workers))]
+        tasks = [asyncio.create_task(self._worker(order)) for _ in range(workers)]
         try:
             await asyncio.gather(*tasks)
         except BaseException:

@@ -138,7 +138,8 @@ class WorkerPool:
             self.start()
         pending = self._pending(answers, skip or set(), on_skip)
         if _groups(config.battery, config.options):
-            self._order = QuestionOrder(pending)
+            # As many answers may be out as the workers are handed at most.
+            self._order = QuestionOrder(pending, concurrency=sum(w.cap for w in self._workers))
         else:
             self._order = FileOrder(pending)
         loop = asyncio.get_running_loop()
