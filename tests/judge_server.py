@@ -21,6 +21,9 @@ added (header names lower-cased; the values of `authorization` and `x-api-key` a
 "<redacted>"). Token usage is reported as word counts: the prompt's words (system included) and
 the reply's words, so tests can assert exact numbers.
 
+With `peer_port=True` each request also records `_peer_port`, the client's TCP port (to tell which
+process sent it).
+
 With `prefix_cache=N` it also plays a provider's prompt cache: the last N SYSTEM prompts a reply
 was sent for (least recently used first out). OpenAI's caches any SYSTEM by itself and reports the
 SYSTEM's words as `usage.prompt_tokens_details.cached_tokens` on a hit (`prompt_tokens` counts them
@@ -110,6 +113,8 @@ _ANTHROPIC_KEYS = {
     "thinking",
 }
 _SECRET_HEADERS = {"authorization", "x-api-key"}
+#: The keys the server adds to each request body it keeps (not part of the request).
+_ADDED_KEYS = {"_path", "_headers", "_peer_port"}
 
 
 class _Rejected(Exception):
@@ -131,6 +136,7 @@ class JudgeServer:
         retry_after: str | None = "0",
         hang_seconds: float = 30.0,
         prefix_cache: int = 0,
+        peer_port: bool = False,
     ) -> None:
         self.responder = responder
         self.protocol_check = protocol_check
@@ -138,6 +144,7 @@ class JudgeServer:
         self.retry_after = retry_after
         self.hang_seconds = hang_seconds
         self.prefix_cache = prefix_cache
+        self.peer_port = peer_port
         self._cached: OrderedDict[str, None] = OrderedDict()
         self.requests: list[dict[str, Any]] = []
         self.rejections: list[str] = []
@@ -240,6 +247,8 @@ class JudgeServer:
         entry = dict(body) if isinstance(body, dict) else {"_raw": text}
         entry["_path"] = request.path
         entry["_headers"] = headers
+        if self.peer_port and request.transport is not None:
+            entry["_peer_port"] = request.transport.get_extra_info("peername")[1]
         self.requests.append(entry)
         if not isinstance(body, dict):
             raise _Rejected(400, "invalid_request_error", "the body is not a JSON object")
@@ -389,7 +398,7 @@ def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | Non
         raise _Rejected(401, "invalid_request_error", "Incorrect API key provided")
     if auth is not None and not auth.startswith("Bearer "):
         raise _Rejected(401, "invalid_request_error", "authorization must be 'Bearer KEY'")
-    unknown = sorted(set(body) - _OPENAI_KEYS - {"_path", "_headers"})
+    unknown = sorted(set(body) - _OPENAI_KEYS - _ADDED_KEYS)
     if unknown:
         raise _Rejected(400, "invalid_request_error", f"Unrecognized request argument supplied: {unknown[0]}")
     _check_model(body)
@@ -423,7 +432,7 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
         raise _Rejected(401, "authentication_error", "invalid x-api-key")
     if not request.headers.get("anthropic-version"):
         raise _Rejected(400, "invalid_request_error", "anthropic-version: header is required")
-    unknown = sorted(set(body) - _ANTHROPIC_KEYS - {"_path", "_headers"})
+    unknown = sorted(set(body) - _ANTHROPIC_KEYS - _ADDED_KEYS)
     if unknown:
         raise _Rejected(400, "invalid_request_error", f"{unknown[0]}: Extra inputs are not permitted")
     _check_model(body)

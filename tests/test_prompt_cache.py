@@ -10,7 +10,10 @@ and, with `prefix_cache=N`, plays a provider's prompt cache.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import signal
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -18,6 +21,7 @@ import aiohttp
 import msgspec
 import pytest
 from helpers_grading import PASS, fast_policy, write_battery
+from interrupted_grading import finish, start_grade, workers_in
 from judge_server import Raw
 
 from tabench_dsl.cli import main
@@ -465,3 +469,67 @@ def test_no_more_questions_open_than_their_answers_can_follow() -> None:
     # Many questions with one answer each promise nothing: they open as fast as slots free up.
     single = QuestionOrder([Answer("s1", f"q{q}", "x") for q in range(10)], concurrency=4)
     assert len(take_all(single)) == 10
+
+
+def test_a_dropped_opener_lets_the_next_answer_open() -> None:
+    answers = [Answer(f"s{i}", "q1", "x") for i in (1, 2, 3)]
+    order = QuestionOrder(answers)
+    assert take_all(order) == [("s1", "q1")] and order.held
+    order.dropped(answers[0])  # its --workers process died with it
+    assert take_all(order) == [("s2", "q1")]
+
+
+def _pid_of_client(port: int, candidates: list[int]) -> int | None:
+    """Which of the `candidates` processes holds the TCP socket whose local port is `port`."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table, encoding="ascii") as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    for pid in candidates:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if os.readlink(fd) in {f"socket:[{inode}]" for inode in inodes}:
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+@pytest.mark.slow
+async def test_a_worker_dying_with_an_opener_does_not_hold_its_question(tmp_path: Path, judge_server) -> None:
+    """The worker holding a question's first answer dies: the parent lets the question's next answer
+    open it (the others waited for that reply), so the grading ends instead of waiting for ever."""
+    write_battery(tmp_path, t1=False)
+    answers = [Answer(f"s{i}", "h03", f"answer from s{i}") for i in range(1, 7)]
+    (tmp_path / "answers.jsonl").write_bytes(b"".join(msgspec.json.encode(a) + b"\n" for a in answers))
+    first: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    release = asyncio.Event()
+
+    async def judge(body: dict) -> str:
+        if not first.done():
+            first.set_result(int(server.requests[-1]["_peer_port"]))
+            # The first answer's reply never comes: its worker is killed.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(release.wait(), 60)
+        return PASS
+
+    server = await judge_server(judge, peer_port=True)
+    proc = await start_grade(tmp_path, server.url, "--workers", "2")
+    ended = asyncio.ensure_future(proc.wait())
+    done, _ = await asyncio.wait([first, ended], timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    assert first in done, (await finish(proc))[1].decode()
+    port = first.result()
+    pid = _pid_of_client(port, workers_in(tmp_path))
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    try:
+        _, err = await finish(proc)
+    finally:
+        release.set()
+    assert proc.returncode == 1, err.decode()
+    assert b"ended unexpectedly" in err
+    records = list(iter_records(tmp_path / "results.jsonl"))
+    assert sorted(r.system for r in records) == ["s2", "s3", "s4", "s5", "s6"], err.decode()

@@ -96,6 +96,9 @@ class FileOrder:
     def finished(self, record: Record) -> None:
         """Nothing to learn: file order does not depend on replies."""
 
+    def dropped(self, answer: Answer) -> None:
+        """Nothing to learn: file order does not depend on replies."""
+
 
 #: Where a question stands (`QuestionOrder._state`): answers queued, its opener may go (COLD); its
 #: opener is out at the judge (OPENING); warm, answers queued that may go (READY). A question with
@@ -197,10 +200,12 @@ class QuestionOrder:
     def finished(self, record: Record) -> None:
         """An answer handed out was graded as `record`: a fresh reply warms its question; its
         opener ending without one lets the question's next answer open it."""
-        question = record.question
+        self._settled(record.system, record.question, fresh=replied_fresh(record))
+
+    def _settled(self, system: str, question: str, *, fresh: bool) -> None:
         was = self._state.get(question)
         queued = len(self._queued.get(question, ()))
-        if replied_fresh(record):
+        if fresh:
             self._warm[question] = self._clock()
             self._openers.pop(question, None)
             if was in (COLD, OPENING):
@@ -211,7 +216,7 @@ class QuestionOrder:
                         self._promised += queued
                 else:
                     del self._state[question]
-        elif was == OPENING and self._openers.get(question) == (record.system, question):
+        elif was == OPENING and self._openers.get(question) == (system, question):
             del self._openers[question]
             if queued:
                 self._state[question] = COLD
@@ -221,6 +226,13 @@ class QuestionOrder:
                 del self._state[question]
         if self._changed is not None:
             self._changed.set()
+
+    def dropped(self, answer: Answer) -> None:
+        """An answer handed out will never be graded in this run (its `--workers` process died):
+        were it its question's opener, the question's next answer opens it, as after an opener
+        without a fresh reply. Without this, the answers waiting for that reply would wait for
+        ever."""
+        self._settled(answer.system, answer.question, fresh=False)
 
     # -- the window ----------------------------------------------------------------------------
 

@@ -73,10 +73,15 @@ class _Worker:
         self.share = share
         self.cap = share * IN_FLIGHT_FACTOR
         self.proc = proc
-        self.in_flight = 0
+        #: The answers handed to this worker and not yet back as records, by (system, question).
+        self.out: dict[tuple[str, str], Answer] = {}
         self.ended = False  # the end frame was sent (or the worker is gone)
         self.reader: asyncio.StreamReader | None = None
         self.pipe: asyncio.WriteTransport | None = None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.out)
 
     def send(self, message: object) -> None:
         if self.pipe is not None and not self.pipe.is_closing():
@@ -200,7 +205,8 @@ class WorkerPool:
                     break
                 batch.append(answer)
             if batch:
-                worker.in_flight += len(batch)
+                for answer in batch:
+                    worker.out[(answer.system, answer.question)] = answer
                 worker.send(batch)
         if self._exhausted:
             for other in self._workers:
@@ -223,16 +229,22 @@ class WorkerPool:
                     f"{worker.in_flight} answer(s) in flight are not recorded (--resume grades them)"
                 )
                 worker.ended = True
+                # Its openers will never be back: their questions' next answers open them instead.
+                for answer in worker.out.values():
+                    self._order.dropped(answer)
+                worker.out.clear()
+                for other in self._workers:
+                    self._top_up(other)
                 return
             message = reply_decoder.decode(data)
             if type(message) is Records:
                 for record in message.records:
                     writer.write(record)
+                    worker.out.pop((record.system, record.question), None)
                     self._order.finished(record)
                     stats.count(record)
                     if on_record is not None:
                         on_record(record)
-                worker.in_flight -= len(message.records)
                 self._top_up(worker)
                 if self._order.held:  # a reply may have let answers go that another worker can take
                     for other in self._workers:
