@@ -29,7 +29,7 @@ from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.records import Answer, Attempt, JudgeInfo, Record, Tokens
 from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.grading.cache import ReplyCache
-from tabench_dsl.grading.dispatch import WARM_SECONDS, QuestionOrder
+from tabench_dsl.grading.dispatch import OPENING, READY, WARM_SECONDS, QuestionOrder
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
@@ -533,3 +533,55 @@ async def test_a_worker_dying_with_an_opener_does_not_hold_its_question(tmp_path
     assert b"ended unexpectedly" in err
     records = list(iter_records(tmp_path / "results.jsonl"))
     assert sorted(r.system for r in records) == ["s2", "s3", "s4", "s5", "s6"], err.decode()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_order_invariants_under_random_replies(seed: int) -> None:
+    """Random answers, window, concurrency and outcomes: every answer is handed out once; a question
+    no reply warmed never has two answers out; nothing waits with nothing out (no deadlock); the count of
+    answers in sight matches the queues."""
+    import random
+
+    rng = random.Random(seed)
+    questions = [f"q{i}" for i in range(rng.randint(1, 12))]
+    answers = [
+        Answer(f"s{i}", rng.choice(questions), "x" * rng.randint(1, 5)) for i in range(rng.randint(1, 120))
+    ]
+    answers = list({(a.system, a.question): a for a in answers}.values())
+    now = [0.0]
+    order = QuestionOrder(
+        answers,
+        concurrency=rng.randint(1, 10),
+        window_answers=rng.randint(1, 50),
+        window_chars=rng.randint(5, 200),
+        clock=lambda: now[0],
+    )
+    out: list[Answer] = []
+    handed: list[tuple[str, str]] = []
+    warm_until: dict[str, float] = {}
+    while True:
+        while len(out) < order._concurrency and (answer := order.take()) is not None:
+            question = answer.question
+            cold = warm_until.get(question, -1.0) <= now[0]
+            assert not (cold and any(o.question == question for o in out)), (
+                "two answers of a cold question out"
+            )
+            out.append(answer)
+            handed.append((answer.system, answer.question))
+        in_sight = sum(
+            len(q) for name, q in order._queued.items() if order._state.get(name) in (OPENING, READY)
+        )
+        assert order._promised == in_sight
+        if not out:
+            assert not order.held, "answers wait with nothing out"
+            break
+        done = out.pop(rng.randrange(len(out)))
+        fresh = rng.random() < 0.8
+        now[0] += rng.choice([0.0, 1.0])  # no cooling here (see test_a_question_cools_...)
+        if fresh:
+            warm_until[done.question] = now[0] + WARM_SECONDS
+        if rng.random() < 0.05:
+            order.dropped(done)
+        else:
+            order.finished(graded(done, fresh=fresh))
+    assert sorted(handed) == sorted((a.system, a.question) for a in answers)
