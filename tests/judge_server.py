@@ -20,6 +20,16 @@ judge's text content (a `str`), a `Fault`, or a `Raw` HTTP reply given byte for 
 added (header names lower-cased; the values of `authorization` and `x-api-key` are replaced by
 "<redacted>"). Token usage is reported as word counts: the prompt's words (system included) and
 the reply's words, so tests can assert exact numbers.
+
+With `peer_port=True` each request also records `_peer_port`, the client's TCP port (to tell which
+process sent it).
+
+With `prefix_cache=N` it also plays a provider's prompt cache: the last N SYSTEM prompts a reply
+was sent for (least recently used first out). OpenAI's caches any SYSTEM by itself and reports the
+SYSTEM's words as `usage.prompt_tokens_details.cached_tokens` on a hit (`prompt_tokens` counts them
+too); Anthropic's caches only a SYSTEM sent as a block marked `cache_control`, and reports the
+SYSTEM's words as `cache_read_input_tokens` on a hit, or `cache_creation_input_tokens` when it
+writes the entry, leaving them out of `input_tokens`, as the real API does.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import contextlib
 import enum
 import inspect
 import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,7 +93,10 @@ _OPENAI_KEYS = {
     "frequency_penalty",
     "user",
     "logprobs",
+    "prompt_cache_key",
 }
+#: The longest `prompt_cache_key` OpenAI takes.
+PROMPT_CACHE_KEY_MAX = 64
 _ANTHROPIC_KEYS = {
     "model",
     "messages",
@@ -99,6 +113,8 @@ _ANTHROPIC_KEYS = {
     "thinking",
 }
 _SECRET_HEADERS = {"authorization", "x-api-key"}
+#: The keys the server adds to each request body it keeps (not part of the request).
+_ADDED_KEYS = {"_path", "_headers", "_peer_port"}
 
 
 class _Rejected(Exception):
@@ -119,12 +135,17 @@ class JudgeServer:
         api_key: str | None = None,
         retry_after: str | None = "0",
         hang_seconds: float = 30.0,
+        prefix_cache: int = 0,
+        peer_port: bool = False,
     ) -> None:
         self.responder = responder
         self.protocol_check = protocol_check
         self.api_key = api_key
         self.retry_after = retry_after
         self.hang_seconds = hang_seconds
+        self.prefix_cache = prefix_cache
+        self.peer_port = peer_port
+        self._cached: OrderedDict[str, None] = OrderedDict()
         self.requests: list[dict[str, Any]] = []
         self.rejections: list[str] = []
         self.endless_bytes = 0
@@ -170,7 +191,12 @@ class JudgeServer:
             return await self._fault(request, reply, anthropic=False)
         if isinstance(reply, Raw):
             return _raw(reply)
-        return web.json_response(_chat_completion(body, reply))
+        whole = _chat_completion(body, reply)
+        system = _system_of_chat(body)
+        if self.prefix_cache and system is not None:
+            cached = _words(system) if self._cache_hit(system) else 0
+            whole["usage"]["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
+        return web.json_response(whole)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -184,7 +210,26 @@ class JudgeServer:
             return await self._fault(request, reply, anthropic=True)
         if isinstance(reply, Raw):
             return _raw(reply)
-        return web.json_response(_anthropic_message(body, reply))
+        whole = _anthropic_message(body, reply)
+        system = body.get("system")
+        if self.prefix_cache and isinstance(system, list) and any("cache_control" in b for b in system):
+            usage, words = whole["usage"], _words(system)
+            usage["input_tokens"] -= words
+            key = json.dumps(system, sort_keys=True)
+            usage["cache_read_input_tokens" if self._cache_hit(key) else "cache_creation_input_tokens"] = (
+                words
+            )
+        return web.json_response(whole)
+
+    def _cache_hit(self, system: str) -> bool:
+        """Whether `system` is in the simulated prompt cache; it is (again) its newest entry after
+        this reply, the oldest going when the cache is full."""
+        hit = system in self._cached
+        self._cached[system] = None
+        self._cached.move_to_end(system)
+        while len(self._cached) > self.prefix_cache:
+            self._cached.popitem(last=False)
+        return hit
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
@@ -202,6 +247,8 @@ class JudgeServer:
         entry = dict(body) if isinstance(body, dict) else {"_raw": text}
         entry["_path"] = request.path
         entry["_headers"] = headers
+        if self.peer_port and request.transport is not None:
+            entry["_peer_port"] = request.transport.get_extra_info("peername")[1]
         self.requests.append(entry)
         if not isinstance(body, dict):
             raise _Rejected(400, "invalid_request_error", "the body is not a JSON object")
@@ -338,13 +385,20 @@ def _anthropic_message(body: dict[str, Any], content: str) -> dict[str, Any]:
     }
 
 
+def _system_of_chat(body: dict[str, Any]) -> str | None:
+    for m in body.get("messages", []):
+        if m.get("role") == "system" and isinstance(m.get("content"), str):
+            return m["content"]
+    return None
+
+
 def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | None) -> None:
     auth = request.headers.get("authorization")
     if api_key is not None and auth != f"Bearer {api_key}":
         raise _Rejected(401, "invalid_request_error", "Incorrect API key provided")
     if auth is not None and not auth.startswith("Bearer "):
         raise _Rejected(401, "invalid_request_error", "authorization must be 'Bearer KEY'")
-    unknown = sorted(set(body) - _OPENAI_KEYS - {"_path", "_headers"})
+    unknown = sorted(set(body) - _OPENAI_KEYS - _ADDED_KEYS)
     if unknown:
         raise _Rejected(400, "invalid_request_error", f"Unrecognized request argument supplied: {unknown[0]}")
     _check_model(body)
@@ -358,6 +412,18 @@ def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | Non
             raise _Rejected(400, "invalid_request_error", f"messages[{i}].content must be a string")
     _check_number(body, "temperature", 0.0, 2.0)
     _check_max_tokens(body, required=False)
+    key = body.get("prompt_cache_key")
+    if key is not None and not isinstance(key, str):
+        raise _Rejected(
+            400, "invalid_request_error", "Invalid type for 'prompt_cache_key': expected a string"
+        )
+    if isinstance(key, str) and len(key) > PROMPT_CACHE_KEY_MAX:
+        raise _Rejected(
+            400,
+            "invalid_request_error",
+            f"Invalid 'prompt_cache_key': string too long. Expected a string with maximum length "
+            f"{PROMPT_CACHE_KEY_MAX}, but got a string with length {len(key)} instead.",
+        )
 
 
 def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | None) -> None:
@@ -366,7 +432,7 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
         raise _Rejected(401, "authentication_error", "invalid x-api-key")
     if not request.headers.get("anthropic-version"):
         raise _Rejected(400, "invalid_request_error", "anthropic-version: header is required")
-    unknown = sorted(set(body) - _ANTHROPIC_KEYS - {"_path", "_headers"})
+    unknown = sorted(set(body) - _ANTHROPIC_KEYS - _ADDED_KEYS)
     if unknown:
         raise _Rejected(400, "invalid_request_error", f"{unknown[0]}: Extra inputs are not permitted")
     _check_model(body)
@@ -374,6 +440,8 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):
         raise _Rejected(400, "invalid_request_error", "system: must be a string or a list of blocks")
+    if isinstance(system, list):
+        _check_system_blocks(system)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise _Rejected(400, "invalid_request_error", "messages: at least one message is required")
@@ -386,6 +454,38 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
     if messages[0]["role"] != "user":
         raise _Rejected(400, "invalid_request_error", "messages: first message must use the 'user' role")
     _check_number(body, "temperature", 0.0, 1.0)
+
+
+def _check_system_blocks(blocks: list[Any]) -> None:
+    """A `system` list as the Messages API takes it: text blocks, each with an optional
+    `cache_control` of type `ephemeral` (and an optional `ttl` of 5m or 1h)."""
+    for i, block in enumerate(blocks):
+        if (
+            not isinstance(block, dict)
+            or block.get("type") != "text"
+            or not isinstance(block.get("text"), str)
+        ):
+            raise _Rejected(400, "invalid_request_error", f"system.{i}: Input should be a text block")
+        if not block["text"]:
+            raise _Rejected(
+                400, "invalid_request_error", f"system.{i}.text: text content blocks must be non-empty"
+            )
+        extra = sorted(set(block) - {"type", "text", "cache_control"})
+        if extra:
+            raise _Rejected(
+                400, "invalid_request_error", f"system.{i}.{extra[0]}: Extra inputs are not permitted"
+            )
+        control = block.get("cache_control")
+        if control is None:
+            continue
+        if (
+            not isinstance(control, dict)
+            or control.get("type") != "ephemeral"
+            or set(control) - {"type", "ttl"}
+            or control.get("ttl", "5m") not in ("5m", "1h")
+        ):
+            message = f"system.{i}.cache_control: Input tag does not match the expected tag 'ephemeral'"
+            raise _Rejected(400, "invalid_request_error", message)
 
 
 def _check_model(body: dict[str, Any]) -> None:

@@ -90,3 +90,68 @@ def test_deterministic_judges_get_no_cache_file(tmp_path: Path) -> None:
     cache = open_reply_cache(path, remote)
     assert isinstance(cache, ReplyCache) and path.is_file()
     cache.close()
+
+
+#: The table as cache files made before the prompt-cache counts hold it.
+OLD_SCHEMA = """
+CREATE TABLE replies (
+    key TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def _old_cache_file(path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    with db:
+        db.execute(OLD_SCHEMA)
+        db.execute("INSERT INTO replies VALUES ('old', 'old reply', 812, 41, 0.0)")
+    db.close()
+
+
+def test_prompt_cache_counts_survive_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    tokens = Tokens(prompt=1200, completion=9, cached_prompt=1024, cache_write=64)
+    with ReplyCache(path) as cache:
+        cache.put("k", "reply", tokens)
+    with ReplyCache(path) as cache:
+        got = cache.get("k")
+        assert got is not None and got.tokens == tokens
+
+
+def test_an_old_cache_file_is_read_and_gains_the_new_columns(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    _old_cache_file(path)
+    with ReplyCache(path) as cache:
+        old = cache.get("old")
+        assert old is not None and (old.content, old.tokens) == ("old reply", Tokens(812, 41))
+        cache.put("new", "new reply", Tokens(100, 2, cached_prompt=64))
+    with ReplyCache(path) as cache:
+        new = cache.get("new")
+        assert new is not None and new.tokens == Tokens(100, 2, cached_prompt=64)
+        assert cache.get("old") is not None
+
+
+def test_two_processes_opening_one_old_file_migrate_it_once(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    _old_cache_file(path)
+    script = textwrap.dedent(
+        """
+        import sys
+        from tabench_dsl.grading.cache import ReplyCache
+        from tabench_dsl.core.records import Tokens
+        with ReplyCache(sys.argv[1]) as cache:
+            cache.put(sys.argv[2], "r", Tokens(5, 1, cached_prompt=3, cache_write=1))
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b", "c")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    with ReplyCache(path) as cache:
+        for tag in ("a", "b", "c"):
+            got = cache.get(tag)
+            assert got is not None and got.tokens == Tokens(5, 1, cached_prompt=3, cache_write=1)

@@ -198,7 +198,9 @@ async def test_switching_the_base_url_replays_nothing_from_the_other_server(
     key = "sk-switch-0000"
     first, second = await judge_server([PASS], api_key=key), await judge_server([FAIL], api_key=key)
     battery = write_battery(work)
-    answers = answers_file(work, [ans("a", "h03", "azure"), ans("b", "h03", "azure")])
+    # Two texts: the same text twice is one request, and grouped by question the second would be
+    # served the first one's cached reply.
+    answers = answers_file(work, [ans("a", "h03", "azure"), ans("b", "h03", "cerulean")])
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", judge]
     variable = "OPENAI_BASE_URL" if judge.startswith("openai") else "ANTHROPIC_BASE_URL"
     monkeypatch.setenv(variable.replace("BASE_URL", "API_KEY"), key)

@@ -18,7 +18,7 @@ from tabench_dsl.core.scorer import JudgeSettings, ScorerSettings
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
-from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url
+from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url, prompt_cache_key
 from tabench_dsl.grading.judges.replay import ReplayJudge
 from tabench_dsl.grading.transport import RetryPolicy, call_with_retries, request_sha256
 
@@ -89,6 +89,7 @@ async def test_openai_request_and_reply(judge_server, http_session):
         ],
         "temperature": 0.0,
         "max_tokens": 64,
+        "prompt_cache_key": prompt_cache_key(MESSAGES[0].content),
     }
     assert "authorization" not in request["_headers"]  # no key: none sent
 
@@ -178,7 +179,7 @@ async def test_anthropic_request_and_reply(judge_server, http_session):
         "model": "judge-m",
         "max_tokens": 64,
         "temperature": 0.0,
-        "system": MESSAGES[0].content,
+        "system": [{"type": "text", "text": MESSAGES[0].content, "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": MESSAGES[1].content}],
     }
 

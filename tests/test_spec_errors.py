@@ -284,6 +284,20 @@ CASES = {
             judge: {model: m, max_tokens: lots}
                                           ^""",
     ),
+    "bad judge prompt_cache": (
+        {"battery_yaml": MANIFEST + "judge: {model: m, prompt_cache: sometimes}\n"},
+        """\
+        bat/battery.yaml:5:33: judge prompt_cache must be true or false, not 'sometimes'
+            judge: {model: m, prompt_cache: sometimes}
+                                            ^""",
+    ),
+    "judge prompt_cache as a list": (
+        {"battery_yaml": MANIFEST + "judge:\n  prompt_cache: [false]\n"},
+        """\
+        bat/battery.yaml:6:17: judge prompt_cache must be true or false, not a list
+              prompt_cache: [false]
+                            ^""",
+    ),
 }
 
 

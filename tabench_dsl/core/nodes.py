@@ -113,6 +113,9 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     rule: str | None = None
     #: What the judge costs (`judge: {price: ...}`), recorded on every record graded at it.
     price: Price | None = None
+    #: Whether the judge's requests carry the provider's prompt-cache hint and answers are sent
+    #: grouped by question (None: not said, which means on).
+    prompt_cache: bool | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

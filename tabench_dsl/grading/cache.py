@@ -6,8 +6,15 @@ so one model served by two servers (a local vLLM, then OpenAI) has two sets of e
 switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
 attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
 very same messages, has an entry of its own and a rerun replays the same sequence of replies. The
-value is the raw reply content and its token counts. Only replies are ever stored: transport
-failures never reach the cache, malformed replies do (a rerun must be reproducible).
+value is the raw reply content and its token counts (prompt, completion, and the parts of the
+prompt read from and written to the provider's prompt cache: `records.Tokens`). Only replies are
+ever stored: transport failures never reach the cache, malformed replies do (a rerun must be
+reproducible).
+
+A file made before the prompt-cache counts existed lacks their two columns: opening it adds them
+(`_migrate`, in one write transaction, so two processes opening it at once add them once), with 0
+for the replies already there, which is what those replies reported. Rows are written with their
+columns named, so the table may gain columns again.
 
 Writes are batched: `put` keeps the entry in memory (where `get` sees it at once) and commits every
 `COMMIT_EVERY` entries or `COMMIT_SECONDS`, and on close, so the event loop does not wait for a
@@ -47,9 +54,25 @@ CREATE TABLE IF NOT EXISTS replies (
     content TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    cached_prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID
 """
+
+#: Columns added since the first schema, with their definitions (`_migrate` adds those missing).
+_ADDED_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cached_prompt_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("cache_write_tokens", "INTEGER NOT NULL DEFAULT 0"),
+)
+_INSERT = (
+    "INSERT OR REPLACE INTO replies (key, content, prompt_tokens, completion_tokens, created, "
+    "cached_prompt_tokens, cache_write_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SELECT = (
+    "SELECT content, prompt_tokens, completion_tokens, cached_prompt_tokens, cache_write_tokens "
+    "FROM replies WHERE key = ?"
+)
 
 _key_encoder = msgspec.json.Encoder(order="sorted")
 
@@ -136,6 +159,22 @@ def open_cache_reader(path: str | Path | None, judge: JudgeInfo) -> CacheReader 
     return CacheReader(path)
 
 
+def _migrate(db: sqlite3.Connection) -> None:
+    """Add the columns an older cache file lacks (`_ADDED_COLUMNS`). The check is made again inside
+    the write transaction, so of two processes opening one old file, the second finds them added."""
+    if not _missing_columns(db):
+        return
+    with db:
+        db.execute("BEGIN IMMEDIATE")
+        for name, definition in _missing_columns(db):
+            db.execute(f"ALTER TABLE replies ADD COLUMN {name} {definition}")
+
+
+def _missing_columns(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    have = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
+    return [(name, definition) for name, definition in _ADDED_COLUMNS if name not in have]
+
+
 #: How often, and how long apart (seconds), opening a cache file another process holds locked is tried.
 OPEN_TRIES = 50
 OPEN_PAUSE = 0.1
@@ -158,6 +197,7 @@ class ReplyCache:
                 db.execute("PRAGMA journal_mode = WAL")
                 db.execute("PRAGMA synchronous = NORMAL")
                 db.execute(_SCHEMA)
+                _migrate(db)
                 break
             except (OSError, sqlite3.Error) as exc:
                 if db is not None:
@@ -185,13 +225,11 @@ class ReplyCache:
         reply = self._pending.get(key)
         if reply is None:
             try:
-                row = self._db.execute(
-                    "SELECT content, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)
-                ).fetchone()
+                row = self._db.execute(_SELECT, (key,)).fetchone()
             except sqlite3.Error as exc:  # a damaged file, an I/O error
                 raise self._failure("cannot read the reply cache", exc) from None
             if row is not None:
-                reply = CachedReply(row[0], Tokens(row[1], row[2]))
+                reply = CachedReply(row[0], Tokens(row[1], row[2], row[3], row[4]))
         if reply is None:
             self.misses += 1
         else:
@@ -211,13 +249,22 @@ class ReplyCache:
             return
         now = time.time()
         rows = [
-            (key, r.content, r.tokens.prompt, r.tokens.completion, now) for key, r in self._pending.items()
+            (
+                key,
+                r.content,
+                r.tokens.prompt,
+                r.tokens.completion,
+                now,
+                r.tokens.cached_prompt,
+                r.tokens.cache_write,
+            )
+            for key, r in self._pending.items()
         ]
         try:
             # BEGIN ... COMMIT, retried by sqlite under busy_timeout when another process writes.
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.executemany(_INSERT, rows)
         except sqlite3.Error as exc:  # rolled back by `with`: the file keeps every earlier batch whole
             self._broken = True
             self._pending.clear()

@@ -22,10 +22,13 @@ the record keeps each judge's outcome as a `PanelVote` and `panel.decide` makes 
 Every ask is recorded as an `Attempt`. The cache key carries the attempt kind, so the format re-ask
 (same messages as the first ask) has its own entry and a rerun replays the same sequence.
 
-Concurrency: `concurrency` workers pull answers from one shared iterator (the answers file is
-streamed, never held), the `AdaptiveLimiter` gates the exchanges in flight. A worker writes its
-record as one line as soon as the answer is graded; a cancelled worker (Ctrl-C) writes nothing, so a
-record is never half written and never written twice.
+Concurrency: `concurrency` workers pull answers from one shared order, the `AdaptiveLimiter` gates
+the exchanges in flight. The order is `dispatch.QuestionOrder` (grouped by question, a question's
+first answer alone until its reply is back, so the provider's prompt cache holds its SYSTEM for the
+rest; answers read ahead in a bounded window), or the answers file's own order (`FileOrder`, the file
+streamed) with `judge: {prompt_cache: false}` or a judge with no prompt cache (builtin, replay). A
+worker writes its record as one line as soon as the answer is graded; a cancelled worker (Ctrl-C)
+writes nothing, so a record is never half written and never written twice.
 
 Decided where the spec is silent:
 - a T1 record carries the run's judge (`judge`), with tier `t1` and no attempts: nobody was asked;
@@ -50,7 +53,7 @@ import asyncio
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 
 import msgspec
@@ -74,6 +77,7 @@ from ..core.results import RecordSink
 from ..core.tiers import t1_passes, tokens
 from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
+from .dispatch import FileOrder, QuestionOrder, groups_by_question
 from .injection import compile_injection
 from .judges.base import Judge, Message
 from .panel import Panel, decide
@@ -229,13 +233,17 @@ class Grader:
         skip: set[tuple[str, str]] | None = None,
         concurrency: int | None = None,
     ) -> RunStats:
-        """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's)."""
+        """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's), in
+        the order `dispatch` chooses for this battery and judge."""
         if self.writer is None:
             raise ValueError("Grader.run needs a writer")
-        iterator = iter(answers)
-        skip = skip or set()
-        workers = concurrency or self.limiter.max_concurrency
-        tasks = [asyncio.create_task(self._worker(iterator, skip)) for _ in range(max(1, workers))]
+        pending = self._pending(answers, skip or set())
+        workers = max(1, concurrency or self.limiter.max_concurrency)
+        if groups_by_question(self.battery, deterministic=self.judge.info.deterministic):
+            order: QuestionOrder | FileOrder = QuestionOrder(pending, concurrency=workers)
+        else:
+            order = FileOrder(pending)
+        tasks = [asyncio.create_task(self._worker(order)) for _ in range(workers)]
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -245,16 +253,23 @@ class Grader:
             raise
         return self.stats
 
-    async def _worker(self, iterator, skip: set[tuple[str, str]]) -> None:
-        for answer in iterator:  # one shared iterator: each `next` runs to completion between awaits
+    def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
+        """The answers not in `skip`; those in it are counted (and shown) as skipped."""
+        for answer in answers:
             if (answer.system, answer.question) in skip:
                 self.stats.skipped += 1
                 if self.on_skip is not None:
                     self.on_skip()
                 continue
+            yield answer
+
+    async def _worker(self, order: QuestionOrder | FileOrder) -> None:
+        # One shared order: each `next` runs to completion between awaits, or waits for a reply.
+        while (answer := await order.next()) is not None:
             record = await self.grade(answer)
             assert self.writer is not None  # `run` checked it
             self.writer.write(record)
+            order.finished(record)
             self.stats.count(record)
             if self.on_record is not None:
                 self.on_record(record)

@@ -37,7 +37,16 @@ from .yaml_io import reader_error, yaml_error, yaml_problem
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = ("model", "temperature", "max_tokens", "backend", "price", "panel", "rule")
+JUDGE_KEYS: tuple[str, ...] = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "backend",
+    "price",
+    "panel",
+    "rule",
+    "prompt_cache",
+)
 #: The keys of one judge of the manifest's `judge: {panel: [...]}`.
 PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens", "price")
 #: The rules a judge panel may use (`grading.panel`).
@@ -284,7 +293,8 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
             _error(
                 "judge must be a mapping",
                 _pos(node, path),
-                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME}",
+                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME, "
+                "prompt_cache: true}",
             )
         )
         return None
@@ -331,8 +341,6 @@ def _judge_fields(
             fields[key] = price
         elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
             fields[key] = float(cast(float, _construct(value)))
-        elif key == "max_tokens" and value.tag == _TAG + "int" and cast(int, _construct(value)) > 0:
-            fields[key] = _construct(value)
         elif key == "rule":
             text = _scalar_text(value, "judge rule", path, errors)
             if text is not None and text not in PANEL_RULES:
@@ -345,8 +353,10 @@ def _judge_fields(
             panel = _check_panel(value, path, errors)
             ok = ok and panel is not None
             fields[key] = panel
+        elif _judge_value_fits(key, value):
+            fields[key] = _construct(cast(yaml.ScalarNode, value))
         else:
-            kind = "a number" if key == "temperature" else "a positive whole number"
+            kind = _JUDGE_VALUE_KINDS.get(key, "a positive whole number")
             errors.append(_error(f"{where} {key} must be {kind}, not {_shown(value)}", at))
             ok = False
     if where != "judge" and ok and "backend" not in fields:
@@ -434,6 +444,20 @@ def _check_price(node: yaml.Node, path: str, errors: list[SpecError]) -> dict[st
         errors.append(_error(f"judge price needs {need}", _pos(node, path), hint=_PRICE_HINT))
         ok = False
     return values if ok else None
+
+
+#: What a judge key other than `model` and `backend` takes, as its error says it.
+_JUDGE_VALUE_KINDS = {"temperature": "a number", "prompt_cache": "true or false"}
+
+
+def _judge_value_fits(key: str, value: yaml.Node) -> bool:
+    """Whether `value` is what `max_tokens` (a whole number above 0) or `prompt_cache` (true or
+    false) takes."""
+    if not isinstance(value, yaml.ScalarNode):
+        return False
+    if key == "max_tokens":
+        return value.tag == _TAG + "int" and cast(int, _construct(value)) > 0
+    return key == "prompt_cache" and value.tag == _TAG + "bool"
 
 
 _MANIFEST_CHECKS = {

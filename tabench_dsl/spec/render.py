@@ -269,6 +269,7 @@ def _judge_defaults(battery: Battery) -> JudgeDefaults:
         price=judge.price,  # a price is the battery user's bill, never a scorer setting
         panel=judge.panel,
         rule=judge.rule,
+        prompt_cache=judge.prompt_cache,
     )
 
 

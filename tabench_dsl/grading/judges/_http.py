@@ -10,7 +10,8 @@ its wire format:
     normalize_base(url)       the API base a user's URL stands for
     PATH                      the endpoint below that base
     wire_headers(api_key)     the protocol's headers, the key in its place
-    request_body(messages)    the JSON body of one call
+    request_body(messages)    the JSON body of one call (with the prompt-cache hint when
+                              `prompt_cache` is on)
     decode(payload, ms)       a `Completion` from a successful body
     ask_again(status, body)   whether a refusal asked for another request form (default: never)
 
@@ -202,8 +203,12 @@ class HttpJudge(Judge):
         timeout: float = DEFAULT_TIMEOUT,
         backend: str,
         key_env: str | None,
+        prompt_cache: bool = True,
     ) -> None:
         self.params = params
+        #: Whether requests carry the protocol's prompt-cache hint (the manifest's
+        #: `judge: {prompt_cache: false}` turns it off); `request_body` reads it.
+        self.prompt_cache = prompt_cache
         self.base_url = self.normalize_base(base_url)
         self.endpoint = self.base_url + self.PATH
         self.exchange_timeout = timeout
@@ -268,6 +273,19 @@ class HttpJudge(Judge):
         return self.decode(payload, latency_ms)
 
 
-def reported_tokens(prompt: int | None, completion: int | None) -> Tokens:
-    """The tokens a server reported, 0 for a count it left out or sent as null."""
-    return Tokens(prompt=prompt or 0, completion=completion or 0)
+def reported_tokens(
+    prompt: int | None,
+    completion: int | None,
+    *,
+    cached_prompt: int | None = None,
+    cache_write: int | None = None,
+) -> Tokens:
+    """The tokens a server reported, 0 for a count it left out or sent as null. `prompt` counts
+    every input token, cached ones included (`records.Tokens`): a backend whose protocol reports
+    them apart adds them up before it calls this."""
+    return Tokens(
+        prompt=prompt or 0,
+        completion=completion or 0,
+        cached_prompt=cached_prompt or 0,
+        cache_write=cache_write or 0,
+    )

@@ -2,10 +2,20 @@
 
 POST `{base}/v1/messages` with headers `x-api-key`, `anthropic-version: 2023-06-01` and
 `content-type: application/json`; the body has `model`, `max_tokens` (required by the API),
-`temperature`, the SYSTEM prompt as the top-level `system` string and the user turn in `messages`.
+`temperature`, the SYSTEM prompt as the top-level `system` and the user turn in `messages`.
 The reply's `content` is a list of blocks: the text of its `type == "text"` blocks, joined, is the
-judge's reply; tokens come from `usage.input_tokens` / `usage.output_tokens`. The session, headers,
-POST and error statuses are `_http.HttpJudge`'s; this module keeps the wire format.
+judge's reply; tokens come from `usage`. The session, headers, POST and error statuses are
+`_http.HttpJudge`'s; this module keeps the wire format.
+
+Prompt caching: Anthropic caches a prefix only where a block says so, so the SYSTEM goes as one
+text block marked `cache_control: {"type": "ephemeral"}` (`[{"type": "text", "text": SYSTEM,
+"cache_control": ...}]`); with `judge: {prompt_cache: false}` it goes as a plain string. The
+prompt's text is the same either way, and the mark is not part of the reply cache's key. A server
+that refuses the mark (HTTP 400 naming `cache_control`) is asked again at once with the string,
+and from then on. Anthropic's `usage.input_tokens` counts only the input read neither from nor into
+the cache: the prompt's tokens are `input_tokens + cache_read_input_tokens +
+cache_creation_input_tokens`, the second of them `Tokens.cached_prompt`, the third
+`Tokens.cache_write`.
 
 Errors come as `{"type": "error", "error": {"type": ..., "message": ...}}`; 429
 (`rate_limit_error`), 529 (`overloaded_error`) and other 5xx are retried, honouring `retry-after`.
@@ -46,6 +56,8 @@ class _Block(msgspec.Struct):
 class _Usage(msgspec.Struct):
     input_tokens: int | None = 0
     output_tokens: int | None = 0
+    cache_read_input_tokens: int | None = 0
+    cache_creation_input_tokens: int | None = 0
 
 
 class _MessageReply(msgspec.Struct):
@@ -54,6 +66,9 @@ class _MessageReply(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_MessageReply)
+#: The mark that asks Anthropic to cache the prompt up to and including its block (shared: never
+#: changed, only encoded).
+_EPHEMERAL = {"type": "ephemeral"}
 
 
 def normalize_anthropic_base(url: str) -> str:
@@ -80,6 +95,7 @@ class AnthropicJudge(HttpJudge):
         api_key: str | None,
         base_url: str = ANTHROPIC_BASE_URL,
         timeout: float = DEFAULT_TIMEOUT,
+        prompt_cache: bool = True,
     ) -> None:
         super().__init__(
             params,
@@ -89,6 +105,7 @@ class AnthropicJudge(HttpJudge):
             timeout=timeout,
             backend="anthropic",
             key_env=ANTHROPIC_KEY_ENV,
+            prompt_cache=prompt_cache,
         )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
@@ -98,7 +115,8 @@ class AnthropicJudge(HttpJudge):
         return headers
 
     def request_body(self, messages: list[Message]) -> dict[str, object]:
-        """The JSON body of one call: system messages joined into `system`, the rest as turns."""
+        """The JSON body of one call: system messages joined into `system` (one text block marked
+        for the prompt cache when prompt caching is on, else a string), the rest as turns."""
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         body: dict[str, object] = {
             "model": self.params.model,
@@ -106,9 +124,19 @@ class AnthropicJudge(HttpJudge):
             "temperature": self.params.temperature,
             "messages": [{"role": m.role, "content": m.content} for m in messages if m.role != "system"],
         }
-        if system:
+        if system and self.prompt_cache:
+            body["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+        elif system:
             body["system"] = system
         return body
+
+    def ask_again(self, status: int, payload: bytes) -> bool:
+        """A server that refuses the `cache_control` mark (a stand-in that knows no prompt cache) is
+        asked again at once with the SYSTEM as a plain string, and from then on."""
+        if status == 400 and self.prompt_cache and b"cache_control" in payload:
+            self.prompt_cache = False
+            return True
+        return False
 
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_message(payload, latency_ms)
@@ -124,9 +152,16 @@ def decode_message(payload: bytes, latency_ms: float = 0.0) -> Completion:
     if not texts:
         raise TransportError("anthropic judge sent a message without a text block")
     usage = reply.usage or _Usage()
+    read = usage.cache_read_input_tokens or 0
+    written = usage.cache_creation_input_tokens or 0
     return Completion(
         content="".join(texts),
-        tokens=reported_tokens(usage.input_tokens, usage.output_tokens),
+        tokens=reported_tokens(
+            (usage.input_tokens or 0) + read + written,
+            usage.output_tokens,
+            cached_prompt=read,
+            cache_write=written,
+        ),
         latency_ms=latency_ms,
     )
 
@@ -146,6 +181,7 @@ def anthropic_judge(setup: JudgeSetup) -> AnthropicJudge:
             api_key=key,
             base_url=base,
             timeout=setup.timeout,
+            prompt_cache=setup.prompt_cache,
         )
     except ValueError as exc:
         raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None

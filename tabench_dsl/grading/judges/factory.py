@@ -21,6 +21,7 @@ An empty variable counts as unset. A SPEC is
 Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
 `judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens. The price (`--price`,
 else the manifest's `judge.price`) goes into the judge's `info`, so every record says what it cost.
+The provider's prompt-cache hint is sent unless the manifest says `judge: {prompt_cache: false}`.
 Keys come from the environment only, and go only where the user sent them: to an endpoint the user
 named (the `--judge` URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL) or to the provider's own host.
 OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_URL says, as OpenAI's
@@ -130,6 +131,7 @@ def make_judge(
             timeout=timeout,
             session=session,
             settings=settings,
+            prompt_cache=manifest.prompt_cache is not False,
         )
     )
     price = price or manifest.price

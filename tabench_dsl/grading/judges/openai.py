@@ -1,13 +1,22 @@
 """The Chat Completions judge: OpenAI and every server that speaks its protocol.
 
-POST `{base}/chat/completions` with `model`, `messages`, `temperature`, `max_tokens`; the reply is
-`choices[0].message.content`, tokens from `usage.prompt_tokens` / `usage.completion_tokens`.
+POST `{base}/chat/completions` with `model`, `messages`, `temperature`, `max_tokens` and
+`prompt_cache_key`; the reply is `choices[0].message.content`, tokens from `usage.prompt_tokens` /
+`usage.completion_tokens`, and the part of the prompt served from the provider's cache from
+`usage.prompt_tokens_details.cached_tokens` (already counted in `prompt_tokens`).
 Works against OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio. The session, headers,
 POST and error statuses are `_http.HttpJudge`'s; this module keeps the wire format.
 
 Base URLs: `normalize_base_url` accepts `http://host:port`, `http://host:port/v1` and the full
 `.../chat/completions` endpoint; a URL with no path gets `/v1` (the path every such server uses).
 Any other path is kept as given (`https://example.org/api/v1`).
+
+Prompt caching: OpenAI caches long prompt prefixes by itself and routes requests by
+`prompt_cache_key`, so every request whose SYSTEM is the same carries the same key
+(`prompt_cache_key`: a digest of the SYSTEM, within the API's 64 characters); it is a routing hint
+only, so it is not part of the reply cache's key or the request's sha256, and the prompt is byte
+for byte what it was. A server that refuses the field (HTTP 400 naming it) is asked again at once
+without it, and from then on (`ask_again`), as for `max_completion_tokens`.
 
 It registers two kinds of judge (`registry`): `openai[:MODEL]`, at OPENAI_BASE_URL or OpenAI's
 own API, and `url`, any Chat Completions server named by its base URL. Where OPENAI_API_KEY may
@@ -17,6 +26,8 @@ judge only over https or to a loopback host (`urls.url_gets_key`).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -45,9 +56,14 @@ class _Choice(msgspec.Struct):
     message: _ChatMessage
 
 
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: int | None = 0
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: int | None = 0
     completion_tokens: int | None = 0
+    prompt_tokens_details: _PromptDetails | None = None
 
 
 class _ChatCompletion(msgspec.Struct):
@@ -56,6 +72,17 @@ class _ChatCompletion(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_ChatCompletion)
+
+#: What starts every `prompt_cache_key`, so a provider's logs show whose key it is.
+PROMPT_CACHE_KEY_PREFIX = "tabench-"
+
+
+@functools.lru_cache(maxsize=1024)
+def prompt_cache_key(system: str) -> str:
+    """The `prompt_cache_key` of requests whose SYSTEM is `system`: the prefix and the first 40
+    hex digits of the SYSTEM's sha256 (48 characters, under the API's limit of 64). Kept per
+    SYSTEM (a battery has one per question), so it is hashed once, not once per call."""
+    return PROMPT_CACHE_KEY_PREFIX + hashlib.sha256(system.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def normalize_base_url(url: str) -> str:
@@ -86,6 +113,7 @@ class OpenAIJudge(HttpJudge):
         timeout: float = DEFAULT_TIMEOUT,
         backend: str = "openai",
         key_env: str | None = OPENAI_KEY_ENV,
+        prompt_cache: bool = True,
     ) -> None:
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
@@ -97,6 +125,7 @@ class OpenAIJudge(HttpJudge):
             timeout=timeout,
             backend=backend,
             key_env=key_env,
+            prompt_cache=prompt_cache,
         )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
@@ -106,19 +135,33 @@ class OpenAIJudge(HttpJudge):
         return headers
 
     def request_body(self, messages: list[Message]) -> dict[str, object]:
-        """The JSON body of one call."""
-        return {
+        """The JSON body of one call, with `prompt_cache_key` when prompt caching is on and there is
+        a SYSTEM."""
+        body: dict[str, object] = {
             "model": self.params.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": self.params.temperature,
             self._token_field: self.params.max_tokens,
         }
+        if self.prompt_cache:
+            for m in messages:
+                if m.role == "system":
+                    body["prompt_cache_key"] = prompt_cache_key(m.content)
+                    break
+        return body
 
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
-        models) is asked again at once with that field, and from then on."""
-        if status == 400 and self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
+        models) is asked again at once with that field, and from then on; one that refuses
+        `prompt_cache_key` (a compatible server that knows no such field) is asked again without it,
+        and from then on."""
+        if status != 400:
+            return False
+        if self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
             self._token_field = "max_completion_tokens"
+            return True
+        if self.prompt_cache and b"prompt_cache_key" in payload:
+            self.prompt_cache = False
             return True
         return False
 
@@ -138,9 +181,14 @@ def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: 
     if content is None:
         raise TransportError(f"{backend} judge sent a chat completion with no text content")
     usage = body.usage or _Usage()
+    details = usage.prompt_tokens_details
     return Completion(
         content=content,
-        tokens=reported_tokens(usage.prompt_tokens, usage.completion_tokens),
+        tokens=reported_tokens(
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            cached_prompt=details.cached_tokens if details is not None else 0,
+        ),
         latency_ms=latency_ms,
     )
 
@@ -161,6 +209,7 @@ def openai_judge(setup: JudgeSetup) -> OpenAIJudge:
             base_url=base,
             api_key=key,
             timeout=setup.timeout,
+            prompt_cache=setup.prompt_cache,
         )
     except ValueError as exc:
         raise UsageError(f"OPENAI_BASE_URL: {exc}") from None
@@ -181,6 +230,7 @@ def url_judge(setup: JudgeSetup) -> OpenAIJudge:
             api_key=setup.env.get(OPENAI_KEY_ENV) if url_gets_key(url) else None,
             timeout=setup.timeout,
             backend=backend,
+            prompt_cache=setup.prompt_cache,
         )
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None

@@ -47,7 +47,7 @@ class JudgeSetup:
     flags or the manifest name (None when neither does); `temperature` and `max_tokens` are the
     decoding parameters, first found of the flags, the manifest, the scorer and the defaults;
     `settings` are the scorer's checked settings; `notice` is the line for the user that came
-    with the choice."""
+    with the choice; `prompt_cache` says whether to send the provider's prompt-cache hint."""
 
     spec: str
     argument: str
@@ -59,6 +59,9 @@ class JudgeSetup:
     session: aiohttp.ClientSession | None = None
     settings: ScorerSettings | None = None
     notice: str | None = None
+    #: Whether an HTTP judge sends its provider's prompt-cache hint (the manifest's
+    #: `judge: {prompt_cache: false}` turns it off).
+    prompt_cache: bool = True
 
     def params(self, needed_by: str, *, model: str | None = None) -> JudgeParams:
         """The decoding parameters for `model` (default: the one the flags or manifest name);

@@ -3,10 +3,12 @@
 The parent alone writes the results file, so every guarantee of `ResultsWriter` holds: one writer
 (flock), append-only, a whole line per record, written the moment the record is received.
 Backpressure: at most `IN_FLIGHT_FACTOR x share` answers in flight per worker, topped up as records
-come back. An interruption (`WorkerPool.close` after an unfinished `run`) closes the workers' input
-and terminates them; records already received are whole, those in flight are not written (resume
-grades them). A worker that dies: its answers in flight are not written; the pool says so, goes on
-with the others and counts it in `RunStats.workers_lost`.
+come back. The parent alone decides the order (`dispatch`): grouped by question, a question's first
+answer alone until its record comes back with a fresh reply, as in one process; the workers grade
+what they are handed in the order handed. An interruption (`WorkerPool.close` after an unfinished
+`run`) closes the workers' input and terminates them; records already received are whole, those
+in flight are not written (resume grades them). A worker that dies: its answers in flight are not
+written; the pool says so, goes on with the others and counts it in `RunStats.workers_lost`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
+from ...core.compiled import CompiledBattery
 from ...core.errors import UsageError
 from ...core.records import Answer, Record
+from ..dispatch import FileOrder, QuestionOrder, groups_by_question
+from ..judges.factory import choose_judge
 from ..runner import RunStats
+from ..session import GradingOptions
 from .frames import (
     STREAM_LIMIT,
     TERMINATE_GRACE,
@@ -67,10 +73,15 @@ class _Worker:
         self.share = share
         self.cap = share * IN_FLIGHT_FACTOR
         self.proc = proc
-        self.in_flight = 0
+        #: The answers handed to this worker and not yet back as records, by (system, question).
+        self.out: dict[tuple[str, str], Answer] = {}
         self.ended = False  # the end frame was sent (or the worker is gone)
         self.reader: asyncio.StreamReader | None = None
         self.pipe: asyncio.WriteTransport | None = None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.out)
 
     def send(self, message: object) -> None:
         if self.pipe is not None and not self.pipe.is_closing():
@@ -96,7 +107,7 @@ class WorkerPool:
         self.on_log = on_log
         self.stats = RunStats()
         self._workers: list[_Worker] = []
-        self._answers: Iterator[Answer] = iter(())
+        self._order: QuestionOrder | FileOrder = FileOrder(())
         self._exhausted = False
         self._completed = False
         self._on_notice: Callable[[str], None] | None = None
@@ -130,7 +141,12 @@ class WorkerPool:
         self._on_notice = on_notice
         if not self._workers:
             self.start()
-        self._answers = self._pending(answers, skip or set(), on_skip)
+        pending = self._pending(answers, skip or set(), on_skip)
+        if _groups(config.battery, config.options):
+            # As many answers may be out as the workers are handed at most.
+            self._order = QuestionOrder(pending, concurrency=sum(w.cap for w in self._workers))
+        else:
+            self._order = FileOrder(pending)
         loop = asyncio.get_running_loop()
         tasks: list[asyncio.Future] = []
         try:
@@ -181,14 +197,16 @@ class WorkerPool:
         room = worker.cap - worker.in_flight
         if not self._exhausted and (room >= max(1, worker.cap // 4) or worker.in_flight == 0):
             batch: list[Answer] = []
-            for answer in self._answers:
-                batch.append(answer)
-                if len(batch) >= room:
+            while len(batch) < room:
+                answer = self._order.take()
+                if answer is None:
+                    # None left at all, or some wait for an opener's record: then a later top-up.
+                    self._exhausted = not self._order.held
                     break
-            else:
-                self._exhausted = True
+                batch.append(answer)
             if batch:
-                worker.in_flight += len(batch)
+                for answer in batch:
+                    worker.out[(answer.system, answer.question)] = answer
                 worker.send(batch)
         if self._exhausted:
             for other in self._workers:
@@ -211,16 +229,27 @@ class WorkerPool:
                     f"{worker.in_flight} answer(s) in flight are not recorded (--resume grades them)"
                 )
                 worker.ended = True
+                # Its openers will never be back: their questions' next answers open them instead.
+                for answer in worker.out.values():
+                    self._order.dropped(answer)
+                worker.out.clear()
+                for other in self._workers:
+                    self._top_up(other)
                 return
             message = reply_decoder.decode(data)
             if type(message) is Records:
                 for record in message.records:
                     writer.write(record)
+                    worker.out.pop((record.system, record.question), None)
+                    self._order.finished(record)
                     stats.count(record)
                     if on_record is not None:
                         on_record(record)
-                worker.in_flight -= len(message.records)
                 self._top_up(worker)
+                if self._order.held:  # a reply may have let answers go that another worker can take
+                    for other in self._workers:
+                        if other is not worker:
+                            self._top_up(other)
             elif type(message) is Hello:
                 stats.judge = message.judge
                 if message.notice and self._on_notice is not None:
@@ -252,6 +281,17 @@ class WorkerPool:
                 if pipe is not None:
                     with contextlib.suppress(OSError):
                         pipe.close()
+
+
+def _groups(battery: CompiledBattery, options: GradingOptions) -> bool:
+    """Whether the answers go grouped by question (`dispatch.groups_by_question`), worked out from
+    the judge the workers will choose (the parent opens none): builtin and replay have no prompt
+    cache. A choice that fails fails in the workers too, which say why: file order then."""
+    try:
+        spec = choose_judge(options.judge, model=options.model, manifest_judge=battery.judge).spec
+    except UsageError:
+        return False
+    return groups_by_question(battery, deterministic=spec.partition(":")[0].lower() in ("builtin", "replay"))
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:
