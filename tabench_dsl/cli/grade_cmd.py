@@ -17,7 +17,7 @@ Decided where the spec is silent:
   and below. A `.eval` or `.json` file is an Inspect log (grading/inspect_log.py: its model is the
   system unless `--system-from` names a metadata field or task argument, its sample ids the
   questions unless `--question-from` names a metadata field, the final completions the answers,
-  each epoch of a log with several its own `SYSTEM#epochN`); it needs the `inspect` extra.
+  each epoch after the first its own system `SYSTEM#epochN`); it needs the `inspect` extra.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
   (records written are kept).

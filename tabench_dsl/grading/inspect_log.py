@@ -7,10 +7,11 @@ Each sample of a log is one answer:
     question  the sample id, or the value of the sample metadata field `question_from`
     answer    the sample's final completion (`sample.output.completion`)
 
-Epochs: a log run with more than one epoch holds each sample once per epoch; each epoch's answers
-become a system of their own, `SYSTEM#epochN` (epoch 1 included, so the systems of one log line
-up), since tabench grades one answer per (system, question) pair and a duplicate would be
-skipped. A log run with one epoch keeps the system as it is.
+Epochs: a log run with more than one epoch holds each sample once per epoch; tabench grades one
+answer per (system, question) pair (a second would be skipped as a duplicate), so each later
+epoch's answers become a system of their own, `SYSTEM#epochN` (`epoch_system`). Epoch 1 keeps the
+system as it is, so a log of one epoch and the first epoch of a log of several name the same
+system, and `tabench_dsl.inspect.battery_scorer` names the systems of its records the same way.
 
 A sample is reported (and skipped) as a line of a JSONL file would be, at `path:N`, N being its
 position in the log (1-based): a sample Inspect recorded as an error, a field `system_from` or
@@ -71,6 +72,12 @@ def logs_in_folder(folder: Path) -> list[Path]:
     return sorted(paths)
 
 
+def epoch_system(system: str, epoch: int) -> str:
+    """The system an answer of epoch `epoch` is graded as: `system` for the first epoch,
+    `system#epochN` for a later one."""
+    return system if epoch <= 1 else f"{system}#epoch{epoch}"
+
+
 def _text(value: object) -> str | None:
     """A metadata or task-argument value as a name: text as it is, a number as written; None for
     anything else (a list, a mapping, a boolean, null)."""
@@ -91,7 +98,6 @@ def log_rows(
     """The answers of the Inspect log at `path`, each with its position in the log; a sample that
     gives none is passed to `report(position, message)` and skipped."""
     log = _outside_the_loop(_log_api().read_eval_log, str(path))
-    epochs = log.eval.config.epochs or 1
     task_args: Mapping[str, Any] = log.eval.task_args or {}
     for number, sample in enumerate(log.samples or (), start=1):
         where = f"sample {sample.id!r} (epoch {sample.epoch})"
@@ -120,9 +126,7 @@ def log_rows(
                 report(number, f"{where}: metadata field {question_from!r} {problem} (--question-from)")
                 continue
             question = value
-        if epochs > 1:
-            system = f"{system}#epoch{sample.epoch}"
-        yield number, Answer(system, question, sample.output.completion)
+        yield number, Answer(epoch_system(system, sample.epoch), question, sample.output.completion)
 
 
 def count_log_samples(path: str | Path) -> int:
