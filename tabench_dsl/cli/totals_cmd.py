@@ -1,4 +1,6 @@
-"""`tabench totals RESULTS.jsonl [--json]`: the totals of a results file, human decisions applied.
+"""`tabench totals RESULTS.jsonl [--json | --csv]`: the totals of a results file, human decisions
+applied. `--csv` prints the per-system rows (every scalar column of `totals --json`'s systems) for
+pandas or DuckDB (review/export.py).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """
@@ -27,7 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    shape.add_argument("--csv", action="store_true", help="print the per-system totals as CSV")
     parser.add_argument(
         "--decisions",
         type=Path,
@@ -55,6 +59,13 @@ def run(args: argparse.Namespace) -> int:
     totals = compute_totals(records)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
+    elif args.csv:
+        from ..review.export import csv_text, system_rows
+
+        columns, rows = system_rows(totals)
+        text = csv_text(columns, rows)
+        # CSV has no escapes: names go out as written to a program, made visible to a terminal.
+        sys.stdout.write(shown(text, lines=True) if sys.stdout.isatty() else text)
     else:
         print_tables(totals)
     # Counted without the lines it could not read: say so in the status too.
