@@ -106,7 +106,7 @@ def log_rows(
             report(number, f"{where} ended in an error in Inspect ({message}); not graded")
             continue
         metadata: Mapping[str, Any] = sample.metadata or {}
-        system: str | None = log.eval.model
+        system: str | None = str(log.eval.model)
         if system_from is not None:
             if system_from in metadata:
                 system = _text(metadata[system_from])
@@ -126,6 +126,7 @@ def log_rows(
                 report(number, f"{where}: metadata field {question_from!r} {problem} (--question-from)")
                 continue
             question = value
+        assert system is not None  # None was reported above
         yield number, Answer(epoch_system(system, sample.epoch), question, sample.output.completion)
 
 
