@@ -42,7 +42,7 @@ def servers_in_thread(*responders: Responder, **options: Any) -> Iterator[list[J
         loop.close()
 
 
-def run_task(task: Any, *, sut_url: str, log_dir: str, epochs: int = 1) -> Any:
+def run_task(task: Any, *, sut_url: str, log_dir: str, epochs: int = 1, **options: Any) -> Any:
     """Run `task` with Inspect against the scripted model at `sut_url`; return its log. The caller
     sets OPENAI_BASE_URL / OPENAI_API_KEY (Inspect's provider reads them)."""
     from inspect_ai import eval as inspect_eval
@@ -56,6 +56,7 @@ def run_task(task: Any, *, sut_url: str, log_dir: str, epochs: int = 1) -> Any:
         log_dir=log_dir,
         display="none",
         max_retries=0,
+        **options,
     )
     assert len(logs) == 1 and logs[0].status == "success", logs[0].error
     return logs[0]

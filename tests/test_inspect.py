@@ -263,3 +263,30 @@ def test_inspect_score_rescores_the_log_with_the_battery(inspect_run: Run, tmp_p
     assert scores and scores[-1].metrics["accuracy"].value == pytest.approx(
         inspect_run.log.results.scores[0].metrics["accuracy"].value
     )
+
+
+def test_the_scorer_can_ask_through_inspects_model_api(tmp_path: Path, capsys) -> None:
+    """`judge="inspect"`: tabench's loop (T1, the stern retry, adjudicate) with the exchange made by
+    Inspect's `get_model`, here the model bound to the `grader` role, at the scripted judge."""
+    from inspect_ai.model import get_model
+
+    battery = write_battery(tmp_path, rubric=RUBRIC)
+    out = tmp_path / "scored.jsonl"
+    with servers_in_thread(sut, judge) as (sut_server, judge_server), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_API_KEY", "dummy-key")
+        mp.setenv("OPENAI_BASE_URL", sut_server.url)
+        task_ = demo()
+        task_.scorer = [battery_scorer(str(battery), judge="inspect", out=str(out))]
+        grader = get_model("openai/judge-m", base_url=judge_server.url, responses_api=False, memoize=False)
+        log = run_task(
+            task_, sut_url=sut_server.url, log_dir=str(tmp_path / "logs"), model_roles={"grader": grader}
+        )
+        asked = [r for r in judge_server.requests if r["_path"].endswith("/chat/completions")]
+    assert {s.id: (s.scores["battery_scorer"].metadata or {}).get("verdict") for s in log.samples or []} == {
+        **EXPECTED,
+        "h99": None,
+    }
+    # h01 asked twice (the stern retry), h03 and h04 once, h02 passed by T1 without a call.
+    assert len(asked) == 4 and all(r["model"] == "judge-m" for r in asked)
+    assert {r.judge.backend for r in iter_records(out)} == {"inspect"}
+    assert verdicts(out) == {(SUT_MODEL, q): v for q, v in EXPECTED.items()}
