@@ -69,6 +69,10 @@ def battery_scorer(
     file. The battery is compiled here, so a bad battery fails before any sample is scored.
     """
     compiled = _compile(battery)
+    if out is not None:  # here, not at the first sample: a wrong path fails the task before it runs
+        from ..outputs import check_results_out
+
+        check_results_out(out, option="out")
     options = GradingOptions(
         judge=None if judge == INSPECT_JUDGE else judge,
         model=model,
