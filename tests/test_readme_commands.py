@@ -27,7 +27,11 @@ def test_the_readme_command_block_is_the_parsers_usage() -> None:
 def test_the_block_follows_the_parsers() -> None:
     # What the test compares with is generated, so a flag missing from the README cannot hide.
     block = usage_block(build_parser())
-    assert "tabench totals [--json] [--decisions DECISIONS.jsonl] [--tag TAG] [--price KEY=USD,...]" in block
+    assert (
+        "tabench totals [--json | --csv] [--decisions DECISIONS.jsonl] [--tag TAG] [--price KEY=USD,...]"
+        in block
+    )
+    assert "tabench export --format {csv,parquet} --out FILE" in block
     assert "[--no-browser]" in block and "[--reviewer NAME]" in block and "[--dir PARENT] NAME" in block
     calibrate = block[block.index("tabench calibrate") : block.index("tabench new")]
     for flag in ("--rpm N", "--tpm N", "--out RESULTS.jsonl", "--retries N", "--no-cache"):

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "report": "report_cmd",
     "adjudicate": "adjudicate_cmd",
     "diff": "diff_cmd",
+    "export": "export_cmd",
 }
 
 

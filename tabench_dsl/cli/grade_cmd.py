@@ -14,6 +14,12 @@ Decided where the spec is silent:
   A `--question` the battery lacks, or a `--tag` none of its questions has, is a usage error; a
   `--system` no answer has grades nothing.
 - `--dry-run` builds no judge, sends nothing and writes no file (`dry_run`): it counts and estimates.
+- `--answers` may be repeated, and may name a folder: the files are read in turn as one stream
+  (a pair given twice across them is a duplicate), a folder standing for the Inspect AI logs in it
+  and below. A `.eval` or `.json` file is an Inspect log (grading/inspect_log.py: its model is the
+  system unless `--system-from` names a metadata field or task argument, its sample ids the
+  questions unless `--question-from` names a metadata field, the final completions the answers,
+  each epoch after the first its own system `SYSTEM#epochN`); it needs the `inspect` extra.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
   lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
   (records written are kept).
@@ -33,6 +39,7 @@ import msgspec
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
+from ..grading.inspect_log import is_inspect_log
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
@@ -71,10 +78,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add(
         "--answers",
         type=Path,
+        action="append",
         required=True,
         metavar="ANSWERS.jsonl",
         help="answers JSONL, one {system, question, answer} object a line, or CSV (a .csv file with a "
-        "system,question,answer header)",
+        "system,question,answer header), or an Inspect AI log (.eval, .json) or a folder of them "
+        "(the inspect extra); repeatable",
+    )
+    add(
+        "--system-from",
+        default=None,
+        metavar="FIELD",
+        help="Inspect logs: the system is this sample metadata field, else this task argument "
+        "(default: the log's model)",
+    )
+    add(
+        "--question-from",
+        default=None,
+        metavar="FIELD",
+        help="Inspect logs: the question is this sample metadata field (default: the sample id)",
     )
     add(
         "--out",
@@ -192,8 +214,39 @@ def _check_args(args: argparse.Namespace) -> None:
 
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
-    if not args.answers.is_file():
-        raise UsageError(f"{args.answers}: no such answers file")
+    args.answers = answer_files(args.answers)
+    if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
+        flag = "--system-from" if args.system_from else "--question-from"
+        raise UsageError(f"{flag} applies to Inspect AI logs (.eval, .json); no --answers file is one")
+
+
+def answer_files(given: list[Path]) -> list[Path]:
+    """The answers files `--answers` names, in order, a folder standing for the Inspect logs in it
+    and below (Inspect's own listing). A missing path, or a folder without logs, is a usage error."""
+    from ..grading.inspect_log import logs_in_folder
+
+    files: list[Path] = []
+    for path in given:
+        if path.is_dir():
+            logs = logs_in_folder(path)
+            if not logs:
+                raise UsageError(f"{path}: a folder with no Inspect AI log (.eval, .json) in it")
+            files.extend(logs)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(f"{path}: no such answers file")
+    return files
+
+
+def _grading_inputs(args: argparse.Namespace) -> dict[str, str | Path | None]:
+    """The files this grading reads, that `--out` must not be: every answers file and the judge's."""
+    from ..outputs import grading_inputs
+
+    inputs = grading_inputs(judge=args.judge, answers=args.answers[0])
+    for path in args.answers[1:]:
+        inputs[f"the answers file {path}"] = path
+    return inputs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -202,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.results import ResultsWriter, done_pairs
     from ..grading.answers import AnswerReader, count_answers
     from ..grading.loop import quiet_gc, run_event_loop
-    from ..outputs import check_results_out, grading_inputs
+    from ..outputs import check_results_out
     from ..spec.battery import load_battery
     from ..spec.render import compile_battery
     from .progress import Progress
@@ -213,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
 
         return dry_run.run(args)
     out: Path = args.out or DEFAULT_OUT
-    check_results_out(out, option="--out", inputs=grading_inputs(judge=args.judge, answers=args.answers))
+    check_results_out(out, option="--out", inputs=_grading_inputs(args))
     if not args.resume and out.exists() and out.stat().st_size > 0:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
@@ -250,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
             compiled.questions,
             on_problem=bad_line,
             on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
+            system_from=args.system_from,
+            question_from=args.question_from,
         )
         answers = _slice(reader, args, skip)
         causes = CauseTally()

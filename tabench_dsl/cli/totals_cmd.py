@@ -1,6 +1,7 @@
-"""`tabench totals RESULTS.jsonl [--json] [--price ...]`: the totals of a results file, human
-decisions applied, with the judge calls' tokens and cost (at the price each record carries, or
-`--price` over it).
+"""`tabench totals RESULTS.jsonl [--json | --csv] [--price ...]`: the totals of a results file,
+human decisions applied, with the judge calls' tokens and cost (at the price each record carries,
+or `--price` over it). `--csv` prints the per-system rows (every scalar column of `totals --json`'s
+systems) for pandas or DuckDB (review/export.py).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """
@@ -32,7 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "results", type=Path, metavar="RESULTS", help="a results JSONL file written by `tabench grade`"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    shape.add_argument("--csv", action="store_true", help="print the per-system totals as CSV")
     parser.add_argument(
         "--decisions",
         type=Path,
@@ -66,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
     totals = compute_totals(records, price=args.price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
+    elif args.csv:
+        from ..review.export import csv_text, system_rows
+
+        columns, rows = system_rows(totals)
+        text = csv_text(columns, rows)
+        # CSV has no escapes: names go out as written to a program, made visible to a terminal.
+        sys.stdout.write(shown(text, lines=True) if sys.stdout.isatty() else text)
     else:
         print_tables(totals)
     # Counted without the lines it could not read: say so in the status too.

@@ -1,4 +1,10 @@
-"""The answers file: JSONL or CSV, one (system, question, answer) a record, read as a stream.
+"""The answers files: JSONL, CSV or Inspect AI logs, one (system, question, answer) a record, read
+as a stream.
+
+The reader is chosen by the file's suffix: `.csv` is CSV, `.eval` and `.json` are Inspect AI logs
+(read through `inspect_log`, which alone imports `inspect_ai`, from the optional `inspect` extra),
+anything else is JSONL. Several files are read one after the other as one stream: a (system,
+question) pair given in two of them is a duplicate like one given twice in one file.
 
 JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen by the `.csv`
 extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
@@ -20,13 +26,14 @@ may start with a byte order mark too; its bytes that are not UTF-8 are reported 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, numbered_lines, strip_bom, text_fault
 from ..core.records import Answer
+from .inspect_log import count_log_samples, is_inspect_log, log_rows
 
 #: The fields of an answer, in the order a CSV header usually names them.
 FIELDS = ("system", "question", "answer")
@@ -66,21 +73,29 @@ def is_csv(path: str | Path) -> bool:
 
 
 class AnswerReader:
-    """Iterate the good answers of `path`; bad lines go to `on_problem` and are counted.
+    """Iterate the good answers of `path` (a file, or a sequence of files read in turn); bad lines
+    go to `on_problem` and are counted.
 
     `questions` is the set of question ids the battery knows. Warnings (keys that are ignored) go to
-    `on_warning`; they do not count as bad lines. Iterate once.
+    `on_warning`; they do not count as bad lines. `system_from` and `question_from` say where an
+    Inspect log's system and question come from (`inspect_log.log_rows`). Iterate once.
     """
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | Path | Sequence[str | Path],
         questions: Collection[str],
         *,
         on_problem: Callable[[AnswerProblem], None] | None = None,
         on_warning: Callable[[AnswerProblem], None] | None = None,
+        system_from: str | None = None,
+        question_from: str | None = None,
     ) -> None:
-        self.path = str(path)
+        self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
+        #: The file being read (the first before reading starts); problems are reported in it.
+        self.path = self.paths[0] if self.paths else ""
+        self.system_from = system_from
+        self.question_from = question_from
         self.questions = questions
         self.on_problem = on_problem
         self.on_warning = on_warning
@@ -114,9 +129,27 @@ class AnswerReader:
             )
 
     def __iter__(self) -> Iterator[Answer]:
-        seen: dict[tuple[str, str], int] = {}
-        rows = self._csv_rows() if is_csv(self.path) else self._jsonl_rows()
-        for number, answer in rows:
+        seen: dict[tuple[str, str], tuple[str, int]] = {}
+        for path in self.paths:
+            self.path = path
+            self.unknown_keys = set()  # each file warns of its own
+            yield from self._answers(seen)
+
+    def _rows(self) -> Iterator[tuple[int, Answer]]:
+        """The numbered rows of the file being read, by its suffix."""
+        if is_csv(self.path):
+            return self._csv_rows()
+        if is_inspect_log(self.path):
+            return log_rows(
+                self.path,
+                system_from=self.system_from,
+                question_from=self.question_from,
+                report=self._report,
+            )
+        return self._jsonl_rows()
+
+    def _answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+        for number, answer in self._rows():
             empty = _empty_field(answer)
             if empty is not None:
                 self._report(number, f"bad answer: `{empty}` is empty")
@@ -127,13 +160,15 @@ class AnswerReader:
             pair = (answer.system, answer.question)
             first = seen.get(pair)
             if first is not None:
+                first_path, first_line = first
+                at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
                 self._report(
                     number,
                     f"duplicate answer of system {answer.system!r} to question "
-                    f"{answer.question!r} (first at line {first}); skipped",
+                    f"{answer.question!r} (first at {at}); skipped",
                 )
                 continue
-            seen[pair] = number
+            seen[pair] = (self.path, number)
             self.count += 1
             yield answer
 
@@ -252,9 +287,14 @@ def count_lines(path: str | Path) -> int:
     return total
 
 
-def count_answers(path: str | Path) -> int:
-    """An upper bound on the answers in `path`, for a progress total: its lines for JSONL, its
-    records after the header for CSV (where one answer may span many lines). Streamed."""
+def count_answers(path: str | Path | Sequence[str | Path]) -> int:
+    """An upper bound on the answers in `path` (or in each of several files), for a progress total:
+    its lines for JSONL, its records after the header for CSV (where one answer may span many
+    lines), its samples for an Inspect log. Streamed."""
+    if not isinstance(path, str | Path):
+        return sum(count_answers(each) for each in path)
+    if is_inspect_log(path):
+        return count_log_samples(path)
     if not is_csv(path):
         return count_lines(path)
     if csv.field_size_limit() < CSV_FIELD_LIMIT:

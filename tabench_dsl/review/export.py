@@ -1,0 +1,219 @@
+"""Results as a table for pandas, DuckDB or a spreadsheet: one row per standing record, in CSV or
+Parquet (`tabench export`), and the per-system totals as CSV (`tabench totals --csv`).
+
+A row is the standing record of a (system, question) pair (the last written, `totals.latest`),
+with human decisions applied by the caller: `verdict` is what the pair counts as in the totals (the
+human's verdict where there is one), `tool_verdict` what grading said, `decided_by` the reviewer.
+Lists are joined with "; " and the facets written as a JSON object, so that every column is a
+plain scalar that any reader types the same way. CSV goes through the standard `csv` module
+(RFC 4180 quoting: an answer may hold commas, quotes and line breaks); Parquet through pyarrow,
+imported only here and only for it, from the optional `parquet` extra (`core.extras`).
+
+A file is written whole under a temporary name beside it and then renamed over the target, so an
+interrupted export leaves the previous file, never half of one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..core.extras import require
+from ..core.records import Record
+from .totals import Totals, latest, outcome
+
+#: The columns of an exported record, in order, with their Parquet types ("string", "int64",
+#: "bool"); a column whose value is missing (no cause, no decision) is empty in CSV, null in Parquet.
+RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("system", "string"),
+    ("question", "string"),
+    ("verdict", "string"),
+    ("tool_verdict", "string"),
+    ("decided_by", "string"),
+    ("decision_note", "string"),
+    ("cause", "string"),
+    ("tier", "string"),
+    ("reason", "string"),
+    ("answer", "string"),
+    ("judge", "string"),
+    ("judge_backend", "string"),
+    ("judge_model", "string"),
+    ("battery", "string"),
+    ("prompt_sha256", "string"),
+    ("time", "string"),
+    ("attempts", "int64"),
+    ("judge_calls", "int64"),
+    ("cache_hits", "int64"),
+    ("format_retries", "int64"),
+    ("stern_retries", "int64"),
+    ("prompt_tokens", "int64"),
+    ("completion_tokens", "int64"),
+    ("cached_prompt_tokens", "int64"),
+    ("injection_suspect", "bool"),
+    ("warnings", "string"),
+    ("tolerated", "string"),
+    ("facets", "string"),
+)
+#: The key under which a Parquet file's schema metadata says tabench wrote it.
+PARQUET_MARK = b"tabench.export"
+FORMATS = ("csv", "parquet")
+
+
+def record_rows(records: Iterable[Record]) -> Iterator[dict[str, Any]]:
+    """One row (column -> value) per standing record of `records`, in the order they stand."""
+    for record in latest(records).values():
+        decision = record.decision
+        calls = [a for a in record.attempts if not a.cache_hit and (a.raw is not None or a.error is not None)]
+        yield {
+            "system": record.system,
+            "question": record.question,
+            "verdict": outcome(record),
+            "tool_verdict": record.verdict,
+            "decided_by": decision.reviewer if decision is not None else None,
+            "decision_note": decision.note if decision is not None else None,
+            "cause": record.cause,
+            "tier": record.tier,
+            "reason": record.reason,
+            "answer": record.answer,
+            "judge": record.judge.describe(),
+            "judge_backend": record.judge.backend,
+            "judge_model": record.judge.model,
+            "battery": record.battery,
+            "prompt_sha256": record.prompt_sha256,
+            "time": record.time,
+            "attempts": len(record.attempts),
+            "judge_calls": len(calls),
+            "cache_hits": sum(1 for a in record.attempts if a.cache_hit),
+            "format_retries": sum(1 for a in record.attempts if a.kind == "format"),
+            "stern_retries": sum(1 for a in record.attempts if a.kind == "stern"),
+            "prompt_tokens": sum(a.tokens.prompt for a in calls),
+            "completion_tokens": sum(a.tokens.completion for a in calls),
+            "cached_prompt_tokens": sum(a.tokens.cached_prompt for a in calls),
+            "injection_suspect": record.injection_suspect,
+            "warnings": "; ".join(record.warnings),
+            "tolerated": "; ".join(record.tolerated),
+            "facets": msgspec.json.encode(dict(sorted(record.facets.items()))).decode(),
+        }
+
+
+def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
+    """The per-system totals as rows: every scalar field of `SystemTotals` (by its name in
+    `totals --json`), and each field of a mapping of scalars as `NAME_FIELD` (`tokens_prompt`), so a
+    field added to the totals appears in the CSV without a change here."""
+    rows = [_flat(msgspec.to_builtins(s)) for s in totals.systems]
+    columns = list(rows[0]) if rows else _system_columns()
+    return columns, rows
+
+
+def _flat(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with its scalars as they are, a mapping of scalars spread into `NAME_FIELD`
+    columns, and lists (and deeper mappings) left out: a CSV cell holds one value."""
+    row: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            row.update(
+                (f"{key}_{inner}", item) for inner, item in value.items() if not isinstance(item, dict | list)
+            )
+        elif not isinstance(value, list):
+            row[key] = value
+    return row
+
+
+def _system_columns() -> list[str]:
+    from .totals import SystemTotals
+
+    return list(_flat(msgspec.to_builtins(SystemTotals(system=""))))
+
+
+def csv_text(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> str:
+    """`rows` as CSV with a header (None as an empty field, booleans as true/false)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = list(columns)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_value(row.get(column)) for column in columns])
+    return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def write_records(records: Iterable[Record], out: str | Path, fmt: str) -> int:
+    """Write the standing records of `records` to `out` in format `fmt` ("csv" or "parquet");
+    return the rows written. Raises `UsageError` naming the `parquet` extra when pyarrow is absent
+    (before anything is written)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}")
+    if fmt == "parquet":
+        pyarrow = require("pyarrow", extra="parquet", purpose="export --format parquet")
+        parquet = require("pyarrow.parquet", extra="parquet", purpose="export --format parquet")
+    rows = list(record_rows(records))
+    columns = [name for name, _ in RECORD_COLUMNS]
+    if fmt == "csv":
+        text = csv_text(columns, rows)
+        _replace(out, lambda f: f.write(text.encode("utf-8")))
+    else:
+        table = _arrow_table(pyarrow, rows)
+        _replace(out, lambda f: parquet.write_table(table, f))
+    return len(rows)
+
+
+def _arrow_table(pyarrow: Any, rows: list[dict[str, Any]]) -> Any:
+    types = {"string": pyarrow.string(), "int64": pyarrow.int64(), "bool": pyarrow.bool_()}
+    schema = pyarrow.schema(
+        [pyarrow.field(name, types[kind]) for name, kind in RECORD_COLUMNS],
+        metadata={PARQUET_MARK: b"records"},
+    )
+    columns = {name: [row[name] for row in rows] for name, _ in RECORD_COLUMNS}
+    return pyarrow.table(columns, schema=schema)
+
+
+def _replace(out: str | Path, write: Callable[[Any], Any]) -> None:
+    """Write `out` whole through `write(binary_file)` under a temporary name, then rename it."""
+    target = Path(out)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def is_export_file(path: Path) -> bool:
+    """True for a file `tabench export` wrote: a CSV whose header is the record columns, or a
+    Parquet file whose schema carries tabench's mark. Reads only the start (the footer for Parquet)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if head == b"PAR1":
+                return _is_our_parquet(path)
+            f.seek(0)
+            first = f.readline(1 << 16)
+    except OSError:
+        return False
+    header = ",".join(name for name, _ in RECORD_COLUMNS) + "\n"
+    return first.decode("utf-8", "replace") == header
+
+
+def _is_our_parquet(path: Path) -> bool:
+    try:
+        parquet = require("pyarrow.parquet", extra="parquet", purpose="export --format parquet")
+        schema = parquet.read_schema(str(path))
+    except Exception:  # not Parquet after all, or pyarrow absent: not a file we may replace
+        return False
+    return PARQUET_MARK in (schema.metadata or {})
