@@ -31,6 +31,13 @@ import msgspec
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
+from .batch_flags import (
+    BatchLog,
+    add_batch_options,
+    batches_left_running,
+    check_batch_options,
+    grader_factory,
+)
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
@@ -86,6 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="append to an existing --out: skip pairs done, grade again those in error",
     )
     add_grading_options(parser)
+    add_batch_options(parser)
     add(
         "--workers",
         default="1",
@@ -162,6 +170,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
+    check_batch_options(args)
     if not args.answers.is_file():
         raise UsageError(f"{args.answers}: no such answers file")
 
@@ -219,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         )
         answers = _slice(reader, args, skip)
         causes = CauseTally()
+        batch_log = BatchLog(progress.log) if args.batch else None
 
         def on_record(record) -> None:
             causes.add(record)
@@ -234,13 +244,13 @@ def run(args: argparse.Namespace) -> int:
                 )
             if pool is None:
                 grading = functools.partial(
-                    _grade, args, compiled, answers, writer, progress, on_record, skip
+                    _grade, args, compiled, answers, writer, progress, on_record, skip, batch_log
                 )
             else:
                 grading = functools.partial(
                     _grade_in_workers, pool, args, compiled, answers, writer, progress, on_record, skip
                 )
-            with quiet_gc():
+            with quiet_gc(), batches_left_running(args, out):
                 stats = run_event_loop(grading)
         finally:
             progress.close()
@@ -266,6 +276,8 @@ def run(args: argparse.Namespace) -> int:
         f"results in {shown(str(out))}",
         file=sys.stderr,
     )
+    if batch_log is not None:
+        print(batch_log.summary(), file=sys.stderr)
     summary = causes.summary()
     print_causes(summary)
     run_json = {
@@ -287,9 +299,10 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
-async def _grade(args, compiled, reader, writer, progress, on_record, skip):
+async def _grade(args, compiled, reader, writer, progress, on_record, skip, batch_log=None):
     from ..grading.session import open_grader
 
+    make = grader_factory(args, batch_log)
     async with open_grader(
         compiled,
         grading_options(args),
@@ -297,8 +310,12 @@ async def _grade(args, compiled, reader, writer, progress, on_record, skip):
         on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
+        **({"grader": make} if make is not None else {}),
     ) as grader:
-        return await grader.run(reader, skip=skip)
+        stats = await grader.run(reader, skip=skip)
+        if batch_log is not None:
+            batch_log.finished(grader)
+        return stats
 
 
 async def _grade_in_workers(pool, args, compiled, reader, writer, progress, on_record, skip):

@@ -58,7 +58,7 @@ from ..core.tiers import t1_passes, tokens
 from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
 from .injection import compile_injection
-from .judges.base import Judge, Message
+from .judges.base import Completion, Judge, Message
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -324,7 +324,7 @@ class Grader:
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
-            completion, retries = await call_with_retries(self.judge, messages, self.policy, self.limiter)
+            completion, retries = await self._exchange(kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
             if exc.status in FATAL_STATUSES:
@@ -351,6 +351,12 @@ class Grader:
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    async def _exchange(self, kind: AttemptKind, messages: list[Message]) -> tuple[Completion, int]:
+        """One judge call with its transport retries: the completion and the retries it took;
+        `TransportError` when they run out. A batch grading (grading/batch/) puts the call in the
+        next batch instead; everything around it (cache, decoding, records) stays this class's."""
+        return await call_with_retries(self.judge, messages, self.policy, self.limiter)
 
     def _received(self, content: str) -> str:
         """A judge's reply as tabench keeps it: without the keys in use or key-shaped words, and
