@@ -2,7 +2,8 @@
 
 A batch takes minutes to hours; asking every few seconds at first catches a small batch that ends
 quickly, and backing off to once a minute keeps a long one from costing a call every few seconds.
-TABENCH_BATCH_POLL=START[,CAP] (seconds) sets both, for a mock service in tests and benchmarks.
+TABENCH_BATCH_POLL=START[,CAP] (seconds; CAP defaults to START) sets both, for a mock service in
+tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -43,5 +44,4 @@ class PollPlan(msgspec.Struct, frozen=True):
             values = []
         if len(values) not in (1, 2) or not all(v > 0 for v in values):
             raise UsageError(f"{POLL_ENV} must be START[,CAP] in seconds, both positive (got {text!r})")
-        start = values[0]
-        return cls(start=start, cap=max(start, values[-1] if len(values) == 2 else cls.cap))
+        return cls(start=values[0], cap=max(values))
