@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "view": "view_cmd",
     "report": "report_cmd",
     "adjudicate": "adjudicate_cmd",
+    "batches": "batches_cmd",
 }
 
 

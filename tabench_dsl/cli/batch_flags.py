@@ -77,10 +77,13 @@ class BatchLog:
         )
 
 
-def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[..., Any] | None:
-    """The `grader` argument of `open_grader` for this command line (None: the live one)."""
+def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[..., Any]:
+    """The `grader` argument of `open_grader` for this command line: the live `Grader`, or a
+    `BatchGrader` with `--batch`."""
     if not args.batch:
-        return None
+        from ..grading.runner import Grader
+
+        return Grader
     from ..grading.batch import BatchGrader
 
     return functools.partial(

@@ -115,8 +115,7 @@ async def _calibrate(args, compiled, out: Path):
         print(notice_line(notice), file=sys.stderr)
 
     make = grader_factory(args, BatchLog(lambda line: print(line, file=sys.stderr)) if args.batch else None)
-    extra = {"grader": make} if make is not None else {}
-    async with open_grader(compiled, grading_options(args), on_notice=show, **extra) as grader:
+    async with open_grader(compiled, grading_options(args), on_notice=show, grader=make) as grader:
         return await calibrate(compiled, grader, out=out)
 
 

@@ -302,7 +302,6 @@ def run(args: argparse.Namespace) -> int:
 async def _grade(args, compiled, reader, writer, progress, on_record, skip, batch_log=None):
     from ..grading.session import open_grader
 
-    make = grader_factory(args, batch_log)
     async with open_grader(
         compiled,
         grading_options(args),
@@ -310,7 +309,7 @@ async def _grade(args, compiled, reader, writer, progress, on_record, skip, batc
         on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
-        **({"grader": make} if make is not None else {}),
+        grader=grader_factory(args, batch_log),
     ) as grader:
         stats = await grader.run(reader, skip=skip)
         if batch_log is not None:
