@@ -21,7 +21,8 @@ keys are checked per call (`Authorization: Bearer`; `x-api-key` and `anthropic-v
 batch: `complete`; `expire` (the first half of its requests run, the rest expire); `fail` (OpenAI:
 validation fails; Anthropic: the create call is refused); `hold` (stays in progress until
 `release()`). A batch ends after `polls_to_end` status calls (each earlier one shows progress).
-`submitted` lists each batch's custom_ids in order, `polls` counts status calls.
+`submitted` lists each batch's custom_ids in order, `polls` counts status calls. A live
+`POST /v1/chat/completions` is answered by the responder too (`live_calls` counts them).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class BatchServer:
         self.files: dict[str, bytes] = {}
         self.submitted: list[list[str]] = []
         self.polls = 0
+        self.live_calls = 0
         self.uploads: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self._held = asyncio.Event()
@@ -87,6 +89,7 @@ class BatchServer:
         r.add_get("/v1/batches/{id}", self._get_openai)
         r.add_get("/v1/files/{id}/content", self._file_content)
         r.add_post("/v1/batches/{id}/cancel", self._cancel_openai)
+        r.add_post("/v1/chat/completions", self._live)
         r.add_post("/v1/messages/batches", self._create_anthropic)
         r.add_get("/v1/messages/batches/{id}", self._get_anthropic)
         r.add_get("/v1/messages/batches/{id}/results", self._results_anthropic)
@@ -244,6 +247,14 @@ class BatchServer:
             "request_counts": {"total": total, "completed": completed, "failed": failed},
             "metadata": None,
         }
+
+    async def _live(self, request: web.Request) -> web.Response:
+        """A live Chat Completions call (for `--batch-live-fallback`), answered by the responder."""
+        if (refused := self._auth_openai(request)) is not None:
+            return refused
+        body = await request.json()
+        self.live_calls += 1
+        return web.json_response(_chat_completion(body, self.responder(body)))
 
     # -- Anthropic -----------------------------------------------------------------------------
 

@@ -408,3 +408,77 @@ async def test_batches_command_lists_and_cancels(work: Path, batch_server, capsy
     assert await asyncio.wait_for(task, 30) == 0
     assert env_poll
     assert [r.verdict for r in iter_records(work / "results.jsonl")] == ["pass"]
+
+
+async def test_live_fallback_asks_a_failed_batch_s_answers_live(work: Path, batch_server) -> None:
+    write_answers(work, [("a", "h03", "ans-x"), ("b", "h03", "ans-y")])
+    server = await batch_server(scripted({"x": [PASS], "y": [FAIL]}), fates=["expire"])
+    assert await run([*grade_argv(work, server.url), "--no-cache", "--batch-live-fallback"]) == 0
+    records = by_pair(work / "results.jsonl")
+    assert (records[("a", "h03")].verdict, records[("b", "h03")].verdict) == ("pass", "fail")
+    assert [len(b) for b in server.submitted] == [2] and server.live_calls == 1
+
+
+async def test_a_round_is_split_under_the_request_limit(work: Path, batch_server, monkeypatch) -> None:
+    from tabench_dsl.grading.batch.openai_batches import OpenAIBatches
+
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 2)
+    write_answers(work, [(f"s{i}", "h03", f"ans-p{i}") for i in range(5)])
+    server = await batch_server(scripted({f"p{i}": [PASS] for i in range(5)}))
+    assert await run([*grade_argv(work, server.url), "--no-cache"]) == 0
+    assert [len(b) for b in server.submitted] == [2, 2, 1]
+    assert len(by_pair(work / "results.jsonl")) == 5
+
+
+async def test_keys_stay_out_of_records_ledger_and_messages(
+    work: Path, batch_server, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    write_answers(work, [("a", "h03", "ans-x"), ("b", "h03", "ans-y")])
+    echo = json.dumps({"verdict": "pass", "reason": f"the key is {KEY}", "facets": {}})
+    refusal = (400, {"type": "invalid_request_error", "message": f"bad request with {KEY}"})
+    server = await batch_server(scripted({"x": [echo], "y": [refusal]}), api_key=KEY)
+    assert await run([*grade_argv(work, server.url), "--no-cache"]) == 1
+    records = by_pair(work / "results.jsonl")
+    assert records[("a", "h03")].verdict == "pass" and records[("b", "h03")].verdict == "error"
+    assert "HTTP 400" in records[("b", "h03")].reason
+    captured = capsys.readouterr()
+    for text in (
+        (work / "results.jsonl").read_text(),
+        (work / "results.batches.jsonl").read_text(),
+        captured.out,
+        captured.err,
+    ):
+        assert KEY not in text
+
+
+async def test_ctrl_c_while_polling_leaves_the_batches_and_says_how_to_go_on(
+    work: Path, batch_server
+) -> None:
+    write_answers(work, [("a", "h03", "ans-x")])
+    server = await batch_server(scripted({"x": [PASS]}), fates=["hold"])
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TABENCH_CACHE")}
+    env["TABENCH_BATCH_POLL"] = "0.02"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tabench_dsl",
+        *grade_argv(work, server.url),
+        "--no-cache",
+        cwd=work,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    for _ in range(1000):
+        if server.polls >= 2 or proc.returncode is not None:
+            break
+        await asyncio.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 130
+    assert b"keep running at the provider" in err and b"--resume" in err and b"tabench batches" in err
+    assert server.batches["batch_1"].state == "in_progress"  # not cancelled
+    server.release()
+    assert await run([*grade_argv(work, server.url), "--no-cache", "--resume"]) == 0
+    assert [len(b) for b in server.submitted] == [1]
