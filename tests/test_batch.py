@@ -482,3 +482,15 @@ async def test_ctrl_c_while_polling_leaves_the_batches_and_says_how_to_go_on(
     server.release()
     assert await run([*grade_argv(work, server.url), "--no-cache", "--resume"]) == 0
     assert [len(b) for b in server.submitted] == [1]
+
+
+async def test_a_ledger_batch_the_provider_no_longer_has_is_asked_again(work: Path, batch_server) -> None:
+    write_answers(work, [("a", "h03", "ans-x")])
+    server = await batch_server(scripted({"x": [PASS]}))
+    assert await run([*grade_argv(work, server.url), "--no-cache", "--out", "first.jsonl"]) == 0
+    # The same requests graded into another results file whose ledger names a batch since deleted.
+    (work / "again.batches.jsonl").write_bytes((work / "first.batches.jsonl").read_bytes())
+    server.batches.clear()
+    assert await run([*grade_argv(work, server.url), "--no-cache", "--out", "again.jsonl"]) == 0
+    assert [r.verdict for r in iter_records(work / "again.jsonl")] == ["pass"]
+    assert [len(b) for b in server.submitted] == [1, 1]

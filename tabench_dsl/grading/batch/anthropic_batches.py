@@ -84,7 +84,13 @@ class AnthropicBatches:
         return head[:-1] + b',"params":' + body + b"}"
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
-        body = b'{"requests":[' + b",".join(entries) + b"]}"
+        parts = [b'{"requests":[']
+        for index, entry in enumerate(entries):
+            parts += (b",", entry) if index else (entry,)
+        parts.append(b"]}")
+        entries.clear()
+        body = b"".join(parts)  # one copy of the entries, made as the list of them is let go
+        del parts
         return _status(await self.wire.call("POST", self.batches, body=body))
 
     async def status(self, batch_id: str) -> BatchStatus:

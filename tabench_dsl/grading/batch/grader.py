@@ -198,7 +198,9 @@ class BatchGrader(Grader):
         while True:
             body = msgspec.json.encode(self.http_judge.request_body(messages))
             name = custom_id(system, question, kind, body)
-            result = await self.rounds.ask(name, system, question, kind, body)
+            entry = self.service.entry(name, body)
+            del body  # the entry holds it: one copy per answer in flight, not two
+            result = await self.rounds.ask(name, system, question, kind, entry)
             try:
                 return self._completion(result), retries
             except _AskAgain:

@@ -91,11 +91,13 @@ class OpenAIBatches:
         return head[:-1] + b',"body":' + body + b"}"
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
+        data = b"\n".join([*entries, b""])
+        entries.clear()
         form = aiohttp.FormData()
         form.add_field("purpose", "batch")
         form.add_field(
             "file",
-            b"\n".join(entries) + b"\n",
+            data,
             filename="tabench-batch.jsonl",
             content_type="application/jsonl",
         )

@@ -32,6 +32,9 @@ from .service import BatchService, BatchStatus, LineResult
 #: Failed polls (or downloads) of one batch in a row after which the grading stops (`--resume`
 #: picks the batch up again from the ledger).
 MAX_POLL_FAILURES = 10
+#: Statuses that say a batch, or its results, no longer exist (a ledger entry older than the
+#: provider keeps them): its requests are asked again rather than the grading stopped.
+GONE_STATUSES = frozenset({404, 410})
 
 
 def custom_id(system: str, question: str, kind: str, body: bytes) -> str:
@@ -97,14 +100,17 @@ class Rounds:
         self.submitted = 0
         self.batches = 0
 
-    async def ask(self, custom_id: str, system: str, question: str, kind: str, body: bytes) -> LineResult:
-        """Wait for the result line of one request (sent in the next round, unless a batch already
-        holds it)."""
+    async def ask(self, custom_id: str, system: str, question: str, kind: str, entry: bytes) -> LineResult:
+        """Wait for the result line of one request, `entry` in the service's input form (sent in the
+        next round, unless a batch already holds it)."""
         request = self.pending.get(custom_id)
         if request is None:
-            request = _Request(custom_id, system, question, kind, self.service.entry(custom_id, body))
+            request = _Request(custom_id, system, question, kind, entry)
             request.batch = self.known.pop(custom_id, None)
+            if request.batch is not None:
+                request.entry = b""
             self.pending[custom_id] = request
+        del entry  # held by the request until it is submitted, and by nothing else
         self.blocked += 1
         self.changed.set()
         try:
@@ -162,8 +168,11 @@ class Rounds:
     async def _submit(self, chunk: list[_Request]) -> BatchStatus | None:
         """Submit one batch and enter it in the ledger; None when the service refused it (each of its
         requests then has that error as its result)."""
+        entries = [r.entry for r in chunk]
+        for request in chunk:
+            request.entry = b""  # `entries` holds them until `submit` has joined them
         try:
-            status = await self.service.submit([r.entry for r in chunk])
+            status = await self.service.submit(entries)
         except TransportError as exc:
             self._fatal(exc, "cannot submit a batch")
             failed = LineResult("error", message=self._clean(str(exc)), retryable=exc.retryable)
@@ -184,7 +193,6 @@ class Rounds:
         self.submitted += len(chunk)
         self.batches += 1
         for request in chunk:
-            request.entry = b""
             request.batch = status.id
         self._report(status)
         return status
@@ -198,6 +206,9 @@ class Rounds:
             try:
                 status = await self.service.status(batch_id)
             except TransportError as exc:
+                if exc.status in GONE_STATUSES:  # deleted or aged out: none of its requests will run
+                    status = BatchStatus(id=batch_id, state="gone", ended=True, problem=self._clean(str(exc)))
+                    break
                 self._fatal(exc, f"cannot poll batch {batch_id}")
                 failures += 1
                 if failures >= MAX_POLL_FAILURES:
@@ -218,6 +229,8 @@ class Rounds:
                         request.future.set_result(result)
                 break
             except TransportError as exc:
+                if exc.status in GONE_STATUSES:  # results no longer kept: what is left is asked again
+                    break
                 self._fatal(exc, f"cannot read the results of batch {batch_id}")
                 failures += 1
                 if failures >= MAX_POLL_FAILURES:
