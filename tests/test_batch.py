@@ -494,3 +494,34 @@ async def test_a_ledger_batch_the_provider_no_longer_has_is_asked_again(work: Pa
     assert await run([*grade_argv(work, server.url), "--no-cache", "--out", "again.jsonl"]) == 0
     assert [r.verdict for r in iter_records(work / "again.jsonl")] == ["pass"]
     assert [len(b) for b in server.submitted] == [1, 1]
+
+
+def test_polling_backs_off_from_seconds_to_a_minute_and_reads_the_env() -> None:
+    import itertools
+
+    from tabench_dsl.core.errors import UsageError
+    from tabench_dsl.grading.batch import PollPlan
+
+    delays = list(itertools.islice(PollPlan().delays(), 12))
+    assert delays[0] == 5.0 and delays == sorted(delays) and delays[-1] == 60.0
+    assert PollPlan.from_env({"TABENCH_BATCH_POLL": "0.5,2"}) == PollPlan(start=0.5, cap=2.0)
+    assert PollPlan.from_env({"TABENCH_BATCH_POLL": "0.1"}) == PollPlan(start=0.1, cap=0.1)
+    with pytest.raises(UsageError, match="TABENCH_BATCH_POLL"):
+        PollPlan.from_env({"TABENCH_BATCH_POLL": "soon"})
+
+
+def test_the_progress_bar_shows_the_batches() -> None:
+    import io
+
+    from tabench_dsl.cli.batch_flags import BatchLog
+    from tabench_dsl.cli.progress import Progress
+    from tabench_dsl.grading.batch import BatchStatus
+
+    stream = io.StringIO()
+    progress = Progress(3, stream=stream, bar=True)
+    log = BatchLog(progress.log, progress.status)
+    log.status(BatchStatus(id="batch_1", state="in_progress", ended=False, total=3, done=1))
+    progress.close()
+    text = stream.getvalue()
+    assert "batch batch_1: in_progress, 1/3 request(s) done" in text
+    assert "batches: in_progress 1/3" in text

@@ -47,18 +47,25 @@ def check_batch_options(args: argparse.Namespace) -> None:
 
 
 class BatchLog:
-    """Shows the state of each batch when it changes (`status`), and what the grading did."""
+    """Shows the state of each batch when it changes (`status`): a line to `log`, and all of them to
+    `show` (the progress bar); and what the grading did."""
 
-    def __init__(self, log: Callable[[str], None]) -> None:
+    def __init__(self, log: Callable[[str], None], show: Callable[[str], None] | None = None) -> None:
         self.log = log
-        self._seen: dict[str, tuple[str, int]] = {}
+        self.show = show
+        self._seen: dict[str, tuple[str, int, int]] = {}
         self.rounds = self.submitted = self.batches = 0
 
     def status(self, status: Any) -> None:
-        now = (status.state, status.done)
+        now = (status.state, status.done, status.total)
         if self._seen.get(status.id) == now:
             return
         self._seen[status.id] = now
+        if self.show is not None:  # every batch of the grading on the bar: state, requests done
+            self.show(
+                "batches: "
+                + ", ".join(f"{state} {done}/{total}" for state, done, total in self._seen.values())
+            )
         failed = f", {status.failed} without a reply" if status.failed else ""
         self.log(
             f"tabench: batch {shown(status.id)}: {shown(status.state)}, "

@@ -228,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         )
         answers = _slice(reader, args, skip)
         causes = CauseTally()
-        batch_log = BatchLog(progress.log) if args.batch else None
+        batch_log = BatchLog(progress.log, progress.status) if args.batch else None
 
         def on_record(record) -> None:
             causes.add(record)
