@@ -525,3 +525,31 @@ def test_the_progress_bar_shows_the_batches() -> None:
     text = stream.getvalue()
     assert "batch batch_1: in_progress, 1/3 request(s) done" in text
     assert "batches: in_progress 1/3" in text
+
+
+def test_ledger_beside_the_results_and_a_torn_last_line_cut(tmp_path: Path) -> None:
+    from tabench_dsl.grading.batch import Ledger, ledger_path
+    from tabench_dsl.grading.batch.rounds import custom_id
+
+    assert ledger_path(tmp_path / "r.jsonl") == tmp_path / "r.batches.jsonl"
+    assert ledger_path(tmp_path / "r.out") == tmp_path / "r.out.batches.jsonl"
+    path = tmp_path / "r.batches.jsonl"
+    entry = Submitted(
+        id="b1",
+        service="openai",
+        endpoint="http://x/v1",
+        model="m",
+        round=1,
+        time="t",
+        requests=[("tb-first-0", "a", "h03", "first")],
+    )
+    with Ledger(path) as ledger:
+        ledger.append(entry)
+    with open(path, "ab") as f:
+        f.write(b'{"type": "ended", "id": "b1", "sta')  # a kill in the middle of a line
+    with Ledger(path) as ledger:
+        ledger.append(Ended(id="b1", state="completed", time="t"))
+    assert list(read_ledger(path)) == [entry, Ended(id="b1", state="completed", time="t")]
+    name = custom_id("s" * 500, "q" * 500, "format", b"{}")
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name)
+    assert name != custom_id("s" * 500, "q" * 500, "first", b"{}") != custom_id("t", "q", "first", b"{}")

@@ -113,6 +113,7 @@ class BatchGrader(Grader):
         self.on_status = on_status
         self.answers_in_flight = max(1, answers_in_flight)
         self.rounds: Rounds | None = None
+        self._more = True
 
     async def run(
         self,
@@ -141,6 +142,7 @@ class BatchGrader(Grader):
                 secrets=self._secrets,
                 on_status=self.on_status,
             )
+            self._more = True  # until the feed runs dry
             feed = self._feed(iter(answers), skip or set())
             tasks: set[asyncio.Task] = set()
             try:
@@ -160,7 +162,8 @@ class BatchGrader(Grader):
         return self.stats
 
     def _feed(self, answers: Iterator[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
-        self._more = True
+        """The answers to grade: those in `skip` are counted as skipped; `_more` turns False once
+        every answer has been handed out."""
         for answer in answers:
             if (answer.system, answer.question) in skip:
                 self.stats.skipped += 1
