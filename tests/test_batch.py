@@ -553,3 +553,22 @@ def test_ledger_beside_the_results_and_a_torn_last_line_cut(tmp_path: Path) -> N
     name = custom_id("s" * 500, "q" * 500, "format", b"{}")
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name)
     assert name != custom_id("s" * 500, "q" * 500, "first", b"{}") != custom_id("t", "q", "first", b"{}")
+
+
+async def test_a_refusal_naming_max_completion_tokens_is_sent_again_in_that_form(
+    work: Path, batch_server
+) -> None:
+    write_answers(work, [("a", "h03", "ans-x")])
+    refusal = (400, {"type": "invalid_request_error", "message": "Use 'max_completion_tokens' instead."})
+    bodies: list[dict] = []
+    respond = scripted({"x": [refusal, PASS]})
+
+    def recording(body: dict):
+        bodies.append(body)
+        return respond(body)
+
+    server = await batch_server(recording)
+    assert await run([*grade_argv(work, server.url), "--no-cache", "--retries", "0"]) == 0
+    (record,) = iter_records(work / "results.jsonl")
+    assert record.verdict == "pass" and record.attempts[0].transport_retries == 0
+    assert "max_tokens" in bodies[0] and "max_completion_tokens" in bodies[1]
