@@ -164,26 +164,9 @@ async def test_openai_rounds_give_the_records_live_grading_gives(
     assert "batch: 9 request(s) submitted in 2 batch(es), 2 round(s)" in err
     # The same answers graded live against a judge giving the same replies: the same records.
     live = await judge_server(scripted(PLANS))
-    assert (
-        await run(
-            [*grade_argv(work, live.url, "--no-cache", "--out", "live.jsonl")][: -0 or None]
-            if False
-            else [
-                "grade",
-                str(work / "battery"),
-                "--answers",
-                str(work / "answers.jsonl"),
-                "--judge",
-                live.url,
-                "--model",
-                "m",
-                "--no-cache",
-                "--out",
-                "live.jsonl",
-            ]
-        )
-        == 0
-    )
+    live_argv = [*grade_argv(work, live.url, "--no-cache", "--out", "live.jsonl")]
+    live_argv.remove("--batch")
+    assert await run(live_argv) == 0
     lived = by_pair(work / "live.jsonl")
     for pair, record in lived.items():
         other = batched[pair]
