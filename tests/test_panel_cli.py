@@ -380,3 +380,14 @@ async def test_calibrate_shows_every_judge_beside_the_panel(work: Path, capsys, 
     out = capsys.readouterr().out
     assert "judges side by side" in out and "panel: agreement 100.0% (4/4)" in out
     assert "J2" in out and "agreement 50.0% (2/4), kappa 0.000" in out
+
+
+async def test_a_panel_is_not_graded_in_batches(work: Path, capsys, judge_server) -> None:
+    # A batch holds one judge's requests; a panel asks several judges about each answer.
+    first, second = await judge_server(lambda body: PASS), await judge_server(lambda body: PASS)
+    battery, answers = write_battery(work), answers_file(work, SKY[:1])
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", first.url, "--judge", second.url]
+    assert await run([*argv, "--model", "m", "--batch"]) == 2
+    err = capsys.readouterr().err
+    assert "--batch grades with one judge" in err and "Traceback" not in err
+    assert first.requests == [] and second.requests == []

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "adjudicate": "adjudicate_cmd",
     "diff": "diff_cmd",
     "export": "export_cmd",
+    "batches": "batches_cmd",
 }
 
 

@@ -17,6 +17,13 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from .batch_flags import (
+    BatchLog,
+    add_batch_options,
+    batches_left_running,
+    check_batch_options,
+    grader_factory,
+)
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
@@ -54,6 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="also keep the exemplars' records in this results file",
     )
     add_grading_options(parser)
+    add_batch_options(parser)
     add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -76,13 +84,15 @@ def run(args: argparse.Namespace) -> int:
 
     minimum = _min_agreement(args.min_agreement)
     check_grading_options(args)
+    check_batch_options(args)
     if args.out is not None:
         from ..outputs import check_results_out, grading_inputs
 
         check_results_out(args.out, option="--out", inputs=grading_inputs(judge=args.judge))
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.out is not None:
-        result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out))
+        with batches_left_running(args, args.out):
+            result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out))
     else:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
             out = Path(folder) / "exemplars.jsonl"
@@ -104,7 +114,8 @@ async def _calibrate(args, compiled, out: Path):
     def show(notice: str) -> None:
         print(notice_line(notice), file=sys.stderr)
 
-    async with open_grader(compiled, grading_options(args), on_notice=show) as grader:
+    make = grader_factory(args, BatchLog(lambda line: print(line, file=sys.stderr)) if args.batch else None)
+    async with open_grader(compiled, grading_options(args), on_notice=show, grader=make) as grader:
         return await calibrate(compiled, grader, out=out)
 
 

@@ -40,6 +40,13 @@ from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
 from ..grading.inspect_log import is_inspect_log
+from .batch_flags import (
+    BatchLog,
+    add_batch_options,
+    batches_left_running,
+    check_batch_options,
+    grader_factory,
+)
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
@@ -111,6 +118,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="append to an existing --out: skip pairs done, grade again those in error",
     )
     add_grading_options(parser)
+    add_batch_options(parser)
     add(
         "--workers",
         default="1",
@@ -214,6 +222,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
+    check_batch_options(args)
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"
@@ -308,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
         )
         answers = _slice(reader, args, skip)
         causes = CauseTally()
+        batch_log = BatchLog(progress.log, progress.status) if args.batch else None
 
         def on_record(record) -> None:
             causes.add(record)
@@ -323,13 +333,13 @@ def run(args: argparse.Namespace) -> int:
                 )
             if pool is None:
                 grading = functools.partial(
-                    _grade, args, compiled, answers, writer, progress, on_record, skip
+                    _grade, args, compiled, answers, writer, progress, on_record, skip, batch_log
                 )
             else:
                 grading = functools.partial(
                     _grade_in_workers, pool, args, compiled, answers, writer, progress, on_record, skip
                 )
-            with quiet_gc():
+            with quiet_gc(), batches_left_running(args, out):
                 stats = run_event_loop(grading)
         finally:
             progress.close()
@@ -355,6 +365,8 @@ def run(args: argparse.Namespace) -> int:
         f"results in {shown(str(out))}",
         file=sys.stderr,
     )
+    if batch_log is not None:
+        print(batch_log.summary(), file=sys.stderr)
     summary = causes.summary()
     print_causes(summary)
     run_json = {
@@ -376,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
-async def _grade(args, compiled, reader, writer, progress, on_record, skip):
+async def _grade(args, compiled, reader, writer, progress, on_record, skip, batch_log=None):
     from ..grading.session import open_grader
 
     async with open_grader(
@@ -386,8 +398,12 @@ async def _grade(args, compiled, reader, writer, progress, on_record, skip):
         on_record=on_record,
         on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
+        grader=grader_factory(args, batch_log),
     ) as grader:
-        return await grader.run(reader, skip=skip)
+        stats = await grader.run(reader, skip=skip)
+        if batch_log is not None:
+            batch_log.finished(grader)
+        return stats
 
 
 async def _grade_in_workers(pool, args, compiled, reader, writer, progress, on_record, skip):

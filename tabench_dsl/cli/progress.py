@@ -38,6 +38,7 @@ class Progress:
         self._last_line = self._started
         self._next_step = self._step()
         self._printed = 0
+        self._status = ""
         use_bar = bar if bar is not None else _isatty(self.stream)
         self._rich = None
         self._task = None
@@ -78,11 +79,18 @@ class Progress:
         self.counts[record.verdict] = self.counts.get(record.verdict, 0) + 1
         self._tick()
 
+    def status(self, text: str) -> None:
+        """Show `text` after the tally on the bar (the batches' states while a batch grading waits
+        for them); plain output prints nothing more: its caller logs such changes as lines."""
+        self._status = shown(text)
+        self._tick()
+
     def _tick(self) -> None:
         if self._rich is not None:
             # Only numbers change here; rich's refresh thread draws.
             assert self._task is not None  # made with the bar
-            self._rich.update(self._task, completed=self.done, tally=self.tally())
+            tally = f"{self.tally()}  {self._status}" if self._status else self.tally()
+            self._rich.update(self._task, completed=self.done, tally=tally)
         else:
             since = time.monotonic() - self._last_line
             if since >= PLAIN_SECONDS or (self.done >= self._next_step and since >= PLAIN_MIN_GAP):

@@ -79,7 +79,7 @@ from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
 from .dispatch import FileOrder, QuestionOrder, groups_by_question
 from .injection import compile_injection
-from .judges.base import Judge, Message
+from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
@@ -440,7 +440,7 @@ class Grader:
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
-            completion, retries = await call_with_retries(judge, messages, self.policy, self.limiter)
+            completion, retries = await self._exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
             if exc.status in FATAL_STATUSES:
@@ -467,6 +467,15 @@ class Grader:
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    async def _exchange(
+        self, judge: Judge, kind: AttemptKind, messages: list[Message]
+    ) -> tuple[Completion, int]:
+        """One call of `judge` (the one judge, or a panel's member) with its transport retries: the
+        completion and the retries it took; `TransportError` when they run out. A batch grading
+        (grading/batch/) puts the call in the next batch instead; everything around it (cache,
+        decoding, records) stays this class's."""
+        return await call_with_retries(judge, messages, self.policy, self.limiter)
 
     def _received(self, content: str) -> str:
         """A judge's reply as tabench keeps it: without the keys in use or key-shaped words, and

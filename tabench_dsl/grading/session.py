@@ -67,11 +67,14 @@ async def open_grader(
     on_skip: Callable[[], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
+    grader: Callable[..., Grader] = Grader,
 ) -> AsyncIterator[Grader]:
     """A `Grader` for `battery` with the judge, transport and cache `options` name, open for the
     `async with` block. `on_notice` gets the judge's notice (`judge.notice`: why the builtin judge
     grades), when it has one; `env` (default: the process environment) gives the keys and base
-    URLs. Raises `UsageError` / `JudgeError` as `make_judge` and the cache do."""
+    URLs. `grader` makes the grader (a `batch.BatchGrader` for `--batch`) from the battery, the
+    judge and `Grader`'s keyword arguments. Raises `UsageError` / `JudgeError` as `make_judge` and
+    the cache do."""
     import aiohttp
 
     from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
@@ -87,7 +90,7 @@ async def open_grader(
                 on_notice(judge.notice)
             cache = open_reply_cache(options.cache, judge.info)
             try:
-                yield Grader(
+                yield grader(
                     battery,
                     judge,
                     writer=writer,

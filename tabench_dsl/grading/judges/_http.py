@@ -240,6 +240,11 @@ class HttpJudge(Judge):
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         """A `Completion` from a successful body; `TransportError` (retryable) when it is none."""
 
+    def connection(self) -> tuple[aiohttp.ClientSession, Mapping[str, str]]:
+        """The session and the headers (the key among them) of this judge's calls: the provider's
+        batch service (grading/batch/) is called with the same ones."""
+        return self._session, self._headers
+
     def ask_again(self, status: int, payload: bytes) -> bool:
         """Whether a refusal named another form of the request, now adopted, so the call is made
         again at once; by default no refusal does."""

@@ -1,0 +1,120 @@
+"""`--batch` and `--batch-live-fallback` for `grade` and `calibrate`, what they print while the
+batches run, and what Ctrl-C says about the batches it leaves running.
+
+The flags make `session.open_grader` build a `grading.batch.BatchGrader`; with the builtin or replay
+judge that is a usage error (the grader says so when the judge is known). `BatchLog` shows each
+batch's state and request counts whenever they change, and the summary once the grading ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core.display import shown
+from ..core.errors import UsageError
+
+
+def add_batch_options(parser: argparse.ArgumentParser) -> None:
+    """Add `--batch` and `--batch-live-fallback` to a grade or calibrate parser."""
+    add = parser.add_argument
+    add(
+        "--batch",
+        action="store_true",
+        help="send the judge calls as batches to the provider's batch service (OpenAI Batch API, "
+        "Anthropic Message Batches): half the price, results within 24 hours; --resume waits for "
+        "batches already submitted",
+    )
+    add(
+        "--batch-live-fallback",
+        action="store_true",
+        help="with --batch: ask the answers of a batch that failed, expired or was cancelled by live "
+        "calls instead of in the next batch",
+    )
+
+
+def check_batch_options(args: argparse.Namespace) -> None:
+    """Usage errors of the batch flags."""
+    if args.batch_live_fallback and not args.batch:
+        raise UsageError("--batch-live-fallback needs --batch")
+    if args.batch and getattr(args, "workers", 1) > 1:
+        raise UsageError("--batch grades in one process: the provider runs the batches; drop --workers")
+
+
+class BatchLog:
+    """Shows the state of each batch when it changes (`status`): a line to `log`, and all of them to
+    `show` (the progress bar); and what the grading did."""
+
+    def __init__(self, log: Callable[[str], None], show: Callable[[str], None] | None = None) -> None:
+        self.log = log
+        self.show = show
+        self._seen: dict[str, tuple[str, int, int]] = {}
+        self.rounds = self.submitted = self.batches = 0
+
+    def status(self, status: Any) -> None:
+        now = (status.state, status.done, status.total)
+        if self._seen.get(status.id) == now:
+            return
+        self._seen[status.id] = now
+        if self.show is not None:  # every batch of the grading on the bar: state, requests done
+            self.show(
+                "batches: "
+                + ", ".join(f"{state} {done}/{total}" for state, done, total in self._seen.values())
+            )
+        failed = f", {status.failed} without a reply" if status.failed else ""
+        self.log(
+            f"tabench: batch {shown(status.id)}: {shown(status.state)}, "
+            f"{status.done}/{status.total} request(s) done{failed}"
+        )
+
+    def finished(self, grader: Any) -> None:
+        rounds = getattr(grader, "rounds", None)
+        if rounds is not None:
+            self.rounds, self.submitted, self.batches = rounds.rounds, rounds.submitted, rounds.batches
+
+    def summary(self) -> str:
+        return (
+            f"batch: {self.submitted} request(s) submitted in {self.batches} batch(es), "
+            f"{self.rounds} round(s)"
+        )
+
+
+def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[..., Any]:
+    """The `grader` argument of `open_grader` for this command line: the live `Grader`, or a
+    `BatchGrader` with `--batch`."""
+    if not args.batch:
+        from ..grading.runner import Grader
+
+        return Grader
+    from ..grading.batch import BatchGrader
+
+    return functools.partial(
+        BatchGrader,
+        live_fallback=args.batch_live_fallback,
+        on_status=log.status if log is not None else None,
+    )
+
+
+@contextlib.contextmanager
+def batches_left_running(args: argparse.Namespace, results: Path) -> Iterator[None]:
+    """On Ctrl-C during a batch grading: say that the batches submitted keep running at the
+    provider, and how to collect them (`--resume`) or cancel them (`tabench batches --cancel`)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if args.batch:
+            from ..grading.batch import ledger_path
+
+            if ledger_path(results).exists():
+                print(
+                    "tabench: the batches submitted keep running at the provider; run the same command "
+                    f"with --resume to collect them, or `tabench batches {shown(str(results))} --cancel` "
+                    "to cancel them",
+                    file=sys.stderr,
+                )
+        raise

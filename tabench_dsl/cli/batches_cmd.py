@@ -1,0 +1,92 @@
+"""`tabench batches RESULTS [--cancel]`: the batches a `grade --batch` submitted (from the ledger beside
+RESULTS), each with its state at the provider now; `--cancel` cancels those still running.
+
+Decided where the spec is silent:
+- A batch the ledger saw end is not asked about again: its state is the one recorded.
+- A batch whose state cannot be fetched is listed with the reason; the command exits 1.
+- `--cancel` leaves the ledger as it is: a later `grade --batch --resume` sees the batches
+  cancelled and sends their unfinished answers in a new round.
+- Exit status: 0 done, 1 when some batch could not be asked about or cancelled, 2 for usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from pathlib import Path
+
+from ..core.display import shown
+from ..core.errors import UsageError
+from .command_help import add_command
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = add_command(
+        sub,
+        "batches",
+        help="list (or cancel) the batches a grade --batch submitted",
+        description="List the batches a `tabench grade --batch` submitted for a results file, with "
+        "their state and request counts at the provider; --cancel cancels those still running.",
+        exit_codes=(
+            (0, "done"),
+            (1, "some batch could not be asked about or cancelled"),
+        ),
+    )
+    add = parser.add_argument
+    add("results", type=Path, metavar="RESULTS", help="the results file (JSONL) of the batch grading")
+    add("--cancel", action="store_true", help="cancel every batch still running")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..grading.batch import Ended, Submitted, ledger_path, read_ledger
+    from ..grading.loop import run_event_loop
+
+    path = ledger_path(args.results)
+    if not path.is_file():
+        raise UsageError(f"{path}: no batch ledger (was {args.results} graded with --batch?)")
+    submitted: list[Submitted] = []
+    ended: dict[str, str] = {}
+    for entry in read_ledger(path):
+        if isinstance(entry, Submitted):
+            submitted.append(entry)
+        elif isinstance(entry, Ended):
+            ended[entry.id] = entry.state
+    lines, problems = run_event_loop(functools.partial(_ask, submitted, ended, args.cancel))
+    print(f"{'batch':<32} {'service':<10} {'round':>5} {'requests':>8}  state")
+    for line in lines:
+        print(line)
+    for problem in problems:
+        print(f"tabench: {shown(problem)}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+async def _ask(submitted, ended, cancel: bool) -> tuple[list[str], list[str]]:
+    import aiohttp
+
+    from ..core.errors import TransportError
+    from ..grading.batch.reopen import reopen_service
+
+    lines: list[str] = []
+    problems: list[str] = []
+    async with aiohttp.ClientSession() as session:
+        for entry in submitted:
+            head = f"{shown(entry.id):<32} {entry.service:<10} {entry.round:>5} {len(entry.requests):>8}  "
+            if entry.id in ended:
+                lines.append(head + f"{shown(ended[entry.id])} (ended)")
+                continue
+            try:
+                service = reopen_service(entry, session, os.environ)
+                status = await service.status(entry.id)
+                if cancel and not status.ended:
+                    status = await service.cancel(entry.id)
+                    head += "cancel requested: "
+            except TransportError as exc:
+                lines.append(head + "unknown")
+                problems.append(f"batch {entry.id}: {exc}")
+                continue
+            counts = f", {status.done}/{status.total} done" if status.total else ""
+            lines.append(head + f"{shown(status.state)}{counts}" + (" (ended)" if status.ended else ""))
+    return lines, problems

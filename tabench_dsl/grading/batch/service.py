@@ -1,0 +1,150 @@
+"""What the two providers' batch services have in common: one batch's status, one result line, the
+HTTP exchanges (JSON calls and line-by-line downloads) and the `BatchService` protocol the round
+engine (`rounds`) speaks.
+
+A service turns one request body (the judge's own `request_body`, JSON-encoded) into an entry of its
+input (`entry`), submits a list of entries as one batch (`submit`), tells a batch's status
+(`status`), streams an ended batch's result lines (`results`) and cancels a batch (`cancel`).
+Every call goes with the judge's own headers (its key among them), so keys travel exactly as in
+live grading; a refused call is a `TransportError` built by `_http.status_error` (key scrubbed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal, Protocol
+
+import aiohttp
+import msgspec
+
+from ...core.errors import TransportError
+from ..judges._http import status_error
+from ..transport import map_client_errors
+
+#: Seconds allowed to one control call (upload, create, status, cancel, a whole download).
+CONTROL_TIMEOUT = 600.0
+#: Bytes asked of the connection at a time while downloading results.
+_CHUNK = 256 * 1024
+
+ResultKind = Literal["reply", "refused", "error", "unfinished"]
+
+
+class BatchStatus(msgspec.Struct, frozen=True):
+    """One batch as its service last described it.
+
+    `state` is the provider's own word (OpenAI: validating, failed, in_progress, finalizing,
+    completed, expired, cancelling, cancelled; Anthropic: in_progress, canceling, ended); `ended`
+    says no request of it will change any more. `done` of `total` requests have finished, `failed`
+    of them without a reply. `problem` says why a batch gave nothing (a validation failure).
+    `sources` are where its results are read from (file ids, or a results URL)."""
+
+    id: str
+    state: str
+    ended: bool
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    problem: str = ""
+    sources: tuple[str, ...] = ()
+
+
+class LineResult(msgspec.Struct, frozen=True):
+    """What a batch says of one request:
+
+    reply       a successful call: `payload` is the body a live call would have received;
+    refused     the provider answered the call with HTTP `status` and the error body `payload`;
+    error       the call failed (`message`), retryable or not;
+    unfinished  the batch ended (expired, cancelled, failed) before running it.
+    """
+
+    kind: ResultKind
+    payload: bytes = b""
+    status: int = 0
+    message: str = ""
+    retryable: bool = True
+
+
+class BatchService(Protocol):
+    """A provider's batch service, as the round engine uses it."""
+
+    #: `openai` or `anthropic`: which wire the ledger names for `tabench batches`.
+    service: str
+    #: The most requests and bytes of input one batch may hold.
+    max_requests: int
+    max_bytes: int
+
+    def entry(self, custom_id: str, body: bytes) -> bytes:
+        """One request of a batch's input, from a request body (JSON)."""
+        ...
+
+    async def submit(self, entries: list[bytes]) -> BatchStatus:
+        """Submit `entries` as one batch. The list is emptied once its entries are joined into the
+        input, so the two are never held together longer than that."""
+        ...
+
+    async def status(self, batch_id: str) -> BatchStatus: ...
+
+    def results(self, status: BatchStatus) -> AsyncIterator[tuple[str, LineResult]]: ...
+
+    async def cancel(self, batch_id: str) -> BatchStatus: ...
+
+
+class Wire:
+    """The HTTP side of a service: one session, the provider's headers, errors as `TransportError`s
+    naming `backend`, with `secrets` cut out of every message."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        headers: Mapping[str, str],
+        *,
+        backend: str,
+        secrets: tuple[str, ...] = (),
+        timeout: float = CONTROL_TIMEOUT,
+    ) -> None:
+        self.session = session
+        # Each call sets its own content type (JSON, or multipart for an upload).
+        self.headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        self.backend = backend
+        self.secrets = secrets
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self._seconds = timeout
+
+    async def call(self, method: str, url: str, *, body: Any = None, data: Any = None) -> bytes:
+        """One control call; the whole reply body, or `TransportError` for a non-2xx status."""
+        headers = dict(self.headers)
+        if body is not None:
+            data = body if isinstance(body, bytes) else msgspec.json.encode(body)
+            headers["content-type"] = "application/json"
+        with map_client_errors(self._seconds):
+            async with self.session.request(
+                method, url, data=data, headers=headers, timeout=self.timeout
+            ) as response:
+                payload = await response.read()
+                if not 200 <= response.status < 300:
+                    raise self.refused(response.status, response.headers, payload)
+                return payload
+
+    async def lines(self, url: str) -> AsyncIterator[bytes]:
+        """The non-empty lines of a downloaded JSONL body, as they come (never the whole body)."""
+        with map_client_errors(self._seconds):
+            async with self.session.get(url, headers=self.headers, timeout=self.timeout) as response:
+                if not 200 <= response.status < 300:
+                    raise self.refused(response.status, response.headers, await response.read())
+                rest = b""
+                async for chunk in response.content.iter_chunked(_CHUNK):
+                    rest += chunk
+                    *whole, rest = rest.split(b"\n")
+                    for line in whole:
+                        if line.strip():
+                            yield line
+                if rest.strip():
+                    yield rest
+
+    def refused(self, status: int, headers: Mapping[str, str], payload: bytes) -> TransportError:
+        return status_error(f"{self.backend} batch", status, headers, payload, secrets=self.secrets)
+
+
+def undecodable(what: str, exc: Exception) -> TransportError:
+    """A reply of a batch service that is not what its documentation says (retryable)."""
+    return TransportError(f"the batch service sent {what} that cannot be read ({exc})")
