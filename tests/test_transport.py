@@ -163,25 +163,38 @@ async def test_rate_limits_shrink_the_gate_over_http(judge_server, http_session)
 # -- per-minute budgets ----------------------------------------------------------------------------
 
 
-async def test_requests_per_minute():
+async def test_requests_per_minute_start_with_a_small_burst():
     clock = FakeTime()
     limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=2), sleep=clock.sleep, clock=clock)
     for _ in range(3):
         await limiter.throttle()
-    assert clock.slept == [pytest.approx(30.0)]  # the third request waits for one slot to refill
+    # One request at once, then one every 30 s: not a minute's worth (2) up front.
+    assert clock.slept == [pytest.approx(30.0), pytest.approx(30.0)]
+
+
+async def test_requests_per_minute_burst_is_a_second_of_the_rate():
+    clock = FakeTime()
+    limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=1200), sleep=clock.sleep, clock=clock)
+    for _ in range(20):
+        await limiter.throttle()
+    assert clock.slept == []  # 20 a second: a second's worth goes at once
+    for _ in range(20):
+        await limiter.throttle()
+    # ... and the next 20 come at the rate, not all at once (the old full bucket let 1,200 through)
+    assert len(clock.slept) == 20 and sum(clock.slept) == pytest.approx(1.0)
 
 
 async def test_tokens_per_minute():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=1000), sleep=clock.sleep, clock=clock)
-    await limiter.throttle(600)
-    await limiter.throttle(600)  # 400 left, 200 missing at 1000/60 per second
-    assert clock.slept == [pytest.approx(12.0)]
-    limiter.settle_tokens(600, 1600)  # the server reported 1000 more than estimated
-    await limiter.throttle(100)
-    assert clock.slept[1] == pytest.approx(66.0)
+    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=6000), sleep=clock.sleep, clock=clock)
+    await limiter.throttle(60)  # the bucket holds a second's worth: 100 tokens
+    await limiter.throttle(60)  # 40 left, 20 missing at 100 per second
+    assert clock.slept == [pytest.approx(0.2)]
+    limiter.settle_tokens(60, 160)  # the server reported 100 more than estimated: 100 in debt
+    await limiter.throttle(50)
+    assert clock.slept[1] == pytest.approx(1.5)
     await limiter.throttle(5000)  # larger than the whole budget: waits for a full bucket only
-    assert clock.slept[2] == pytest.approx(60.0)
+    assert clock.slept[2] == pytest.approx(1.0)
 
 
 async def test_no_budget_no_wait():

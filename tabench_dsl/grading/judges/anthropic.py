@@ -22,13 +22,18 @@ from urllib.parse import urlunsplit
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ..pacing import anthropic_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
 from .urls import ANTHROPIC_HOST, host_of, split_http_url
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import aiohttp
+
+    from ...core.ratelimit import RateReading
 
 #: The Anthropic API's base URL (ANTHROPIC_BASE_URL overrides it).
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -109,6 +114,9 @@ class AnthropicJudge(HttpJudge):
         if system:
             body["system"] = system
         return body
+
+    def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
+        return anthropic_reading(headers)
 
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_message(payload, latency_ms)
