@@ -106,13 +106,15 @@ async def agrade(
     concurrency: int = 8,
     retries: int = 5,
     timeout: float = 120.0,
+    rate_limit_wait: float = 30.0,
     env: Mapping[str, str] | None = None,
 ) -> list[Record]:
     """`grade`, awaited. `judge` is a `--judge` spec (default: as `tabench grade` chooses: the
     manifest's backend, else openai/anthropic for a named model, else builtin); `out` a results
     file the records are appended to (created when missing; an existing one must be a results file);
-    `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
-    the process environment)."""
+    `cache` a reply cache file (default: none); `rate_limit_wait` the minutes one judge call may
+    keep being rate limited before it ends in error; `env` where keys and base URLs are read
+    (default: the process environment)."""
     from .core.results import ResultsWriter
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
@@ -125,6 +127,7 @@ async def agrade(
         retries=retries,
         concurrency=concurrency,
         cache=None if cache is None else str(cache),
+        rate_limit_wait=rate_limit_wait,
     )
     if out is not None:
         check_results_out(out, option="out")

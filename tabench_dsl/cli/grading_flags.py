@@ -1,8 +1,8 @@
 """The grading options `grade` and `calibrate` share: one definition, so both commands name, word,
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
---judge, --model, --concurrency, --cache/--no-cache, --retries, --timeout, --rpm, --tpm and
---max-answer-bytes. `check_grading_options` raises the same `UsageError` in both commands.
+--judge, --model, --concurrency, --cache/--no-cache, --retries, --rate-limit-wait, --timeout,
+--rpm, --tpm and --max-answer-bytes. `check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import argparse
 
 from ..core.display import shown
 from ..core.errors import UsageError
+
+#: `--rate-limit-wait`'s default, in minutes (`GradingOptions.rate_limit_wait`).
+DEFAULT_RATE_LIMIT_WAIT_MINUTES = 30.0
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +42,16 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=5,
         metavar="N",
-        help="transport retries after the first try of each judge call (default 5)",
+        help="transport retries after the first try of each judge call (default 5); rate limits "
+        "are waited out and not counted",
+    )
+    add(
+        "--rate-limit-wait",
+        type=float,
+        default=DEFAULT_RATE_LIMIT_WAIT_MINUTES,
+        metavar="MINUTES",
+        help="how long one judge call may keep being rate limited before it ends in error "
+        f"(default {DEFAULT_RATE_LIMIT_WAIT_MINUTES:g})",
     )
     add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
@@ -62,6 +74,8 @@ def check_grading_options(args: argparse.Namespace) -> None:
         raise UsageError("--retries must be 0 or more")
     if not args.timeout > 0:
         raise UsageError("--timeout must be positive")
+    if not args.rate_limit_wait >= 0:  # also refuses nan
+        raise UsageError("--rate-limit-wait must be 0 or more")
     for name in ("rpm", "tpm"):
         value = getattr(args, name)
         if value is not None and not value > 0:
@@ -81,6 +95,7 @@ def grading_options(args: argparse.Namespace):
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,
+        rate_limit_wait=args.rate_limit_wait,
         concurrency=args.concurrency,
         rpm=args.rpm,
         tpm=args.tpm,

@@ -40,9 +40,9 @@ Clock = Callable[[], float]
 
 #: The rate after a push-back, as a share of the rate before it.
 DECREASE = 0.85
-#: Requests per second added to the rate by each success (so the rate grows by about 5% a second
+#: Requests per second added to the rate by each success (so the rate grows by about 10% a second
 #: of the rate itself: a fast judge recovers as quickly, relative to its limit, as a slow one).
-INCREASE = 0.05
+INCREASE = 0.1
 #: Seconds of successes counted for the first rate, when the server gave no limit of its own.
 WINDOW = 1.0
 #: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for

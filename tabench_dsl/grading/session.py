@@ -21,12 +21,14 @@ from ..core.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT
 from .runner import MAX_ANSWER_BYTES, Grader
+from .transport import DEFAULT_RATE_LIMIT_WAIT
 
 
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
-    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
-    `--no-cache`) and the largest answer sent to the judge (`--max-answer-bytes`)."""
+    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`, and `--rate-limit-wait`: the
+    minutes one call may keep being rate limited), the reply cache file (None for `--no-cache`)
+    and the largest answer sent to the judge (`--max-answer-bytes`)."""
 
     judge: str | None = None
     model: str | None = None
@@ -37,6 +39,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     tpm: float | None = None
     cache: str | None = None
     max_answer_bytes: int = MAX_ANSWER_BYTES
+    rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
 
 
 @contextlib.asynccontextmanager
@@ -60,7 +63,9 @@ async def open_grader(
     from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
 
     env = os.environ if env is None else env
-    policy = RetryPolicy(attempts=options.retries + 1, timeout=options.timeout)
+    policy = RetryPolicy(
+        attempts=options.retries + 1, timeout=options.timeout, rate_limit_wait=options.rate_limit_wait * 60.0
+    )
     limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm))
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
