@@ -1,4 +1,4 @@
-"""Transport: backoff and jitter bounds, Retry-After parsing, the adaptive concurrency gate, the
+"""Transport: backoff and jitter bounds, Retry-After parsing, the concurrency gate, the
 per-minute budgets and the per-call timeout (the last two against the scripted server)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from judge_server import Fault
 from tabench_dsl.core.errors import TransportError
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.pacing import DECREASE
 from tabench_dsl.grading.transport import (
     AdaptiveLimiter,
     RateLimit,
@@ -87,39 +88,6 @@ def test_parse_retry_after_forms():
 # -- the adaptive limiter --------------------------------------------------------------------------
 
 
-def test_limiter_halves_on_rate_limit_and_recovers():
-    limiter = AdaptiveLimiter(8, recover_after=3)
-    limiter.on_rate_limited()
-    assert limiter.limit == 4
-    limiter.on_rate_limited()
-    limiter.on_rate_limited()
-    limiter.on_rate_limited()
-    assert limiter.limit == 1  # never below one
-    for _ in range(2):
-        limiter.on_success()
-    assert limiter.limit == 1
-    limiter.on_success()
-    assert limiter.limit == 2  # additive increase after 3 successes in a row
-    limiter.on_success()
-    limiter.on_rate_limited()  # a 429 resets the streak
-    limiter.on_success()
-    limiter.on_success()
-    assert limiter.limit == 1
-    for _ in range(3 * 20):
-        limiter.on_success()
-    assert limiter.limit == 8  # back to the maximum, never above
-
-
-def test_limiter_halves_once_per_burst():
-    limiter = AdaptiveLimiter(8)
-    burst_epoch = limiter.epoch
-    for _ in range(5):  # five exchanges that began together all got 429
-        limiter.on_rate_limited(burst_epoch)
-    assert limiter.limit == 4
-    limiter.on_rate_limited(limiter.epoch)  # one begun after the decrease does count
-    assert limiter.limit == 2
-
-
 async def test_limiter_is_reentrant_per_task():
     limiter = AdaptiveLimiter(1)
     async with asyncio.timeout(1):
@@ -149,15 +117,19 @@ async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
     assert peak == 3 and limiter.in_flight == 0
 
 
-async def test_rate_limits_shrink_the_gate_over_http(judge_server, http_session):
-    server = await judge_server([Fault.RATE_LIMIT] * 4 + [REPLY])
+async def test_rate_limits_slow_the_pace_not_the_gate_over_http(judge_server, http_session):
+    server = await judge_server([REPLY] * 5 + [Fault.RATE_LIMIT] * 2 + [REPLY])
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
-    limiter = AdaptiveLimiter(8, recover_after=100)
-    sleeps = FakeTime()
-    policy = RetryPolicy(attempts=6, timeout=2, sleep=sleeps.sleep)
+    limiter = AdaptiveLimiter(8)
+    policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
+    for _ in range(5):
+        await call_with_retries(judge, MESSAGES, policy, limiter)
     completion, retries = await call_with_retries(judge, MESSAGES, policy, limiter)
-    assert (completion.content, retries) == (REPLY, 4)
-    assert limiter.limit == 1  # 8 -> 4 -> 2 -> 1 -> 1
+    assert (completion.content, retries) == (REPLY, 2)  # two 429s, past one retry: not counted
+    # The first 429 sets the pace from the last second's five successes, less a share; the second,
+    # to a request sent at that pace, lowers it again. The concurrency is left as it was.
+    assert limiter.pacer.rate == pytest.approx(5 * DECREASE * DECREASE)
+    assert limiter.limit == 8
 
 
 # -- per-minute budgets ----------------------------------------------------------------------------

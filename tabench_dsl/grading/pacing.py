@@ -176,6 +176,7 @@ class Pacer:
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
         self._bound = False  # whether the last turn had to wait for its time
         self._recent: deque[float] = deque(maxlen=4096)  # success times, for the first rate
+        self._paused = 0.0  # seconds paused while no rate was known (nobody sent then)
 
     @property
     def idle(self) -> bool:
@@ -223,6 +224,8 @@ class Pacer:
         seconds, and the rate falls unless this request was sent before the last decrease."""
         now = self.clock()
         if now + pause > self.paused_until:
+            if self.rate is None:
+                self._paused += now + pause - max(now, self.paused_until)
             self.paused_until = now + pause
             self._redraw(now)
         if epoch is not None and epoch != self.epoch:
@@ -230,13 +233,19 @@ class Pacer:
         if self.rate is not None:
             self.rate = max(self.rate * DECREASE, 0.01)
         else:
-            allowed = sum(1 for t in self._recent if t > now - WINDOW) / WINDOW
-            first = refill_rate(reading) or (allowed * DECREASE if allowed else None)
-            if first is None:
+            first = refill_rate(reading) or self._allowed(now) * DECREASE
+            if not first:
                 return  # nothing to go on yet: the pause alone, until a success shows a rate
             self.rate = max(first, 0.01)
         self.epoch += 1
         self._redraw(now)
+
+    def _allowed(self, now: float) -> float:
+        """Successes a second over the last WINDOW seconds of sending: the time paused since is
+        added to the window (replies to a slow judge can arrive after the 429s of their own
+        burst, so the successes that show the rate may lie before the last pause)."""
+        since = now - WINDOW - min(self._paused, MAX_PAUSE)
+        return sum(1 for t in self._recent if t > since) / WINDOW
 
     def _redraw(self, now: float) -> None:
         self._next = max(now, self.paused_until)

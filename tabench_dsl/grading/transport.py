@@ -7,7 +7,7 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
       until a reply, policy.attempts faults, or policy.rate_limit_wait seconds of rate limits:
         limiter.throttle()        requests/tokens per minute (token buckets), when set
         limiter.pacer.turn()      the paced send time (`pacing.Pacer`), once the server pushed back
-        async with limiter:       at most `limiter.limit` exchanges in flight (AIMD on 429s)
+        async with limiter:       at most `limiter.limit` exchanges in flight (--concurrency)
           asyncio.timeout(policy.timeout): judge.complete(messages)
                                   (no second timer when the judge's `exchange_timeout` is as short)
         on success:               the reply's rate-limit reading goes to the pacer
@@ -247,14 +247,15 @@ class _Bucket:
 
 
 class AdaptiveLimiter:
-    """The concurrency gate: `async with limiter:` admits at most `limit` exchanges at once.
+    """The gate every exchange passes: `async with limiter:` admits at most `limit` at once, and
+    `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its push-backs
+    (a 429 lowers the rate, successes raise it) and its rate-limit headers. With a `RateLimit`,
+    `throttle` also holds requests and tokens to the user's own per-minute ceilings.
 
-    AIMD: a 429 halves `limit` (never below 1); `recover_after` consecutive successes raise it by
-    one, back up to `max_concurrency`. Several 429s from one burst halve it once: a 429 only counts
-    when its exchange began after the last decrease (pass the `epoch` read on entry). The gate is
-    re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)` too.
-    With a `RateLimit`, `throttle` paces requests and tokens per minute. `pacer` paces the request
-    rate the server allows (`pacing.Pacer`), learnt from its push-backs and rate-limit headers.
+    A 429 changes the rate, not `limit`: against a fast server even one exchange in flight can
+    exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
+    gate is re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)`
+    too.
     """
 
     def __init__(
@@ -262,7 +263,6 @@ class AdaptiveLimiter:
         max_concurrency: int,
         *,
         rate: RateLimit | None = None,
-        recover_after: int = 8,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
@@ -270,11 +270,8 @@ class AdaptiveLimiter:
             raise ValueError("max_concurrency must be at least 1")
         self.max_concurrency = max_concurrency
         self.limit = max_concurrency
-        self.recover_after = max(1, recover_after)
         self.in_flight = 0
-        self.epoch = 0
         self.sleep = sleep
-        self._successes = 0
         self._waiting = 0  # tasks waiting for a slot
         self._cond = asyncio.Condition()
         self._holders: dict[asyncio.Task[object] | None, int] = {}
@@ -315,21 +312,6 @@ class AdaptiveLimiter:
             async with self._cond:
                 self._cond.notify_all()
 
-    def on_success(self) -> None:
-        """Count a success; after `recover_after` in a row, allow one more exchange in flight."""
-        self._successes += 1
-        if self._successes >= self.recover_after and self.limit < self.max_concurrency:
-            self.limit += 1
-            self._successes = 0
-
-    def on_rate_limited(self, epoch: int | None = None) -> None:
-        """A 429: halve the limit, unless this exchange began before the last decrease."""
-        self._successes = 0
-        if epoch is not None and epoch != self.epoch:
-            return
-        self.limit = max(1, self.limit // 2)
-        self.epoch += 1
-
     async def throttle(self, tokens: int = 0) -> None:
         """Wait for the requests- and tokens-per-minute budgets (no wait when none is set)."""
         if self._requests is not None:
@@ -368,7 +350,6 @@ async def call_with_retries(
     limited_since: float | None = None
     retries = 0
     while True:
-        epoch: int | None = None
         sent_in = 0
         try:
             with client_errors:
@@ -378,12 +359,10 @@ async def call_with_retries(
                     pacer = limiter.pacer
                     sent_in = pacer.epoch if pacer.idle else await pacer.turn()
                     async with limiter:
-                        epoch = limiter.epoch
                         if exchange is not None:
                             completion = await exchange(messages)
                         else:
                             completion = await _exchange(judge, messages, policy.timeout)
-                        limiter.on_success()
                         limiter.settle_tokens(estimate, completion.tokens.total)
                         pacer.on_success(sent_in, completion.rate, estimate)
                 elif exchange is not None:
@@ -410,13 +389,13 @@ async def call_with_retries(
                 )
             limited += 1
             if limiter is not None:
-                # Every sender pauses (for the Retry-After, else a backoff) and the pace drops;
-                # this call then queues for its turn.
-                if last.retry_after is not None:
+                # Every sender pauses (for the Retry-After, else a backoff: a "Retry-After: 0"
+                # is no reason to ask again at once) and the pace drops; this call then queues
+                # for its turn.
+                if last.retry_after:
                     pause = min(last.retry_after, policy.max_retry_after)
                 else:
                     pause = backoff_delay(limited - 1, policy)
-                limiter.on_rate_limited(epoch)
                 limiter.pacer.on_push_back(sent_in, pause=pause, reading=last.rate)
             else:
                 await policy.sleep(backoff_delay(limited - 1, policy, last.retry_after))
