@@ -134,18 +134,31 @@ async def test_pacer_is_idle_until_the_server_pushes_back():
     assert pacer.rate is None and clock.slept == []
 
 
-async def test_a_push_back_sets_a_rate_from_the_last_second_and_pauses_every_sender():
+async def test_a_push_back_pauses_every_sender_then_sets_a_rate_from_the_last_second():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
     for _ in range(20):  # 20 successes within the last second
         pacer.on_success()
     pacer.on_push_back(pacer.epoch, pause=1.0)
-    assert pacer.rate == pytest.approx(20 * DECREASE)
+    assert pacer.rate is None and not pacer.idle  # measured once the pause is over
     started = clock.now
     sends = [await pacer.turn() for _ in range(5)]
+    assert pacer.rate == pytest.approx(20 * DECREASE)
     assert sends == [1] * 5
     # nobody before the pause ends, then one every 1 / rate seconds
     assert clock.now - started == pytest.approx(1.0 + 4 / pacer.rate)
+
+
+async def test_the_first_rate_counts_answers_that_came_after_the_429s_of_their_burst():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(44):  # a burst's 429s come back first (no answer seen yet)...
+        pacer.on_push_back(0, pause=1.0)
+    for _ in range(20):  # ... then its 20 answers, during the pause
+        pacer.on_success(0)
+    clock.now += 0.5
+    await pacer.turn()
+    assert pacer.rate == pytest.approx(20 * DECREASE)
 
 
 async def test_the_rate_falls_once_per_burst_and_rises_only_while_it_binds():

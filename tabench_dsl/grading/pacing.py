@@ -11,11 +11,13 @@ exchange `Pacer.turn()` hands out a send time, `1 / rate` seconds after the last
     pause       every sender waits until then: set by a 429's Retry-After, or by a reply whose
                 headers say nothing is left until their reset
 
-The first rate comes from what the server allowed in the second before it pushed back, or from its
-own headers (limit / reset) when it sent them. A decrease counts once per burst: only a reply to a
-request sent after the last decrease lowers the rate again (`turn` returns the epoch it was sent
-in). A pause does not lose throughput against a token bucket: the bucket refills while nobody
-sends, and the senders then go on at the paced rate.
+The first rate is what the server allowed in the last second of sending, measured once the first
+pause is over (a 429 comes back faster than an answer, so at the first 429 the answers of its
+burst may still be on their way), or comes from its own headers (limit / reset) when it sent them.
+A decrease counts once per burst: only a reply to a request sent after the last decrease lowers
+the rate again (`turn` returns the epoch it was sent in). A pause does not lose throughput against
+a token bucket: the bucket refills while nobody sends, and the senders then go on at the paced
+rate.
 
 Headers (`openai_reading`, `anthropic_reading` build a `RateReading` from them):
 
@@ -177,11 +179,12 @@ class Pacer:
         self._bound = False  # whether the last turn had to wait for its time
         self._recent: deque[float] = deque(maxlen=4096)  # success times, for the first rate
         self._paused = 0.0  # seconds paused while no rate was known (nobody sent then)
+        self._measure = False  # a push-back came with no rate known: measure one after the pause
 
     @property
     def idle(self) -> bool:
         """True when a sender may go at once without asking (no rate yet, no pause)."""
-        return self.rate is None and self.paused_until <= self.clock()
+        return self.rate is None and not self._measure and self.paused_until <= self.clock()
 
     async def turn(self) -> int:
         """Wait until this sender may send; the epoch to report its reply's push-back with."""
@@ -191,7 +194,11 @@ class Pacer:
                 await self.sleep(self.paused_until - now)
                 continue
             if self.rate is None:
-                return self.epoch
+                if not self._measure:
+                    return self.epoch
+                self._first_rate(now)
+                if self.rate is None:
+                    return self.epoch
             slot = max(now, self._next)
             self._next = slot + 1.0 / self.rate
             self._bound = slot > now
@@ -233,19 +240,28 @@ class Pacer:
         if self.rate is not None:
             self.rate = max(self.rate * DECREASE, 0.01)
         else:
-            first = refill_rate(reading) or self._allowed(now) * DECREASE
-            if not first:
-                return  # nothing to go on yet: the pause alone, until a success shows a rate
-            self.rate = max(first, 0.01)
+            hint = refill_rate(reading)
+            if hint is None:
+                # The replies that show what the server allowed may still be on their way (a
+                # 429 comes back faster than an answer): the first rate is measured when the
+                # pause is over.
+                self._measure = True
+                return
+            self.rate = max(hint, 0.01)
         self.epoch += 1
         self._redraw(now)
 
-    def _allowed(self, now: float) -> float:
-        """Successes a second over the last WINDOW seconds of sending: the time paused since is
-        added to the window (replies to a slow judge can arrive after the 429s of their own
-        burst, so the successes that show the rate may lie before the last pause)."""
+    def _first_rate(self, now: float) -> None:
+        """The first rate, from the successes a second over the last WINDOW seconds of sending
+        (the time paused is added to the window: nobody sent then), less a share; none while no
+        success was seen."""
         since = now - WINDOW - min(self._paused, MAX_PAUSE)
-        return sum(1 for t in self._recent if t > since) / WINDOW
+        allowed = sum(1 for t in self._recent if t > since) / WINDOW
+        self._measure = False
+        if allowed:
+            self.rate = allowed * DECREASE
+            self.epoch += 1
+            self._redraw(now)
 
     def _redraw(self, now: float) -> None:
         self._next = max(now, self.paused_until)
