@@ -110,6 +110,7 @@ async def agrade(
     concurrency: int = 8,
     retries: int = 5,
     timeout: float = 120.0,
+    rate_limit_wait: float = 30.0,
     env: Mapping[str, str] | None = None,
     price: Price | None = None,
 ) -> list[Record]:
@@ -118,9 +119,10 @@ async def agrade(
     a judge panel whose votes `panel_rule` (majority, unanimous) combines; `t1_audit` the share of
     T1 passes also sent to the judge (`--t1-audit`); `out` a results
     file the records are appended to (created when missing; an existing one must be a results file);
-    `cache` a reply cache file (default: none); `env` where keys and base URLs are read (default:
-    the process environment); `price` the judge's price, recorded in every record (default: the
-    manifest's `judge.price`, if any)."""
+    `cache` a reply cache file (default: none); `rate_limit_wait` the minutes one judge call may
+    keep being rate limited before it ends in error; `env` where keys and base URLs are read
+    (default: the process environment); `price` the judge's price, recorded in every record
+    (default: the manifest's `judge.price`, if any)."""
     from .core.results import ResultsWriter
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
@@ -140,6 +142,7 @@ async def agrade(
         concurrency=concurrency,
         cache=None if cache is None else str(cache),
         price=price,
+        rate_limit_wait=rate_limit_wait,
     )
     if out is not None:
         check_results_out(out, option="out")

@@ -1,4 +1,4 @@
-"""Transport: backoff and jitter bounds, Retry-After parsing, the adaptive concurrency gate, the
+"""Transport: backoff and jitter bounds, Retry-After parsing, the concurrency gate, the
 per-minute budgets and the per-call timeout (the last two against the scripted server)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from judge_server import Fault
 from tabench_dsl.core.errors import TransportError
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.pacing import DECREASE
 from tabench_dsl.grading.transport import (
     AdaptiveLimiter,
     RateLimit,
@@ -87,39 +88,6 @@ def test_parse_retry_after_forms():
 # -- the adaptive limiter --------------------------------------------------------------------------
 
 
-def test_limiter_halves_on_rate_limit_and_recovers():
-    limiter = AdaptiveLimiter(8, recover_after=3)
-    limiter.on_rate_limited()
-    assert limiter.limit == 4
-    limiter.on_rate_limited()
-    limiter.on_rate_limited()
-    limiter.on_rate_limited()
-    assert limiter.limit == 1  # never below one
-    for _ in range(2):
-        limiter.on_success()
-    assert limiter.limit == 1
-    limiter.on_success()
-    assert limiter.limit == 2  # additive increase after 3 successes in a row
-    limiter.on_success()
-    limiter.on_rate_limited()  # a 429 resets the streak
-    limiter.on_success()
-    limiter.on_success()
-    assert limiter.limit == 1
-    for _ in range(3 * 20):
-        limiter.on_success()
-    assert limiter.limit == 8  # back to the maximum, never above
-
-
-def test_limiter_halves_once_per_burst():
-    limiter = AdaptiveLimiter(8)
-    burst_epoch = limiter.epoch
-    for _ in range(5):  # five exchanges that began together all got 429
-        limiter.on_rate_limited(burst_epoch)
-    assert limiter.limit == 4
-    limiter.on_rate_limited(limiter.epoch)  # one begun after the decrease does count
-    assert limiter.limit == 2
-
-
 async def test_limiter_is_reentrant_per_task():
     limiter = AdaptiveLimiter(1)
     async with asyncio.timeout(1):
@@ -149,39 +117,56 @@ async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
     assert peak == 3 and limiter.in_flight == 0
 
 
-async def test_rate_limits_shrink_the_gate_over_http(judge_server, http_session):
-    server = await judge_server([Fault.RATE_LIMIT] * 4 + [REPLY])
+async def test_rate_limits_slow_the_pace_not_the_gate_over_http(judge_server, http_session):
+    server = await judge_server([REPLY] * 5 + [Fault.RATE_LIMIT] * 2 + [REPLY])
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
-    limiter = AdaptiveLimiter(8, recover_after=100)
-    sleeps = FakeTime()
-    policy = RetryPolicy(attempts=6, timeout=2, sleep=sleeps.sleep)
+    limiter = AdaptiveLimiter(8)
+    policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
+    for _ in range(5):
+        await call_with_retries(judge, MESSAGES, policy, limiter)
     completion, retries = await call_with_retries(judge, MESSAGES, policy, limiter)
-    assert (completion.content, retries) == (REPLY, 4)
-    assert limiter.limit == 1  # 8 -> 4 -> 2 -> 1 -> 1
+    assert (completion.content, retries) == (REPLY, 2)  # two 429s, past one retry: not counted
+    # The first 429 sets the pace from the last second's five successes, less a share; the second,
+    # to a request sent at that pace, lowers it again. The concurrency is left as it was.
+    assert limiter.pacer.rate == pytest.approx(5 * DECREASE * DECREASE)
+    assert limiter.limit == 8
 
 
 # -- per-minute budgets ----------------------------------------------------------------------------
 
 
-async def test_requests_per_minute():
+async def test_requests_per_minute_start_with_a_small_burst():
     clock = FakeTime()
     limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=2), sleep=clock.sleep, clock=clock)
     for _ in range(3):
         await limiter.throttle()
-    assert clock.slept == [pytest.approx(30.0)]  # the third request waits for one slot to refill
+    # One request at once, then one every 30 s: not a minute's worth (2) up front.
+    assert clock.slept == [pytest.approx(30.0), pytest.approx(30.0)]
+
+
+async def test_requests_per_minute_burst_is_a_second_of_the_rate():
+    clock = FakeTime()
+    limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=1200), sleep=clock.sleep, clock=clock)
+    for _ in range(20):
+        await limiter.throttle()
+    assert clock.slept == []  # 20 a second: a second's worth goes at once
+    for _ in range(20):
+        await limiter.throttle()
+    # ... and the next 20 come at the rate, not all at once (the old full bucket let 1,200 through)
+    assert len(clock.slept) == 20 and sum(clock.slept) == pytest.approx(1.0)
 
 
 async def test_tokens_per_minute():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=1000), sleep=clock.sleep, clock=clock)
-    await limiter.throttle(600)
-    await limiter.throttle(600)  # 400 left, 200 missing at 1000/60 per second
-    assert clock.slept == [pytest.approx(12.0)]
-    limiter.settle_tokens(600, 1600)  # the server reported 1000 more than estimated
-    await limiter.throttle(100)
-    assert clock.slept[1] == pytest.approx(66.0)
+    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=6000), sleep=clock.sleep, clock=clock)
+    await limiter.throttle(60)  # the bucket holds a second's worth: 100 tokens
+    await limiter.throttle(60)  # 40 left, 20 missing at 100 per second
+    assert clock.slept == [pytest.approx(0.2)]
+    limiter.settle_tokens(60, 160)  # the server reported 100 more than estimated: 100 in debt
+    await limiter.throttle(50)
+    assert clock.slept[1] == pytest.approx(1.5)
     await limiter.throttle(5000)  # larger than the whole budget: waits for a full bucket only
-    assert clock.slept[2] == pytest.approx(60.0)
+    assert clock.slept[2] == pytest.approx(1.0)
 
 
 async def test_no_budget_no_wait():

@@ -2,8 +2,8 @@
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
 --judge (given more than once: a judge panel), --panel-rule, --t1-audit, --model, --concurrency,
---cache/--no-cache, --retries, --timeout, --rpm, --tpm, --max-answer-bytes and --price.
-`check_grading_options` raises the same `UsageError` in both commands.
+--cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm, --max-answer-bytes and
+--price. `check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ class _JudgeAction(argparse.Action):
         judges = [*(getattr(namespace, "judges", None) or []), values]
         namespace.judges = judges
         namespace.judge = judges[0]
+
+
+#: `--rate-limit-wait`'s default, in minutes (`GradingOptions.rate_limit_wait`).
+DEFAULT_RATE_LIMIT_WAIT_MINUTES = 30.0
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +71,16 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=5,
         metavar="N",
-        help="transport retries after the first try of each judge call (default 5)",
+        help="transport retries after the first try of each judge call (default 5); rate limits "
+        "are waited out and not counted",
+    )
+    add(
+        "--rate-limit-wait",
+        type=float,
+        default=DEFAULT_RATE_LIMIT_WAIT_MINUTES,
+        metavar="MINUTES",
+        help="how long one judge call may keep being rate limited before it ends in error "
+        f"(default {DEFAULT_RATE_LIMIT_WAIT_MINUTES:g})",
     )
     add("--timeout", type=float, default=120.0, metavar="S", help="seconds per judge call (default 120)")
     add("--rpm", type=float, default=None, metavar="N", help="at most this many requests per minute")
@@ -91,6 +104,8 @@ def check_grading_options(args: argparse.Namespace) -> None:
         raise UsageError("--retries must be 0 or more")
     if not args.timeout > 0:
         raise UsageError("--timeout must be positive")
+    if not args.rate_limit_wait >= 0:  # also refuses nan
+        raise UsageError("--rate-limit-wait must be 0 or more")
     for name in ("rpm", "tpm"):
         value = getattr(args, name)
         if value is not None and not value > 0:
@@ -120,6 +135,7 @@ def grading_options(args: argparse.Namespace):
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,
+        rate_limit_wait=args.rate_limit_wait,
         concurrency=args.concurrency,
         rpm=args.rpm,
         tpm=args.tpm,

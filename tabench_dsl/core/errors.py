@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ratelimit import RateReading
 
 
 class TabenchError(Exception):
@@ -105,7 +109,12 @@ class TransportError(JudgeError):
     """One judge attempt failed in transport; the runner may retry it.
 
     `retry_after` is the server's `Retry-After` in seconds when it gave one; `status` the HTTP status
-    (None for timeouts, resets and bodies that are not a completion); `rate_limited` is true for 429.
+    (None for timeouts, resets and bodies that are not a completion); `rate` what the server's
+    rate-limit headers said (`ratelimit.RateReading`), when it sent any.
+
+    `rate_limited` is true for a 429, and for a 503 or 529 that names a Retry-After: a server
+    saying "not now, come back then" is pacing us, not failing, and such a reply is waited out
+    rather than counted against the retries.
     """
 
     def __init__(
@@ -115,15 +124,17 @@ class TransportError(JudgeError):
         status: int | None = None,
         retry_after: float | None = None,
         retryable: bool = True,
+        rate: RateReading | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
         self.retryable = retryable
+        self.rate = rate
 
     @property
     def rate_limited(self) -> bool:
-        return self.status == 429
+        return self.status == 429 or (self.status in (503, 529) and self.retry_after is not None)
 
 
 def _read_line(path: str, line: int) -> str | None:

@@ -27,6 +27,7 @@ from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT, Judge
 from .panel import Panel
 from .runner import MAX_ANSWER_BYTES, Grader
+from .transport import DEFAULT_RATE_LIMIT_WAIT
 
 if TYPE_CHECKING:
     import aiohttp
@@ -34,9 +35,10 @@ if TYPE_CHECKING:
 
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
-    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`), the reply cache file (None for
-    `--no-cache`), the largest answer sent to the judge (`--max-answer-bytes`) and the judges'
-    price (`--price`, over the manifest's).
+    (`--timeout`, `--retries`, `--concurrency`, `--rpm`, `--tpm`, and `--rate-limit-wait`: the
+    minutes one call may keep being rate limited), the reply cache file (None for `--no-cache`), the
+    largest answer sent to the judge (`--max-answer-bytes`) and the judges' price (`--price`, over
+    the manifest's).
 
     `panel` holds the judge SPECs of `--judge` given more than once (then `judge` is None) and
     `panel_rule` is `--panel-rule` (None: the manifest's `judge.rule`, else majority); `t1_audit`
@@ -55,6 +57,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     panel: tuple[str, ...] = ()
     panel_rule: str | None = None
     t1_audit: float = 0.0
+    rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
 
 
 @contextlib.asynccontextmanager
@@ -80,7 +83,9 @@ async def open_grader(
     from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
 
     env = os.environ if env is None else env
-    policy = RetryPolicy(attempts=options.retries + 1, timeout=options.timeout)
+    policy = RetryPolicy(
+        attempts=options.retries + 1, timeout=options.timeout, rate_limit_wait=options.rate_limit_wait * 60.0
+    )
     limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm))
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:

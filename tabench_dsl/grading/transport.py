@@ -4,16 +4,24 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
 `call_with_retries` turns that into a reply or a final `TransportError`:
 
     call_with_retries(judge, messages, policy, limiter)
-      for each attempt (policy.attempts in all):
+      until a reply, policy.attempts faults, or policy.rate_limit_wait seconds of rate limits:
         limiter.throttle()        requests/tokens per minute (token buckets), when set
-        async with limiter:       at most `limiter.limit` exchanges in flight (AIMD on 429s)
+        limiter.pacer.turn()      the paced send time (`pacing.Pacer`), once the server pushed back
+        async with limiter:       at most `limiter.limit` exchanges in flight (--concurrency)
           asyncio.timeout(policy.timeout): judge.complete(messages)
                                   (no second timer when the judge's `exchange_timeout` is as short)
-        on a retryable fault:     sleep backoff_delay(...) outside the gate, then try again
+        on success:               the reply's rate-limit reading goes to the pacer
+        on a rate limit:          the pacer slows down and pauses every sender (Retry-After);
+                                  not counted against policy.attempts
+        on another retryable fault: sleep backoff_delay(...) outside the gate, then try again
 
 Faults retried: `TransportError(retryable=True)` (HTTP 408/409/429/5xx, bodies that are not a
 completion), `aiohttp.ClientError`, timeouts and connection resets. A non-retryable
 `TransportError` (401, 400, ...) is raised at once. Nothing here ever formats a key.
+
+A rate limit (429, or 503/529 with a Retry-After: `TransportError.rate_limited`) is not a fault:
+the server asked for a slower pace, and it gets one. Only when one call has been rate limited for
+`policy.rate_limit_wait` seconds (30 minutes by default) does it give up.
 
 The HTTP client's own errors become tabench's in one place, `map_client_errors` (used around each
 HTTP exchange by the HTTP judges, and around each call here for any other judge):
@@ -42,9 +50,16 @@ import msgspec
 
 from ..core.errors import TransportError
 from .judges.base import DEFAULT_TIMEOUT, Completion, Judge, Message
+from .pacing import Pacer
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
+
+#: Seconds one call may go on being rate limited before it gives up (`--rate-limit-wait`).
+DEFAULT_RATE_LIMIT_WAIT = 30 * 60.0
+#: Seconds of its rate a `--rpm` / `--tpm` bucket holds: a short burst, not a minute's worth, so
+#: the first second does not spend what a provider's finer-grained limit allows in a minute.
+BURST_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -53,8 +68,9 @@ class RetryPolicy:
 
     Between attempts the wait is full-jitter exponential backoff: uniform in
     [0, min(max_delay, base_delay * 2**retry)], and never less than the server's Retry-After
-    (itself capped at `max_retry_after`). `sleep` and `rng` are injectable so tests run fast and
-    deterministic.
+    (itself capped at `max_retry_after`). Rate limits do not count as attempts: a call gives up
+    on them only once it has been rate limited for `rate_limit_wait` seconds. `sleep`, `clock`
+    and `rng` are injectable so tests run fast and deterministic.
     """
 
     attempts: int = 6
@@ -62,7 +78,9 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
     max_retry_after: float = 60.0
+    rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT
     sleep: Sleep = asyncio.sleep
+    clock: Clock = time.monotonic
     rng: random.Random = field(default_factory=random.Random, compare=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +88,8 @@ class RetryPolicy:
             raise ValueError("attempts must be at least 1")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
+        if self.rate_limit_wait < 0:
+            raise ValueError("rate_limit_wait must be 0 or more")
 
 
 class ClientErrorMap:
@@ -191,14 +211,15 @@ class RateLimit:
 
 
 class _Bucket:
-    """A token bucket holding up to `capacity`, refilled at `capacity` per minute. A request larger
-    than the whole bucket is let through when the bucket is full (it then runs into debt)."""
+    """A token bucket refilled at `per_minute` / 60 a second, holding `BURST_SECONDS` of that (at
+    least one unit), and starting full. A request larger than the whole bucket is let through when
+    the bucket is full (it then runs into debt), so the rate holds whatever the request sizes."""
 
     def __init__(self, per_minute: float, clock: Clock) -> None:
         if per_minute <= 0:
             raise ValueError("rate limits must be positive")
-        self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate * BURST_SECONDS)
         self.level = self.capacity
         self.clock = clock
         self.stamp = clock()
@@ -212,7 +233,9 @@ class _Bucket:
         while True:
             self._refill()
             need = min(amount, self.capacity)
-            if self.level >= need:
+            # A hair of tolerance: the wait below, added to a clock of large value, can fall short
+            # of `need` by a rounding error, and must not be waited again for ever.
+            if self.level >= need - 1e-9:
                 self.level -= amount
                 return
             await sleep((need - self.level) / self.rate)
@@ -224,13 +247,15 @@ class _Bucket:
 
 
 class AdaptiveLimiter:
-    """The concurrency gate: `async with limiter:` admits at most `limit` exchanges at once.
+    """The gate every exchange passes: `async with limiter:` admits at most `limit` at once, and
+    `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its push-backs
+    (a 429 lowers the rate, successes raise it) and its rate-limit headers. With a `RateLimit`,
+    `throttle` also holds requests and tokens to the user's own per-minute ceilings.
 
-    AIMD: a 429 halves `limit` (never below 1); `recover_after` consecutive successes raise it by
-    one, back up to `max_concurrency`. Several 429s from one burst halve it once: a 429 only counts
-    when its exchange began after the last decrease (pass the `epoch` read on entry). The gate is
-    re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)` too.
-    With a `RateLimit`, `throttle` paces requests and tokens per minute.
+    A 429 changes the rate, not `limit`: against a fast server even one exchange in flight can
+    exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
+    gate is re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)`
+    too.
     """
 
     def __init__(
@@ -238,7 +263,6 @@ class AdaptiveLimiter:
         max_concurrency: int,
         *,
         rate: RateLimit | None = None,
-        recover_after: int = 8,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
@@ -246,15 +270,13 @@ class AdaptiveLimiter:
             raise ValueError("max_concurrency must be at least 1")
         self.max_concurrency = max_concurrency
         self.limit = max_concurrency
-        self.recover_after = max(1, recover_after)
         self.in_flight = 0
-        self.epoch = 0
         self.sleep = sleep
-        self._successes = 0
         self._waiting = 0  # tasks waiting for a slot
         self._cond = asyncio.Condition()
         self._holders: dict[asyncio.Task[object] | None, int] = {}
         rate = rate or RateLimit()
+        self.pacer = Pacer(sleep=sleep, clock=clock)
         self._requests = _Bucket(rate.rpm, clock) if rate.rpm else None
         self._tokens = _Bucket(rate.tpm, clock) if rate.tpm else None
         #: True when requests or tokens per minute are paced (`throttle` may wait).
@@ -290,21 +312,6 @@ class AdaptiveLimiter:
             async with self._cond:
                 self._cond.notify_all()
 
-    def on_success(self) -> None:
-        """Count a success; after `recover_after` in a row, allow one more exchange in flight."""
-        self._successes += 1
-        if self._successes >= self.recover_after and self.limit < self.max_concurrency:
-            self.limit += 1
-            self._successes = 0
-
-    def on_rate_limited(self, epoch: int | None = None) -> None:
-        """A 429: halve the limit, unless this exchange began before the last decrease."""
-        self._successes = 0
-        if epoch is not None and epoch != self.epoch:
-            return
-        self.limit = max(1, self.limit // 2)
-        self.epoch += 1
-
     async def throttle(self, tokens: int = 0) -> None:
         """Wait for the requests- and tokens-per-minute budgets (no wait when none is set)."""
         if self._requests is not None:
@@ -324,10 +331,12 @@ async def call_with_retries(
     policy: RetryPolicy,
     limiter: AdaptiveLimiter | None = None,
 ) -> tuple[Completion, int]:
-    """One judge reply, retrying transport faults; returns `(completion, retries_used)`.
+    """One judge reply, retrying transport faults and waiting out rate limits; returns
+    `(completion, retries_used)` (every exchange after the first, rate-limited ones included).
 
-    Raises the last `TransportError` when the attempts run out, at once when it is not retryable.
-    The wait between attempts happens outside the concurrency gate.
+    Raises the last `TransportError` when `policy.attempts` faults are spent, or when the call has
+    been rate limited for `policy.rate_limit_wait` seconds; at once when it is not retryable. The
+    wait between attempts happens outside the concurrency gate.
     """
     last: TransportError | None = None
     # A judge whose exchanges time out by themselves within the policy's timeout (the HTTP judges,
@@ -335,42 +344,79 @@ async def call_with_retries(
     own = judge.exchange_timeout
     exchange = judge.complete if own is not None and own <= policy.timeout else None
     client_errors = map_client_errors(policy.timeout)
-    for attempt in range(policy.attempts):
-        estimate = estimate_tokens(messages, judge.params.max_tokens)
-        epoch: int | None = None
+    estimate = estimate_tokens(messages, judge.params.max_tokens)
+    faults = 0  # retryable failures that were not rate limits
+    limited = 0  # rate-limited replies in a row
+    limited_since: float | None = None
+    retries = 0
+    while True:
+        sent_in = 0
         try:
             with client_errors:
                 if limiter is not None:
                     if limiter.throttled:
                         await limiter.throttle(estimate)
+                    pacer = limiter.pacer
+                    sent_in = pacer.epoch if pacer.idle else await pacer.turn()
                     async with limiter:
-                        epoch = limiter.epoch
                         if exchange is not None:
                             completion = await exchange(messages)
                         else:
                             completion = await _exchange(judge, messages, policy.timeout)
-                        limiter.on_success()
                         limiter.settle_tokens(estimate, completion.tokens.total)
+                        pacer.on_success(sent_in, completion.rate, estimate)
                 elif exchange is not None:
                     completion = await exchange(messages)
                 else:
                     completion = await _exchange(judge, messages, policy.timeout)
-            return completion, attempt
+            return completion, retries
         except TransportError as exc:
             if not exc.retryable:
                 raise
             last = exc
-        if limiter is not None and last.rate_limited:
-            limiter.on_rate_limited(epoch)
-        if attempt + 1 < policy.attempts:
-            await policy.sleep(backoff_delay(attempt, policy, last.retry_after))
-    assert last is not None
+        retries += 1
+        if last.rate_limited:
+            now = policy.clock()
+            limited_since = now if limited_since is None else limited_since
+            if now - limited_since >= policy.rate_limit_wait:
+                raise TransportError(
+                    f"{last} (still rate limited after {_waited(now - limited_since)} of waiting: "
+                    "the rate-limit wait is over)",
+                    status=last.status,
+                    retry_after=last.retry_after,
+                    retryable=True,
+                    rate=last.rate,
+                )
+            limited += 1
+            if limiter is not None:
+                # Every sender pauses (for the Retry-After, else a backoff: a "Retry-After: 0"
+                # is no reason to ask again at once) and the pace drops; this call then queues
+                # for its turn.
+                if last.retry_after:
+                    pause = min(last.retry_after, policy.max_retry_after)
+                else:
+                    pause = backoff_delay(limited - 1, policy)
+                limiter.pacer.on_push_back(sent_in, pause=pause, reading=last.rate)
+            else:
+                await policy.sleep(backoff_delay(limited - 1, policy, last.retry_after))
+            continue
+        limited = 0
+        faults += 1
+        if faults >= policy.attempts:
+            break
+        await policy.sleep(backoff_delay(faults - 1, policy, last.retry_after))
     raise TransportError(
         f"{last} (gave up after {policy.attempts} attempt{'s' if policy.attempts != 1 else ''})",
         status=last.status,
         retry_after=last.retry_after,
         retryable=True,
+        rate=last.rate,
     )
+
+
+def _waited(seconds: float) -> str:
+    """A wait as a person reads it: "45 s", "30 min"."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 async def _exchange(judge: Judge, messages: list[Message], timeout: float) -> Completion:

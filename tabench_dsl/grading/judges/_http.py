@@ -14,6 +14,10 @@ its wire format:
                               `prompt_cache` is on)
     decode(payload, ms)       a `Completion` from a successful body
     ask_again(status, body)   whether a refusal asked for another request form (default: never)
+    rate_reading(headers)     the reply's rate-limit headers as a `RateReading` (default: none)
+
+The rate-limit reading goes with every reply, a success (`Completion.rate`) or an error
+(`TransportError.rate`), so the pacer (`pacing.Pacer`) can slow down before the server says no.
 
 Both wire protocols report errors as `{"error": {"type": ..., "message": ...}}` (Anthropic adds a
 top-level `"type": "error"`). Statuses 408, 409, 429 and 5xx (including Anthropic's 529) are
@@ -39,6 +43,7 @@ import aiohttp
 import msgspec
 
 from ...core.errors import TransportError
+from ...core.ratelimit import RateReading
 from ...core.records import JudgeInfo, Tokens
 from ...core.redact import scrub
 from ..transport import map_client_errors, parse_retry_after
@@ -145,16 +150,18 @@ def status_error(
     key_env: str | None = None,
     key_sent: bool = True,
     secrets: Iterable[str | None] = (),
+    rate: RateReading | None = None,
 ) -> TransportError:
     """The `TransportError` for a non-2xx reply, retryable or not by its status. `key_env` names
-    the variable the key comes from, for the hint of a 401/403."""
+    the variable the key comes from, for the hint of a 401/403; `rate` is the reply's rate-limit
+    reading, carried along for the pacer."""
     detail = _error_detail(payload)
     said = f": {scrub_line(detail, secrets)}" if detail else ""
     retry_after = parse_retry_after(headers)
     if is_retryable(status):
         kind = "rate limited" if status == 429 else "server busy or failing"
         return TransportError(
-            f"{backend} judge {kind} (HTTP {status}){said}", status=status, retry_after=retry_after
+            f"{backend} judge {kind} (HTTP {status}){said}", status=status, retry_after=retry_after, rate=rate
         )
     if status in (401, 403):
         what = "authentication failed" if status == 401 else "permission denied"
@@ -167,7 +174,7 @@ def status_error(
         message = f"{backend} judge not found (HTTP 404){said}; check the model name and the base URL"
     else:
         message = f"{backend} judge rejected the request (HTTP {status}){said}"
-    return TransportError(message, status=status, retry_after=retry_after, retryable=False)
+    return TransportError(message, status=status, retry_after=retry_after, retryable=False, rate=rate)
 
 
 def _error_detail(payload: bytes) -> str:
@@ -250,6 +257,11 @@ class HttpJudge(Judge):
         again at once; by default no refusal does."""
         return False
 
+    def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
+        """What the reply's rate-limit headers say (`pacing` has each provider's parser); by
+        default the protocol sends none."""
+        return None
+
     async def complete(self, messages: list[Message]) -> Completion:
         """One exchange; raises `TransportError` for anything that is not a usable reply. A body too
         long to read whole stands for a reply too long to be a verdict (`cut_body_completion`)."""
@@ -263,6 +275,7 @@ class HttpJudge(Judge):
             )
             if 200 <= status < 300 or not self.ask_again(status, payload):
                 break
+        rate = self.rate_reading(reply_headers)
         if not 200 <= status < 300:
             raise status_error(
                 self.info.backend,
@@ -272,10 +285,14 @@ class HttpJudge(Judge):
                 key_env=self._key_env,
                 key_sent=bool(self._api_key),
                 secrets=[self._api_key],
+                rate=rate,
             )
-        if body_cut(payload):
-            return cut_body_completion(payload, latency_ms)
-        return self.decode(payload, latency_ms)
+        completion = (
+            cut_body_completion(payload, latency_ms)
+            if body_cut(payload)
+            else self.decode(payload, latency_ms)
+        )
+        return completion if rate is None else msgspec.structs.replace(completion, rate=rate)
 
 
 def reported_tokens(

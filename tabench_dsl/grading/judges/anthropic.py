@@ -32,13 +32,18 @@ from urllib.parse import urlunsplit
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ..pacing import anthropic_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
 from .urls import ANTHROPIC_HOST, host_of, split_http_url
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import aiohttp
+
+    from ...core.ratelimit import RateReading
 
 #: The Anthropic API's base URL (ANTHROPIC_BASE_URL overrides it).
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -137,6 +142,9 @@ class AnthropicJudge(HttpJudge):
             self.prompt_cache = False
             return True
         return False
+
+    def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
+        return anthropic_reading(headers)
 
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_message(payload, latency_ms)

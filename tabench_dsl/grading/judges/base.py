@@ -24,6 +24,7 @@ import abc
 
 import msgspec
 
+from ...core.ratelimit import RateReading
 from ...core.records import JudgeInfo, Tokens
 
 
@@ -50,11 +51,13 @@ class JudgeParams(msgspec.Struct, frozen=True):
 
 
 class Completion(msgspec.Struct, frozen=True):
-    """A judge's reply: its text content and the tokens the server reported."""
+    """A judge's reply: its text content, the tokens the server reported, and what its rate-limit
+    headers said (`rate`, None when it sent none), for the pacer."""
 
     content: str
     tokens: Tokens = Tokens()
     latency_ms: float = 0.0
+    rate: RateReading | None = None
 
 
 class Judge(abc.ABC):

@@ -34,13 +34,18 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ..pacing import openai_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
 from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import aiohttp
+
+    from ...core.ratelimit import RateReading
 
 #: The OpenAI API's base URL, used when neither a URL nor OPENAI_BASE_URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -164,6 +169,9 @@ class OpenAIJudge(HttpJudge):
             self.prompt_cache = False
             return True
         return False
+
+    def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
+        return openai_reading(headers)
 
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_chat_completion(payload, self.info.backend, latency_ms)
