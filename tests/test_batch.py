@@ -555,3 +555,37 @@ async def test_a_refusal_naming_max_completion_tokens_is_sent_again_in_that_form
     (record,) = iter_records(work / "results.jsonl")
     assert record.verdict == "pass" and record.attempts[0].transport_retries == 0
     assert "max_tokens" in bodies[0] and "max_completion_tokens" in bodies[1]
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_batched_requests_carry_the_prompt_cache_hint(
+    work: Path, batch_server, monkeypatch, protocol: str
+) -> None:
+    # Two answers to one question: one SYSTEM prompt, so one cache hint, as live grading sends it.
+    write_answers(work, [("a", "h03", "ans-p"), ("b", "h03", "ans-c")])
+    bodies: list[dict] = []
+    plan = scripted(PLANS)
+
+    def respond(body: dict):
+        bodies.append(body)
+        return plan(body)
+
+    server = await batch_server(respond, api_key=KEY)
+    if protocol == "openai":
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        argv = [*grade_argv(work, server.url), "--no-cache"]
+    else:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        answers = str(work / "answers.jsonl")
+        argv = ["grade", str(work / "battery"), "--answers", answers, "--judge", "anthropic:claude-test"]
+        argv += ["--batch", "--no-cache"]
+    assert await run(argv) == 0
+    assert len(bodies) >= 2
+    if protocol == "openai":
+        keys = {body["prompt_cache_key"] for body in bodies}
+        assert len(keys) == 1 and next(iter(keys)).startswith("tabench-")
+    else:
+        for body in bodies:
+            assert isinstance(body["system"], list) and len(body["system"]) == 1
+            assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
