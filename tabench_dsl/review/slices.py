@@ -16,7 +16,6 @@ import msgspec
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.records import Record
-from .stats import wilson_interval
 
 #: Most systems the per-tag table gives a score column each (more would not fit a terminal).
 MAX_TAG_COLUMNS = 6
@@ -77,7 +76,7 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
     """Per tag, sorted: the counts and score of the standing records (decisions applied) whose
     question carries it, overall and per system. An answer counts once under each of its tags;
     the score is the totals' own, pass / (pass + fail + adjudicate)."""
-    from .totals import interval_bound, outcome
+    from .totals import count_outcome, outcome, score_interval, score_of
 
     tags: dict[str, TagTotals] = {}
     cells: dict[tuple[str, str], TagSystem] = {}
@@ -86,26 +85,15 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
         for tag in record.tags:
             row = tags.setdefault(tag, TagTotals(tag=tag))
             cell = cells.setdefault((tag, record.system), TagSystem(system=record.system))
-            for counts in (row, cell):
-                counts.answers += 1
-                if verdict == "pass":
-                    counts.passed += 1
-                elif verdict == "fail":
-                    counts.fail += 1
-                elif verdict == "adjudicate":
-                    counts.adjudicate += 1
-                else:
-                    counts.error += 1
+            count_outcome(row, verdict)
+            count_outcome(cell, verdict)
     for key in sorted(cells):
         tags[key[0]].systems.append(cells[key])
     scored: list[TagTotals | TagSystem] = [*tags.values(), *cells.values()]
     for item in scored:
-        graded = item.passed + item.fail + item.adjudicate
-        item.score = item.passed / graded if graded else None
+        item.score = score_of(item)
     for row in tags.values():
-        interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
-        if interval is not None:
-            row.ci_low, row.ci_high = (interval_bound(bound) for bound in interval)
+        row.ci_low, row.ci_high = score_interval(row)
     return [tags[tag] for tag in sorted(tags)]
 
 

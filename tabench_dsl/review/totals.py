@@ -9,6 +9,7 @@ no usable judge reply was had and a resume grades it again.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import msgspec
 
@@ -95,6 +96,45 @@ class Totals(msgspec.Struct):
     tags: list[TagTotals] = msgspec.field(default_factory=list)
 
 
+class OutcomeCounts(Protocol):
+    """A row of the totals that counts outcomes: a system, a question, a tag, a system on a tag."""
+
+    answers: int
+    passed: int
+    fail: int
+    adjudicate: int
+    error: int
+
+
+def count_outcome(row: OutcomeCounts, verdict: str) -> None:
+    """Count one answer whose outcome (`outcome`) is `verdict` in `row`."""
+    row.answers += 1
+    if verdict == "pass":
+        row.passed += 1
+    elif verdict == "fail":
+        row.fail += 1
+    elif verdict == "adjudicate":
+        row.adjudicate += 1
+    else:
+        row.error += 1
+
+
+def score_of(row: OutcomeCounts) -> float | None:
+    """pass / (pass + fail + adjudicate): errors are no verdict; None when nothing was graded."""
+    graded = row.passed + row.fail + row.adjudicate
+    return row.passed / graded if graded else None
+
+
+def score_interval(row: OutcomeCounts) -> tuple[float | None, float | None]:
+    """The score's 95% Wilson interval, its bounds rounded (`interval_bound`); (None, None) when
+    nothing was graded."""
+    interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
+    if interval is None:
+        return None, None
+    low, high = interval
+    return interval_bound(low), interval_bound(high)
+
+
 def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
     """The standing record of each (system, question) pair: the last one written."""
     standing: dict[tuple[str, str], Record] = {}
@@ -135,15 +175,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         q = questions.setdefault(record.question, QuestionTotals(question=record.question))
         verdict = outcome(record)
         for row in (s, q):
-            row.answers += 1
-            if verdict == "pass":
-                row.passed += 1
-            elif verdict == "fail":
-                row.fail += 1
-            elif verdict == "adjudicate":
-                row.adjudicate += 1
-            else:
-                row.error += 1
+            count_outcome(row, verdict)
         if record.decision is not None:
             if record.decision.verdict == "pass":
                 s.human_pass += 1
@@ -171,12 +203,9 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
             judges.setdefault((record.judge.backend, record.judge.model), record.judge)
     rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
     for row in rows:
-        graded = row.passed + row.fail + row.adjudicate
-        row.score = row.passed / graded if graded else None
+        row.score = score_of(row)
     for s in systems.values():
-        interval = wilson_interval(s.passed, s.passed + s.fail + s.adjudicate)
-        if interval is not None:
-            s.ci_low, s.ci_high = (interval_bound(bound) for bound in interval)
+        s.ci_low, s.ci_high = score_interval(s)
     return Totals(
         usage=_usage(systems, spends, price),
         systems=sorted(systems.values(), key=lambda r: r.system),
