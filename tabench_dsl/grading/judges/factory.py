@@ -58,7 +58,7 @@ from ...core.nodes import JudgeDefaults
 from ...core.price import Price
 from ...core.scorer import ScorerSettings
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
-from .registry import JudgeSetup, find_backend
+from .registry import Backend, JudgeSetup, find_backend
 from .urls import safe_url, url_gets_key
 
 if TYPE_CHECKING:
@@ -110,15 +110,7 @@ def make_judge(
     `UsageError` (`choose_judge`), never the builtin judge in its place."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
-    choice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
-    if choice.source == "manifest":
-        problem = manifest_backend_problem(choice.spec)
-        if problem is not None:
-            raise UsageError(problem)
-    found = find_backend(choice.spec)
-    if found is None:
-        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
-    backend, argument = found
+    choice, backend, argument = resolve_backend(spec, model=model, manifest_judge=manifest, env=env)
     scorer = (settings or ScorerSettings()).judge
     judge = backend.build(
         JudgeSetup(
@@ -140,6 +132,24 @@ def make_judge(
         # backend's wire format.
         judge.info = msgspec.structs.replace(judge.info, price=price)
     return judge
+
+
+def resolve_backend(
+    spec: str | None, *, model: str | None, manifest_judge: JudgeDefaults, env: Mapping[str, str]
+) -> tuple[JudgeChoice, Backend, str]:
+    """The judge chosen (`choose_judge`), its backend and the SPEC's argument after the backend's
+    prefix; raises `UsageError` for a judge URL or replay file only the manifest names and for an
+    unknown SPEC. `make_judge` and the dry run's `identity.judge_identity` both start here."""
+    choice = choose_judge(spec, model=model, manifest_judge=manifest_judge, env=env)
+    if choice.source == "manifest":
+        problem = manifest_backend_problem(choice.spec)
+        if problem is not None:
+            raise UsageError(problem)
+    found = find_backend(choice.spec)
+    if found is None:
+        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
+    backend, argument = found
+    return choice, backend, argument
 
 
 def choose_judge(

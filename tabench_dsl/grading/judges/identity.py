@@ -23,8 +23,7 @@ from ...core.nodes import JudgeDefaults
 from ...core.records import JudgeInfo
 from ...core.scorer import ScorerSettings
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, JudgeParams
-from .factory import SPEC_FORMS, choose_judge, manifest_backend_problem
-from .registry import find_backend
+from .factory import resolve_backend
 from .urls import safe_url
 
 
@@ -48,15 +47,7 @@ def judge_identity(
     `UsageError`s it raises for the choice (a model nothing reaches, a URL only the manifest names,
     an unknown SPEC, a missing model), never one for a missing API key."""
     manifest = manifest_judge or JudgeDefaults()
-    choice = choose_judge(spec, model=model, manifest_judge=manifest, env=env)
-    if choice.source == "manifest":
-        problem = manifest_backend_problem(choice.spec)
-        if problem is not None:
-            raise UsageError(problem)
-    found = find_backend(choice.spec)
-    if found is None:
-        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
-    backend, argument = found
+    _, backend, argument = resolve_backend(spec, model=model, manifest_judge=manifest, env=env)
     scorer = (settings or ScorerSettings()).judge
     temperature = _first(manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE)
     max_tokens = int(_first(manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS))
