@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 import msgspec
 
 from ...core.errors import TransportError
-from .service import BatchStatus, LineResult, Wire, undecodable
+from .service import BatchStatus, LineResult, Wire, spool, undecodable
 
 #: Error types of an `errored` result that a second try would meet again.
 FINAL_ERRORS = frozenset(
@@ -84,14 +84,11 @@ class AnthropicBatches:
         return head[:-1] + b',"params":' + body + b"}"
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
-        parts = [b'{"requests":[']
-        for index, entry in enumerate(entries):
-            parts += (b",", entry) if index else (entry,)
-        parts.append(b"]}")
-        entries.clear()
-        body = b"".join(parts)  # one copy of the entries, made as the list of them is let go
-        del parts
-        return _status(await self.wire.call("POST", self.batches, body=body))
+        # `{"requests": [entry, ...]}`, written to disk as the entries are let go, sent from there.
+        with spool(entries, head=b'{"requests":[', between=b",", tail=b"]}") as body:
+            return _status(
+                await self.wire.call("POST", self.batches, data=body, content_type="application/json")
+            )
 
     async def status(self, batch_id: str) -> BatchStatus:
         return _status(await self.wire.call("GET", f"{self.batches}/{batch_id}"))

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import msgspec
 
-from .service import BatchStatus, LineResult, Wire, undecodable
+from .service import BatchStatus, LineResult, Wire, spool, undecodable
 
 #: Statuses after which nothing in a batch changes.
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -91,17 +91,16 @@ class OpenAIBatches:
         return head[:-1] + b',"body":' + body + b"}"
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
-        data = b"\n".join([*entries, b""])
-        entries.clear()
-        form = aiohttp.FormData()
-        form.add_field("purpose", "batch")
-        form.add_field(
-            "file",
-            data,
-            filename="tabench-batch.jsonl",
-            content_type="application/jsonl",
-        )
-        uploaded = await self.wire.call("POST", f"{self.base}/files", data=form)
+        with spool(entries) as data:  # the JSONL file, one request a line, uploaded from disk
+            form = aiohttp.FormData()
+            form.add_field("purpose", "batch")
+            form.add_field(
+                "file",
+                data,
+                filename="tabench-batch.jsonl",
+                content_type="application/jsonl",
+            )
+            uploaded = await self.wire.call("POST", f"{self.base}/files", data=form)
         try:
             file_id = _file.decode(uploaded).id
         except msgspec.DecodeError as exc:

@@ -11,8 +11,9 @@ live grading; a refused call is a `TransportError` built by `_http.status_error`
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
 import aiohttp
 import msgspec
@@ -110,12 +111,17 @@ class Wire:
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._seconds = timeout
 
-    async def call(self, method: str, url: str, *, body: Any = None, data: Any = None) -> bytes:
-        """One control call; the whole reply body, or `TransportError` for a non-2xx status."""
+    async def call(
+        self, method: str, url: str, *, body: Any = None, data: Any = None, content_type: str | None = None
+    ) -> bytes:
+        """One control call; the whole reply body, or `TransportError` for a non-2xx status. `body`
+        is sent as JSON; `data` as it is (a form, or a spooled file with its `content_type`)."""
         headers = dict(self.headers)
         if body is not None:
             data = body if isinstance(body, bytes) else msgspec.json.encode(body)
-            headers["content-type"] = "application/json"
+            content_type = "application/json"
+        if content_type is not None:
+            headers["content-type"] = content_type
         with map_client_errors(self._seconds):
             async with self.session.request(
                 method, url, data=data, headers=headers, timeout=self.timeout
@@ -143,6 +149,30 @@ class Wire:
 
     def refused(self, status: int, headers: Mapping[str, str], payload: bytes) -> TransportError:
         return status_error(f"{self.backend} batch", status, headers, payload, secrets=self.secrets)
+
+
+def spool(
+    entries: list[bytes], *, head: bytes = b"", between: bytes = b"\n", tail: bytes = b"\n"
+) -> IO[bytes]:
+    """`entries` written to a temporary file (head, the entries with `between` them, tail), rewound
+    for upload; each entry is let go as it is written and the list is left empty. A batch of tens of
+    thousands of requests is tens of megabytes: uploaded from disk, it is never held twice in memory
+    (the entries and their joined copy). The caller closes the file (it is deleted then)."""
+    file = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
+    try:
+        file.write(head)
+        for index in range(len(entries)):
+            if index:
+                file.write(between)
+            file.write(entries[index])
+            entries[index] = b""
+        file.write(tail)
+        entries.clear()
+        file.seek(0)
+    except BaseException:
+        file.close()
+        raise
+    return file
 
 
 def undecodable(what: str, exc: Exception) -> TransportError:
