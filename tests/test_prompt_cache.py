@@ -416,6 +416,16 @@ def test_order_opens_each_question_then_sends_its_rest_once_warm() -> None:
     assert take_all(order) == [("s2", "q1"), ("s3", "q1")] and not order.held
 
 
+def test_questions_open_until_the_answers_in_sight_reach_open_ahead_times_the_concurrency() -> None:
+    # Three answers a question: each opener out promises two more. Concurrency 4: at 1.0 the
+    # second opener's promise (4) holds the third question back; at 1.5 (threshold 6) it opens too,
+    # so its opener fills a slot that would otherwise wait one round trip.
+    answers = [Answer(f"s{i}", f"q{n}", "x") for i in (1, 2, 3) for n in (1, 2, 3, 4)]
+    assert take_all(QuestionOrder(answers, concurrency=4)) == [("s1", "q1"), ("s1", "q2")]
+    eager = QuestionOrder(answers, concurrency=4, open_ahead=1.5)
+    assert take_all(eager) == [("s1", "q1"), ("s1", "q2"), ("s1", "q3")]
+
+
 def test_an_opener_without_a_fresh_reply_lets_the_next_answer_open() -> None:
     answers = [Answer(f"s{i}", "q1", "x") for i in (1, 2, 3)]
     order = QuestionOrder(answers)

@@ -18,13 +18,13 @@ So `QuestionOrder` hands out answers this way:
   reply cache): its answers then go before any other question's, oldest warm question first, so a
   question's answers go in one burst while its prefix is fresh;
 - the next cold question's opener goes as soon as the answers in sight (those of warm questions,
-  and those waiting behind openers out: `_promised`) are fewer than the concurrency, so other
-  questions keep the concurrency full and a question's reply is back before the warm ones run dry;
-  but no sooner: opening more questions at once than their answers can follow would have the
-  provider hold more prefixes than it keeps (measured, bench/prompt_cache_bench.py: at concurrency
-  64 against a cache of 16 prefixes, opening a question for every free slot served 14% of the
-  cacheable requests from the cache, this rule 100%). The cost is at the start: a few openers out,
-  the other slots wait one round trip;
+  and those waiting behind openers out: `_promised`) are fewer than `open_ahead` times the
+  concurrency (`SINGLE_PROCESS_OPEN_AHEAD`), so other questions keep the concurrency full and a
+  question's reply is back before the warm ones run dry; but no sooner: opening more questions at
+  once than their answers can follow would have the provider hold more prefixes than it keeps
+  (measured, bench/prompt_cache_bench.py: at concurrency 64 against a cache of 16 prefixes,
+  opening a question for every free slot served 14% of the cacheable requests from the cache, this
+  rule 100%). The cost is at the start: a few openers out, the other slots wait one round trip;
 - an opener that ends without a fresh reply (a T1 pass, an oversized answer, a reply-cache hit, a
   transport failure) leaves its question cold: its next answer opens it;
 - a question cools again `WARM_SECONDS` after its last fresh reply (providers keep an entry for
@@ -57,6 +57,14 @@ from ..core.records import Answer, Record
 WINDOW_ANSWERS = 100_000
 #: ... and the most characters of answer text among them.
 WINDOW_CHARS = 64 << 20
+#: `open_ahead` for one grading process, whose answers handed out are the calls in flight: a next
+#: question opens while fewer than 1.5 x the concurrency answers are in sight. At 1.0 the slots
+#: behind an opener's round trip stood idle (bench/prompt_cache_bench.py, 100 questions x 20
+#: systems at concurrency 64: about 31 calls in flight against 50 in file order); at 3.0 more
+#: questions were open than a 16-prefix cache holds (28% served from it). At 1.5: about 50 in
+#: flight and 100% served. The `--workers` parent passes its workers' buffers (twice their share
+#: of the concurrency) as the concurrency, which already looks that far ahead: it keeps 1.0.
+SINGLE_PROCESS_OPEN_AHEAD = 1.5
 #: Seconds after its last fresh reply that a question counts as still in the provider's cache
 #: (Anthropic's ephemeral entries live five minutes from their last use; OpenAI's five to ten).
 WARM_SECONDS = 300.0
@@ -111,8 +119,10 @@ class QuestionOrder:
     module docstring). Used by one event loop: `take`/`next` hand out answers, `finished` reports
     each graded one.
 
-    `concurrency` is how many answers may be out at once (the workers pulling from it); `clock`
-    gives seconds (monotonic), for the warm window; tests pass their own.
+    `concurrency` is how many answers may be out at once (the workers pulling from it);
+    `open_ahead` how many answers in sight, as a multiple of it, hold the next question back
+    (`SINGLE_PROCESS_OPEN_AHEAD`); `clock` gives seconds (monotonic), for the warm window; tests
+    pass their own.
     """
 
     def __init__(
@@ -120,6 +130,7 @@ class QuestionOrder:
         answers: Iterable[Answer],
         *,
         concurrency: int = 8,
+        open_ahead: float = 1.0,
         window_answers: int = WINDOW_ANSWERS,
         window_chars: int = WINDOW_CHARS,
         clock: Callable[[], float] = time.monotonic,
@@ -128,6 +139,8 @@ class QuestionOrder:
         self._window_answers = window_answers
         self._window_chars = window_chars
         self._concurrency = max(1, concurrency)
+        #: No question opens while this many answers are in sight (`_promised`).
+        self._open_ahead = open_ahead * self._concurrency
         self._clock = clock
         #: Answers read and not yet handed out, per question (a question with none has no entry).
         self._queued: dict[str, deque[Answer]] = {}
@@ -156,7 +169,7 @@ class QuestionOrder:
         state = self._state
         # A question opens as soon as the answers in sight no longer fill the concurrency, before
         # the warm ones run dry: its reply is then back by the time they have gone.
-        while self._cold and self._promised < self._concurrency:
+        while self._cold and self._promised < self._open_ahead:
             question = self._cold.popleft()
             if state.get(question) != COLD:
                 continue  # moved on since it was listed

@@ -77,7 +77,7 @@ from ..core.results import RecordSink
 from ..core.tiers import t1_passes, tokens
 from .cache import ReplyCache, cache_key
 from .contradiction import ContradictionCheck
-from .dispatch import FileOrder, QuestionOrder, groups_by_question
+from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
@@ -240,7 +240,9 @@ class Grader:
         pending = self._pending(answers, skip or set())
         workers = max(1, concurrency or self.limiter.max_concurrency)
         if groups_by_question(self.battery, deterministic=self.judge.info.deterministic):
-            order: QuestionOrder | FileOrder = QuestionOrder(pending, concurrency=workers)
+            order: QuestionOrder | FileOrder = QuestionOrder(
+                pending, concurrency=workers, open_ahead=SINGLE_PROCESS_OPEN_AHEAD
+            )
         else:
             order = FileOrder(pending)
         tasks = [asyncio.create_task(self._worker(order)) for _ in range(workers)]
