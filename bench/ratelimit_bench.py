@@ -37,29 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from mock_judge import REPLY  # noqa: E402  (the same chat completion the runtime bench's judge sends)
 from runtime_bench import write_answers, write_battery  # noqa: E402
 
-VERDICT = {
-    "verdict": "fail",
-    "reason": "names three of the four stages",
-    "facets": {"extra_correct_info": False, "missing_minor": True, "erroneous_assertion": False},
-}
-REPLY = json.dumps(
-    {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "mock-judge",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": json.dumps(VERDICT)},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940},
-    }
-).encode()
 LIMITED = json.dumps(
     {"error": {"message": "Rate limit reached for requests", "type": "requests", "param": None, "code": None}}
 ).encode()
