@@ -412,6 +412,7 @@ async def test_grade_rate_limit_wait_ends_an_answer_as_error(tmp_path, judge_ser
     got = records(tmp_path)
     assert len(got) == 6 and {r["verdict"] for r in got} == {"error"}
     assert all("still rate limited after" in r["reason"] for r in got)
+    assert {r["cause"] for r in got} == {"rate_limit"}  # SPEC 8: the deadline's own cause
     capsys.readouterr()
 
 

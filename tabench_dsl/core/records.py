@@ -18,13 +18,14 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport", "oversized", "panel_split"]
+Cause = Literal["malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split"]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
     "contradiction": "the judge said fail with a reason that reads as a pass, again after the stern retry",
     "malformed": "the judge's reply could not be decoded as a verdict, even after one re-ask",
     "transport": "no usable reply could be had from the judge",
+    "rate_limit": "the judge was still rate limiting when the wait allowed (--rate-limit-wait) was over",
     "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
     "panel_split": "the judges of the panel did not reach the verdict their rule asks for "
     "(a tie, no majority, or a disagreement under `unanimous`)",

@@ -136,6 +136,8 @@ class RunStats(msgspec.Struct):
 class _Asked(msgspec.Struct):
     attempt: Attempt
     decoded: Decoded | None  # None when transport failed for good
+    #: Transport failed for good because the judge was still rate limiting when the wait was over.
+    rate_limited: bool = False
 
 
 def audit_share(system: str, question: str) -> float:
@@ -455,7 +457,9 @@ class Grader:
                 request_sha256=sha,
             )
             attempts.append(attempt)
-            return _Asked(attempt, None)
+            # Rate limits are waited out, never counted as retries: one that ends the call is the
+            # `--rate-limit-wait` deadline passing (transport.call_with_retries).
+            return _Asked(attempt, None, rate_limited=exc.rate_limited)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
         if cache is not None and key is not None:
@@ -513,7 +517,7 @@ class Grader:
             question,
             judge=judge.info,
             verdict="error",
-            cause="transport",
+            cause="rate_limit" if asked.rate_limited else "transport",
             reason=asked.attempt.error or "",
             attempts=attempts,
             tolerated=tolerated,
