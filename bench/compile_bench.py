@@ -120,8 +120,8 @@ sys.stdout.buffer.write(("\n".join(out) + "\n").encode("utf-8"))
 def ready_values(folder: Path, out: Path) -> None:
     """The floor's input: template pieces and per-question values, computed once outside any timing."""
     sys.path.insert(0, str(REPO))
-    from tabench_dsl.spec.battery import load_battery
-    from tabench_dsl.spec.render import exemplars_json, facet_guide, policies_text, question_object
+    from tabench_dsl.language.battery import load_battery
+    from tabench_dsl.language.render import exemplars_json, facet_guide, policies_text, question_object
 
     battery = load_battery(folder)
     template = (Path(battery.scorer.path) / "system.j2").read_text(encoding="utf-8").removesuffix("\n")

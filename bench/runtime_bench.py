@@ -130,8 +130,8 @@ def write_answers(path: Path, count: int) -> None:
 def request_body(battery: Path) -> bytes:
     """The JSON body tabench sends for the first answer, for the bare client to send as is."""
     sys.path.insert(0, str(HERE.parent))
-    from tabench_dsl.spec.battery import load_battery
-    from tabench_dsl.spec.render import compile_battery
+    from tabench_dsl.language.battery import load_battery
+    from tabench_dsl.language.render import compile_battery
 
     compiled = compile_battery(load_battery(battery))
     question = compiled.questions["q000"]

@@ -43,14 +43,14 @@ __all__ = [
 def load_battery(path: str | Path) -> Battery:
     """The battery at `path` (its folder or its battery.yaml), validated. Raises `SpecErrors` with
     every problem found, or `UsageError` when there is no battery there."""
-    from .spec.battery import load_battery as load
+    from .language.battery import load_battery as load
 
     return load(path)
 
 
 def lint_battery(path: str | Path) -> list[SpecError]:
     """Every problem of the battery at `path`, errors and warnings (`.severity`), in file order."""
-    from .spec.lint import lint_battery as lint
+    from .language.lint import lint_battery as lint
 
     return lint(path)
 
@@ -59,7 +59,7 @@ def compile_battery(battery: Battery | str | Path) -> CompiledBattery:
     """The exact, byte-stable judge prompts of `battery` (a loaded `Battery` or its path): each
     question's SYSTEM prompt in `.questions[id].system` (with its `.sha256`), the USER and STERN
     frames in `.user` / `.stern` (`.fill(answer)`)."""
-    from .spec.render import compile_battery as compile_
+    from .language.render import compile_battery as compile_
 
     if not isinstance(battery, Battery):
         battery = load_battery(battery)
@@ -92,7 +92,7 @@ def grade(
     `answers` is an answers file (JSONL) or an iterable of `Answer`s or `{"system", "question",
     "answer"}` mappings. The keyword options are those of `agrade`. Runs its own event loop: from
     inside one, await `agrade` instead."""
-    from .grading.loop import run_event_loop
+    from .grading.event_loop import run_event_loop
 
     return run_event_loop(lambda: agrade(battery, answers, **options))
 

@@ -122,7 +122,7 @@ def is_decisions_file(path: Path) -> bool:
 
 def is_lock_file(path: Path) -> bool:
     """True for a `tabench.lock` that `compile --lock` wrote."""
-    from .spec.lock import read_lock
+    from .language.lock import read_lock
 
     try:
         read_lock(path)

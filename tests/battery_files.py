@@ -19,7 +19,7 @@ def write_battery(root: Path, files: dict[str, str]) -> Path:
 def shipped_settings():
     """The shipped scorer's settings (tabench-1.1), read as a battery reads them."""
     from tabench_dsl.core.resources import specs_dir
-    from tabench_dsl.spec.scorer import read_settings
+    from tabench_dsl.language.scorer import read_settings
 
     file = specs_dir() / "tabench-1.1" / "scorer.yaml"
     errors: list = []

@@ -17,8 +17,8 @@ from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.runner import Grader, RunStats
 from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
 
 RUBRIC = """\
 question h01 {

@@ -20,8 +20,8 @@ from tabench_dsl.core.scorer import Markers, ScorerSettings
 from tabench_dsl.grading.judges.base import Message
 from tabench_dsl.grading.judges.builtin import BuiltinJudge
 from tabench_dsl.grading.verdict import decode_reply
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
 
 RUBRIC = '''
 question stages {

@@ -17,8 +17,8 @@ from helpers_grading import PASS, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.identity import judge_identity
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
 
 
 async def run(argv: list[str]) -> int:

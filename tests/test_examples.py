@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.lint import lint_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.lint import lint_battery
+from tabench_dsl.language.render import compile_battery
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BATTERIES = sorted(p.parent for p in EXAMPLES.glob("*/battery.yaml"))

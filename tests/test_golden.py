@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
 from tabench_dsl.core.scorer import ScorerSettings
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import (
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import (
     TemplateError,
     answer_frame,
     compile_battery,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tabench_dsl.spec.parse import _grammar_cache
+from tabench_dsl.language.parse import _grammar_cache
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -78,7 +78,7 @@ def test_a_signal_in_the_loops_last_turn_waits_until_the_loop_is_closed(monkeypa
     """SIGTERM after the grading's task is done but while its loop still runs (its done callbacks):
     raised there, the exception would leave uvloop marked running and closing it would fail with
     'Cannot close a running event loop'. It is acted on once the loop is closed."""
-    from tabench_dsl.grading.loop import run_event_loop
+    from tabench_dsl.grading.event_loop import run_event_loop
 
     monkeypatch.setenv("TABENCH_EVENT_LOOP", loop_kind)
 

@@ -9,7 +9,7 @@ import pytest
 from battery_files import write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.spec.lint import lint_battery
+from tabench_dsl.language.lint import lint_battery
 
 MANIFEST = """\
     name: memos

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.lint import lint_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.lint import lint_battery
+from tabench_dsl.language.render import compile_battery
 
 
 def test_new_battery_compiles_lints_clean_and_calibrates_at_100(

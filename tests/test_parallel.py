@@ -276,5 +276,5 @@ def test_a_worker_process_never_imports_the_cli() -> None:
         [sys.executable, "-c", script], input="", capture_output=True, text=True, check=True, timeout=60
     )
     modules = json.loads(done.stderr.strip().splitlines()[-1])  # data read as data, never run
-    assert "tabench_dsl.grading.loop" in modules and "tabench_dsl.grading.runner" in modules
+    assert "tabench_dsl.grading.event_loop" in modules and "tabench_dsl.grading.runner" in modules
     assert [m for m in modules if m.startswith("tabench_dsl.cli")] == []

@@ -10,8 +10,8 @@ from battery_files import write_battery
 
 from tabench_dsl.core.nodes import Exemplar, Facet, JudgeDefaults, Pos, Question, Rule
 from tabench_dsl.core.scorer import JudgeSettings, Templates
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.parse import parse_policy, parse_rubric
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.parse import parse_policy, parse_rubric
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tabench_dsl.core.errors import SpecError
 from tabench_dsl.core.nodes import Pos
-from tabench_dsl.spec.parse import (
+from tabench_dsl.language.parse import (
     Arg,
     Field,
     RubricFile,

@@ -36,8 +36,8 @@ from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge, prompt_cache_key
 from tabench_dsl.grading.runner import Grader
 from tabench_dsl.grading.transport import AdaptiveLimiter
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
 
 PARAMS = JudgeParams(model="judge-m", temperature=0.0, max_tokens=64)
 SYSTEM = "You grade answers. Gold: four stages."  # 6 words

@@ -16,8 +16,8 @@ import pytest
 
 from tabench_dsl.cli import build_parser, main
 from tabench_dsl.core.errors import SpecErrors
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.files import MAX_SPEC_BYTES
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.files import MAX_SPEC_BYTES
 
 MANIFEST = """\
 name: memos

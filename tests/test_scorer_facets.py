@@ -16,8 +16,8 @@ import pytest
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecErrors
 from tabench_dsl.core.results import iter_records
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import compile_battery
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
 
 SHIPPED = Path(__file__).resolve().parent.parent / "specs" / "tabench-1.1"
 SHIPPED_FACETS = "facets: [extra_correct_info, missing_minor, erroneous_assertion]"

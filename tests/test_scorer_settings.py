@@ -15,7 +15,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecError
 from tabench_dsl.core.resources import specs_dir
 from tabench_dsl.core.scorer import ContradictionSettings, JudgeSettings, Markers, ScorerSettings, Templates
-from tabench_dsl.spec.scorer import read_settings
+from tabench_dsl.language.scorer import read_settings
 
 SHIPPED = specs_dir() / "tabench-1.1"
 

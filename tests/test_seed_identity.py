@@ -18,8 +18,8 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import Battery, Exemplar, Pos, Question, Rule, Scorer
 from tabench_dsl.core.resources import specs_dir
 from tabench_dsl.core.scorer import ScorerSettings
-from tabench_dsl.spec.battery import load_battery
-from tabench_dsl.spec.render import (
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import (
     ANSWER_PLACEHOLDER,
     compile_battery,
     render_stern,

@@ -13,7 +13,7 @@ import pytest
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecErrors
-from tabench_dsl.spec.battery import load_battery
+from tabench_dsl.language.battery import load_battery
 
 MANIFEST = """\
 name: memos

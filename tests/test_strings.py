@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabench_dsl.core.errors import SpecError
-from tabench_dsl.spec.parse import parse_rubric
+from tabench_dsl.language.parse import parse_rubric
 
 
 def read_gold(source: str) -> str:

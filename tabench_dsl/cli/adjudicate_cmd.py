@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..core.display import shown
 from .battery_flags import add_allow_dir
 from .command_help import add_command
-from .warnings import warn_run_problems
+from .run_problems import warn_run_problems
 
 if TYPE_CHECKING:
     from ..core.records import Record

@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..grading.batch import Ended, Submitted, ledger_path, read_ledger
-    from ..grading.loop import run_event_loop
+    from ..grading.event_loop import run_event_loop
 
     path = ledger_path(args.results)
     if not path.is_file():

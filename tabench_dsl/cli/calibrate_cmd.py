@@ -78,9 +78,9 @@ def _min_agreement(value: float | None) -> float | None:
 def run(args: argparse.Namespace) -> int:
     """Calibrate, print the report, return the exit status."""
     from ..grading.calibrate import calibration_json
-    from ..grading.loop import run_event_loop
-    from ..spec.battery import load_battery
-    from ..spec.render import compile_battery
+    from ..grading.event_loop import run_event_loop
+    from ..language.battery import load_battery
+    from ..language.render import compile_battery
 
     minimum = _min_agreement(args.min_agreement)
     check_grading_options(args)

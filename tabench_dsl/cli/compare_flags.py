@@ -26,7 +26,7 @@ def load_compared(args: argparse.Namespace, first):
     if args.compare is None:
         return None
     from ..review.viewer.run import load_run
-    from .warnings import warn_run_problems
+    from .run_problems import warn_run_problems
 
     second = load_run(args.compare)
     warn_run_problems(second)

@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from ..spec.battery import load_battery  # imported here so `tabench --help` stays fast
-    from ..spec.render import ANSWER_PLACEHOLDER, compile_battery
+    from ..language.battery import load_battery  # imported here so `tabench --help` stays fast
+    from ..language.render import ANSWER_PLACEHOLDER, compile_battery
 
     battery = load_battery(args.battery, allow_dirs=args.allow_dirs)
     compiled = compile_battery(battery)
@@ -160,7 +160,7 @@ def _select(compiled: Any, wanted: list[str] | None) -> list[str]:
 
 
 def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> int:
-    from ..spec.lock import check_lock, lock_path, read_lock, write_lock
+    from ..language.lock import check_lock, lock_path, read_lock, write_lock
 
     path = lock_path(manifest)
     if args.lock:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal
 from .command_help import add_command
-from .warnings import warn_run_problems
+from .run_problems import warn_run_problems
 
 #: Pairs found in one file only that the terminal names one by one (`--json` names them all).
 SHOWN_ONLY_IN = 20

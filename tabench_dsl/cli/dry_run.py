@@ -195,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
     from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
     from ..grading.runner import MAX_ANSWER_BYTES
-    from ..spec.battery import load_battery
-    from ..spec.render import compile_battery
+    from ..language.battery import load_battery
+    from ..language.render import compile_battery
     from .grade_cmd import DEFAULT_OUT, _check_slice, _slice, _stderr_line
     from .grading_flags import grading_options
 
@@ -234,15 +234,15 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
 
     manifest = compiled.judge
 
-    def identity(spec: str | None, model: str | None, defaults: JudgeDefaults) -> JudgeIdentity:
+    def identity(name: str | None, model: str | None, defaults: JudgeDefaults) -> JudgeIdentity:
         found = judge_identity(
-            spec, model=model, manifest_judge=defaults, settings=compiled.settings, env=os.environ
+            name, model=model, manifest_judge=defaults, settings=compiled.settings, env=os.environ
         )
         price = options.price or defaults.price
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))
 
     if options.panel:
-        return [identity(spec, options.model, manifest) for spec in options.panel]
+        return [identity(name, options.model, manifest) for name in options.panel]
     if options.judge is None and manifest.panel:
         return [
             identity(

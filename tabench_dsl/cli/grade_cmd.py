@@ -263,10 +263,10 @@ def run(args: argparse.Namespace) -> int:
     from ..core.interrupts import deferred_interrupts
     from ..core.results import ResultsWriter, done_pairs
     from ..grading.answers import AnswerReader, count_answers
-    from ..grading.loop import quiet_gc, run_event_loop
+    from ..grading.event_loop import quiet_gc, run_event_loop
+    from ..language.battery import load_battery
+    from ..language.render import compile_battery
     from ..outputs import check_results_out
-    from ..spec.battery import load_battery
-    from ..spec.render import compile_battery
     from .progress import Progress
 
     _check_args(args)

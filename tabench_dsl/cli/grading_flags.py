@@ -16,7 +16,7 @@ from .price_flags import add_price_option, check_price
 
 
 class _JudgeAction(argparse.Action):
-    """`--judge`, which may be given more than once: every SPEC in order goes to `judges`, and the
+    """`--judge`, which may be given more than once: every judge name in order goes to `judges`, and the
     first stays `judge`, as the commands that name one judge (a replayed file) read it."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:

@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spec.lint import lint_battery
+    from ..language.lint import lint_battery
 
     problems = lint_battery(args.battery, allow_dirs=args.allow_dirs)
     for problem in problems:

@@ -1,7 +1,7 @@
 """`tabench new NAME [--dir PARENT]`: start a battery from a commented template.
 
 It writes `NAME/battery.yaml`, `NAME/NAME.policy` and `NAME/questions/NAME.rubric` (one question
-that uses every field) from the files in `tabench_dsl/templates_new/`, with `$name` filled in. The
+that uses every field) from the files in `tabench_dsl/starter_battery/`, with `$name` filled in. The
 result compiles, lints with no warning and calibrates at 100% with the builtin judge. An existing
 folder is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9][a-z0-9._-]*`).
 """
@@ -17,7 +17,7 @@ from ..core.display import shown
 from ..core.errors import UsageError
 from .command_help import add_command
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates_new"
+TEMPLATES = Path(__file__).resolve().parent.parent / "starter_battery"
 
 #: Template file -> where it goes in the new battery (`{name}` is the battery name).
 FILES: dict[str, str] = {
@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def create_battery(name: str, parent: Path) -> Path:
     """Write the template battery `name` under `parent` and return its folder."""
-    from ..spec.battery import BATTERY_NAME
+    from ..language.battery import BATTERY_NAME
 
     if not BATTERY_NAME.match(name):
         raise UsageError(

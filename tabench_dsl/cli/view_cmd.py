@@ -20,8 +20,8 @@ from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .compare_flags import add_compare_option, load_compared
 from .price_flags import add_price_option, check_price
+from .run_problems import warn_run_problems
 from .tag_flags import add_tag_option
-from .warnings import warn_run_problems
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -1,6 +1,6 @@
 """A scorer's settings (`scorer.yaml`), typed: what compile reads once and grading uses as is.
 
-`spec.scorer.read_settings` loads and checks the YAML (every problem at its own line and column);
+`language.scorer.read_settings` loads and checks the YAML (every problem at its own line and column);
 the result travels inside the compiled battery, so `lint` and `compile` see every mistake and
 grading never reads YAML again. Each section has a default, so a scorer names only what it
 changes:

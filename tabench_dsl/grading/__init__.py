@@ -4,6 +4,6 @@
 retries and paces the HTTP calls, `verdict` and `contradiction` decode and check replies, `runner`
 grades one answer at a time (T1, ask, re-ask, stern retry, adjudicate), `cache` keeps replies,
 `session` opens all of it, `parallel` spreads a grading over processes, `calibrate` measures a
-judge against the battery's exemplars. It never imports the spec language: a compiled battery is
+judge against the battery's exemplars. It never imports the battery language: a compiled battery is
 all it needs.
 """

@@ -3,7 +3,7 @@
 A `fail` verdict whose reason is pass-shaped gets one stern retry; a `pass` whose reason is
 fail-shaped is recorded as a warning. Every phrase list lives in the scorer's YAML (`contradiction:`);
 this module is only the algorithm (the lists are checked where the scorer is loaded,
-`spec.scorer`):
+`language.scorer`):
 
 1. Normalise: casefold, curly quotes to straight, `isn't` -> `is not`, hyphens between words to
    spaces (`full-credit` reads as `full credit`); blank out quoted text (`says "correct order"`

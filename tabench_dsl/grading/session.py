@@ -40,7 +40,7 @@ class GradingOptions(msgspec.Struct, frozen=True):
     largest answer sent to the judge (`--max-answer-bytes`) and the judges' price (`--price`, over
     the manifest's).
 
-    `panel` holds the judge SPECs of `--judge` given more than once (then `judge` is None) and
+    `panel` holds the judge names of `--judge` given more than once (then `judge` is None) and
     `panel_rule` is `--panel-rule` (None: the manifest's `judge.rule`, else majority); `t1_audit`
     is the share of T1 passes also sent to the judge (`--t1-audit`)."""
 
@@ -132,9 +132,9 @@ async def open_judge(
 
     manifest = battery.judge
 
-    def build(spec: str | None, model: str | None, defaults: JudgeDefaults) -> Judge:
+    def build(name: str | None, model: str | None, defaults: JudgeDefaults) -> Judge:
         return make_judge(
-            spec,
+            name,
             model=model,
             manifest_judge=defaults,
             settings=battery.settings,
@@ -147,8 +147,8 @@ async def open_judge(
     members: list[Judge] = []
     try:
         if options.panel:
-            for spec in options.panel:
-                members.append(build(spec, options.model, manifest))
+            for name in options.panel:
+                members.append(build(name, options.model, manifest))
         elif options.judge is None and manifest.panel:
             for one in manifest.panel:
                 defaults = JudgeDefaults(

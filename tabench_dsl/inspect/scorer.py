@@ -115,8 +115,8 @@ def battery_scorer(
 
 
 def _compile(battery: str) -> CompiledBattery:
-    from ..spec.battery import load_battery
-    from ..spec.render import compile_battery
+    from ..language.battery import load_battery
+    from ..language.render import compile_battery
 
     return compile_battery(load_battery(battery))
 

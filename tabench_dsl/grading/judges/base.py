@@ -15,7 +15,7 @@ plain attributes and methods (never probes with `getattr`):
     notice               a line for the user about why this judge was chosen, or None (default)
 
 It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
-from a `--judge` SPEC; the HTTP backends share their plumbing in `_http.HttpJudge`.
+from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudge`.
 """
 
 from __future__ import annotations

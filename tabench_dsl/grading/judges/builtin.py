@@ -24,7 +24,7 @@ The rules, in the order they apply (one function each below):
 It never reads the graded exemplars in the prompt: calibration grades those very exemplars, and a
 judge that looked them up would agree with itself. `output_structure` is not checked.
 
-It registers the kind `builtin` (`registry`); a SPEC naming it takes no argument. Of the optional
+It registers the kind `builtin` (`registry`); a judge name naming it takes no argument. Of the optional
 capabilities of `base.Judge` it has a `notice`: why it grades when a model was named.
 """
 

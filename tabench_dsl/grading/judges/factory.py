@@ -2,14 +2,14 @@
 
 Which judge, first rule that applies (`choose_judge`, which also says where the choice came from):
 
-1. `--judge SPEC`;
+1. `--judge JUDGE`;
 2. the manifest's `judge.backend` (`builtin`, `openai[:MODEL]` or `anthropic[:MODEL]` only, see below);
 3. when a model is named (`--model`, or the manifest's `judge.model`): `openai` if OPENAI_BASE_URL
    or OPENAI_API_KEY is set, else `anthropic` if ANTHROPIC_API_KEY is set, else a `UsageError`
    (exit 2) saying what to set: a forgotten `export` must not turn a model's grades into lexical ones;
 4. `builtin`, only when no model is named at all.
 
-An empty variable counts as unset. A SPEC is
+An empty variable counts as unset. A judge name is
 
     builtin               the deterministic lexical judge in this process (no server, no key)
     openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
@@ -38,8 +38,8 @@ anything is sent: such a server would receive the user's key and answers on the 
 word alone. Passing the same URL with `--judge` is how a user says they trust it
 (`manifest_backend_problem`).
 
-How: `choose_judge` picks the SPEC, the parameters are worked out here once, and the backend the
-SPEC names is looked up in the registry (`registry.find_backend`, keyed by kind) and builds the
+How: `choose_judge` picks the judge name, the parameters are worked out here once, and the backend the
+judge name is looked up in the registry (`registry.find_backend`, keyed by kind) and builds the
 judge from a `registry.JudgeSetup`; each backend module registers its own builder, so the rules
 on a backend's keys and URLs sit beside its wire format (`openai`, `anthropic`; `urls` for where
 keys may go).
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 # `url_gets_key` is part of the key rules of the module docstring; it lives with the other URL rules.
 __all__ = [
-    "SPEC_FORMS",
+    "JUDGE_FORMS",
     "JudgeChoice",
     "choose_judge",
     "make_judge",
@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 #: The forms `--judge` accepts, for error messages.
-SPEC_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
+JUDGE_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
 
 #: Where a judge choice came from: the `--judge` flag, the manifest's `judge.backend`, the
 #: environment (a model named, OPENAI_* or ANTHROPIC_* set), or nothing at all (builtin).
@@ -83,14 +83,14 @@ JudgeSource = Literal["flag", "manifest", "environment", "default"]
 
 
 class JudgeChoice(msgspec.Struct, frozen=True):
-    """The judge SPEC chosen and where it came from (the key rule depends on it)."""
+    """The judge name chosen and where it came from (the key rule depends on it)."""
 
-    spec: str
+    name: str
     source: JudgeSource
 
 
 def make_judge(
-    spec: str | None,
+    name: str | None,
     *,
     model: str | None = None,
     manifest_judge: JudgeDefaults | None = None,
@@ -102,19 +102,19 @@ def make_judge(
     max_tokens: int | None = None,
     price: Price | None = None,
 ) -> Judge:
-    """The judge for `spec`, chosen and configured as the module docstring says; raises `UsageError`
-    for a bad spec, a missing model, a missing key, or a judge URL or replay file only the manifest
+    """The judge `name` names, chosen and configured as the module docstring says; raises `UsageError`
+    for a bad judge name, a missing model, a missing key, or a judge URL or replay file only the manifest
     names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
     `env` defaults to the process environment; `settings` are the scorer's (its judge defaults; the builtin
     judge reads its markers and facet names). A model named with nothing to reach it is a
     `UsageError` (`choose_judge`), never the builtin judge in its place."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
-    choice, backend, argument = resolve_backend(spec, model=model, manifest_judge=manifest, env=env)
+    choice, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
     scorer = (settings or ScorerSettings()).judge
     judge = backend.build(
         JudgeSetup(
-            spec=choice.spec,
+            name=choice.name,
             argument=argument,
             model=model or manifest.model,
             temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
@@ -135,36 +135,36 @@ def make_judge(
 
 
 def resolve_backend(
-    spec: str | None, *, model: str | None, manifest_judge: JudgeDefaults, env: Mapping[str, str]
+    name: str | None, *, model: str | None, manifest_judge: JudgeDefaults, env: Mapping[str, str]
 ) -> tuple[JudgeChoice, Backend, str]:
-    """The judge chosen (`choose_judge`), its backend and the SPEC's argument after the backend's
+    """The judge chosen (`choose_judge`), its backend and the judge name's argument after the backend's
     prefix; raises `UsageError` for a judge URL or replay file only the manifest names and for an
-    unknown SPEC. `make_judge` and the dry run's `identity.judge_identity` both start here."""
-    choice = choose_judge(spec, model=model, manifest_judge=manifest_judge, env=env)
+    unknown judge name. `make_judge` and the dry run's `identity.judge_identity` both start here."""
+    choice = choose_judge(name, model=model, manifest_judge=manifest_judge, env=env)
     if choice.source == "manifest":
-        problem = manifest_backend_problem(choice.spec)
+        problem = manifest_backend_problem(choice.name)
         if problem is not None:
             raise UsageError(problem)
-    found = find_backend(choice.spec)
+    found = find_backend(choice.name)
     if found is None:
-        raise UsageError(f"unknown judge {choice.spec!r}; use one of: {SPEC_FORMS}")
+        raise UsageError(f"unknown judge {choice.name!r}; use one of: {JUDGE_FORMS}")
     backend, argument = found
     return choice, backend, argument
 
 
 def choose_judge(
-    spec: str | None,
+    name: str | None,
     *,
     model: str | None = None,
     manifest_judge: JudgeDefaults | None = None,
     env: Mapping[str, str] | None = None,
 ) -> JudgeChoice:
-    """The judge SPEC the flags, the manifest and the environment choose (rules 1-4 of the module
+    """The judge name the flags, the manifest and the environment choose (rules 1-4 of the module
     docstring) and where it came from; raises `UsageError` naming the flag and the variables to set
     when a model is named and nothing could be asked for it."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
-    given: tuple[tuple[str | None, JudgeSource], ...] = ((spec, "flag"), (manifest.backend, "manifest"))
+    given: tuple[tuple[str | None, JudgeSource], ...] = ((name, "flag"), (manifest.backend, "manifest"))
     for value, source in given:
         if value and value.strip():
             return JudgeChoice(value.strip(), source)
@@ -192,10 +192,10 @@ def manifest_backend_problem(backend: str) -> str | None:
     answers, and a `replay:` file is read from wherever the manifest points, both on the battery
     author's word alone: the user must name them with `--judge`. Anything else is left for
     `make_judge` to reject as an unknown judge."""
-    spec = backend.strip()
-    kind = spec.partition(":")[0].lower()
+    name = backend.strip()
+    kind = name.partition(":")[0].lower()
     if kind in ("http", "https"):
-        shown = safe_url(spec)
+        shown = safe_url(name)
         return (
             f"battery.yaml names the judge URL {shown} (judge.backend); tabench sends keys and answers "
             f"only to a judge you name yourself: to trust this one, pass --judge {shown}"

@@ -5,7 +5,7 @@ endpoint and decoding parameters (`cache.cache_key`). It must do so without a ke
 environment, without an HTTP session and without reaching anything, so it cannot build the judge
 (`factory.make_judge` refuses a real API host without its key). This module names the judge the
 same way the backends do, from the same parts: the choice (`factory.choose_judge`), the backend a
-SPEC names (`registry.find_backend`), each backend's own base URL rules (`normalize_base_url`,
+judge names (`registry.find_backend`), each backend's own base URL rules (`normalize_base_url`,
 `normalize_anthropic_base`, `urls.safe_url`) and the parameters' order of precedence.
 `tests/test_dry_run.py` checks that it agrees with the judge `make_judge` builds, backend by backend.
 """
@@ -36,7 +36,7 @@ class JudgeIdentity(msgspec.Struct, frozen=True):
 
 
 def judge_identity(
-    spec: str | None,
+    name: str | None,
     *,
     model: str | None = None,
     manifest_judge: JudgeDefaults | None = None,
@@ -45,9 +45,9 @@ def judge_identity(
 ) -> JudgeIdentity:
     """The identity of the judge `make_judge` would build from the same arguments; raises the same
     `UsageError`s it raises for the choice (a model nothing reaches, a URL only the manifest names,
-    an unknown SPEC, a missing model), never one for a missing API key."""
+    an unknown judge name, a missing model), never one for a missing API key."""
     manifest = manifest_judge or JudgeDefaults()
-    _, backend, argument = resolve_backend(spec, model=model, manifest_judge=manifest, env=env)
+    _, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
     scorer = (settings or ScorerSettings()).judge
     temperature = _first(manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE)
     max_tokens = int(_first(manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS))

@@ -1,12 +1,12 @@
-"""The judge registry: which backend a `--judge` SPEC names, and how that backend builds its judge.
+"""The judge registry: which backend a `--judge` name names, and how that backend builds its judge.
 
 Backends are keyed by kind. Each backend module registers a builder for its kind with
-`@register_judge(kind, heads=...)`, the heads being the words before a SPEC's first `:` that name
+`@register_judge(kind, heads=...)`, the heads being the words before a judge name's first `:` that name
 it (`openai:MODEL` names the kind `openai`; `https://...` names the kind `url`). A builder takes the
-`JudgeSetup` the factory prepared (the SPEC's argument, the model, the decoding parameters, the
+`JudgeSetup` the factory prepared (the judge name's argument, the model, the decoding parameters, the
 HTTP session, the environment, ...) and returns a configured `base.Judge`, or raises `UsageError`.
 
-The shipped backends are imported only when a SPEC names them (`_HOMES`), so grading with the
+The shipped backends are imported only when a judge name names them (`_HOMES`), so grading with the
 builtin judge never loads the HTTP backends, and the other way round:
 
     kind        heads           module      argument
@@ -14,7 +14,7 @@ builtin judge never loads the HTTP backends, and the other way round:
     replay      replay          replay      the results file
     openai      openai          openai      the model (optional)
     anthropic   anthropic       anthropic   the model (optional)
-    url         http, https     openai      the whole SPEC, a base URL
+    url         http, https     openai      the whole judge name, a base URL
 
 To add a backend: a module that subclasses `base.Judge` and registers a builder, and a line in
 `_HOMES` for it (a module imported by other means registers itself just the same).
@@ -34,8 +34,8 @@ from .base import Judge, JudgeParams
 if TYPE_CHECKING:
     import aiohttp
 
-#: What a builder is given as its argument: nothing at all (the SPEC is the head alone), the text
-#: after the head's `:` (maybe empty), or the whole SPEC (a URL).
+#: What a builder is given as its argument: nothing at all (the judge name is the head alone), the text
+#: after the head's `:` (maybe empty), or the whole judge name (a URL).
 Argument = Literal["none", "after-colon", "whole"]
 
 
@@ -43,13 +43,13 @@ Argument = Literal["none", "after-colon", "whole"]
 class JudgeSetup:
     """Everything a builder may need, as `factory.make_judge` worked it out.
 
-    `argument` is the part of the SPEC the backend reads (see `Argument`); `model` is the model the
+    `argument` is the part of the judge name the backend reads (see `Argument`); `model` is the model the
     flags or the manifest name (None when neither does); `temperature` and `max_tokens` are the
     decoding parameters, first found of the flags, the manifest, the scorer and the defaults;
     `settings` are the scorer's checked settings; `notice` is the line for the user that came
     with the choice; `prompt_cache` says whether to send the provider's prompt-cache hint."""
 
-    spec: str
+    name: str
     argument: str
     model: str | None
     temperature: float
@@ -84,14 +84,14 @@ Builder = Callable[[JudgeSetup], Judge]
 
 @dataclass(frozen=True)
 class Backend:
-    """A registered judge kind: its builder and the part of the SPEC it reads."""
+    """A registered judge kind: its builder and the part of the judge name it reads."""
 
     kind: str
     build: Builder
     argument: Argument
 
 
-#: The module (in this package) that registers the backend of each SPEC head, imported on first use.
+#: The module (in this package) that registers the backend of each judge name's head, imported on first use.
 _HOMES: dict[str, str] = {
     "builtin": ".builtin",
     "replay": ".replay",
@@ -108,8 +108,8 @@ _KIND_OF_HEAD: dict[str, str] = {}
 def register_judge(
     kind: str, *, heads: tuple[str, ...] | None = None, argument: Argument = "after-colon"
 ) -> Callable[[Builder], Builder]:
-    """Register the decorated builder as the backend of `kind`, named in a SPEC by `heads`
-    (default: the kind itself) and given the `argument` part of the SPEC."""
+    """Register the decorated builder as the backend of `kind`, named in a judge name by `heads`
+    (default: the kind itself) and given the `argument` part of the judge name."""
 
     def register(build: Builder) -> Builder:
         _BACKENDS[kind] = Backend(kind, build, argument)
@@ -120,11 +120,11 @@ def register_judge(
     return register
 
 
-def find_backend(spec: str) -> tuple[Backend, str] | None:
-    """The backend `spec` names and the argument it gets, or None when it names none. The module of
-    a shipped backend is imported here, the first time a SPEC names it; a broken install that lacks
+def find_backend(name: str) -> tuple[Backend, str] | None:
+    """The backend `name` names and the argument it gets, or None when it names none. The module of
+    a shipped backend is imported here, the first time a judge name names it; a broken install that lacks
     it is a `JudgeError` saying so."""
-    head, colon, rest = spec.partition(":")
+    head, colon, rest = name.partition(":")
     if head not in _KIND_OF_HEAD and head in _HOMES:
         try:
             importlib.import_module(_HOMES[head], __package__)
@@ -136,4 +136,4 @@ def find_backend(spec: str) -> tuple[Backend, str] | None:
     backend = _BACKENDS[kind]
     if backend.argument == "none":
         return (backend, "") if not colon else None
-    return backend, spec if backend.argument == "whole" else rest
+    return backend, name if backend.argument == "whole" else rest

@@ -288,10 +288,10 @@ def _groups(battery: CompiledBattery, options: GradingOptions) -> bool:
     the judge the workers will choose (the parent opens none): builtin and replay have no prompt
     cache. A choice that fails fails in the workers too, which say why: file order then."""
     try:
-        spec = choose_judge(options.judge, model=options.model, manifest_judge=battery.judge).spec
+        name = choose_judge(options.judge, model=options.model, manifest_judge=battery.judge).name
     except UsageError:
         return False
-    return groups_by_question(battery, deterministic=spec.partition(":")[0].lower() in ("builtin", "replay"))
+    return groups_by_question(battery, deterministic=name.partition(":")[0].lower() in ("builtin", "replay"))
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:

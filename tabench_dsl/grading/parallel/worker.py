@@ -46,7 +46,7 @@ def main() -> None:
 
     from .. import cache, runner, session, transport  # noqa: F401
     from ..judges import factory  # noqa: F401
-    from ..loop import quiet_gc, run_event_loop
+    from ..event_loop import quiet_gc, run_event_loop
 
     with quiet_gc():
         run_event_loop(_grade_what_comes)

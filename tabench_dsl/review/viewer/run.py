@@ -89,8 +89,8 @@ def load_run(
 
 def compile_battery_at(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> CompiledBattery:
     """Load and compile the battery at `path` (a folder or its `battery.yaml`)."""
-    from ...spec.battery import load_battery
-    from ...spec.render import compile_battery
+    from ...language.battery import load_battery
+    from ...language.render import compile_battery
 
     if not Path(path).exists():
         raise UsageError(f"{path}: no such battery")

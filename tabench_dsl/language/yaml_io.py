@@ -1,4 +1,4 @@
-"""YAML as the spec layer reads it (the manifest and `scorer.yaml`): a check before anything is
+"""YAML as the language layer reads it (the manifest and `scorer.yaml`): a check before anything is
 built (`yaml_problem`), a fast load, the position of a node for an error, and YAML syntax errors in
 tabench's shape. The one YAML position lookup.
 
