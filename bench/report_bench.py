@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
 
-    from make_results import many_results, write_results
+    from support.make_results import many_results, write_results
 
     from tabench_dsl.review.report import MAX_ANSWERS, render_report
     from tabench_dsl.review.viewer.run import load_run

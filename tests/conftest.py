@@ -7,7 +7,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from judge_server import JudgeServer, Responder, start_judge_server
+from support.judge_server import JudgeServer, Responder, start_judge_server
 
 StartServer = Callable[..., Awaitable[JudgeServer]]
 
@@ -15,7 +15,7 @@ StartServer = Callable[..., Awaitable[JudgeServer]]
 @pytest.fixture
 async def judge_server() -> AsyncIterator[StartServer]:
     """A factory: `server = await judge_server(responder, **options)`; every server it started is
-    closed when the test ends. Options are those of `tests/judge_server.JudgeServer`."""
+    closed when the test ends. Options are those of `tests/support/judge_server.JudgeServer`."""
     servers: list[JudgeServer] = []
 
     async def start(responder: Responder, **options: Any) -> JudgeServer:

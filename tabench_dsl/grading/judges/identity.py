@@ -7,7 +7,7 @@ environment, without an HTTP session and without reaching anything, so it cannot
 same way the backends do, from the same parts: the choice (`factory.choose_judge`), the backend a
 judge names (`registry.find_backend`), each backend's own base URL rules (`normalize_base_url`,
 `normalize_anthropic_base`, `urls.safe_url`) and the parameters' order of precedence.
-`tests/test_dry_run.py` checks that it agrees with the judge `make_judge` builds, backend by backend.
+`tests/grading/test_dry_run.py` checks that it agrees with the judge `make_judge` builds, backend by backend.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ def main() -> None:
     import aiohttp  # noqa: F401
 
     from .. import cache, runner, session, transport  # noqa: F401
-    from ..judges import factory  # noqa: F401
     from ..event_loop import quiet_gc, run_event_loop
+    from ..judges import factory  # noqa: F401
 
     with quiet_gc():
         run_event_loop(_grade_what_comes)

@@ -1,0 +1,422 @@
+"""Pacing to a judge's rate limit: the rate-limit header parsers, the pacer's AIMD and pauses, and,
+against the scripted server speaking each provider's wire format (headers included), that a rate
+limit never costs an answer, that the wait has a deadline, and that a reply saying nothing is left
+holds the next request back until its reset (measured by when the server received each request)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.helpers_grading import PASS, write_battery
+from support.judge_server import Fault, Raw
+
+from tabench_dsl.cli import main
+from tabench_dsl.core.errors import TransportError
+from tabench_dsl.core.ratelimit import RateReading
+from tabench_dsl.grading.judges.anthropic import AnthropicJudge
+from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.openai import OpenAIJudge
+from tabench_dsl.grading.pacing import (
+    DECREASE,
+    Pacer,
+    anthropic_reading,
+    openai_reading,
+    parse_duration,
+    refill_rate,
+    seconds_until,
+)
+from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
+
+MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
+REPLY = '{"verdict": "pass", "reason": "ok"}'
+PARAMS = JudgeParams(model="judge-m", max_tokens=64)
+KEY = "sk-ant-canary-0a1b2c3d4e5f6a7b"
+
+
+class FakeTime:
+    """A clock that moves only when something sleeps on it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+# -- the header parsers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("1s", 1.0),
+        ("6m0s", 360.0),
+        ("20ms", 0.02),
+        ("1h2m3.5s", 3723.5),
+        ("8.64s", 8.64),
+        ("0.5", 0.5),
+        ("250us", 0.00025),
+    ],
+)
+def test_openai_durations(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", [None, "", "soon", "1x", "s", "-1s", "1s junk"])
+def test_unreadable_durations(text):
+    assert parse_duration(text) is None
+
+
+def test_rfc3339_resets():
+    now = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+    assert seconds_until("2026-01-01T00:00:10Z", now=now) == pytest.approx(10.0)
+    assert seconds_until("2026-01-01T00:00:00.250Z", now=now) == pytest.approx(0.25)
+    assert seconds_until("2026-01-01T01:00:00+01:00", now=now) == pytest.approx(0.0)
+    assert seconds_until("2025-12-31T23:59:00Z", now=now) == 0.0  # past: no wait
+    assert seconds_until("tomorrow", now=now) is None
+    assert seconds_until(None) is None
+
+
+def test_openai_reading():
+    headers = {
+        "x-ratelimit-limit-requests": "60",
+        "x-ratelimit-remaining-requests": "59",
+        "x-ratelimit-reset-requests": "1s",
+        "x-ratelimit-limit-tokens": "150000",
+        "x-ratelimit-remaining-tokens": "149984",
+        "x-ratelimit-reset-tokens": "6m30s",
+    }
+    assert openai_reading(headers) == RateReading(60, 59, 1.0, 150000, 149984, 390.0)
+    assert openai_reading({"content-type": "application/json"}) is None
+
+
+def test_anthropic_reading():
+    now = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+    headers = {
+        "anthropic-ratelimit-requests-limit": "50",
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:02Z",
+        "anthropic-ratelimit-input-tokens-limit": "40000",
+        "anthropic-ratelimit-input-tokens-remaining": "39000",
+        "anthropic-ratelimit-input-tokens-reset": "2026-01-01T00:00:01Z",
+    }
+    assert anthropic_reading(headers, now=now) == RateReading(50, 0, 2.0, 40000, 39000, 1.0)
+    assert anthropic_reading({}) is None
+
+
+def test_refill_rate_from_limit_and_reset():
+    assert refill_rate(RateReading(requests_limit=20, requests_remaining=10, requests_reset=0.5)) == 20.0
+    assert refill_rate(RateReading(requests_limit=20, requests_remaining=20, requests_reset=0.0)) is None
+    assert refill_rate(RateReading(requests_remaining=0, requests_reset=1.0)) is None  # no limit given
+    assert refill_rate(None) is None
+
+
+# -- the pacer -------------------------------------------------------------------------------------
+
+
+async def test_pacer_is_idle_until_the_server_pushes_back():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(100):
+        pacer.on_success()
+        assert pacer.idle
+    assert pacer.rate is None and clock.slept == []
+
+
+async def test_a_push_back_pauses_every_sender_then_sets_a_rate_from_the_last_second():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(20):  # 20 successes within the last second
+        pacer.on_success()
+    pacer.on_push_back(pacer.epoch, pause=1.0)
+    assert pacer.rate is None and not pacer.idle  # measured once the pause is over
+    started = clock.now
+    sends = [await pacer.turn() for _ in range(5)]
+    assert pacer.rate == pytest.approx(20 * DECREASE)
+    assert sends == [1] * 5
+    # nobody before the pause ends, then one every 1 / rate seconds
+    assert clock.now - started == pytest.approx(1.0 + 4 / pacer.rate)
+
+
+async def test_the_first_rate_counts_answers_that_came_after_the_429s_of_their_burst():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(44):  # a burst's 429s come back first (no answer seen yet)...
+        pacer.on_push_back(0, pause=1.0)
+    for _ in range(20):  # ... then its 20 answers, during the pause
+        pacer.on_success(0)
+    clock.now += 0.5
+    await pacer.turn()
+    assert pacer.rate == pytest.approx(20 * DECREASE)
+
+
+async def test_the_rate_falls_once_per_burst_and_rises_only_while_it_binds():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success()
+    sent = pacer.epoch
+    pacer.on_push_back(sent, pause=0.0, reading=RateReading(10, 0, 1.0))  # refill: 10 a second
+    assert pacer.rate == 10.0
+    for _ in range(5):  # the rest of that burst: sent before the decrease, not counted again
+        pacer.on_push_back(sent, pause=0.0)
+    assert pacer.rate == 10.0
+    pacer.on_push_back(pacer.epoch, pause=0.0)
+    assert pacer.rate == pytest.approx(10.0 * DECREASE)
+    rate = pacer.rate
+    await pacer.turn()
+    await pacer.turn()  # this one waited for its time: the pace binds
+    pacer.on_success(pacer.epoch)
+    assert pacer.rate > rate
+
+
+async def test_a_reply_saying_nothing_is_left_pauses_until_its_reset():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(0, RateReading(requests_limit=100, requests_remaining=3, requests_reset=0.03))
+    assert pacer.idle  # requests left: no pause
+    pacer.on_success(0, RateReading(requests_limit=100, requests_remaining=0, requests_reset=0.2))
+    assert pacer.paused_until == pytest.approx(clock.now + 0.2)
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started == pytest.approx(0.2)
+    # tokens: fewer left than a request needs is as good as nothing left
+    pacer.on_success(pacer.epoch, RateReading(tokens_limit=1000, tokens_remaining=50, tokens_reset=0.5), 400)
+    assert pacer.paused_until == pytest.approx(clock.now + 0.5)
+
+
+# -- rate limits against the scripted server -------------------------------------------------------
+
+
+def chat_body(content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-paced",
+        "object": "chat.completion",
+        "model": "judge-m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def message_body(content: str) -> dict[str, Any]:
+    return {
+        "id": "msg_paced",
+        "type": "message",
+        "role": "assistant",
+        "model": "judge-m",
+        "content": [{"type": "text", "text": content}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+def openai_headers(remaining: int, reset: str) -> dict[str, str]:
+    return {
+        "x-ratelimit-limit-requests": "100",
+        "x-ratelimit-remaining-requests": str(remaining),
+        "x-ratelimit-reset-requests": reset,
+        "x-ratelimit-limit-tokens": "100000",
+        "x-ratelimit-remaining-tokens": "99000",
+        "x-ratelimit-reset-tokens": "600ms",
+    }
+
+
+def anthropic_headers(remaining: int, reset_in: float) -> dict[str, str]:
+    reset = (datetime.now(UTC) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
+    return {
+        "anthropic-ratelimit-requests-limit": "100",
+        "anthropic-ratelimit-requests-remaining": str(remaining),
+        "anthropic-ratelimit-requests-reset": reset,
+        "anthropic-ratelimit-tokens-limit": "100000",
+        "anthropic-ratelimit-tokens-remaining": "99000",
+        "anthropic-ratelimit-tokens-reset": reset,
+    }
+
+
+def make_judge(protocol: str, server, session) -> OpenAIJudge | AnthropicJudge:
+    if protocol == "openai":
+        return OpenAIJudge(PARAMS, session=session, base_url=server.url, timeout=2)
+    return AnthropicJudge(PARAMS, session=session, base_url=server.anthropic_url, api_key=KEY, timeout=2)
+
+
+def limited_reply(protocol: str, retry_after: str = "0.05") -> Raw:
+    if protocol == "openai":
+        body: dict[str, Any] = {"error": {"message": "Rate limit reached for requests", "type": "requests"}}
+        return Raw(429, body, {"retry-after": retry_after, **openai_headers(0, "50ms")})
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of requests exceeded"}}
+    return Raw(429, body, {"retry-after": retry_after, **anthropic_headers(0, 0.05)})
+
+
+def ok_reply(protocol: str, remaining: int, reset: float) -> Raw:
+    if protocol == "openai":
+        return Raw(200, chat_body(REPLY), openai_headers(remaining, f"{round(reset * 1000)}ms"))
+    return Raw(200, message_body(REPLY), anthropic_headers(remaining, reset))
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_429_burst_longer_than_the_retries_loses_nothing(judge_server, http_session, protocol):
+    server = await judge_server([limited_reply(protocol)] * 8 + [ok_reply(protocol, 50, 0.5)])
+    judge = make_judge(protocol, server, http_session)
+    policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 1
+    completion, retries = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
+    assert completion.content == REPLY and retries == 8
+    assert server.calls == 9 and server.rejections == []
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_faults_still_count_between_rate_limits(judge_server, http_session, protocol):
+    limited = limited_reply(protocol)
+    server = await judge_server([limited, Fault.ERROR_500, limited, limited, Fault.ERROR_500, REPLY])
+    policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
+    with pytest.raises(TransportError, match=r"HTTP 500.*\(gave up after 2 attempts\)"):
+        await call_with_retries(
+            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(4)
+        )
+    assert server.calls == 5  # three rate limits waited out, two faults spent the attempts
+
+
+async def test_a_503_with_retry_after_is_waited_out_not_counted(judge_server, http_session):
+    busy = Raw(503, {"error": {"message": "overloaded", "type": "server_error"}}, {"retry-after": "0.01"})
+    server = await judge_server([busy] * 4 + [REPLY])
+    policy = RetryPolicy(attempts=1, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 0
+    completion, _ = await call_with_retries(make_judge("openai", server, http_session), MESSAGES, policy)
+    assert completion.content == REPLY and server.calls == 5
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_the_rate_limit_deadline_ends_the_call_with_its_cause(judge_server, http_session, protocol):
+    server = await judge_server([limited_reply(protocol, retry_after="0.02")])
+    policy = RetryPolicy(attempts=3, timeout=2, rate_limit_wait=0.4)
+    started = time.monotonic()
+    with pytest.raises(
+        TransportError, match=r"rate limited \(HTTP 429\).*still rate limited after \d+ s of waiting"
+    ) as info:
+        await call_with_retries(
+            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(2)
+        )
+    assert 0.4 <= time.monotonic() - started < 3.0
+    assert info.value.status == 429 and KEY not in str(info.value)
+    assert server.calls > 3  # more than the attempts: the rate limits were not counted as such
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server, http_session, protocol):
+    arrivals: list[float] = []
+    replies = [ok_reply(protocol, 5, 0.05), ok_reply(protocol, 0, 0.4), ok_reply(protocol, 50, 0.5)]
+
+    def responder(body: dict[str, Any]) -> Raw:
+        arrivals.append(time.monotonic())
+        return replies[min(len(arrivals) - 1, 2)]
+
+    server = await judge_server(responder)
+    judge = make_judge(protocol, server, http_session)
+    limiter = AdaptiveLimiter(4)
+    policy = RetryPolicy(timeout=2)
+    for _ in range(3):
+        await call_with_retries(judge, MESSAGES, policy, limiter)
+    # after "5 left" the next request goes at once; after "0 left, reset in 400 ms" it waits (an
+    # RFC 3339 reset is a time: what passed between the server writing it and the judge reading it
+    # is already waited, hence the margin)
+    assert arrivals[1] - arrivals[0] < 0.25
+    assert arrivals[2] - arrivals[1] >= 0.3
+    assert server.calls == 3  # and no 429 was needed to learn it
+
+
+async def test_rpm_starts_with_a_small_burst_over_http(judge_server, http_session):
+    arrivals: list[float] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        arrivals.append(time.monotonic())
+        return REPLY
+
+    server = await judge_server(responder)
+    judge = make_judge("openai", server, http_session)
+    limiter = AdaptiveLimiter(16, rate=RateLimit(rpm=1200))  # 20 a second
+    policy = RetryPolicy(timeout=2)
+    await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(30)))
+    arrivals.sort()
+    # a second's worth (20) at once, the other 10 at 20 a second (0.5 s); a bucket holding a
+    # minute's worth (1,200) would let all 30 go at once
+    assert arrivals[29] - arrivals[0] >= 0.4
+
+
+# -- through `tabench grade` -----------------------------------------------------------------------
+
+
+def write_answers(path: Path, count: int) -> None:
+    lines = [{"system": f"s{i}", "question": "h03", "answer": f"blue, answer {i}"} for i in range(count)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def grade_argv(tmp_path: Path, url: str, *extra: str) -> list[str]:
+    battery = write_battery(tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    write_answers(answers, 6)
+    return [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--out",
+        str(tmp_path / "results.jsonl"),
+        "--judge",
+        url,
+        "--model",
+        "m",
+        "--no-cache",
+        "--timeout",
+        "5",
+        *extra,
+    ]
+
+
+def records(tmp_path: Path) -> list[dict[str, Any]]:
+    text = (tmp_path / "results.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+async def test_grade_loses_no_answer_to_a_long_rate_limit(tmp_path, judge_server, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    served = 0
+
+    def responder(body: dict[str, Any]) -> str | Fault:
+        nonlocal served
+        served += 1
+        return Fault.RATE_LIMIT if served <= 30 else PASS  # 30 429s for 6 answers, --retries 1
+
+    server = await judge_server(responder, retry_after="0.02")
+    status = await asyncio.to_thread(main, grade_argv(tmp_path, server.url, "--retries", "1"))
+    assert status == 0, capsys.readouterr().err
+    got = records(tmp_path)
+    assert len(got) == 6 and {r["verdict"] for r in got} == {"pass"}
+
+
+async def test_grade_rate_limit_wait_ends_an_answer_as_error(tmp_path, judge_server, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    server = await judge_server([Fault.RATE_LIMIT], retry_after="0.05")
+    argv = grade_argv(tmp_path, server.url, "--rate-limit-wait", "0.005")  # 0.3 s
+    status = await asyncio.to_thread(main, argv)
+    assert status == 1
+    got = records(tmp_path)
+    assert len(got) == 6 and {r["verdict"] for r in got} == {"error"}
+    assert all("still rate limited after" in r["reason"] for r in got)
+    assert {r["cause"] for r in got} == {"rate_limit"}  # SPEC 8: the deadline's own cause
+    capsys.readouterr()
+
+
+def test_rate_limit_wait_must_not_be_negative(tmp_path, capsys):
+    status = main(grade_argv(tmp_path, "http://127.0.0.1:9/v1", "--rate-limit-wait", "-1"))
+    assert status == 2
+    assert "--rate-limit-wait must be 0 or more" in capsys.readouterr().err

@@ -1,0 +1,1 @@
+"""What the tests share: scripted judge and batch servers, battery writers, grading helpers."""
