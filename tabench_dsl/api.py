@@ -7,6 +7,7 @@
     compiled = tb.compile_battery(battery)                     # the exact prompts
     print(compiled.questions["parse-errors"].system)
     records = tb.grade(compiled, "examples/lark-internals/answers.jsonl", out="results.jsonl")
+    # with a judge of your own: tb.grade(compiled, answers, tb.GradingOptions(judge="openai:gpt-4.1"))
     totals = tb.totals(tb.read_results("results.jsonl"))
     print(totals.systems[0].system, totals.systems[0].score)
 
@@ -18,9 +19,9 @@ layers; this module is the one place a script needs to import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.compiled import CompiledBattery
 from .core.errors import SpecError, UsageError
@@ -28,6 +29,9 @@ from .core.nodes import Battery
 from .core.price import Price
 from .core.records import Answer, Record
 from .review.totals import Totals
+
+if TYPE_CHECKING:
+    from .grading.session import GradingOptions
 
 __all__ = [
     "agrade",
@@ -85,65 +89,44 @@ def totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
 def grade(
     battery: CompiledBattery | Battery | str | Path,
     answers: Iterable[Answer | Mapping[str, Any]] | str | Path,
-    **options: Any,
+    options: GradingOptions | None = None,
+    *,
+    out: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> list[Record]:
     """Grade `answers` against `battery` and return their records, in the order they finished.
 
     `answers` is an answers file (JSONL) or an iterable of `Answer`s or `{"system", "question",
-    "answer"}` mappings. The keyword options are those of `agrade`. Runs its own event loop: from
-    inside one, await `agrade` instead."""
+    "answer"}` mappings; `options`, `out` and `env` are those of `agrade`. Runs its own event loop:
+    from inside one, await `agrade` instead."""
     from .grading.event_loop import run_event_loop
 
-    return run_event_loop(lambda: agrade(battery, answers, **options))
+    return run_event_loop(lambda: agrade(battery, answers, options, out=out, env=env))
 
 
 async def agrade(
     battery: CompiledBattery | Battery | str | Path,
     answers: Iterable[Answer | Mapping[str, Any]] | str | Path,
+    options: GradingOptions | None = None,
     *,
-    judge: str | Sequence[str] | None = None,
-    model: str | None = None,
-    panel_rule: str | None = None,
-    t1_audit: float = 0.0,
     out: str | Path | None = None,
-    cache: str | Path | None = None,
-    concurrency: int = 8,
-    retries: int = 5,
-    timeout: float = 120.0,
-    rate_limit_wait: float = 30.0,
     env: Mapping[str, str] | None = None,
-    price: Price | None = None,
 ) -> list[Record]:
-    """`grade`, awaited. `judge` is a `--judge` spec (default: as `tabench grade` chooses: the
-    manifest's backend, else openai/anthropic for a named model, else builtin), or a list of them:
-    a judge panel whose votes `panel_rule` (majority, unanimous) combines; `t1_audit` the share of
-    T1 passes also sent to the judge (`--t1-audit`); `out` a results
-    file the records are appended to (created when missing; an existing one must be a results file);
-    `cache` a reply cache file (default: none); `rate_limit_wait` the minutes one judge call may
-    keep being rate limited before it ends in error; `env` where keys and base URLs are read
-    (default: the process environment); `price` the judge's price, recorded in every record
-    (default: the manifest's `judge.price`, if any)."""
+    """`grade`, awaited. `options` say how to grade, as `tabench grade`'s flags do (default
+    `GradingOptions()`: the judge `tabench grade` would choose, no reply cache): `judge` a judge
+    name (`--judge`), or `panel` several, whose votes `panel_rule` combines; `t1_audit` the share
+    of T1 passes also sent to the judge; `cache` a reply cache file; `price` the judges' price.
+    `out` is a results file the records are appended to (created when missing; an existing one must
+    be a results file); `env` where keys and base URLs are read (default: the process
+    environment)."""
     from .core.results import ResultsWriter
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
 
     compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
-    judges = (judge,) if judge is None or isinstance(judge, str) else tuple(judge)
-    if not 0.0 <= t1_audit <= 1.0:
+    options = GradingOptions() if options is None else options
+    if not 0.0 <= options.t1_audit <= 1.0:
         raise UsageError("t1_audit must be a share from 0 to 1")
-    options = GradingOptions(
-        judge=judges[0] if len(judges) == 1 else None,
-        panel=tuple(j for j in judges if j is not None) if len(judges) > 1 else (),
-        panel_rule=panel_rule,
-        t1_audit=t1_audit,
-        model=model,
-        timeout=timeout,
-        retries=retries,
-        concurrency=concurrency,
-        cache=None if cache is None else str(cache),
-        price=price,
-        rate_limit_wait=rate_limit_wait,
-    )
     if out is not None:
         check_results_out(out, option="out")
     records: list[Record] = []

@@ -27,8 +27,21 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "lark-internals"
 
 
-def test_the_verbs_are_the_public_names() -> None:
+def test_the_verbs_types_and_errors_are_the_public_names() -> None:
     assert sorted(n for n in tb.__all__ if n != "__version__") == [
+        "Answer",
+        "Battery",
+        "CompiledBattery",
+        "GradingOptions",
+        "JudgeError",
+        "Price",
+        "Record",
+        "SpecError",
+        "SpecErrors",
+        "TabenchError",
+        "Totals",
+        "TransportError",
+        "UsageError",
         "agrade",
         "compile_battery",
         "grade",
@@ -39,6 +52,28 @@ def test_the_verbs_are_the_public_names() -> None:
     ]
     with pytest.raises(AttributeError):
         tb.no_such_verb  # noqa: B018
+
+
+def test_each_public_name_is_the_object_the_layers_use() -> None:
+    from tabench_dsl import api
+    from tabench_dsl.core import compiled, errors, nodes, price, records
+    from tabench_dsl.grading import session
+    from tabench_dsl.review import totals
+
+    homes = {"api": api, "core.records": records, "core.nodes": nodes, "core.compiled": compiled}
+    homes |= {"core.errors": errors, "core.price": price, "grading.session": session, "review.totals": totals}
+    for name in tb.__all__:
+        if name != "__version__":
+            found = [module for module in homes.values() if getattr(module, name, None) is getattr(tb, name)]
+            assert found, name
+    assert issubclass(tb.SpecErrors, tb.TabenchError) and issubclass(tb.TransportError, tb.JudgeError)
+
+
+def test_import_tabench_dsl_stays_light() -> None:
+    heavy = ("aiohttp", "lark", "tabench_dsl.grading", "tabench_dsl.review")
+    code = f"import sys, tabench_dsl; print(sorted(m for m in sys.modules if m.startswith({heavy!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_compile_gives_the_prompts_tabench_compile_prints(capsys) -> None:
@@ -86,10 +121,12 @@ async def test_agrade_against_a_judge_server_appends_to_out(tmp_path: Path, judg
     server = await judge_server([PASS, FAIL])
     answers = [
         {"system": "a", "question": "h01", "answer": "first"},
-        tb.api.Answer(system="b", question="h01", answer="second"),
+        tb.Answer(system="b", question="h01", answer="second"),
     ]
     out = tmp_path / "results.jsonl"
-    records = await tb.agrade(battery, answers, judge=server.url, model="m", out=out, env={})
+    records = await tb.agrade(
+        battery, answers, tb.GradingOptions(judge=server.url, model="m"), out=out, env={}
+    )
     assert sorted(r.verdict for r in records) == ["fail", "pass"]
     assert [msgspec.json.encode(r) for r in tb.read_results(out)] == [msgspec.json.encode(r) for r in records]
     with pytest.raises(UsageError, match="names no question"):
@@ -97,7 +134,9 @@ async def test_agrade_against_a_judge_server_appends_to_out(tmp_path: Path, judg
     not_results = tmp_path / "notes.txt"
     not_results.write_text("my notes\n")
     with pytest.raises(UsageError):
-        await tb.agrade(battery, answers, judge=server.url, model="m", out=not_results, env={})
+        await tb.agrade(
+            battery, answers, tb.GradingOptions(judge=server.url, model="m"), out=not_results, env={}
+        )
     assert not_results.read_text() == "my notes\n"
 
 

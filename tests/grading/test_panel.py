@@ -296,15 +296,14 @@ async def test_the_python_api_grades_with_a_panel_and_an_audit(tmp_path: Path, j
     from support.helpers_grading import write_battery
 
     from tabench_dsl import api
+    from tabench_dsl.grading.session import GradingOptions
 
     yes, no, also_no = await judge_server([PASS]), await judge_server([FAIL]), await judge_server([FAIL])
     answers = [Answer("a", "h03", "azure"), Answer("a", "h02", "7311")]
     records = await api.agrade(
         write_battery(tmp_path),
         answers,
-        judge=[yes.url, no.url, also_no.url],
-        model="m",
-        t1_audit=1.0,
+        GradingOptions(panel=(yes.url, no.url, also_no.url), model="m", t1_audit=1.0),
         env={},
     )
     by = {r.question: r for r in records}
@@ -314,9 +313,7 @@ async def test_the_python_api_grades_with_a_panel_and_an_audit(tmp_path: Path, j
     unanimous = await api.agrade(
         write_battery(tmp_path),
         answers[:1],
-        judge=[yes.url, no.url],
-        model="m",
-        panel_rule="unanimous",
+        GradingOptions(panel=(yes.url, no.url), model="m", panel_rule="unanimous"),
         env={},
     )
     assert unanimous[0].cause == "panel_split"
