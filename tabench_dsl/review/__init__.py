@@ -1,3 +1,4 @@
-"""What a person reads and decides after a grading: `totals` (the only place that counts),
-`decisions` (human verdicts on `adjudicate` records), the HTML `report` and the results `viewer`,
-whose pages are Jinja2 templates in `templates/`, rendered by `templating`."""
+"""What a person reads and decides after a grading: totals, decisions, report, viewer.
+
+Its modules and how they fit: docs/architecture.md.
+"""

@@ -111,7 +111,7 @@ def compare_pair(name_a: str, name_b: str, counts: PairedCounts) -> PairComparis
 
 def successes(records: Iterable[Record]) -> dict[str, Graded]:
     """system -> its graded questions and passes (an `error` is left out), from standing records."""
-    from .totals import outcome
+    from .outcomes import outcome
 
     number: dict[str, int] = {}
     graded: dict[str, list[int]] = {}

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 import msgspec
 
 from ..core.records import Record
+from .outcomes import outcome
 from .stats import cohen_kappa, mcnemar_exact
-from .totals import outcome
 
 
 class Flip(msgspec.Struct, frozen=True):
@@ -129,7 +129,7 @@ def diff_json(diff: Diff) -> bytes:
 
 def summary_lines(diff: Diff) -> list[str]:
     """The figures of a diff in a few plain lines (names are not in them: safe to print as is)."""
-    from .totals import percent
+    from .outcomes import percent
 
     kappa = "-" if diff.kappa is None else f"{diff.kappa:.3f}"
     lines = [

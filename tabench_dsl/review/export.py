@@ -1,7 +1,7 @@
 """Results as a table for pandas, DuckDB or a spreadsheet: one row per standing record, in CSV or
 Parquet (`tabench export`), and the per-system totals as CSV (`tabench totals --csv`).
 
-A row is the standing record of a (system, question) pair (the last written, `totals.latest`),
+A row is the standing record of a (system, question) pair (the last written, `outcomes.latest`),
 with human decisions applied by the caller: `verdict` is what the pair counts as in the totals (the
 human's verdict where there is one), `tool_verdict` what grading said, `decided_by` the reviewer.
 Lists are joined with "; " and the facets written as a JSON object, so that every column is a
@@ -27,7 +27,8 @@ import msgspec
 
 from ..core.extras import require
 from ..core.records import Record
-from .totals import Totals, latest, outcome
+from .outcomes import latest, outcome
+from .totals import Totals
 
 #: The columns of an exported record, in order, with their Parquet types ("string", "int64",
 #: "bool"); a column whose value is missing (no cause, no decision) is empty in CSV, null in Parquet.

@@ -76,7 +76,7 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
     """Per tag, sorted: the counts and score of the standing records (decisions applied) whose
     question carries it, overall and per system. An answer counts once under each of its tags;
     the score is the totals' own, pass / (pass + fail + adjudicate)."""
-    from .totals import count_outcome, outcome, score_interval, score_of
+    from .outcomes import count_outcome, outcome, score_interval, score_of
 
     tags: dict[str, TagTotals] = {}
     cells: dict[tuple[str, str], TagSystem] = {}
@@ -103,7 +103,7 @@ def tag_table(totals):
     from rich.table import Table
 
     from ..core.display import literal
-    from .totals import percent
+    from .outcomes import percent
 
     if not totals.tags:
         return None

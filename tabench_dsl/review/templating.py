@@ -39,7 +39,7 @@ from markupsafe import Markup
 from ..core.display import shown
 from .compare import p_text, signed_points
 from .costs import format_usd
-from .totals import percent
+from .outcomes import percent
 
 
 class _Lines(str):

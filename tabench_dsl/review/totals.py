@@ -9,7 +9,6 @@ no usable judge reply was had and a resume grades it again.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
 
 import msgspec
 
@@ -18,14 +17,8 @@ from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
+from .outcomes import count_outcome, latest, outcome, percent, score_interval, score_of
 from .slices import TagTotals, tag_table, tag_totals
-
-# Defined with the other statistics; re-exported, so totals' users find them here as before.
-from .stats import Z95 as Z95
-from .stats import wilson_interval as wilson_interval
-
-#: Decimals of the interval bounds in totals (`interval_bound`).
-BOUND_DECIMALS = 6
 
 
 class SystemTotals(msgspec.Struct):
@@ -94,68 +87,6 @@ class Totals(msgspec.Struct):
     t1_audit: T1Audit | None = None
     comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
     tags: list[TagTotals] = msgspec.field(default_factory=list)
-
-
-class OutcomeCounts(Protocol):
-    """A row of the totals that counts outcomes: a system, a question, a tag, a system on a tag."""
-
-    answers: int
-    passed: int
-    fail: int
-    adjudicate: int
-    error: int
-
-
-def count_outcome(row: OutcomeCounts, verdict: str) -> None:
-    """Count one answer whose outcome (`outcome`) is `verdict` in `row`."""
-    row.answers += 1
-    if verdict == "pass":
-        row.passed += 1
-    elif verdict == "fail":
-        row.fail += 1
-    elif verdict == "adjudicate":
-        row.adjudicate += 1
-    else:
-        row.error += 1
-
-
-def score_of(row: OutcomeCounts) -> float | None:
-    """pass / (pass + fail + adjudicate): errors are no verdict; None when nothing was graded."""
-    graded = row.passed + row.fail + row.adjudicate
-    return row.passed / graded if graded else None
-
-
-def score_interval(row: OutcomeCounts) -> tuple[float | None, float | None]:
-    """The score's 95% Wilson interval, its bounds rounded (`interval_bound`); (None, None) when
-    nothing was graded."""
-    interval = wilson_interval(row.passed, row.passed + row.fail + row.adjudicate)
-    if interval is None:
-        return None, None
-    low, high = interval
-    return interval_bound(low), interval_bound(high)
-
-
-def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
-    """The standing record of each (system, question) pair: the last one written."""
-    standing: dict[tuple[str, str], Record] = {}
-    for record in records:
-        standing.pop(record.key, None)  # re-insert so order follows the standing record
-        standing[record.key] = record
-    return standing
-
-
-def outcome(record: Record) -> str:
-    """The verdict a record counts as: a human decision overrides the tool's outcome."""
-    return record.decision.verdict if record.decision is not None else record.verdict
-
-
-def interval_bound(value: float) -> float:
-    """An interval bound as totals report it: within [0, 1] and rounded to `BOUND_DECIMALS`.
-
-    Float arithmetic leaves 5.55e-17 where the bound is 0 and 0.9999999999999999 where it is 1; a
-    reader (or a script comparing with 0) should see 0.0 and 1.0. Six decimals is a ten-thousandth
-    of a percentage point, finer than any sample size makes meaningful."""
-    return round(min(1.0, max(0.0, value)), BOUND_DECIMALS)
 
 
 def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
@@ -260,11 +191,6 @@ def usage_caption(totals: Totals) -> str:
         f"{line}; cost unknown: {usage.unpriced_calls:,} call(s) have no price "
         "(give --price or the manifest's judge: {price: ...})"
     )
-
-
-def percent(value: float | None, missing: str = "-") -> str:
-    """A share as `87.5%`, or `missing` when there is none (no graded answer)."""
-    return missing if value is None else f"{100 * value:.1f}%"
 
 
 def render_table(totals: Totals):

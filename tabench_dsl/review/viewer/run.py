@@ -18,8 +18,8 @@ from ...core.errors import UsageError
 from ...core.price import Price
 from ...core.records import Record
 from ..decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from ..outcomes import latest
 from ..slices import select_tagged
-from ..totals import latest
 
 
 @dataclass
