@@ -1,7 +1,6 @@
-"""The command line: `tabench SUBCOMMAND ...`. The only layer that prints or exits.
+"""The command line, `tabench SUBCOMMAND ...`: the only layer that prints or exits.
 
-Each subcommand is a module here with `add_parser(subparsers)` and `run(args) -> int`; `main` maps
-every `TabenchError` to a message and an exit status (2 for bad specs and usage), never a traceback.
+Its modules and how they fit: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The bottom layer: the data every other layer shares, and helpers with no dependency above them.
+"""The bottom layer: the data every other layer shares, and helpers that import no other layer.
 
-Errors (`errors`), the battery's AST (`nodes`), a compiled battery (`compiled`), records and
-decisions (`records`), the results file (`results`), the token-subset tier (`tiers`), key
-scrubbing (`redact`), showing untrusted text (`display`), where the grammar and scorers live
-(`resources`) and how a command is interrupted (`interrupts`). Nothing here imports lark, yaml,
-jinja2 or aiohttp, nor any other layer of tabench.
+Its modules and how they fit: docs/architecture.md.
 """

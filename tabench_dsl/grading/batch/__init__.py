@@ -1,13 +1,6 @@
-"""Batch grading (`tabench grade --batch`): the judge calls of a grading sent to the provider's batch
-service (OpenAI's Batch API, Anthropic's Message Batches) at half the price, in rounds.
+"""Batch grading (`grade --batch`): the judge calls sent to a provider's batch service, in rounds.
 
-    grader.py             BatchGrader: the live Grader, its judge call replaced by a batch request
-    rounds.py             the round engine: gather requests, submit, poll, hand out result lines
-    ledger.py             RESULTS.batches.jsonl: the batches submitted, written before polling
-    polling.py            how often to poll (backing off, TABENCH_BATCH_POLL)
-    service.py            what both services share: BatchStatus, LineResult, the HTTP wire
-    openai_batches.py     POST /files + /batches, GET /batches/{id}, /files/{id}/content
-    anthropic_batches.py  POST /v1/messages/batches, GET .../{id}, its results_url
+Its modules and how they fit: docs/architecture.md.
 """
 
 from __future__ import annotations
