@@ -7,9 +7,9 @@ written `expect`, else pass for `correct` and fail otherwise).
 
 Agreement is the share of exemplars whose verdict equals the expected one; `adjudicate` and
 `error` never equal it, so they count as disagreement (and show in the confusion table).
-Cohen's kappa is computed over the labels pass, fail, adjudicate and error; when chance agreement
-is certain (every expected and every graded verdict the same label) kappa is 1.0 for full
-agreement and 0.0 otherwise.
+Cohen's kappa is computed over the labels pass, fail, adjudicate and error (`core.stats.cohen_kappa`,
+the one rule `diff` and the audits use too): when chance agreement is certain (every expected and
+every graded verdict the same label) kappa is undefined, None, and the agreement says it all.
 
 With a judge panel, each judge is calibrated as well, side by side with the panel: its own vote on
 each exemplar (an exemplar no judge was asked about, a T1 pass or an oversized answer, counts with
@@ -19,8 +19,7 @@ and kappa (`JudgeCalibration`), and every exemplar's votes in a row (`ExemplarVo
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.records import Answer, JudgeInfo, Record
+from ..core.stats import cohen_kappa
 from .causes import CauseCount, CauseTally
 
 if TYPE_CHECKING:
@@ -118,20 +118,6 @@ def cases(compiled: CompiledBattery) -> list[Case]:
 def answers(items: Iterable[Case]) -> list[Answer]:
     """The exemplars as answers, one system per exemplar position and kind."""
     return [Answer(system=c.system, question=c.question, answer=c.answer) for c in items]
-
-
-def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
-    """Cohen's kappa of (expected, got) label pairs; None for no pairs (see the module docstring)."""
-    if not pairs:
-        return None
-    n = len(pairs)
-    observed = sum(1 for e, g in pairs if e == g) / n
-    rows = Counter(e for e, _ in pairs)
-    cols = Counter(g for _, g in pairs)
-    chance = sum(rows[label] * cols[label] for label in rows) / (n * n)
-    if chance >= 1.0:
-        return 1.0 if observed == 1.0 else 0.0
-    return (observed - chance) / (1.0 - chance)
 
 
 def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record]) -> Calibration:

@@ -145,8 +145,8 @@ def panel_agreement(standing: Iterable[Record]) -> PanelAgreement | None:
 
 def t1_audit(standing: Iterable[Record]) -> T1Audit | None:
     """T1's precision against the judge over the standing records; None when no T1 pass was audited."""
+    from ..core.stats import wilson_interval
     from .outcomes import interval_bound
-    from .stats import wilson_interval
 
     found = T1Audit()
     for record in standing:

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import msgspec
 
 from ..core.records import Record
-from .stats import PairedCounts, holm, mcnemar_exact, newcombe_paired_interval
+from ..core.stats import PairedCounts, holm, mcnemar_exact, newcombe_paired_interval
 
 #: The family-wise significance level a pair is marked at (after Holm's correction).
 ALPHA = 0.05

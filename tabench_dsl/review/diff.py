@@ -20,8 +20,8 @@ from collections.abc import Iterable
 import msgspec
 
 from ..core.records import Record
+from ..core.stats import cohen_kappa, mcnemar_exact
 from .outcomes import outcome
-from .stats import cohen_kappa, mcnemar_exact
 
 
 class Flip(msgspec.Struct, frozen=True):

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from ..core.records import Record
-from .stats import wilson_interval
+from ..core.stats import wilson_interval
 
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6

@@ -13,7 +13,8 @@ from support.judge_server import Fault
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import JudgeInfo, Record
-from tabench_dsl.grading.calibrate import Case, cohen_kappa, summarise
+from tabench_dsl.core.stats import cohen_kappa
+from tabench_dsl.grading.calibrate import Case, summarise
 
 RUBRIC = """
 question stages {
@@ -69,7 +70,7 @@ def test_kappa_of_a_hand_computed_case() -> None:
     assert cohen_kappa(pairs) == pytest.approx(14 / 30)
     assert cohen_kappa([("pass", "pass"), ("fail", "fail")]) == pytest.approx(1.0)
     assert cohen_kappa([("pass", "fail"), ("fail", "pass")]) == pytest.approx(-1.0)
-    assert cohen_kappa([("pass", "pass"), ("pass", "pass")]) == 1.0  # chance agreement is certain
+    assert cohen_kappa([("pass", "pass"), ("pass", "pass")]) is None  # chance agreement is certain: undefined
     assert cohen_kappa([("pass", "fail"), ("pass", "fail")]) == 0.0
     assert cohen_kappa([]) is None
 

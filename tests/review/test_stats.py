@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabench_dsl.review.stats import (
+from tabench_dsl.core.stats import (
     EXACT_UP_TO,
     PairedCounts,
     cohen_kappa,

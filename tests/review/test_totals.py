@@ -9,8 +9,8 @@ import pytest
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Attempt, Decision, JudgeInfo, Record, Tokens
+from tabench_dsl.core.stats import wilson_interval
 from tabench_dsl.review.outcomes import latest
-from tabench_dsl.review.stats import wilson_interval
 from tabench_dsl.review.totals import compute_totals, totals_json
 
 JUDGE = JudgeInfo(backend="openai", model="m")

@@ -1,4 +1,4 @@
-"""The statistics behind `diff` and the pairwise comparison of systems: pure functions, one job each.
+"""The statistics of both halves (calibrate, totals, diff, comparisons, audits): pure functions, one job each.
 
 Everything here is the standard library (`math.comb`, exact integer arithmetic): the exact binomial
 tail McNemar's test needs is a sum of binomial coefficients, Holm's correction is a sort, and
