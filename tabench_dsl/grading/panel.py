@@ -10,8 +10,9 @@ one stern retry, its own adjudicate), so its vote is one of pass, fail, adjudica
                 gave adjudicate or error) ends adjudicate, cause `panel_split`
 
 Decided where the issue is silent:
-- when every judge ended `error` (no usable reply from any), the panel's record is `error` (cause
-  `transport`), so `--resume` grades the answer again, as it does for a single judge;
+- when every judge ended `error` (no usable reply from any), the panel's record is `error`, its
+  cause the one the judges' votes share (`rate_limit` when every judge ran out the rate-limit
+  wait), else `transport`, so `--resume` grades the answer again, as it does for a single judge;
 - under `majority`, a judge that ended adjudicate or error is left out of the count: two judges
   saying pass and one whose replies were malformed is a pass, 2 of 2;
 - the panel's reason is the first agreeing judge's reason (each judge's own is in its vote), and a
@@ -94,7 +95,11 @@ class Panel:
 def decide(votes: Sequence[PanelVote], rule: Rule) -> PanelVerdict:
     """The panel's verdict from its judges' votes, by `rule` (see the module docstring)."""
     if votes and all(vote.verdict == "error" for vote in votes):
-        return PanelVerdict("error", votes[0].reason, cause="transport")
+        # The votes' own cause when they share one (every judge ran out the rate-limit wait:
+        # `rate_limit`, as a single judge records it), else the general one.
+        causes = {vote.cause for vote in votes}
+        shared = causes.pop() if len(causes) == 1 else None
+        return PanelVerdict("error", votes[0].reason, cause=shared or "transport")
     decided = [vote for vote in votes if vote.verdict in ("pass", "fail")]
     passes = sum(1 for vote in decided if vote.verdict == "pass")
     fails = len(decided) - passes

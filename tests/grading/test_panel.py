@@ -189,8 +189,25 @@ async def test_a_panel_may_not_hold_one_judge_twice(judge_server) -> None:
             Panel(judges[:1])
 
 
-def vote(judge: str, outcome: str, *, facets: dict[str, bool] | None = None) -> PanelVote:
-    return PanelVote(JudgeInfo("x", judge), outcome, f"{judge} says {outcome}", facets=facets or {})  # type: ignore[arg-type]
+def vote(
+    judge: str, outcome: str, *, facets: dict[str, bool] | None = None, cause: str | None = None
+) -> PanelVote:
+    reason = f"{judge} says {outcome}"
+    return PanelVote(JudgeInfo("x", judge), outcome, reason, cause=cause, facets=facets or {})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("causes", "expected"),
+    [
+        (["rate_limit", "rate_limit"], "rate_limit"),
+        (["transport", "transport"], "transport"),
+        (["rate_limit", "transport"], "transport"),
+        ([None, None], "transport"),
+    ],
+)
+def test_a_panel_of_errors_takes_the_cause_its_votes_share(causes: list[str | None], expected: str) -> None:
+    votes = [vote(f"j{i}", "error", cause=cause) for i, cause in enumerate(causes)]
+    assert (decide(votes, "majority").verdict, decide(votes, "majority").cause) == ("error", expected)
 
 
 @pytest.mark.parametrize(
