@@ -105,12 +105,13 @@ def panel_agreement(standing: Iterable[Record]) -> PanelAgreement | None:
     """The agreement among the panel judges over the standing records; None when no panel graded."""
     rates: dict[str, JudgeRate] = {}
     rows: list[tuple[int, list[int]]] = []
-    answers = split = 0
+    answers = split = largest = 0
     for record in standing:
         votes = record.votes
         if not votes:
             continue
         answers += 1
+        largest = max(largest, len(votes))
         if record.cause == "panel_split":
             split += 1
         for vote in votes:
@@ -132,14 +133,13 @@ def panel_agreement(standing: Iterable[Record]) -> PanelAgreement | None:
     for rate in rates.values():
         graded = rate.passed + rate.fail + rate.adjudicate
         rate.pass_rate = rate.passed / graded if graded else None
-    size = max((len_ for len_, _ in rows), default=0)
-    table = [row for len_, row in rows if len_ == size]
+    table = [row for len_, row in rows if len_ == largest]
     return PanelAgreement(
         judges=list(rates.values()),
         answers=answers,
         split=split,
         rated=len(table),
-        kappa=fleiss_kappa(table) if size >= 2 else None,
+        kappa=fleiss_kappa(table) if largest >= 2 else None,
     )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tabench_dsl.core.records import Audit, JudgeInfo, Record
-from tabench_dsl.review.agreement import fleiss_kappa, t1_audit
+from tabench_dsl.core.records import Audit, JudgeInfo, PanelVote, Record
+from tabench_dsl.review.agreement import fleiss_kappa, panel_agreement, t1_audit
 
 #: The worked example of the Wikipedia article "Fleiss' kappa": 14 raters put 10 subjects in 5
 #: categories. The article gives P = 0.378, Pe = 0.213 and kappa = 0.210.
@@ -60,3 +60,29 @@ def test_t1_precision_with_its_wilson_interval_and_the_disagreements() -> None:
     assert (found.ci_low, found.ci_high) == (pytest.approx(0.5650, abs=1e-4), pytest.approx(0.9802, abs=1e-4))
     assert [(d.system, d.reason) for d in found.disagreements] == [("s8", "says NOT")]
     assert t1_audit([t1_record("s", None)]) is None
+
+
+def panel_record(question: str, verdicts: list[str]) -> Record:
+    judge = JudgeInfo("panel", "m")
+    record = Record("s", question, "t2", "pass", "r", "0" * 64, judge)
+    record.panel = [PanelVote(JudgeInfo("x", f"j{i}"), v, "r") for i, v in enumerate(verdicts)]  # type: ignore[arg-type]
+    return record
+
+
+def test_fleiss_counts_only_answers_every_judge_of_the_largest_panel_decided() -> None:
+    # Three judges on h1 (one errored) and h2 (all decided), two judges on h3 and h4.
+    records = [
+        panel_record("h1", ["pass", "pass", "error"]),
+        panel_record("h2", ["pass", "pass", "fail"]),
+        panel_record("h3", ["pass", "pass"]),
+        panel_record("h4", ["fail", "fail"]),
+    ]
+    found = panel_agreement(records)
+    assert found is not None and found.answers == 4
+    # Only h2 counts: h1 has an error vote, h3 and h4 a smaller panel than the file's largest (3).
+    assert (found.rated, found.kappa) == (1, fleiss_kappa([[2, 1]]))
+    # With h2 undecided too, no answer of the largest panel counts: the smaller panel's answers
+    # do not stand in for it.
+    records[1] = panel_record("h2", ["pass", "adjudicate", "fail"])
+    found = panel_agreement(records)
+    assert found is not None and (found.rated, found.kappa) == (0, None)
