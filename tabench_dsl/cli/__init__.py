@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from typing import NoReturn
 
@@ -59,16 +58,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     for name, module_name in COMMANDS.items():
         full_name = f"{__name__}.{module_name}"
         if chosen is not None and name != chosen:
-            if importlib.util.find_spec(full_name) is not None:
-                sub.add_parser(name)  # never parses: the command line names another subcommand
+            sub.add_parser(name)  # never parses: the command line names another subcommand
             continue
-        try:
-            module = importlib.import_module(full_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == full_name:
-                continue  # subcommand not built yet
-            raise
-        module.add_parser(sub)
+        importlib.import_module(full_name).add_parser(sub)
     return parser
 
 
