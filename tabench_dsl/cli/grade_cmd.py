@@ -51,6 +51,7 @@ from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+from .tag_flags import add_tag_option
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
@@ -165,14 +166,7 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="grade only the answers of this system (repeatable)",
     )
-    add(
-        "--tag",
-        action="append",
-        dest="tags",
-        default=None,
-        metavar="TAG",
-        help="grade only the answers to the questions with this rubric tag (repeatable: any of them)",
-    )
+    add_tag_option(parser, verb="grade")
 
 
 def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> None:
