@@ -21,7 +21,7 @@ from ..core.compiled import CompiledBattery
 from ..core.display import json_for_terminal, shown
 from ..grading.estimate import TOKEN_ESTIMATE, Estimate, JudgeAsks
 from ..grading.judges.identity import JudgeIdentity
-from ..grading.session import GradingOptions
+from ..grading.session import GradingOptions, chosen_judges
 
 
 class DryRunCost(msgspec.Struct):
@@ -241,21 +241,4 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
         price = options.price or defaults.price
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))
 
-    if options.panel:
-        return [identity(name, options.model, manifest) for name in options.panel]
-    if options.judge is None and manifest.panel:
-        return [
-            identity(
-                None,
-                None,
-                JudgeDefaults(
-                    model=one.model or options.model or manifest.model,
-                    temperature=one.temperature if one.temperature is not None else manifest.temperature,
-                    max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
-                    backend=one.backend,
-                    price=one.price or manifest.price,
-                ),
-            )
-            for one in manifest.panel
-        ]
-    return [identity(options.judge, options.model, manifest)]
+    return [identity(*member) for member in chosen_judges(options, manifest)]

@@ -144,28 +144,45 @@ async def open_judge(
             price=options.price,
         )
 
+    chosen = chosen_judges(options, manifest)
+    if len(chosen) == 1:  # a panel has two judges at least (the manifest's and --judge's alike)
+        return build(*chosen[0])
     members: list[Judge] = []
     try:
-        if options.panel:
-            for name in options.panel:
-                members.append(build(name, options.model, manifest))
-        elif options.judge is None and manifest.panel:
-            for one in manifest.panel:
-                defaults = JudgeDefaults(
-                    model=one.model or options.model or manifest.model,
-                    temperature=one.temperature if one.temperature is not None else manifest.temperature,
-                    max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
-                    backend=one.backend,
-                    price=one.price or manifest.price,
-                )
-                members.append(build(None, None, defaults))
-        else:
-            return build(options.judge, options.model, manifest)
+        for name, model, defaults in chosen:
+            members.append(build(name, model, defaults))
         rule = options.panel_rule or manifest.rule or "majority"
         if rule not in RULES:
             raise UsageError(f"unknown panel rule {rule!r}; use one of: {', '.join(RULES)}")
         return Panel(members, rule)  # type: ignore[arg-type]  # checked just above
     except BaseException:
-        for member in members:
-            await member.aclose()
+        for built in members:
+            await built.aclose()
         raise
+
+
+def chosen_judges(
+    options: GradingOptions, manifest: JudgeDefaults
+) -> list[tuple[str | None, str | None, JudgeDefaults]]:
+    """The judges a grading asks, each as `make_judge`'s (name, model, manifest defaults): one judge,
+    or a panel: `--judge` given more than once, else (no `--judge` at all) the manifest's `judge:
+    {panel: [...]}`, each member completed from the `judge:` mapping around it, `--model` filling
+    only a model neither names. `open_judge` builds them and the dry run names them."""
+    if options.panel:
+        return [(name, options.model, manifest) for name in options.panel]
+    if options.judge is None and manifest.panel:
+        return [
+            (
+                None,
+                None,
+                JudgeDefaults(
+                    model=one.model or options.model or manifest.model,
+                    temperature=one.temperature if one.temperature is not None else manifest.temperature,
+                    max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
+                    backend=one.backend,
+                    price=one.price or manifest.price,
+                ),
+            )
+            for one in manifest.panel
+        ]
+    return [(options.judge, options.model, manifest)]
