@@ -47,6 +47,30 @@ class ReasoningCut(msgspec.Struct, frozen=True):
     unclosed: bool
 
 
+class ReasoningInfo(msgspec.Struct, frozen=True):
+    """What a record says was cut from its answer before grading (`Record.reasoning`).
+
+    `final` is the answer T1 and the judge graded (the record's `answer` keeps it as given);
+    `blocks` and `characters` count the reasoning cut (its text, the tags left out), `unclosed`
+    that an opener had no closer; `tags` are the pairs cut, so a reader can cut the same answer
+    again to show its reasoning.
+    """
+
+    final: str
+    blocks: int
+    characters: int
+    unclosed: bool = False
+    tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
+
+
+def reasoning_info(cut: ReasoningCut, tags: Sequence[tuple[str, str]]) -> ReasoningInfo | None:
+    """What a record keeps of `cut` (None when nothing was cut: the record says nothing)."""
+    if cut.blocks == 0:
+        return None
+    pairs = tuple((opener, closer) for opener, closer in tags)
+    return ReasoningInfo(cut.final, cut.blocks, len(cut.reasoning), cut.unclosed, pairs)
+
+
 class _Patterns(msgspec.Struct, frozen=True):
     """The compiled searches of one set of tags: what matters outside a block and inside each."""
 
