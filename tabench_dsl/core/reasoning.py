@@ -62,6 +62,18 @@ class ReasoningInfo(msgspec.Struct, frozen=True):
     unclosed: bool = False
     tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
 
+    def describe(self) -> str:
+        """What was cut, in the words the viewer, the report and `adjudicate` show it with."""
+        blocks = f"{self.blocks} block" + ("" if self.blocks == 1 else "s")
+        line = f"reasoning cut before grading: {blocks}, {self.characters:,} characters"
+        if self.unclosed:
+            line += "; the answer ends inside a reasoning block, so it has no final text after it"
+        return line
+
+    def reasoning_of(self, answer: str) -> str:
+        """The reasoning cut from `answer` (the record's answer as given), cut again with `tags`."""
+        return cut_reasoning(answer, self.tags).reasoning
+
 
 def reasoning_info(cut: ReasoningCut, tags: Sequence[tuple[str, str]]) -> ReasoningInfo | None:
     """What a record keeps of `cut` (None when nothing was cut: the record says nothing)."""
