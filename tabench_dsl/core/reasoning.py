@@ -144,18 +144,28 @@ def _block_end(inside: re.Pattern[str], text: str, start: int) -> tuple[int, int
 
 
 def _join(pieces: list[str]) -> str:
-    """The text outside the blocks, each cut closed up to the wider blank space beside it."""
-    result = pieces[0]
+    """The text outside the blocks, each cut closed up to the wider blank space beside it.
+
+    Built as a list and joined once: joining piece by piece would copy the text at every cut.
+    """
+    kept = [pieces[0].rstrip()]
+    tail = pieces[0][len(kept[0]) :]  # the blank space at the end of the text kept so far
+    has_text = bool(kept[0])
     for piece in pieces[1:]:
-        left = result.rstrip()
         right = piece.lstrip()
-        if left and right:
-            gap = max(result[len(left) :], piece[: len(piece) - len(right)], key=len)
+        body = right.rstrip()
+        if has_text and body:
             # A cut is a boundary: the words either side of it never run together.
-            result = left + (gap or " ") + right
+            kept.append(max(tail, piece[: len(piece) - len(right)], key=len) or " ")
+        if body:
+            kept.append(body)
+            tail = right[len(body) :]
+            has_text = True
+        elif has_text:
+            tail = ""  # a blank piece between two cuts: the cut before it closed up the space
         else:
-            result = left + right
-    return result
+            tail = right  # nothing kept yet: no blank space before the first text
+    return "".join(kept) + tail
 
 
 def cut_reasoning(text: str, tags: Sequence[tuple[str, str]] = DEFAULT_REASONING_TAGS) -> ReasoningCut:
