@@ -229,3 +229,24 @@ def test_bad_flag_values_are_usage_errors(work: Path, capsys, flags: list[str], 
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (work / "results.jsonl").exists()
+
+
+def test_the_dry_run_counts_t1_on_the_final_answer(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    answers = _answers(work, THINKING)
+    base = [
+        "grade",
+        str(battery),
+        "--answers",
+        str(answers),
+        "--judge",
+        "openai:gpt-x",
+        "--dry-run",
+        "--json",
+    ]
+    counts = []
+    for flags in ([], ["--reasoning-tags", "none"]):
+        assert main([*base, *flags]) == 0
+        document = json.loads(capsys.readouterr().out)["dry_run"]
+        counts.append((document["t1_passes"], document["judge_calls"]))
+    assert counts == [(0, 1), (1, 0)]  # cut: the judge is asked; not cut: T1 passes the reasoning
