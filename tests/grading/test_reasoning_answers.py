@@ -250,3 +250,26 @@ def test_the_dry_run_counts_t1_on_the_final_answer(work: Path, capsys) -> None:
         document = json.loads(capsys.readouterr().out)["dry_run"]
         counts.append((document["t1_passes"], document["judge_calls"]))
     assert counts == [(0, 1), (1, 0)]  # cut: the judge is asked; not cut: T1 passes the reasoning
+
+
+@pytest.mark.slow
+async def test_grading_workers_cut_with_the_flags_tags(work: Path, judge_server) -> None:
+    # The compiled battery crosses into each --workers process with the tags the flag chose.
+    server = await judge_server([FAIL])
+    battery = write_battery(work)
+    answers = work / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"system": f"s{i}", "question": "d01", "answer": answer}) + "\n"
+            for i, answer in enumerate([THINKING, "<r>dataclasses asdict</r> Use dataclasses.todict()."])
+        ),
+        encoding="utf-8",
+    )
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+    flags = ["--no-cache", "--workers", "2", "--reasoning-tags", "<r>,</r>"]
+    assert await _main([*argv, *flags]) == 0
+    records = {r.system: r for r in iter_records(work / "results.jsonl")}
+    # Only <r> is cut: the <think> answer passes T1 on its reasoning, the <r> one goes to the judge.
+    assert (records["s0"].tier, records["s0"].reasoning_cut) == ("t1", None)
+    assert records["s1"].tier == "t2" and records["s1"].reasoning_cut is not None
+    assert [user_content(r) for r in server.requests] == [USER_OPENING + FINAL]
