@@ -182,8 +182,11 @@ def cut_reasoning(text: str, tags: Sequence[tuple[str, str]] = DEFAULT_REASONING
     reasoning: list[str] = []
     pos = 0
     first_opener = patterns.openers.search(text)
-    first_closer = patterns.closers.search(text)
-    if first_closer is not None and (first_opener is None or first_closer.end() <= first_opener.start()):
+    # A closer wholly before the first opener (searched up to it only: the text is read once).
+    first_closer = patterns.closers.search(
+        text, 0, len(text) if first_opener is None else first_opener.start()
+    )
+    if first_closer is not None:
         # The block was opened by the prompt: all before the first closer is reasoning.
         pieces.append("")
         reasoning.append(text[: first_closer.start()])
