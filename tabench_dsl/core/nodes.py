@@ -116,6 +116,9 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     #: Whether the judge's requests carry the provider's prompt-cache hint and answers are sent
     #: grouped by question (None: not said, which means on).
     prompt_cache: bool | None = None
+    #: Whether the judge is sent the scorer's reply schema: "off", "auto" or "on" (None: not said,
+    #: which means off; `--structured` overrides it).
+    structured: str | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

@@ -1,7 +1,9 @@
 """The reply cache: an embedded SQLite file, so a second run of the same grading calls no judge.
 
 The key is the sha256 of the canonical JSON of (backend, endpoint, model, parameters, messages,
-attempt). `endpoint` is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
+attempt), and what the user adds to every request when they add anything (`shape`: the structured
+schema, `--judge-param` fields, `--judge-header` hashes; `request_shape.shape_digest`). `endpoint`
+is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
 so one model served by two servers (a local vLLM, then OpenAI) has two sets of entries and
 switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
 attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
@@ -85,20 +87,28 @@ class CachedReply(msgspec.Struct, frozen=True):
 
 
 def cache_key(
-    backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str, *, endpoint: str = ""
+    backend: str,
+    params: JudgeParams,
+    messages: Sequence[Message],
+    attempt: str,
+    *,
+    endpoint: str = "",
+    shape: str = "",
 ) -> str:
     """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
-    the server asked (`JudgeInfo.endpoint`)."""
-    payload = _key_encoder.encode(
-        {
-            "backend": backend,
-            "endpoint": endpoint,
-            "model": params.model,
-            "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
-            "messages": [[m.role, m.content] for m in messages],
-            "attempt": attempt,
-        }
-    )
+    the server asked (`JudgeInfo.endpoint`), `shape` the digest of the user's additions (left out
+    when "", so a plain grading's keys are what they always were)."""
+    key: dict[str, object] = {
+        "backend": backend,
+        "endpoint": endpoint,
+        "model": params.model,
+        "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
+        "messages": [[m.role, m.content] for m in messages],
+        "attempt": attempt,
+    }
+    if shape:
+        key["shape"] = shape
+    payload = _key_encoder.encode(key)
     return hashlib.sha256(payload).hexdigest()
 
 

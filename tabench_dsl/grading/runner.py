@@ -220,7 +220,7 @@ class Grader:
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings.injection)
         env = os.environ if env is None else env
-        self._secrets = secrets_in(env)
+        self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -435,7 +435,9 @@ class Grader:
         cache = None if judge.info.deterministic else self.cache
         if cache is not None:
             info = judge.info
-            key = cache_key(info.backend, judge.params, messages, kind, endpoint=info.endpoint)
+            key = cache_key(
+                info.backend, judge.params, messages, kind, endpoint=info.endpoint, shape=judge.request_shape
+            )
             hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.

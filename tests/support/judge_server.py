@@ -111,6 +111,7 @@ _ANTHROPIC_KEYS = {
     "tools",
     "tool_choice",
     "thinking",
+    "output_config",
 }
 _SECRET_HEADERS = {"authorization", "x-api-key"}
 #: The keys the server adds to each request body it keeps (not part of the request).

@@ -208,7 +208,7 @@ class BatchGrader(Grader):
         system, question = _answer.get()
         retries = 0
         while True:
-            body = msgspec.json.encode(self.http_judge.request_body(messages))
+            body = msgspec.json.encode(self.http_judge.full_body(messages))
             name = custom_id(system, question, kind, body)
             entry = self.service.entry(name, body)
             del body  # the entry holds it: one copy per answer in flight, not two
@@ -233,7 +233,7 @@ class BatchGrader(Grader):
                 return cut_body_completion(result.payload, 0.0)
             return judge.decode(result.payload, 0.0)
         if result.kind == "refused":
-            if judge.ask_again(result.status, result.payload):
+            if judge.adapt_to_refusal(result.status, result.payload):
                 raise _AskAgain
             raise status_error(judge.info.backend, result.status, {}, result.payload, secrets=self._secrets)
         # error, unfinished: a transport failure of this answer (an unrun request may be run later).

@@ -14,7 +14,13 @@ its wire format:
                               `prompt_cache` is on)
     decode(payload, ms)       a `Completion` from a successful body
     ask_again(status, body)   whether a refusal asked for another request form (default: never)
+    structured_fields(schema) the protocol's fields asking for a reply in the scorer's schema
     rate_reading(headers)     the reply's rate-limit headers as a `RateReading` (default: none)
+
+What the user adds to every request (the structured-verdict schema, `--judge-param` fields,
+`--judge-header` headers) is the judge's `shape` (`request_shape.RequestShape`), set by the factory
+through `shape_requests`: `full_body` is `request_body` with those additions, the one body both a
+live call and a batch line send.
 
 The rate-limit reading goes with every reply, a success (`Completion.rate`) or an error
 (`TransportError.rate`), so the pacer (`pacing.Pacer`) can slow down before the server says no.
@@ -36,7 +42,7 @@ from __future__ import annotations
 import abc
 import functools
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 import aiohttp
@@ -49,6 +55,7 @@ from ...core.redact import scrub
 from ..transport import map_client_errors, parse_retry_after
 from ..verdict import MAX_REPLY_BYTES
 from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeParams, Message
+from .request_shape import RequestShape
 from .urls import safe_url
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
@@ -225,6 +232,7 @@ class HttpJudge(Judge):
         self._api_key = api_key or None
         self._key_env = key_env
         self._headers = {"content-type": "application/json", **self.wire_headers(self._api_key)}
+        self.shape = RequestShape()
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -246,6 +254,37 @@ class HttpJudge(Judge):
     @abc.abstractmethod
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         """A `Completion` from a successful body; `TransportError` (retryable) when it is none."""
+
+    def shape_requests(self, shape: RequestShape) -> None:
+        """Send `shape`'s additions with every request from now on: its headers (over the
+        protocol's own, the user asked for them) and its body fields (`full_body`)."""
+        self.shape = shape
+        self.request_shape = shape.digest
+        self._headers = {**self._headers, **shape.headers}
+
+    def listen(self, tell: Callable[[str], None]) -> None:
+        """Say through `tell` when an `auto` structured schema is dropped (`RequestShape.refused`)."""
+        self.shape.tell = tell
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The key and the header values: never in a message, a reply or a record."""
+        return tuple(s for s in (self._api_key, *self.shape.secrets) if s)
+
+    def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The body fields asking for a reply in `schema`; by default the protocol has none."""
+        return {}
+
+    def full_body(self, messages: list[Message]) -> dict[str, object]:
+        """The body one call sends: `request_body` with the user's additions (`shape`)."""
+        body = self.request_body(messages)
+        self.shape.extend(body, self.structured_fields)
+        return body
+
+    def adapt_to_refusal(self, status: int, payload: bytes) -> bool:
+        """Whether a refusal made this judge change its request form, so the call is made again:
+        the protocol's own forms first (`ask_again`), then dropping an `auto` structured schema."""
+        return self.ask_again(status, payload) or self.shape.refused(status, payload, self.info.backend)
 
     def connection(self) -> tuple[aiohttp.ClientSession, Mapping[str, str]]:
         """The session and the headers (the key among them) of this judge's calls: the provider's
@@ -269,11 +308,11 @@ class HttpJudge(Judge):
             status, reply_headers, payload, latency_ms = await post_json(
                 self._session,
                 self.endpoint,
-                self.request_body(messages),
+                self.full_body(messages),
                 self._headers,
                 self.exchange_timeout,
             )
-            if 200 <= status < 300 or not self.ask_again(status, payload):
+            if 200 <= status < 300 or not self.adapt_to_refusal(status, payload):
                 break
         rate = self.rate_reading(reply_headers)
         if not 200 <= status < 300:
@@ -284,7 +323,7 @@ class HttpJudge(Judge):
                 payload,
                 key_env=self._key_env,
                 key_sent=bool(self._api_key),
-                secrets=[self._api_key],
+                secrets=self.secrets,
                 rate=rate,
             )
         completion = (

@@ -17,6 +17,12 @@ the cache: the prompt's tokens are `input_tokens + cache_read_input_tokens +
 cache_creation_input_tokens`, the second of them `Tokens.cached_prompt`, the third
 `Tokens.cache_write`.
 
+Structured verdicts (`--structured on|auto`): the scorer's reply schema goes as `output_config:
+{"format": {"type": "json_schema", "schema"}}`, Anthropic's structured outputs; a server or model that
+refuses it (HTTP 400 naming the field) is asked again with a forced tool instead (`tools` holding one
+tool whose `input_schema` is the schema, `tool_choice` naming it), and from then on. The reply of a
+forced tool is its `tool_use` block's `input`, read as the reply's text (JSON).
+
 Errors come as `{"type": "error", "error": {"type": ..., "message": ...}}`; 429
 (`rate_limit_error`), 529 (`overloaded_error`) and other 5xx are retried, honouring `retry-after`.
 
@@ -26,12 +32,13 @@ else Anthropic's own, which needs ANTHROPIC_API_KEY.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlunsplit
 
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ...core.reply_schema import SCHEMA_NAME
 from ..pacing import anthropic_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
@@ -56,6 +63,8 @@ ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 class _Block(msgspec.Struct):
     type: str
     text: str | None = None
+    #: A `tool_use` block's arguments (the forced tool of a structured verdict).
+    input: Any = None
 
 
 class _Usage(msgspec.Struct):
@@ -74,6 +83,8 @@ _decoder = msgspec.json.Decoder(_MessageReply)
 #: The mark that asks Anthropic to cache the prompt up to and including its block (shared: never
 #: changed, only encoded).
 _EPHEMERAL = {"type": "ephemeral"}
+#: What the forced tool of a structured verdict says it is for.
+_TOOL_DESCRIPTION = "Record the verdict on the candidate answer."
 
 
 def normalize_anthropic_base(url: str) -> str:
@@ -112,6 +123,9 @@ class AnthropicJudge(HttpJudge):
             key_env=ANTHROPIC_KEY_ENV,
             prompt_cache=prompt_cache,
         )
+        #: How a structured verdict is asked for: Anthropic's structured outputs, or a forced tool
+        #: once a server or model refused those.
+        self._structured_form = "output_config"
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -135,11 +149,23 @@ class AnthropicJudge(HttpJudge):
             body["system"] = system
         return body
 
+    def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Structured outputs asking for a reply in `schema`, or the forced tool taking it."""
+        if self._structured_form == "tool":
+            tool = {"name": SCHEMA_NAME, "description": _TOOL_DESCRIPTION, "input_schema": schema}
+            return {"tools": [tool], "tool_choice": {"type": "tool", "name": SCHEMA_NAME}}
+        return {"output_config": {"format": {"type": "json_schema", "schema": schema}}}
+
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that refuses the `cache_control` mark (a stand-in that knows no prompt cache) is
-        asked again at once with the SYSTEM as a plain string, and from then on."""
+        asked again at once with the SYSTEM as a plain string, and from then on; one that refuses
+        structured outputs, with the forced tool, and from then on."""
         if status == 400 and self.prompt_cache and b"cache_control" in payload:
             self.prompt_cache = False
+            return True
+        refuses_format = b"output_config" in payload or b"output_format" in payload
+        if status == 400 and self.shape.sending and self._structured_form != "tool" and refuses_format:
+            self._structured_form = "tool"
             return True
         return False
 
@@ -157,6 +183,8 @@ def decode_message(payload: bytes, latency_ms: float = 0.0) -> Completion:
     except msgspec.DecodeError as exc:
         raise TransportError(f"anthropic judge sent a body that is not a message ({exc})") from None
     texts = [block.text for block in reply.content if block.type == "text" and block.text is not None]
+    if not texts:  # a forced tool's reply: its arguments are the verdict object
+        texts = [msgspec.json.encode(b.input).decode() for b in reply.content if b.type == "tool_use"]
     if not texts:
         raise TransportError("anthropic judge sent a message without a text block")
     usage = reply.usage or _Usage()

@@ -13,6 +13,12 @@ plain attributes and methods (never probes with `getattr`):
     exchange_timeout     seconds after which `complete` gives up by itself with a retryable
                          `TransportError`, or None when it has no limit of its own (default)
     notice               a line for the user about why this judge was chosen, or None (default)
+    shape_requests(s)    send the user's additions to every request (`request_shape`); by default
+                         a judge that sends no requests ignores them
+    request_shape        what those additions are, as the reply cache key names them ("": none)
+    secrets              values never to appear in a message or a record (default: none)
+    listen(tell)         where to say a change of request form made mid-run (default: nothing
+                         to say)
 
 It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
 from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudge`.
@@ -21,11 +27,13 @@ from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudg
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 
 import msgspec
 
 from ...core.ratelimit import RateReading
 from ...core.records import JudgeInfo, Tokens
+from .request_shape import RequestShape
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -74,6 +82,20 @@ class Judge(abc.ABC):
     #: A line for the user about why this judge was chosen (the builtin judge standing in for a
     #: named model), for the caller to show; None when there is nothing to say.
     notice: str | None = None
+    #: The digest of what the user adds to every request (`request_shape.shape_digest`), part of
+    #: the reply cache key; "" when nothing is added.
+    request_shape: str = ""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values this judge holds that must never reach a message or a record; by default none."""
+        return ()
+
+    def shape_requests(self, shape: RequestShape) -> None:  # noqa: B027 - a default: most judges send nothing
+        """Send `shape`'s additions with every request; a judge that makes no request ignores them."""
+
+    def listen(self, tell: Callable[[str], None]) -> None:  # noqa: B027 - a default: most never change form
+        """Say through `tell` when this judge changes the form of its requests mid-run."""
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:

@@ -22,6 +22,8 @@ Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), 
 `judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens. The price (`--price`,
 else the manifest's `judge.price`) goes into the judge's `info`, so every record says what it cost.
 The provider's prompt-cache hint is sent unless the manifest says `judge: {prompt_cache: false}`.
+What the user adds to every request (`request_shape`: `--structured` over the manifest's
+`judge.structured`, `--judge-param`, `--judge-header`) is handed to the judge once it is built.
 Keys come from the environment only, and go only where the user sent them: to an endpoint the user
 named (the `--judge` URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL) or to the provider's own host.
 OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_URL says, as OpenAI's
@@ -59,6 +61,7 @@ from ...core.price import Price
 from ...core.scorer import ScorerSettings
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
 from .registry import Backend, JudgeSetup, find_backend
+from .request_shape import RequestOptions, RequestShape
 from .urls import safe_url, url_gets_key
 
 if TYPE_CHECKING:
@@ -101,6 +104,7 @@ def make_judge(
     temperature: float | None = None,
     max_tokens: int | None = None,
     price: Price | None = None,
+    request: RequestOptions | None = None,
 ) -> Judge:
     """The judge `name` names, chosen and configured as the module docstring says; raises `UsageError`
     for a bad judge name, a missing model, a missing key, or a judge URL or replay file only the manifest
@@ -126,12 +130,25 @@ def make_judge(
             prompt_cache=manifest.prompt_cache is not False,
         )
     )
+    judge.shape_requests(request_shape(request, manifest, settings))
     price = price or manifest.price
     if price is not None:
         # Set here, once for every backend: a price is what the user was billed, not part of a
         # backend's wire format.
         judge.info = msgspec.structs.replace(judge.info, price=price)
     return judge
+
+
+def request_shape(
+    request: RequestOptions | None, manifest: JudgeDefaults, settings: ScorerSettings | None
+) -> RequestShape:
+    """What the user adds to a judge's requests: `request` (the command line), its structured mode
+    first found of the flag, the manifest's `judge.structured` and off, with the scorer's schema."""
+    from ...core.reply_schema import reply_schema
+
+    request = request or RequestOptions()
+    mode = request.structured or manifest.structured or "off"
+    return RequestShape(request, reply_schema((settings or ScorerSettings()).facets), structured=mode)
 
 
 def resolve_backend(

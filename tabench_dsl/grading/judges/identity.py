@@ -23,16 +23,19 @@ from ...core.nodes import JudgeDefaults
 from ...core.records import JudgeInfo
 from ...core.scorer import ScorerSettings
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, JudgeParams
-from .factory import resolve_backend
+from .factory import request_shape, resolve_backend
+from .request_shape import RequestOptions
 from .urls import safe_url
 
 
 class JudgeIdentity(msgspec.Struct, frozen=True):
     """A judge as its records and cache entries name it: `info` (backend, model, endpoint) and the
-    decoding `params` its calls carry."""
+    decoding `params` its calls carry, and the digest of what the user adds to them
+    (`Judge.request_shape`)."""
 
     info: JudgeInfo
     params: JudgeParams
+    request_shape: str = ""
 
 
 def judge_identity(
@@ -42,6 +45,7 @@ def judge_identity(
     manifest_judge: JudgeDefaults | None = None,
     settings: ScorerSettings | None = None,
     env: Mapping[str, str],
+    request: RequestOptions | None = None,
 ) -> JudgeIdentity:
     """The identity of the judge `make_judge` would build from the same arguments; raises the same
     `UsageError`s it raises for the choice (a model nothing reaches, a URL only the manifest names,
@@ -51,6 +55,7 @@ def judge_identity(
     scorer = (settings or ScorerSettings()).judge
     temperature = _first(manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE)
     max_tokens = int(_first(manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS))
+    shape = request_shape(request, manifest, settings).digest
 
     def params(needed_by: str, chosen: str | None) -> JudgeParams:
         chosen = chosen or model or manifest.model
@@ -72,24 +77,25 @@ def judge_identity(
             from .anthropic import ANTHROPIC_BASE_URL, normalize_anthropic_base
 
             base = normalize_anthropic_base(env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL)
-            return _http("anthropic", base, params("anthropic:MODEL", argument or None))
+            return _http("anthropic", base, params("anthropic:MODEL", argument or None), shape)
         from .openai import OPENAI_BASE_URL, normalize_base_url
 
         if backend.kind == "openai":
             base = normalize_base_url(env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL)
-            return _http("openai", base, params("openai:MODEL", argument or None))
+            return _http("openai", base, params("openai:MODEL", argument or None), shape)
         if backend.kind == "url":
             name = urlsplit(argument).netloc.rpartition("@")[2] or "url"
             judge_params = params(safe_url(argument), None)
-            return _http(name, normalize_base_url(argument), judge_params)
+            return _http(name, normalize_base_url(argument), judge_params, shape)
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None
     raise UsageError(f"the {backend.kind} judge cannot be named without building it")
 
 
-def _http(backend: str, base: str, params: JudgeParams) -> JudgeIdentity:
+def _http(backend: str, base: str, params: JudgeParams, shape: str) -> JudgeIdentity:
     shown = safe_url(base)
-    return JudgeIdentity(JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown), params)
+    info = JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown)
+    return JudgeIdentity(info, params, shape)
 
 
 def _first(*values: Any) -> Any:

@@ -18,6 +18,10 @@ only, so it is not part of the reply cache's key or the request's sha256, and th
 for byte what it was. A server that refuses the field (HTTP 400 naming it) is asked again at once
 without it, and from then on (`ask_again`), as for `max_completion_tokens`.
 
+Structured verdicts (`--structured on|auto`): the scorer's reply schema goes as `response_format:
+{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}` (`structured_fields`),
+the form OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio accept.
+
 It registers two kinds of judge (`registry`): `openai[:MODEL]`, at OPENAI_BASE_URL or OpenAI's
 own API, and `url`, any Chat Completions server named by its base URL. Where OPENAI_API_KEY may
 go is the factory's rule (`factory`): to `openai:` wherever OPENAI_BASE_URL points, and to a URL
@@ -28,12 +32,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ...core.reply_schema import SCHEMA_NAME
 from ..pacing import openai_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
@@ -155,6 +160,10 @@ class OpenAIJudge(HttpJudge):
                     break
         return body
 
+    def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """`response_format` asking for a reply in `schema`, strictly."""
+        return {"response_format": {"type": "json_schema", "json_schema": structured_schema(schema)}}
+
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
         models) is asked again at once with that field, and from then on; one that refuses
@@ -175,6 +184,12 @@ class OpenAIJudge(HttpJudge):
 
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         return decode_chat_completion(payload, self.info.backend, latency_ms)
+
+
+def structured_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The `json_schema` object of a strict `response_format` for `schema` (also the shape of Azure's
+    and every compatible server's)."""
+    return {"name": SCHEMA_NAME, "strict": True, "schema": schema}
 
 
 def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: float = 0.0) -> Completion:
