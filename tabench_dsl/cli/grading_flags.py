@@ -39,7 +39,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         action=_JudgeAction,
         metavar="JUDGE",
-        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
+        help="builtin | openai:MODEL | anthropic:MODEL | azure:DEPLOYMENT | azure:v1:MODEL | URL | "
+        "replay:RESULTS.jsonl (default: the manifest's "
         "judge.backend, else openai/anthropic for a named model when their environment is set; "
         "builtin only when no model is named); given more than once, the judges grade as a panel",
     )

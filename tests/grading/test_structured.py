@@ -157,7 +157,9 @@ async def test_auto_asks_again_without_the_schema_for_the_rest_of_the_run(
     j.listen(told.append)
     for _ in range(3):
         assert (await j.complete(MESSAGES)).content == PASS
-    assert ["response_format" in r for r in server.requests] == [True, False, False, False]
+    # The json_schema form, then the json_object form, both refused; then none, for good.
+    forms = [r.get("response_format", {}).get("type") for r in server.requests]
+    assert forms == ["json_schema", "json_object", None, None, None]
     assert len(told) == 1 and f"HTTP {status}" in told[0] and "--structured auto" in told[0]
 
 
@@ -167,7 +169,43 @@ async def test_on_keeps_the_schema_and_the_refusal_stands(judge_server, http_ses
     with pytest.raises(TransportError) as caught:
         await j.complete(MESSAGES)
     assert caught.value.status == 400 and not caught.value.retryable
-    assert server.calls == 1
+    assert [r["response_format"]["type"] for r in server.requests] == ["json_schema", "json_object"]
+
+
+#: What llama-cpp-python's server answers a `json_schema` response_format with (its request check
+#: fails inside the handler): HTTP 500 naming the field.
+LLAMA_CPP_PYTHON_500 = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
+async def test_a_server_of_the_older_form_gets_json_object_with_the_schema(
+    judge_server, http_session
+) -> None:
+    def reply(request: dict):
+        return Raw(500, LLAMA_CPP_PYTHON_500) if request["response_format"]["type"] == "json_schema" else PASS
+
+    server = await judge_server(reply)
+    j = judge(server, http_session, "on")
+    for _ in range(2):
+        assert (await j.complete(MESSAGES)).content == PASS
+    assert [r["response_format"] for r in server.requests[1:]] == [
+        {"type": "json_object", "schema": EXPECTED_SCHEMA}
+    ] * 2
+
+
+async def test_a_500_that_names_nothing_is_retried_not_adapted(judge_server, http_session) -> None:
+    server = await judge_server([Raw(500, {"error": {"message": "boom", "type": "server_error"}})])
+    j = judge(server, http_session, "on")
+    with pytest.raises(TransportError) as caught:
+        await j.complete(MESSAGES)
+    assert caught.value.retryable and server.calls == 1
 
 
 async def test_auto_ignores_a_refusal_that_names_something_else(judge_server, http_session) -> None:

@@ -36,11 +36,13 @@ from ...core.errors import TransportError, UsageError
 from ...core.records import Answer, AttemptKind
 from ..judges._http import MAX_BODY_BYTES, HttpJudge, cut_body_completion, scrub_line, status_error
 from ..judges.anthropic import AnthropicJudge
+from ..judges.azure import AzureJudge
 from ..judges.base import Completion, Judge, Message
 from ..judges.openai import OpenAIJudge
 from ..panel import Panel
 from ..runner import Grader, RunStats
 from .anthropic_batches import AnthropicBatches
+from .azure_batches import AzureBatches
 from .ledger import Ledger, Submitted, ledger_path, read_ledger
 from .openai_batches import OpenAIBatches
 from .polling import PollPlan
@@ -67,6 +69,8 @@ def batch_service(judge: Judge, secrets: Iterable[str] = ()) -> BatchService:
         wire = Wire(session, headers, backend=judge.info.backend, secrets=tuple(secrets))
         if isinstance(judge, AnthropicJudge):
             return AnthropicBatches(wire, judge.base_url)
+        if isinstance(judge, AzureJudge):  # before OpenAIJudge, which it is
+            return AzureBatches(wire, judge.target.batch_base, judge.target.api_version)
         if isinstance(judge, OpenAIJudge):
             return OpenAIBatches(wire, judge.base_url)
     raise UsageError(

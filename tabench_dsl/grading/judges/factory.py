@@ -15,6 +15,8 @@ An empty variable counts as unset. A judge name is
     openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
     anthropic:MODEL       the Messages API at ANTHROPIC_BASE_URL, else https://api.anthropic.com
     http(s)://HOST[/v1]   any Chat Completions server; the model from --model or judge.model
+    azure:DEPLOYMENT      Azure OpenAI's deployment path at AZURE_OPENAI_ENDPOINT (api-version from
+                          OPENAI_API_VERSION); azure:v1:MODEL its v1 path (`azure`)
     replay:RESULTS.jsonl  the replies recorded in an earlier results file
 
 `openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
@@ -30,7 +32,8 @@ OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_U
 own clients do, else api.openai.com) and to a `--judge` URL only when the URL is https or its host is
 loopback (127.0.0.0/8, ::1, localhost): a plain-HTTP judge elsewhere gets no key, since anyone on the
 path could read it. ANTHROPIC_API_KEY goes to `anthropic:` (ANTHROPIC_BASE_URL, else
-api.anthropic.com). On the real API hosts a missing key is a `UsageError` naming the variable
+api.anthropic.com). AZURE_OPENAI_API_KEY goes to `azure:` at AZURE_OPENAI_ENDPOINT, over https or
+to a loopback host only (`azure`). On the real API hosts a missing key is a `UsageError` naming the variable
 (exit 2); local servers need none. Keys live only inside the judge objects.
 
 A battery is shared data, written by someone else: its manifest may choose `builtin`, `openai` or
@@ -78,7 +81,10 @@ __all__ = [
 ]
 
 #: The forms `--judge` accepts, for error messages.
-JUDGE_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
+JUDGE_FORMS = (
+    "builtin, openai:MODEL, anthropic:MODEL, azure:DEPLOYMENT, azure:v1:MODEL, "
+    "an http(s):// base URL (with --model), replay:FILE"
+)
 
 #: Where a judge choice came from: the `--judge` flag, the manifest's `judge.backend`, the
 #: environment (a model named, OPENAI_* or ANTHROPIC_* set), or nothing at all (builtin).

@@ -78,6 +78,11 @@ def judge_identity(
 
             base = normalize_anthropic_base(env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL)
             return _http("anthropic", base, params("anthropic:MODEL", argument or None), shape)
+        if backend.kind == "azure":
+            from .azure import azure_target
+
+            target = azure_target(argument, model or manifest.model, env)
+            return _http("azure", target.base, params("azure:DEPLOYMENT", target.model), shape)
         from .openai import OPENAI_BASE_URL, normalize_base_url
 
         if backend.kind == "openai":

@@ -20,7 +20,10 @@ without it, and from then on (`ask_again`), as for `max_completion_tokens`.
 
 Structured verdicts (`--structured on|auto`): the scorer's reply schema goes as `response_format:
 {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}` (`structured_fields`),
-the form OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio accept.
+the form OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio accept. A server that
+refuses that form (a 400 or 422 naming `response_format` or `json_schema`, or the 500 that
+llama-cpp-python's server answers its request checks with) is asked again with the older
+`{"type": "json_object", "schema": ...}` (llama-cpp-python, Fireworks, Anyscale), and from then on.
 
 It registers two kinds of judge (`registry`): `openai[:MODEL]`, at OPENAI_BASE_URL or OpenAI's
 own API, and `url`, any Chat Completions server named by its base URL. Where OPENAI_API_KEY may
@@ -127,6 +130,9 @@ class OpenAIJudge(HttpJudge):
     ) -> None:
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
+        #: How a structured verdict is asked for: `json_schema`, or `json_object` with a `schema`
+        #: once a server refused the first.
+        self._structured_form = "json_schema"
         super().__init__(
             params,
             session=session,
@@ -161,14 +167,27 @@ class OpenAIJudge(HttpJudge):
         return body
 
     def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """`response_format` asking for a reply in `schema`, strictly."""
+        """`response_format` asking for a reply in `schema`, strictly (or in the older form)."""
+        if self._structured_form == "json_object":
+            return {"response_format": {"type": "json_object", "schema": schema}}
         return {"response_format": {"type": "json_schema", "json_schema": structured_schema(schema)}}
+
+    def _refuses_schema_form(self, status: int, payload: bytes) -> bool:
+        """Whether this refusal names the `json_schema` form of `response_format` while it is sent."""
+        if not self.shape.sending or self._structured_form != "json_schema":
+            return False
+        named = b"response_format" in payload or b"json_schema" in payload
+        return named and (status in (400, 422) or (status == 500 and b"response_format" in payload))
 
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
         models) is asked again at once with that field, and from then on; one that refuses
         `prompt_cache_key` (a compatible server that knows no such field) is asked again without it,
-        and from then on."""
+        and from then on; one that refuses the `json_schema` form of a structured verdict, with the
+        `json_object` form, and from then on."""
+        if self._refuses_schema_form(status, payload):
+            self._structured_form = "json_object"
+            return True
         if status != 400:
             return False
         if self._token_field == "max_tokens" and b"max_completion_tokens" in payload:

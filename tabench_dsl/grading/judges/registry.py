@@ -15,6 +15,7 @@ builtin judge never loads the HTTP backends, and the other way round:
     openai      openai          openai      the model (optional)
     anthropic   anthropic       anthropic   the model (optional)
     url         http, https     openai      the whole judge name, a base URL
+    azure       azure           azure       the deployment, or `v1:MODEL`
 
 To add a backend: a module that subclasses `base.Judge` and registers a builder, and a line in
 `_HOMES` for it (a module imported by other means registers itself just the same).
@@ -99,6 +100,7 @@ _HOMES: dict[str, str] = {
     "anthropic": ".anthropic",
     "http": ".openai",
     "https": ".openai",
+    "azure": ".azure",
 }
 
 _BACKENDS: dict[str, Backend] = {}
