@@ -138,8 +138,9 @@ def grade(battery: Path, answers: Path, out: Path, url: str, mode: str, pid: int
     server_before, own_before, started = cpu_seconds(pid), time.process_time(), time.perf_counter()
     argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--judge", url]
     argv += ["--model", "smollm2", "--no-cache", "--concurrency", "1", "--retries", "2", "--timeout", "600"]
-    argv += ["--structured", mode, "--json"]
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+    argv += ["--structured", mode]
+    quiet = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # grade writes bytes under its text layer
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(io.StringIO()) as err:
         status = main(argv)
     if status not in (0, 1):
         raise SystemExit(f"tabench grade --structured {mode} exited {status}: {err.getvalue()[-500:]}")

@@ -198,3 +198,32 @@ def test_a_manifest_may_not_set_headers_or_body_fields(work: Path, capsys, key: 
     assert main(["grade", str(battery), "--answers", str(answers(work, "h03"))]) == 2
     out, err = capsys.readouterr()
     assert said in out + err and "Traceback" not in err
+
+
+async def test_batch_carries_the_schema_params_and_header_and_no_file_holds_the_header(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.batch_server import start_batch_server
+
+    monkeypatch.setenv("TABENCH_BATCH_POLL", "0.01")
+    seen: list[dict] = []
+
+    def reply(body: dict) -> str:
+        seen.append(body)
+        return json.dumps({"verdict": "pass", "reason": f"fine {CANARY}", "facets": {}})
+
+    server = await start_batch_server(reply)
+    try:
+        battery = write_battery(work)
+        argv = ["grade", str(battery), "--answers", str(answers(work, "h03")), "--judge", server.url]
+        argv += ["--model", "m", "--batch", "--structured", "on", "--judge-param", "seed=7"]
+        argv += ["--judge-header", f"X-Gateway-Key={CANARY}", "--cache", str(work / "c.sqlite")]
+        assert await run(argv) == 0
+    finally:
+        await server.close()
+    assert seen[0]["response_format"]["type"] == "json_schema" and seen[0]["seed"] == 7
+    assert any(h.get("X-Gateway-Key") == CANARY for h in server.headers_seen)
+    assert (work / "results.batches.jsonl").exists()
+    for path in work.rglob("*"):
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
