@@ -39,6 +39,9 @@ Decided where the spec is silent:
   contradiction, the last reason the judge gave);
 - HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
   unknown model or a wrong base URL means no answer could be graded with that configuration;
+  a refusal for want of credit (`TransportError.stops_run`: OpenAI's 429 `insufficient_quota`,
+  Anthropic's credit-balance 400) stops it too, as a `UsageError` (exit 2): the records written
+  are kept and `--resume` continues once the account has credit;
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
@@ -59,7 +62,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.errors import JudgeError, TransportError
+from ..core.errors import JudgeError, TransportError, UsageError
 from ..core.records import (
     Answer,
     Attempt,
@@ -432,6 +435,7 @@ class Grader:
         panel has entries of its own."""
         sha = request_sha256(messages)
         key = None
+        keyed = judge.params
         cache = None if judge.info.deterministic else self.cache
         if cache is not None:
             info = judge.info
@@ -447,6 +451,8 @@ class Grader:
             completion, retries = await self._exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
+            if exc.stops_run:  # no credit left: the user must act before any call can succeed
+                raise UsageError(f"the judge refused the request: {message}") from None
             if exc.status in FATAL_STATUSES:
                 raise JudgeError(f"the judge refused the request: {message}") from None
             attempt = Attempt(
@@ -463,6 +469,10 @@ class Grader:
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
         if cache is not None and key is not None:
+            if judge.params is not keyed:  # the judge dropped a refused parameter on this call
+                key = cache_key(
+                    judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
+                )
             cache.put(key, content, completion.tokens)
         attempt = Attempt(
             kind,

@@ -93,6 +93,8 @@ async def open_grader(
         try:
             if judge.notice and on_notice is not None:
                 on_notice(judge.notice)
+            for member in judge.members if isinstance(judge, Panel) else (judge,):
+                member.warn = on_notice
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield grader(

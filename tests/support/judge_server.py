@@ -21,6 +21,12 @@ added (header names lower-cased; the values of `authorization` and `x-api-key` a
 "<redacted>"). Token usage is reported as word counts: the prompt's words (system included) and
 the reply's words, so tests can assert exact numbers.
 
+With `refuse_temperature=True` it plays a model that takes no `temperature`: a Chat Completions
+request with one other than 1 gets OpenAI's 400 `unsupported_value` (gpt-5, the o-series), a
+Messages request with any gets Anthropic's 400 that the parameter is deprecated (`TEMPERATURE_REFUSALS`).
+Refused requests are not counted in `calls`. `tests/support/provider_replies.py` builds whole
+replies and error bodies in the providers' shapes, to serve as `Raw`.
+
 With `peer_port=True` each request also records `_peer_port`, the client's TCP port (to tell which
 process sent it).
 
@@ -94,6 +100,32 @@ _OPENAI_KEYS = {
     "user",
     "logprobs",
     "prompt_cache_key",
+    "reasoning_effort",
+}
+#: What a model that takes no `temperature` answers, per protocol: (status, error body).
+TEMPERATURE_REFUSALS: dict[str, tuple[int, dict[str, Any]]] = {
+    "openai": (
+        400,
+        {
+            "error": {
+                "message": "Unsupported value: 'temperature' does not support 0 with this model. "
+                "Only the default (1) value is supported.",
+                "type": "invalid_request_error",
+                "param": "temperature",
+                "code": "unsupported_value",
+            }
+        },
+    ),
+    "anthropic": (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "temperature is deprecated for this model.",
+            },
+        },
+    ),
 }
 #: The longest `prompt_cache_key` OpenAI takes.
 PROMPT_CACHE_KEY_MAX = 64
@@ -137,8 +169,10 @@ class JudgeServer:
         hang_seconds: float = 30.0,
         prefix_cache: int = 0,
         peer_port: bool = False,
+        refuse_temperature: bool = False,
     ) -> None:
         self.responder = responder
+        self.refuse_temperature = refuse_temperature
         self.protocol_check = protocol_check
         self.api_key = api_key
         self.retry_after = retry_after
@@ -186,6 +220,8 @@ class JudgeServer:
                 _check_openai(request, body, self.api_key)
         except _Rejected as exc:
             return self._reject(exc, anthropic=False)
+        if self.refuse_temperature and body.get("temperature", 1) != 1:
+            return self._refuse_temperature("openai")
         reply = await self._next_reply(body)
         if isinstance(reply, Fault):
             return await self._fault(request, reply, anthropic=False)
@@ -205,6 +241,8 @@ class JudgeServer:
                 _check_anthropic(request, body, self.api_key)
         except _Rejected as exc:
             return self._reject(exc, anthropic=True)
+        if self.refuse_temperature and "temperature" in body:
+            return self._refuse_temperature("anthropic")
         reply = await self._next_reply(body)
         if isinstance(reply, Fault):
             return await self._fault(request, reply, anthropic=True)
@@ -265,6 +303,11 @@ class JudgeServer:
         if inspect.isawaitable(reply):
             reply = await reply
         return reply
+
+    def _refuse_temperature(self, protocol: str) -> web.Response:
+        status, body = TEMPERATURE_REFUSALS[protocol]
+        self.rejections.append(json.dumps(body))
+        return web.json_response(body, status=status)
 
     def _reject(self, exc: _Rejected, *, anthropic: bool) -> web.Response:
         self.rejections.append(exc.message)

@@ -126,9 +126,10 @@ class AnthropicJudge(HttpJudge):
         body: dict[str, object] = {
             "model": self.params.model,
             "max_tokens": self.params.max_tokens,
-            "temperature": self.params.temperature,
             "messages": [{"role": m.role, "content": m.content} for m in messages if m.role != "system"],
         }
+        if self.params.temperature is not None:
+            body["temperature"] = self.params.temperature
         if system and self.prompt_cache:
             body["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
         elif system:
@@ -137,11 +138,13 @@ class AnthropicJudge(HttpJudge):
 
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that refuses the `cache_control` mark (a stand-in that knows no prompt cache) is
-        asked again at once with the SYSTEM as a plain string, and from then on."""
+        asked again at once with the SYSTEM as a plain string, and from then on; a model that calls
+        `temperature` deprecated is asked again without it, and from then on
+        (`drop_refused_temperature`)."""
         if status == 400 and self.prompt_cache and b"cache_control" in payload:
             self.prompt_cache = False
             return True
-        return False
+        return self.drop_refused_temperature(status, payload)
 
     def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
         return anthropic_reading(headers)

@@ -13,6 +13,8 @@ plain attributes and methods (never probes with `getattr`):
     exchange_timeout     seconds after which `complete` gives up by itself with a retryable
                          `TransportError`, or None when it has no limit of its own (default)
     notice               a line for the user about why this judge was chosen, or None (default)
+    warn                 where the judge says, once, what it changed in its requests during the
+                         run (a refused parameter dropped); set by whoever shows it (default: None)
 
 It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
 from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudge`.
@@ -21,6 +23,7 @@ from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudg
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 
 import msgspec
 
@@ -46,7 +49,8 @@ class JudgeParams(msgspec.Struct, frozen=True):
     """Decoding parameters sent with every call (and part of the cache key)."""
 
     model: str
-    temperature: float = DEFAULT_TEMPERATURE
+    #: None: no temperature is sent (the server refused it: `HttpJudge.drop_refused_temperature`).
+    temperature: float | None = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
 
 
@@ -74,6 +78,9 @@ class Judge(abc.ABC):
     #: A line for the user about why this judge was chosen (the builtin judge standing in for a
     #: named model), for the caller to show; None when there is nothing to say.
     notice: str | None = None
+    #: Told, once, what the judge changed in its requests during the run (a refused temperature
+    #: dropped), for the caller to show; None: nobody listens.
+    warn: Callable[[str], None] | None = None
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:

@@ -39,6 +39,7 @@ from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
 from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
+from .wire_errors import FORM_REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -78,6 +79,8 @@ class _ChatCompletion(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(_ChatCompletion)
 
+#: Why OPENAI_API_KEY, although set, did not go to a `--judge` URL (the hint of a 401/403).
+KEY_WITHHELD = f"{OPENAI_KEY_ENV} was not sent: the URL is not https (nor a loopback host)"
 #: What starts every `prompt_cache_key`, so a provider's logs show whose key it is.
 PROMPT_CACHE_KEY_PREFIX = "tabench-"
 
@@ -119,6 +122,7 @@ class OpenAIJudge(HttpJudge):
         backend: str = "openai",
         key_env: str | None = OPENAI_KEY_ENV,
         prompt_cache: bool = True,
+        key_withheld: str | None = None,
     ) -> None:
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
@@ -131,6 +135,7 @@ class OpenAIJudge(HttpJudge):
             backend=backend,
             key_env=key_env,
             prompt_cache=prompt_cache,
+            key_withheld=key_withheld,
         )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
@@ -145,9 +150,10 @@ class OpenAIJudge(HttpJudge):
         body: dict[str, object] = {
             "model": self.params.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": self.params.temperature,
-            self._token_field: self.params.max_tokens,
         }
+        if self.params.temperature is not None:
+            body["temperature"] = self.params.temperature
+        body[self._token_field] = self.params.max_tokens
         if self.prompt_cache:
             for m in messages:
                 if m.role == "system":
@@ -158,9 +164,10 @@ class OpenAIJudge(HttpJudge):
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
         models) is asked again at once with that field, and from then on; one that refuses
-        `prompt_cache_key` (a compatible server that knows no such field) is asked again without it,
+        `prompt_cache_key` (a compatible server that knows no such field, a 400 or Mistral's 422) or
+        `temperature` (gpt-5, the o-series: `drop_refused_temperature`) is asked again without it,
         and from then on."""
-        if status != 400:
+        if status not in FORM_REFUSALS:
             return False
         if self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
             self._token_field = "max_completion_tokens"
@@ -168,7 +175,7 @@ class OpenAIJudge(HttpJudge):
         if self.prompt_cache and b"prompt_cache_key" in payload:
             self.prompt_cache = False
             return True
-        return False
+        return self.drop_refused_temperature(status, payload)
 
     def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
         return openai_reading(headers)
@@ -231,14 +238,17 @@ def url_judge(setup: JudgeSetup) -> OpenAIJudge:
     try:
         params = setup.params(safe_url(url))
         backend = urlsplit(url).netloc.rpartition("@")[2] or "url"
+        key = setup.env.get(OPENAI_KEY_ENV)
+        sent = url_gets_key(url)
         return OpenAIJudge(
             params,
             session=setup.http_session(),
             base_url=url,
-            api_key=setup.env.get(OPENAI_KEY_ENV) if url_gets_key(url) else None,
+            api_key=key if sent else None,
             timeout=setup.timeout,
             backend=backend,
             prompt_cache=setup.prompt_cache,
+            key_withheld=None if sent or not key else KEY_WITHHELD,
         )
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None
