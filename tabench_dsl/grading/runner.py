@@ -63,6 +63,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import JudgeError, TransportError, UsageError
+from ..core.reasoning import DEFAULT_REASONING_TAGS
 from ..core.records import (
     Answer,
     Attempt,
@@ -84,6 +85,8 @@ from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, group
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
+from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed
+from .reply_endings import problem as reply_problem
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -138,9 +141,14 @@ class RunStats(msgspec.Struct):
 
 class _Asked(msgspec.Struct):
     attempt: Attempt
-    decoded: Decoded | None  # None when transport failed for good
+    decoded: Decoded | None  # None when transport failed for good, or the reply was cut off twice
     #: Transport failed for good because the judge was still rate limiting when the wait was over.
     rate_limited: bool = False
+    #: The reply's text without its reasoning blocks (`reply_endings.final_text`): what was decoded.
+    final: str = ""
+    #: Set when the answer ends here without a verdict (cause `truncated`), with its reason.
+    ended: Cause | None = None
+    reason: str = ""
 
 
 def audit_share(system: str, question: str) -> float:
@@ -222,6 +230,8 @@ class Grader:
         self.contradiction = ContradictionCheck.from_settings(settings.contradiction)
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings.injection)
+        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`).
+        self.reasoning_tags = DEFAULT_REASONING_TAGS
         env = os.environ if env is None else env
         self._secrets = secrets_in(env)
         # T1 keys as token sets, computed once per question.
@@ -370,13 +380,14 @@ class Grader:
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
+                cause, reason = twice_malformed(asked.attempt, asked.decoded.problem)
                 return self._record(
                     answer,
                     question,
                     judge=judge.info,
                     verdict="adjudicate",
-                    cause="malformed",
-                    reason=f"malformed reply twice: {asked.decoded.problem}",
+                    cause=cause,
+                    reason=reason,
                     attempts=attempts,
                     tolerated=tolerated,
                 )
@@ -430,6 +441,31 @@ class Grader:
         attempts: list[Attempt],
         tolerated: list[str],
     ) -> _Asked:
+        """One ask of `judge` (`_ask_once`); a reply cut off at its token budget is asked again once
+        with twice the budget, each attempt recording the budget it had, and cut off again ends the
+        answer (cause `truncated`: `reply_endings`)."""
+        asked = await self._ask_once(judge, kind, messages, attempts, tolerated)
+        if asked.decoded is None or not cut_off(asked.attempt, asked.final):
+            return asked
+        budget = judge.params.max_tokens
+        attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=budget)
+        longer = judge.with_max_tokens(doubled_budget(budget))
+        asked = await self._ask_once(longer, kind, messages, attempts, tolerated)
+        if asked.decoded is not None:
+            attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=longer.params.max_tokens)
+            if cut_off(asked.attempt, asked.final):
+                reason = truncated_reason(budget, longer.params.max_tokens)
+                return _Asked(attempts[-1], None, final=asked.final, ended="truncated", reason=reason)
+        return asked
+
+    async def _ask_once(
+        self,
+        judge: Judge,
+        kind: AttemptKind,
+        messages: list[Message],
+        attempts: list[Attempt],
+        tolerated: list[str],
+    ) -> _Asked:
         """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
         The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
         panel has entries of its own."""
@@ -444,7 +480,16 @@ class Grader:
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.
                 content = self._received(hit.content)
-                attempt = Attempt(kind, content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
+                attempt = Attempt(
+                    kind,
+                    content,
+                    0.0,
+                    hit.tokens,
+                    cache_hit=True,
+                    request_sha256=sha,
+                    stop=hit.stop or None,
+                    refusal=hit.refusal,
+                )
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
@@ -473,7 +518,7 @@ class Grader:
                 key = cache_key(
                     judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
                 )
-            cache.put(key, content, completion.tokens)
+            cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
         attempt = Attempt(
             kind,
             content,
@@ -481,6 +526,9 @@ class Grader:
             completion.tokens,
             transport_retries=retries,
             request_sha256=sha,
+            stop=completion.stop or None,
+            refusal=None if completion.refusal is None else self._received(completion.refusal),
+            served=completion.served,
         )
         return self._decoded(attempt, attempts, tolerated)
 
@@ -504,11 +552,15 @@ class Grader:
 
     def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
         attempts.append(attempt)
-        decoded = decode_reply(attempt.raw or "", facet_names=self.facets)
+        final = final_text(attempt.raw or "", self.reasoning_tags)
+        refused = reply_problem(attempt, final)
+        if refused is not None:
+            return _Asked(attempt, Decoded(None, (), refused), final=final)
+        decoded = decode_reply(final, facet_names=self.facets)
         for form in decoded.tolerated:
             if form not in tolerated:
                 tolerated.append(form)
-        return _Asked(attempt, decoded)
+        return _Asked(attempt, decoded, final=final)
 
     def _injection_suspect(self, text: str) -> bool:
         return self._injection is not None and self._injection.search(text) is not None
@@ -522,6 +574,17 @@ class Grader:
         attempts: list[Attempt],
         tolerated: list[str],
     ) -> Record:
+        if asked.ended is not None:  # the judge answered, but never within its budget
+            return self._record(
+                answer,
+                question,
+                judge=judge.info,
+                verdict="adjudicate",
+                cause=asked.ended,
+                reason=asked.reason,
+                attempts=attempts,
+                tolerated=tolerated,
+            )
         return self._record(
             answer,
             question,

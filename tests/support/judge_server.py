@@ -65,7 +65,7 @@ class Fault(enum.StrEnum):
     HANG = "hang"  # no answer until the client gives up (or the server closes)
     NON_JSON = "non_json"  # 200 text/html
     TRUNCATED = "truncated"  # 200 with a completion body cut in half
-    EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: `content: []`)
+    EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: a message without `content`)
     UNAUTHORIZED = "unauthorized"  # 401 invalid key
     BAD_REQUEST = "bad_request"  # 400 invalid request
     ENDLESS = "endless"  # 200 with a body that never ends, until the client hangs up
@@ -333,7 +333,10 @@ class JudgeServer:
             return await self._endless(request)
         if fault is Fault.EMPTY_CHOICES:
             whole = _anthropic_message({}, "") if anthropic else _chat_completion({}, "")
-            whole["content" if anthropic else "choices"] = []
+            if anthropic:  # `content: []` is a reply without text (the judge's), this none at all
+                del whole["content"]
+            else:
+                whole["choices"] = []
             return web.json_response(whole)
         status, kind, message = _FAULT_ERRORS[fault]
         headers = {}

@@ -46,7 +46,7 @@ import msgspec
 
 from ...core.errors import TransportError
 from ...core.ratelimit import RateReading
-from ...core.records import JudgeInfo, Tokens
+from ...core.records import JudgeInfo, Served, Tokens
 from ...core.redact import scrub
 from ..transport import map_client_errors, parse_retry_after
 from ..verdict import MAX_REPLY_BYTES
@@ -320,6 +320,7 @@ def reported_tokens(
     *,
     cached_prompt: int | None = None,
     cache_write: int | None = None,
+    reasoning: int | None = None,
 ) -> Tokens:
     """The tokens a server reported, 0 for a count it left out or sent as null. `prompt` counts
     every input token, cached ones included (`records.Tokens`): a backend whose protocol reports
@@ -329,4 +330,14 @@ def reported_tokens(
         completion=completion or 0,
         cached_prompt=cached_prompt or 0,
         cache_write=cache_write or 0,
+        reasoning=reasoning or 0,
+    )
+
+
+def served(model: str | None, response_id: str | None, fingerprint: str | None = None) -> Served | None:
+    """Who answered, as a reply names it (None when it names nothing)."""
+    if not (model or response_id or fingerprint):
+        return None
+    return Served(
+        model=model or None, response_id=response_id or None, system_fingerprint=fingerprint or None
     )

@@ -35,8 +35,17 @@ import msgspec
 
 from ...core.errors import TransportError, UsageError
 from ..pacing import openai_reading
-from ._http import HttpJudge, reported_tokens
-from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
+from ._http import HttpJudge, reported_tokens, served
+from .base import (
+    DEFAULT_TIMEOUT,
+    STOP_CONTENT_FILTER,
+    STOP_LENGTH,
+    STOP_REFUSAL,
+    STOP_TOOL_CALLS,
+    Completion,
+    JudgeParams,
+    Message,
+)
 from .registry import JudgeSetup, register_judge
 from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
 from .wire_errors import FORM_REFUSALS
@@ -56,25 +65,36 @@ OPENAI_KEY_ENV = "OPENAI_API_KEY"
 
 class _ChatMessage(msgspec.Struct):
     content: str | None = None
+    refusal: str | None = None
+    tool_calls: list[object] | None = None
 
 
 class _Choice(msgspec.Struct):
     message: _ChatMessage
+    finish_reason: str | None = None
 
 
 class _PromptDetails(msgspec.Struct):
     cached_tokens: int | None = 0
 
 
+class _CompletionDetails(msgspec.Struct):
+    reasoning_tokens: int | None = 0
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: int | None = 0
     completion_tokens: int | None = 0
     prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
 
 
 class _ChatCompletion(msgspec.Struct):
     choices: list[_Choice]
     usage: _Usage | None = None
+    model: str | None = None
+    id: str | None = None
+    system_fingerprint: str | None = None
 
 
 _decoder = msgspec.json.Decoder(_ChatCompletion)
@@ -185,27 +205,50 @@ class OpenAIJudge(HttpJudge):
 
 
 def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: float = 0.0) -> Completion:
-    """A `Completion` from a Chat Completions body; `TransportError` (retryable) when it is not one."""
+    """A `Completion` from a Chat Completions body; `TransportError` (retryable) when it is not one.
+
+    A reply without text is still the judge's reply, its tokens billed: `stop` says what it was
+    (`message.refusal`, `finish_reason: length` or `content_filter`, `tool_calls` with no text, or
+    no text at all with reasoning tokens spent: the budget went on reasoning). vLLM's and SGLang's
+    `reasoning_content` is never read as the reply."""
     try:
         body = _decoder.decode(payload)
     except msgspec.DecodeError as exc:
         raise TransportError(f"{backend} judge sent a body that is not a chat completion ({exc})") from None
     if not body.choices:
         raise TransportError(f"{backend} judge sent a chat completion without choices")
-    content = body.choices[0].message.content
-    if content is None:
-        raise TransportError(f"{backend} judge sent a chat completion with no text content")
+    choice = body.choices[0]
+    message = choice.message
+    content = message.content or ""
     usage = body.usage or _Usage()
     details = usage.prompt_tokens_details
+    reasoning = (usage.completion_tokens_details or _CompletionDetails()).reasoning_tokens or 0
     return Completion(
         content=content,
         tokens=reported_tokens(
             usage.prompt_tokens,
             usage.completion_tokens,
             cached_prompt=details.cached_tokens if details is not None else 0,
+            reasoning=reasoning,
         ),
         latency_ms=latency_ms,
+        stop=_stop(choice, content, reasoning),
+        refusal=message.refusal or None,
+        served=served(body.model, body.id, body.system_fingerprint),
     )
+
+
+def _stop(choice: _Choice, content: str, reasoning: int) -> str:
+    """Why the reply ended short of its own end ("" when it did not)."""
+    if choice.message.refusal:
+        return STOP_REFUSAL
+    if choice.finish_reason in (STOP_LENGTH, STOP_CONTENT_FILTER):
+        return choice.finish_reason
+    if not content.strip() and choice.message.tool_calls:
+        return STOP_TOOL_CALLS
+    if not content.strip() and reasoning > 0:
+        return STOP_LENGTH
+    return ""
 
 
 @register_judge("openai")
