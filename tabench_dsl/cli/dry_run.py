@@ -236,7 +236,12 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
 
     def identity(name: str | None, model: str | None, defaults: JudgeDefaults) -> JudgeIdentity:
         found = judge_identity(
-            name, model=model, manifest_judge=defaults, settings=compiled.settings, env=os.environ
+            name,
+            model=model,
+            manifest_judge=defaults,
+            settings=compiled.settings,
+            env=os.environ,
+            decoding=options.decoding,
         )
         price = options.price or defaults.price
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))
@@ -254,6 +259,7 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
                     max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
                     backend=one.backend,
                     price=one.price or manifest.price,
+                    reasoning=manifest.reasoning,
                 ),
             )
             for one in manifest.panel

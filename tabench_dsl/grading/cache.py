@@ -95,13 +95,19 @@ def cache_key(
     backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str, *, endpoint: str = ""
 ) -> str:
     """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
-    the server asked (`JudgeInfo.endpoint`)."""
+    the server asked (`JudgeInfo.endpoint`). The reasoning controls are named only when set, so
+    the keys of calls without them are what they always were."""
+    decoding: dict[str, object] = {"temperature": params.temperature, "max_tokens": params.max_tokens}
+    if params.reasoning_effort is not None:
+        decoding["reasoning_effort"] = params.reasoning_effort
+    if params.thinking_budget is not None:
+        decoding["thinking_budget"] = params.thinking_budget
     payload = _key_encoder.encode(
         {
             "backend": backend,
             "endpoint": endpoint,
             "model": params.model,
-            "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
+            "params": decoding,
             "messages": [[m.role, m.content] for m in messages],
             "attempt": attempt,
         }

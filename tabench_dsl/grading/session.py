@@ -25,6 +25,7 @@ from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT, Judge
+from .judges.decoding import DecodingFlags
 from .panel import Panel
 from .runner import MAX_ANSWER_BYTES, Grader
 from .transport import DEFAULT_RATE_LIMIT_WAIT
@@ -58,6 +59,8 @@ class GradingOptions(msgspec.Struct, frozen=True):
     panel_rule: str | None = None
     t1_audit: float = 0.0
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
+    #: `--temperature`, `--max-tokens`, `--reasoning-effort`, `--thinking-budget` (over the manifest).
+    decoding: DecodingFlags = DecodingFlags()
 
 
 @contextlib.asynccontextmanager
@@ -144,6 +147,7 @@ async def open_judge(
             env=env,
             timeout=options.timeout,
             price=options.price,
+            decoding=options.decoding,
         )
 
     members: list[Judge] = []
@@ -159,6 +163,7 @@ async def open_judge(
                     max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
                     backend=one.backend,
                     price=one.price or manifest.price,
+                    reasoning=manifest.reasoning,
                 )
                 members.append(build(None, None, defaults))
         else:

@@ -458,6 +458,9 @@ def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | Non
             raise _Rejected(400, "invalid_request_error", f"messages[{i}].content must be a string")
     _check_number(body, "temperature", 0.0, 2.0)
     _check_max_tokens(body, required=False)
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in ("minimal", "low", "medium", "high"):
+        raise _Rejected(400, "invalid_request_error", f"Invalid value for 'reasoning_effort': {effort!r}")
     key = body.get("prompt_cache_key")
     if key is not None and not isinstance(key, str):
         raise _Rejected(
@@ -500,6 +503,30 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
     if messages[0]["role"] != "user":
         raise _Rejected(400, "invalid_request_error", "messages: first message must use the 'user' role")
     _check_number(body, "temperature", 0.0, 1.0)
+    _check_thinking(body)
+
+
+def _check_thinking(body: dict[str, Any]) -> None:
+    """Extended thinking as the Messages API takes it: `{type: enabled, budget_tokens: N >= 1024}`,
+    `max_tokens` above the budget, and no temperature but 1."""
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+    if thinking.get("type") != "enabled" or not isinstance(budget, int) or budget < 1024:
+        raise _Rejected(
+            400, "invalid_request_error", "thinking.enabled.budget_tokens: Input should be >= 1024"
+        )
+    if body["max_tokens"] <= budget:
+        raise _Rejected(
+            400, "invalid_request_error", "`max_tokens` must be greater than `thinking.budget_tokens`"
+        )
+    if body.get("temperature", 1) != 1:
+        raise _Rejected(
+            400,
+            "invalid_request_error",
+            "`temperature` may only be set to 1 when thinking is enabled or in interleaved thinking mode.",
+        )
 
 
 def _check_system_blocks(blocks: list[Any]) -> None:

@@ -146,6 +146,8 @@ class AnthropicJudge(HttpJudge):
         }
         if self.params.temperature is not None:
             body["temperature"] = self.params.temperature
+        if self.params.thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.params.thinking_budget}
         if system and self.prompt_cache:
             body["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
         elif system:

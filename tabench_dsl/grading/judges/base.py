@@ -54,6 +54,10 @@ class JudgeParams(msgspec.Struct, frozen=True):
     #: None: no temperature is sent (the server refused it: `HttpJudge.drop_refused_temperature`).
     temperature: float | None = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
+    #: OpenAI's `reasoning_effort`, sent when set (`decoding.decoding_params`).
+    reasoning_effort: str | None = None
+    #: Anthropic's extended-thinking budget, sent as `thinking` when set.
+    thinking_budget: int | None = None
 
 
 #: `Completion.stop` values: why a reply ended short of its own end.

@@ -174,6 +174,8 @@ class OpenAIJudge(HttpJudge):
         if self.params.temperature is not None:
             body["temperature"] = self.params.temperature
         body[self._token_field] = self.params.max_tokens
+        if self.params.reasoning_effort is not None:
+            body["reasoning_effort"] = self.params.reasoning_effort
         if self.prompt_cache:
             for m in messages:
                 if m.role == "system":
