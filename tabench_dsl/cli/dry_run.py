@@ -242,6 +242,7 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
             settings=compiled.settings,
             env=os.environ,
             request=options.request,
+            decoding=options.decoding,
         )
         price = options.price or defaults.price
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))
@@ -260,6 +261,7 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
                     backend=one.backend,
                     price=one.price or manifest.price,
                     structured=manifest.structured,
+                    reasoning=manifest.reasoning,
                 ),
             )
             for one in manifest.panel

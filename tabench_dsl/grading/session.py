@@ -25,6 +25,7 @@ from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT, Judge
+from .judges.decoding import DecodingFlags
 from .judges.request_shape import RequestOptions
 from .panel import Panel
 from .runner import MAX_ANSWER_BYTES, Grader
@@ -62,6 +63,8 @@ class GradingOptions(msgspec.Struct, frozen=True):
     #: What the command line adds to every judge request (`--structured`, `--judge-param`,
     #: `--judge-header`).
     request: RequestOptions = RequestOptions()
+    #: `--temperature`, `--max-tokens`, `--reasoning-effort`, `--thinking-budget` (over the manifest).
+    decoding: DecodingFlags = DecodingFlags()
 
 
 @contextlib.asynccontextmanager
@@ -97,9 +100,8 @@ async def open_grader(
         try:
             if judge.notice and on_notice is not None:
                 on_notice(judge.notice)
-            if on_notice is not None:
-                for member in judge.members if isinstance(judge, Panel) else (judge,):
-                    member.listen(on_notice)
+            for member in judge.members if isinstance(judge, Panel) else (judge,):
+                member.warn = on_notice
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield grader(
@@ -150,6 +152,7 @@ async def open_judge(
             timeout=options.timeout,
             price=options.price,
             request=options.request,
+            decoding=options.decoding,
         )
 
     members: list[Judge] = []
@@ -166,6 +169,7 @@ async def open_judge(
                     backend=one.backend,
                     price=one.price or manifest.price,
                     structured=manifest.structured,
+                    reasoning=manifest.reasoning,
                 )
                 members.append(build(None, None, defaults))
         else:

@@ -29,6 +29,7 @@ from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.price import PRICE_EXAMPLE, PRICE_KEYS, missing_price_keys, price_value_problem
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
+from .judge_reasoning import check_reasoning, thinking_problems
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .rubric import build_questions
 from .scorer import read_settings
@@ -47,6 +48,7 @@ JUDGE_KEYS: tuple[str, ...] = (
     "rule",
     "prompt_cache",
     "structured",
+    "reasoning",
 )
 #: Judge keys a manifest may not have, with the flag that sets them: a battery is someone else's
 #: data, and a request field or header spends the user's money or carries their secrets.
@@ -314,6 +316,9 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
     fields: dict[str, object] = {}
     parts: dict[str, Pos] = {}
     ok = _judge_fields(node, path, errors, JUDGE_KEYS, "judge", fields, parts)
+    thinking = thinking_problems(fields, parts) if ok else []
+    errors.extend(thinking)
+    ok = ok and not thinking
     return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
 
 
@@ -374,6 +379,10 @@ def _judge_fields(
                 text = None
             ok = ok and text is not None
             fields[key] = text
+        elif key == "reasoning":
+            reasoning = check_reasoning(value, path, errors)
+            ok = ok and reasoning is not None
+            fields[key] = reasoning
         elif key == "panel":
             panel = _check_panel(value, path, errors)
             ok = ok and panel is not None

@@ -18,6 +18,7 @@ from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
+from .served import ServedModel, served_models
 from .slices import TagTotals, tag_table, tag_totals
 
 # Defined with the other statistics; re-exported, so totals' users find them here as before.
@@ -94,6 +95,8 @@ class Totals(msgspec.Struct):
     t1_audit: T1Audit | None = None
     comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
     tags: list[TagTotals] = msgspec.field(default_factory=list)
+    #: The models that answered the judge calls, as their replies named them (`served`).
+    served: list[ServedModel] = msgspec.field(default_factory=list)
 
 
 class OutcomeCounts(Protocol):
@@ -217,6 +220,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         t1_audit=t1_audit(standing.values()),
         comparisons=compare_systems(standing.values()),
         tags=tag_totals(standing.values()),
+        served=served_models(standing.values()),
     )
 
 

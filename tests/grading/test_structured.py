@@ -154,7 +154,7 @@ async def test_auto_asks_again_without_the_schema_for_the_rest_of_the_run(
     server = await judge_server(reply)
     j = judge(server, http_session, "auto")
     told: list[str] = []
-    j.listen(told.append)
+    j.warn = told.append
     for _ in range(3):
         assert (await j.complete(MESSAGES)).content == PASS
     # The json_schema form, then the json_object form, both refused; then none, for good.

@@ -207,12 +207,14 @@ class BatchGrader(Grader):
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]
     ) -> tuple[Completion, int]:
-        # `judge` is `self.http_judge`: a batch grading has one judge (`batch_service` refuses a panel).
+        # `judge` is `self.http_judge`, or its twin with a larger token budget (the re-ask of a
+        # cut-off reply): a batch grading has one judge (`batch_service` refuses a panel).
         assert self.rounds is not None  # set by `run`, the only way in
         system, question = _answer.get()
+        asking = judge if isinstance(judge, HttpJudge) else self.http_judge
         retries = 0
         while True:
-            body = msgspec.json.encode(self.http_judge.full_body(messages))
+            body = msgspec.json.encode(asking.full_body(messages))
             name = custom_id(system, question, kind, body)
             entry = self.service.entry(name, body)
             del body  # the entry holds it: one copy per answer in flight, not two

@@ -20,9 +20,11 @@ An empty variable counts as unset. A judge name is
     replay:RESULTS.jsonl  the replies recorded in an earlier results file
 
 `openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
-Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
-`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens. The price (`--price`,
-else the manifest's `judge.price`) goes into the judge's `info`, so every record says what it cost.
+Parameters, first found wins: the flags (`model`; `temperature`, `max_tokens` and the reasoning
+controls as `decoding.DecodingFlags`), the manifest's `judge:`, the scorer's `judge:` settings, then
+temperature 0 and 300 tokens (`decoding.decoding_params`, the one place this is decided). The
+price (`--price`, else the manifest's `judge.price`) goes into the judge's `info`, so every record
+says what it cost.
 The provider's prompt-cache hint is sent unless the manifest says `judge: {prompt_cache: false}`.
 What the user adds to every request (`request_shape`: `--structured` over the manifest's
 `judge.structured`, `--judge-param`, `--judge-header`) is handed to the judge once it is built.
@@ -62,7 +64,8 @@ from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
 from ...core.price import Price
 from ...core.scorer import ScorerSettings
-from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
+from .base import DEFAULT_TIMEOUT, Judge
+from .decoding import DecodingFlags, decoding_params
 from .registry import Backend, JudgeSetup, find_backend
 from .request_shape import RequestOptions, RequestShape
 from .urls import safe_url, url_gets_key
@@ -111,6 +114,7 @@ def make_judge(
     max_tokens: int | None = None,
     price: Price | None = None,
     request: RequestOptions | None = None,
+    decoding: DecodingFlags | None = None,
 ) -> Judge:
     """The judge `name` names, chosen and configured as the module docstring says; raises `UsageError`
     for a bad judge name, a missing model, a missing key, or a judge URL or replay file only the manifest
@@ -121,14 +125,23 @@ def make_judge(
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
     choice, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
-    scorer = (settings or ScorerSettings()).judge
+    flags = decoding or DecodingFlags()
+    if temperature is not None or max_tokens is not None:
+        flags = msgspec.structs.replace(
+            flags,
+            temperature=_first(temperature, flags.temperature),
+            max_tokens=_first(max_tokens, flags.max_tokens),
+        )
+    params = decoding_params(flags, manifest, (settings or ScorerSettings()).judge)
     judge = backend.build(
         JudgeSetup(
             name=choice.name,
             argument=argument,
             model=model or manifest.model,
-            temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
-            max_tokens=int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS)),
+            temperature=params.temperature,
+            max_tokens=params.max_tokens,
+            reasoning_effort=params.reasoning_effort,
+            thinking_budget=params.thinking_budget,
             env=env,
             timeout=timeout,
             session=session,
@@ -232,4 +245,4 @@ def manifest_backend_problem(backend: str) -> str | None:
 
 
 def _first(*values: Any) -> Any:
-    return next(v for v in values if v is not None)
+    return next((v for v in values if v is not None), None)

@@ -11,8 +11,8 @@ cache key (`digest`).
 
 `structured` is `off` (the default: nothing is sent), `on` (the scorer's reply schema is sent in the
 protocol's form, `HttpJudge.structured_fields`) or `auto` (sent, and when the server refuses it, a
-400 or 422 naming the field, asked again without it for the rest of the run, said once through
-`tell`). The decoder and the contradiction check stay the authority on every reply either way.
+400 or 422 naming the field, asked again without it for the rest of the run, said once through the
+judge's `warn`). The decoder and the contradiction check stay the authority on every reply either way.
 
 `digest` is "" when nothing is added, so the reply cache keys of a plain grading stay what they
 were; otherwise it names the structured mode, the schema, the body fields and the headers' hashes.
@@ -71,8 +71,6 @@ class RequestShape:
         self.params = dict(options.params)
         self.headers = dict(options.headers)
         self.digest = shape_digest(self.mode, self.schema, self.params, self.headers)
-        #: Where a change of form mid-run is said (the session sets it); None: said nowhere.
-        self.tell: Callable[[str], None] | None = None
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -87,20 +85,19 @@ class RequestShape:
         if self.params:
             body.update(self.params)
 
-    def refused(self, status: int, payload: bytes, backend: str) -> bool:
-        """Under `auto`, whether this refusal (a 400 or 422 naming the structured form) turned the
-        schema off for the rest of the run, said once; the request is then made again."""
+    def refused(self, status: int, payload: bytes, backend: str) -> str | None:
+        """Under `auto`, when this refusal (a 400 or 422 naming the structured form) turned the
+        schema off for the rest of the run, the line saying so (once: the schema is off after it);
+        the request is then made again. None otherwise."""
         if self.mode != "auto" or not self.sending or status not in REFUSAL_STATUSES:
-            return False
+            return None
         if not any(name in payload for name in STRUCTURED_FIELDS):
-            return False
+            return None
         self.sending = False
-        if self.tell is not None:
-            self.tell(
-                f"the {backend} judge refused the structured verdict schema (HTTP {status}); "
-                "asking without it for the rest of the run (--structured auto)"
-            )
-        return True
+        return (
+            f"the {backend} judge refused the structured verdict schema (HTTP {status}); "
+            "asking without it for the rest of the run (--structured auto)"
+        )
 
 
 def shape_digest(
