@@ -281,3 +281,16 @@ def test_manifest_structured_values(tmp_path: Path) -> None:
     for written, read in (("on", "on"), ("off", "off"), ("auto", "auto"), ("'on'", "on")):
         manifest.write_text(base + f"judge:\n  structured: {written}\n", encoding="utf-8")
         assert load_battery(str(folder)).judge.structured == read
+
+
+async def test_a_header_given_replaces_the_protocols_own(judge_server, http_session) -> None:
+    server = await judge_server([PASS], api_key="gateway-token")  # checks the first authorization
+    j = make_judge(
+        server.url,
+        model="judge-m",
+        session=http_session,
+        env={"OPENAI_API_KEY": "sk-env-key-0123456789"},
+        request=RequestOptions(headers=(("Authorization", "Bearer gateway-token"),)),
+    )
+    assert (await j.complete(MESSAGES)).content == PASS
+    assert list(j.secrets) == ["sk-env-key-0123456789", "Bearer gateway-token"]

@@ -258,7 +258,9 @@ class HttpJudge(Judge):
         protocol's own, the user asked for them) and its body fields (`full_body`)."""
         self.shape = shape
         self.request_shape = shape.digest
-        self._headers = {**self._headers, **shape.headers}
+        overridden = {name.lower() for name in shape.headers}
+        kept = {name: value for name, value in self._headers.items() if name.lower() not in overridden}
+        self._headers = {**kept, **shape.headers}
 
     @property
     def secrets(self) -> tuple[str, ...]:
