@@ -59,8 +59,9 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--part",
-        choices=(*PARTS, "all"),
-        help="which prompt to print (default: system; all = system, user, stern)",
+        choices=(*PARTS, "all", "schema"),
+        help="which prompt to print (default: system; all = system, user, stern; schema = the JSON "
+        "Schema of the scorer's reply, once for the battery)",
     )
     parser.add_argument(
         "--json",
@@ -109,6 +110,11 @@ def _compile(args: argparse.Namespace) -> int:
         return _lock_or_check(args, battery.manifest, compiled)
 
     qids = _select(compiled, args.question)
+    if args.part == "schema":
+        from ..core.reply_schema import schema_text
+
+        _write((schema_text(compiled.settings.facets) + "\n").encode("utf-8"))
+        return 0
     if args.json:
         import msgspec
 

@@ -238,7 +238,13 @@ def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIde
 
     def identity(name: str | None, model: str | None, defaults: JudgeDefaults) -> JudgeIdentity:
         found = judge_identity(
-            name, model=model, manifest_judge=defaults, settings=compiled.settings, env=os.environ
+            name,
+            model=model,
+            manifest_judge=defaults,
+            settings=compiled.settings,
+            env=os.environ,
+            request=options.request,
+            decoding=options.decoding,
         )
         price = options.price or defaults.price
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))

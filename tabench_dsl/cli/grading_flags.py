@@ -2,8 +2,10 @@
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
 --judge (given more than once: a judge panel), --panel-rule, --t1-audit, --model, --concurrency,
---cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm, --max-answer-bytes and
---price. `check_grading_options` raises the same `UsageError` in both commands.
+--cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm, --max-answer-bytes,
+--price, the decoding settings (`decoding_flags`: --temperature, --max-tokens, --reasoning-effort,
+--thinking-budget) and what every request adds (`request_flags`: --structured, --judge-param,
+--judge-header). `check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import argparse
 
 from ..core.display import shown
 from ..core.errors import UsageError
+from .decoding_flags import add_decoding_options, check_decoding_options, decoding_flags
 from .price_flags import add_price_option, check_price
+from .request_flags import add_request_options, request_options
 
 
 class _JudgeAction(argparse.Action):
@@ -37,7 +41,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         action=_JudgeAction,
         metavar="JUDGE",
-        help="builtin | openai:MODEL | anthropic:MODEL | URL | replay:RESULTS.jsonl (default: the manifest's "
+        help="builtin | openai:MODEL | anthropic:MODEL | azure:DEPLOYMENT | azure:v1:MODEL | URL | "
+        "replay:RESULTS.jsonl (default: the manifest's "
         "judge.backend, else openai/anthropic for a named model when their environment is set; "
         "builtin only when no model is named); given more than once, the judges grade as a panel",
     )
@@ -94,6 +99,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         "(default 262144: 256 KiB)",
     )
     add_price_option(parser, use="recorded with every record (over the manifest's judge.price)")
+    add_request_options(parser)
+    add_decoding_options(parser)
 
 
 def check_grading_options(args: argparse.Namespace) -> None:
@@ -113,6 +120,8 @@ def check_grading_options(args: argparse.Namespace) -> None:
     if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
         raise UsageError("--max-answer-bytes must be at least 1")
     check_price(args)
+    request_options(args)  # a malformed --judge-param or --judge-header, before anything is opened
+    check_decoding_options(args)
     if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
         raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
     judges = args.judges or []
@@ -142,6 +151,8 @@ def grading_options(args: argparse.Namespace):
         cache=None if args.no_cache else str(resolve_path(args.cache)),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
         price=args.price,
+        request=request_options(args),
+        decoding=decoding_flags(args),
     )
 
 

@@ -115,6 +115,9 @@ class TransportError(JudgeError):
     `rate_limited` is true for a 429, and for a 503 or 529 that names a Retry-After: a server
     saying "not now, come back then" is pacing us, not failing, and such a reply is waited out
     rather than counted against the retries.
+
+    `stops_run` is true for a refusal no later call can get past whatever the answer (no credit or
+    quota left): the grading stops at once, keeping what it wrote, for `--resume` to continue.
     """
 
     def __init__(
@@ -125,15 +128,19 @@ class TransportError(JudgeError):
         retry_after: float | None = None,
         retryable: bool = True,
         rate: RateReading | None = None,
+        stops_run: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
         self.retryable = retryable
         self.rate = rate
+        self.stops_run = stops_run
 
     @property
     def rate_limited(self) -> bool:
+        if self.stops_run:
+            return False
         return self.status == 429 or (self.status in (503, 529) and self.retry_after is not None)
 
 

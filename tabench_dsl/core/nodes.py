@@ -102,6 +102,16 @@ class PanelJudge(msgspec.Struct, frozen=True):
     price: Price | None = None
 
 
+class JudgeReasoning(msgspec.Struct, frozen=True):
+    """The manifest's `judge: {reasoning: ...}`: how much a reasoning judge may think. `effort` is
+    OpenAI's `reasoning_effort` (minimal, low, medium or high); `budget_tokens` turns on
+    Anthropic's extended thinking with that budget (then no temperature is sent, and `max_tokens`
+    must be above the budget)."""
+
+    effort: str | None = None
+    budget_tokens: int | None = None
+
+
 class JudgeDefaults(msgspec.Struct, frozen=True):
     """The manifest's `judge:` mapping; flags and the environment override it. `panel` lists the
     judges of a judge panel (empty: one judge) and `rule` how their votes combine (None: majority)."""
@@ -117,6 +127,11 @@ class JudgeDefaults(msgspec.Struct, frozen=True):
     #: Whether the judge's requests carry the provider's prompt-cache hint and answers are sent
     #: grouped by question (None: not said, which means on).
     prompt_cache: bool | None = None
+    #: Whether the judge is sent the scorer's reply schema: "off", "auto" or "on" (None: not said,
+    #: which means off; `--structured` overrides it).
+    structured: str | None = None
+    #: The reasoning controls (`judge: {reasoning: {effort: ..., budget_tokens: ...}}`), or None.
+    reasoning: JudgeReasoning | None = None
 
 
 class Scorer(msgspec.Struct, frozen=True):

@@ -19,7 +19,16 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split"]
+Cause = Literal[
+    "malformed",
+    "contradiction",
+    "transport",
+    "rate_limit",
+    "oversized",
+    "panel_split",
+    "truncated",
+    "refusal",
+]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
@@ -30,6 +39,9 @@ CAUSE_TEXTS: dict[str, str] = {
     "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
     "panel_split": "the judges of the panel did not reach the verdict their rule asks for "
     "(a tie, no majority, or a disagreement under `unanimous`)",
+    "truncated": "the judge's reply was cut off at its token budget, again with twice the budget "
+    "(--max-tokens raises it)",
+    "refusal": "the judge refused to grade the answer, again after one re-ask",
 }
 
 
@@ -39,6 +51,8 @@ class Tokens(msgspec.Struct, frozen=True):
     `prompt` counts every input token, whether or not the provider served it from its prompt
     cache; `cached_prompt` is the part of `prompt` read from that cache (billed at the cached
     price) and `cache_write` the part written to it (Anthropic bills writing a cache entry apart).
+    `reasoning` is the part of `completion` the model spent reasoning, where the server says
+    (OpenAI's `completion_tokens_details.reasoning_tokens`); it is billed as `completion` is.
     Providers report these differently: each backend's decoder brings them to this one meaning.
     """
 
@@ -46,10 +60,20 @@ class Tokens(msgspec.Struct, frozen=True):
     completion: int = 0
     cached_prompt: int = 0
     cache_write: int = 0
+    reasoning: int = 0
 
     @property
     def total(self) -> int:
         return self.prompt + self.completion
+
+
+class Served(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Who answered one attempt, as the provider's reply says: the model that served it (an alias
+    such as `gpt-x` answers as a dated snapshot), the reply's id and OpenAI's `system_fingerprint`."""
+
+    model: str | None = None
+    response_id: str | None = None
+    system_fingerprint: str | None = None
 
 
 class Attempt(msgspec.Struct, frozen=True):
@@ -58,6 +82,11 @@ class Attempt(msgspec.Struct, frozen=True):
     `raw` is the reply content as the judge sent it (None when transport failed for good);
     `latency_ms` covers the successful HTTP exchange (0 on a cache hit); `transport_retries` counts
     the transport faults retried before this attempt got its reply; `error` says why it failed.
+
+    What the server said about the reply beyond its text, when it said it: `stop` why a reply
+    ended short of its own end (`length`: the token budget ran out; `refusal`; `tool_calls`;
+    `content_filter`), `refusal` the text of a refusal, `max_tokens` the budget a cut-off reply and
+    its re-ask had, and `served` which model answered (`Served`; None on a cache hit).
     """
 
     kind: AttemptKind
@@ -69,6 +98,10 @@ class Attempt(msgspec.Struct, frozen=True):
     error: str | None = None
     #: sha256 of the request messages, so `replay:` can find the reply for the same request.
     request_sha256: str | None = None
+    stop: str | None = None
+    refusal: str | None = None
+    max_tokens: int | None = None
+    served: Served | None = None
 
 
 class JudgeInfo(msgspec.Struct, frozen=True):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 #: Environment variables whose values must never appear in a record or a message.
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY")
 #: Anything that looks like an API key in a server's message or a judge's reply (servers echo masked
 #: keys back): `sk-` or `sk_` and six or more key characters (OpenAI's and Anthropic's keys, whole or
 #: masked), or `key-`/`api-` (or `_`) and six or more with a digit or `*` among them. Whole replies

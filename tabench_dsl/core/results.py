@@ -43,6 +43,7 @@ from .records import (
     Outcome,
     PanelVote,
     Record,
+    Served,
     Tier,
     Tokens,
     record_decoder,
@@ -266,6 +267,13 @@ class LightAttempt(msgspec.Struct, gc=False):
     tokens: Tokens = Tokens()
     cache_hit: bool = False
     error: msgspec.Raw = RAW_NULL
+    served: LightServed | None = None
+
+
+class LightServed(msgspec.Struct, gc=False):
+    """`Served` as totals read it: the model that answered (the reply's id is never read)."""
+
+    model: str | None = None
 
 
 class LightVote(msgspec.Struct, gc=False):
@@ -316,9 +324,14 @@ def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:
             tokens=a.tokens,
             cache_hit=a.cache_hit,
             error="" if a.error != RAW_NULL else None,
+            served=_served(a.served),
         )
         for a in attempts
     ]
+
+
+def _served(served: LightServed | None) -> Served | None:
+    return Served(model=served.model) if served is not None and served.model else None
 
 
 def _light_votes(votes: list[LightVote]) -> list[PanelVote]:
@@ -356,16 +369,28 @@ def iter_light_records(
                     on_problem(_problem(path, number, bad))
                 continue
             shape = tuple(
-                (a.kind, a.raw != RAW_NULL, a.error != RAW_NULL, a.tokens, a.cache_hit)
+                (
+                    a.kind,
+                    a.raw != RAW_NULL,
+                    a.error != RAW_NULL,
+                    a.tokens,
+                    a.cache_hit,
+                    a.served and a.served.model,
+                )
                 for a in record.attempts
             )
             attempts = attempts_seen.get(shape)
             if attempts is None:
                 attempts = [
                     Attempt(
-                        kind, "" if raw else None, tokens=tokens, cache_hit=hit, error="" if error else None
+                        kind,
+                        "" if raw else None,
+                        tokens=tokens,
+                        cache_hit=hit,
+                        error="" if error else None,
+                        served=Served(model=model) if model else None,
                     )
-                    for kind, raw, error, tokens, hit in shape
+                    for kind, raw, error, tokens, hit, model in shape
                 ]
                 if len(attempts_seen) < _SHAPES_KEPT:
                     attempts_seen[shape] = attempts

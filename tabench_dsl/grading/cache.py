@@ -1,7 +1,9 @@
 """The reply cache: an embedded SQLite file, so a second run of the same grading calls no judge.
 
 The key is the sha256 of the canonical JSON of (backend, endpoint, model, parameters, messages,
-attempt). `endpoint` is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
+attempt), and what the user adds to every request when they add anything (`shape`: the structured
+schema, `--judge-param` fields, `--judge-header` hashes; `request_shape.shape_digest`). `endpoint`
+is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
 so one model served by two servers (a local vLLM, then OpenAI) has two sets of entries and
 switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
 attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
@@ -64,41 +66,62 @@ CREATE TABLE IF NOT EXISTS replies (
 _ADDED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cached_prompt_tokens", "INTEGER NOT NULL DEFAULT 0"),
     ("cache_write_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("reasoning_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("stop", "TEXT NOT NULL DEFAULT ''"),
+    ("refusal", "TEXT"),
 )
 _INSERT = (
     "INSERT OR REPLACE INTO replies (key, content, prompt_tokens, completion_tokens, created, "
-    "cached_prompt_tokens, cache_write_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "cached_prompt_tokens, cache_write_tokens, reasoning_tokens, stop, refusal) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SELECT = (
-    "SELECT content, prompt_tokens, completion_tokens, cached_prompt_tokens, cache_write_tokens "
-    "FROM replies WHERE key = ?"
+    "SELECT content, prompt_tokens, completion_tokens, cached_prompt_tokens, cache_write_tokens, "
+    "reasoning_tokens, stop, refusal FROM replies WHERE key = ?"
 )
 
 _key_encoder = msgspec.json.Encoder(order="sorted")
 
 
 class CachedReply(msgspec.Struct, frozen=True):
-    """A reply as the cache holds it."""
+    """A reply as the cache holds it: its text, tokens, and why it ended short (`Completion.stop`,
+    `Completion.refusal`), so a cached cut-off or refused reply is read as it was."""
 
     content: str
     tokens: Tokens = Tokens()
+    stop: str = ""
+    refusal: str | None = None
 
 
 def cache_key(
-    backend: str, params: JudgeParams, messages: Sequence[Message], attempt: str, *, endpoint: str = ""
+    backend: str,
+    params: JudgeParams,
+    messages: Sequence[Message],
+    attempt: str,
+    *,
+    endpoint: str = "",
+    shape: str = "",
 ) -> str:
     """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
-    the server asked (`JudgeInfo.endpoint`)."""
-    payload = _key_encoder.encode(
-        {
-            "backend": backend,
-            "endpoint": endpoint,
-            "model": params.model,
-            "params": {"temperature": params.temperature, "max_tokens": params.max_tokens},
-            "messages": [[m.role, m.content] for m in messages],
-            "attempt": attempt,
-        }
-    )
+    the server asked (`JudgeInfo.endpoint`), `shape` the digest of the user's additions. The reasoning
+    controls and the shape are named only when set, so the keys of calls without them are what they
+    always were."""
+    decoding: dict[str, object] = {"temperature": params.temperature, "max_tokens": params.max_tokens}
+    if params.reasoning_effort is not None:
+        decoding["reasoning_effort"] = params.reasoning_effort
+    if params.thinking_budget is not None:
+        decoding["thinking_budget"] = params.thinking_budget
+    key: dict[str, object] = {
+        "backend": backend,
+        "endpoint": endpoint,
+        "model": params.model,
+        "params": decoding,
+        "messages": [[m.role, m.content] for m in messages],
+        "attempt": attempt,
+    }
+    if shape:
+        key["shape"] = shape
+    payload = _key_encoder.encode(key)
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -229,16 +252,18 @@ class ReplyCache:
             except sqlite3.Error as exc:  # a damaged file, an I/O error
                 raise self._failure("cannot read the reply cache", exc) from None
             if row is not None:
-                reply = CachedReply(row[0], Tokens(row[1], row[2], row[3], row[4]))
+                reply = CachedReply(row[0], Tokens(row[1], row[2], row[3], row[4], row[5]), row[6], row[7])
         if reply is None:
             self.misses += 1
         else:
             self.hits += 1
         return reply
 
-    def put(self, key: str, content: str, tokens: Tokens) -> None:
+    def put(
+        self, key: str, content: str, tokens: Tokens, *, stop: str = "", refusal: str | None = None
+    ) -> None:
         """Remember a reply; it is committed with the next batch."""
-        self._pending[key] = CachedReply(content, tokens)
+        self._pending[key] = CachedReply(content, tokens, stop, refusal)
         if len(self._pending) >= COMMIT_EVERY or time.monotonic() - self._last_commit >= COMMIT_SECONDS:
             self.commit()
 
@@ -257,6 +282,9 @@ class ReplyCache:
                 now,
                 r.tokens.cached_prompt,
                 r.tokens.cache_write,
+                r.tokens.reasoning,
+                r.stop,
+                r.refusal,
             )
             for key, r in self._pending.items()
         ]

@@ -110,7 +110,14 @@ def estimate_grading(
             for judge, asks, reader, seen in zip(judges, estimate.judges, readers, asked, strict=True):
                 if reader is not None:
                     info = judge.info
-                    key = cache_key(info.backend, judge.params, messages, "first", endpoint=info.endpoint)
+                    key = cache_key(
+                        info.backend,
+                        judge.params,
+                        messages,
+                        "first",
+                        endpoint=info.endpoint,
+                        shape=judge.request_shape,
+                    )
                     if reader.has(key):
                         asks.cache_hits += 1
                         continue

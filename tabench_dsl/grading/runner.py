@@ -40,6 +40,9 @@ Decided where the spec is silent:
   contradiction, the last reason the judge gave);
 - HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
   unknown model or a wrong base URL means no answer could be graded with that configuration;
+  a refusal for want of credit (`TransportError.stops_run`: OpenAI's 429 `insufficient_quota`,
+  Anthropic's credit-balance 400) stops it too, as a `UsageError` (exit 2): the records written
+  are kept and `--resume` continues once the account has credit;
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
@@ -60,8 +63,8 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.errors import JudgeError, TransportError
-from ..core.reasoning import cut_reasoning, reasoning_info
+from ..core.errors import JudgeError, TransportError, UsageError
+from ..core.reasoning import DEFAULT_REASONING_TAGS, cut_reasoning, reasoning_info
 from ..core.records import (
     Answer,
     Attempt,
@@ -83,6 +86,8 @@ from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, group
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
+from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed
+from .reply_endings import problem as reply_problem
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -137,9 +142,14 @@ class RunStats(msgspec.Struct):
 
 class _Asked(msgspec.Struct):
     attempt: Attempt
-    decoded: Decoded | None  # None when transport failed for good
+    decoded: Decoded | None  # None when transport failed for good, or the reply was cut off twice
     #: Transport failed for good because the judge was still rate limiting when the wait was over.
     rate_limited: bool = False
+    #: The reply's text without its reasoning blocks (`reply_endings.final_text`): what was decoded.
+    final: str = ""
+    #: Set when the answer ends here without a verdict (cause `truncated`), with its reason.
+    ended: Cause | None = None
+    reason: str = ""
 
 
 def audit_share(system: str, question: str) -> float:
@@ -221,8 +231,10 @@ class Grader:
         self.contradiction = ContradictionCheck.from_settings(settings.contradiction)
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings.injection)
+        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`).
+        self.reasoning_tags = DEFAULT_REASONING_TAGS
         env = os.environ if env is None else env
-        self._secrets = secrets_in(env)
+        self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -380,13 +392,14 @@ class Grader:
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
+                cause, reason = twice_malformed(asked.attempt, asked.decoded.problem)
                 return self._record(
                     answer,
                     question,
                     judge=judge.info,
                     verdict="adjudicate",
-                    cause="malformed",
-                    reason=f"malformed reply twice: {asked.decoded.problem}",
+                    cause=cause,
+                    reason=reason,
                     attempts=attempts,
                     tolerated=tolerated,
                 )
@@ -440,26 +453,65 @@ class Grader:
         attempts: list[Attempt],
         tolerated: list[str],
     ) -> _Asked:
+        """One ask of `judge` (`_ask_once`); a reply cut off at its token budget is asked again once
+        with twice the budget, each attempt recording the budget it had, and cut off again ends the
+        answer (cause `truncated`: `reply_endings`)."""
+        asked = await self._ask_once(judge, kind, messages, attempts, tolerated)
+        if asked.decoded is None or not cut_off(asked.attempt, asked.final):
+            return asked
+        budget = judge.params.max_tokens
+        attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=budget)
+        longer = judge.with_max_tokens(doubled_budget(budget))
+        asked = await self._ask_once(longer, kind, messages, attempts, tolerated)
+        if asked.decoded is not None:
+            attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=longer.params.max_tokens)
+            if cut_off(asked.attempt, asked.final):
+                reason = truncated_reason(budget, longer.params.max_tokens)
+                return _Asked(attempts[-1], None, final=asked.final, ended="truncated", reason=reason)
+        return asked
+
+    async def _ask_once(
+        self,
+        judge: Judge,
+        kind: AttemptKind,
+        messages: list[Message],
+        attempts: list[Attempt],
+        tolerated: list[str],
+    ) -> _Asked:
         """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
         The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
         panel has entries of its own."""
         sha = request_sha256(messages)
         key = None
+        keyed = judge.params
         cache = None if judge.info.deterministic else self.cache
         if cache is not None:
             info = judge.info
-            key = cache_key(info.backend, judge.params, messages, kind, endpoint=info.endpoint)
+            key = cache_key(
+                info.backend, judge.params, messages, kind, endpoint=info.endpoint, shape=judge.request_shape
+            )
             hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.
                 content = self._received(hit.content)
-                attempt = Attempt(kind, content, 0.0, hit.tokens, cache_hit=True, request_sha256=sha)
+                attempt = Attempt(
+                    kind,
+                    content,
+                    0.0,
+                    hit.tokens,
+                    cache_hit=True,
+                    request_sha256=sha,
+                    stop=hit.stop or None,
+                    refusal=hit.refusal,
+                )
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
             completion, retries = await self._exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
+            if exc.stops_run:  # no credit left: the user must act before any call can succeed
+                raise UsageError(f"the judge refused the request: {message}") from None
             if exc.status in FATAL_STATUSES:
                 raise JudgeError(f"the judge refused the request: {message}") from None
             attempt = Attempt(
@@ -476,7 +528,11 @@ class Grader:
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
         if cache is not None and key is not None:
-            cache.put(key, content, completion.tokens)
+            if judge.params is not keyed:  # the judge dropped a refused parameter on this call
+                key = cache_key(
+                    judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
+                )
+            cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
         attempt = Attempt(
             kind,
             content,
@@ -484,6 +540,9 @@ class Grader:
             completion.tokens,
             transport_retries=retries,
             request_sha256=sha,
+            stop=completion.stop or None,
+            refusal=None if completion.refusal is None else self._received(completion.refusal),
+            served=completion.served,
         )
         return self._decoded(attempt, attempts, tolerated)
 
@@ -507,11 +566,15 @@ class Grader:
 
     def _decoded(self, attempt: Attempt, attempts: list[Attempt], tolerated: list[str]) -> _Asked:
         attempts.append(attempt)
-        decoded = decode_reply(attempt.raw or "", facet_names=self.facets)
+        final = final_text(attempt.raw or "", self.reasoning_tags)
+        refused = reply_problem(attempt, final)
+        if refused is not None:
+            return _Asked(attempt, Decoded(None, (), refused), final=final)
+        decoded = decode_reply(final, facet_names=self.facets)
         for form in decoded.tolerated:
             if form not in tolerated:
                 tolerated.append(form)
-        return _Asked(attempt, decoded)
+        return _Asked(attempt, decoded, final=final)
 
     def _injection_suspect(self, text: str) -> bool:
         return self._injection is not None and self._injection.search(text) is not None
@@ -525,6 +588,17 @@ class Grader:
         attempts: list[Attempt],
         tolerated: list[str],
     ) -> Record:
+        if asked.ended is not None:  # the judge answered, but never within its budget
+            return self._record(
+                answer,
+                question,
+                judge=judge.info,
+                verdict="adjudicate",
+                cause=asked.ended,
+                reason=asked.reason,
+                attempts=attempts,
+                tolerated=tolerated,
+            )
         return self._record(
             answer,
             question,

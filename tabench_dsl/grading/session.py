@@ -25,6 +25,8 @@ from ..core.records import Record
 from ..core.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT, Judge
+from .judges.decoding import DecodingFlags
+from .judges.request_shape import RequestOptions
 from .panel import Panel
 from .runner import MAX_ANSWER_BYTES, Grader
 from .transport import DEFAULT_RATE_LIMIT_WAIT
@@ -58,6 +60,11 @@ class GradingOptions(msgspec.Struct, frozen=True):
     panel_rule: str | None = None
     t1_audit: float = 0.0
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
+    #: What the command line adds to every judge request (`--structured`, `--judge-param`,
+    #: `--judge-header`).
+    request: RequestOptions = RequestOptions()
+    #: `--temperature`, `--max-tokens`, `--reasoning-effort`, `--thinking-budget` (over the manifest).
+    decoding: DecodingFlags = DecodingFlags()
 
 
 @contextlib.asynccontextmanager
@@ -93,6 +100,8 @@ async def open_grader(
         try:
             if judge.notice and on_notice is not None:
                 on_notice(judge.notice)
+            for member in judge.members if isinstance(judge, Panel) else (judge,):
+                member.warn = on_notice
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield grader(
@@ -142,6 +151,8 @@ async def open_judge(
             env=env,
             timeout=options.timeout,
             price=options.price,
+            request=options.request,
+            decoding=options.decoding,
         )
 
     chosen = chosen_judges(options, manifest)
@@ -181,6 +192,8 @@ def chosen_judges(
                     max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
                     backend=one.backend,
                     price=one.price or manifest.price,
+                    structured=manifest.structured,
+                    reasoning=manifest.reasoning,
                 ),
             )
             for one in manifest.panel

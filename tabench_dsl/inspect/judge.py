@@ -20,10 +20,24 @@ from ..grading.judges.base import Completion, Judge, JudgeParams, Message
 class InspectModelJudge(Judge):
     """A judge whose exchange is `model.generate(...)` on an Inspect `Model`."""
 
-    def __init__(self, model: Any, *, temperature: float, max_tokens: int) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        temperature: float | None,
+        max_tokens: int,
+        reasoning_effort: str | None = None,
+        reasoning_tokens: int | None = None,
+    ) -> None:
         self.model = model
         name = str(model)
-        self.params = JudgeParams(model=name, temperature=temperature, max_tokens=max_tokens)
+        self.params = JudgeParams(
+            model=name,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            reasoning_effort=reasoning_effort,
+            thinking_budget=reasoning_tokens,
+        )
         self.info = JudgeInfo(backend="inspect", model=name)
 
     async def complete(self, messages: list[Message]) -> Completion:
@@ -33,7 +47,12 @@ class InspectModelJudge(Judge):
             ChatMessageSystem(content=m.content) if m.role == "system" else ChatMessageUser(content=m.content)
             for m in messages
         ]
-        config = GenerateConfig(temperature=self.params.temperature, max_tokens=self.params.max_tokens)
+        config = GenerateConfig(
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
+            reasoning_effort=self.params.reasoning_effort,  # type: ignore[arg-type]  # checked by decoding
+            reasoning_tokens=self.params.thinking_budget,
+        )
         started = time.perf_counter()
         try:
             output = await self.model.generate(chat, config=config)

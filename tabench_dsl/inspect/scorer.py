@@ -182,16 +182,19 @@ async def _open_inspect_grader(
     itself, so tabench asks once (`RetryPolicy(attempts=1)`)."""
     from inspect_ai.model import get_model
 
-    from ..grading.judges.base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
+    from ..grading.judges.decoding import decoding_params
     from ..grading.transport import AdaptiveLimiter, RetryPolicy
     from .judge import InspectModelJudge
 
-    settings = compiled.settings.judge
-    manifest = compiled.judge
-    temperature = _first(manifest.temperature, settings.temperature, DEFAULT_TEMPERATURE)
-    max_tokens = int(_first(manifest.max_tokens, settings.max_tokens, DEFAULT_MAX_TOKENS))
+    decoding = decoding_params(None, compiled.judge, compiled.settings.judge)
     inspect_model = get_model(model) if model else get_model(role="grader")
-    judge = InspectModelJudge(inspect_model, temperature=temperature, max_tokens=max_tokens)
+    judge = InspectModelJudge(
+        inspect_model,
+        temperature=decoding.temperature,
+        max_tokens=decoding.max_tokens,
+        reasoning_effort=decoding.reasoning_effort,
+        reasoning_tokens=decoding.thinking_budget,
+    )
     with _results_writer(compiled, out) as writer:
         yield Grader(
             compiled,
@@ -200,10 +203,6 @@ async def _open_inspect_grader(
             policy=RetryPolicy(attempts=1, timeout=timeout),
             limiter=AdaptiveLimiter(concurrency),
         )
-
-
-def _first(*values: Any) -> Any:
-    return next(value for value in values if value is not None)
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.price import PRICE_EXAMPLE, PRICE_KEYS, missing_price_keys, price_value_problem
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
+from .judge_reasoning import check_reasoning, thinking_problems
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .reasoning_tags import check_reasoning_tags
 from .rubric import build_questions
@@ -47,7 +48,21 @@ JUDGE_KEYS: tuple[str, ...] = (
     "panel",
     "rule",
     "prompt_cache",
+    "structured",
+    "reasoning",
 )
+#: Judge keys a manifest may not have, with the flag that sets them: a battery is someone else's
+#: data, and a request field or header spends the user's money or carries their secrets.
+FLAG_ONLY_JUDGE_KEYS: dict[str, str] = {
+    "headers": "--judge-header NAME=VALUE",
+    "extra_headers": "--judge-header NAME=VALUE",
+    "header": "--judge-header NAME=VALUE",
+    "extra_body": "--judge-param KEY=JSON",
+    "params": "--judge-param KEY=JSON",
+    "body": "--judge-param KEY=JSON",
+}
+#: The values of `judge: {structured: ...}` (YAML reads a bare on/off as true/false: both accepted).
+STRUCTURED_VALUES: tuple[str, ...] = ("off", "auto", "on")
 #: The keys of one judge of the manifest's `judge: {panel: [...]}`.
 PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens", "price")
 #: The rules a judge panel may use (`grading.panel`).
@@ -304,6 +319,9 @@ def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value 
     fields: dict[str, object] = {}
     parts: dict[str, Pos] = {}
     ok = _judge_fields(node, path, errors, JUDGE_KEYS, "judge", fields, parts)
+    thinking = thinking_problems(fields, parts) if ok else []
+    errors.extend(thinking)
+    ok = ok and not thinking
     return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
 
 
@@ -330,10 +348,22 @@ def _judge_fields(
             ok = False
             continue
         seen[key] = _pos(key_node, path)
-        if key not in keys:
+        if key in FLAG_ONLY_JUDGE_KEYS:
+            flag = FLAG_ONLY_JUDGE_KEYS[key]
+            message = f"a battery may not set judge request {key}: the user sets them with {flag}"
+            errors.append(_error(message, _pos(key_node, path), hint=f"pass {flag} to grade instead"))
+            ok = False
+        elif key not in keys:
             hint = f"{where} keys are " + ", ".join(keys)
             errors.append(_error(f"unknown {where} key '{key}'", _pos(key_node, path), hint=hint))
             ok = False
+        elif key == "structured":
+            text = _structured_value(value)
+            if text is None:
+                choices = ", ".join(STRUCTURED_VALUES)
+                errors.append(_error(f"judge structured must be one of {choices}, not {_shown(value)}", at))
+            ok = ok and text is not None
+            fields[key] = text
         elif key in ("model", "backend"):
             text = _scalar_text(value, f"{where} {key}", path, errors)
             ok = ok and text is not None
@@ -352,6 +382,10 @@ def _judge_fields(
                 text = None
             ok = ok and text is not None
             fields[key] = text
+        elif key == "reasoning":
+            reasoning = check_reasoning(value, path, errors)
+            ok = ok and reasoning is not None
+            fields[key] = reasoning
         elif key == "panel":
             panel = _check_panel(value, path, errors)
             ok = ok and panel is not None
@@ -466,6 +500,16 @@ def _judge_value_fits(key: str, value: yaml.Node) -> bool:
     if key == "max_tokens":
         return value.tag == _TAG + "int" and cast(int, _construct(value)) > 0
     return key == "prompt_cache" and value.tag == _TAG + "bool"
+
+
+def _structured_value(value: yaml.Node) -> str | None:
+    """`off`, `auto` or `on` from a `structured:` value (YAML 1.1's true/false for a bare on/off)."""
+    if not isinstance(value, yaml.ScalarNode):
+        return None
+    if value.tag == _TAG + "bool":
+        return "on" if _construct(value) else "off"
+    text = str(value.value).strip().lower()
+    return text if value.tag == _TAG + "str" and text in STRUCTURED_VALUES else None
 
 
 _MANIFEST_CHECKS = {

@@ -35,12 +35,14 @@ PER_MILLION = 1_000_000
 
 class TokenCounts(msgspec.Struct):
     """Tokens judge calls used, added up: `prompt` (every input token), the part of it read from
-    the provider's prompt cache (`cached_prompt`) and written to it (`cache_write`), `completion`."""
+    the provider's prompt cache (`cached_prompt`) and written to it (`cache_write`), `completion`,
+    and the part of it spent reasoning (`reasoning`, where the server said; billed as completion)."""
 
     prompt: int = 0
     cached_prompt: int = 0
     completion: int = 0
     cache_write: int = 0
+    reasoning: int = 0
 
     def add(self, tokens: Tokens | TokenCounts) -> None:
         """Add one call's tokens (or another sum)."""
@@ -48,6 +50,7 @@ class TokenCounts(msgspec.Struct):
         self.cached_prompt += tokens.cached_prompt
         self.completion += tokens.completion
         self.cache_write += tokens.cache_write
+        self.reasoning += tokens.reasoning
 
     @property
     def total(self) -> int:

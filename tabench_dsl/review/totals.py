@@ -18,6 +18,7 @@ from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
 from .outcomes import count_outcome, latest, outcome, percent, score_interval, score_of
+from .served import ServedModel, served_models
 from .slices import TagTotals, tag_table, tag_totals
 
 
@@ -87,6 +88,8 @@ class Totals(msgspec.Struct):
     t1_audit: T1Audit | None = None
     comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
     tags: list[TagTotals] = msgspec.field(default_factory=list)
+    #: The models that answered the judge calls, as their replies named them (`served`).
+    served: list[ServedModel] = msgspec.field(default_factory=list)
 
 
 def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
@@ -148,6 +151,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         t1_audit=t1_audit(standing.values()),
         comparisons=compare_systems(standing.values()),
         tags=tag_totals(standing.values()),
+        served=served_models(standing.values()),
     )
 
 

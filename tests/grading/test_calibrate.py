@@ -312,3 +312,16 @@ async def test_calibrate_ends_with_the_causes_of_errors_and_adjudicates(
     assert "  2 error (transport): " in captured.err and "  1 adjudicate (malformed): " in captured.err
     assert await asyncio.to_thread(main, argv) == 0
     assert "why answers ended in error or adjudicate" in capsys.readouterr().err
+
+
+async def test_calibrate_sends_the_schema_params_and_header(work: Path, judge_server, capsys) -> None:
+    from support.helpers_grading import PASS
+
+    server = await judge_server([PASS])
+    argv = ["calibrate", str(write_battery(work)), "--judge", server.url, "--model", "m", "--no-cache"]
+    argv += ["--structured", "on", "--judge-param", "top_p=0.5", "--judge-header", "X-Team=calibrators-Zq81"]
+    assert await asyncio.to_thread(main, argv) in (0, 1)
+    assert server.requests and all(r["top_p"] == 0.5 and "response_format" in r for r in server.requests)
+    assert all(r["_headers"]["x-team"] == "calibrators-Zq81" for r in server.requests)
+    out, err = capsys.readouterr()
+    assert "calibrators-Zq81" not in out + err

@@ -121,12 +121,14 @@ async def test_openai_bearer_key_sent(judge_server, http_session):
     assert server.requests[0]["_headers"]["authorization"] == "<redacted>"
 
 
-async def test_openai_null_content_is_a_transport_fault(judge_server, http_session):
-    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}}]}
+async def test_openai_null_content_is_an_empty_reply_with_its_tokens(judge_server, http_session):
+    body = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13},
+    }
     server = await judge_server([Raw(body=body)])
-    with pytest.raises(TransportError, match="no text content") as info:
-        await openai_judge(server, http_session).complete(MESSAGES)
-    assert info.value.retryable
+    completion = await openai_judge(server, http_session).complete(MESSAGES)
+    assert (completion.content, completion.stop, completion.tokens) == ("", "", Tokens(12, 1))
 
 
 async def test_openai_missing_usage_counts_zero(judge_server, http_session):

@@ -216,3 +216,44 @@ def test_grade_through_llama_server(llama_url, tmp_path, capsys):
         assert s["judge_calls"] == sum(len(r.attempts) for r in mine)
         assert s["stern_retries"] == sum(a.kind == "stern" for r in mine for a in r.attempts)
     assert sum(s["t1_passes"] for s in totals["systems"]) == 3
+
+
+def test_grade_through_llama_server_with_structured_on(llama_url, tmp_path, capsys):
+    """`--structured on` against a server whose schema support is real: llama-cpp-python refuses the
+    `json_schema` form (HTTP 500 naming the field) and constrains decoding with the `json_object` +
+    `schema` form tabench then sends, so every reply not cut at its budget is an object of the schema."""
+    import jsonschema
+
+    from tabench_dsl.core.reply_schema import reply_schema
+    from tabench_dsl.core.scorer import FACET_NAMES
+
+    budget = 96
+    battery = tmp_path / "tiny"
+    battery.mkdir()
+    for name, text in BATTERY.items():
+        if name == "battery.yaml":
+            text = text.replace("max_tokens: 32", f"max_tokens: {budget}")
+        (battery / name).write_text(text, encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    judged = [(s, q, a) for s, q, a in ANSWERS if (s, q) in {("b", "capital"), ("a", "stages")}]
+    answers.write_text(
+        "".join(json.dumps({"system": s, "question": q, "answer": a}) + "\n" for s, q, a in judged),
+        encoding="utf-8",
+    )
+    out = tmp_path / "results.jsonl"
+    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(out), "--judge", llama_url]
+    argv += ["--model", "smollm2", "--no-cache", "--concurrency", "1", "--retries", "2", "--timeout", "240"]
+    status = main([*argv, "--structured", "on"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    records = [record_decoder.decode(line) for line in out.read_bytes().splitlines()]
+    assert len(records) == 2 and all(r.verdict != "error" for r in records)
+    assert any(a.stop != "length" for r in records for a in r.attempts)
+    validator = jsonschema.Draft202012Validator(reply_schema(FACET_NAMES))
+    for record in records:
+        for attempt in record.attempts:
+            if attempt.stop == "length":  # cut at its budget: the grammar had no room to close it
+                continue
+            reply = json.loads(attempt.raw)
+            assert not list(validator.iter_errors(reply)), attempt.raw
+            assert decode_reply(attempt.raw).verdict is not None

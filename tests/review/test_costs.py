@@ -99,11 +99,23 @@ def test_totals_tokens_and_cost_per_system_and_all_by_hand():
 def test_totals_json_shape():
     document = json.loads(totals_json(compute_totals(hand_records())))
     a = document["systems"][0]
-    assert a["tokens"] == {"prompt": 1500, "cached_prompt": 1000, "completion": 70, "cache_write": 0}
+    assert a["tokens"] == {
+        "prompt": 1500,
+        "cached_prompt": 1000,
+        "completion": 70,
+        "cache_write": 0,
+        "reasoning": 0,
+    }
     assert a["cost_usd"] == 0.000412
     assert document["all"] == {
         "judge_calls": 3,
-        "tokens": {"prompt": 3500, "cached_prompt": 1000, "completion": 170, "cache_write": 0},
+        "tokens": {
+            "prompt": 3500,
+            "cached_prompt": 1000,
+            "completion": 170,
+            "cache_write": 0,
+            "reasoning": 0,
+        },
         "cost_usd": 0.001372,
         "unpriced_calls": 0,
     }

@@ -21,6 +21,12 @@ added (header names lower-cased; the values of `authorization` and `x-api-key` a
 "<redacted>"). Token usage is reported as word counts: the prompt's words (system included) and
 the reply's words, so tests can assert exact numbers.
 
+With `refuse_temperature=True` it plays a model that takes no `temperature`: a Chat Completions
+request with one other than 1 gets OpenAI's 400 `unsupported_value` (gpt-5, the o-series), a
+Messages request with any gets Anthropic's 400 that the parameter is deprecated (`TEMPERATURE_REFUSALS`).
+Refused requests are not counted in `calls`. `tests/support/provider_replies.py` builds whole
+replies and error bodies in the providers' shapes, to serve as `Raw`.
+
 With `peer_port=True` each request also records `_peer_port`, the client's TCP port (to tell which
 process sent it).
 
@@ -59,7 +65,7 @@ class Fault(enum.StrEnum):
     HANG = "hang"  # no answer until the client gives up (or the server closes)
     NON_JSON = "non_json"  # 200 text/html
     TRUNCATED = "truncated"  # 200 with a completion body cut in half
-    EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: `content: []`)
+    EMPTY_CHOICES = "empty_choices"  # 200, `choices: []` (Anthropic: a message without `content`)
     UNAUTHORIZED = "unauthorized"  # 401 invalid key
     BAD_REQUEST = "bad_request"  # 400 invalid request
     ENDLESS = "endless"  # 200 with a body that never ends, until the client hangs up
@@ -94,6 +100,32 @@ _OPENAI_KEYS = {
     "user",
     "logprobs",
     "prompt_cache_key",
+    "reasoning_effort",
+}
+#: What a model that takes no `temperature` answers, per protocol: (status, error body).
+TEMPERATURE_REFUSALS: dict[str, tuple[int, dict[str, Any]]] = {
+    "openai": (
+        400,
+        {
+            "error": {
+                "message": "Unsupported value: 'temperature' does not support 0 with this model. "
+                "Only the default (1) value is supported.",
+                "type": "invalid_request_error",
+                "param": "temperature",
+                "code": "unsupported_value",
+            }
+        },
+    ),
+    "anthropic": (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "temperature is deprecated for this model.",
+            },
+        },
+    ),
 }
 #: The longest `prompt_cache_key` OpenAI takes.
 PROMPT_CACHE_KEY_MAX = 64
@@ -111,6 +143,7 @@ _ANTHROPIC_KEYS = {
     "tools",
     "tool_choice",
     "thinking",
+    "output_config",
 }
 _SECRET_HEADERS = {"authorization", "x-api-key"}
 #: The keys the server adds to each request body it keeps (not part of the request).
@@ -137,8 +170,10 @@ class JudgeServer:
         hang_seconds: float = 30.0,
         prefix_cache: int = 0,
         peer_port: bool = False,
+        refuse_temperature: bool = False,
     ) -> None:
         self.responder = responder
+        self.refuse_temperature = refuse_temperature
         self.protocol_check = protocol_check
         self.api_key = api_key
         self.retry_after = retry_after
@@ -186,6 +221,8 @@ class JudgeServer:
                 _check_openai(request, body, self.api_key)
         except _Rejected as exc:
             return self._reject(exc, anthropic=False)
+        if self.refuse_temperature and body.get("temperature", 1) != 1:
+            return self._refuse_temperature("openai")
         reply = await self._next_reply(body)
         if isinstance(reply, Fault):
             return await self._fault(request, reply, anthropic=False)
@@ -205,6 +242,8 @@ class JudgeServer:
                 _check_anthropic(request, body, self.api_key)
         except _Rejected as exc:
             return self._reject(exc, anthropic=True)
+        if self.refuse_temperature and "temperature" in body:
+            return self._refuse_temperature("anthropic")
         reply = await self._next_reply(body)
         if isinstance(reply, Fault):
             return await self._fault(request, reply, anthropic=True)
@@ -266,6 +305,11 @@ class JudgeServer:
             reply = await reply
         return reply
 
+    def _refuse_temperature(self, protocol: str) -> web.Response:
+        status, body = TEMPERATURE_REFUSALS[protocol]
+        self.rejections.append(json.dumps(body))
+        return web.json_response(body, status=status)
+
     def _reject(self, exc: _Rejected, *, anthropic: bool) -> web.Response:
         self.rejections.append(exc.message)
         return web.json_response(_error_body(exc.kind, exc.message, anthropic), status=exc.status)
@@ -290,7 +334,10 @@ class JudgeServer:
             return await self._endless(request)
         if fault is Fault.EMPTY_CHOICES:
             whole = _anthropic_message({}, "") if anthropic else _chat_completion({}, "")
-            whole["content" if anthropic else "choices"] = []
+            if anthropic:  # `content: []` is a reply without text (the judge's), this none at all
+                del whole["content"]
+            else:
+                whole["choices"] = []
             return web.json_response(whole)
         status, kind, message = _FAULT_ERRORS[fault]
         headers = {}
@@ -412,6 +459,9 @@ def _check_openai(request: web.Request, body: dict[str, Any], api_key: str | Non
             raise _Rejected(400, "invalid_request_error", f"messages[{i}].content must be a string")
     _check_number(body, "temperature", 0.0, 2.0)
     _check_max_tokens(body, required=False)
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in ("minimal", "low", "medium", "high"):
+        raise _Rejected(400, "invalid_request_error", f"Invalid value for 'reasoning_effort': {effort!r}")
     key = body.get("prompt_cache_key")
     if key is not None and not isinstance(key, str):
         raise _Rejected(
@@ -454,6 +504,30 @@ def _check_anthropic(request: web.Request, body: dict[str, Any], api_key: str | 
     if messages[0]["role"] != "user":
         raise _Rejected(400, "invalid_request_error", "messages: first message must use the 'user' role")
     _check_number(body, "temperature", 0.0, 1.0)
+    _check_thinking(body)
+
+
+def _check_thinking(body: dict[str, Any]) -> None:
+    """Extended thinking as the Messages API takes it: `{type: enabled, budget_tokens: N >= 1024}`,
+    `max_tokens` above the budget, and no temperature but 1."""
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+    if thinking.get("type") != "enabled" or not isinstance(budget, int) or budget < 1024:
+        raise _Rejected(
+            400, "invalid_request_error", "thinking.enabled.budget_tokens: Input should be >= 1024"
+        )
+    if body["max_tokens"] <= budget:
+        raise _Rejected(
+            400, "invalid_request_error", "`max_tokens` must be greater than `thinking.budget_tokens`"
+        )
+    if body.get("temperature", 1) != 1:
+        raise _Rejected(
+            400,
+            "invalid_request_error",
+            "`temperature` may only be set to 1 when thinking is enabled or in interleaved thinking mode.",
+        )
 
 
 def _check_system_blocks(blocks: list[Any]) -> None:

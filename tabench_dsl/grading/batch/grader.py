@@ -36,11 +36,13 @@ from ...core.errors import TransportError, UsageError
 from ...core.records import Answer, AttemptKind
 from ..judges._http import MAX_BODY_BYTES, HttpJudge, cut_body_completion, scrub_line, status_error
 from ..judges.anthropic import AnthropicJudge
+from ..judges.azure import AzureJudge
 from ..judges.base import Completion, Judge, Message
 from ..judges.openai import OpenAIJudge
 from ..panel import Panel
 from ..runner import Grader, RunStats
 from .anthropic_batches import AnthropicBatches
+from .azure_batches import AzureBatches
 from .ledger import Ledger, Submitted, ledger_path, read_ledger
 from .openai_batches import OpenAIBatches
 from .polling import PollPlan
@@ -67,6 +69,8 @@ def batch_service(judge: Judge, secrets: Iterable[str] = ()) -> BatchService:
         wire = Wire(session, headers, backend=judge.info.backend, secrets=tuple(secrets))
         if isinstance(judge, AnthropicJudge):
             return AnthropicBatches(wire, judge.base_url)
+        if isinstance(judge, AzureJudge):  # before OpenAIJudge, which it is
+            return AzureBatches(wire, judge.target.batch_base, judge.target.api_version)
         if isinstance(judge, OpenAIJudge):
             return OpenAIBatches(wire, judge.base_url)
     raise UsageError(
@@ -203,12 +207,14 @@ class BatchGrader(Grader):
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]
     ) -> tuple[Completion, int]:
-        # `judge` is `self.http_judge`: a batch grading has one judge (`batch_service` refuses a panel).
+        # `judge` is `self.http_judge`, or its twin with a larger token budget (the re-ask of a
+        # cut-off reply): a batch grading has one judge (`batch_service` refuses a panel).
         assert self.rounds is not None  # set by `run`, the only way in
         system, question = _answer.get()
+        asking = judge if isinstance(judge, HttpJudge) else self.http_judge
         retries = 0
         while True:
-            body = msgspec.json.encode(self.http_judge.request_body(messages))
+            body = msgspec.json.encode(asking.full_body(messages))
             name = custom_id(system, question, kind, body)
             entry = self.service.entry(name, body)
             del body  # the entry holds it: one copy per answer in flight, not two
@@ -233,7 +239,7 @@ class BatchGrader(Grader):
                 return cut_body_completion(result.payload, 0.0)
             return judge.decode(result.payload, 0.0)
         if result.kind == "refused":
-            if judge.ask_again(result.status, result.payload):
+            if judge.adapt_to_refusal(result.status, result.payload):
                 raise _AskAgain
             raise status_error(judge.info.backend, result.status, {}, result.payload, secrets=self._secrets)
         # error, unfinished: a transport failure of this answer (an unrun request may be run later).

@@ -81,13 +81,15 @@ class OpenAIBatches:
     service = "openai"
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
+    #: The path every request line and the batch name (a service below another base may differ).
+    endpoint = ENDPOINT
 
     def __init__(self, wire: Wire, base_url: str) -> None:
         self.wire = wire
         self.base = base_url.rstrip("/")
 
     def entry(self, custom_id: str, body: bytes) -> bytes:
-        head = msgspec.json.encode({"custom_id": custom_id, "method": "POST", "url": ENDPOINT})
+        head = msgspec.json.encode({"custom_id": custom_id, "method": "POST", "url": self.endpoint})
         return head[:-1] + b',"body":' + body + b"}"
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
@@ -100,24 +102,28 @@ class OpenAIBatches:
                 filename="tabench-batch.jsonl",
                 content_type="application/jsonl",
             )
-            uploaded = await self.wire.call("POST", f"{self.base}/files", data=form)
+            uploaded = await self.wire.call("POST", self.url("/files"), data=form)
         try:
             file_id = _file.decode(uploaded).id
         except msgspec.DecodeError as exc:
             raise undecodable("an uploaded file", exc) from None
-        body = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h"}
-        return _status(await self.wire.call("POST", f"{self.base}/batches", body=body))
+        body = {"input_file_id": file_id, "endpoint": self.endpoint, "completion_window": "24h"}
+        return _status(await self.wire.call("POST", self.url("/batches"), body=body))
 
     async def status(self, batch_id: str) -> BatchStatus:
-        return _status(await self.wire.call("GET", f"{self.base}/batches/{batch_id}"))
+        return _status(await self.wire.call("GET", self.url(f"/batches/{batch_id}")))
 
     async def cancel(self, batch_id: str) -> BatchStatus:
-        return _status(await self.wire.call("POST", f"{self.base}/batches/{batch_id}/cancel"))
+        return _status(await self.wire.call("POST", self.url(f"/batches/{batch_id}/cancel")))
+
+    def url(self, path: str) -> str:
+        """The URL of `path` below the API base."""
+        return self.base + path
 
     async def results(self, status: BatchStatus) -> AsyncIterator[tuple[str, LineResult]]:
         """Every line of the output file, then of the error file."""
         for file_id in status.sources:
-            async for raw in self.wire.lines(f"{self.base}/files/{file_id}/content"):
+            async for raw in self.wire.lines(self.url(f"/files/{file_id}/content")):
                 try:
                     line = _line.decode(raw)
                 except msgspec.DecodeError as exc:

@@ -3,7 +3,8 @@ service and API base the entry recorded, the key from the environment under live
 
 OPENAI_API_KEY goes to an OpenAI-wire service only where a judge would send it: OpenAI's own API, the
 server OPENAI_BASE_URL names, or a URL judge's server over https or on this machine
-(`urls.url_gets_key`). ANTHROPIC_API_KEY goes to an Anthropic-wire service.
+(`urls.url_gets_key`). ANTHROPIC_API_KEY goes to an Anthropic-wire service. AZURE_OPENAI_API_KEY
+goes to an Azure service only below the resource AZURE_OPENAI_ENDPOINT names (`azure.reopen_target`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import aiohttp
 
 from ...core.errors import UsageError
 from ..judges.anthropic import ANTHROPIC_KEY_ENV, AnthropicJudge
+from ..judges.azure import AZURE_KEY_ENV, AzureJudge, reopen_target
 from ..judges.base import JudgeParams
 from ..judges.openai import OPENAI_BASE_URL, OPENAI_KEY_ENV, OpenAIJudge, normalize_base_url
 from ..judges.urls import url_gets_key
@@ -46,9 +48,14 @@ def reopen_service(entry: Submitted, session: aiohttp.ClientSession, env: Mappin
             judge = OpenAIJudge(
                 params, session=session, base_url=entry.endpoint, api_key=_openai_key(entry.endpoint, env)
             )
+        elif entry.service == "azure":
+            target, key = reopen_target(entry.endpoint, entry.model, env)
+            judge = AzureJudge(params, target, session=session, api_key=key)
         else:
             raise UsageError(f"batch {entry.id}: unknown batch service {entry.service!r}")
     except ValueError as exc:
         raise UsageError(f"batch {entry.id}: {exc}") from None
-    secrets = tuple(v for v in (env.get(OPENAI_KEY_ENV), env.get(ANTHROPIC_KEY_ENV)) if v)
+    secrets = tuple(
+        v for v in (env.get(OPENAI_KEY_ENV), env.get(ANTHROPIC_KEY_ENV), env.get(AZURE_KEY_ENV)) if v
+    )
     return batch_service(judge, secrets)

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
-from ...core.errors import JudgeError, TransportError
+from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.redact import scrub
 from ..runner import FATAL_STATUSES
 from .ledger import Ended, Ledger, Submitted
@@ -253,6 +253,10 @@ class Rounds:
 
     def _fatal(self, exc: TransportError, doing: str) -> None:
         """A refused key, an unknown model or a wrong base URL stops the grading, as live."""
+        if exc.stops_run:
+            raise UsageError(
+                f"the batch service refused the request: {doing}: {self._clean(str(exc))}"
+            ) from None
         if exc.status in FATAL_STATUSES:
             raise JudgeError(
                 f"the batch service refused the request: {doing}: {self._clean(str(exc))}"

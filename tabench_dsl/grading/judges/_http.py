@@ -14,15 +14,23 @@ its wire format:
                               `prompt_cache` is on)
     decode(payload, ms)       a `Completion` from a successful body
     ask_again(status, body)   whether a refusal asked for another request form (default: never)
+    structured_fields(schema) the protocol's fields asking for a reply in the scorer's schema
     rate_reading(headers)     the reply's rate-limit headers as a `RateReading` (default: none)
+
+What the user adds to every request (the structured-verdict schema, `--judge-param` fields,
+`--judge-header` headers) is the judge's `shape` (`request_shape.RequestShape`), set by the factory
+through `shape_requests`: `full_body` is `request_body` with those additions, the one body both a
+live call and a batch line send.
 
 The rate-limit reading goes with every reply, a success (`Completion.rate`) or an error
 (`TransportError.rate`), so the pacer (`pacing.Pacer`) can slow down before the server says no.
 
 Both wire protocols report errors as `{"error": {"type": ..., "message": ...}}` (Anthropic adds a
 top-level `"type": "error"`). Statuses 408, 409, 429 and 5xx (including Anthropic's 529) are
-retryable; any other status is a configuration problem and is not. Server messages are echoed,
-shortened, with the key and anything key-shaped cut out.
+retryable; any other status is a configuration problem and is not, and a refusal for want of credit
+(`wire_errors.money_error`, a 429 `insufficient_quota` too) stops the run. Server messages, read
+from any common body shape (`wire_errors.error_message`), are echoed, shortened, with the key and
+anything key-shaped cut out.
 
 A body is read up to `MAX_BODY_BYTES` and no further, whatever its Content-Length or compression
 says, so a judge cannot fill memory. That is room for a reply of `verdict.MAX_REPLY_BYTES` in its
@@ -44,34 +52,26 @@ import msgspec
 
 from ...core.errors import TransportError
 from ...core.ratelimit import RateReading
-from ...core.records import JudgeInfo, Tokens
+from ...core.records import JudgeInfo, Served, Tokens
 from ...core.redact import scrub
 from ..transport import map_client_errors, parse_retry_after
 from ..verdict import MAX_REPLY_BYTES
 from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeParams, Message
+from .request_shape import RequestShape
 from .urls import safe_url
+from .wire_errors import error_message, money_error, refused_field
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 #: The most of a reply body read: a reply of MAX_REPLY_BYTES escaped character by character
 #: (`\u00e9`, six bytes for each of up to MAX_REPLY_BYTES characters) plus its envelope.
 MAX_BODY_BYTES = 8 * MAX_REPLY_BYTES
+#: The most request forms one call tries after refusals naming a field (`HttpJudge.ask_again`).
+MAX_FORM_CHANGES = 4
 #: Bytes asked of the connection at a time while reading a body.
 _READ_CHUNK = 64 * 1024
 
 _MESSAGE_LIMIT = 300
-
-
-class _ErrorDetail(msgspec.Struct):
-    message: str = ""
-    type: str = ""
-
-
-class _ErrorBody(msgspec.Struct):
-    error: _ErrorDetail | str | None = None
-
-
-_error_decoder = msgspec.json.Decoder(_ErrorBody)
 
 
 def is_retryable(status: int) -> bool:
@@ -151,13 +151,25 @@ def status_error(
     key_sent: bool = True,
     secrets: Iterable[str | None] = (),
     rate: RateReading | None = None,
+    key_withheld: str | None = None,
 ) -> TransportError:
     """The `TransportError` for a non-2xx reply, retryable or not by its status. `key_env` names
-    the variable the key comes from, for the hint of a 401/403; `rate` is the reply's rate-limit
-    reading, carried along for the pacer."""
-    detail = _error_detail(payload)
+    the variable the key comes from, for the hint of a 401/403; `key_withheld` says why a key in
+    the environment was not sent (a plain-http URL); `rate` is the reply's rate-limit reading,
+    carried along for the pacer. A refusal for want of credit (`wire_errors.money_error`) is not
+    retried and stops the run (`TransportError.stops_run`), whatever its status."""
+    detail = error_message(payload)
     said = f": {scrub_line(detail, secrets)}" if detail else ""
     retry_after = parse_retry_after(headers)
+    if money_error(status, payload):
+        return TransportError(
+            f"{backend} judge refused the request for want of credit or quota (HTTP {status}){said}; "
+            "add credit or raise the quota, then --resume",
+            status=status,
+            retryable=False,
+            rate=rate,
+            stops_run=True,
+        )
     if is_retryable(status):
         kind = "rate limited" if status == 429 else "server busy or failing"
         return TransportError(
@@ -165,7 +177,9 @@ def status_error(
         )
     if status in (401, 403):
         what = "authentication failed" if status == 401 else "permission denied"
-        if not key_sent:
+        if not key_sent and key_withheld:
+            hint = f"; {key_withheld}"
+        elif not key_sent:
             hint = f"; no key was sent (set {key_env})" if key_env else "; no key was sent"
         else:
             hint = f"; check {key_env}" if key_env else "; check the key"
@@ -175,18 +189,6 @@ def status_error(
     else:
         message = f"{backend} judge rejected the request (HTTP {status}){said}"
     return TransportError(message, status=status, retry_after=retry_after, retryable=False, rate=rate)
-
-
-def _error_detail(payload: bytes) -> str:
-    try:
-        body = _error_decoder.decode(payload)
-    except msgspec.DecodeError:
-        text = payload[:200].decode("utf-8", "replace").strip()
-        return text if text and not text.startswith("<") else ""
-    error = body.error
-    if isinstance(error, _ErrorDetail):
-        return f"{error.type}: {error.message}" if error.type else error.message
-    return error or ""
 
 
 class HttpJudge(Judge):
@@ -211,6 +213,7 @@ class HttpJudge(Judge):
         backend: str,
         key_env: str | None,
         prompt_cache: bool = True,
+        key_withheld: str | None = None,
     ) -> None:
         self.params = params
         #: Whether requests carry the protocol's prompt-cache hint (the manifest's
@@ -224,7 +227,10 @@ class HttpJudge(Judge):
         self._session = session
         self._api_key = api_key or None
         self._key_env = key_env
+        #: Why a key in the environment was not sent (for the hint of a 401/403), or None.
+        self._key_withheld = key_withheld
         self._headers = {"content-type": "application/json", **self.wire_headers(self._api_key)}
+        self.shape = RequestShape()
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -247,6 +253,40 @@ class HttpJudge(Judge):
     def decode(self, payload: bytes, latency_ms: float) -> Completion:
         """A `Completion` from a successful body; `TransportError` (retryable) when it is none."""
 
+    def shape_requests(self, shape: RequestShape) -> None:
+        """Send `shape`'s additions with every request from now on: its headers (over the
+        protocol's own, the user asked for them) and its body fields (`full_body`)."""
+        self.shape = shape
+        self.request_shape = shape.digest
+        overridden = {name.lower() for name in shape.headers}
+        kept = {name: value for name, value in self._headers.items() if name.lower() not in overridden}
+        self._headers = {**kept, **shape.headers}
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The key and the header values: never in a message, a reply or a record."""
+        return tuple(s for s in (self._api_key, *self.shape.secrets) if s)
+
+    def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The body fields asking for a reply in `schema`; by default the protocol has none."""
+        return {}
+
+    def full_body(self, messages: list[Message]) -> dict[str, object]:
+        """The body one call sends: `request_body` with the user's additions (`shape`)."""
+        body = self.request_body(messages)
+        self.shape.extend(body, self.structured_fields)
+        return body
+
+    def adapt_to_refusal(self, status: int, payload: bytes) -> bool:
+        """Whether a refusal made this judge change its request form, so the call is made again:
+        the protocol's own forms first (`ask_again`), then dropping an `auto` structured schema."""
+        if self.ask_again(status, payload):
+            return True
+        said = self.shape.refused(status, payload, self.info.backend)
+        if said is not None and self.warn is not None:
+            self.warn(said)
+        return said is not None
+
     def connection(self) -> tuple[aiohttp.ClientSession, Mapping[str, str]]:
         """The session and the headers (the key among them) of this judge's calls: the provider's
         batch service (grading/batch/) is called with the same ones."""
@@ -257,6 +297,24 @@ class HttpJudge(Judge):
         again at once; by default no refusal does."""
         return False
 
+    def drop_refused_temperature(self, status: int, payload: bytes) -> bool:
+        """Whether the server refused `temperature` itself (`wire_errors.refused_field`: gpt-5 and
+        the o-series take only their default, newer Claude models call it deprecated): then this
+        judge sends none for the rest of the run, its `params` (and so the reply cache's key) say
+        so, `warn` is told once, and the call is made again at once. A call in flight when another
+        made the change is asked again too."""
+        if not refused_field(status, payload, "temperature"):
+            return False
+        if self.params.temperature is not None:
+            dropped = self.params.temperature
+            self.params = msgspec.structs.replace(self.params, temperature=None)
+            if self.warn is not None:
+                self.warn(
+                    f"{self.info.backend} judge ({self.params.model}) refused temperature {dropped:g}: "
+                    "asking without it (the model's own default) for the rest of the run"
+                )
+        return True
+
     def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
         """What the reply's rate-limit headers say (`pacing` has each provider's parser); by
         default the protocol sends none."""
@@ -264,16 +322,18 @@ class HttpJudge(Judge):
 
     async def complete(self, messages: list[Message]) -> Completion:
         """One exchange; raises `TransportError` for anything that is not a usable reply. A body too
-        long to read whole stands for a reply too long to be a verdict (`cut_body_completion`)."""
-        while True:
+        long to read whole stands for a reply too long to be a verdict (`cut_body_completion`).
+        A refusal that names another request form (`ask_again`) is asked again at once, at most
+        `MAX_FORM_CHANGES` times, so a server that refuses every form cannot loop it."""
+        for _ in range(MAX_FORM_CHANGES + 1):
             status, reply_headers, payload, latency_ms = await post_json(
                 self._session,
                 self.endpoint,
-                self.request_body(messages),
+                self.full_body(messages),
                 self._headers,
                 self.exchange_timeout,
             )
-            if 200 <= status < 300 or not self.ask_again(status, payload):
+            if 200 <= status < 300 or not self.adapt_to_refusal(status, payload):
                 break
         rate = self.rate_reading(reply_headers)
         if not 200 <= status < 300:
@@ -284,8 +344,9 @@ class HttpJudge(Judge):
                 payload,
                 key_env=self._key_env,
                 key_sent=bool(self._api_key),
-                secrets=[self._api_key],
+                secrets=self.secrets,
                 rate=rate,
+                key_withheld=self._key_withheld,
             )
         completion = (
             cut_body_completion(payload, latency_ms)
@@ -301,6 +362,7 @@ def reported_tokens(
     *,
     cached_prompt: int | None = None,
     cache_write: int | None = None,
+    reasoning: int | None = None,
 ) -> Tokens:
     """The tokens a server reported, 0 for a count it left out or sent as null. `prompt` counts
     every input token, cached ones included (`records.Tokens`): a backend whose protocol reports
@@ -310,4 +372,14 @@ def reported_tokens(
         completion=completion or 0,
         cached_prompt=cached_prompt or 0,
         cache_write=cache_write or 0,
+        reasoning=reasoning or 0,
+    )
+
+
+def served(model: str | None, response_id: str | None, fingerprint: str | None = None) -> Served | None:
+    """Who answered, as a reply names it (None when it names nothing)."""
+    if not (model or response_id or fingerprint):
+        return None
+    return Served(
+        model=model or None, response_id=response_id or None, system_fingerprint=fingerprint or None
     )

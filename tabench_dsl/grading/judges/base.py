@@ -13,6 +13,13 @@ plain attributes and methods (never probes with `getattr`):
     exchange_timeout     seconds after which `complete` gives up by itself with a retryable
                          `TransportError`, or None when it has no limit of its own (default)
     notice               a line for the user about why this judge was chosen, or None (default)
+    shape_requests(s)    send the user's additions to every request (`request_shape`); by default
+                         a judge that sends no requests ignores them
+    request_shape        what those additions are, as the reply cache key names them ("": none)
+    secrets              values never to appear in a message or a record (default: none)
+    with_max_tokens(n)   the judge asking with another token budget (default: a shallow copy)
+    warn                 where the judge says, once, what it changed in its requests during the
+                         run (a refused parameter dropped); set by whoever shows it (default: None)
 
 It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
 from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudge`.
@@ -21,11 +28,14 @@ from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudg
 from __future__ import annotations
 
 import abc
+import copy
+from collections.abc import Callable
 
 import msgspec
 
 from ...core.ratelimit import RateReading
-from ...core.records import JudgeInfo, Tokens
+from ...core.records import JudgeInfo, Served, Tokens
+from .request_shape import RequestShape
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -46,18 +56,38 @@ class JudgeParams(msgspec.Struct, frozen=True):
     """Decoding parameters sent with every call (and part of the cache key)."""
 
     model: str
-    temperature: float = DEFAULT_TEMPERATURE
+    #: None: no temperature is sent (the server refused it: `HttpJudge.drop_refused_temperature`).
+    temperature: float | None = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
+    #: OpenAI's `reasoning_effort`, sent when set (`decoding.decoding_params`).
+    reasoning_effort: str | None = None
+    #: Anthropic's extended-thinking budget, sent as `thinking` when set.
+    thinking_budget: int | None = None
+
+
+#: `Completion.stop` values: why a reply ended short of its own end.
+STOP_LENGTH = "length"  # the token budget ran out (OpenAI `finish_reason: length`, Anthropic `max_tokens`)
+STOP_REFUSAL = "refusal"  # the model refused (OpenAI's `refusal` field, Anthropic `stop_reason: refusal`)
+STOP_TOOL_CALLS = "tool_calls"  # the model called a tool instead of answering
+STOP_CONTENT_FILTER = "content_filter"  # the provider's filter stopped the reply
 
 
 class Completion(msgspec.Struct, frozen=True):
-    """A judge's reply: its text content, the tokens the server reported, and what its rate-limit
-    headers said (`rate`, None when it sent none), for the pacer."""
+    """A judge's reply: its text content (empty when it has none), the tokens the server reported,
+    and what its rate-limit headers said (`rate`, None when it sent none), for the pacer.
+
+    `stop` is why the reply ended when not at its own end (the `STOP_*` values; "" for a reply
+    that ended by itself), `refusal` a refusal's text, `served` who answered (model, reply id,
+    fingerprint) as the reply says. A reply without text is still a reply: its tokens were billed,
+    and the grading loop decides what it means (`reply_endings`)."""
 
     content: str
     tokens: Tokens = Tokens()
     latency_ms: float = 0.0
     rate: RateReading | None = None
+    stop: str = ""
+    refusal: str | None = None
+    served: Served | None = None
 
 
 class Judge(abc.ABC):
@@ -74,10 +104,33 @@ class Judge(abc.ABC):
     #: A line for the user about why this judge was chosen (the builtin judge standing in for a
     #: named model), for the caller to show; None when there is nothing to say.
     notice: str | None = None
+    #: The digest of what the user adds to every request (`request_shape.shape_digest`), part of
+    #: the reply cache key; "" when nothing is added.
+    request_shape: str = ""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values this judge holds that must never reach a message or a record; by default none."""
+        return ()
+
+    def shape_requests(self, shape: RequestShape) -> None:  # noqa: B027 - a default: most judges send nothing
+        """Send `shape`'s additions with every request; a judge that makes no request ignores them."""
+
+    #: Told, once, what the judge changed in its requests during the run (a refused temperature
+    #: dropped), for the caller to show; None: nobody listens.
+    warn: Callable[[str], None] | None = None
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:
         """One exchange. Raises `TransportError` for anything that is not a usable reply."""
+
+    def with_max_tokens(self, max_tokens: int) -> Judge:
+        """This judge asking with a budget of `max_tokens` (the re-ask of a cut-off reply): a shallow
+        copy, sharing its session, key and headers, whose `params` (and so whose reply cache key)
+        name the new budget."""
+        twin = copy.copy(self)
+        twin.params = msgspec.structs.replace(self.params, max_tokens=max_tokens)
+        return twin
 
     async def aclose(self) -> None:  # noqa: B027 - a default, not abstract: most judges hold nothing
         """Release the HTTP session or files the judge holds; by default it holds none."""

@@ -289,5 +289,5 @@ class BuiltinJudge(Judge):
 @register_judge("builtin", argument="none")
 def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
     """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
-    params = JudgeParams(model=INFO.model, temperature=float(setup.temperature), max_tokens=setup.max_tokens)
+    params = JudgeParams(model=INFO.model, temperature=setup.temperature, max_tokens=setup.max_tokens)
     return BuiltinJudge(params, settings=setup.settings, notice=setup.notice)

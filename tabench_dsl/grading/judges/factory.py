@@ -15,20 +15,27 @@ An empty variable counts as unset. A judge name is
     openai:MODEL          Chat Completions at OPENAI_BASE_URL, else https://api.openai.com/v1
     anthropic:MODEL       the Messages API at ANTHROPIC_BASE_URL, else https://api.anthropic.com
     http(s)://HOST[/v1]   any Chat Completions server; the model from --model or judge.model
+    azure:DEPLOYMENT      Azure OpenAI's deployment path at AZURE_OPENAI_ENDPOINT (api-version from
+                          OPENAI_API_VERSION); azure:v1:MODEL its v1 path (`azure`)
     replay:RESULTS.jsonl  the replies recorded in an earlier results file
 
 `openai` and `anthropic` without `:MODEL` take the model from `--model` or the manifest.
-Parameters, first found wins: the flags (`model`, `temperature`, `max_tokens`), the manifest's
-`judge:`, the scorer's `judge:` settings, then temperature 0 and 300 tokens. The price (`--price`,
-else the manifest's `judge.price`) goes into the judge's `info`, so every record says what it cost.
+Parameters, first found wins: the flags (`model`; `temperature`, `max_tokens` and the reasoning
+controls as `decoding.DecodingFlags`), the manifest's `judge:`, the scorer's `judge:` settings, then
+temperature 0 and 300 tokens (`decoding.decoding_params`, the one place this is decided). The
+price (`--price`, else the manifest's `judge.price`) goes into the judge's `info`, so every record
+says what it cost.
 The provider's prompt-cache hint is sent unless the manifest says `judge: {prompt_cache: false}`.
+What the user adds to every request (`request_shape`: `--structured` over the manifest's
+`judge.structured`, `--judge-param`, `--judge-header`) is handed to the judge once it is built.
 Keys come from the environment only, and go only where the user sent them: to an endpoint the user
 named (the `--judge` URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL) or to the provider's own host.
 OPENAI_API_KEY is sent as a bearer token to `openai:` (at whatever OPENAI_BASE_URL says, as OpenAI's
 own clients do, else api.openai.com) and to a `--judge` URL only when the URL is https or its host is
 loopback (127.0.0.0/8, ::1, localhost): a plain-HTTP judge elsewhere gets no key, since anyone on the
 path could read it. ANTHROPIC_API_KEY goes to `anthropic:` (ANTHROPIC_BASE_URL, else
-api.anthropic.com). On the real API hosts a missing key is a `UsageError` naming the variable
+api.anthropic.com). AZURE_OPENAI_API_KEY goes to `azure:` at AZURE_OPENAI_ENDPOINT, over https or
+to a loopback host only (`azure`). On the real API hosts a missing key is a `UsageError` naming the variable
 (exit 2); local servers need none. Keys live only inside the judge objects.
 
 A battery is shared data, written by someone else: its manifest may choose `builtin`, `openai` or
@@ -57,8 +64,10 @@ from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
 from ...core.price import Price
 from ...core.scorer import ScorerSettings
-from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TIMEOUT, Judge
+from .base import DEFAULT_TIMEOUT, Judge
+from .decoding import DecodingFlags, decoding_params
 from .registry import Backend, JudgeSetup, find_backend
+from .request_shape import RequestOptions, RequestShape
 from .urls import safe_url, url_gets_key
 
 if TYPE_CHECKING:
@@ -75,7 +84,10 @@ __all__ = [
 ]
 
 #: The forms `--judge` accepts, for error messages.
-JUDGE_FORMS = "builtin, openai:MODEL, anthropic:MODEL, an http(s):// base URL (with --model), replay:FILE"
+JUDGE_FORMS = (
+    "builtin, openai:MODEL, anthropic:MODEL, azure:DEPLOYMENT, azure:v1:MODEL, "
+    "an http(s):// base URL (with --model), replay:FILE"
+)
 
 #: Where a judge choice came from: the `--judge` flag, the manifest's `judge.backend`, the
 #: environment (a model named, OPENAI_* or ANTHROPIC_* set), or nothing at all (builtin).
@@ -101,6 +113,8 @@ def make_judge(
     temperature: float | None = None,
     max_tokens: int | None = None,
     price: Price | None = None,
+    request: RequestOptions | None = None,
+    decoding: DecodingFlags | None = None,
 ) -> Judge:
     """The judge `name` names, chosen and configured as the module docstring says; raises `UsageError`
     for a bad judge name, a missing model, a missing key, or a judge URL or replay file only the manifest
@@ -111,14 +125,23 @@ def make_judge(
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
     choice, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
-    scorer = (settings or ScorerSettings()).judge
+    flags = decoding or DecodingFlags()
+    if temperature is not None or max_tokens is not None:
+        flags = msgspec.structs.replace(
+            flags,
+            temperature=_first(temperature, flags.temperature),
+            max_tokens=_first(max_tokens, flags.max_tokens),
+        )
+    params = decoding_params(flags, manifest, (settings or ScorerSettings()).judge)
     judge = backend.build(
         JudgeSetup(
             name=choice.name,
             argument=argument,
             model=model or manifest.model,
-            temperature=_first(temperature, manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE),
-            max_tokens=int(_first(max_tokens, manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS)),
+            temperature=params.temperature,
+            max_tokens=params.max_tokens,
+            reasoning_effort=params.reasoning_effort,
+            thinking_budget=params.thinking_budget,
             env=env,
             timeout=timeout,
             session=session,
@@ -126,12 +149,25 @@ def make_judge(
             prompt_cache=manifest.prompt_cache is not False,
         )
     )
+    judge.shape_requests(request_shape(request, manifest, settings))
     price = price or manifest.price
     if price is not None:
         # Set here, once for every backend: a price is what the user was billed, not part of a
         # backend's wire format.
         judge.info = msgspec.structs.replace(judge.info, price=price)
     return judge
+
+
+def request_shape(
+    request: RequestOptions | None, manifest: JudgeDefaults, settings: ScorerSettings | None
+) -> RequestShape:
+    """What the user adds to a judge's requests: `request` (the command line), its structured mode
+    first found of the flag, the manifest's `judge.structured` and off, with the scorer's schema."""
+    from ...core.reply_schema import reply_schema
+
+    request = request or RequestOptions()
+    mode = request.structured or manifest.structured or "off"
+    return RequestShape(request, reply_schema((settings or ScorerSettings()).facets), structured=mode)
 
 
 def resolve_backend(
@@ -209,4 +245,4 @@ def manifest_backend_problem(backend: str) -> str | None:
 
 
 def _first(*values: Any) -> Any:
-    return next(v for v in values if v is not None)
+    return next((v for v in values if v is not None), None)

@@ -6,14 +6,14 @@ environment, without an HTTP session and without reaching anything, so it cannot
 (`factory.make_judge` refuses a real API host without its key). This module names the judge the
 same way the backends do, from the same parts: the choice (`factory.choose_judge`), the backend a
 judge names (`registry.find_backend`), each backend's own base URL rules (`normalize_base_url`,
-`normalize_anthropic_base`, `urls.safe_url`) and the parameters' order of precedence.
+`normalize_anthropic_base`, `urls.safe_url`) and the parameters' order of precedence
+(`decoding.decoding_params`, which the factory calls too).
 `tests/grading/test_dry_run.py` checks that it agrees with the judge `make_judge` builds, backend by backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -22,17 +22,21 @@ from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
 from ...core.records import JudgeInfo
 from ...core.scorer import ScorerSettings
-from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, JudgeParams
-from .factory import resolve_backend
+from .base import JudgeParams
+from .decoding import DecodingFlags, decoding_params
+from .factory import request_shape, resolve_backend
+from .request_shape import RequestOptions
 from .urls import safe_url
 
 
 class JudgeIdentity(msgspec.Struct, frozen=True):
     """A judge as its records and cache entries name it: `info` (backend, model, endpoint) and the
-    decoding `params` its calls carry."""
+    decoding `params` its calls carry, and the digest of what the user adds to them
+    (`Judge.request_shape`)."""
 
     info: JudgeInfo
     params: JudgeParams
+    request_shape: str = ""
 
 
 def judge_identity(
@@ -42,21 +46,28 @@ def judge_identity(
     manifest_judge: JudgeDefaults | None = None,
     settings: ScorerSettings | None = None,
     env: Mapping[str, str],
+    request: RequestOptions | None = None,
+    decoding: DecodingFlags | None = None,
 ) -> JudgeIdentity:
     """The identity of the judge `make_judge` would build from the same arguments; raises the same
     `UsageError`s it raises for the choice (a model nothing reaches, a URL only the manifest names,
     an unknown judge name, a missing model), never one for a missing API key."""
     manifest = manifest_judge or JudgeDefaults()
     _, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
-    scorer = (settings or ScorerSettings()).judge
-    temperature = _first(manifest.temperature, scorer.temperature, DEFAULT_TEMPERATURE)
-    max_tokens = int(_first(manifest.max_tokens, scorer.max_tokens, DEFAULT_MAX_TOKENS))
+    shape = request_shape(request, manifest, settings).digest
+    decided = decoding_params(decoding, manifest, (settings or ScorerSettings()).judge)
 
     def params(needed_by: str, chosen: str | None) -> JudgeParams:
         chosen = chosen or model or manifest.model
         if not chosen:
             raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
-        return JudgeParams(model=chosen, temperature=float(temperature), max_tokens=max_tokens)
+        return JudgeParams(
+            model=chosen,
+            temperature=decided.temperature,
+            max_tokens=decided.max_tokens,
+            reasoning_effort=decided.reasoning_effort,
+            thinking_budget=decided.thinking_budget,
+        )
 
     if backend.kind == "builtin":
         from .builtin import INFO
@@ -72,25 +83,27 @@ def judge_identity(
             from .anthropic import ANTHROPIC_BASE_URL, normalize_anthropic_base
 
             base = normalize_anthropic_base(env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL)
-            return _http("anthropic", base, params("anthropic:MODEL", argument or None))
+            return _http("anthropic", base, params("anthropic:MODEL", argument or None), shape)
+        if backend.kind == "azure":
+            from .azure import azure_target
+
+            target = azure_target(argument, model or manifest.model, env)
+            return _http("azure", target.base, params("azure:DEPLOYMENT", target.model), shape)
         from .openai import OPENAI_BASE_URL, normalize_base_url
 
         if backend.kind == "openai":
             base = normalize_base_url(env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL)
-            return _http("openai", base, params("openai:MODEL", argument or None))
+            return _http("openai", base, params("openai:MODEL", argument or None), shape)
         if backend.kind == "url":
             name = urlsplit(argument).netloc.rpartition("@")[2] or "url"
             judge_params = params(safe_url(argument), None)
-            return _http(name, normalize_base_url(argument), judge_params)
+            return _http(name, normalize_base_url(argument), judge_params, shape)
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None
     raise UsageError(f"the {backend.kind} judge cannot be named without building it")
 
 
-def _http(backend: str, base: str, params: JudgeParams) -> JudgeIdentity:
+def _http(backend: str, base: str, params: JudgeParams, shape: str) -> JudgeIdentity:
     shown = safe_url(base)
-    return JudgeIdentity(JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown), params)
-
-
-def _first(*values: Any) -> Any:
-    return next(v for v in values if v is not None)
+    info = JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown)
+    return JudgeIdentity(info, params, shape)

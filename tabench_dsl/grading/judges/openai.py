@@ -18,6 +18,13 @@ only, so it is not part of the reply cache's key or the request's sha256, and th
 for byte what it was. A server that refuses the field (HTTP 400 naming it) is asked again at once
 without it, and from then on (`ask_again`), as for `max_completion_tokens`.
 
+Structured verdicts (`--structured on|auto`): the scorer's reply schema goes as `response_format:
+{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}` (`structured_fields`),
+the form OpenAI, vLLM, SGLang, llama.cpp's server, Ollama and LM Studio accept. A server that
+refuses that form (a 400 or 422 naming `response_format` or `json_schema`, or the 500 that
+llama-cpp-python's server answers its request checks with) is asked again with the older
+`{"type": "json_object", "schema": ...}` (llama-cpp-python, Fireworks, Anyscale), and from then on.
+
 It registers two kinds of judge (`registry`): `openai[:MODEL]`, at OPENAI_BASE_URL or OpenAI's
 own API, and `url`, any Chat Completions server named by its base URL. Where OPENAI_API_KEY may
 go is the factory's rule (`factory`): to `openai:` wherever OPENAI_BASE_URL points, and to a URL
@@ -28,17 +35,28 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
 from ...core.errors import TransportError, UsageError
+from ...core.reply_schema import SCHEMA_NAME
 from ..pacing import openai_reading
-from ._http import HttpJudge, reported_tokens
-from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
+from ._http import HttpJudge, reported_tokens, served
+from .base import (
+    DEFAULT_TIMEOUT,
+    STOP_CONTENT_FILTER,
+    STOP_LENGTH,
+    STOP_REFUSAL,
+    STOP_TOOL_CALLS,
+    Completion,
+    JudgeParams,
+    Message,
+)
 from .registry import JudgeSetup, register_judge
 from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
+from .wire_errors import FORM_REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -55,29 +73,42 @@ OPENAI_KEY_ENV = "OPENAI_API_KEY"
 
 class _ChatMessage(msgspec.Struct):
     content: str | None = None
+    refusal: str | None = None
+    tool_calls: list[object] | None = None
 
 
 class _Choice(msgspec.Struct):
     message: _ChatMessage
+    finish_reason: str | None = None
 
 
 class _PromptDetails(msgspec.Struct):
     cached_tokens: int | None = 0
 
 
+class _CompletionDetails(msgspec.Struct):
+    reasoning_tokens: int | None = 0
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: int | None = 0
     completion_tokens: int | None = 0
     prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
 
 
 class _ChatCompletion(msgspec.Struct):
     choices: list[_Choice]
     usage: _Usage | None = None
+    model: str | None = None
+    id: str | None = None
+    system_fingerprint: str | None = None
 
 
 _decoder = msgspec.json.Decoder(_ChatCompletion)
 
+#: Why OPENAI_API_KEY, although set, did not go to a `--judge` URL (the hint of a 401/403).
+KEY_WITHHELD = f"{OPENAI_KEY_ENV} was not sent: the URL is not https (nor a loopback host)"
 #: What starts every `prompt_cache_key`, so a provider's logs show whose key it is.
 PROMPT_CACHE_KEY_PREFIX = "tabench-"
 
@@ -119,9 +150,13 @@ class OpenAIJudge(HttpJudge):
         backend: str = "openai",
         key_env: str | None = OPENAI_KEY_ENV,
         prompt_cache: bool = True,
+        key_withheld: str | None = None,
     ) -> None:
         # OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens`.
         self._token_field = "max_tokens"
+        #: How a structured verdict is asked for: `json_schema`, or `json_object` with a `schema`
+        #: once a server refused the first.
+        self._structured_form = "json_schema"
         super().__init__(
             params,
             session=session,
@@ -131,6 +166,7 @@ class OpenAIJudge(HttpJudge):
             backend=backend,
             key_env=key_env,
             prompt_cache=prompt_cache,
+            key_withheld=key_withheld,
         )
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
@@ -145,9 +181,12 @@ class OpenAIJudge(HttpJudge):
         body: dict[str, object] = {
             "model": self.params.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": self.params.temperature,
-            self._token_field: self.params.max_tokens,
         }
+        if self.params.temperature is not None:
+            body["temperature"] = self.params.temperature
+        body[self._token_field] = self.params.max_tokens
+        if self.params.reasoning_effort is not None:
+            body["reasoning_effort"] = self.params.reasoning_effort
         if self.prompt_cache:
             for m in messages:
                 if m.role == "system":
@@ -155,12 +194,30 @@ class OpenAIJudge(HttpJudge):
                     break
         return body
 
+    def structured_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """`response_format` asking for a reply in `schema`, strictly (or in the older form)."""
+        if self._structured_form == "json_object":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        return {"response_format": {"type": "json_schema", "json_schema": structured_schema(schema)}}
+
+    def _refuses_schema_form(self, status: int, payload: bytes) -> bool:
+        """Whether this refusal names the `json_schema` form of `response_format` while it is sent."""
+        if not self.shape.sending or self._structured_form != "json_schema":
+            return False
+        named = b"response_format" in payload or b"json_schema" in payload
+        return named and (status in (400, 422) or (status == 500 and b"response_format" in payload))
+
     def ask_again(self, status: int, payload: bytes) -> bool:
         """A server that rejects `max_tokens` and names `max_completion_tokens` (OpenAI's reasoning
         models) is asked again at once with that field, and from then on; one that refuses
-        `prompt_cache_key` (a compatible server that knows no such field) is asked again without it,
-        and from then on."""
-        if status != 400:
+        `prompt_cache_key` (a compatible server that knows no such field, a 400 or Mistral's 422) or
+        `temperature` (gpt-5, the o-series: `drop_refused_temperature`) is asked again without it,
+        and from then on; one that refuses the `json_schema` form of a structured verdict, with the
+        `json_object` form, and from then on."""
+        if self._refuses_schema_form(status, payload):
+            self._structured_form = "json_object"
+            return True
+        if status not in FORM_REFUSALS:
             return False
         if self._token_field == "max_tokens" and b"max_completion_tokens" in payload:
             self._token_field = "max_completion_tokens"
@@ -168,7 +225,7 @@ class OpenAIJudge(HttpJudge):
         if self.prompt_cache and b"prompt_cache_key" in payload:
             self.prompt_cache = False
             return True
-        return False
+        return self.drop_refused_temperature(status, payload)
 
     def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
         return openai_reading(headers)
@@ -177,28 +234,57 @@ class OpenAIJudge(HttpJudge):
         return decode_chat_completion(payload, self.info.backend, latency_ms)
 
 
+def structured_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The `json_schema` object of a strict `response_format` for `schema` (also the shape of Azure's
+    and every compatible server's)."""
+    return {"name": SCHEMA_NAME, "strict": True, "schema": schema}
+
+
 def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: float = 0.0) -> Completion:
-    """A `Completion` from a Chat Completions body; `TransportError` (retryable) when it is not one."""
+    """A `Completion` from a Chat Completions body; `TransportError` (retryable) when it is not one.
+
+    A reply without text is still the judge's reply, its tokens billed: `stop` says what it was
+    (`message.refusal`, `finish_reason: length` or `content_filter`, `tool_calls` with no text, or
+    no text at all with reasoning tokens spent: the budget went on reasoning). vLLM's and SGLang's
+    `reasoning_content` is never read as the reply."""
     try:
         body = _decoder.decode(payload)
     except msgspec.DecodeError as exc:
         raise TransportError(f"{backend} judge sent a body that is not a chat completion ({exc})") from None
     if not body.choices:
         raise TransportError(f"{backend} judge sent a chat completion without choices")
-    content = body.choices[0].message.content
-    if content is None:
-        raise TransportError(f"{backend} judge sent a chat completion with no text content")
+    choice = body.choices[0]
+    message = choice.message
+    content = message.content or ""
     usage = body.usage or _Usage()
     details = usage.prompt_tokens_details
+    reasoning = (usage.completion_tokens_details or _CompletionDetails()).reasoning_tokens or 0
     return Completion(
         content=content,
         tokens=reported_tokens(
             usage.prompt_tokens,
             usage.completion_tokens,
             cached_prompt=details.cached_tokens if details is not None else 0,
+            reasoning=reasoning,
         ),
         latency_ms=latency_ms,
+        stop=_stop(choice, content, reasoning),
+        refusal=message.refusal or None,
+        served=served(body.model, body.id, body.system_fingerprint),
     )
+
+
+def _stop(choice: _Choice, content: str, reasoning: int) -> str:
+    """Why the reply ended short of its own end ("" when it did not)."""
+    if choice.message.refusal:
+        return STOP_REFUSAL
+    if choice.finish_reason in (STOP_LENGTH, STOP_CONTENT_FILTER):
+        return choice.finish_reason
+    if not content.strip() and choice.message.tool_calls:
+        return STOP_TOOL_CALLS
+    if not content.strip() and reasoning > 0:
+        return STOP_LENGTH
+    return ""
 
 
 @register_judge("openai")
@@ -231,14 +317,17 @@ def url_judge(setup: JudgeSetup) -> OpenAIJudge:
     try:
         params = setup.params(safe_url(url))
         backend = urlsplit(url).netloc.rpartition("@")[2] or "url"
+        key = setup.env.get(OPENAI_KEY_ENV)
+        sent = url_gets_key(url)
         return OpenAIJudge(
             params,
             session=setup.http_session(),
             base_url=url,
-            api_key=setup.env.get(OPENAI_KEY_ENV) if url_gets_key(url) else None,
+            api_key=key if sent else None,
             timeout=setup.timeout,
             backend=backend,
             prompt_cache=setup.prompt_cache,
+            key_withheld=None if sent or not key else KEY_WITHHELD,
         )
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None

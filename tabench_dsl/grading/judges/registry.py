@@ -15,6 +15,7 @@ builtin judge never loads the HTTP backends, and the other way round:
     openai      openai          openai      the model (optional)
     anthropic   anthropic       anthropic   the model (optional)
     url         http, https     openai      the whole judge name, a base URL
+    azure       azure           azure       the deployment, or `v1:MODEL`
 
 To add a backend: a module that subclasses `base.Judge` and registers a builder, and a line in
 `_HOMES` for it (a module imported by other means registers itself just the same).
@@ -52,7 +53,7 @@ class JudgeSetup:
     name: str
     argument: str
     model: str | None
-    temperature: float
+    temperature: float | None
     max_tokens: int
     env: Mapping[str, str]
     timeout: float
@@ -62,6 +63,9 @@ class JudgeSetup:
     #: Whether an HTTP judge sends its provider's prompt-cache hint (the manifest's
     #: `judge: {prompt_cache: false}` turns it off).
     prompt_cache: bool = True
+    #: The reasoning controls (`decoding.Decoding`): OpenAI's effort, Anthropic's thinking budget.
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
 
     def params(self, needed_by: str, *, model: str | None = None) -> JudgeParams:
         """The decoding parameters for `model` (default: the one the flags or manifest name);
@@ -69,7 +73,13 @@ class JudgeSetup:
         chosen = model or self.model
         if not chosen:
             raise UsageError(f"--judge {needed_by} needs a model: --model M, or judge.model in battery.yaml")
-        return JudgeParams(model=chosen, temperature=float(self.temperature), max_tokens=self.max_tokens)
+        return JudgeParams(
+            model=chosen,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort,
+            thinking_budget=self.thinking_budget,
+        )
 
     def http_session(self) -> aiohttp.ClientSession:
         """The HTTP session an HTTP backend sends through (the caller's, shared by all calls)."""
@@ -99,6 +109,7 @@ _HOMES: dict[str, str] = {
     "anthropic": ".anthropic",
     "http": ".openai",
     "https": ".openai",
+    "azure": ".azure",
 }
 
 _BACKENDS: dict[str, Backend] = {}

@@ -1,0 +1,39 @@
+"""Which models answered: the `model` each judge reply named (`Attempt.served`), counted per judge.
+
+A judge is named by the model it was asked for (`gpt-x`); the provider answers as a snapshot
+(`gpt-x-2026-01-01`) and may change it during a grading. Totals list every model that served a
+call, with its judge and its count of calls, so a results file says what actually graded it. Calls
+served from the reply cache and replies that named no model are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from ..core.records import Record
+from .costs import judged_attempts
+
+
+class ServedModel(msgspec.Struct, frozen=True):
+    """One model that answered a judge's calls: the judge (as outputs name it), the model the
+    replies named, and how many calls it served."""
+
+    judge: str
+    model: str
+    calls: int
+
+
+def served_models(records: Iterable[Record]) -> list[ServedModel]:
+    """The models that answered the judge calls of `records` (the standing ones), by judge, then
+    by most calls."""
+    counts: dict[tuple[str, str], int] = {}
+    for record in records:
+        for judge, attempt in judged_attempts(record):
+            served = attempt.served
+            if served is not None and served.model and not attempt.cache_hit:
+                key = (judge.describe(), served.model)
+                counts[key] = counts.get(key, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (item[0][0], -item[1], item[0][1]))
+    return [ServedModel(judge, model, calls) for (judge, model), calls in ordered]
