@@ -18,7 +18,9 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split"]
+Cause = Literal[
+    "malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split", "missing"
+]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
@@ -29,6 +31,7 @@ CAUSE_TEXTS: dict[str, str] = {
     "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
     "panel_split": "the judges of the panel did not reach the verdict their rule asks for "
     "(a tie, no majority, or a disagreement under `unanimous`)",
+    "missing": "the system gave no answer to this question, counted as fail (--missing-as-fail)",
 }
 
 

@@ -199,7 +199,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
             if seen:
                 facets[name] = facets.get(name, 0) + 1
                 s.facets[name] = s.facets.get(name, 0) + 1
-        if record.tier == "t2":
+        if record.tier == "t2" and record.cause != "missing":  # nobody judged a missing answer
             judges.setdefault((record.judge.backend, record.judge.model), record.judge)
     rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
     for row in rows:
