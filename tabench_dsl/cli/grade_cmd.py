@@ -25,8 +25,8 @@ Decided where the spec is silent:
   questions unless `--question-from` names a metadata field, the final completions the answers,
   each epoch after the first its own system `SYSTEM#epochN`); it needs the `inspect` extra.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
-  lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
-  (records written are kept).
+  lines were bad or a `--workers` process died, 2 for a bad battery or command line or a judge that
+  cannot be used at all (grading/reachability.py), 130 on Ctrl-C (records written are kept).
 """
 
 from __future__ import annotations

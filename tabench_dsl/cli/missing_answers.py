@@ -18,6 +18,9 @@ from ..core.records import Record
 from ..core.results import ResultsWriter
 from ..grading.missing import Coverage, missing_line, missing_records, recorded_missing
 
+#: Systems named one a line on stderr; `grade --json` lists every one.
+MAX_SYSTEM_LINES = 20
+
 
 class MissingAnswers:
     """The coverage of one `grade` run and the missing records an earlier run of it wrote."""
@@ -68,12 +71,17 @@ class MissingAnswers:
             on_record(record)
 
     def lines(self) -> list[str]:
-        """One line per system with questions missing, for stderr (names shown safely)."""
+        """One line per system with questions missing (the first `MAX_SYSTEM_LINES`), for stderr,
+        names shown safely."""
         of = len(self.questions)
-        return [
+        lines = [
             shown(missing_line(system, left, of, recorded=self.record), lines=True)
-            for system, left in self.by_system.items()
+            for system, left in list(self.by_system.items())[:MAX_SYSTEM_LINES]
         ]
+        more = len(self.by_system) - MAX_SYSTEM_LINES
+        if more > 0:
+            lines.append(f"... and {more} more system(s) with questions missing (grade --json lists them)")
+        return lines
 
     def as_json(self) -> dict:
         """The `"run"` entries of `grade --json`: each system's missing questions and how many

@@ -37,8 +37,9 @@ Decided where the spec is silent:
   attempts, and keeps the whole answer for that person to read;
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
-- HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
-  unknown model or a wrong base URL means no answer could be graded with that configuration;
+- HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeUnusable`): a refused key, an
+  unknown model or a wrong base URL means no answer could be graded with that configuration; so do
+  a judge's first calls all failing to connect (`reachability`);
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
@@ -59,7 +60,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.errors import JudgeError, TransportError
+from ..core.errors import TransportError
 from ..core.records import (
     Answer,
     Attempt,
@@ -81,6 +82,8 @@ from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, group
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
+from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
+from .reachability import ReachabilityWatch
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -90,9 +93,6 @@ T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is i
 FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
 #: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
 MAX_ANSWER_BYTES = 256 * 1024
-#: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
-#: model or a wrong base URL): the run stops instead of recording every answer as an error.
-FATAL_STATUSES = frozenset({401, 403, 404})
 
 
 class RunStats(msgspec.Struct):
@@ -221,6 +221,7 @@ class Grader:
         self._injection = compile_injection(settings.injection)
         env = os.environ if env is None else env
         self._secrets = secrets_in(env)
+        self._reachability = ReachabilityWatch()
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -447,8 +448,7 @@ class Grader:
             completion, retries = await self._exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
-            if exc.status in FATAL_STATUSES:
-                raise JudgeError(f"the judge refused the request: {message}") from None
+            self._reachability.failed(judge.info, exc, message)  # raises when the judge is unusable
             attempt = Attempt(
                 kind,
                 None,
@@ -460,6 +460,7 @@ class Grader:
             # Rate limits are waited out, never counted as retries: one that ends the call is the
             # `--rate-limit-wait` deadline passing (transport.call_with_retries).
             return _Asked(attempt, None, rate_limited=exc.rate_limited)
+        self._reachability.replied(judge.info)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
         if cache is not None and key is not None:

@@ -267,6 +267,14 @@ def percent(value: float | None, missing: str = "-") -> str:
     return missing if value is None else f"{100 * value:.1f}%"
 
 
+def score_text(row: OutcomeCounts) -> str:
+    """A row's score as the tables show it, with the answers it leaves out said beside it: an
+    answer that ended in `error` has no verdict, so a score over the others could read 100% while
+    most answers were never judged."""
+    shown = percent(score_of(row))
+    return f"{shown} ({row.error} left out)" if row.error else shown
+
+
 def render_table(totals: Totals):
     """The totals as `rich` tables (per system, per question, facets), ready to print.
 
@@ -284,7 +292,8 @@ def render_table(totals: Totals):
         caption=literal(judge_caption(totals), style="table.caption").append(
             "\n"
             + usage_caption(totals)
-            + "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
+            + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
+            "again); T1 = token-subset tier"
         ),
     )
     for name in (
@@ -315,7 +324,7 @@ def render_table(totals: Totals):
             str(s.fail),
             str(s.adjudicate),
             str(s.error),
-            percent(s.score),
+            score_text(s),
             interval,
             str(s.t1_passes),
             str(s.judge_calls),
@@ -336,7 +345,7 @@ def render_table(totals: Totals):
             str(q.fail),
             str(q.adjudicate),
             str(q.error),
-            percent(q.score),
+            score_text(q),
         )
     parts = [by_system, by_question]
     if totals.facets:
