@@ -267,6 +267,12 @@ def percent(value: float | None, missing: str = "-") -> str:
     return missing if value is None else f"{100 * value:.1f}%"
 
 
+def with_human(count: int, human: int) -> str:
+    """A pass or fail count with how many of them a person decided: `2 (1 human)`. Each column
+    names its own human verdicts: a human fail was once shown in the pass column."""
+    return f"{count} ({human} human)" if human else str(count)
+
+
 def score_text(row: OutcomeCounts) -> str:
     """A row's score as the tables show it, with the answers it leaves out said beside it: an
     answer that ended in `error` has no verdict, so a score over the others could read 100% while
@@ -316,12 +322,11 @@ def render_table(totals: Totals):
         by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
     for s in totals.systems:
         interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
-        human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
         by_system.add_row(
             literal(s.system),
             str(s.answers),
-            f"{s.passed}{human}",
-            str(s.fail),
+            with_human(s.passed, s.human_pass),
+            with_human(s.fail, s.human_fail),
             str(s.adjudicate),
             str(s.error),
             score_text(s),
