@@ -36,6 +36,9 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     exemplars: tuple[Exemplar, ...] = ()
     #: The question's `tags`, copied into each record graded (not part of any prompt or its sha256).
     tags: tuple[str, ...] = ()
+    #: The trap's own words (`trap_words`): an answer carrying one goes to the judge, not T1's pass.
+    #: Empty without a trap or with the manifest's `t1_trap: false`.
+    trap_words: tuple[str, ...] = ()
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):
@@ -49,3 +52,5 @@ class CompiledBattery(msgspec.Struct, frozen=True):
     settings: ScorerSettings
     t1: bool = True
     judge: JudgeDefaults = JudgeDefaults()
+    #: The manifest's `t1_trap`: T1 defers to the judge when an answer carries the trap's words.
+    t1_trap: bool = True

@@ -136,6 +136,8 @@ class Battery(msgspec.Struct, frozen=True):
     questions: tuple[Question, ...]
     t1: bool = True
     judge: JudgeDefaults = JudgeDefaults()
+    #: The manifest's `t1_trap` (docs/language.md section 8.1).
+    t1_trap: bool = True
 
     def question(self, qid: str) -> Question | None:
         for q in self.questions:

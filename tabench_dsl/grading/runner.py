@@ -85,6 +85,7 @@ from .panel import Panel, decide
 from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
 from .reachability import ReachabilityWatch
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
+from .trap_check import TrapCheck, t1_deferred
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
 #: The reason a T1 pass carries.
@@ -222,6 +223,7 @@ class Grader:
         env = os.environ if env is None else env
         self._secrets = secrets_in(env)
         self._reachability = ReachabilityWatch()
+        self._trap = TrapCheck(battery)
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -295,6 +297,10 @@ class Grader:
             )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
+            carried = self._trap.carried(answer.answer, question)
+            if carried:  # T1 defers to the judge: the answer may make the claim the trap warns of
+                judged = await self._grade_t2(answer, question)
+                return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(carried)])
             record = self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
             if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
                 # T1 is final: the pass stands, the judge's verdict is only kept beside it.
