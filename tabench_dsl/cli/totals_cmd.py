@@ -9,6 +9,7 @@ Exit status 1 when some lines were not records (each is named on stderr and left
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -88,7 +89,9 @@ PIPE_WIDTH = 160
 
 
 def print_tables(totals) -> None:
-    """Print the totals tables, wide enough not to wrap when the output is not a terminal.
+    """Print the totals tables, fitted to the terminal (or to `COLUMNS`; review/table_fit.py: columns
+    drop in a stated order, the system, score and interval stay whole), or wide enough not to wrap
+    when the output is a pipe.
 
     The names in them come from results files: they are `display.literal` text, and the console
     reads no markup or emoji code in any string besides.
@@ -97,5 +100,8 @@ def print_tables(totals) -> None:
 
     from ..review.totals import render_table
 
-    console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False, emoji=False)
-    console.print(render_table(totals))
+    # The terminal's width, or COLUMNS when set (rich reads it), else PIPE_WIDTH for a pipe.
+    columns = os.environ.get("COLUMNS", "")
+    wide = None if sys.stdout.isatty() or columns.isdigit() else PIPE_WIDTH
+    console = Console(width=wide, markup=False, emoji=False)
+    console.print(render_table(totals, width=console.width))

@@ -281,8 +281,9 @@ def score_text(row: OutcomeCounts) -> str:
     return f"{shown} ({row.error} left out)" if row.error else shown
 
 
-def render_table(totals: Totals):
-    """The totals as `rich` tables (per system, per question, facets), ready to print.
+def render_table(totals: Totals, width: int | None = None):
+    """The totals as `rich` tables (per system, per question, facets), ready to print; the first
+    two fit in `width` terminal columns (`table_fit`, None: every column).
 
     Names come from a results file, which anyone may have written: each goes in as a `Text`, never
     as a string rich would read as markup (`[/x]` in a system name was an error, `[link=...]` a
@@ -293,65 +294,8 @@ def render_table(totals: Totals):
 
     from ..core.display import literal  # names and judges come from files: text, never rich markup
 
-    by_system = Table(
-        title="Totals per system",
-        caption=literal(judge_caption(totals), style="table.caption").append(
-            "\n"
-            + usage_caption(totals)
-            + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
-            "again); T1 = token-subset tier"
-        ),
-    )
-    for name in (
-        "system",
-        "answers",
-        "pass",
-        "fail",
-        "adjud.",
-        "error",
-        "score",
-        "95% CI",
-        "T1",
-        "calls",
-        "stern",
-        "tokens in",
-        "cached",
-        "out",
-        "cost",
-    ):
-        by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
-    for s in totals.systems:
-        interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
-        by_system.add_row(
-            literal(s.system),
-            str(s.answers),
-            with_human(s.passed, s.human_pass),
-            with_human(s.fail, s.human_fail),
-            str(s.adjudicate),
-            str(s.error),
-            score_text(s),
-            interval,
-            str(s.t1_passes),
-            str(s.judge_calls),
-            str(s.stern_retries),
-            f"{s.tokens.prompt:,}",
-            f"{s.tokens.cached_prompt:,}",
-            f"{s.tokens.completion:,}",
-            format_usd(s.cost_usd),
-        )
-    by_question = Table(title="Per question, across systems")
-    for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):
-        by_question.add_column(name, justify="left" if name == "question" else "right", no_wrap=True)
-    for q in totals.questions:
-        by_question.add_row(
-            literal(q.question),
-            str(q.answers),
-            str(q.passed),
-            str(q.fail),
-            str(q.adjudicate),
-            str(q.error),
-            score_text(q),
-        )
+    by_system = system_table(totals, width)
+    by_question = question_table(totals, width)
     parts = [by_system, by_question]
     if totals.facets:
         facets = Table(title="Facets observed")
@@ -366,6 +310,71 @@ def render_table(totals: Totals):
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
+
+
+#: The per-system table's columns in the order they go as the terminal narrows (`table_fit`): the
+#: token and cost figures first, the verdict counts last; system, score and 95% CI always stay.
+SYSTEM_DROP_ORDER: tuple[str, ...] = (
+    *("cached", "tokens in", "out", "stern", "cost", "calls", "T1"),
+    *("answers", "adjud.", "error", "fail", "pass"),
+)
+#: The per-question table's, likewise; question and score always stay.
+QUESTION_DROP_ORDER = ("answers", "adjud.", "error", "fail", "pass")
+
+
+def system_table(totals: Totals, width: int | None):
+    """The per-system table, fitted to `width` (`table_fit`)."""
+    from ..core.display import literal
+    from .table_fit import Column, fitted_table
+
+    rows = totals.systems
+    intervals = ["-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}" for s in rows]
+    columns = [
+        Column("system", [literal(s.system) for s in rows], justify="left", kept=True, fold=True),
+        Column("answers", [str(s.answers) for s in rows]),
+        Column("pass", [with_human(s.passed, s.human_pass) for s in rows]),
+        Column("fail", [with_human(s.fail, s.human_fail) for s in rows]),
+        Column("adjud.", [str(s.adjudicate) for s in rows]),
+        Column("error", [str(s.error) for s in rows]),
+        Column("score", [score_text(s) for s in rows], kept=True),
+        Column("95% CI", intervals, kept=True),
+        Column("T1", [str(s.t1_passes) for s in rows]),
+        Column("calls", [str(s.judge_calls) for s in rows]),
+        Column("stern", [str(s.stern_retries) for s in rows]),
+        Column("tokens in", [f"{s.tokens.prompt:,}" for s in rows]),
+        Column("cached", [f"{s.tokens.cached_prompt:,}" for s in rows]),
+        Column("out", [f"{s.tokens.completion:,}" for s in rows]),
+        Column("cost", [format_usd(s.cost_usd) for s in rows]),
+    ]
+    caption = literal(judge_caption(totals), style="table.caption").append(
+        "\n"
+        + usage_caption(totals)
+        + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
+        "again); T1 = token-subset tier"
+    )
+    return fitted_table(
+        columns, width=width, drop_order=SYSTEM_DROP_ORDER, title="Totals per system", caption=caption
+    )
+
+
+def question_table(totals: Totals, width: int | None):
+    """The per-question table, fitted to `width` (`table_fit`)."""
+    from ..core.display import literal
+    from .table_fit import Column, fitted_table
+
+    rows = totals.questions
+    columns = [
+        Column("question", [literal(q.question) for q in rows], justify="left", kept=True, fold=True),
+        Column("answers", [str(q.answers) for q in rows]),
+        Column("pass", [str(q.passed) for q in rows]),
+        Column("fail", [str(q.fail) for q in rows]),
+        Column("adjud.", [str(q.adjudicate) for q in rows]),
+        Column("error", [str(q.error) for q in rows]),
+        Column("score", [score_text(q) for q in rows], kept=True),
+    ]
+    return fitted_table(
+        columns, width=width, drop_order=QUESTION_DROP_ORDER, title="Per question, across systems"
+    )
 
 
 def kappa_text(kappa: float | None) -> str:
