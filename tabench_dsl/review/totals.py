@@ -351,9 +351,26 @@ def system_table(totals: Totals, width: int | None):
         + usage_caption(totals)
         + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
         "again); T1 = token-subset tier"
+        + injection_caption(totals)
     )
     return fitted_table(
         columns, width=width, drop_order=SYSTEM_DROP_ORDER, title="Totals per system", caption=caption
+    )
+
+
+def injection_caption(totals: Totals) -> str:
+    """A line naming the answers flagged `injection_suspect` per system (empty when none): text
+    that reads as instructions to the judge, whatever verdict it got, is worth a person's look."""
+    flagged = [(s.system, s.injection_suspects) for s in totals.systems if s.injection_suspects]
+    if not flagged:
+        return ""
+    total = sum(count for _, count in flagged)
+    from ..core.display import shown  # names come from files: control characters as escapes
+
+    each = ", ".join(f"{shown(system)} {count}" for system, count in flagged)
+    return (
+        f"\ninjection_suspect: {total} answer(s) read as instructions to the judge ({each}); "
+        "read them before trusting their verdicts (tabench view)"
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from support.make_results import make_record, write_results
 
@@ -74,3 +75,14 @@ def test_a_pipe_without_columns_gets_the_wide_table(tmp_path: Path, capsys, monk
     monkeypatch.delenv("COLUMNS", raising=False)
     assert main(["totals", str(results(tmp_path, ("agent-a", "a" * 12)))]) == 0
     assert header(system_table(capsys.readouterr().out)) == ALL_COLUMNS
+
+
+def test_injection_suspects_are_named_under_the_table(tmp_path: Path, capsys, monkeypatch) -> None:
+    flagged = msgspec.structs.replace(make_record("agent-b\x1b[2J", "q1", "pass"), injection_suspect=True)
+    path = write_results(tmp_path / "results.jsonl", [make_record("agent-a", "q1", "pass"), flagged])
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["totals", str(path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    line = "injection_suspect: 1 answer(s) read as instructions to the judge (agent-b\\x1b[2J 1); read"
+    assert line in text
+    assert "\x1b" not in text
