@@ -86,7 +86,9 @@ def test_export_csv_has_one_row_per_standing_record_with_decisions_applied(
 
 
 def test_export_parquet_reads_back_typed(results: Path, tmp_path: Path) -> None:
-    parquet = pytest.importorskip("pyarrow.parquet")
+    parquet = pytest.importorskip(
+        "pyarrow.parquet", reason="the parquet extra is not installed (pip install -e '.[parquet]')"
+    )
     out = tmp_path / "records.parquet"
     assert main(["export", str(results), "--format", "parquet", "--out", str(out)]) == 0
     table = parquet.read_table(out)
