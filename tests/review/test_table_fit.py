@@ -86,3 +86,15 @@ def test_injection_suspects_are_named_under_the_table(tmp_path: Path, capsys, mo
     line = "injection_suspect: 1 answer(s) read as instructions to the judge (agent-b\\x1b[2J 1); read"
     assert line in text
     assert "\x1b" not in text
+
+
+def test_the_tag_table_says_what_its_scores_leave_out(tmp_path: Path, capsys, monkeypatch) -> None:
+    records = [
+        msgspec.structs.replace(make_record("a", f"q{i}", outcome), tags=["ops"])
+        for i, outcome in enumerate(["pass", "error"])
+    ]
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["totals", str(write_results(tmp_path / "results.jsonl", records))]) == 0
+    out = capsys.readouterr().out
+    tags = out[out.index("Per tag") :].splitlines()
+    assert any(line.startswith("│ ops") and "100.0% (1 left out)" in line for line in tags)
