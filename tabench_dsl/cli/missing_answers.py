@@ -8,13 +8,13 @@ questions of the slice it has no answer to, writing their `fail` records when as
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..core.compiled import CompiledBattery
 from ..core.display import shown
-from ..core.records import Record
+from ..core.records import Answer, Record
 from ..core.results import ResultsWriter
 from ..grading.missing import Coverage, missing_line, missing_records, recorded_missing
 
@@ -48,7 +48,7 @@ class MissingAnswers:
         """`--resume`'s done pairs without the missing ones, so a late answer to one is graded."""
         return done - self.already if self.already else done
 
-    def watch(self, answers):
+    def watch(self, answers: Iterable[Answer]) -> Iterable[Answer]:
         """The answers read, noted before the slice options filter them."""
         return answers if self.coverage is None else self.coverage.watch(answers)
 
