@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from ..core import interrupts
 from ..core.display import shown
-from ..core.errors import SpecError, SpecErrors, StorageError, TabenchError, UsageError
+from ..core.errors import JudgeUnusable, SpecError, SpecErrors, StorageError, TabenchError, UsageError
 
 #: Subcommand name -> module under tabench_dsl.cli that implements it.
 COMMANDS: dict[str, str] = {
@@ -98,9 +98,10 @@ def _run(argv: list[str]) -> int:
     except (SpecError, SpecErrors) as exc:
         print(exc.render(), file=sys.stderr)
         return 2
-    except (UsageError, StorageError) as exc:
-        # Messages quote paths, names and replies: shown as text. A full disk (StorageError) ends
-        # the run like a bad argument: nothing more can be done until the user acts.
+    except (UsageError, StorageError, JudgeUnusable) as exc:
+        # Messages quote paths, names and replies: shown as text. A full disk (StorageError) or a
+        # judge that cannot be used (JudgeUnusable) ends the run like a bad argument: nothing more
+        # can be done until the user acts.
         print(f"tabench: error: {shown(str(exc), lines=True)}", file=sys.stderr)
         return 2
     except TabenchError as exc:

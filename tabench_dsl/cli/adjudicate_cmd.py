@@ -1,9 +1,11 @@
 """`tabench adjudicate RESULTS.jsonl [--reviewer NAME] [--battery PATH]`: decide in the terminal.
 
-Walks the undecided `adjudicate` answers one at a time: the question, the answer, every judge attempt
-with its raw reply and the reason, then asks for p(ass) / f(ail) / s(kip) / q(uit) and an optional
-note. Input is read line by line from stdin, so a script (or a test) can pipe the keys in. Each
-decision is appended to RESULTS.decisions.jsonl the moment it is made; end of input quits.
+Walks the undecided `adjudicate` answers one at a time: the question, with `--battery` its key (the
+gold, the accepted variants, the trap and the scoring text the judge was given), the answer, every
+judge attempt with its raw reply and the reason, then asks for p(ass) / f(ail) / s(kip) / q(uit)
+and an optional note. Input is read line by line from stdin, so a script (or a test) can pipe the
+keys in. Each decision is appended to RESULTS.decisions.jsonl the moment it is made; end of input
+quits.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .command_help import add_command
 from .run_problems import warn_run_problems
 
 if TYPE_CHECKING:
+    from ..core.nodes import Question
     from ..core.records import Record
 
 _KEYS = {
@@ -54,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         metavar="BATTERY",
-        help="the battery graded, to show each question's gold answer",
+        help="the battery graded, to show each question's gold, accepted variants, trap and scoring text",
     )
     add_allow_dir(parser)
     parser.set_defaults(run=run)
@@ -67,8 +70,11 @@ def _block(text: str, indent: str = "    ") -> str:
     return "\n".join(indent + line for line in shown(text, lines=True).split("\n"))
 
 
-def show(record: Record, number: int, count: int, gold: str | None, out: TextIO) -> None:
-    """Print one adjudicate record as a reviewer needs to see it."""
+def show(
+    record: Record, number: int, count: int, gold: str | None, out: TextIO, key: Question | None = None
+) -> None:
+    """Print one adjudicate record as a reviewer needs to see it: with the question's `key` (from
+    the battery given) its accepted variants, trap and scoring text after the gold."""
     from ..core.records import CAUSE_TEXTS
 
     cause = record.cause or "unknown"
@@ -76,6 +82,13 @@ def show(record: Record, number: int, count: int, gold: str | None, out: TextIO)
     print(f"adjudicate ({cause}): {CAUSE_TEXTS.get(cause, 'the judge could not settle it')}", file=out)
     if gold is not None:
         print(f"Gold:\n{_block(gold)}", file=out)
+    if key is not None:
+        for variant in key.accept:
+            print(f"Accepted variant:\n{_block(variant)}", file=out)
+        if key.trap is not None:
+            print(f"Trap (a claim that fails the answer):\n{_block(key.trap)}", file=out)
+        if key.scoring is not None:
+            print(f"Scoring:\n{_block(key.scoring)}", file=out)
     print(f"Answer:\n{_block(record.graded_answer)}", file=out)
     if record.reasoning_cut is not None:  # graded on its final answer: say what was cut
         print(f"    ({record.reasoning_cut.describe()})", file=out)
@@ -83,6 +96,17 @@ def show(record: Record, number: int, count: int, gold: str | None, out: TextIO)
     for i, attempt in enumerate(record.attempts, start=1):
         raw = "(no reply)" if attempt.raw is None else attempt.raw
         print(f"Attempt {i} ({attempt.kind}) raw reply:\n{_block(raw)}", file=out)
+
+
+def _question_keys(args: argparse.Namespace) -> dict[str, Question]:
+    """The battery's questions by id (`--battery`), for their accepted variants, trap and scoring
+    text; none without a battery."""
+    if args.battery is None:
+        return {}
+    from ..language.battery import load_battery
+
+    battery = load_battery(args.battery, allow_dirs=args.allow_dirs)
+    return {question.id: question for question in battery.questions}
 
 
 def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
@@ -105,6 +129,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     check_decisions_out(run_data.decisions_path, results=args.results)
     warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()
+    keys = _question_keys(args)
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:
         print(f"Nothing to decide: no undecided adjudicate answer in {shown(str(args.results))}.", file=out)
@@ -117,7 +142,8 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     decided = skipped = 0
     for number, record in enumerate(queue, start=1):
         question = run_data.compiled.questions.get(record.question) if run_data.compiled else None
-        show(record, number, len(queue), None if question is None else question.gold, out)
+        gold = None if question is None else question.gold
+        show(record, number, len(queue), gold, out, keys.get(record.question) if question else None)
         choice = None
         while choice is None:
             key = _ask("Decide: [p]ass  [f]ail  [s]kip  [q]uit > ", stdin, out)

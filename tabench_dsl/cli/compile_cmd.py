@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
+import shlex
 import sys
 from typing import Any
 
@@ -177,14 +178,41 @@ def _lock_or_check(args: argparse.Namespace, manifest: str, compiled: Any) -> in
         _write(f"wrote {shown(str(path))}: {len(compiled.questions)} question(s)\n".encode())
         return 0
     drifts = check_lock(compiled, read_lock(path))
-    lines = [shown(drift.describe()) for drift in drifts]  # question ids read from the lock file
+    lines = []
+    for drift in drifts:
+        lines.append(shown(drift.describe()))  # question ids read from the lock file
+        lines.extend(_changed_lines(drift))
     where = shown(str(path))
     if drifts:
-        lines.append(f"{where}: {len(drifts)} difference(s); run `tabench compile --lock` to accept them")
+        battery = shlex.quote(str(args.battery))
+        lines.append(
+            f"{where}: {len(drifts)} difference(s); see a prompt with `tabench compile {battery} "
+            f"--question ID --part system`, accept them with `tabench compile {battery} --lock`"
+        )
     else:
         lines.append(f"{where}: all {len(compiled.questions)} prompt(s) match")
     _write(("\n".join(lines) + "\n").encode("utf-8"))
     return 1 if drifts else 0
+
+
+#: Lines of a drifted prompt `--check` shows (the rest are counted).
+SHOWN_CHANGED_LINES = 12
+
+
+def _changed_lines(drift: Any) -> list[str]:
+    """What changed in a drifted prompt, indented under its line: the lines it has now that the
+    locked prompt lacked (`+`), then how many locked lines are gone; a lock that keeps no lines
+    says how to get them."""
+    if drift.kind != "changed":
+        return []
+    if drift.added_lines is None:
+        return ["    (this lock keeps no prompt lines: `--lock` again to see what changes next time)"]
+    added = [f"    + {shown(line)}" for line in drift.added_lines[:SHOWN_CHANGED_LINES]]
+    if len(drift.added_lines) > SHOWN_CHANGED_LINES:
+        added.append(f"    + ... {len(drift.added_lines) - SHOWN_CHANGED_LINES} more line(s)")
+    if drift.gone_lines:
+        added.append(f"    - {drift.gone_lines} line(s) of the locked prompt no longer in it")
+    return added
 
 
 def _to_terminal() -> bool:

@@ -13,6 +13,10 @@ Decided where the spec is silent:
   skip, and `--limit` counts only answers sent to grading, so `--resume --limit N` grades the next N.
   A `--question` the battery lacks, or a `--tag` none of its questions has, is a usage error; a
   `--system` no answer has grades nothing.
+- Every system seen is expected to answer every question of the slice (`--question`, `--tag`): the
+  questions it has no answer to are named per system on stderr and, with `--missing-as-fail`,
+  recorded as `fail` with cause `missing` (grading/missing.py). With `--limit` the file is not read
+  to its end, so nothing is called missing (and `--missing-as-fail` is a usage error).
 - `--dry-run` builds no judge, sends nothing and writes no file (`dry_run`): it counts and estimates.
 - `--answers` may be repeated, and may name a folder: the files are read in turn as one stream
   (a pair given twice across them is a duplicate), a folder standing for the Inspect AI logs in it
@@ -21,8 +25,8 @@ Decided where the spec is silent:
   questions unless `--question-from` names a metadata field, the final completions the answers,
   each epoch after the first its own system `SYSTEM#epochN`); it needs the `inspect` extra.
 - Exit status: 0 when every answer got a verdict, 1 when some ended in `error`, some answer
-  lines were bad or a `--workers` process died, 2 for a bad battery or command line, 130 on Ctrl-C
-  (records written are kept).
+  lines were bad or a `--workers` process died, 2 for a bad battery or command line or a judge that
+  cannot be used at all (grading/reachability.py), 130 on Ctrl-C (records written are kept).
 """
 
 from __future__ import annotations
@@ -137,6 +141,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "judge calls still needed, estimate their tokens and, with a price, their cost",
     )
     add_slice_options(parser)
+    add(
+        "--missing-as-fail",
+        action="store_true",
+        help="record each question of the slice a system gave no answer to as fail (cause missing), "
+        "so leaving a question out cannot raise a score (without it they are only named)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -176,6 +186,8 @@ def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuest
     Sets `args.tagged`: the ids of the questions `--tag` selects (None without `--tag`)."""
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
+    if args.limit is not None and getattr(args, "missing_as_fail", False):
+        raise UsageError("--missing-as-fail needs the whole answers file read: it does not go with --limit")
     unknown = sorted(set(args.questions or ()) - set(questions))
     if unknown:
         raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
@@ -263,6 +275,7 @@ def run(args: argparse.Namespace) -> int:
     from ..language.battery import load_battery
     from ..language.render import compile_battery
     from ..outputs import check_results_out
+    from .missing_answers import MissingAnswers
     from .progress import Progress
 
     _check_args(args)
@@ -289,7 +302,8 @@ def run(args: argparse.Namespace) -> int:
         compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
         compiled = with_reasoning_flag(compiled, args)
         _check_slice(args, compiled.questions)
-        skip = done_pairs(out) if args.resume else set()
+        unanswered = MissingAnswers(args, compiled, out)
+        skip = unanswered.skip(done_pairs(out)) if args.resume else set()
 
         total = count_answers(args.answers)
         if args.limit is not None:  # the answers --resume skips pass the limit and count as done
@@ -312,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
             system_from=args.system_from,
             question_from=args.question_from,
         )
-        answers = _slice(reader, args, skip)
+        answers = _slice(unanswered.watch(reader), args, skip)
         causes = CauseTally()
         batch_log = BatchLog(progress.log, progress.status) if args.batch else None
 
@@ -338,6 +352,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             with quiet_gc(), batches_left_running(args, out):
                 stats = run_event_loop(grading)
+            unanswered.finish(writer, on_record)
         finally:
             progress.close()
             if writer is not None:
@@ -364,6 +379,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if batch_log is not None:
         print(batch_log.summary(), file=sys.stderr)
+    for line in unanswered.lines():
+        print(line, file=sys.stderr)
     summary = causes.summary()
     print_causes(summary)
     run_json = {
@@ -378,6 +395,7 @@ def run(args: argparse.Namespace) -> int:
         "bad_lines": reader.problems,
         "bad_line_messages": bad_lines,
         "workers_lost": stats.workers_lost,
+        **unanswered.as_json(),
     }
     _print_totals(out, as_json=args.json, run_json=run_json)
     if stats.workers_lost:

@@ -9,6 +9,7 @@ Exit status 1 when some lines were not records (each is named on stderr and left
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -51,8 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..core.results import iter_records
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.outcomes import latest
     from ..review.slices import select_tagged
-    from ..review.totals import compute_totals, latest, totals_json
+    from ..review.totals import compute_totals, totals_json
 
     check_price(args)
     if not args.results.is_file():
@@ -88,7 +90,9 @@ PIPE_WIDTH = 160
 
 
 def print_tables(totals) -> None:
-    """Print the totals tables, wide enough not to wrap when the output is not a terminal.
+    """Print the totals tables, fitted to the terminal (or to `COLUMNS`; review/table_fit.py: columns
+    drop in a stated order, the system, score and interval stay whole), or wide enough not to wrap
+    when the output is a pipe.
 
     The names in them come from results files: they are `display.literal` text, and the console
     reads no markup or emoji code in any string besides.
@@ -97,5 +101,8 @@ def print_tables(totals) -> None:
 
     from ..review.totals import render_table
 
-    console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False, emoji=False)
-    console.print(render_table(totals))
+    # The terminal's width, or COLUMNS when set (rich reads it), else PIPE_WIDTH for a pipe.
+    columns = os.environ.get("COLUMNS", "")
+    wide = None if sys.stdout.isatty() or columns.isdigit() else PIPE_WIDTH
+    console = Console(width=wide, markup=False, emoji=False)
+    console.print(render_table(totals, width=console.width))

@@ -37,6 +37,9 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     exemplars: tuple[Exemplar, ...] = ()
     #: The question's `tags`, copied into each record graded (not part of any prompt or its sha256).
     tags: tuple[str, ...] = ()
+    #: The trap's own words (`trap_words`): an answer carrying one goes to the judge, not T1's pass.
+    #: Empty without a trap or with the manifest's `t1_trap: false`.
+    trap_words: tuple[str, ...] = ()
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):
@@ -53,3 +56,5 @@ class CompiledBattery(msgspec.Struct, frozen=True):
     #: The open/close pairs of the reasoning blocks cut from an answer before it is graded (the
     #: manifest's `reasoning_tags`, or `grade --reasoning-tags`); empty: nothing is cut.
     reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
+    #: The manifest's `t1_trap`: T1 defers to the judge when an answer carries the trap's words.
+    t1_trap: bool = True

@@ -6,6 +6,7 @@
      +-- UsageError         a bad command line or a bad argument value
      +-- StorageError       the results file, the reply cache or a decisions file could not be written
      +-- JudgeError         a judge could not be reached or configured
+          +-- JudgeUnusable   no answer can be graded with this judge (unreachable, key refused): exit 2
           +-- TransportError  one attempt failed in transport (HTTP 429/5xx, timeout, reset, bad body)
 
 The CLI turns each into a message, never a traceback: a SpecError renders as
@@ -105,6 +106,13 @@ class JudgeError(TabenchError):
     """A judge could not be configured or reached. Messages never carry a key."""
 
 
+class JudgeUnusable(JudgeError):
+    """No answer can be graded with this judge as configured: every one of its first calls failed
+    to connect, or it refused a request with HTTP 401, 403 or 404. The run stops (exit 2, like a bad
+    argument: nothing more can be done until the user acts); the records written stay. The message
+    names the judge's URL without credentials, query or fragment, never a key."""
+
+
 class TransportError(JudgeError):
     """One judge attempt failed in transport; the runner may retry it.
 
@@ -129,8 +137,11 @@ class TransportError(JudgeError):
         retryable: bool = True,
         rate: RateReading | None = None,
         stops_run: bool = False,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(message)
+        #: True when no connection to the judge could be made (refused, no such host).
+        self.unreachable = unreachable
         self.status = status
         self.retry_after = retry_after
         self.retryable = retryable

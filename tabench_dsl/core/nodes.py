@@ -154,6 +154,8 @@ class Battery(msgspec.Struct, frozen=True):
     judge: JudgeDefaults = JudgeDefaults()
     #: The manifest's `reasoning_tags`: the open/close pairs cut from answers before grading.
     reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
+    #: The manifest's `t1_trap` (docs/language.md section 8.1).
+    t1_trap: bool = True
 
     def question(self, qid: str) -> Question | None:
         for q in self.questions:

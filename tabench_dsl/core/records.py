@@ -28,6 +28,7 @@ Cause = Literal[
     "panel_split",
     "truncated",
     "refusal",
+    "missing",
 ]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
@@ -42,6 +43,7 @@ CAUSE_TEXTS: dict[str, str] = {
     "truncated": "the judge's reply was cut off at its token budget, again with twice the budget "
     "(--max-tokens raises it)",
     "refusal": "the judge refused to grade the answer, again after one re-ask",
+    "missing": "the system gave no answer to this question, counted as fail (--missing-as-fail)",
 }
 
 

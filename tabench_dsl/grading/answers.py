@@ -10,12 +10,13 @@ JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen 
 extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
 `system`, `question` and `answer` columns, in any order; a quoted field may span lines.
 
-A record that does not parse, lacks a field, has an empty or non-string field, names a question the
-battery does not have, or repeats a (system, question) pair already given is reported as
-`path:line: message` and skipped; the run goes on and the CLI exits 1 at the end. A CSV record is
-reported at the line where it starts. Blank lines are ignored. Keys (JSONL) or columns (CSV) other
-than the three are ignored, with one warning naming them (not one per line: a file exported with an
-`id` on every line would otherwise bury the real problems). The file is never loaded whole: grading
+A record that does not parse, lacks a field, has a non-string field or an empty system or question,
+names a question the battery does not have, or repeats a (system, question) pair already given is
+reported as `path:line: message` and skipped; the run goes on and the CLI exits 1 at the end. A CSV
+record is reported at the line where it starts. An empty answer is graded like any other. Blank
+lines are ignored. Keys (JSONL) or columns (CSV) other than the three are ignored, with one warning
+naming them (not one per line: a file exported with an `id` on every line would otherwise bury the
+real problems). The file is never loaded whole: grading
 100,000 answers holds one record at a time (plus the set of pairs seen, to catch duplicates).
 
 JSONL lines are decoded by `jsonl.decode_line`: a byte order mark is dropped, and bytes that are not
@@ -246,14 +247,14 @@ class AnswerReader:
 
 
 def _empty_field(answer: Answer) -> str | None:
-    """The first field of `answer` with nothing in it, or None. A system or question name of only
-    spaces is empty too (it names nothing); an answer of spaces is an answer, graded as such."""
+    """The first name of `answer` with nothing in it, or None. A system or question name of only
+    spaces is empty too (it names nothing). An empty answer is an answer: it is graded (the judge
+    sees an empty candidate answer), never skipped, or a system could raise its score by leaving
+    its hard questions blank."""
     if not answer.system.strip():
         return "system"
     if not answer.question.strip():
         return "question"
-    if not answer.answer:
-        return "answer"
     return None
 
 

@@ -29,6 +29,7 @@ from .judges.base import Message
 from .judges.identity import JudgeIdentity
 from .runner import MAX_ANSWER_BYTES
 from .transport import estimate_tokens
+from .trap_check import TrapCheck
 
 #: How tokens are estimated, in the words outputs show it with.
 TOKEN_ESTIMATE = "characters / 4, the estimate --tpm pacing uses"
@@ -87,6 +88,7 @@ def estimate_grading(
         for q in battery.questions.values()
         if battery.t1 and q.t1
     }
+    trap = TrapCheck(battery)  # a T1 pass carrying the trap's words is the judge's (trap_check)
     asked: list[set[str]] = [set() for _ in judges]
     readers = [open_cache_reader(cache, j.info) for j in judges]
     try:
@@ -103,7 +105,7 @@ def estimate_grading(
                 continue
             question = battery.questions[answer.question]
             t1_keys = keys.get(question.id)
-            if t1_keys is not None and t1_passes(final, t1_keys):
+            if t1_keys is not None and t1_passes(final, t1_keys) and not trap.carried(final, question):
                 estimate.t1_passes += 1
                 continue
             messages = [Message("system", question.system), Message("user", battery.user.fill(final))]

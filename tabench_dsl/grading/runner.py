@@ -38,11 +38,12 @@ Decided where the spec is silent:
   attempts, and keeps the whole answer for that person to read;
 - an `adjudicate` or `error` record has no facets; its reason says what went wrong (for a
   contradiction, the last reason the judge gave);
-- HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeError`): a refused key, an
-  unknown model or a wrong base URL means no answer could be graded with that configuration;
-  a refusal for want of credit (`TransportError.stops_run`: OpenAI's 429 `insufficient_quota`,
-  Anthropic's credit-balance 400) stops it too, as a `UsageError` (exit 2): the records written
-  are kept and `--resume` continues once the account has credit;
+- HTTP 401, 403 and 404 (`FATAL_STATUSES`) stop the whole run (`JudgeUnusable`): a refused key, an
+  unknown model or a wrong base URL means no answer could be graded with that configuration; so do
+  a judge's first calls all failing to connect (`reachability`); a refusal for want of credit
+  (`TransportError.stops_run`: OpenAI's 429 `insufficient_quota`, Anthropic's credit-balance 400)
+  stops it too, as a `UsageError` (exit 2): the records written are kept and `--resume` continues
+  once the account has credit;
 - a judge that is no language model (builtin) or replays recorded replies is not cached
   (`JudgeInfo.deterministic`);
 - the values of OPENAI_API_KEY / ANTHROPIC_API_KEY and key-shaped words are scrubbed from every
@@ -63,7 +64,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.errors import JudgeError, TransportError, UsageError
+from ..core.errors import TransportError, UsageError
 from ..core.reasoning import DEFAULT_REASONING_TAGS, cut_reasoning, reasoning_info
 from ..core.records import (
     Answer,
@@ -86,9 +87,12 @@ from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, group
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
+from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
+from .reachability import ReachabilityWatch
 from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed
 from .reply_endings import problem as reply_problem
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
+from .trap_check import TrapCheck, t1_deferred
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
 #: The reason a T1 pass carries.
@@ -97,9 +101,6 @@ T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is i
 FAIL_SHAPED_PASS = "pass verdict with a fail-shaped reason"
 #: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
 MAX_ANSWER_BYTES = 256 * 1024
-#: Statuses that mean no answer can be graded with this configuration (a refused key, an unknown
-#: model or a wrong base URL): the run stops instead of recording every answer as an error.
-FATAL_STATUSES = frozenset({401, 403, 404})
 
 
 class RunStats(msgspec.Struct):
@@ -235,6 +236,8 @@ class Grader:
         self.reasoning_tags = DEFAULT_REASONING_TAGS
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
+        self._reachability = ReachabilityWatch()
+        self._trap = TrapCheck(battery)
         # T1 keys as token sets, computed once per question.
         self._t1_keys: dict[str, tuple[frozenset[str], ...]] = {}
         if battery.t1:
@@ -319,6 +322,10 @@ class Grader:
             )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):
+            carried = self._trap.carried(answer.answer, question)
+            if carried:  # T1 defers to the judge: the answer may make the claim the trap warns of
+                judged = await self._grade_t2(answer, question)
+                return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(carried)])
             record = self._record(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
             if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
                 # T1 is final: the pass stands, the judge's verdict is only kept beside it.
@@ -512,8 +519,7 @@ class Grader:
             message = scrub(str(exc), self._secrets)
             if exc.stops_run:  # no credit left: the user must act before any call can succeed
                 raise UsageError(f"the judge refused the request: {message}") from None
-            if exc.status in FATAL_STATUSES:
-                raise JudgeError(f"the judge refused the request: {message}") from None
+            self._reachability.failed(judge.info, exc, message)  # raises when the judge is unusable
             attempt = Attempt(
                 kind,
                 None,
@@ -525,6 +531,7 @@ class Grader:
             # Rate limits are waited out, never counted as retries: one that ends the call is the
             # `--rate-limit-wait` deadline passing (transport.call_with_retries).
             return _Asked(attempt, None, rate_limited=exc.rate_limited)
+        self._reachability.replied(judge.info)
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self._received(completion.content)
         if cache is not None and key is not None:

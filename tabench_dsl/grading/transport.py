@@ -113,7 +113,12 @@ class ClientErrorMap:
         if issubclass(kind, TimeoutError):
             raise TransportError(f"no reply within {self.timeout:g} s") from None
         if issubclass(kind, (aiohttp.ClientError, ConnectionError)):
-            raise TransportError(f"connection to the judge failed ({kind.__name__})") from None
+            # Refused or no such host (ClientConnectorDNSError is a ClientConnectorError): the
+            # judge was never reached, which `grading.reachability` watches for.
+            unreachable = issubclass(kind, (aiohttp.ClientConnectorError, ConnectionRefusedError))
+            raise TransportError(
+                f"connection to the judge failed ({kind.__name__})", unreachable=unreachable
+            ) from None
 
 
 @functools.lru_cache(maxsize=16)
@@ -411,6 +416,7 @@ async def call_with_retries(
         retry_after=last.retry_after,
         retryable=True,
         rate=last.rate,
+        unreachable=last.unreachable,
     )
 
 

@@ -37,7 +37,16 @@ from .scorer import read_settings
 from .yaml_io import reader_error, yaml_error, yaml_problem
 
 #: The keys a manifest may have, in the order hints list them.
-MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge", "reasoning_tags")
+MANIFEST_KEYS: tuple[str, ...] = (
+    "name",
+    "scorer",
+    "policies",
+    "rubrics",
+    "t1",
+    "t1_trap",
+    "judge",
+    "reasoning_tags",
+)
 #: The keys of the manifest's `judge:` mapping.
 JUDGE_KEYS: tuple[str, ...] = (
     "model",
@@ -91,6 +100,8 @@ class Loaded(msgspec.Struct):
     scorer: Scorer | None = None
     judge: JudgeDefaults | None = None
     judge_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
+    #: The manifest's `t1_trap` (T1 defers to the judge on the trap's words).
+    t1_trap: bool = True
 
 
 def load_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> Battery:
@@ -140,6 +151,7 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
 
     errors.sort(key=lambda e: (e.path, e.line, e.col))
     t1 = values["t1"].value if "t1" in values else True
+    t1_trap = values["t1_trap"].value if "t1_trap" in values else True
     judge = values["judge"].value if "judge" in values else None
     battery = None
     if not errors and scorer is not None:
@@ -151,11 +163,14 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
             questions=tuple(questions),
             t1=t1,
             judge=judge or JudgeDefaults(),
+            t1_trap=t1_trap,
         )
         if "reasoning_tags" in values:
             battery = msgspec.structs.replace(battery, reasoning_tags=values["reasoning_tags"].value)
     judge_pos = values["judge"].parts if "judge" in values else {}
-    return Loaded(battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos)
+    return Loaded(
+        battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos, t1_trap=t1_trap
+    )
 
 
 def manifest_path(path: str | Path) -> Path:
@@ -302,6 +317,13 @@ def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | N
     if isinstance(node, yaml.ScalarNode) and node.tag == _TAG + "bool":
         return _Value(_construct(node), node.value, _pos(node, path))
     errors.append(_error(f"t1 must be true or false, not {_shown(node)}", _pos(node, path)))
+    return None
+
+
+def _check_t1_trap(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == _TAG + "bool":
+        return _Value(_construct(node), node.value, _pos(node, path))
+    errors.append(_error(f"t1_trap must be true or false, not {_shown(node)}", _pos(node, path)))
     return None
 
 
@@ -518,6 +540,7 @@ _MANIFEST_CHECKS = {
     "policies": _check_files("policies"),
     "rubrics": _check_files("rubrics"),
     "t1": _check_t1,
+    "t1_trap": _check_t1_trap,
     "judge": _check_judge,
     "reasoning_tags": _check_reasoning_tags,
 }

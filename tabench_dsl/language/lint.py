@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
+from ..core.trap_words import carried_trap_words, trap_words
 from .battery import Loaded, read_battery
 from .yaml_io import position
 
@@ -58,14 +59,14 @@ def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
                 )
             )
     for question in loaded.questions:
-        problems.extend(_question_warnings(question, t1=loaded.t1))
+        problems.extend(_question_warnings(question, t1=loaded.t1, t1_trap=loaded.t1_trap))
     if loaded.battery is not None and not any(p.severity == "error" for p in problems):
         problems.extend(_marker_warnings(loaded.battery.scorer))
     problems.sort(key=lambda p: (p.path, p.line, p.col))
     return problems
 
 
-def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
+def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) -> list[SpecError]:
     warnings = []
     if not question.exemplars:
         warnings.append(
@@ -88,8 +89,17 @@ def _question_warnings(question: Question, *, t1: bool) -> list[SpecError]:
             )
     if t1 and question.t1:
         keys = [question.gold, *question.accept]
+        trap = frozenset(
+            trap_words(question.trap, gold=question.gold, accept=question.accept, prompt=question.prompt)
+            if t1_trap
+            else ()
+        )
         for exemplar in question.exemplars:
-            if exemplar.expected == "fail" and t1_passes(exemplar.answer, keys):
+            if (
+                exemplar.expected == "fail"
+                and t1_passes(exemplar.answer, keys)
+                and not carried_trap_words(exemplar.answer, trap)  # such an answer goes to the judge
+            ):
                 warnings.append(
                     _warning(
                         f"T1 would pass this {exemplar.kind} exemplar, which expects fail",

@@ -12,8 +12,15 @@ battery order, so a change to it reads well in a diff:
      "questions": {
       "h01": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
       ...
+     },
+     "lines": {
+      "h01": "3b1a6f0e 9c2d44a1 ...",
+      ...
      }
     }
+
+`lines` (the short digest of each prompt line, `lock_lines`) lets `--check` show what changed in a
+drifted prompt; a lock without it still checks, naming the drift only.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import UsageError
+from .lock_lines import changed_lines, line_digests
 
 #: The lock file's name; it sits in the battery folder, beside `battery.yaml`.
 LOCK_NAME = "tabench.lock"
@@ -41,6 +49,9 @@ class Lock(msgspec.Struct, frozen=True):
     battery: str
     scorer: str
     questions: dict[str, str]
+    #: Question id -> the short digests of its prompt's lines (`lock_lines`); empty in a lock
+    #: written before they were kept.
+    lines: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Drift(msgspec.Struct, frozen=True):
@@ -54,6 +65,10 @@ class Drift(msgspec.Struct, frozen=True):
     question: str
     locked: str | None = None
     now: str | None = None
+    #: For "changed": the prompt's lines the locked prompt did not have, and how many of its lines
+    #: are gone; None when the lock keeps no lines (`lock_lines`).
+    added_lines: tuple[str, ...] | None = None
+    gone_lines: int | None = None
 
     def describe(self) -> str:
         """One line a person can act on."""
@@ -64,6 +79,16 @@ class Drift(msgspec.Struct, frozen=True):
         if self.kind == "removed":
             return f"{self.question}: in the lock but no longer in the battery"
         return f"scorer changed: locked {self.locked}, now {self.now}"
+
+
+def _changed(qid: str, locked: str, now: str, system: str, locked_lines: str | None) -> Drift:
+    """The drift of a changed prompt, with its changed lines when the lock keeps lines."""
+    if locked_lines is None:
+        return Drift(kind="changed", question=qid, locked=locked, now=now)
+    added, gone = changed_lines(system, locked_lines)
+    return Drift(
+        kind="changed", question=qid, locked=locked, now=now, added_lines=tuple(added), gone_lines=gone
+    )
 
 
 def _short(digest: str | None) -> str:
@@ -83,12 +108,15 @@ def lock_of(compiled: CompiledBattery) -> Lock:
         battery=compiled.name,
         scorer=compiled.scorer,
         questions={qid: q.sha256 for qid, q in compiled.questions.items()},
+        lines={qid: line_digests(q.system) for qid, q in compiled.questions.items()},
     )
 
 
 def lock_text(lock: Lock) -> str:
     """The file text of `lock`: stable JSON, ending with one line break."""
     data = {"lock": LOCK_VERSION, "battery": lock.battery, "scorer": lock.scorer, "questions": lock.questions}
+    if lock.lines:
+        data["lines"] = lock.lines
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -128,7 +156,15 @@ def read_lock(path: str | Path) -> Lock:
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in questions.items())
     ):
         raise UsageError(f"{path}: not a tabench lock file (version {LOCK_VERSION})")
-    return Lock(battery=str(data.get("battery", "")), scorer=str(data.get("scorer", "")), questions=questions)
+    lines = data.get("lines", {})
+    if not isinstance(lines, dict) or not all(isinstance(v, str) for v in lines.values()):
+        lines = {}  # a damaged or foreign `lines` only costs the detail of what changed
+    return Lock(
+        battery=str(data.get("battery", "")),
+        scorer=str(data.get("scorer", "")),
+        questions=questions,
+        lines={str(k): v for k, v in lines.items()},
+    )
 
 
 def check_lock(compiled: CompiledBattery, lock: Lock) -> list[Drift]:
@@ -142,7 +178,7 @@ def check_lock(compiled: CompiledBattery, lock: Lock) -> list[Drift]:
         if locked is None:
             drifts.append(Drift(kind="added", question=qid, now=q.sha256))
         elif locked != q.sha256:
-            drifts.append(Drift(kind="changed", question=qid, locked=locked, now=q.sha256))
+            drifts.append(_changed(qid, locked, q.sha256, q.system, lock.lines.get(qid)))
     for qid, locked in lock.questions.items():
         if qid not in compiled.questions:
             drifts.append(Drift(kind="removed", question=qid, locked=locked))

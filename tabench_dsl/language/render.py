@@ -40,6 +40,7 @@ import jinja2.nodes
 from ..core.compiled import CompiledBattery, CompiledQuestion, Frame
 from ..core.errors import SpecError
 from ..core.nodes import Battery, JudgeDefaults, Question, Rule, Scorer
+from ..core.trap_words import trap_words
 from .scorer_templates import TemplateError as TemplateError  # raised here too; callers import it here
 from .scorer_templates import load_template, render_template, scorer_environment
 
@@ -294,6 +295,9 @@ def compile_battery(battery: Battery) -> CompiledBattery:
             t1=battery.t1 and q.t1,
             exemplars=tuple(q.exemplars),
             tags=q.tags,
+            trap_words=trap_words(q.trap, gold=q.gold, accept=q.accept, prompt=q.prompt)
+            if battery.t1_trap
+            else (),
         )
     return CompiledBattery(
         name=battery.name,
@@ -305,4 +309,5 @@ def compile_battery(battery: Battery) -> CompiledBattery:
         t1=battery.t1,
         judge=_judge_defaults(battery),
         reasoning_tags=battery.reasoning_tags,
+        t1_trap=battery.t1_trap,
     )

@@ -67,12 +67,16 @@ class Diff(msgspec.Struct):
     flips: list[Flip]
     only_in_a: list[Pair]
     only_in_b: list[Pair]
+    #: Who judged each side: the judges of its T2 records, by name (`JudgeInfo.describe`).
+    a_judges: list[str] = msgspec.field(default_factory=list)
+    b_judges: list[str] = msgspec.field(default_factory=list)
 
 
 def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A", b_name: str = "B") -> Diff:
     """Compare the standing records `a` and `b` (one per pair, decisions applied)."""
     left = {record.key: record for record in a}
     right = {record.key: record for record in b}
+    a_judges, b_judges = judges_of(left.values()), judges_of(right.values())
     flips: list[Flip] = []
     ratings: list[tuple[str, str]] = []
     with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
@@ -110,7 +114,21 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
         flips=flips,
         only_in_a=[Pair(*key) for key in sorted(left.keys() - right.keys())],
         only_in_b=[Pair(*key) for key in sorted(right.keys() - left.keys())],
+        a_judges=a_judges,
+        b_judges=b_judges,
     )
+
+
+def judges_of(records: Iterable[Record]) -> list[str]:
+    """The judges that graded `records` (their T2 records; a missing answer's has nobody), in the
+    order first seen."""
+    names = (r.judge.describe() for r in records if r.tier == "t2" and r.cause != "missing")
+    return list(dict.fromkeys(names))
+
+
+def _side(path: str, judges: list[str]) -> str:
+    """One side of a diff as its header line names it: the file and who judged it."""
+    return f"{path} (judge: {'; '.join(judges) if judges else 'none, T1 only'})"
 
 
 def _reason(record: Record) -> str:
@@ -154,7 +172,11 @@ def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
 
     from ..core.display import literal
 
-    parts: list = [literal(f"A: {diff.a}"), literal(f"B: {diff.b}"), *map(literal, summary_lines(diff))]
+    parts: list = [
+        literal(f"A: {_side(diff.a, diff.a_judges)}"),
+        literal(f"B: {_side(diff.b, diff.b_judges)}"),
+        *map(literal, summary_lines(diff)),
+    ]
     if diff.flips:
         flips = Table(title=f"Flipped verdicts ({len(diff.flips)})")
         for name in ("system", "question", "A", "B", "reason A", "reason B"):

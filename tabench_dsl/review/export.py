@@ -27,11 +27,13 @@ import msgspec
 
 from ..core.extras import require
 from ..core.records import Record
-from .outcomes import latest, outcome
+from .costs import Spend, judged_attempts
+from .outcomes import BOUND_DECIMALS, latest, outcome
 from .totals import Totals
 
 #: The columns of an exported record, in order, with their Parquet types ("string", "int64",
-#: "bool"); a column whose value is missing (no cause, no decision) is empty in CSV, null in Parquet.
+#: "bool", "double"); a column whose value is missing (no cause, no decision, no price) is empty in
+#: CSV, null in Parquet.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("system", "string"),
     ("question", "string"),
@@ -61,7 +63,12 @@ RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("warnings", "string"),
     ("tolerated", "string"),
     ("facets", "string"),
+    ("tags", "string"),
+    ("cost_usd", "double"),
 )
+#: The columns of an export written before `tags` and `cost_usd` were added: such a file is still
+#: one tabench wrote, and a new export may replace it.
+EARLIER_COLUMNS = tuple(name for name, _ in RECORD_COLUMNS[:-2])
 #: The key under which a Parquet file's schema metadata says tabench wrote it.
 PARQUET_MARK = b"tabench.export"
 FORMATS = ("csv", "parquet")
@@ -101,7 +108,19 @@ def record_rows(records: Iterable[Record]) -> Iterator[dict[str, Any]]:
             "warnings": "; ".join(record.warnings),
             "tolerated": "; ".join(record.tolerated),
             "facets": msgspec.json.encode(dict(sorted(record.facets.items()))).decode(),
+            "tags": "; ".join(record.tags),
+            "cost_usd": record_cost(record),
         }
+
+
+def record_cost(record: Record) -> float | None:
+    """What the judge calls of `record` cost in USD at the price each judge carries (a panel's
+    judges' and an audit's calls too; 0 for a T1 pass), None when a billed call has no price."""
+    spend = Spend()
+    for judge, attempt in judged_attempts(record):
+        if not attempt.cache_hit and (attempt.raw is not None or attempt.error is not None):
+            spend.add_call(attempt.tokens, judge)
+    return spend.cost()
 
 
 def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
@@ -109,7 +128,16 @@ def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
     `totals --json`), and each field of a mapping of scalars as `NAME_FIELD` (`tokens_prompt`), so a
     field added to the totals appears in the CSV without a change here."""
     rows = [_flat(msgspec.to_builtins(s)) for s in totals.systems]
-    columns = list(rows[0]) if rows else _system_columns()
+    for row in rows:  # rounded as its bounds are (`totals.interval_bound`)
+        if row.get("score") is not None:
+            row["score"] = round(row["score"], BOUND_DECIMALS)
+    # Every system's facet columns, not the first system's only: a facet one system never showed
+    # is a count of 0 for it.
+    columns = list(dict.fromkeys(key for row in rows for key in row)) if rows else _system_columns()
+    for row in rows:
+        for column in columns:
+            if column.startswith("facets_"):
+                row.setdefault(column, 0)
     return columns, rows
 
 
@@ -173,7 +201,12 @@ def write_records(records: Iterable[Record], out: str | Path, fmt: str) -> int:
 
 
 def _arrow_table(pyarrow: Any, rows: list[dict[str, Any]]) -> Any:
-    types = {"string": pyarrow.string(), "int64": pyarrow.int64(), "bool": pyarrow.bool_()}
+    types = {
+        "string": pyarrow.string(),
+        "int64": pyarrow.int64(),
+        "bool": pyarrow.bool_(),
+        "double": pyarrow.float64(),
+    }
     schema = pyarrow.schema(
         [pyarrow.field(name, types[kind]) for name, kind in RECORD_COLUMNS],
         metadata={PARQUET_MARK: b"records"},
@@ -207,8 +240,8 @@ def is_export_file(path: Path) -> bool:
             first = f.readline(1 << 16)
     except OSError:
         return False
-    header = ",".join(name for name, _ in RECORD_COLUMNS) + "\n"
-    return first.decode("utf-8", "replace") == header
+    headers = {",".join(name for name, _ in RECORD_COLUMNS) + "\n", ",".join(EARLIER_COLUMNS) + "\n"}
+    return first.decode("utf-8", "replace") in headers
 
 
 def _is_our_parquet(path: Path) -> bool:

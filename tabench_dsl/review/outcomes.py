@@ -79,3 +79,11 @@ def interval_bound(value: float) -> float:
 def percent(value: float | None, missing: str = "-") -> str:
     """A share as `87.5%`, or `missing` when there is none (no graded answer)."""
     return missing if value is None else f"{100 * value:.1f}%"
+
+
+def score_text(row: OutcomeCounts) -> str:
+    """A row's score as the tables show it, with the answers it leaves out said beside it: an
+    answer that ended in `error` has no verdict, so a score over the others could read 100% while
+    most answers were never judged."""
+    shown = percent(score_of(row))
+    return f"{shown} ({row.error} left out)" if row.error else shown

@@ -103,7 +103,7 @@ def tag_table(totals):
     from rich.table import Table
 
     from ..core.display import literal
-    from .outcomes import percent
+    from .outcomes import percent, score_text
 
     if not totals.tags:
         return None
@@ -123,7 +123,7 @@ def tag_table(totals):
             str(row.fail),
             str(row.adjudicate),
             str(row.error),
-            percent(row.score),
+            score_text(row),  # with the errors it leaves out, as the per-system table
             interval,
             *(percent(by_system.get(name)) for name in names),
         )

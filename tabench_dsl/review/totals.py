@@ -17,7 +17,7 @@ from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
-from .outcomes import count_outcome, latest, outcome, percent, score_interval, score_of
+from .outcomes import count_outcome, latest, outcome, percent, score_interval, score_of, score_text
 from .served import ServedModel, served_models
 from .slices import TagTotals, tag_table, tag_totals
 
@@ -133,7 +133,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
             if seen:
                 facets[name] = facets.get(name, 0) + 1
                 s.facets[name] = s.facets.get(name, 0) + 1
-        if record.tier == "t2":
+        if record.tier == "t2" and record.cause != "missing":  # nobody judged a missing answer
             judges.setdefault((record.judge.backend, record.judge.model), record.judge)
     rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
     for row in rows:
@@ -197,8 +197,15 @@ def usage_caption(totals: Totals) -> str:
     )
 
 
-def render_table(totals: Totals):
-    """The totals as `rich` tables (per system, per question, facets), ready to print.
+def with_human(count: int, human: int) -> str:
+    """A pass or fail count with how many of them a person decided: `2 (1 human)`. Each column
+    names its own human verdicts: a human fail was once shown in the pass column."""
+    return f"{count} ({human} human)" if human else str(count)
+
+
+def render_table(totals: Totals, width: int | None = None):
+    """The totals as `rich` tables (per system, per question, facets), ready to print; the first
+    two fit in `width` terminal columns (`table_fit`, None: every column).
 
     Names come from a results file, which anyone may have written: each goes in as a `Text`, never
     as a string rich would read as markup (`[/x]` in a system name was an error, `[link=...]` a
@@ -209,65 +216,8 @@ def render_table(totals: Totals):
 
     from ..core.display import literal  # names and judges come from files: text, never rich markup
 
-    by_system = Table(
-        title="Totals per system",
-        caption=literal(judge_caption(totals), style="table.caption").append(
-            "\n"
-            + usage_caption(totals)
-            + "\nscore = pass / (pass + fail + adjudicate); T1 = token-subset tier"
-        ),
-    )
-    for name in (
-        "system",
-        "answers",
-        "pass",
-        "fail",
-        "adjud.",
-        "error",
-        "score",
-        "95% CI",
-        "T1",
-        "calls",
-        "stern",
-        "tokens in",
-        "cached",
-        "out",
-        "cost",
-    ):
-        by_system.add_column(name, justify="left" if name == "system" else "right", no_wrap=True)
-    for s in totals.systems:
-        interval = "-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}"
-        human = f" ({s.human_pass + s.human_fail} human)" if s.human_pass + s.human_fail else ""
-        by_system.add_row(
-            literal(s.system),
-            str(s.answers),
-            f"{s.passed}{human}",
-            str(s.fail),
-            str(s.adjudicate),
-            str(s.error),
-            percent(s.score),
-            interval,
-            str(s.t1_passes),
-            str(s.judge_calls),
-            str(s.stern_retries),
-            f"{s.tokens.prompt:,}",
-            f"{s.tokens.cached_prompt:,}",
-            f"{s.tokens.completion:,}",
-            format_usd(s.cost_usd),
-        )
-    by_question = Table(title="Per question, across systems")
-    for name in ("question", "answers", "pass", "fail", "adjud.", "error", "score"):
-        by_question.add_column(name, justify="left" if name == "question" else "right", no_wrap=True)
-    for q in totals.questions:
-        by_question.add_row(
-            literal(q.question),
-            str(q.answers),
-            str(q.passed),
-            str(q.fail),
-            str(q.adjudicate),
-            str(q.error),
-            percent(q.score),
-        )
+    by_system = system_table(totals, width)
+    by_question = question_table(totals, width)
     parts = [by_system, by_question]
     if totals.facets:
         facets = Table(title="Facets observed")
@@ -282,6 +232,87 @@ def render_table(totals: Totals):
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
+
+
+#: The per-system table's columns in the order they go as the terminal narrows (`table_fit`): the
+#: token and cost figures first, the verdict counts last; system, score and 95% CI always stay.
+SYSTEM_DROP_ORDER: tuple[str, ...] = (
+    *("cached", "tokens in", "out", "stern", "cost", "calls", "T1"),
+    *("answers", "adjud.", "error", "fail", "pass"),
+)
+#: The per-question table's, likewise; question and score always stay.
+QUESTION_DROP_ORDER = ("answers", "adjud.", "error", "fail", "pass")
+
+
+def system_table(totals: Totals, width: int | None):
+    """The per-system table, fitted to `width` (`table_fit`)."""
+    from ..core.display import literal
+    from .table_fit import Column, fitted_table
+
+    rows = totals.systems
+    intervals = ["-" if s.ci_low is None else f"{percent(s.ci_low)}-{percent(s.ci_high)}" for s in rows]
+    columns = [
+        Column("system", [literal(s.system) for s in rows], justify="left", kept=True, fold=True),
+        Column("answers", [str(s.answers) for s in rows]),
+        Column("pass", [with_human(s.passed, s.human_pass) for s in rows]),
+        Column("fail", [with_human(s.fail, s.human_fail) for s in rows]),
+        Column("adjud.", [str(s.adjudicate) for s in rows]),
+        Column("error", [str(s.error) for s in rows]),
+        Column("score", [score_text(s) for s in rows], kept=True),
+        Column("95% CI", intervals, kept=True),
+        Column("T1", [str(s.t1_passes) for s in rows]),
+        Column("calls", [str(s.judge_calls) for s in rows]),
+        Column("stern", [str(s.stern_retries) for s in rows]),
+        Column("tokens in", [f"{s.tokens.prompt:,}" for s in rows]),
+        Column("cached", [f"{s.tokens.cached_prompt:,}" for s in rows]),
+        Column("out", [f"{s.tokens.completion:,}" for s in rows]),
+        Column("cost", [format_usd(s.cost_usd) for s in rows]),
+    ]
+    caption = literal(judge_caption(totals), style="table.caption").append(
+        "\n"
+        + usage_caption(totals)
+        + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
+        "again); T1 = token-subset tier" + injection_caption(totals)
+    )
+    return fitted_table(
+        columns, width=width, drop_order=SYSTEM_DROP_ORDER, title="Totals per system", caption=caption
+    )
+
+
+def injection_caption(totals: Totals) -> str:
+    """A line naming the answers flagged `injection_suspect` per system (empty when none): text
+    that reads as instructions to the judge, whatever verdict it got, is worth a person's look."""
+    flagged = [(s.system, s.injection_suspects) for s in totals.systems if s.injection_suspects]
+    if not flagged:
+        return ""
+    total = sum(count for _, count in flagged)
+    from ..core.display import shown  # names come from files: control characters as escapes
+
+    each = ", ".join(f"{shown(system)} {count}" for system, count in flagged)
+    return (
+        f"\ninjection_suspect: {total} answer(s) read as instructions to the judge ({each}); "
+        "read them before trusting their verdicts (tabench view)"
+    )
+
+
+def question_table(totals: Totals, width: int | None):
+    """The per-question table, fitted to `width` (`table_fit`)."""
+    from ..core.display import literal
+    from .table_fit import Column, fitted_table
+
+    rows = totals.questions
+    columns = [
+        Column("question", [literal(q.question) for q in rows], justify="left", kept=True, fold=True),
+        Column("answers", [str(q.answers) for q in rows]),
+        Column("pass", [str(q.passed) for q in rows]),
+        Column("fail", [str(q.fail) for q in rows]),
+        Column("adjud.", [str(q.adjudicate) for q in rows]),
+        Column("error", [str(q.error) for q in rows]),
+        Column("score", [score_text(q) for q in rows], kept=True),
+    ]
+    return fitted_table(
+        columns, width=width, drop_order=QUESTION_DROP_ORDER, title="Per question, across systems"
+    )
 
 
 def kappa_text(kappa: float | None) -> str:

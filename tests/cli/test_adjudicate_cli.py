@@ -167,3 +167,32 @@ async def test_grade_adjudicate_totals_report(monkeypatch, capsys, tmp_path: Pat
     assert "human pass" in html and "human fail" in html and "close enough" in html
     assert "sha256 mismatch" not in html and '<a href="#prompt-h02">SYSTEM prompt</a>' in html
     assert "Ingest and Index &lt;b&gt;only&lt;/b&gt;" in html
+
+
+def test_with_a_battery_the_whole_key_is_shown(monkeypatch, capsys, tmp_path: Path) -> None:
+    # The gold, each accepted variant, the trap and the scoring text: what the judge was given.
+    battery = write_battery(tmp_path / "battery")
+    (battery / "memos.rubric").write_text(
+        "question h04 {\n"
+        '  prompt "Is there a <Summarize> stage?"\n'
+        '  gold "No <b>Summarize</b> stage exists"\n'
+        '  accept "There is no Summarize stage"\n'
+        '  accept "No such stage"\n'
+        '  trap "Summarize runs after Compact."\n'
+        '  scoring "Pass only if the answer denies the stage."\n'
+        "}\n",
+        encoding="utf-8",
+    )
+    sha = compile_battery_at(battery).questions["h04"].sha256
+    path = write_results(
+        tmp_path / "run.jsonl", [make_record("agent-a", "h04", "adjudicate", prompt_sha256=sha)]
+    )
+    _, out, _ = adjudicate(monkeypatch, capsys, [str(path), "--battery", str(battery)], "q\n")
+    assert (
+        "Gold:\n    No <b>Summarize</b> stage exists\n"
+        "Accepted variant:\n    There is no Summarize stage\n"
+        "Accepted variant:\n    No such stage\n"
+        "Trap (a claim that fails the answer):\n    Summarize runs after Compact.\n"
+        "Scoring:\n    Pass only if the answer denies the stage.\n"
+        "Answer:\n"
+    ) in out

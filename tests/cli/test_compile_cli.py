@@ -152,6 +152,11 @@ def test_lock_then_check(tmp_path, capsys) -> None:
         "battery": "cli-test",
         "scorer": "tabench-1.1",
         "questions": {q: hashlib.sha256(s.encode("utf-8")).hexdigest() for q, s in systems.items()},
+        # Eight hex digits of each prompt line's sha256: what --check tells changed lines by.
+        "lines": {
+            q: " ".join(hashlib.sha256(line.encode("utf-8")).hexdigest()[:8] for line in s.split("\n"))
+            for q, s in systems.items()
+        },
     }
     assert _run(capsys, str(battery), "--check") == (0, f"{lock}: all 2 prompt(s) match\n", "")
 
@@ -166,13 +171,31 @@ def test_lock_then_check(tmp_path, capsys) -> None:
     assert out == (
         "c: added since the lock\n"
         f"b: prompt drifted (locked {old_b[:12]}, now {new_b[:12]})\n"
+        '    +  "answer_gold": "Two!",\n'
+        "    - 1 line(s) of the locked prompt no longer in it\n"
         "a: in the lock but no longer in the battery\n"
-        f"{lock}: 3 difference(s); run `tabench compile --lock` to accept them\n"
+        f"{lock}: 3 difference(s); see a prompt with `tabench compile {battery} --question ID --part "
+        f"system`, accept them with `tabench compile {battery} --lock`\n"
     )
 
     # Locking again accepts the change.
     assert _run(capsys, str(battery), "--lock")[0] == 0
     assert _run(capsys, str(battery), "--check")[0] == 0
+
+
+def test_a_lock_without_lines_still_checks_and_says_how_to_get_them(tmp_path, capsys) -> None:
+    battery = _battery(tmp_path / "b")
+    assert _run(capsys, str(battery), "--lock")[0] == 0
+    lock = battery / "tabench.lock"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    del data["lines"]  # as a lock written before lines were kept
+    lock.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    (battery / "q.rubric").write_text(RUBRIC.replace('gold "Two"', 'gold "Two!"'), encoding="utf-8")
+    status, out, _ = _run(capsys, str(battery), "--check")
+    assert status == 1
+    assert out.splitlines()[1] == (
+        "    (this lock keeps no prompt lines: `--lock` again to see what changes next time)"
+    )
 
 
 def test_policy_edit_drifts_every_question(tmp_path, capsys) -> None:
@@ -181,7 +204,9 @@ def test_policy_edit_drifts_every_question(tmp_path, capsys) -> None:
     (battery / "p.policy").write_text("S1: Be exact.\nS2: And brief.\n", encoding="utf-8")
     status, out, _ = _run(capsys, str(battery), "--check")
     assert status == 1
-    assert [line.split(":")[0] for line in out.splitlines()[:-1]] == ["a", "b"]
+    drifted = [line for line in out.splitlines()[:-1] if not line.startswith("    ")]
+    assert [line.split(":")[0] for line in drifted] == ["a", "b"]
+    assert out.count("    + S2: And brief.\n") == 2  # the new rule's line, in each prompt
 
 
 def test_check_without_lock_or_with_a_bad_lock(tmp_path, capsys) -> None:

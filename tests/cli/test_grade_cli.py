@@ -273,9 +273,9 @@ async def test_refused_key_stops_the_run_without_leaking_it(
     battery = write_battery(work)
     answers = answers_file(work, [ans("a", "h03", "azure")])
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
-    assert await run(argv) == 1
+    assert await run(argv) == 2
     out, err = capsys.readouterr()
-    assert "the judge refused the request" in err and "401" in err
+    assert f"the judge at {server.url} (" in err and "refused the request" in err and "401" in err
     assert canary not in out + err and "Traceback" not in err
     assert server.requests[0]["_headers"]["authorization"] == "<redacted>"
 
@@ -299,9 +299,10 @@ async def test_unknown_model_stops_the_run_instead_of_erroring_every_answer(
         "--concurrency",
         "1",
     ]
-    assert await run(argv) == 1
+    assert await run(argv) == 2
     err = capsys.readouterr().err
-    assert "the judge refused the request" in err and "404" in err and "Traceback" not in err
+    assert f"the judge at {server.url} (" in err and "refused the request" in err and "404" in err
+    assert "Traceback" not in err
     assert server.calls == 1  # a 404 is not retried, and the run stops at the first answer
 
 

@@ -87,7 +87,7 @@ async def test_v1_path(work: Path, azure) -> None:
 
 
 async def test_an_unknown_deployment_says_so_without_the_key(work: Path, azure, capsys) -> None:
-    assert await grade(work, "azure:nope") == 1
+    assert await grade(work, "azure:nope") == 2  # a 404 stops the run: no answer could be graded
     err = capsys.readouterr().err
     assert "404" in err and "The API deployment for this resource does not exist" in err
     assert KEY not in err

@@ -174,7 +174,7 @@ async def test_an_http_judge_maps_client_errors_the_same_way(http_session, judge
     with pytest.raises(TransportError) as info:
         await judge.complete(MESSAGES)
     assert str(info.value) == "connection to the judge failed (ClientConnectorError)"
-    assert info.value.retryable and info.value.status is None
+    assert info.value.retryable and info.value.status is None and info.value.unreachable
 
 
 @pytest.mark.parametrize("judge_class", [OpenAIJudge, AnthropicJudge])

@@ -44,9 +44,12 @@ USER_OPENING = "-- CANDIDATE ANSWER --\n"
 def write_battery(root: Path, reasoning_tags: str | None = None) -> Path:
     folder = root / "battery"
     folder.mkdir(parents=True, exist_ok=True)
+    # T1's trap check is off: it would send the uncut answers, which name the trap's `todict`, to
+    # the judge, and these tests are about what the cut leaves T1 (tests/grading/test_t1_trap.py).
     manifest = "name: dc\nscorer: tabench-1.1\nrubrics: [questions.rubric]\n"
     if reasoning_tags is not None:
         manifest += f"reasoning_tags: {reasoning_tags}\n"
+    manifest += "t1_trap: false\n"
     (folder / "battery.yaml").write_text(manifest, encoding="utf-8")
     (folder / "questions.rubric").write_text(RUBRIC, encoding="utf-8")
     return folder

@@ -234,7 +234,8 @@ async def test_a_key_withheld_from_a_plain_http_url_says_so(tmp_path: Path, judg
             with pytest.raises(JudgeError) as caught:
                 await grader.run(answers)
     assert str(caught.value) == (
-        f"the judge refused the request: {host} judge authentication failed (HTTP 401): "
-        "auth: Missing bearer token; OPENAI_API_KEY was not sent: the URL is not https (nor a loopback host)"
+        f"the judge at {plain} ({host}:m) refused the request: {host} judge authentication failed "
+        "(HTTP 401): auth: Missing bearer token; OPENAI_API_KEY was not sent: the URL is not https "
+        "(nor a loopback host); the run stopped, the records written are kept"
     )
     assert "authorization" not in server.requests[0]["_headers"] and server.calls == 1

@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("inspect_ai")
-pytest.importorskip("openai")  # Inspect's provider for the scripted model under test
+pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install -e '.[inspect]')")
+# Inspect's provider for the scripted model under test
+pytest.importorskip(
+    "openai", reason="openai is not installed (the inspect extra brings it: pip install -e '.[inspect]')"
+)
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
@@ -246,7 +249,10 @@ def test_inspect_score_rescores_the_log_with_the_battery(inspect_run: Run, tmp_p
     the scorer through the package's entry point (an installed tabench)."""
     inspect_cli = Path(sys.executable).with_name("inspect")
     if not inspect_cli.exists():
-        pytest.skip("no inspect command beside this Python")
+        pytest.skip(
+            f"no inspect command at {inspect_cli} "
+            "(the inspect extra installs it: pip install -e '.[inspect]')"
+        )
     copy = tmp_path / "rescore.eval"
     copy.write_bytes(inspect_run.log_path.read_bytes())
     env = {**os.environ, "OPENAI_API_KEY": "dummy-key", "INSPECT_DISPLAY": "none"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai")
+pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install -e '.[inspect]')")
 
 from inspect_ai.scorer import CORRECT, INCORRECT, value_to_float
 from support.helpers_grading import write_battery

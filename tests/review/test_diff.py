@@ -86,6 +86,8 @@ def test_cli_table(gradings, capsys) -> None:
     assert "only in A: 1; only in B: 1" in out
     assert "only in A: s/only-a" in out and "only in B: t/only-b" in out
     assert "old-judge says pass" in out and "new-judge says fail" in out
+    # Each side names who judged it.
+    assert f"A: {a} (judge: openai:old-judge)" in out and f"B: {b} (judge: anthropic:new-judge)" in out
 
 
 def test_cli_json(gradings, capsys) -> None:
@@ -93,6 +95,7 @@ def test_cli_json(gradings, capsys) -> None:
     assert main(["diff", str(a), str(b), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["a"] == str(a) and data["b"] == str(b)
+    assert data["a_judges"] == ["openai:old-judge"] and data["b_judges"] == ["anthropic:new-judge"]
     assert data["kappa"] == pytest.approx(1 / 6) and data["p_value"] == 0.375
     assert len(data["flips"]) == 6
     assert data["only_in_b"] == [{"system": "t", "question": "only-b"}]

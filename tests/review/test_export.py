@@ -9,13 +9,15 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from support.make_results import HOSTILE_ANSWER, make_record, small_results, write_results
 
 from tabench_dsl.cli import main
+from tabench_dsl.core.price import Price
 from tabench_dsl.core.records import Decision
 from tabench_dsl.review.decisions import append_decision, decisions_path
-from tabench_dsl.review.export import RECORD_COLUMNS
+from tabench_dsl.review.export import EARLIER_COLUMNS, RECORD_COLUMNS
 
 #: An answer CSV must quote: a comma, quotes, a line break and a carriage return.
 CSV_HOSTILE = 'first, "second"\r\nthird\n'
@@ -84,7 +86,9 @@ def test_export_csv_has_one_row_per_standing_record_with_decisions_applied(
 
 
 def test_export_parquet_reads_back_typed(results: Path, tmp_path: Path) -> None:
-    parquet = pytest.importorskip("pyarrow.parquet")
+    parquet = pytest.importorskip(
+        "pyarrow.parquet", reason="the parquet extra is not installed (pip install -e '.[parquet]')"
+    )
     out = tmp_path / "records.parquet"
     assert main(["export", str(results), "--format", "parquet", "--out", str(out)]) == 0
     table = parquet.read_table(out)
@@ -149,3 +153,38 @@ def test_totals_csv_is_the_per_system_totals(results: Path, capsys) -> None:
 def test_totals_csv_and_json_are_exclusive(results: Path, capsys) -> None:
     assert main(["totals", str(results), "--csv", "--json"]) == 2
     assert "not allowed with" in capsys.readouterr().err
+
+
+def test_export_has_tags_and_cost_and_replaces_an_earlier_export(tmp_path: Path) -> None:
+    judge = msgspec.structs.replace(make_record("a", "q1", "pass").judge, price=Price(input=1.0, output=2.0))
+    priced = msgspec.structs.replace(make_record("a", "q1", "pass"), tags=["easy", "topic:http"], judge=judge)
+    unpriced = make_record("a", "q2", "fail")
+    results = write_results(tmp_path / "results.jsonl", [priced, unpriced, make_record("a", "q3", "t1")])
+    out = tmp_path / "records.csv"
+    # An export written before the new columns is one tabench wrote: it may be replaced.
+    out.write_text(",".join(EARLIER_COLUMNS) + "\n", encoding="utf-8")
+    assert main(["export", str(results), "--format", "csv", "--out", str(out)]) == 0
+    rows = {r["question"]: r for r in read_csv(out)}
+    assert rows["q1"]["tags"] == "easy; topic:http" and rows["q2"]["tags"] == ""
+    # 812 prompt and 41 completion tokens at $1 and $2 per million.
+    assert float(rows["q1"]["cost_usd"]) == pytest.approx((812 * 1.0 + 41 * 2.0) / 1e6)
+    assert rows["q2"]["cost_usd"] == ""  # a billed call with no price: unknown
+    assert float(rows["q3"]["cost_usd"]) == 0.0  # a T1 pass: no call
+
+
+def test_totals_csv_has_every_systems_facets_and_a_rounded_score(tmp_path: Path, capsys) -> None:
+    records = [
+        make_record("a", "q1", "pass"),
+        make_record("a", "q2", "pass"),
+        make_record("a", "q3", "fail"),
+        msgspec.structs.replace(make_record("b", "q1", "fail"), facets={"wrong_stage": True}),
+    ]
+    records[0] = msgspec.structs.replace(records[0], facets={"missing_minor": True})
+    results = write_results(tmp_path / "results.jsonl", records)
+    assert main(["totals", str(results), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    by = {r["system"]: r for r in rows}
+    assert (by["a"]["facets_missing_minor"], by["a"]["facets_wrong_stage"]) == ("1", "0")
+    assert (by["b"]["facets_missing_minor"], by["b"]["facets_wrong_stage"]) == ("0", "1")
+    assert by["a"]["score"] == "0.666667"  # six decimals, as the bounds
+    assert len(by["a"]["ci_low"].split(".")[1]) <= 6

@@ -13,7 +13,7 @@ import asyncio
 import msgspec
 
 from ...core.compiled import CompiledBattery
-from ...core.errors import JudgeError, StorageError, TabenchError, UsageError
+from ...core.errors import JudgeError, JudgeUnusable, StorageError, TabenchError, UsageError
 from ...core.records import Answer, Record
 from ..session import GradingOptions
 
@@ -64,6 +64,7 @@ class Failed(msgspec.Struct, tag="failed"):
         kinds: dict[str, type[TabenchError]] = {
             "UsageError": UsageError,
             "JudgeError": JudgeError,
+            "JudgeUnusable": JudgeUnusable,
             "StorageError": StorageError,
         }
         return kinds.get(self.kind, TabenchError)(self.message)

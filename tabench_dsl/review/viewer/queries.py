@@ -17,7 +17,8 @@ from ...core.records import Record
 from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
-from ..totals import SystemTotals, Totals, compute_totals, outcome, usage_caption
+from ..outcomes import outcome
+from ..totals import SystemTotals, Totals, compute_totals, usage_caption
 from .charts import outcome_chart
 from .run import Run, prompts_for
 

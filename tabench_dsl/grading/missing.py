@@ -1,0 +1,122 @@
+"""The battery's questions a system gave no answer to, and their `fail` records (`--missing-as-fail`).
+
+An answers file may leave questions out. Scored only on what it answered, a system that skips its
+hard questions scores higher than one that tries them, while the shipped prompt says "Missing answer
+= fail". So `grade` watches every answer it reads (`Coverage`): every system with an answer in the
+files (of those `--system` picks) is expected to answer every question of the slice being graded
+(`--question`, `--tag`), and what it did not answer is reported per system. With
+`--missing-as-fail` each such pair gets one record, verdict `fail`, cause `missing`
+(`missing_record`), that nobody judged (`NO_JUDGE`).
+
+Decided where the spec is silent:
+- a system is one that has at least one answer in the files read, to any question: one that answered
+  no question of a `--tag` slice has all of that slice missing; a system with no answer at all is
+  unknown to the grading and so has nothing missing;
+- a missing record is written once: a resumed grading finds it (`recorded_missing`) and writes no
+  second one, and an answer given later for that pair is graded over it (the missing record is not
+  "done" for `--resume`), its record standing as the last one of the pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from ..core.compiled import CompiledQuestion
+from ..core.records import Answer, JudgeInfo, Record
+from ..core.results import iter_light_records
+
+#: Who "judged" a missing answer: nobody, and every output that names the judge says so.
+NO_JUDGE = JudgeInfo(backend="none", model="no answer", language_model=False, label="nobody was asked")
+#: The reason a missing record carries.
+MISSING_REASON = "no answer was given to this question (--missing-as-fail): counted as fail"
+
+
+class Coverage:
+    """Which of `questions` (the slice's question ids, in battery order) each system answered,
+    learnt from the answers passed through `watch`."""
+
+    def __init__(self, questions: Sequence[str], systems: Collection[str] | None = None) -> None:
+        self.questions = tuple(questions)
+        #: The systems being graded (`--system`), None for every system seen.
+        self.systems = systems
+        self._answered: dict[str, set[str]] = {}
+
+    def watch(self, answers: Iterable[Answer]) -> Iterator[Answer]:
+        """Yield `answers` unchanged, noting each (system, question)."""
+        answered = self._answered
+        for answer in answers:
+            seen = answered.get(answer.system)
+            if seen is None:
+                seen = answered[answer.system] = set()
+            seen.add(answer.question)
+            yield answer
+
+    def missing(self) -> dict[str, list[str]]:
+        """Each system seen that left questions unanswered -> those questions, in battery order;
+        systems by name."""
+        result: dict[str, list[str]] = {}
+        for system in sorted(self._answered):
+            if self.systems is not None and system not in self.systems:
+                continue
+            seen = self._answered[system]
+            left = [q for q in self.questions if q not in seen]
+            if left:
+                result[system] = left
+        return result
+
+
+def missing_record(system: str, question: CompiledQuestion, *, battery: str, time: str) -> Record:
+    """The `fail` record of a question `system` did not answer (cause `missing`)."""
+    return Record(
+        system=system,
+        question=question.id,
+        tier="t2",
+        verdict="fail",
+        reason=MISSING_REASON,
+        prompt_sha256=question.sha256,
+        judge=NO_JUDGE,
+        answer="",
+        cause="missing",
+        battery=battery,
+        time=time,
+        tags=list(question.tags),
+    )
+
+
+def missing_records(
+    missing: Mapping[str, Sequence[str]],
+    questions: Mapping[str, CompiledQuestion],
+    *,
+    battery: str,
+    time: str,
+    already: set[tuple[str, str]],
+) -> Iterator[Record]:
+    """The records `--missing-as-fail` writes for `missing` (`Coverage.missing`), leaving out the
+    pairs `already` recorded as missing by an earlier run."""
+    for system, left in missing.items():
+        for qid in left:
+            if (system, qid) not in already:
+                yield missing_record(system, questions[qid], battery=battery, time=time)
+
+
+def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
+    """The pairs of the results file at `path` whose standing (last) record is a missing answer's;
+    none when there is no file."""
+    if not Path(path).exists():
+        return set()
+    last: dict[tuple[str, str], bool] = {}
+    for record in iter_light_records(path):
+        last[record.key] = record.cause == "missing"
+    return {pair for pair, missing in last.items() if missing}
+
+
+def missing_line(system: str, left: Sequence[str], of: int, *, recorded: bool) -> str:
+    """What `grade` says of a system's unanswered questions (`left`, of `of` in the slice)."""
+    shown = ", ".join(left[:10]) + (f", ... ({len(left) - 10} more)" if len(left) > 10 else "")
+    then = (
+        "recorded as fail (cause missing)"
+        if recorded
+        else "not in its score; --missing-as-fail records them as fail"
+    )
+    return f"system {system!r} has no answer to {len(left)} of the {of} question(s): {shown}; {then}"
