@@ -102,7 +102,9 @@ class JudgeInfo(msgspec.Struct, frozen=True):
 
 
 class Decision(msgspec.Struct, frozen=True):
-    """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""
+    """A human verdict, appended to `RESULTS.decisions.jsonl`: one that settles an `adjudicate`
+    record, or (`kind` "audit") a blind check of an answer the judge or T1 decided, which never
+    changes the standing verdict (`review.audit`)."""
 
     system: str
     question: str
@@ -111,6 +113,16 @@ class Decision(msgspec.Struct, frozen=True):
     reviewer: str
     time: str
     note: str = ""
+    #: "audit" for a blind audit; UNSET (absent from the line) for a decision that settles an
+    #: adjudicate record, so such a line is written exactly as before audits existed.
+    kind: Literal["audit"] | msgspec.UnsetType = msgspec.UNSET
+    #: sha256 of the answer text an audit was made on (UNSET for settling decisions).
+    answer_sha256: str | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def is_audit(self) -> bool:
+        """True for a blind audit, False for a decision that settles an adjudicate record."""
+        return self.kind == "audit"
 
 
 class PanelVote(msgspec.Struct, frozen=True):
@@ -178,6 +190,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     panel: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
     #: The judge's verdict on a T1 pass chosen by `--t1-audit`; absent from every other record.
     audit: Audit | msgspec.UnsetType = msgspec.UNSET
+    #: A person's blind audit of this record's verdict, set when decisions are applied (never
+    #: written by grade); the verdict stands whatever the audit says (`review.audit`).
+    human_audit: Decision | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:
@@ -192,6 +207,11 @@ class Record(msgspec.Struct, omit_defaults=False):
     def audited(self) -> Audit | None:
         """The T1 audit's verdict, None for a record no audit looked at."""
         return None if isinstance(self.audit, msgspec.UnsetType) else self.audit
+
+    @property
+    def audited_by_human(self) -> Decision | None:
+        """The blind audit applied to this record, None when no person audited it."""
+        return None if isinstance(self.human_audit, msgspec.UnsetType) else self.human_audit
 
     def all_attempts(self) -> list[Attempt]:
         """Every judge attempt this record holds: its own, each panel judge's and the audit's (and

@@ -16,6 +16,7 @@ import msgspec
 from ..core.price import Price
 from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
+from .audit import AuditAgreement, audit_agreements
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
 from .slices import TagTotals, tag_table, tag_totals
@@ -23,6 +24,7 @@ from .slices import TagTotals, tag_table, tag_totals
 # Defined with the other statistics; re-exported, so totals' users find them here as before.
 from .stats import Z95 as Z95
 from .stats import wilson_interval as wilson_interval
+from .validated import ValidatedScore, validated_scores
 
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6
@@ -52,6 +54,10 @@ class SystemTotals(msgspec.Struct):
     cost_usd: float | None = None
     injection_suspects: int = 0
     facets: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The judge against people's blind audits (`audit`) and the score they validate (`validated`);
+    #: UNSET, absent from the JSON, until audits exist.
+    audit: AuditAgreement | msgspec.UnsetType = msgspec.UNSET
+    validated_score: ValidatedScore | msgspec.UnsetType = msgspec.UNSET
 
 
 class QuestionTotals(msgspec.Struct):
@@ -74,6 +80,8 @@ class Usage(msgspec.Struct):
     tokens: TokenCounts = msgspec.field(default_factory=TokenCounts)
     cost_usd: float | None = None
     unpriced_calls: int = 0
+    audit: AuditAgreement | msgspec.UnsetType = msgspec.UNSET
+    validated_score: ValidatedScore | msgspec.UnsetType = msgspec.UNSET
 
 
 class Totals(msgspec.Struct):
@@ -206,8 +214,14 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         row.score = score_of(row)
     for s in systems.values():
         s.ci_low, s.ci_high = score_interval(s)
+    usage = _usage(systems, spends, price)
+    audits, usage.audit = audit_agreements(standing.values())
+    validated, usage.validated_score = validated_scores(standing.values())
+    for s in systems.values():
+        s.audit = audits.get(s.system, msgspec.UNSET)
+        s.validated_score = validated.get(s.system, msgspec.UNSET)
     return Totals(
-        usage=_usage(systems, spends, price),
+        usage=usage,
         systems=sorted(systems.values(), key=lambda r: r.system),
         questions=sorted(questions.values(), key=lambda r: r.question),
         facets=dict(sorted(facets.items())),
@@ -278,6 +292,7 @@ def render_table(totals: Totals):
     from rich.table import Table
 
     from ..core.display import literal  # names and judges come from files: text, never rich markup
+    from .audit_view import audit_tables
 
     by_system = Table(
         title="Totals per system",
@@ -350,6 +365,7 @@ def render_table(totals: Totals):
         parts.append(panel_table(totals.panel))
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
+    parts.extend(audit_tables(totals))
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
 
