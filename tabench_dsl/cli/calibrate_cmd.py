@@ -66,6 +66,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+#: The warning of a calibration with no held-out exemplar.
+NO_HOLDOUT = (
+    "no held-out exemplars: the judge was shown every exemplar it was measured on in its prompt; "
+    "end some exemplar lines with `holdout` to measure it on answers it has not seen"
+)
+
+
 def _min_agreement(value: float | None) -> float | None:
     if value is None:
         return None
@@ -101,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
+    if result.n and result.held_out is None:
+        print(f"tabench: warning: {NO_HOLDOUT}", file=sys.stderr)
     print_causes(result.causes)  # stderr: the why of errors and adjudicates, as grade ends
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
         return 1
@@ -130,7 +139,9 @@ def render_report(result, minimum: float | None = None) -> str:
     from ..grading.calibrate import GOT_LABELS
 
     judge = shown(result.judge.describe())
-    lines = [f"calibrate {shown(result.battery)}: {result.n} exemplar(s) graded by {judge}"]
+    held = "" if result.held_out is None else f" ({result.held_out.n} held out)"
+    graded = sum(split.n for split in (result.seen, result.held_out) if split is not None) or result.n
+    lines = [f"calibrate {shown(result.battery)}: {graded} exemplar(s){held} graded by {judge}"]
     if result.agreement is None:
         lines.append("no exemplars to grade: agreement is undefined")
         return "\n".join(lines)
@@ -141,6 +152,7 @@ def render_report(result, minimum: float | None = None) -> str:
     lines.append(
         f"agreement {result.agreement:.1%} ({result.agree}/{result.n}), Cohen's kappa {kappa}{verdict}"
     )
+    lines.extend(_split_lines(result))
     lines.append("")
     header = "expected \\ got".ljust(16) + "".join(label.rjust(12) for label in GOT_LABELS)
     lines.append(header)
@@ -152,7 +164,7 @@ def render_report(result, minimum: float | None = None) -> str:
     for miss in result.misses:
         lines.append(
             f"  {shown(miss.question)} exemplar {miss.index} ({miss.kind}): expected {miss.expected}, "
-            f"got {miss.got} [{miss.tier}]"
+            f"got {miss.got} [{miss.tier}]{' (held out)' if miss.holdout else ''}"
         )
         lines.append(f"    answer: {_one_line(miss.answer)}")
         lines.append(f"    why:    {_one_line(miss.why)}")
@@ -162,6 +174,20 @@ def render_report(result, minimum: float | None = None) -> str:
         lines.append("")
         lines.append(f"note: these verdicts come from the {judge}.")
     return "\n".join(lines)
+
+
+def _split_lines(result) -> list[str]:
+    """Seen and held-out agreement apart, and which of them the figures above measure."""
+    if result.held_out is None:
+        return []
+    lines = []
+    for name, split in (("held out", result.held_out), ("seen", result.seen)):
+        if split is None or split.agreement is None:
+            continue
+        kappa = "n/a" if split.kappa is None else f"{split.kappa:.3f}"
+        lines.append(f"  {name}: agreement {split.agreement:.1%} ({split.agree}/{split.n}), kappa {kappa}")
+    lines.append("  (the figures above are the held-out exemplars', which the judge's prompt never shows)")
+    return lines
 
 
 def _panel_lines(result) -> list[str]:
