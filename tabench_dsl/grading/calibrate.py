@@ -154,11 +154,14 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     return (observed - chance) / (1.0 - chance)
 
 
-def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record]) -> Calibration:
+def summarise(
+    battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record], *, labels: bool = False
+) -> Calibration:
     """Compare the standing record of each case with its expected verdict.
 
     A case without a record (the grading stopped before it) counts as `error`, cause `no record`.
-    The headline figures cover the held-out cases when there are any, else every case.
+    The headline figures cover the held-out cases when there are any, else every case; with
+    `labels` the cases are people's verdicts on an earlier grading (`scored_on` "labels").
     """
     standing = {(r.system, r.question): r for r in records}
     held_out = [case for case in items if case.holdout]
@@ -192,7 +195,7 @@ def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterab
         causes=causes.summary(),
         judges=judges,
         exemplars=rows,
-        scored_on="held_out" if held_out else "seen",
+        scored_on="labels" if labels else "held_out" if held_out else "seen",
         seen=_split(seen, standing) if seen else None,
         held_out=_split(held_out, standing) if held_out else None,
     )
@@ -252,20 +255,30 @@ def _side_by_side(
     return judges, rows
 
 
-async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> Calibration:
+async def calibrate(
+    compiled: CompiledBattery, grader: Grader, *, out: Path, labelled: list[Case] | None = None
+) -> Calibration:
     """Grade every exemplar of `compiled` with `grader` (`session.open_grader`), writing the
     records to the results file `out` (appended), and summarise them against the expected
-    verdicts."""
+    verdicts. With `labelled`, grade those cases (people's verdicts on an earlier grading,
+    `labelled_case`) instead of the exemplars."""
     from ..core.results import ResultsWriter, iter_records
 
-    items = cases(compiled)
+    items = cases(compiled) if labelled is None else labelled
     with ResultsWriter(out) as writer:
         grader.writer = writer
         try:
             await grader.run(answers(items))
         finally:
             grader.writer = None
-    return summarise(compiled.name, grader.judge.info, items, iter_records(out))
+    return summarise(compiled.name, grader.judge.info, items, iter_records(out), labels=labelled is not None)
+
+
+def labelled_case(question: str, index: int, answer: str, verdict: str, who: str) -> Case:
+    """A person's verdict on an earlier grading's answer as a case to calibrate on: the answer
+    graded again as system `exemplar.<index>.label`, expected to get `verdict`; `why` names who
+    decided it (and their note)."""
+    return Case(question, index, "label", answer, who, verdict, holdout=True)
 
 
 def calibration_json(result: Calibration) -> bytes:

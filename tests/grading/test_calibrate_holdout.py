@@ -100,3 +100,49 @@ def test_calibrate_warns_when_a_battery_holds_nothing_out(work: Path, capsys) ->
         "tabench: warning: no held-out exemplars: the judge was shown every exemplar it was measured on "
         "in its prompt; end some exemplar lines with `holdout` to measure it on answers it has not seen"
     ) in captured.err
+
+
+def test_calibrate_labels_measures_a_judge_against_earlier_human_verdicts(work: Path, capsys) -> None:
+    from support.make_results import make_record, write_results
+
+    from tabench_dsl.review.decisions import append_decision, make_decision
+
+    battery = write_battery(work, SEEN)
+    sha = compile_battery(load_battery(battery)).questions["stages"].sha256
+    reversed_order = "Compact, Recall, Index, Ingest, in that order."
+    records = [
+        make_record("a", "stages", "pass", answer=reversed_order, prompt_sha256=sha),
+        make_record("b", "stages", "adjudicate", answer="Ingest, Index, Recall, Compact.", prompt_sha256=sha),
+        make_record("c", "stages", "pass", answer="Ingest, Summarize.", prompt_sha256=sha),
+        make_record("d", "stages", "fail", answer="Ingest.", prompt_sha256=sha),  # nobody looked at it
+        make_record("e", "gone", "pass", answer="x"),  # a question the battery no longer has
+    ]
+    results = write_results(work / "run.jsonl", records)
+    decisions = work / "run.decisions.jsonl"
+    append_decision(decisions, make_decision(records[0], "fail", reviewer="ana", note="reversed", audit=True))
+    append_decision(decisions, make_decision(records[1], "pass", reviewer="bo"))
+    append_decision(decisions, make_decision(records[2], "fail", reviewer="ana", audit=True))
+    append_decision(decisions, make_decision(records[4], "pass", reviewer="ana", audit=True))
+
+    assert main(["calibrate", str(battery), "--labels", str(results), "--json"]) == 0
+    captured = capsys.readouterr()
+    obj = json.loads(captured.out)
+    assert obj["scored_on"] == "labels" and (obj["n"], obj["agree"]) == (3, 2)
+    assert obj["confusion"]["fail"] == {"pass": 1, "fail": 1, "adjudicate": 0, "error": 0}
+    [miss] = obj["misses"]
+    assert (miss["answer"], miss["expected"], miss["got"], miss["why"]) == (
+        reversed_order,
+        "fail",
+        "pass",
+        "audit by ana: reversed",
+    )
+    assert "1 labelled answer(s) to questions the battery lacks (left out)" in captured.err
+    assert "no held-out exemplars" not in captured.err
+
+    assert main(["calibrate", str(battery), "--labels", str(results)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "calibrate cal: 3 answer(s) people decided or audited graded by "
+    )
+    empty = write_results(work / "none.jsonl", records[3:4])
+    assert main(["calibrate", str(battery), "--labels", str(empty)]) == 2
+    assert f"{empty}: no answer a person decided or audited (--labels needs some)" in capsys.readouterr().err
