@@ -94,6 +94,8 @@ def show(record: Record, number: int, count: int, gold: str | None, out: TextIO)
     for i, attempt in enumerate(record.attempts, start=1):
         raw = "(no reply)" if attempt.raw is None else attempt.raw
         print(f"Attempt {i} ({attempt.kind}) raw reply:\n{_block(raw)}", file=out)
+    for i, ask in enumerate(record.repetitions, start=1):  # --repeat: each ask of the judge
+        print(f"Ask {i} of {len(record.repetitions)}: {ask.verdict}\n{_block(ask.reason)}", file=out)
 
 
 def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:

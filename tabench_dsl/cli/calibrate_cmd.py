@@ -176,6 +176,11 @@ def render_report(result, minimum: float | None = None) -> str:
         f"agreement {result.agreement:.1%} ({result.agree}/{result.n}), Cohen's kappa {kappa}{verdict}"
     )
     lines.extend(_split_lines(result))
+    if result.repeated:
+        lines.append(
+            f"  stability: {result.flipped} of {result.repeated} exemplar(s) asked more than once "
+            f"got differing verdicts ({result.flipped / result.repeated:.1%} flipped)"
+        )
     lines.append("")
     header = "expected \\ got".ljust(16) + "".join(label.rjust(12) for label in GOT_LABELS)
     lines.append(header)

@@ -18,7 +18,9 @@ Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
-Cause = Literal["malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split"]
+Cause = Literal[
+    "malformed", "contradiction", "transport", "rate_limit", "oversized", "panel_split", "unstable"
+]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
 CAUSE_TEXTS: dict[str, str] = {
@@ -29,6 +31,8 @@ CAUSE_TEXTS: dict[str, str] = {
     "oversized": "the answer is over the size limit (--max-answer-bytes) and was not sent to the judge",
     "panel_split": "the judges of the panel did not reach the verdict their rule asks for "
     "(a tie, no majority, or a disagreement under `unanimous`)",
+    "unstable": "the judge, asked about the same answer again (--repeat), did not give the same "
+    "verdict each time",
 }
 
 
@@ -193,6 +197,10 @@ class Record(msgspec.Struct, omit_defaults=False):
     #: A person's blind audit of this record's verdict, set when decisions are applied (never
     #: written by grade); the verdict stands whatever the audit says (`review.audit`).
     human_audit: Decision | msgspec.UnsetType = msgspec.UNSET
+    #: Each of the judge's asks when `--repeat K` asked it K times (each as a panel vote of that one
+    #: judge: verdict, reason, attempts); the record's own attempts are then in these. UNSET, and
+    #: absent from the line, for an answer asked once.
+    repeats: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:
@@ -213,11 +221,16 @@ class Record(msgspec.Struct, omit_defaults=False):
         """The blind audit applied to this record, None when no person audited it."""
         return None if isinstance(self.human_audit, msgspec.UnsetType) else self.human_audit
 
+    @property
+    def repetitions(self) -> list[PanelVote]:
+        """The judge's repeated asks (`--repeat`), empty for an answer asked once."""
+        return [] if isinstance(self.repeats, msgspec.UnsetType) else self.repeats
+
     def all_attempts(self) -> list[Attempt]:
-        """Every judge attempt this record holds: its own, each panel judge's and the audit's (and
-        its panel's), for counting calls, cache hits and tokens."""
+        """Every judge attempt this record holds: its own, each panel judge's, each repeat's and the
+        audit's (and its panel's), for counting calls, cache hits and tokens."""
         found = list(self.attempts)
-        for vote in self.votes:
+        for vote in (*self.votes, *self.repetitions):
             found.extend(vote.attempts)
         audit = self.audited
         if audit is not None:

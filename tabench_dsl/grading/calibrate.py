@@ -124,6 +124,9 @@ class Calibration(msgspec.Struct, frozen=True):
     scored_on: str = "seen"
     seen: Split | None = None
     held_out: Split | None = None
+    #: With `--repeat K`: the exemplars asked K times, and those whose asks disagreed (`repeats`).
+    repeated: int = 0
+    flipped: int = 0
 
 
 def cases(compiled: CompiledBattery) -> list[Case]:
@@ -183,6 +186,8 @@ def summarise(
     headline = _split(scored, standing)
     judges, rows = _side_by_side(scored, standing)
     seen = [case for case in items if not case.holdout]
+    repeated = [r.repetitions for case in items if (r := standing.get((case.system, case.question)))]
+    repeated = [asks for asks in repeated if len(asks) > 1]
     return Calibration(
         battery=battery,
         judge=judge,
@@ -198,6 +203,8 @@ def summarise(
         scored_on="labels" if labels else "held_out" if held_out else "seen",
         seen=_split(seen, standing) if seen else None,
         held_out=_split(held_out, standing) if held_out else None,
+        repeated=len(repeated),
+        flipped=sum(len({vote.verdict for vote in asks}) > 1 for asks in repeated),
     )
 
 

@@ -59,7 +59,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.errors import JudgeError, TransportError
+from ..core.errors import JudgeError, TransportError, UsageError
 from ..core.records import (
     Answer,
     Attempt,
@@ -81,6 +81,7 @@ from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, group
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
+from .repeats import combine_repeats, repeat_kind
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -197,8 +198,15 @@ class Grader:
         env: Mapping[str, str] | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         t1_audit: float = 0.0,
+        repeat: int = 1,
     ) -> None:
         self.battery = battery
+        #: How many times the one judge is asked about each T2 answer (`--repeat`, `repeats`).
+        self.repeat = repeat
+        if repeat > 1 and isinstance(judge, Panel):
+            raise UsageError(
+                "--repeat asks one judge again, and this grading has a judge panel; give one --judge"
+            )
         self.max_answer_bytes = max_answer_bytes
         self.t1_audit = t1_audit
         self.judge = judge
@@ -308,6 +316,10 @@ class Grader:
                 )
                 record = msgspec.structs.replace(record, audit=audit)
             return record
+        if self.repeat > 1 and not isinstance(self.judge, Panel):
+            # One ask after another (the other workers keep the slots busy); a T1 audit asks once.
+            asks = [await self._judge_t2(self.judge, answer, question, r) for r in range(self.repeat)]
+            return combine_repeats(asks)
         return await self._grade_t2(answer, question)
 
     async def _grade_t2(self, answer: Answer, question: CompiledQuestion) -> Record:
@@ -352,18 +364,21 @@ class Grader:
         )
         return msgspec.structs.replace(record, panel=votes)
 
-    async def _judge_t2(self, judge: Judge, answer: Answer, question: CompiledQuestion) -> Record:
-        """One judge's record of a T2 answer: the first ask, the format re-ask, the stern retry."""
+    async def _judge_t2(
+        self, judge: Judge, answer: Answer, question: CompiledQuestion, repetition: int = 0
+    ) -> Record:
+        """One judge's record of a T2 answer: the first ask, the format re-ask, the stern retry
+        (`repetition` numbers a `--repeat` ask, which has cache entries of its own)."""
         system = Message("system", question.system)
         messages = [system, Message("user", self.battery.user.fill(answer.answer))]
         attempts: list[Attempt] = []
         tolerated: list[str] = []
 
-        asked = await self._ask(judge, "first", messages, attempts, tolerated)
+        asked = await self._ask(judge, "first", messages, attempts, tolerated, repetition)
         if asked.decoded is None:
             return self._error(judge, answer, question, asked, attempts, tolerated)
         if asked.decoded.verdict is None:
-            asked = await self._ask(judge, "format", messages, attempts, tolerated)
+            asked = await self._ask(judge, "format", messages, attempts, tolerated, repetition)
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
@@ -381,7 +396,7 @@ class Grader:
         verdict = asked.decoded.verdict
         if self._contradicts(verdict):
             stern = [system, Message("user", self.battery.stern.fill(answer.answer))]
-            asked = await self._ask(judge, "stern", stern, attempts, tolerated)
+            asked = await self._ask(judge, "stern", stern, attempts, tolerated, repetition)
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             again = asked.decoded.verdict
@@ -426,16 +441,19 @@ class Grader:
         messages: list[Message],
         attempts: list[Attempt],
         tolerated: list[str],
+        repetition: int = 0,
     ) -> _Asked:
         """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
         The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
-        panel has entries of its own."""
+        panel has entries of its own, and the ask's number, so each `--repeat` ask has its own."""
         sha = request_sha256(messages)
         key = None
         cache = None if judge.info.deterministic else self.cache
         if cache is not None:
             info = judge.info
-            key = cache_key(info.backend, judge.params, messages, kind, endpoint=info.endpoint)
+            key = cache_key(
+                info.backend, judge.params, messages, repeat_kind(kind, repetition), endpoint=info.endpoint
+            )
             hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.

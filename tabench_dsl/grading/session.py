@@ -58,6 +58,8 @@ class GradingOptions(msgspec.Struct, frozen=True):
     panel_rule: str | None = None
     t1_audit: float = 0.0
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
+    #: How many times the judge is asked about each T2 answer (`--repeat`, `repeats`).
+    repeat: int = 1
 
 
 @contextlib.asynccontextmanager
@@ -107,6 +109,8 @@ async def open_grader(
                     env=env,
                     max_answer_bytes=options.max_answer_bytes,
                     t1_audit=options.t1_audit,
+                    # Only when asked for: a `grader` factory of its own need not know of repeats.
+                    **({"repeat": options.repeat} if options.repeat > 1 else {}),
                 )
             finally:
                 if cache is not None:

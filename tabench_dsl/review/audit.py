@@ -4,7 +4,8 @@ against them.
 An audit is a `Decision` with `"kind": "audit"` in `RESULTS.decisions.jsonl`. It never changes the
 standing verdict: applied, it is set on the record it checks as `Record.human_audit`, provided that
 record is the standing one of its (system, question), still decided by the judge or T1 (pass or
-fail), graded with the same prompt (`prompt_sha256`) on the same answer text (`answer_sha256`).
+fail), graded with the same prompt (`prompt_sha256`) on the same answer text (`answer_sha256`;
+not compared for a record read without its texts, as `grade`'s closing totals read them).
 The last audit of a pair wins; every other is stale, and reported as such.
 
 The sample (`draw_audit_sample`) is stratified by system and verdict with proportional
@@ -75,7 +76,12 @@ def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:
         return "no such record in the results"
     if record.prompt_sha256 != audit.prompt_sha256:
         return "the prompt changed since the audit (sha256 differs)"
-    if isinstance(audit.answer_sha256, str) and audit.answer_sha256 != answer_sha256(record):
+    # A record read without its texts (`results.iter_light_records`) has no answer to compare.
+    if (
+        isinstance(audit.answer_sha256, str)
+        and record.answer
+        and audit.answer_sha256 != answer_sha256(record)
+    ):
         return "the answer changed since the audit (sha256 differs)"
     if record.verdict not in DECIDED:
         return f"the record is no longer decided by the judge (now {record.verdict})"

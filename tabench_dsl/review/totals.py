@@ -20,6 +20,7 @@ from .audit import AuditAgreement, audit_agreements
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
 from .slices import TagTotals, tag_table, tag_totals
+from .stability import Stability, stability, stability_table
 
 # Defined with the other statistics; re-exported, so totals' users find them here as before.
 from .stats import Z95 as Z95
@@ -102,6 +103,8 @@ class Totals(msgspec.Struct):
     t1_audit: T1Audit | None = None
     comparisons: Comparisons = msgspec.field(default_factory=Comparisons)
     tags: list[TagTotals] = msgspec.field(default_factory=list)
+    #: The judge's flip rate over answers asked more than once (`--repeat`, `stability`).
+    stability: Stability | msgspec.UnsetType = msgspec.UNSET
 
 
 class OutcomeCounts(Protocol):
@@ -231,6 +234,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         t1_audit=t1_audit(standing.values()),
         comparisons=compare_systems(standing.values()),
         tags=tag_totals(standing.values()),
+        stability=stability(standing.values()),
     )
 
 
@@ -366,6 +370,7 @@ def render_table(totals: Totals):
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(audit_tables(totals))
+    parts.extend(table for table in (stability_table(totals.stability),) if table is not None)
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
 
