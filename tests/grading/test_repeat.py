@@ -142,3 +142,13 @@ def test_repeat_out_of_range_is_refused(work: Path, capsys) -> None:
     for value in ("0", "21"):
         assert main([*base, "--repeat", value]) == 2
         assert "--repeat must be from 1 to 20" in capsys.readouterr().err
+
+
+def test_the_dry_run_counts_every_ask(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    argv = ["grade", str(battery), "--answers", str(answers_file(work)), "--judge", "openai:gpt-x"]
+    argv += ["--dry-run", "--json", "--no-cache"]
+    assert main(argv) == 0
+    once = json.loads(capsys.readouterr().out)["dry_run"]["judge_calls"]
+    assert main([*argv, "--repeat", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["dry_run"]["judge_calls"] == 3 * once == 6
