@@ -82,6 +82,7 @@ from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
 from .repeats import combine_repeats, repeat_kind
+from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 
@@ -112,6 +113,9 @@ class RunStats(msgspec.Struct):
     judge: str = ""
     #: Grading worker processes (`--workers N`) that ended before finishing their answers.
     workers_lost: int = 0
+    #: `--max-cost`: whether the cap stopped the grading, and the priced spend it counted (USD).
+    spend_capped: bool = False
+    spent_usd: float | None = None
 
     def count(self, record: Record) -> None:
         """Count one record written."""
@@ -199,6 +203,7 @@ class Grader:
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         t1_audit: float = 0.0,
         repeat: int = 1,
+        spend_cap: SpendCap | None = None,
     ) -> None:
         self.battery = battery
         #: How many times the one judge is asked about each T2 answer (`--repeat`, `repeats`).
@@ -212,6 +217,10 @@ class Grader:
         self.judge = judge
         #: The judges asked about each T2 answer: the panel's members, or the one judge.
         self.members: tuple[Judge, ...] = judge.members if isinstance(judge, Panel) else (judge,)
+        #: `--max-cost`: no request is sent that could take the priced spend past it (`spend_cap`).
+        self.spend_cap = spend_cap
+        if spend_cap is not None:
+            check_cappable(judge)
         self.writer = writer
         # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
         # its replies would only cost disk writes (`_ask` also skips it per panel member).
@@ -263,6 +272,8 @@ class Grader:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+        if self.spend_cap is not None:
+            self.stats.spent_usd = self.spend_cap.spent
         return self.stats
 
     def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
@@ -277,8 +288,14 @@ class Grader:
 
     async def _worker(self, order: QuestionOrder | FileOrder) -> None:
         # One shared order: each `next` runs to completion between awaits, or waits for a reply.
-        while (answer := await order.next()) is not None:
-            record = await self.grade(answer)
+        cap = self.spend_cap
+        while not (cap is not None and cap.reached) and (answer := await order.next()) is not None:
+            try:
+                record = await self.grade(answer)
+            except SpendCapReached:  # no record: its replies so far are in the cache for --resume
+                order.dropped(answer)
+                self.stats.spend_capped = True
+                break
             assert self.writer is not None  # `run` checked it
             self.writer.write(record)
             order.finished(record)
@@ -462,7 +479,7 @@ class Grader:
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
-            completion, retries = await self._exchange(judge, kind, messages)
+            completion, retries = await self._capped_exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
             if exc.status in FATAL_STATUSES:
@@ -491,6 +508,25 @@ class Grader:
             request_sha256=sha,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    async def _capped_exchange(
+        self, judge: Judge, kind: AttemptKind, messages: list[Message]
+    ) -> tuple[Completion, int]:
+        """`_exchange` under the spend cap, when there is one: the request's most is reserved
+        first (`SpendCapReached` when it does not fit), then replaced by what it cost."""
+        cap = self.spend_cap
+        if cap is None:
+            return await self._exchange(judge, kind, messages)
+        price = judge.info.price
+        assert price is not None  # check_cappable
+        reserved = cap.reserve(messages, judge.params.max_tokens, price)
+        tokens = None
+        try:
+            completion, retries = await self._exchange(judge, kind, messages)
+            tokens = completion.tokens
+            return completion, retries
+        finally:
+            cap.settle(reserved, tokens, price)
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]

@@ -60,6 +60,10 @@ class GradingOptions(msgspec.Struct, frozen=True):
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT / 60.0
     #: How many times the judge is asked about each T2 answer (`--repeat`, `repeats`).
     repeat: int = 1
+    #: `--max-cost`: the cap on the priced spend in USD (None: none), and what the results file
+    #: had already spent (`spend_cap`).
+    max_cost: float | None = None
+    spent_before: float = 0.0
 
 
 @contextlib.asynccontextmanager
@@ -111,6 +115,7 @@ async def open_grader(
                     t1_audit=options.t1_audit,
                     # Only when asked for: a `grader` factory of its own need not know of repeats.
                     **({"repeat": options.repeat} if options.repeat > 1 else {}),
+                    **({"spend_cap": spend_cap(options)} if options.max_cost is not None else {}),
                 )
             finally:
                 if cache is not None:
@@ -173,3 +178,11 @@ async def open_judge(
         for member in members:
             await member.aclose()
         raise
+
+
+def spend_cap(options: GradingOptions):
+    """The `--max-cost` cap of `options` (`spend_cap.SpendCap`)."""
+    from .spend_cap import SpendCap
+
+    assert options.max_cost is not None
+    return SpendCap(options.max_cost, spent_before=options.spent_before)

@@ -19,6 +19,7 @@ from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .audit import AuditAgreement, audit_agreements
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
+from .error_range import ErrorRange, error_range, error_range_table
 from .slices import TagTotals, tag_table, tag_totals
 from .stability import Stability, stability, stability_table
 
@@ -59,6 +60,8 @@ class SystemTotals(msgspec.Struct):
     #: UNSET, absent from the JSON, until audits exist.
     audit: AuditAgreement | msgspec.UnsetType = msgspec.UNSET
     validated_score: ValidatedScore | msgspec.UnsetType = msgspec.UNSET
+    #: The score if every error were a fail or a pass (`error_range`); UNSET without errors.
+    if_errors: ErrorRange | msgspec.UnsetType = msgspec.UNSET
 
 
 class QuestionTotals(msgspec.Struct):
@@ -217,6 +220,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         row.score = score_of(row)
     for s in systems.values():
         s.ci_low, s.ci_high = score_interval(s)
+        s.if_errors = error_range(s)
     usage = _usage(systems, spends, price)
     audits, usage.audit = audit_agreements(standing.values())
     validated, usage.validated_score = validated_scores(standing.values())
@@ -370,7 +374,7 @@ def render_table(totals: Totals):
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(audit_tables(totals))
-    parts.extend(table for table in (stability_table(totals.stability),) if table is not None)
+    parts.extend(t for t in (stability_table(totals.stability), error_range_table(totals)) if t is not None)
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
 
