@@ -90,20 +90,26 @@ def audit_tables(totals: Totals) -> list[Table]:
             raw,
             *validated_text(validated),
         )
-    tables = [table]
-    if overall.disagreements:
-        misses = Table(title="Audited answers where the person and the judge disagree")
-        for name in ("system", "question", "tier", "judge", "person", "reviewer", "note"):
-            misses.add_column(name)
-        for miss in overall.disagreements:
-            misses.add_row(
-                literal(miss.system),
-                literal(miss.question),
-                miss.tier,
-                miss.judge_verdict,
-                miss.human_verdict,
-                literal(miss.reviewer),
-                literal(miss.note),
-            )
-        tables.append(misses)
-    return tables
+    return [table, *([disagreements_table(overall)] if overall.disagreements else [])]
+
+
+def disagreements_table(overall: AuditAgreement) -> Table:
+    """Each audited answer where the person's verdict is not the judge's."""
+    from rich.table import Table
+
+    from ..core.display import literal
+
+    misses = Table(title="Audited answers where the person and the judge disagree")
+    for name in ("system", "question", "tier", "judge", "person", "reviewer", "note"):
+        misses.add_column(name)
+    for miss in overall.disagreements:
+        misses.add_row(
+            literal(miss.system),
+            literal(miss.question),
+            miss.tier,
+            miss.judge_verdict,
+            miss.human_verdict,
+            literal(miss.reviewer),
+            literal(miss.note),
+        )
+    return misses

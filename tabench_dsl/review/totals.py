@@ -222,11 +222,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         s.ci_low, s.ci_high = score_interval(s)
         s.if_errors = error_range(s)
     usage = _usage(systems, spends, price)
-    audits, usage.audit = audit_agreements(standing.values())
-    validated, usage.validated_score = validated_scores(standing.values())
-    for s in systems.values():
-        s.audit = audits.get(s.system, msgspec.UNSET)
-        s.validated_score = validated.get(s.system, msgspec.UNSET)
+    _human_checks(systems, usage, standing.values())
     return Totals(
         usage=usage,
         systems=sorted(systems.values(), key=lambda r: r.system),
@@ -240,6 +236,16 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         tags=tag_totals(standing.values()),
         stability=stability(standing.values()),
     )
+
+
+def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:
+    """The judge against the blind audits, and the validated score, onto each system and `"all"`."""
+    standing = list(standing)
+    audits, usage.audit = audit_agreements(standing)
+    validated, usage.validated_score = validated_scores(standing)
+    for s in systems.values():
+        s.audit = audits.get(s.system, msgspec.UNSET)
+        s.validated_score = validated.get(s.system, msgspec.UNSET)
 
 
 def _usage(systems: dict[str, SystemTotals], spends: dict[str, Spend], price: Price | None) -> Usage:
