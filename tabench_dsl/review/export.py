@@ -108,7 +108,9 @@ def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
     `totals --json`), and each field of a mapping of scalars as `NAME_FIELD` (`tokens_prompt`), so a
     field added to the totals appears in the CSV without a change here."""
     rows = [_flat(msgspec.to_builtins(s)) for s in totals.systems]
-    columns = list(rows[0]) if rows else _system_columns()
+    # Every row's columns, in order: a figure only some systems have (an audit, a score's range
+    # over errors) is a column all the same, empty where a system has none.
+    columns = list(dict.fromkeys(key for row in rows for key in row)) if rows else _system_columns()
     return columns, rows
 
 
