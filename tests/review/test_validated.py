@@ -31,7 +31,8 @@ def test_ppi_mean_by_the_papers_formulas() -> None:
     # N = 20 verdicts, 12 pass: mean(f) = 0.6, var(f) = 0.6 * 0.4 = 0.24, so var/N = 0.012.
     # n = 10 audits: 6 of the judge's passes (one a person failed), 4 of its fails (all failed):
     # rectifier Y - f = five 0s, one -1, four 0s: mean -0.1, var 0.1 - 0.01 = 0.09, so var/n = 0.009.
-    # theta = 0.6 - 0.1 = 0.5; se = sqrt(0.012 + 0.009) = sqrt(0.021).
+    # theta = 0.6 - 0.1 = 0.5; se = sqrt(0.012 + 0.009) = sqrt(0.021): 95% interval 0.215974-0.784026,
+    # which ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha=0.05, lam=1) gives too (ppi-python 0.2.3).
     labels = [1.0] * 5 + [0.0] + [0.0] * 4
     predicted = [1.0] * 6 + [0.0] * 4
     every = [1.0] * 12 + [0.0] * 8
