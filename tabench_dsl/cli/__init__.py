@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "grade": "grade_cmd",
     "totals": "totals_cmd",
     "calibrate": "calibrate_cmd",
+    "probe": "probe_cmd",
     "new": "new_cmd",
     "view": "view_cmd",
     "report": "report_cmd",

@@ -1,4 +1,5 @@
-"""`tabench adjudicate RESULTS.jsonl [--reviewer NAME] [--battery PATH]`: decide in the terminal.
+"""`tabench adjudicate RESULTS.jsonl [--reviewer NAME] [--battery PATH] [--audit N [--seed S]]`: decide in
+the terminal (`--audit`: a blind audit of decided answers instead, `audit_session`).
 
 Walks the undecided `adjudicate` answers one at a time: the question, with `--battery` its key (the
 gold, the accepted variants, the trap and the scoring text the judge was given), the answer, every
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.display import shown
+from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .run_problems import warn_run_problems
@@ -59,6 +61,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="BATTERY",
         help="the battery graded, to show each question's gold, accepted variants, trap and scoring text",
     )
+    parser.add_argument(
+        "--audit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="instead, audit N answers the judge or T1 decided, blind: drawn by system and verdict, "
+        "shown without the system or the judge's verdict until you decide; kept apart as audits",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="the seed --audit draws its answers with (default 0)"
+    )
     add_allow_dir(parser)
     parser.set_defaults(run=run)
 
@@ -96,6 +109,8 @@ def show(
     for i, attempt in enumerate(record.attempts, start=1):
         raw = "(no reply)" if attempt.raw is None else attempt.raw
         print(f"Attempt {i} ({attempt.kind}) raw reply:\n{_block(raw)}", file=out)
+    for i, ask in enumerate(record.repetitions, start=1):  # --repeat: each ask of the judge
+        print(f"Ask {i} of {len(record.repetitions)}: {ask.verdict}\n{_block(ask.reason)}", file=out)
 
 
 def _question_keys(args: argparse.Namespace) -> dict[str, Question]:
@@ -125,10 +140,16 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout
+    if args.audit is not None and args.audit < 1:
+        raise UsageError("--audit must be at least 1")
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs)
     check_decisions_out(run_data.decisions_path, results=args.results)
     warn_run_problems(run_data)
     reviewer = args.reviewer or default_reviewer()
+    if args.audit is not None:
+        from .audit_session import run_audit
+
+        return run_audit(run_data, args.audit, seed=args.seed, reviewer=reviewer, stdin=stdin, out=out)
     keys = _question_keys(args)
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:

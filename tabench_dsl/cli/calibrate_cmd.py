@@ -5,6 +5,8 @@ Decided where the spec is silent:
   `tabench view` can show them); otherwise to a temporary file that is removed afterwards.
 - Exit status: 0 done, 1 when agreement is below `--min-agreement` (a fraction, 0.9, or a
   percentage, 90) or no exemplar could be graded against a `--min-agreement`, 2 bad spec or usage.
+- `--labels RESULTS` grades the answers people decided or audited in an earlier grading instead of
+  the exemplars, each expected to get the person's verdict (`calibrate_labels`).
 """
 
 from __future__ import annotations
@@ -60,10 +62,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="RESULTS.jsonl",
         help="also keep the exemplars' records in this results file",
     )
+    add(
+        "--labels",
+        type=Path,
+        default=None,
+        metavar="RESULTS.jsonl",
+        help="measure the judge against the human decisions and audits of an earlier grading instead "
+        "of the exemplars (its decisions file beside it)",
+    )
     add_grading_options(parser)
     add_batch_options(parser)
     add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
+
+
+#: The warning of a calibration with no held-out exemplar.
+NO_HOLDOUT = (
+    "no held-out exemplars: the judge was shown every exemplar it was measured on in its prompt; "
+    "end some exemplar lines with `holdout` to measure it on answers it has not seen"
+)
 
 
 def _min_agreement(value: float | None) -> float | None:
@@ -88,26 +105,38 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         from ..outputs import check_results_out, grading_inputs
 
-        check_results_out(args.out, option="--out", inputs=grading_inputs(judge=args.judge))
+        inputs = grading_inputs(judge=args.judge)
+        inputs["the results file --labels reads"] = args.labels  # its labels, not a place to write
+        check_results_out(args.out, option="--out", inputs=inputs)
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
+    labelled = None
+    if args.labels is not None:
+        from .calibrate_labels import LabelProblems, labelled_cases
+
+        problems = LabelProblems()
+        labelled = labelled_cases(args.labels, compiled, problems)
+        for message in problems.messages():
+            print(f"tabench: warning: {shown(message)}", file=sys.stderr)
     if args.out is not None:
         with batches_left_running(args, args.out):
-            result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out))
+            result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out, labelled))
     else:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
             out = Path(folder) / "exemplars.jsonl"
-            result = run_event_loop(functools.partial(_calibrate, args, compiled, out))
+            result = run_event_loop(functools.partial(_calibrate, args, compiled, out, labelled))
     if args.json:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
+    if result.n and result.held_out is None:
+        print(f"tabench: warning: {NO_HOLDOUT}", file=sys.stderr)
     print_causes(result.causes)  # stderr: the why of errors and adjudicates, as grade ends
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
         return 1
     return 0
 
 
-async def _calibrate(args, compiled, out: Path):
+async def _calibrate(args, compiled, out: Path, labelled=None):
     from ..grading.calibrate import calibrate
     from ..grading.session import open_grader
 
@@ -116,7 +145,7 @@ async def _calibrate(args, compiled, out: Path):
 
     make = grader_factory(args, BatchLog(lambda line: print(line, file=sys.stderr)) if args.batch else None)
     async with open_grader(compiled, grading_options(args), on_notice=show, grader=make) as grader:
-        return await calibrate(compiled, grader, out=out)
+        return await calibrate(compiled, grader, out=out, labelled=labelled)
 
 
 def _one_line(text: str, width: int = 100) -> str:
@@ -130,7 +159,12 @@ def render_report(result, minimum: float | None = None) -> str:
     from ..grading.calibrate import GOT_LABELS
 
     judge = shown(result.judge.describe())
-    lines = [f"calibrate {shown(result.battery)}: {result.n} exemplar(s) graded by {judge}"]
+    held = "" if result.held_out is None else f" ({result.held_out.n} held out)"
+    graded = sum(split.n for split in (result.seen, result.held_out) if split is not None) or result.n
+    what = f"{graded} exemplar(s){held}"
+    if result.scored_on == "labels":
+        what = f"{result.n} answer(s) people decided or audited"
+    lines = [f"calibrate {shown(result.battery)}: {what} graded by {judge}"]
     if result.agreement is None:
         lines.append("no exemplars to grade: agreement is undefined")
         return "\n".join(lines)
@@ -141,6 +175,12 @@ def render_report(result, minimum: float | None = None) -> str:
     lines.append(
         f"agreement {result.agreement:.1%} ({result.agree}/{result.n}), Cohen's kappa {kappa}{verdict}"
     )
+    lines.extend(_split_lines(result))
+    if result.repeated:
+        lines.append(
+            f"  stability: {result.flipped} of {result.repeated} exemplar(s) asked more than once "
+            f"got differing verdicts ({result.flipped / result.repeated:.1%} flipped)"
+        )
     lines.append("")
     header = "expected \\ got".ljust(16) + "".join(label.rjust(12) for label in GOT_LABELS)
     lines.append(header)
@@ -152,7 +192,7 @@ def render_report(result, minimum: float | None = None) -> str:
     for miss in result.misses:
         lines.append(
             f"  {shown(miss.question)} exemplar {miss.index} ({miss.kind}): expected {miss.expected}, "
-            f"got {miss.got} [{miss.tier}]"
+            f"got {miss.got} [{miss.tier}]{' (held out)' if miss.holdout else ''}"
         )
         lines.append(f"    answer: {_one_line(miss.answer)}")
         lines.append(f"    why:    {_one_line(miss.why)}")
@@ -162,6 +202,20 @@ def render_report(result, minimum: float | None = None) -> str:
         lines.append("")
         lines.append(f"note: these verdicts come from the {judge}.")
     return "\n".join(lines)
+
+
+def _split_lines(result) -> list[str]:
+    """Seen and held-out agreement apart, and which of them the figures above measure."""
+    if result.held_out is None or result.scored_on == "labels":
+        return []
+    lines = []
+    for name, split in (("held out", result.held_out), ("seen", result.seen)):
+        if split is None or split.agreement is None:
+            continue
+        kappa = "n/a" if split.kappa is None else f"{split.kappa:.3f}"
+        lines.append(f"  {name}: agreement {split.agreement:.1%} ({split.agree}/{split.n}), kappa {kappa}")
+    lines.append("  (the figures above are the held-out exemplars', which the judge's prompt never shows)")
+    return lines
 
 
 def _panel_lines(result) -> list[str]:

@@ -221,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
         cache=options.cache,
         skip=skip,
         max_answer_bytes=options.max_answer_bytes or MAX_ANSWER_BYTES,
+        repeat=options.repeat,
     )
     return report(args, estimate, reader.problems)
 

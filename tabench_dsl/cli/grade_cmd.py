@@ -56,6 +56,7 @@ from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
+from .spend_flags import add_max_cost_option, cap_message, capped_options, check_max_cost
 from .tag_flags import add_tag_option
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
@@ -125,6 +126,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_grading_options(parser)
     add_reasoning_option(parser)
+    add_max_cost_option(parser)
     add_batch_options(parser)
     add(
         "--workers",
@@ -231,6 +233,7 @@ def _check_args(args: argparse.Namespace) -> None:
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
     check_batch_options(args)
+    check_max_cost(args)
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"
@@ -400,6 +403,10 @@ def run(args: argparse.Namespace) -> int:
     _print_totals(out, as_json=args.json, run_json=run_json)
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
+    if stats.spend_capped:
+        left = max(0, total - stats.graded - stats.skipped - reader.problems)
+        print(cap_message(stats, args.max_cost, left), file=sys.stderr)
+        return 1
     return 1 if stats.errors or reader.problems or stats.workers_lost else 0
 
 
@@ -408,7 +415,7 @@ async def _grade(args, compiled, reader, writer, progress, on_record, skip, batc
 
     async with open_grader(
         compiled,
-        grading_options(args),
+        capped_options(grading_options(args), args, args.out or DEFAULT_OUT),
         writer=writer,
         on_record=on_record,
         on_skip=progress.skipped,

@@ -1,11 +1,11 @@
 """The grading options `grade` and `calibrate` share: one definition, so both commands name, word,
 default and check them alike, and both build the same `session.GradingOptions` from them.
 
---judge (given more than once: a judge panel), --panel-rule, --t1-audit, --model, --concurrency,
---cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm, --max-answer-bytes,
---price, the decoding settings (`decoding_flags`: --temperature, --max-tokens, --reasoning-effort,
---thinking-budget) and what every request adds (`request_flags`: --structured, --judge-param,
---judge-header). `check_grading_options` raises the same `UsageError` in both commands.
+--judge (given more than once: a judge panel), --panel-rule, --t1-audit, --repeat, --model,
+--concurrency, --cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm,
+--max-answer-bytes, --price, the decoding settings (`decoding_flags`: --temperature, --max-tokens,
+--reasoning-effort, --thinking-budget) and what every request adds (`request_flags`: --structured,
+--judge-param, --judge-header). `check_grading_options` raises the same `UsageError` in both commands.
 """
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="also send this share (0 to 1) of the T1 passes to the judge, chosen by a hash of the "
         "(system, question) pair; the T1 pass stands and totals report T1's precision against the judge",
+    )
+    add(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask the judge K times about each answer it grades (each ask cached apart); asks that "
+        "disagree end adjudicate, cause unstable, and totals report the flip rate (default 1)",
     )
     add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
     add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
@@ -124,6 +132,10 @@ def check_grading_options(args: argparse.Namespace) -> None:
     check_decoding_options(args)
     if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
         raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
+    from ..grading.repeats import MAX_REPEAT
+
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat must be from 1 to {MAX_REPEAT}")
     judges = args.judges or []
     if len(set(judges)) < len(judges):
         raise UsageError("--judge names the same judge twice: each judge may sit on a panel once")
@@ -141,6 +153,7 @@ def grading_options(args: argparse.Namespace):
         panel=judges if len(judges) > 1 else (),
         panel_rule=args.panel_rule,
         t1_audit=args.t1_audit or 0.0,
+        repeat=args.repeat,
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,

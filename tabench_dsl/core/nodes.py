@@ -52,13 +52,16 @@ class Facet(msgspec.Struct, frozen=True):
 
 
 class Exemplar(msgspec.Struct, frozen=True):
-    """A graded example answer. `expect` is the written `expect pass|fail`, None when omitted."""
+    """A graded example answer. `expect` is the written `expect pass|fail`, None when omitted.
+    A `holdout` exemplar (written with a trailing `holdout`) is never rendered into a prompt: it is
+    what `calibrate` measures the judge on, an answer key the judge was not shown."""
 
     kind: ExemplarKind
     answer: str
     why: str
     pos: Pos
     expect: Expect | None = None
+    holdout: bool = False
 
     @property
     def expected(self) -> Expect:

@@ -29,6 +29,7 @@ Cause = Literal[
     "truncated",
     "refusal",
     "missing",
+    "unstable",
 ]
 #: What each cause means, in the words every output shows it with (the terminal, the HTML report,
 #: and the viewer's page, which the server hands them to).
@@ -44,6 +45,8 @@ CAUSE_TEXTS: dict[str, str] = {
     "(--max-tokens raises it)",
     "refusal": "the judge refused to grade the answer, again after one re-ask",
     "missing": "the system gave no answer to this question, counted as fail (--missing-as-fail)",
+    "unstable": "the judge, asked about the same answer again (--repeat), did not give the same "
+    "verdict each time",
 }
 
 
@@ -138,7 +141,9 @@ class JudgeInfo(msgspec.Struct, frozen=True):
 
 
 class Decision(msgspec.Struct, frozen=True):
-    """A human verdict on an `adjudicate` record, appended to `RESULTS.decisions.jsonl`."""
+    """A human verdict, appended to `RESULTS.decisions.jsonl`: one that settles an `adjudicate`
+    record, or (`kind` "audit") a blind check of an answer the judge or T1 decided, which never
+    changes the standing verdict (`review.audit`)."""
 
     system: str
     question: str
@@ -147,6 +152,16 @@ class Decision(msgspec.Struct, frozen=True):
     reviewer: str
     time: str
     note: str = ""
+    #: "audit" for a blind audit; UNSET (absent from the line) for a decision that settles an
+    #: adjudicate record, so such a line is written exactly as before audits existed.
+    kind: Literal["audit"] | msgspec.UnsetType = msgspec.UNSET
+    #: sha256 of the answer text an audit was made on (UNSET for settling decisions).
+    answer_sha256: str | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def is_audit(self) -> bool:
+        """True for a blind audit, False for a decision that settles an adjudicate record."""
+        return self.kind == "audit"
 
 
 class PanelVote(msgspec.Struct, frozen=True):
@@ -217,6 +232,13 @@ class Record(msgspec.Struct, omit_defaults=False):
     #: What was cut from `answer` before grading (its reasoning blocks, `core.reasoning`), with the
     #: final answer T1 and the judge graded; absent when nothing was cut.
     reasoning: ReasoningInfo | msgspec.UnsetType = msgspec.UNSET
+    #: A person's blind audit of this record's verdict, set when decisions are applied (never
+    #: written by grade); the verdict stands whatever the audit says (`review.audit`).
+    human_audit: Decision | msgspec.UnsetType = msgspec.UNSET
+    #: Each of the judge's asks when `--repeat K` asked it K times (each as a panel vote of that one
+    #: judge: verdict, reason, attempts); the record's own attempts are then in these. UNSET, and
+    #: absent from the line, for an answer asked once.
+    repeats: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:
@@ -242,11 +264,21 @@ class Record(msgspec.Struct, omit_defaults=False):
         """What was cut from the answer before grading, None when nothing was."""
         return None if isinstance(self.reasoning, msgspec.UnsetType) else self.reasoning
 
+    @property
+    def audited_by_human(self) -> Decision | None:
+        """The blind audit applied to this record, None when no person audited it."""
+        return None if isinstance(self.human_audit, msgspec.UnsetType) else self.human_audit
+
+    @property
+    def repetitions(self) -> list[PanelVote]:
+        """The judge's repeated asks (`--repeat`), empty for an answer asked once."""
+        return [] if isinstance(self.repeats, msgspec.UnsetType) else self.repeats
+
     def all_attempts(self) -> list[Attempt]:
-        """Every judge attempt this record holds: its own, each panel judge's and the audit's (and
-        its panel's), for counting calls, cache hits and tokens."""
+        """Every judge attempt this record holds: its own, each panel judge's, each repeat's and the
+        audit's (and its panel's), for counting calls, cache hits and tokens."""
         found = list(self.attempts)
-        for vote in self.votes:
+        for vote in (*self.votes, *self.repetitions):
             found.extend(vote.attempts)
         audit = self.audited
         if audit is not None:

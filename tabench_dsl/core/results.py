@@ -314,6 +314,7 @@ class LightRecord(msgspec.Struct, gc=False):
     decision: Decision | None = None
     panel: list[LightVote] = []
     audit: LightAudit | None = None
+    repeats: list[LightVote] = []
 
 
 def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:
@@ -398,6 +399,8 @@ def iter_light_records(
             extra: dict = {}
             if record.panel:
                 extra["panel"] = _light_votes(record.panel)
+            if record.repeats:
+                extra["repeats"] = _light_votes(record.repeats)
             if record.audit is not None:
                 audit = record.audit
                 extra["audit"] = Audit(

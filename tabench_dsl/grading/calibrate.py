@@ -19,7 +19,7 @@ and kappa (`JudgeCalibration`), and every exemplar's votes in a row (`ExemplarVo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +48,8 @@ class Case(msgspec.Struct, frozen=True):
     answer: str
     why: str
     expected: str
+    #: Held out of the judge's prompt (`Exemplar.holdout`): what the headline figures measure.
+    holdout: bool = False
 
     @property
     def system(self) -> str:
@@ -66,6 +68,7 @@ class Miss(msgspec.Struct, frozen=True):
     got: str
     tier: str
     reason: str
+    holdout: bool = False
 
 
 class JudgeCalibration(msgspec.Struct, frozen=True):
@@ -88,8 +91,22 @@ class ExemplarVotes(msgspec.Struct, frozen=True):
     panel: str
 
 
+class Split(msgspec.Struct, frozen=True):
+    """Agreement on one part of the exemplars: those shown in the judge's prompt, or held out."""
+
+    n: int
+    agree: int
+    agreement: float | None
+    kappa: float | None
+
+
 class Calibration(msgspec.Struct, frozen=True):
-    """The outcome of calibrating one battery with one judge."""
+    """The outcome of calibrating one battery with one judge.
+
+    `n`, `agree`, `agreement`, `kappa`, `confusion` and the panel's figures measure the held-out
+    exemplars when the battery has any (`scored_on` "held_out"), else every exemplar ("seen": the
+    judge was shown them in its prompt). `seen` and `held_out` give both parts apart; `misses`
+    lists every exemplar missed, each marked `holdout` or not."""
 
     battery: str
     judge: JudgeInfo
@@ -104,6 +121,12 @@ class Calibration(msgspec.Struct, frozen=True):
     #: With a judge panel: each judge's agreement, and every exemplar's votes (empty otherwise).
     judges: list[JudgeCalibration] = msgspec.field(default_factory=list)
     exemplars: list[ExemplarVotes] = msgspec.field(default_factory=list)
+    scored_on: str = "seen"
+    seen: Split | None = None
+    held_out: Split | None = None
+    #: With `--repeat K`: the exemplars asked K times, and those whose asks disagreed (`repeats`).
+    repeated: int = 0
+    flipped: int = 0
 
 
 def cases(compiled: CompiledBattery) -> list[Case]:
@@ -111,7 +134,7 @@ def cases(compiled: CompiledBattery) -> list[Case]:
     out = []
     for question in compiled.questions.values():
         for index, ex in enumerate(question.exemplars, start=1):
-            out.append(Case(question.id, index, ex.kind, ex.answer, ex.why, ex.expected))
+            out.append(Case(question.id, index, ex.kind, ex.answer, ex.why, ex.expected, ex.holdout))
     return out
 
 
@@ -120,53 +143,80 @@ def answers(items: Iterable[Case]) -> list[Answer]:
     return [Answer(system=c.system, question=c.question, answer=c.answer) for c in items]
 
 
-def summarise(battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record]) -> Calibration:
+def summarise(
+    battery: str, judge: JudgeInfo, items: list[Case], records: Iterable[Record], *, labels: bool = False
+) -> Calibration:
     """Compare the standing record of each case with its expected verdict.
 
     A case without a record (the grading stopped before it) counts as `error`, cause `no record`.
+    The headline figures cover the held-out cases when there are any, else every case; with
+    `labels` the cases are people's verdicts on an earlier grading (`scored_on` "labels").
     """
     standing = {(r.system, r.question): r for r in records}
+    held_out = [case for case in items if case.holdout]
+    scored = held_out or items
     confusion = {e: dict.fromkeys(GOT_LABELS, 0) for e in EXPECTED_LABELS}
-    pairs, misses = [], []
+    misses = []
     causes = CauseTally()
     for case in items:
         record = standing.get((case.system, case.question))
-        got = record.verdict if record is not None else "error"
+        got = _got(case, standing)
         if record is None:
             causes.count("error", "no record", "no record was written")
         else:
             causes.add(record)
-        confusion[case.expected][got] += 1
-        pairs.append((case.expected, got))
         if got != case.expected:
-            misses.append(
-                Miss(
-                    question=case.question,
-                    index=case.index,
-                    kind=case.kind,
-                    answer=case.answer,
-                    why=case.why,
-                    expected=case.expected,
-                    got=got,
-                    tier=record.tier if record is not None else "-",
-                    reason=record.reason if record is not None else "no record was written",
-                )
-            )
-    n = len(items)
-    agree = n - len(misses)
-    judges, rows = _side_by_side(items, standing)
+            misses.append(_miss(case, got, record))
+    for case in scored:
+        confusion[case.expected][_got(case, standing)] += 1
+    headline = _split(scored, standing)
+    judges, rows = _side_by_side(scored, standing)
+    seen = [case for case in items if not case.holdout]
+    repeated = [r.repetitions for case in items if (r := standing.get((case.system, case.question)))]
+    repeated = [asks for asks in repeated if len(asks) > 1]
     return Calibration(
         battery=battery,
         judge=judge,
-        n=n,
-        agree=agree,
-        agreement=agree / n if n else None,
-        kappa=cohen_kappa(pairs),
+        n=headline.n,
+        agree=headline.agree,
+        agreement=headline.agreement,
+        kappa=headline.kappa,
         confusion=confusion,
         misses=misses,
         causes=causes.summary(),
         judges=judges,
         exemplars=rows,
+        scored_on="labels" if labels else "held_out" if held_out else "seen",
+        seen=_split(seen, standing) if seen else None,
+        held_out=_split(held_out, standing) if held_out else None,
+        repeated=len(repeated),
+        flipped=sum(len({vote.verdict for vote in asks}) > 1 for asks in repeated),
+    )
+
+
+def _got(case: Case, standing: dict[tuple[str, str], Record]) -> str:
+    record = standing.get((case.system, case.question))
+    return record.verdict if record is not None else "error"
+
+
+def _split(items: Sequence[Case], standing: dict[tuple[str, str], Record]) -> Split:
+    pairs = [(case.expected, _got(case, standing)) for case in items]
+    agree = sum(1 for expected, got in pairs if expected == got)
+    return Split(len(pairs), agree, agree / len(pairs) if pairs else None, cohen_kappa(pairs))
+
+
+def _miss(case: Case, got: str, record: Record | None) -> Miss:
+    return Miss(
+        question=case.question,
+        index=case.index,
+        kind=case.kind,
+        answer=case.answer,
+        why=case.why,
+        expected=case.expected,
+        got=got,
+        tier=record.tier if record is not None else "-",
+        reason=record.reason if record is not None else "no record was written",
+        holdout=case.holdout,
     )
 
 
@@ -198,20 +248,30 @@ def _side_by_side(
     return judges, rows
 
 
-async def calibrate(compiled: CompiledBattery, grader: Grader, *, out: Path) -> Calibration:
+async def calibrate(
+    compiled: CompiledBattery, grader: Grader, *, out: Path, labelled: list[Case] | None = None
+) -> Calibration:
     """Grade every exemplar of `compiled` with `grader` (`session.open_grader`), writing the
     records to the results file `out` (appended), and summarise them against the expected
-    verdicts."""
+    verdicts. With `labelled`, grade those cases (people's verdicts on an earlier grading,
+    `labelled_case`) instead of the exemplars."""
     from ..core.results import ResultsWriter, iter_records
 
-    items = cases(compiled)
+    items = cases(compiled) if labelled is None else labelled
     with ResultsWriter(out) as writer:
         grader.writer = writer
         try:
             await grader.run(answers(items))
         finally:
             grader.writer = None
-    return summarise(compiled.name, grader.judge.info, items, iter_records(out))
+    return summarise(compiled.name, grader.judge.info, items, iter_records(out), labels=labelled is not None)
+
+
+def labelled_case(question: str, index: int, answer: str, verdict: str, who: str) -> Case:
+    """A person's verdict on an earlier grading's answer as a case to calibrate on: the answer
+    graded again as system `exemplar.<index>.label`, expected to get `verdict`; `why` names who
+    decided it (and their note)."""
+    return Case(question, index, "label", answer, who, verdict, holdout=True)
 
 
 def calibration_json(result: Calibration) -> bytes:

@@ -27,6 +27,7 @@ from ..core.tiers import t1_passes, tokens
 from .cache import cache_key, open_cache_reader
 from .judges.base import Message
 from .judges.identity import JudgeIdentity
+from .repeats import repeat_kind
 from .runner import MAX_ANSWER_BYTES
 from .transport import estimate_tokens
 from .trap_check import TrapCheck
@@ -79,9 +80,11 @@ def estimate_grading(
     cache: str | None,
     skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
     max_answer_bytes: int = MAX_ANSWER_BYTES,
+    repeat: int = 1,
 ) -> Estimate:
     """Count what grading `answers` would send to `judges` (one, or a panel's; module docstring);
-    `cache` is the reply cache file (None: `--no-cache`)."""
+    `cache` is the reply cache file (None: `--no-cache`); `repeat` the asks per answer (`--repeat`,
+    each with its own cache entry)."""
     estimate = Estimate(judges=[JudgeAsks(j.info, j.params.max_tokens) for j in judges])
     keys = {
         q.id: tuple(tokens(k) for k in (q.gold, *q.accept))
@@ -109,14 +112,19 @@ def estimate_grading(
                 estimate.t1_passes += 1
                 continue
             messages = [Message("system", question.system), Message("user", battery.user.fill(final))]
-            for judge, asks, reader, seen in zip(judges, estimate.judges, readers, asked, strict=True):
+            for judge, asks, reader, seen, r in (
+                (*row, r)
+                for row in zip(judges, estimate.judges, readers, asked, strict=True)
+                for r in range(repeat)
+            ):
                 if reader is not None:
                     info = judge.info
+                    kind = repeat_kind("first", r)
                     key = cache_key(
                         info.backend,
                         judge.params,
                         messages,
-                        "first",
+                        kind,
                         endpoint=info.endpoint,
                         shape=judge.request_shape,
                     )

@@ -89,8 +89,10 @@ from .judges.base import Completion, Judge, Message
 from .panel import Panel, decide
 from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
 from .reachability import ReachabilityWatch
+from .repeats import combine_repeats, repeat_kind
 from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed
 from .reply_endings import problem as reply_problem
+from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
 from .trap_check import TrapCheck, t1_deferred
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
@@ -119,6 +121,9 @@ class RunStats(msgspec.Struct):
     judge: str = ""
     #: Grading worker processes (`--workers N`) that ended before finishing their answers.
     workers_lost: int = 0
+    #: `--max-cost`: whether the cap stopped the grading, and the priced spend it counted (USD).
+    spend_capped: bool = False
+    spent_usd: float | None = None
 
     def count(self, record: Record) -> None:
         """Count one record written."""
@@ -210,13 +215,25 @@ class Grader:
         env: Mapping[str, str] | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         t1_audit: float = 0.0,
+        repeat: int = 1,
+        spend_cap: SpendCap | None = None,
     ) -> None:
         self.battery = battery
+        #: How many times the one judge is asked about each T2 answer (`--repeat`, `repeats`).
+        self.repeat = repeat
+        if repeat > 1 and isinstance(judge, Panel):
+            raise UsageError(
+                "--repeat asks one judge again, and this grading has a judge panel; give one --judge"
+            )
         self.max_answer_bytes = max_answer_bytes
         self.t1_audit = t1_audit
         self.judge = judge
         #: The judges asked about each T2 answer: the panel's members, or the one judge.
         self.members: tuple[Judge, ...] = judge.members if isinstance(judge, Panel) else (judge,)
+        #: `--max-cost`: no request is sent that could take the priced spend past it (`spend_cap`).
+        self.spend_cap = spend_cap
+        if spend_cap is not None:
+            check_cappable(judge)
         self.writer = writer
         # A deterministic judge (builtin, replay) is local and gives the same reply again: caching
         # its replies would only cost disk writes (`_ask` also skips it per panel member).
@@ -272,6 +289,8 @@ class Grader:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+        if self.spend_cap is not None:
+            self.stats.spent_usd = self.spend_cap.spent
         return self.stats
 
     def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
@@ -286,8 +305,14 @@ class Grader:
 
     async def _worker(self, order: QuestionOrder | FileOrder) -> None:
         # One shared order: each `next` runs to completion between awaits, or waits for a reply.
-        while (answer := await order.next()) is not None:
-            record = await self.grade(answer)
+        cap = self.spend_cap
+        while not (cap is not None and cap.reached) and (answer := await order.next()) is not None:
+            try:
+                record = await self.grade(answer)
+            except SpendCapReached:  # no record: its replies so far are in the cache for --resume
+                order.dropped(answer)
+                self.stats.spend_capped = True
+                break
             assert self.writer is not None  # `run` checked it
             self.writer.write(record)
             order.finished(record)
@@ -340,6 +365,10 @@ class Grader:
                 )
                 record = msgspec.structs.replace(record, audit=audit)
             return record
+        if self.repeat > 1 and not isinstance(self.judge, Panel):
+            # One ask after another (the other workers keep the slots busy); a T1 audit asks once.
+            asks = [await self._judge_t2(self.judge, answer, question, r) for r in range(self.repeat)]
+            return combine_repeats(asks)
         return await self._grade_t2(answer, question)
 
     async def _grade_t2(self, answer: Answer, question: CompiledQuestion) -> Record:
@@ -384,18 +413,21 @@ class Grader:
         )
         return msgspec.structs.replace(record, panel=votes)
 
-    async def _judge_t2(self, judge: Judge, answer: Answer, question: CompiledQuestion) -> Record:
-        """One judge's record of a T2 answer: the first ask, the format re-ask, the stern retry."""
+    async def _judge_t2(
+        self, judge: Judge, answer: Answer, question: CompiledQuestion, repetition: int = 0
+    ) -> Record:
+        """One judge's record of a T2 answer: the first ask, the format re-ask, the stern retry
+        (`repetition` numbers a `--repeat` ask, which has cache entries of its own)."""
         system = Message("system", question.system)
         messages = [system, Message("user", self.battery.user.fill(answer.answer))]
         attempts: list[Attempt] = []
         tolerated: list[str] = []
 
-        asked = await self._ask(judge, "first", messages, attempts, tolerated)
+        asked = await self._ask(judge, "first", messages, attempts, tolerated, repetition)
         if asked.decoded is None:
             return self._error(judge, answer, question, asked, attempts, tolerated)
         if asked.decoded.verdict is None:
-            asked = await self._ask(judge, "format", messages, attempts, tolerated)
+            asked = await self._ask(judge, "format", messages, attempts, tolerated, repetition)
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             if asked.decoded.verdict is None:
@@ -414,7 +446,7 @@ class Grader:
         verdict = asked.decoded.verdict
         if self._contradicts(verdict):
             stern = [system, Message("user", self.battery.stern.fill(answer.answer))]
-            asked = await self._ask(judge, "stern", stern, attempts, tolerated)
+            asked = await self._ask(judge, "stern", stern, attempts, tolerated, repetition)
             if asked.decoded is None:
                 return self._error(judge, answer, question, asked, attempts, tolerated)
             again = asked.decoded.verdict
@@ -459,17 +491,18 @@ class Grader:
         messages: list[Message],
         attempts: list[Attempt],
         tolerated: list[str],
+        repetition: int = 0,
     ) -> _Asked:
         """One ask of `judge` (`_ask_once`); a reply cut off at its token budget is asked again once
         with twice the budget, each attempt recording the budget it had, and cut off again ends the
         answer (cause `truncated`: `reply_endings`)."""
-        asked = await self._ask_once(judge, kind, messages, attempts, tolerated)
+        asked = await self._ask_once(judge, kind, messages, attempts, tolerated, repetition)
         if asked.decoded is None or not cut_off(asked.attempt, asked.final):
             return asked
         budget = judge.params.max_tokens
         attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=budget)
         longer = judge.with_max_tokens(doubled_budget(budget))
-        asked = await self._ask_once(longer, kind, messages, attempts, tolerated)
+        asked = await self._ask_once(longer, kind, messages, attempts, tolerated, repetition)
         if asked.decoded is not None:
             attempts[-1] = msgspec.structs.replace(asked.attempt, max_tokens=longer.params.max_tokens)
             if cut_off(asked.attempt, asked.final):
@@ -484,10 +517,11 @@ class Grader:
         messages: list[Message],
         attempts: list[Attempt],
         tolerated: list[str],
+        repetition: int = 0,
     ) -> _Asked:
         """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
         The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
-        panel has entries of its own."""
+        panel has entries of its own, and the ask's number, so each `--repeat` ask has its own."""
         sha = request_sha256(messages)
         key = None
         keyed = judge.params
@@ -495,7 +529,12 @@ class Grader:
         if cache is not None:
             info = judge.info
             key = cache_key(
-                info.backend, judge.params, messages, kind, endpoint=info.endpoint, shape=judge.request_shape
+                info.backend,
+                judge.params,
+                messages,
+                repeat_kind(kind, repetition),
+                endpoint=info.endpoint,
+                shape=judge.request_shape,
             )
             hit = cache.get(key)
             if hit is not None:
@@ -514,7 +553,7 @@ class Grader:
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
-            completion, retries = await self._exchange(judge, kind, messages)
+            completion, retries = await self._capped_exchange(judge, kind, messages)
         except TransportError as exc:
             message = scrub(str(exc), self._secrets)
             if exc.stops_run:  # no credit left: the user must act before any call can succeed
@@ -552,6 +591,25 @@ class Grader:
             served=completion.served,
         )
         return self._decoded(attempt, attempts, tolerated)
+
+    async def _capped_exchange(
+        self, judge: Judge, kind: AttemptKind, messages: list[Message]
+    ) -> tuple[Completion, int]:
+        """`_exchange` under the spend cap, when there is one: the request's most is reserved
+        first (`SpendCapReached` when it does not fit), then replaced by what it cost."""
+        cap = self.spend_cap
+        if cap is None:
+            return await self._exchange(judge, kind, messages)
+        price = judge.info.price
+        assert price is not None  # check_cappable
+        reserved = cap.reserve(messages, judge.params.max_tokens, price)
+        tokens = None
+        try:
+            completion, retries = await self._exchange(judge, kind, messages)
+            tokens = completion.tokens
+            return completion, retries
+        finally:
+            cap.settle(reserved, tokens, price)
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]

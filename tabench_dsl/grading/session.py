@@ -65,6 +65,12 @@ class GradingOptions(msgspec.Struct, frozen=True):
     request: RequestOptions = RequestOptions()
     #: `--temperature`, `--max-tokens`, `--reasoning-effort`, `--thinking-budget` (over the manifest).
     decoding: DecodingFlags = DecodingFlags()
+    #: How many times the judge is asked about each T2 answer (`--repeat`, `repeats`).
+    repeat: int = 1
+    #: `--max-cost`: the cap on the priced spend in USD (None: none), and what the results file
+    #: had already spent (`spend_cap`).
+    max_cost: float | None = None
+    spent_before: float = 0.0
 
 
 @contextlib.asynccontextmanager
@@ -116,6 +122,9 @@ async def open_grader(
                     env=env,
                     max_answer_bytes=options.max_answer_bytes,
                     t1_audit=options.t1_audit,
+                    # Only when asked for: a `grader` factory of its own need not know of repeats.
+                    **({"repeat": options.repeat} if options.repeat > 1 else {}),
+                    **({"spend_cap": spend_cap(options)} if options.max_cost is not None else {}),
                 )
             finally:
                 if cache is not None:
@@ -199,3 +208,11 @@ def chosen_judges(
             for one in manifest.panel
         ]
     return [(options.judge, options.model, manifest)]
+
+
+def spend_cap(options: GradingOptions):
+    """The `--max-cost` cap of `options` (`spend_cap.SpendCap`)."""
+    from .spend_cap import SpendCap
+
+    assert options.max_cost is not None
+    return SpendCap(options.max_cost, spent_before=options.spent_before)

@@ -36,6 +36,7 @@ from typing import Any
 
 import jinja2
 import jinja2.nodes
+import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion, Frame
 from ..core.errors import SpecError
@@ -112,13 +113,15 @@ def exemplars_json(question: Question) -> str:
     """The exemplars hole: {"kind", "answer", "why"} objects in written order, as indented JSON.
 
     Equal to `json.dumps([...], indent=1, ensure_ascii=False)` of those objects ("[]" when none).
+    Held-out exemplars (`Exemplar.holdout`) are left out: the judge is never shown them.
     """
-    if not question.exemplars:
+    shown = [ex for ex in question.exemplars if not ex.holdout]
+    if not shown:
         return "[]"
     enc = _json_string
     items = [
         f' {{\n  "kind": {enc(ex.kind)},\n  "answer": {enc(ex.answer)},\n  "why": {enc(ex.why)}\n }}'
-        for ex in question.exemplars
+        for ex in shown
     ]
     return "[\n" + ",\n".join(items) + "\n]"
 
@@ -178,7 +181,7 @@ def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
 
     if joins is None:
         return lambda policies, question: render_template(
-            template, {**values(policies, question), "question": question}
+            template, {**values(policies, question), "question": without_holdouts(question)}
         )
     pieces, holes = joins
 
@@ -191,6 +194,16 @@ def _system_filler(scorer: Scorer) -> Callable[[str, Question], str]:
         return "".join(out)
 
     return fill
+
+
+def without_holdouts(question: Question) -> Question:
+    """The question as a template sees it: its held-out exemplars removed, so no scorer can render
+    the answer key calibration measures the judge on."""
+    if not any(ex.holdout for ex in question.exemplars):
+        return question
+    return msgspec.structs.replace(
+        question, exemplars=tuple(ex for ex in question.exemplars if not ex.holdout)
+    )
 
 
 def render_system(battery: Battery, question: Question) -> str:

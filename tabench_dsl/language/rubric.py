@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import cast
 
+import msgspec
+
 from ..core.errors import SpecError
 from ..core.nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, ExemplarKind, Expect, Facet, Pos, Question
 from .parse import FIELDS, Arg, Field, RawQuestion
@@ -33,7 +35,7 @@ REQUIRED_FIELDS: tuple[str, ...] = ("prompt", "gold")
 USAGE: dict[str, str] = {
     **{name: f'{name} "text"' for name in TEXT_FIELDS},
     "facet": 'facet NAME "text"',
-    "exemplar": 'exemplar KIND "answer" why "reason" [expect pass|fail]',
+    "exemplar": 'exemplar KIND "answer" why "reason" [expect pass|fail] [holdout]',
     "t1": "t1 off",
     "tags": 'tags "name" ["name" ...]',
 }
@@ -128,6 +130,7 @@ class _QuestionBuilder:
         if name == "tags":  # any number of strings: not one of the fixed shapes `_match` checks
             self.tags = _tags(field, self.errors)
             return
+        field, holdout = _without_holdout(field)
         args = _match(field, self.errors)
         if args is None or (name in ("guide", "facet") and not self._guide_or_facets(field, args)):
             return
@@ -142,7 +145,7 @@ class _QuestionBuilder:
             if facet is not None and facet.text.strip():
                 self.facets.append(facet)
         elif name == "exemplar":
-            exemplar = _exemplar(field, args, self.errors)
+            exemplar = _exemplar(field, args, self.errors, holdout=holdout)
             if exemplar is not None:
                 self.exemplars.append(exemplar)
         elif args[0].value in ("off", "on"):
@@ -244,7 +247,17 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exemplar | None:
+def _without_holdout(field: Field) -> tuple[Field, bool]:
+    """An exemplar line without its trailing `holdout` word, and whether it had one."""
+    args = field.args
+    if field.name == "exemplar" and args and args[-1].kind == "word" and args[-1].value == "holdout":
+        return msgspec.structs.replace(field, args=args[:-1]), True
+    return field, False
+
+
+def _exemplar(
+    field: Field, args: Sequence[Arg], errors: list[SpecError], *, holdout: bool
+) -> Exemplar | None:
     kind, answer, _, why, *rest = args
     ok = True
     if kind.value not in EXEMPLAR_KINDS:
@@ -268,6 +281,7 @@ def _exemplar(field: Field, args: Sequence[Arg], errors: list[SpecError]) -> Exe
         why=why.value,
         pos=field.pos,
         expect=cast(Expect | None, expect),
+        holdout=holdout,
     )
 
 

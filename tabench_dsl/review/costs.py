@@ -64,7 +64,7 @@ def judged_attempts(record: Record) -> Iterator[tuple[JudgeInfo, Attempt]]:
     for attempt in record.attempts:
         yield record.judge, attempt
     audit = record.audited
-    for vote in (*record.votes, *(audit.panel if audit is not None else ())):
+    for vote in (*record.votes, *record.repetitions, *(audit.panel if audit is not None else ())):
         for attempt in vote.attempts:
             yield vote.judge, attempt
     if audit is not None:

@@ -25,6 +25,7 @@ from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Decision, Record, decision_decoder, record_encoder
 from ..core.redact import scrub, secrets_in
 from ..core.results import repair_tail
+from .audit import answer_sha256, attach_audits
 
 #: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.
 DECISIONS_SUFFIX = ".decisions.jsonl"
@@ -114,13 +115,19 @@ def apply_decisions(
     decision for a pair wins when its prompt hash matches that record and the record is
     `adjudicate`; every decision not applied is appended to `stale` (when given) with the reason.
     Passing the result to `totals.compute_totals` counts decided records as human verdicts.
+    Blind audits (`Decision.is_audit`) never settle a verdict: they are set on the records they
+    check as `human_audit` (`audit.attach_audits`), for totals to measure the judge against.
     """
     records = list(records)
+    decisions = list(decisions)
+    audits = [decision for decision in decisions if decision.is_audit]  # never settle a verdict
     last_index: dict[tuple[str, str], int] = {}
     for i, record in enumerate(records):
         last_index[record.key] = i
     chosen: dict[tuple[str, str], Decision] = {}
     for decision in decisions:
+        if decision.is_audit:
+            continue
         key = (decision.system, decision.question)
         index = last_index.get(key)
         reason = _stale_reason(None if index is None else records[index], decision)
@@ -134,13 +141,25 @@ def apply_decisions(
     for key, decision in chosen.items():
         index = last_index[key]
         records[index] = msgspec.structs.replace(records[index], decision=decision)
+    if not audits:
+        return records
+    records, stale_audits = attach_audits(records, audits)
+    if stale is not None:
+        stale.extend(StaleDecision(audit, reason) for audit, reason in stale_audits)
     return records
 
 
 def make_decision(
-    record: Record, verdict: str, *, reviewer: str | None = None, note: str = "", now: datetime | None = None
+    record: Record,
+    verdict: str,
+    *,
+    reviewer: str | None = None,
+    note: str = "",
+    now: datetime | None = None,
+    audit: bool = False,
 ) -> Decision:
     """A decision on `record` by `reviewer` (default: the login name), stamped with the UTC time.
+    With `audit`, a blind audit (`"kind": "audit"`) carrying the sha256 of the answer it judged.
 
     The note is free text a reviewer may paste anything into: it is scrubbed of keys (the values of
     the key variables in the environment and anything key-shaped) like every other text tabench
@@ -156,6 +175,8 @@ def make_decision(
         reviewer=scrub(reviewer or default_reviewer(), secrets_in(os.environ)),
         time=stamp,
         note=scrub(note.strip(), secrets_in(os.environ)),
+        kind="audit" if audit else msgspec.UNSET,
+        answer_sha256=answer_sha256(record) if audit else msgspec.UNSET,
     )
 
 

@@ -15,11 +15,15 @@ import msgspec
 from ..core.price import Price
 from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
+from .audit import AuditAgreement, audit_agreements
 from .compare import Comparisons, compare_systems, comparison_table
 from .costs import Spend, TokenCounts, format_usd, judged_attempts
+from .error_range import ErrorRange, error_range, error_range_table
 from .outcomes import count_outcome, latest, outcome, percent, score_interval, score_of, score_text
 from .served import ServedModel, served_models
 from .slices import TagTotals, tag_table, tag_totals
+from .stability import Stability, stability, stability_table
+from .validated import ValidatedScore, validated_scores
 
 
 class SystemTotals(msgspec.Struct):
@@ -46,6 +50,12 @@ class SystemTotals(msgspec.Struct):
     cost_usd: float | None = None
     injection_suspects: int = 0
     facets: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The judge against people's blind audits (`audit`) and the score they validate (`validated`);
+    #: UNSET, absent from the JSON, until audits exist.
+    audit: AuditAgreement | msgspec.UnsetType = msgspec.UNSET
+    validated_score: ValidatedScore | msgspec.UnsetType = msgspec.UNSET
+    #: The score if every error were a fail or a pass (`error_range`); UNSET without errors.
+    if_errors: ErrorRange | msgspec.UnsetType = msgspec.UNSET
 
 
 class QuestionTotals(msgspec.Struct):
@@ -68,6 +78,8 @@ class Usage(msgspec.Struct):
     tokens: TokenCounts = msgspec.field(default_factory=TokenCounts)
     cost_usd: float | None = None
     unpriced_calls: int = 0
+    audit: AuditAgreement | msgspec.UnsetType = msgspec.UNSET
+    validated_score: ValidatedScore | msgspec.UnsetType = msgspec.UNSET
 
 
 class Totals(msgspec.Struct):
@@ -90,6 +102,8 @@ class Totals(msgspec.Struct):
     tags: list[TagTotals] = msgspec.field(default_factory=list)
     #: The models that answered the judge calls, as their replies named them (`served`).
     served: list[ServedModel] = msgspec.field(default_factory=list)
+    #: The judge's flip rate over answers asked more than once (`--repeat`, `stability`).
+    stability: Stability | msgspec.UnsetType = msgspec.UNSET
 
 
 def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
@@ -140,8 +154,11 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         row.score = score_of(row)
     for s in systems.values():
         s.ci_low, s.ci_high = score_interval(s)
+        s.if_errors = error_range(s)
+    usage = _usage(systems, spends, price)
+    _human_checks(systems, usage, standing.values())
     return Totals(
-        usage=_usage(systems, spends, price),
+        usage=usage,
         systems=sorted(systems.values(), key=lambda r: r.system),
         questions=sorted(questions.values(), key=lambda r: r.question),
         facets=dict(sorted(facets.items())),
@@ -152,7 +169,18 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         comparisons=compare_systems(standing.values()),
         tags=tag_totals(standing.values()),
         served=served_models(standing.values()),
+        stability=stability(standing.values()),
     )
+
+
+def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:
+    """The judge against the blind audits, and the validated score, onto each system and `"all"`."""
+    standing = list(standing)
+    audits, usage.audit = audit_agreements(standing)
+    validated, usage.validated_score = validated_scores(standing)
+    for s in systems.values():
+        s.audit = audits.get(s.system, msgspec.UNSET)
+        s.validated_score = validated.get(s.system, msgspec.UNSET)
 
 
 def _usage(systems: dict[str, SystemTotals], spends: dict[str, Spend], price: Price | None) -> Usage:
@@ -215,6 +243,7 @@ def render_table(totals: Totals, width: int | None = None):
     from rich.table import Table
 
     from ..core.display import literal  # names and judges come from files: text, never rich markup
+    from .audit_view import audit_tables
 
     by_system = system_table(totals, width)
     by_question = question_table(totals, width)
@@ -230,6 +259,8 @@ def render_table(totals: Totals, width: int | None = None):
         parts.append(panel_table(totals.panel))
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
+    parts.extend(audit_tables(totals))
+    parts.extend(t for t in (stability_table(totals.stability), error_range_table(totals)) if t is not None)
     parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
     return Group(*parts)
 

@@ -176,6 +176,7 @@ def test_json_fields(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "got": "pass",
             "tier": "t2",
             "reason": "names all 4 required elements of the gold",
+            "holdout": False,
         }
     ]
     # The records were kept, one per exemplar, under systems named after the exemplars.

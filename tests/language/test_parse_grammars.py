@@ -42,6 +42,8 @@ FIELD_LINES = [
     "x y z",
     'facet missing_minor "order"',
     'exemplar partial "x" why "y" expect fail',
+    'exemplar incorrect "x" why "y" holdout',
+    'exemplar partial "x" why "y" expect pass holdout',
     'gold "a" "b" c',
     'guide "# not a comment { } {{ x }}"',
     'exemplar question "x"',

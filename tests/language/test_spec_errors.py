@@ -170,11 +170,11 @@ def test_field_shapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         bat/questions/a.rubric:5:3: incomplete field 'exemplar'
               exemplar correct "x"
               ^
-        hint: write it as: exemplar KIND "answer" why "reason" [expect pass|fail]
+        hint: write it as: exemplar KIND "answer" why "reason" [expect pass|fail] [holdout]
         bat/questions/a.rubric:6:24: expected 'why' in field 'exemplar', found 'because'
               exemplar correct "x" because "y"
                                    ^
-        hint: write it as: exemplar KIND "answer" why "reason" [expect pass|fail]""")
+        hint: write it as: exemplar KIND "answer" why "reason" [expect pass|fail] [holdout]""")
 
 
 def test_no_battery_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -190,3 +190,27 @@ def test_report_command_usage_errors(results: Path, tmp_path: Path, capsys) -> N
     err = capsys.readouterr().err
     assert f"{bad / 'memos.rubric'}:3:3: " in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_shows_the_judge_against_the_audits(results: Path) -> None:
+    from tabench_dsl.review.decisions import make_decision
+
+    records = {r.key: r for r in small_results()}
+    path = results.with_name("run.decisions.jsonl")
+    for key, verdict in ((("agent-a", "h02"), "fail"), (("agent-b", "h01"), "pass")):
+        append_decision(
+            path, make_decision(records[key], verdict, reviewer="ana", note="<b>odd</b>", audit=True)
+        )
+    html = render_report(load_run(results))
+    assert "<h2>Judge against blind human audits</h2>" in html
+    table = html[
+        html.index('<table id="audits">') : html.index("</table>", html.index('<table id="audits">'))
+    ]
+    assert '<td class="l">all</td><td>2</td><td>50.0%' in table
+    assert '<td class="l">tier t2</td>' in table
+    misses = html[html.index('<table id="audit-disagreements">') :]
+    assert '<td class="l">agent-a</td><td class="l">h02</td><td class="l">pass</td>' in misses
+    assert "&lt;b&gt;odd&lt;/b&gt;" in misses and "<b>odd</b>" not in html
+    assert "<h2>Judge against blind human audits</h2>" not in render_report(
+        load_run(write_results(results.with_name("b.jsonl"), small_results()))
+    )

@@ -379,3 +379,52 @@ def test_an_answer_with_reasoning_shows_its_final_answer_and_unfolds_the_rest(
         assert summary.text == f"reasoning cut before grading: 1 block, {len(thought)} characters"
         summary.click()
         assert folded.find_element(By.TAG_NAME, "pre").text == thought
+
+
+def test_a_blind_audit_in_the_page_then_its_disagreement_links_to_the_answer(browser, viewer) -> None:
+    from selenium.webdriver.common.by import By
+
+    url, results = viewer
+    browser.get(url)
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    assert browser.find_element(By.ID, "audits").get_attribute("hidden") is not None  # no audit yet
+    form = browser.find_element(By.ID, "audit-start")
+    count = form.find_element(By.NAME, "n")
+    count.clear()
+    count.send_keys("1")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    box = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#audit-item .decide"))
+    # Blind: every other section is hidden, and the item names neither system nor verdict.
+    shown = [
+        s.get_attribute("id")
+        for s in browser.find_elements(By.CSS_SELECTOR, "main > section")
+        if s.is_displayed()
+    ]
+    assert shown == ["audit-mode"]
+    item = browser.find_element(By.ID, "audit-item").text
+    assert "agent-" not in item and "Gold" in item
+    # One answer of five decided, by largest remainder: one of agent-a's two passes (a stratum of 2
+    # of 5). Failing it disagrees with the judge, and the reveal says so.
+    box.find_element(By.NAME, "note").send_keys("not what the gold says")
+    box.find_element(By.CSS_SELECTOR, "button.fail").click()
+    reveal = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#audit-item .reveal"))
+    assert reveal.text.startswith("Recorded fail. System agent-a; ") and "you disagree." in reveal.text
+    [line] = results.with_name("run.decisions.jsonl").read_text(encoding="utf-8").splitlines()
+    audit = msgspec.json.decode(line)
+    assert (audit["kind"], audit["verdict"], audit["note"]) == ("audit", "fail", "not what the gold says")
+
+    browser.find_element(By.CSS_SELECTOR, "#audit-item button.next-audit").click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#audit-item .audit-done"))
+    _wait(browser, lambda d: d.find_element(By.ID, "audits").is_displayed())
+    assert browser.find_element(By.ID, "answers").is_displayed()
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#audits-table tbody tr")]
+    assert [r.split()[0] for r in rows] == ["agent-a", "all", "tier"]
+    link = browser.find_element(By.CSS_SELECTOR, "#audit-disagreements button.link")
+    assert link.text == f"agent-a · {audit['question']}"
+    link.click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–1 of 1")
+    row = browser.find_element(By.CSS_SELECTOR, "#list tr.row")
+    assert (row.get_attribute("data-system"), row.get_attribute("data-question")) == (
+        "agent-a",
+        audit["question"],
+    )

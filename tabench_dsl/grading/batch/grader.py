@@ -113,6 +113,8 @@ class BatchGrader(Grader):
                 "--batch grades with one judge, and this grading has a judge panel; "
                 "grade the panel live (without --batch), or give one --judge"
             )
+        if options.get("repeat", 1) > 1:
+            raise UsageError("--batch sends each request once; grade --repeat live (without --batch)")
         super().__init__(battery, judge, **options)
         self.service = batch_service(judge, self._secrets)
         assert isinstance(judge, HttpJudge)  # batch_service refused any other

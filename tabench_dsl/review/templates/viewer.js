@@ -135,6 +135,7 @@ function showTotals(totals) {
   showTags(totals.tags);
   showPairs(totals.comparisons);
   showCompared(totals.compared);
+  showAudits(totals);
   document.getElementById("chart-systems").replaceChildren(drawChart(totals.charts.systems));
   document.getElementById("chart-questions").replaceChildren(drawChart(totals.charts.questions));
 }
@@ -447,6 +448,105 @@ function decidePanel(r, row) {
   }
   return panel;
 }
+
+// -- blind audits: the judge against them, each disagreement a link to its answer, and audit mode --
+const share = (p) => (p.value === null ? "–" : `${pct(p.value)} (${pct(p.ci_low)} – ${pct(p.ci_high)})`);
+
+function showAudits(totals) {
+  const overall = totals.all.audit;
+  document.getElementById("audits").hidden = !overall;
+  if (!overall) return;
+  const validated = (v) => (v ? `${pct(v.estimate)} (${pct(v.ci_low)} – ${pct(v.ci_high)})` : "–");
+  const halve = (v) => (v && v.more_audits_to_halve !== null ? "+" + fmt(v.more_audits_to_halve) : "–");
+  const rows = totals.systems.filter((s) => s.audit).map((s) => [s.system, s.audit, s.score, s.validated_score]);
+  rows.push(["all", overall, null, totals.all.validated_score]);
+  for (const [tier, found] of Object.entries(overall.tiers)) rows.push(["tier " + tier, found, null, null]);
+  document.querySelector("#audits-table tbody").replaceChildren(...rows.map(([name, a, score, v]) => el("tr", null,
+    el("td", { class: "l" }, name), el("td", null, fmt(a.n)), el("td", null, share(a.agreement)),
+    el("td", null, a.kappa === null ? "–" : a.kappa.toFixed(3)), el("td", null, share(a.sensitivity)),
+    el("td", null, share(a.specificity)), el("td", null, score === null ? "–" : pct(score)),
+    el("td", null, validated(v)), el("td", null, halve(v)))));
+  const misses = overall.disagreements;
+  document.getElementById("audit-disagreements").replaceChildren(
+    misses.length ? el("p", { class: "muted" }, "Where the person and the judge disagree:") : null,
+    ...misses.map((d) => el("div", { class: "disagreement" },
+      el("button", { type: "button", class: "link", onclick: () => showAnswer(d.system, d.question) },
+        `${d.system} · ${d.question}`),
+      ` judge ${d.judge_verdict}, ${d.reviewer} ${d.human_verdict}` + (d.note ? ` – “${d.note}”` : ""))));
+}
+
+function showAnswer(system, question) {
+  writeForm({ system, question });
+  applyFilters();
+  document.getElementById("answers").scrollIntoView();
+}
+
+const auditForm = document.getElementById("audit-start");
+const auditBox = document.getElementById("audit-item");
+
+// While a person audits, every other section is hidden: the list, totals and charts would give away
+// which system wrote an answer and what the judge made of it.
+function blind(on) {
+  for (const section of document.querySelectorAll("main > section")) {
+    if (section.id === "audit-mode") continue;
+    if (on) { section.dataset.shown = section.hidden ? "" : "1"; section.hidden = true; }
+    else section.hidden = section.dataset.shown !== "1";
+  }
+  auditForm.hidden = on;
+}
+
+async function startAudit() {
+  const n = encodeURIComponent(auditForm.elements.n.value);
+  const seed = encodeURIComponent(auditForm.elements.seed.value || "0");
+  const drawn = await api(`/api/audit?n=${n}&seed=${seed}`);
+  if (!drawn.items.length) {
+    auditBox.replaceChildren(el("p", { class: "muted" }, "Nothing to audit: every answer the judge decided is audited."));
+    return;
+  }
+  blind(true);
+  showAuditItem(drawn.items, 0, { audited: 0, agreed: 0 });
+}
+
+function showAuditItem(items, i, tally) {
+  if (i >= items.length) { endAudit(tally); return; }
+  const item = items[i];
+  const next = () => showAuditItem(items, i + 1, tally);
+  const note = el("input", { type: "text", name: "note", placeholder: "note (optional)", maxlength: 2000 });
+  const status = el("div", { class: "small status" });
+  const buttons = el("div", { class: "decide" }, el("strong", null, "Your verdict: "),
+    el("button", { type: "button", class: "pass", onclick: () => send("pass") }, "Pass"),
+    el("button", { type: "button", class: "fail", onclick: () => send("fail") }, "Fail"),
+    el("button", { type: "button", class: "skip", onclick: next }, "Skip"), note, " ",
+    el("button", { type: "button", class: "stop", onclick: () => endAudit(tally) }, "Stop"));
+  auditBox.replaceChildren(el("h3", null, `Answer ${i + 1} of ${items.length} · question ${item.question}`),
+    item.gold === null ? null : el("div", null, el("strong", null, "Gold"), el("pre", null, item.gold)),
+    el("div", null, el("strong", null, "Answer"), el("pre", { class: "audit-answer" }, item.answer)), buttons, status);
+  async function send(verdict) {
+    for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+    try {
+      const r = await api("/api/audit", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ token: item.token, verdict, note: note.value }) });
+      tally.audited += 1;
+      tally.agreed += r.agreed ? 1 : 0;
+      status.replaceChildren(el("p", { class: "reveal " + (r.agreed ? "agree" : "disagree") },
+        `Recorded ${verdict}. System ${r.system}; ${r.judge_name} said ${r.judge_verdict}: ` +
+        (r.agreed ? "you agree." : "you disagree.")), r.tier === "t2" ? el("pre", null, r.reason) : null,
+        el("button", { type: "button", class: "next-audit", onclick: next }, i + 1 < items.length ? "Next answer ›" : "Finish"));
+    } catch (err) {
+      setText(status, "Not saved: " + err.message);
+      for (const b of buttons.querySelectorAll("button")) b.disabled = false;
+    }
+  }
+}
+
+function endAudit(tally) {
+  blind(false);
+  auditBox.replaceChildren(el("p", { class: "muted audit-done" },
+    `${fmt(tally.audited)} audited, ${fmt(tally.agreed)} agreeing with the judge.`));
+  refreshTotals().catch(showError);
+}
+
+auditForm.addEventListener("submit", (e) => { e.preventDefault(); startAudit().catch(showError); });
 
 // -- wiring ---------------------------------------------------------------------------------------
 function applyFilters() {

@@ -7,6 +7,8 @@
     GET  /api/systems?q=..&offset=..&limit=50           one page of the totals table, searched
     GET  /api/record/<system>/<question>     one record in full, with its prompts
     POST /api/decision                       {system, question, verdict, note, prompt_sha256}
+    GET  /api/audit?n=..&seed=..             answers to audit blind (`audit_api`)
+    POST /api/audit                          {token, verdict, note}: one audit, and the reveal
 
 The page builds every piece of record text as a text node, so answers that contain HTML stay
 text. Requests must name a local host (no DNS rebinding), and a decision must be posted as JSON
@@ -27,10 +29,12 @@ import msgspec
 from aiohttp import web
 
 from ...core.errors import UsageError
+from .audit_api import AuditDesk, audit_decoder
 from .page import viewer_page
 from .queries import Filters, Index
 
 INDEX_KEY = web.AppKey("index", Index)
+DESK_KEY = web.AppKey("audit_desk", AuditDesk)
 #: The largest request body the viewer reads (a decision with a long note is well under 4 KiB).
 MAX_BODY = 64 * 1024
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
@@ -160,6 +164,34 @@ async def decision(request: web.Request) -> web.Response:
     return _json({"record": index.summary(updated), "decision": msgspec.to_builtins(updated.decision)})
 
 
+async def audit_draw(request: web.Request) -> web.Response:
+    """Answers to audit, blind: `?n=` how many (default 10), `?seed=` the draw's seed (default 0)."""
+    try:
+        n = int(request.query.get("n", "10"))
+        seed = int(request.query.get("seed", "0"))
+        return _json(request.app[DESK_KEY].draw(n, seed))
+    except ValueError as exc:
+        return _error(400, f"bad audit request: {exc}")
+
+
+async def audit_decide(request: web.Request) -> web.Response:
+    """One person's verdict on an answer drawn for audit; the reply reveals the judge's."""
+    try:
+        wanted = audit_decoder.decode(await request.read())
+    except web.HTTPRequestEntityTooLarge:
+        return _error(400, f"an audit is at most {MAX_BODY // 1024} KiB")
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _error(
+            400, f"an audit is a JSON object with token and verdict (pass or fail): {_short(str(exc))}"
+        )
+    try:
+        return _json(request.app[DESK_KEY].decide(wanted))
+    except KeyError:
+        return _error(404, "no answer was drawn for audit under that token")
+    except UsageError as exc:
+        return _error(409, str(exc))
+
+
 def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -169,6 +201,7 @@ def make_app(index: Index) -> web.Application:
     viewer_page()  # rendered now, so a broken template fails here and not on the first request
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
     app[INDEX_KEY] = index
+    app[DESK_KEY] = AuditDesk(index)
     app.router.add_get("/", page)
     app.router.add_get("/api/meta", meta)
     app.router.add_get("/api/totals", totals)
@@ -177,6 +210,8 @@ def make_app(index: Index) -> web.Application:
     # Question ids never contain '/', system names might: the last segment is the question.
     app.router.add_get("/api/record/{system:.+}/{question:[^/]+}", record)
     app.router.add_post("/api/decision", decision)
+    app.router.add_get("/api/audit", audit_draw)
+    app.router.add_post("/api/audit", audit_decide)
     return app
 
 

@@ -334,6 +334,20 @@ class Index:
         self._totals = None
         return updated
 
+    def record_audit(self, system: str, question: str, verdict: str, *, note: str = "") -> Record:
+        """Record a person's blind audit of a decided record (`review.audit`): append it to disk,
+        then set it on the record in the index; the verdict stands."""
+        record = self.find(system, question)
+        if record.verdict not in ("pass", "fail"):
+            raise UsageError(f"{system}/{question} is {record.verdict}: only a decided answer is audited")
+        audit = make_decision(record, verdict, reviewer=self.reviewer, note=note, audit=True)
+        append_decision(self.run.decisions_path, audit)
+        updated = msgspec.structs.replace(record, human_audit=audit)
+        self.records[self.position[record.key]] = updated
+        self._cache = None
+        self._totals = None
+        return updated
+
 
 def audit_matches(record: Record, wanted: str) -> bool:
     """Whether `record` passes the `audit` filter: `audited` (a T1 pass the judge also graded),

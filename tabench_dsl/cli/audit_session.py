@@ -1,0 +1,110 @@
+"""`tabench adjudicate RESULTS --audit N [--seed S]`: a blind audit of answers the judge decided.
+
+N answers the judge (or T1) decided are drawn reproducibly, stratified by system and verdict
+(`review.audit.draw_audit_sample`), and shown one at a time with the question and its gold answer
+only: not the system that wrote the answer, nor the judge's verdict or reason, so the person's
+verdict is their own. Once they have decided, the system and the judge's verdict are revealed.
+Each audit is appended to RESULTS.decisions.jsonl as a decision with `"kind": "audit"`; it never
+changes the standing verdict, and an answer already audited is not drawn again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from ..core.display import shown
+
+if TYPE_CHECKING:
+    from ..core.records import Record
+    from ..review.viewer.run import Run
+
+#: What a reviewer may type, and what it means.
+AUDIT_KEYS = {"p": "pass", "pass": "pass", "f": "fail", "fail": "fail", "s": "skip", "skip": "skip"}
+AUDIT_KEYS |= {"q": "quit", "quit": "quit"}
+
+
+def indented(text: str, indent: str = "    ") -> str:
+    """A multi-line text indented, every line shown as text."""
+    if not text:
+        return indent + "(empty)"
+    return "\n".join(indent + line for line in shown(text, lines=True).split("\n"))
+
+
+def ask_line(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
+    """One line typed after `prompt`, stripped; None at the end of input."""
+    print(prompt, end="", file=out, flush=True)
+    line = stdin.readline()
+    if not line:
+        print(file=out)
+        return None
+    return line.strip()
+
+
+def show_blind(record: Record, number: int, count: int, gold: str | None, out: TextIO) -> None:
+    """The answer as the person audits it: the question and gold, never the system or the verdict."""
+    print(f"\n=== audit [{number}/{count}] · question {shown(record.question)} ===", file=out)
+    if gold is not None:
+        print(f"Gold:\n{indented(gold)}", file=out)
+    print(f"Answer:\n{indented(record.answer)}", file=out)
+
+
+def reveal(record: Record, verdict: str, out: TextIO) -> None:
+    """After the person decided: who wrote the answer and what the judge (or T1) made of it."""
+    by = "T1 (token subset)" if record.tier == "t1" else f"the judge ({shown(record.judge.describe())})"
+    agreed = "you agree" if verdict == record.verdict else "you DISAGREE"
+    print(
+        f"  recorded: {verdict}. System {shown(record.system)}; {by} said {record.verdict}: {agreed}.",
+        file=out,
+    )
+    if record.tier == "t2":
+        print(f"  Judge's reason:\n{indented(record.reason, '      ')}", file=out)
+
+
+def choose(stdin: TextIO, out: TextIO) -> str:
+    """The person's verdict: pass, fail, skip or quit (the end of input quits)."""
+    while True:
+        key = ask_line("Your verdict: [p]ass  [f]ail  [s]kip  [q]uit > ", stdin, out)
+        if key is None:
+            return "quit"
+        choice = AUDIT_KEYS.get(key.lower())
+        if choice is not None:
+            return choice
+        print(f"  {shown(key)!r}: type p, f, s or q", file=out)
+
+
+def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: TextIO, out: TextIO) -> int:
+    """Draw `count` answers and audit them one at a time; each audit is appended as it is made."""
+    from ..review.audit import draw_audit_sample
+    from ..review.decisions import append_decision, make_decision
+
+    queue = draw_audit_sample(run_data.records, count, seed=seed)
+    if not queue:
+        print(
+            f"Nothing to audit: no answer decided by the judge or T1 is left unaudited in "
+            f"{shown(str(run_data.results_path))}.",
+            file=out,
+        )
+        return 0
+    print(
+        f"{len(queue)} answer(s) to audit (seed {seed}, stratified by system and verdict); audits go to "
+        f"{shown(str(run_data.decisions_path))} as {shown(reviewer)}. The system and the judge's verdict "
+        "are shown once you have decided.",
+        file=out,
+    )
+    audited = skipped = 0
+    for number, record in enumerate(queue, start=1):
+        question = run_data.compiled.questions.get(record.question) if run_data.compiled else None
+        show_blind(record, number, len(queue), None if question is None else question.gold, out)
+        choice = choose(stdin, out)
+        if choice == "quit":
+            break
+        if choice == "skip":
+            skipped += 1
+            continue
+        note = ask_line("Note (optional, Enter for none) > ", stdin, out) or ""
+        decision = make_decision(record, choice, reviewer=reviewer, note=note, audit=True)
+        append_decision(run_data.decisions_path, decision)
+        audited += 1
+        reveal(record, choice, out)
+    print(f"\n{audited} audited, {skipped} skipped, {len(queue) - audited - skipped} not shown.", file=out)
+    return 0

@@ -1,0 +1,248 @@
+"""Blind audits: a person checks answers the judge (or T1) decided, and totals measure the judge
+against them.
+
+An audit is a `Decision` with `"kind": "audit"` in `RESULTS.decisions.jsonl`. It never changes the
+standing verdict: applied, it is set on the record it checks as `Record.human_audit`, provided that
+record is the standing one of its (system, question), still decided by the judge or T1 (pass or
+fail), graded with the same prompt (`prompt_sha256`) on the same answer text (`answer_sha256`;
+not compared for a record read without its texts, as `grade`'s closing totals read them).
+The last audit of a pair wins; every other is stale, and reported as such.
+
+The sample (`draw_audit_sample`) is stratified by system and verdict with proportional
+allocation (largest remainder), so every decided answer has (up to rounding) the same chance to be
+drawn: the uniform sample `validated`'s prediction-powered estimate needs. Within a stratum, and in
+the order they are shown, answers are ranked by the sha256 of the seed and their (system,
+question): the same file, number and seed draw the same answers, whatever order the file is in.
+
+Agreement (`audit_agreement`) takes the human as the truth and `pass` as positive:
+
+                    human pass   human fail
+        judge pass      tp           fp
+        judge fail      fn           tn
+
+agreement (tp + tn) / n, sensitivity tp / (tp + fn), specificity tn / (tn + fp), precision
+tp / (tp + fp), each with its Wilson interval; Cohen's kappa by `stats.cohen_kappa` (None when both
+gave one and the same verdict to every answer, the one degenerate case).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from ..core.records import Decision, Record
+from ..core.stats import cohen_kappa, wilson_interval
+
+#: The verdicts an audit checks: the ones the judge or T1 decided.
+DECIDED = ("pass", "fail")
+
+
+def answer_sha256(record: Record) -> str:
+    """The sha256 hex of the answer text a record graded, as an audit names it."""
+    return hashlib.sha256(record.answer.encode("utf-8")).hexdigest()
+
+
+def attach_audits(
+    records: list[Record], audits: Iterable[Decision]
+) -> tuple[list[Record], list[tuple[Decision, str]]]:
+    """`records` with each pair's last valid audit set on its standing record (`human_audit`), and
+    every audit not applied with the reason (see the module docstring)."""
+    last_index = {record.key: i for i, record in enumerate(records)}
+    chosen: dict[tuple[str, str], Decision] = {}
+    stale: list[tuple[Decision, str]] = []
+    for audit in audits:
+        key = (audit.system, audit.question)
+        index = last_index.get(key)
+        reason = stale_audit_reason(None if index is None else records[index], audit)
+        if reason is not None:
+            stale.append((audit, reason))
+            continue
+        if key in chosen:
+            stale.append((chosen[key], "replaced by a later audit"))
+        chosen[key] = audit
+    records = list(records)
+    for key, audit in chosen.items():
+        index = last_index[key]
+        records[index] = msgspec.structs.replace(records[index], human_audit=audit)
+    return records, stale
+
+
+def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:
+    """Why `audit` does not apply to `record` (the standing record of its pair), None when it does."""
+    if record is None:
+        return "no such record in the results"
+    if record.prompt_sha256 != audit.prompt_sha256:
+        return "the prompt changed since the audit (sha256 differs)"
+    # A record read without its texts (`results.iter_light_records`) has no answer to compare.
+    if (
+        isinstance(audit.answer_sha256, str)
+        and record.answer
+        and audit.answer_sha256 != answer_sha256(record)
+    ):
+        return "the answer changed since the audit (sha256 differs)"
+    if record.verdict not in DECIDED:
+        return f"the record is no longer decided by the judge (now {record.verdict})"
+    return None
+
+
+def draw_audit_sample(records: Iterable[Record], n: int, *, seed: int = 0) -> list[Record]:
+    """Up to `n` of the decided, not yet audited records, stratified by (system, verdict), in a
+    shuffled order that does not give the strata away (see the module docstring)."""
+    strata: dict[tuple[str, str], list[Record]] = {}
+    for record in records:
+        if record.verdict in DECIDED and record.decision is None and record.audited_by_human is None:
+            strata.setdefault((record.system, record.verdict), []).append(record)
+    sizes = {key: len(members) for key, members in sorted(strata.items())}
+    drawn: list[Record] = []
+    for key, count in proportional_allocation(sizes, n).items():
+        ranked = sorted(strata[key], key=lambda r: _rank(seed, "draw", r))
+        drawn.extend(ranked[:count])
+    return sorted(drawn, key=lambda r: _rank(seed, "show", r))
+
+
+def proportional_allocation(sizes: dict[tuple[str, str], int], n: int) -> dict[tuple[str, str], int]:
+    """`n` (at most the total) shared among strata in proportion to their sizes, by largest
+    remainder (Hamilton's method; ties go to the stratum first in `sizes`' order)."""
+    total = sum(sizes.values())
+    n = max(0, min(n, total))
+    if not total:
+        return {}
+    quotas = {key: n * size / total for key, size in sizes.items()}
+    counts = {key: math.floor(quota) for key, quota in quotas.items()}
+    left = n - sum(counts.values())
+    by_remainder = sorted(sizes, key=lambda key: -(quotas[key] - counts[key]))
+    for key in by_remainder[:left]:
+        counts[key] += 1
+    return counts
+
+
+def _rank(seed: int, purpose: str, record: Record) -> str:
+    return hashlib.sha256(f"{seed}\0{purpose}\0{record.system}\0{record.question}".encode()).hexdigest()
+
+
+class Proportion(msgspec.Struct):
+    """`hits` of `n`, their share `value` and its 95% Wilson interval (all None when n is 0)."""
+
+    hits: int = 0
+    n: int = 0
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class Confusion(msgspec.Struct):
+    """The judge's verdicts against the humans' on the audited answers (module docstring)."""
+
+    judge_pass_human_pass: int = 0
+    judge_pass_human_fail: int = 0
+    judge_fail_human_pass: int = 0
+    judge_fail_human_fail: int = 0
+
+
+class AuditDisagreement(msgspec.Struct, frozen=True):
+    """An audited answer where the person's verdict is not the judge's."""
+
+    system: str
+    question: str
+    tier: str
+    judge_verdict: str
+    human_verdict: str
+    reviewer: str
+    note: str
+
+
+class AuditAgreement(msgspec.Struct):
+    """The judge (or T1) against the blind audits of `n` answers: see the module docstring. `tiers`
+    holds the same figures per tier (T1's precision measured by people) under `"all"`."""
+
+    n: int = 0
+    agreement: Proportion = msgspec.field(default_factory=Proportion)
+    kappa: float | None = None
+    sensitivity: Proportion = msgspec.field(default_factory=Proportion)
+    specificity: Proportion = msgspec.field(default_factory=Proportion)
+    precision: Proportion = msgspec.field(default_factory=Proportion)
+    confusion: Confusion = msgspec.field(default_factory=Confusion)
+    tiers: dict[str, AuditAgreement] = msgspec.field(default_factory=dict)
+    disagreements: list[AuditDisagreement] = msgspec.field(default_factory=list)
+
+
+def proportion(hits: int, n: int) -> Proportion:
+    """`hits` of `n` with the share and its Wilson interval, bounds rounded as totals round them."""
+    interval = wilson_interval(hits, n)
+    if interval is None:
+        return Proportion(hits, n)
+    low, high = interval
+    return Proportion(hits, n, hits / n, _bound(low), _bound(high))
+
+
+def audit_agreement(audited: Sequence[Record]) -> AuditAgreement | None:
+    """The agreement of the judge's verdicts with the human audits on `audited` (records carrying a
+    `human_audit`); None when there is none."""
+    pairs = [(r.verdict, audit.verdict) for r in audited if (audit := r.audited_by_human) is not None]
+    if not pairs:
+        return None
+    c = Confusion(
+        judge_pass_human_pass=pairs.count(("pass", "pass")),
+        judge_pass_human_fail=pairs.count(("pass", "fail")),
+        judge_fail_human_pass=pairs.count(("fail", "pass")),
+        judge_fail_human_fail=pairs.count(("fail", "fail")),
+    )
+    tp, fp, fn, tn = (
+        c.judge_pass_human_pass,
+        c.judge_pass_human_fail,
+        c.judge_fail_human_pass,
+        c.judge_fail_human_fail,
+    )
+    return AuditAgreement(
+        n=len(pairs),
+        agreement=proportion(tp + tn, len(pairs)),
+        kappa=cohen_kappa(pairs),
+        sensitivity=proportion(tp, tp + fn),
+        specificity=proportion(tn, tn + fp),
+        precision=proportion(tp, tp + fp),
+        confusion=c,
+    )
+
+
+def audit_agreements(
+    standing: Iterable[Record],
+) -> tuple[dict[str, AuditAgreement], AuditAgreement | msgspec.UnsetType]:
+    """Per system, and over every system with per-tier figures and the disagreements listed: the
+    judge against the audits of the standing records. ({}, UNSET) when nothing was audited, so
+    totals' JSON says nothing of audits until there are some."""
+    audited = [record for record in standing if record.audited_by_human is not None]
+    by_system: dict[str, list[Record]] = {}
+    by_tier: dict[str, list[Record]] = {}
+    for record in audited:
+        by_system.setdefault(record.system, []).append(record)
+        by_tier.setdefault(record.tier, []).append(record)
+    overall = audit_agreement(audited)
+    if overall is None:
+        return {}, msgspec.UNSET
+    per_system = {name: found for name, rows in by_system.items() if (found := audit_agreement(rows))}
+    overall.tiers = {
+        tier: found for tier, rows in sorted(by_tier.items()) if (found := audit_agreement(rows))
+    }
+    overall.disagreements = [_disagreement(r) for r in audited if r.verdict != _human(r).verdict]
+    return per_system, overall
+
+
+def _human(record: Record) -> Decision:
+    audit = record.audited_by_human
+    assert audit is not None
+    return audit
+
+
+def _disagreement(record: Record) -> AuditDisagreement:
+    audit = _human(record)
+    return AuditDisagreement(
+        record.system, record.question, record.tier, record.verdict, audit.verdict, audit.reviewer, audit.note
+    )
+
+
+def _bound(value: float) -> float:
+    # As totals.interval_bound rounds (not imported: totals imports this module).
+    return round(min(1.0, max(0.0, value)), 6)
