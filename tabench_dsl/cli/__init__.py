@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff_cmd",
     "export": "export_cmd",
     "batches": "batches_cmd",
+    "fmt": "fmt_cmd",
 }
 
 
