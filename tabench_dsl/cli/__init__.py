@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "export": "export_cmd",
     "batches": "batches_cmd",
     "fmt": "fmt_cmd",
+    "schema": "schema_cmd",
 }
 
 
