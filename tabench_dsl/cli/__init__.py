@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "batches": "batches_cmd",
     "fmt": "fmt_cmd",
     "schema": "schema_cmd",
+    "breaking": "breaking_cmd",
 }
 
 

@@ -51,6 +51,7 @@ from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+from .regrade import without_changed
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
@@ -116,6 +117,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--resume",
         action="store_true",
         help="append to an existing --out: skip pairs done, grade again those in error",
+    )
+    add(
+        "--regrade-changed",
+        action="store_true",
+        help="with --resume: grade again the pairs whose question's prompt changed since (prompt_sha256)",
     )
     add_grading_options(parser)
     add_batch_options(parser)
@@ -223,6 +229,8 @@ def _check_args(args: argparse.Namespace) -> None:
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
     check_batch_options(args)
+    if args.regrade_changed and not args.resume:
+        raise UsageError("--regrade-changed goes with --resume")
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"
@@ -293,6 +301,8 @@ def run(args: argparse.Namespace) -> int:
         compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
         _check_slice(args, compiled.questions)
         skip = done_pairs(out) if args.resume else set()
+        if args.regrade_changed:
+            skip = without_changed(out, compiled, skip)
 
         total = count_answers(args.answers)
         if args.limit is not None:  # the answers --resume skips pass the limit and count as done
