@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "fmt": "fmt_cmd",
     "schema": "schema_cmd",
     "breaking": "breaking_cmd",
+    "lsp": "lsp_cmd",
 }
 
 

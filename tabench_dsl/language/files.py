@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..core.errors import SpecError
@@ -30,6 +32,22 @@ BOM = b"\xef\xbb\xbf"
 #: A lone surrogate: a code point UTF-8 cannot encode, which only an escape (`"\\ud800"` in a
 #: rubric string, a YAML double-quoted value) can put in spec text.
 SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+#: Texts that stand for files (real path -> text) while `texts_in_place_of_files` is in force: an
+#: editor's unsaved buffers, read by the language server as the battery's files.
+_IN_PLACE: ContextVar[Mapping[str, str] | None] = ContextVar("in_place_of_files", default=None)
+
+
+@contextmanager
+def texts_in_place_of_files(texts: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, `read_spec_text` of a file whose real path is a key of `texts` gives that
+    text instead of the file's (the language server lints the buffers an editor holds)."""
+    token = _IN_PLACE.set({os.path.realpath(path): text for path, text in texts.items()})
+    try:
+        yield
+    finally:
+        _IN_PLACE.reset(token)
 
 
 class Refused(Exception):
@@ -60,6 +78,11 @@ def read_spec_text(file: str | Path, what: str) -> str:
     bytes that are not UTF-8, and `OSError` (FileNotFoundError included) as the system gives it.
     Containment is the caller's check (`is_inside`): only it knows which folders are allowed.
     """
+    in_place = _IN_PLACE.get()
+    if in_place is not None:
+        text = in_place.get(os.path.realpath(file))
+        if text is not None:
+            return text.removeprefix("\ufeff")
     if not stat.S_ISREG(os.stat(file).st_mode):
         raise Refused("is not a regular file")
     # O_NONBLOCK: if the file was swapped for a FIFO since the stat, the open still returns.

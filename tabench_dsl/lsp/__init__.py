@@ -1,0 +1,1 @@
+"""The tabench language server (`tabench lsp`): needs the optional extra `lsp` (pygls)."""
