@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -80,13 +81,15 @@ def document_problems(path: str, text: str, open_texts: Mapping[str, str]) -> li
     if manifest is not None:
         from .lint import lint_battery
 
+        read: set[str] = set()
         try:
-            with texts_in_place_of_files(texts):
+            with texts_in_place_of_files(texts) as read:
                 found = lint_battery(manifest)
         except TabenchError:
             found = []
         mine = [p for p in found if _same_file(p.path, path)]
-        if mine or not path.endswith((".rubric", ".policy")):
+        named = os.path.realpath(path) in read  # the battery read this file: lint has said it all
+        if mine or named or not path.endswith((".rubric", ".policy")):
             return coded_problems(mine, texts={p.path: texts[path] for p in mine})
     return coded_problems(_alone(path, text), texts={path: text})
 

@@ -35,17 +35,22 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 #: Texts that stand for files (real path -> text) while `texts_in_place_of_files` is in force: an
-#: editor's unsaved buffers, read by the language server as the battery's files.
-_IN_PLACE: ContextVar[Mapping[str, str] | None] = ContextVar("in_place_of_files", default=None)
+#: editor's unsaved buffers, read by the language server as the battery's files; and the real paths
+#: of those read so far.
+_IN_PLACE: ContextVar[tuple[Mapping[str, str], set[str]] | None] = ContextVar(
+    "in_place_of_files", default=None
+)
 
 
 @contextmanager
-def texts_in_place_of_files(texts: Mapping[str, str]) -> Iterator[None]:
+def texts_in_place_of_files(texts: Mapping[str, str]) -> Iterator[set[str]]:
     """Within the block, `read_spec_text` of a file whose real path is a key of `texts` gives that
-    text instead of the file's (the language server lints the buffers an editor holds)."""
-    token = _IN_PLACE.set({os.path.realpath(path): text for path, text in texts.items()})
+    text instead of the file's (the language server lints the buffers an editor holds). Yields the
+    set of the real paths of those texts read so far (which of them the battery names)."""
+    read: set[str] = set()
+    token = _IN_PLACE.set(({os.path.realpath(path): text for path, text in texts.items()}, read))
     try:
-        yield
+        yield read
     finally:
         _IN_PLACE.reset(token)
 
@@ -80,8 +85,10 @@ def read_spec_text(file: str | Path, what: str) -> str:
     """
     in_place = _IN_PLACE.get()
     if in_place is not None:
-        text = in_place.get(os.path.realpath(file))
+        real = os.path.realpath(file)
+        text = in_place[0].get(real)
         if text is not None:
+            in_place[1].add(real)
             return text.removeprefix("\ufeff")
     if not stat.S_ISREG(os.stat(file).st_mode):
         raise Refused("is not a regular file")
