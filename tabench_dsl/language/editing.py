@@ -68,30 +68,43 @@ def manifest_for(path: str | Path) -> Path | None:
     return None
 
 
-def _same_file(a: str, b: str) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
-
-
 def document_problems(path: str, text: str, open_texts: Mapping[str, str]) -> list[Problem]:
     """The problems of the file at `path` (its text `text`) as `lint` reports them in its battery,
     with the editor's buffers in place of the files; a file outside any battery is checked alone
     (its syntax)."""
+    return problems_of_open_files(path, text, open_texts).get(path, [])
+
+
+def problems_of_open_files(path: str, text: str, open_texts: Mapping[str, str]) -> dict[str, list[Problem]]:
+    """After an edit of `path` (now `text`): the problems of it and of every other open file of
+    its battery (a duplicate id comes and goes in both files), by path, from one lint run."""
     texts = {**open_texts, path: text}
     manifest = manifest_for(path)
-    if manifest is not None:
-        from .lint import lint_battery
+    if manifest is None:
+        return {path: coded_problems(_alone(path, text), texts={path: text})}
+    from .lint import lint_battery
 
-        read: set[str] = set()
-        try:
-            with texts_in_place_of_files(texts) as read:
-                found = lint_battery(manifest)
-        except TabenchError:
-            found = []
-        mine = [p for p in found if _same_file(p.path, path)]
-        named = os.path.realpath(path) in read  # the battery read this file: lint has said it all
-        if mine or named or not path.endswith((".rubric", ".policy")):
-            return coded_problems(mine, texts={p.path: texts[path] for p in mine})
-    return coded_problems(_alone(path, text), texts={path: text})
+    read: set[str] = set()
+    try:
+        with texts_in_place_of_files(texts) as read:
+            found = lint_battery(manifest)
+    except TabenchError:
+        found = []
+    real = {os.path.realpath(p): p for p in texts}
+    # The edited file first: a client that waits for one notification gets its own.
+    by_file: dict[str, list[SpecError]] = {path: []}
+    by_file.update({p: [] for p in texts if p != path and os.path.realpath(p) in read})
+    for problem in found:
+        owner = real.get(os.path.realpath(problem.path))
+        if owner is not None:
+            by_file.setdefault(owner, []).append(problem)
+    out = {}
+    for owner, errors in by_file.items():
+        outside = os.path.realpath(owner) not in read and owner.endswith((".rubric", ".policy"))
+        if outside and not errors:  # not a file of the battery: its syntax, alone
+            errors = _alone(owner, texts[owner])
+        out[owner] = coded_problems(errors, texts={e.path: texts[owner] for e in errors})
+    return out
 
 
 def _alone(path: str, text: str) -> list[SpecError]:

@@ -105,18 +105,22 @@ def build_server() -> LanguageServer:
 
 
 def publish(ls: LanguageServer, uri: str) -> None:
-    """Lint the document at `uri` in its battery and push its diagnostics."""
-    from ..language.editing import document_problems
+    """Lint the document at `uri` in its battery and push its diagnostics, and those of the other
+    open documents of that battery (a problem may span two files)."""
+    from ..language.editing import problems_of_open_files
 
     doc = ls.workspace.get_text_document(uri)
     if not doc.path:
         return
-    problems = document_problems(doc.path, doc.source, open_texts(ls))
-    ls.text_document_publish_diagnostics(
-        lsp.PublishDiagnosticsParams(
-            uri=uri, diagnostics=[diagnostic(doc, p) for p in problems], version=doc.version
+    texts = open_texts(ls)
+    by_path = {d.path: d for d in ls.workspace.text_documents.values() if d.path}
+    for path, problems in problems_of_open_files(doc.path, doc.source, texts).items():
+        target = by_path.get(path, doc)
+        ls.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=target.uri, diagnostics=[diagnostic(target, p) for p in problems], version=target.version
+            )
         )
-    )
 
 
 def _register_sync(server: LanguageServer) -> None:

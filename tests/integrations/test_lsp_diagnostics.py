@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from lsp_session import RUBRIC, diagnostics_for, lsp_client_fixture, open_file, write_memos
@@ -84,3 +85,35 @@ async def test_warning_and_its_ignore_comment(client: LanguageClient, tmp_path: 
         )
     )
     assert await diagnostics_for(client, uri) == []
+
+
+async def _until(check, seconds: float = 30.0) -> None:
+    """Wait until `check()` holds (notifications may come two at once: a wait for one may miss
+    the other, so the test looks at what has arrived)."""
+    for _ in range(int(seconds / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the server did not push what was expected")
+
+
+async def test_an_edit_updates_the_other_open_files_of_the_battery(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    rubric = write_memos(tmp_path)
+    other = rubric.with_name("b.rubric")
+    other.write_text(RUBRIC.replace("h01", "h11").replace("h02", "h12"), encoding="utf-8")
+    uri = await open_file(client, rubric)
+    await diagnostics_for(client, uri)
+    other_uri = await open_file(client, other)
+    await _until(lambda: other_uri in client.diagnostics)
+    assert list(client.diagnostics[other_uri]) == []
+    # a.rubric takes the id h11, which b.rubric has: the duplicate is reported in b.rubric.
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=RUBRIC.replace("h01", "h11"))],
+        )
+    )
+    await _until(lambda: [d.code for d in client.diagnostics.get(other_uri, [])] == ["E205"])
+    assert list(client.diagnostics[uri]) == []
