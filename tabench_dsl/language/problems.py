@@ -59,8 +59,10 @@ class Problem:
         }
 
 
-def problem_of(error: SpecError) -> Problem:
-    """`error` as a `Problem`: its code from the table, its span from its source line."""
+def problem_of(error: SpecError, source_line: str | None = None) -> Problem:
+    """`error` as a `Problem`: its code from the table, its span from its source line (or from
+    `source_line`, the line as an editor holds it)."""
+    line = source_line if source_line is not None else error.source_line
     return Problem(
         code=code_of(error),
         severity=error.severity,
@@ -68,10 +70,10 @@ def problem_of(error: SpecError) -> Problem:
         line=error.line,
         column=error.col,
         end_line=error.line,
-        end_column=span_end(error.source_line, error.col),
+        end_column=span_end(line, error.col),
         message=error.message,
         hint=error.hint,
-        source_line=error.source_line,
+        source_line=line,
     )
 
 
@@ -122,7 +124,13 @@ def coded_problems(errors: Iterable[SpecError], *, texts: dict[str, str] | None 
                     cache[path] = None
         return cache[path]
 
-    found = [problem_of(e) for e in errors]
+    def held_line(error: SpecError) -> str | None:
+        if texts is None or error.path not in texts:
+            return None
+        lines = read_lines(error.path) or []
+        return lines[error.line - 1] if 0 < error.line <= len(lines) else None
+
+    found = [problem_of(e, held_line(e)) for e in errors]
     return [p for p in found if not silenced(p, read_lines)]
 
 

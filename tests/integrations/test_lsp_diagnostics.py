@@ -117,3 +117,17 @@ async def test_an_edit_updates_the_other_open_files_of_the_battery(
     )
     await _until(lambda: [d.code for d in client.diagnostics.get(other_uri, [])] == ["E205"])
     assert list(client.diagnostics[uri]) == []
+
+
+async def test_the_manifest_gets_its_problems(client: LanguageClient, tmp_path: Path) -> None:
+    write_memos(tmp_path)
+    manifest = tmp_path / "memos" / "battery.yaml"
+    text = manifest.read_text(encoding="utf-8") + "rubric: [x]\n"
+    uri = await open_file(client, manifest, text, language="yaml")
+    (found,) = await diagnostics_for(client, uri)
+    assert (found.code, found.range.start.line, found.range.start.character, found.range.end.character) == (
+        "E302",
+        4,
+        0,
+        6,
+    )
