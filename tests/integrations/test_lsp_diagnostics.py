@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from lsp_session import RUBRIC, diagnostics_for, lsp_client_fixture, open_file, write_memos
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -12,6 +13,9 @@ from pytest_lsp import LanguageClient
 from tabench_dsl.language.problems import lint_problems
 
 client = lsp_client_fixture()
+
+#: Each test starts the server as a subprocess.
+pytestmark = pytest.mark.slow
 
 
 async def test_open_pushes_lint_problems(client: LanguageClient, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from lsp_session import RUBRIC, diagnostics_for, lsp_client_fixture, open_file, write_memos
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -13,6 +14,9 @@ from pytest_lsp import LanguageClient
 from tabench_dsl.api import compile_battery
 
 client = lsp_client_fixture()
+
+#: Each test starts the server as a subprocess.
+pytestmark = pytest.mark.slow
 
 
 def _doc(uri: str) -> lsp.TextDocumentIdentifier:

@@ -17,6 +17,7 @@ from lsp_session import ROOT, RUBRIC, write_memos
 NVIM = shutil.which("nvim")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NVIM is None, reason="Neovim (nvim) is not installed: apt-get install neovim")
 def test_neovim_reads_diagnostics_and_a_completion(tmp_path: Path) -> None:
     text = RUBRIC.replace(

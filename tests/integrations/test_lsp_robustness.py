@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsp_session import RUBRIC, diagnostics_for, lsp_client_fixture, open_file, write_memos
@@ -13,6 +14,9 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 client = lsp_client_fixture()
+
+#: Each test starts the server as a subprocess.
+pytestmark = pytest.mark.slow
 
 #: Pieces an author (or an attacker) might type: the language's own words and marks, and characters
 #: that have broken parsers before (surrogate-pair emoji, NUL, bidi overrides, CR, BOM).

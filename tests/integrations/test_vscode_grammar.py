@@ -35,6 +35,7 @@ FILES = sorted(
 )
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(NODE is None, reason="node is not installed"),
     pytest.mark.skipif(
         not (MODULES / "vscode-textmate").is_dir() or not (MODULES / "vscode-oniguruma").is_dir(),

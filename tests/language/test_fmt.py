@@ -249,6 +249,7 @@ def test_fmt_is_idempotent_and_keeps_the_meaning(rubric: str) -> None:
     assert format_text(once, "q.rubric") == once
 
 
+@pytest.mark.slow  # compiles a battery per example
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(rubrics())
 def test_fmt_never_changes_a_prompt(rubric: str) -> None:
