@@ -49,9 +49,10 @@ def linked_files(manifest: Path, text: str, line: int, column: int) -> list[Path
         target = base / value
         return [target] if target.is_file() else []
     if key == "rubrics":
+        inside = base.resolve()
         try:
-            found = sorted(p for p in base.glob(value) if p.is_file())
-        except (ValueError, OSError):
+            found = sorted(p for p in base.glob(value) if p.is_file() and p.resolve().is_relative_to(inside))
+        except (ValueError, OSError, NotImplementedError):  # an absolute or malformed pattern
             return []
         return found[:MAX_TARGETS]
     # A name without `/` that a shipped scorer has means the shipped one (as the loader reads it).
