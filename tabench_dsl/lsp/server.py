@@ -13,6 +13,7 @@ the server.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import traceback
@@ -29,6 +30,9 @@ from ..core.version import __version__
 from ..language.problems import Problem
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: How long a change waits for a later one before its document is linted, in seconds.
+SETTLE_SECONDS = 0.02
 
 #: The protocol's severities by tabench's.
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning}
@@ -129,10 +133,20 @@ def _register_sync(server: LanguageServer) -> None:
     def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         publish(ls, params.text_document.uri)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     @guarded(None)
-    def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    def publish_now(ls: LanguageServer, uri: str) -> None:
+        publish(ls, uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        # A burst of keystrokes is linted once, after its last change: each change waits a moment,
+        # and one that a later change has overtaken leaves the publishing to that one.
+        await asyncio.sleep(SETTLE_SECONDS)
+        uri, version = params.text_document.uri, params.text_document.version
+        current = ls.workspace.get_text_document(uri).version
+        if current is not None and version is not None and current > version:
+            return
+        publish_now(ls, uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @guarded(None)

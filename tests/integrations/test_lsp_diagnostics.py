@@ -135,3 +135,22 @@ async def test_the_manifest_gets_its_problems(client: LanguageClient, tmp_path: 
         0,
         6,
     )
+
+
+async def test_a_burst_of_changes_ends_with_the_last_text_s_diagnostics(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    rubric = write_memos(tmp_path)
+    uri = await open_file(client, rubric)
+    await diagnostics_for(client, uri)
+    texts = [RUBRIC.replace('  gold "Ada"', f'  gold{"x" * n} "Ada"') for n in range(1, 8)]
+    texts.append(RUBRIC.replace('  gold "Ada"', '  gloden "Ada"'))
+    for version, text in enumerate(texts, start=2):  # sent at once, as fast typing does
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+    await _until(lambda: any("'gloden'" in d.message for d in client.diagnostics.get(uri, [])))
+    assert [d.code for d in client.diagnostics[uri]] == ["E203", "E201"]
