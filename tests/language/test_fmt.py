@@ -260,3 +260,10 @@ def test_fmt_never_changes_a_prompt(rubric: str) -> None:
         assume(False)
         return
     assert _compile_text(once) == _compile_text(rubric)
+
+
+def test_the_starter_battery_is_in_the_canonical_layout(tmp_path: Path, capsys) -> None:
+    assert main(["new", "demo", "--dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["fmt", "--check", str(tmp_path / "demo")]) == 0
+    assert capsys.readouterr().out == "0 files would be reformatted, 2 unchanged\n"
