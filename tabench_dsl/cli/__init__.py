@@ -29,6 +29,10 @@ COMMANDS: dict[str, str] = {
     "diff": "diff_cmd",
     "export": "export_cmd",
     "batches": "batches_cmd",
+    "fmt": "fmt_cmd",
+    "schema": "schema_cmd",
+    "breaking": "breaking_cmd",
+    "lsp": "lsp_cmd",
 }
 
 

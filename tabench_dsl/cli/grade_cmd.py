@@ -56,6 +56,7 @@ from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
+from .regrade import without_changed
 from .spend_flags import add_max_cost_option, cap_message, capped_options, check_max_cost
 from .tag_flags import add_tag_option
 
@@ -123,6 +124,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--resume",
         action="store_true",
         help="append to an existing --out: skip pairs done, grade again those in error",
+    )
+    add(
+        "--regrade-changed",
+        action="store_true",
+        help="with --resume: grade again the pairs whose question's prompt changed since (prompt_sha256)",
     )
     add_grading_options(parser)
     add_reasoning_option(parser)
@@ -234,6 +240,8 @@ def _check_args(args: argparse.Namespace) -> None:
     check_grading_options(args)
     check_batch_options(args)
     check_max_cost(args)
+    if args.regrade_changed and not args.resume:
+        raise UsageError("--regrade-changed goes with --resume")
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"
@@ -307,6 +315,8 @@ def run(args: argparse.Namespace) -> int:
         _check_slice(args, compiled.questions)
         unanswered = MissingAnswers(args, compiled, out)
         skip = unanswered.skip(done_pairs(out)) if args.resume else set()
+        if args.regrade_changed:
+            skip = without_changed(out, compiled, skip)
 
         total = count_answers(args.answers)
         if args.limit is not None:  # the answers --resume skips pass the limit and count as done

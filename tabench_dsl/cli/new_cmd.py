@@ -1,9 +1,11 @@
 """`tabench new NAME [--dir PARENT]`: start a battery from a commented template.
 
 It writes `NAME/battery.yaml`, `NAME/NAME.policy` and `NAME/questions/NAME.rubric` (one question
-that uses every field) from the files in `tabench_dsl/starter_battery/`, with `$name` filled in. The
-result compiles, lints with no warning and calibrates at 100% with the builtin judge. An existing
-folder is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9][a-z0-9._-]*`).
+that uses every field), and `NAME/battery.schema.json`, the manifest's JSON Schema, which the
+manifest's first line names for YAML editors, from the files in `tabench_dsl/starter_battery/`,
+with `$name` filled in. The result compiles, lints with no warning and calibrates at 100% with the
+builtin judge. An existing folder is never overwritten (exit 2), and NAME must be a battery name
+(`[a-z0-9][a-z0-9._-]*`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ FILES: dict[str, str] = {
     "battery.policy": "{name}.policy",
     "question.rubric": "questions/{name}.rubric",
 }
+
+
+#: The manifest's JSON Schema, written beside it and named by its first line.
+SCHEMA_FILE = "battery.schema.json"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,12 +74,24 @@ def create_battery(name: str, parent: Path) -> Path:
     for template, target in FILES.items():
         text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(name=name)
         (folder / target.format(name=name)).write_text(text, encoding="utf-8")
+    _write_schema(folder)
     return folder
+
+
+def _write_schema(folder: Path) -> None:
+    """The manifest's JSON Schema beside it: its first line names it, so YAML editors check and
+    complete the manifest offline (`tabench schema battery` prints the current one)."""
+    import json
+
+    from ..language.schemas import battery_schema
+
+    text = json.dumps(battery_schema(), indent=2) + "\n"
+    (folder / SCHEMA_FILE).write_text(text, encoding="utf-8")
 
 
 def run(args: argparse.Namespace) -> int:
     """Create the battery and say what to do next."""
     folder = shown(str(create_battery(args.name, args.dir)))
-    print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric")
+    print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric, {SCHEMA_FILE}")
     print(f"next: edit the question, then `tabench lint {folder}` and `tabench calibrate {folder}`")
     return 0

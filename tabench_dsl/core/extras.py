@@ -3,6 +3,7 @@ through `require`, at the moment it is used, and its absence is a usage error na
 
     inspect   inspect_ai: Inspect AI logs as answers, a battery as an Inspect scorer
     parquet   pyarrow: `tabench export --format parquet`
+    lsp       pygls: `tabench lsp`, the language server
 
 Imported lazily so that `tabench grade` on a JSONL file, and everything else, starts as fast as
 before and works where the extras are absent.
@@ -16,7 +17,7 @@ from types import ModuleType
 from .errors import UsageError
 
 #: Extra name -> the distribution it brings, as a user would look it up.
-EXTRAS = {"inspect": "inspect_ai", "parquet": "pyarrow"}
+EXTRAS = {"inspect": "inspect_ai", "parquet": "pyarrow", "lsp": "pygls"}
 
 
 def missing_extra_message(extra: str, purpose: str) -> str:

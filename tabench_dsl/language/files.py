@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..core.errors import SpecError
@@ -30,6 +32,27 @@ BOM = b"\xef\xbb\xbf"
 #: A lone surrogate: a code point UTF-8 cannot encode, which only an escape (`"\\ud800"` in a
 #: rubric string, a YAML double-quoted value) can put in spec text.
 SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+#: Texts that stand for files (real path -> text) while `texts_in_place_of_files` is in force: an
+#: editor's unsaved buffers, read by the language server as the battery's files; and the real paths
+#: of those read so far.
+_IN_PLACE: ContextVar[tuple[Mapping[str, str], set[str]] | None] = ContextVar(
+    "in_place_of_files", default=None
+)
+
+
+@contextmanager
+def texts_in_place_of_files(texts: Mapping[str, str]) -> Iterator[set[str]]:
+    """Within the block, `read_spec_text` of a file whose real path is a key of `texts` gives that
+    text instead of the file's (the language server lints the buffers an editor holds). Yields the
+    set of the real paths of those texts read so far (which of them the battery names)."""
+    read: set[str] = set()
+    token = _IN_PLACE.set(({os.path.realpath(path): text for path, text in texts.items()}, read))
+    try:
+        yield read
+    finally:
+        _IN_PLACE.reset(token)
 
 
 class Refused(Exception):
@@ -60,6 +83,13 @@ def read_spec_text(file: str | Path, what: str) -> str:
     bytes that are not UTF-8, and `OSError` (FileNotFoundError included) as the system gives it.
     Containment is the caller's check (`is_inside`): only it knows which folders are allowed.
     """
+    in_place = _IN_PLACE.get()
+    if in_place is not None:
+        real = os.path.realpath(file)
+        text = in_place[0].get(real)
+        if text is not None:
+            in_place[1].add(real)
+            return text.removeprefix("\ufeff")
     if not stat.S_ISREG(os.stat(file).st_mode):
         raise Refused("is not a regular file")
     # O_NONBLOCK: if the file was swapped for a FIFO since the stat, the open still returns.

@@ -63,6 +63,9 @@ def test_every_command_has_a_description_and_its_exit_codes(
 def test_positional_names_are_uppercase(command: str) -> None:
     positionals = [a for a in subparser(command)._actions if not a.option_strings]
     names = [a.metavar for a in positionals if not isinstance(a, argparse._HelpAction)]
+    if command == "lsp":  # the language server reads its files from the editor, not the command line
+        assert names == []
+        return
     assert names and all(name and name.isupper() for name in names), names
 
 

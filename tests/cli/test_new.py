@@ -19,6 +19,7 @@ def test_new_battery_compiles_lints_clean_and_calibrates_at_100(
     assert main(["new", "my-bench", "--dir", str(tmp_path)]) == 0
     folder = tmp_path / "my-bench"
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [
+        "battery.schema.json",
         "battery.yaml",
         "my-bench.policy",
         "questions/my-bench.rubric",
