@@ -9,14 +9,22 @@ point, the command runs in a subprocess under RLIMIT_AS.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import resource
+import subprocess
+import sys
+import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
+from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.batch import Ended, Submitted, ledger_path
 from tabench_dsl.grading.batch.ledger import Ledger
 
@@ -150,3 +158,134 @@ async def test_a_ledger_service_is_not_printed_raw(work: Path, capsys) -> None:
     assert await run(["batches", "results.jsonl"]) == 0  # an ended batch is not asked about
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b]0;pwned" in out and "\\x1b[2J" in out
+
+
+# 2. Inspect logs bounded before Inspect's reader sees them ------------------------------------
+
+#: The address space a command run under `limited` may use: far more than grading a small file
+#: needs, far less than what an unbounded reader takes on these files.
+MEMORY_LIMIT = 3 * 1024**3
+
+
+def limited(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`tabench ARGV` in a subprocess whose address space is capped at `MEMORY_LIMIT` (RLIMIT_AS)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cwd / "xdg-cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "tabench_dsl", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=cap,
+    )
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def grade_argv(work: Path, *answers: Path) -> list[str]:
+    argv = ["grade", str(work / "battery"), "--out", str(work / "results.jsonl"), "--no-cache"]
+    for path in answers:
+        argv += ["--answers", str(path)]
+    return argv
+
+
+def good_log(path: Path, answer: str = "an answer") -> Path:
+    """A one-sample Inspect log (`.eval` or `.json` by its suffix), written by Inspect itself."""
+    log_api = pytest.importorskip("inspect_ai.log")
+    from inspect_ai.model import ModelOutput
+
+    spec = log_api.EvalSpec(
+        created="2026-01-01T00:00:00+00:00",
+        task="demo",
+        dataset=log_api.EvalDataset(),
+        model="openai/good",
+        config=log_api.EvalConfig(),
+    )
+    sample = log_api.EvalSample(
+        id="h03", epoch=1, input="q", target="t", output=ModelOutput.from_content("openai/good", answer)
+    )
+    log = log_api.EvalLog(eval=spec, samples=[sample], status="success")
+    log_api.write_eval_log(log, str(path), format="eval" if path.suffix == ".eval" else "json")
+    return path
+
+
+def test_a_deeply_nested_json_file_is_not_read_as_a_log(work: Path) -> None:
+    write_battery(work)
+    deep = work / "deep.json"
+    deep.write_bytes(b'{"answer": ' + b"[" * 200_000 + b"\n")  # 200 KB: Inspect's reader took 24 GB
+    done = limited(grade_argv(work, deep), work)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{deep}:1: bad answer" in done.stderr
+
+
+def test_a_nested_log_is_a_positioned_error_and_the_other_logs_are_graded(work: Path) -> None:
+    write_battery(work)
+    good = good_log(work / "good.eval")
+    deep = work / "deep.json"
+    deep.write_bytes(b'{\n  "version": 2,\n  "eval": ' + b"[" * 200_000 + b"\n")
+    done = limited(grade_argv(work, deep, good), work)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{deep}:3:" in done.stderr and "nested deeper than 100 levels" in done.stderr
+    assert [r.system for r in iter_records(work / "results.jsonl")] == ["openai/good"]
+
+
+def test_an_eval_zip_bomb_is_refused_before_it_is_inflated(work: Path) -> None:
+    write_battery(work)
+    bomb = good_log(work / "bomb.eval")
+    with zipfile.ZipFile(bomb, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        # 100 MB of answer in about 100 KB; the limit is on what an entry declares inflated.
+        text = b'{"id": "h03", "output": {"completion": "' + b"a" * 100_000_000 + b'"}}'
+        archive.writestr("samples/h03_epoch_2.json", text)
+    del text
+    assert bomb.stat().st_size < 1_000_000
+    good = good_log(work / "good.json")
+    done = limited(grade_argv(work, bomb, good), work)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        f"{bomb}:1: " in done.stderr
+        and "'samples/h03_epoch_2.json' declares 100,000,043 bytes" in done.stderr
+    )
+    assert [r.system for r in iter_records(work / "results.jsonl")] == ["openai/good"]
+    assert (work / "results.jsonl").stat().st_size < 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fault"),
+    [
+        ("notzip.eval", b"this is not a zip archive", "not a readable .eval archive"),
+        ("badheader.eval", b"PK\x03\x04" + b"\x00" * 200, "not a readable .eval archive"),
+        ("types.json", b'{"version": 2, "eval": 5, "samples": "x"}', "not a readable Inspect log"),
+        ("cut.json", b'{"version": 2, "eval": {"task": ', "not a readable Inspect log"),
+    ],
+)
+def test_a_malformed_log_is_named_and_the_others_are_graded(
+    work: Path, capsys, name: str, content: bytes, fault: str
+) -> None:
+    write_battery(work)
+    good = good_log(work / "good.eval")
+    bad = work / name
+    bad.write_bytes(content)
+    assert main(grade_argv(work, bad, good)) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:1: " in err and fault in err
+    assert [r.system for r in iter_records(work / "results.jsonl")] == ["openai/good"]
+
+
+def test_an_oversized_answer_in_a_log_is_stored_cut(work: Path, capsys) -> None:
+    write_battery(work)
+    answer = "é" + "x" * 300_000
+    log = good_log(work / "big.eval", answer)
+    assert main([*grade_argv(work, log), "--max-answer-bytes", "1000"]) == 0
+    (record,) = list(iter_records(work / "results.jsonl"))
+    assert record.cause == "oversized" and record.answer == answer[:999]
+    whole = answer.encode("utf-8")
+    assert f"{len(whole)} bytes" in record.reason and hashlib.sha256(whole).hexdigest() in record.reason
