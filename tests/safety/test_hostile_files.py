@@ -289,3 +289,79 @@ def test_an_oversized_answer_in_a_log_is_stored_cut(work: Path, capsys) -> None:
     assert record.cause == "oversized" and record.answer == answer[:999]
     whole = answer.encode("utf-8")
     assert f"{len(whole)} bytes" in record.reason and hashlib.sha256(whole).hexdigest() in record.reason
+
+
+# 3. Judge calls follow no redirect ------------------------------------------------------------
+
+
+def answers(work: Path) -> Path:
+    path = work / "answers.jsonl"
+    path.write_text('{"system": "s", "question": "h03", "answer": "an answer"}\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("judge", "status"), [("anthropic:m", 307), ("anthropic:m", 308), ("url", 307)])
+async def test_a_judge_redirect_is_an_error_and_the_key_does_not_follow(
+    work: Path, recorder, monkeypatch, capsys, judge: str, status: int
+) -> None:
+    write_battery(work, t1=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_CANARY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_CANARY)
+    thief = await recorder()
+    port = thief.url.rsplit(":", 1)[1]
+    redirector = await recorder(status, {}, {"Location": f"http://localhost:{port}/v1/messages"})
+    if judge == "url":
+        judge = redirector.url
+    else:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", redirector.url)
+    argv = [*grade_argv(work, answers(work)), "--judge", judge, "--model", "m", "--retries", "0"]
+    assert await run(argv) == 1
+    (record,) = list(iter_records(work / "results.jsonl"))
+    assert record.verdict == "error"
+    assert f"HTTP {status}, a redirect to localhost" in record.reason and "not followed" in record.reason
+    assert len(redirector.requests) == 1 and thief.requests == []
+
+
+async def test_a_batch_service_redirect_is_not_followed(work: Path, recorder, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_CANARY)
+    thief = await recorder()
+    redirector = await recorder(308, {}, {"Location": thief.url.replace("127.0.0.1", "localhost") + "/v1/x"})
+    write_ledger(work / "results.jsonl", service="openai", endpoint=redirector.url + "/v1")
+    assert await run(["batches", "results.jsonl", "--judge", redirector.url]) == 1
+    err = capsys.readouterr().err
+    assert "HTTP 308, a redirect to localhost" in err
+    assert len(redirector.requests) == 1 and thief.requests == []
+
+
+# 8. Batch replies: keys scrubbed from ids and states, size-limited, split in linear time -------
+
+
+async def test_a_key_in_a_batch_id_or_state_is_not_printed(work: Path, recorder, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_CANARY)
+    echo = await recorder(200, {"id": f"batch_{OPENAI_CANARY}", "status": f"in_progress {OPENAI_CANARY}"})
+    write_ledger(work / "results.jsonl", service="openai", endpoint=echo.url + "/v1")
+    assert await run(["batches", "results.jsonl", "--judge", echo.url]) == 0
+    captured = capsys.readouterr()
+    assert OPENAI_CANARY not in captured.out + captured.err and "[redacted]" in captured.out
+
+
+async def test_a_batch_control_reply_is_size_limited(work: Path, recorder, monkeypatch, capsys) -> None:
+    huge = await recorder(200, {"id": "batch_x", "status": "in_progress", "pad": "x" * 2_000_000})
+    write_ledger(work / "results.jsonl", service="openai", endpoint=huge.url + "/v1")
+    assert await run(["batches", "results.jsonl", "--judge", huge.url]) == 1
+    assert "a reply over 524,288 bytes" in capsys.readouterr().err
+
+
+def test_result_lines_are_split_in_linear_time_and_a_long_one_is_dropped() -> None:
+    from tabench_dsl.grading.batch.service import LineSplitter
+
+    splitter = LineSplitter(100)
+    lines = (
+        splitter.feed(b"ab") + splitter.feed(b"c\n\nd") + splitter.feed(b"x" * 200) + splitter.feed(b"\ne")
+    )
+    assert lines + splitter.end() == [b"abc", b"e"]
+    # One long line in many small chunks: each byte is looked at once (no re-split of what came).
+    splitter = LineSplitter(10_000_000)
+    for _ in range(20_000):
+        assert splitter.feed(b"y" * 256) == []
+    assert splitter.end() == [b"y" * 5_120_000]
