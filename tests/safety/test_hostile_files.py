@@ -365,3 +365,73 @@ def test_result_lines_are_split_in_linear_time_and_a_long_one_is_dropped() -> No
     for _ in range(20_000):
         assert splitter.feed(b"y" * 256) == []
     assert splitter.end() == [b"y" * 5_120_000]
+
+
+# 4. Every output through one door: never through a link, never over a file not ours ----------
+
+
+def results_file(work: Path) -> Path:
+    path = work / "results.jsonl"
+    write_battery(work)
+    assert main([*grade_argv(work, answers(work))]) == 0
+    return path
+
+
+@pytest.mark.parametrize("dangling", [True, False])
+def test_no_output_is_written_through_a_link(work: Path, capsys, dangling: bool) -> None:
+    results = results_file(work)
+    target = work / "elsewhere" / "target.txt"
+    target.parent.mkdir()
+    if not dangling:
+        target.write_text("the user's own file\n", encoding="utf-8")
+    commands = {
+        "report.html": ["report", str(results), "--html", "{out}"],
+        "export.csv": ["export", str(results), "--format", "csv", "--out", "{out}"],
+        "again.jsonl": ["grade", str(work / "battery"), "--answers", str(answers(work)), "--out", "{out}"],
+    }
+    for name, argv in commands.items():
+        link = work / name
+        link.symlink_to(target)
+        capsys.readouterr()
+        assert main([arg.replace("{out}", str(link)) for arg in argv]) == 2, name
+        err = capsys.readouterr().err
+        assert "is a symbolic link; tabench never writes through a link" in err, (name, err)
+        assert target.exists() is not dangling
+        if not dangling:
+            assert target.read_text(encoding="utf-8") == "the user's own file\n"
+        link.unlink()
+
+
+def test_appending_never_goes_through_a_link_even_past_the_check(work: Path) -> None:
+    from tabench_dsl.core.errors import UsageError
+    from tabench_dsl.core.results import ResultsWriter
+
+    target = work / "target.jsonl"
+    (work / "link.jsonl").symlink_to(target)
+    with pytest.raises(UsageError, match="symbolic link"):
+        ResultsWriter(work / "link.jsonl")
+    with pytest.raises(UsageError, match="symbolic link"):
+        Ledger(work / "link.jsonl")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("kind", ["foreign", "dangling"])
+def test_grade_batch_never_cuts_or_appends_to_a_ledger_it_did_not_write(
+    work: Path, capsys, kind: str
+) -> None:
+    write_battery(work)
+    ledger = ledger_path(work / "results.jsonl")
+    target = work / "notes.txt"
+    if kind == "foreign":
+        ledger.write_bytes(b"my notes\nlast line without a break")
+    else:
+        ledger.symlink_to(target)
+    argv = [*grade_argv(work, answers(work)), "--judge", "http://127.0.0.1:9/v1", "--model", "m", "--batch"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert str(ledger) in err
+    if kind == "foreign":
+        assert "is not a batch ledger written by tabench" in err
+        assert ledger.read_bytes() == b"my notes\nlast line without a break"
+    else:
+        assert "symbolic link" in err and not target.exists()
