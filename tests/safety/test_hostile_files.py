@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import resource
 import subprocess
@@ -18,6 +19,7 @@ import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -435,3 +437,41 @@ def test_grade_batch_never_cuts_or_appends_to_a_ledger_it_did_not_write(
         assert ledger.read_bytes() == b"my notes\nlast line without a break"
     else:
         assert "symbolic link" in err and not target.exists()
+
+
+# 5. Spreadsheet-safe CSV; 8. Parquet export of out-of-range counts ---------------------------
+
+FORMULAS = ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\tx", "\rx"]
+
+
+def test_every_csv_cell_that_starts_like_a_formula_gets_a_quote(work: Path, capsys) -> None:
+    import csv
+
+    from support.make_results import make_record, write_results
+
+    records = [make_record(f, "q1", "pass", answer=f) for f in FORMULAS]
+    results = write_results(work / "results.jsonl", records)
+    assert main(["export", str(results), "--format", "csv", "--out", str(work / "out.csv")]) == 0
+    with open(work / "out.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["system"] for r in rows) == sorted("'" + f for f in FORMULAS)
+    assert sorted(r["answer"] for r in rows) == sorted("'" + f for f in FORMULAS)
+    assert {r["verdict"] for r in rows} == {"pass"}  # ordinary text is left as it is
+    capsys.readouterr()
+    assert main(["totals", str(results), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted(r["system"] for r in rows) == sorted("'" + f for f in FORMULAS)
+
+
+def test_parquet_export_survives_out_of_range_token_counts(work: Path) -> None:
+    parquet = pytest.importorskip("pyarrow.parquet")
+    from support.make_results import make_record, write_results
+
+    from tabench_dsl.core.records import Tokens
+
+    record = make_record("s", "q1", "pass")
+    attempt = msgspec.structs.replace(record.attempts[0], tokens=Tokens(prompt=2**64 - 1, completion=2**63))
+    results = write_results(work / "results.jsonl", [msgspec.structs.replace(record, attempts=[attempt] * 2)])
+    assert main(["export", str(results), "--format", "parquet", "--out", str(work / "out.parquet")]) == 0
+    table = parquet.read_table(work / "out.parquet").to_pylist()
+    assert table[0]["prompt_tokens"] is None and table[0]["completion_tokens"] is None
