@@ -176,6 +176,20 @@ def check_ledger_out(results: str | Path) -> None:
     )
 
 
+def is_cache_file(path: Path) -> bool:
+    """True for an SQLite database, as the reply cache is (its first 16 bytes say so)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def check_cache_out(path: str | Path) -> None:
+    """`check_output` for the reply cache a grading writes replies to."""
+    check_output(path, option="--cache", kind="a reply cache", recognise=is_cache_file, append=True)
+
+
 def check_decisions_out(path: str | Path, *, results: str | Path) -> None:
     """`check_output` for the decisions file beside `results` that `view` and `adjudicate` append to."""
     check_output(

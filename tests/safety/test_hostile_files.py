@@ -23,6 +23,7 @@ import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from support.helpers_grading import PASS as PASS_REPLY
 from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
@@ -475,3 +476,92 @@ def test_parquet_export_survives_out_of_range_token_counts(work: Path) -> None:
     assert main(["export", str(results), "--format", "parquet", "--out", str(work / "out.parquet")]) == 0
     table = parquet.read_table(work / "out.parquet").to_pylist()
     assert table[0]["prompt_tokens"] is None and table[0]["completion_tokens"] is None
+
+
+# 6. A reply cache is the user's -------------------------------------------------------------
+
+
+def judge_argv(work: Path, url: str, out: str, *extra: str) -> list[str]:
+    battery = str(work / "battery")
+    return [
+        "grade",
+        battery,
+        "--answers",
+        str(answers(work)),
+        "--judge",
+        url,
+        "--model",
+        "m",
+        "--out",
+        out,
+        *extra,
+    ]
+
+
+async def test_a_cache_shipped_in_the_working_folder_is_not_used(work: Path, judge_server) -> None:
+    write_battery(work, t1=False)
+    server = await judge_server([PASS_REPLY])
+    # A repository cloned with its own `.tabench/cache.sqlite`, where every row says "pass".
+    assert (
+        await run(judge_argv(work, server.url, "r1.jsonl", "--cache", str(work / ".tabench/cache.sqlite")))
+        == 0
+    )
+    calls = server.calls
+    assert await run(judge_argv(work, server.url, "r2.jsonl")) == 0
+    assert server.calls == calls + 1  # asked again: the working folder's cache is not the default
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "content = X'00ff'",
+        "prompt_tokens = 'many'",
+        "completion_tokens = -5",
+        "cached_prompt_tokens = 1.5",
+        "content = NULL",
+    ],
+)
+async def test_a_bad_cache_row_is_a_miss(work: Path, judge_server, planted: str) -> None:
+    import sqlite3
+
+    write_battery(work, t1=False)
+    server = await judge_server([PASS_REPLY])
+    cache = work / "mine.sqlite"
+    assert await run(judge_argv(work, server.url, "r1.jsonl", "--cache", str(cache))) == 0
+    db = sqlite3.connect(cache)
+    if "NULL" in planted:  # the column is NOT NULL: a hostile file is made without that rule
+        db.execute("ALTER TABLE replies RENAME TO old")
+        db.execute("CREATE TABLE replies AS SELECT * FROM old")
+        db.execute("DROP TABLE old")
+    db.execute(f"UPDATE replies SET {planted}")
+    db.commit()
+    db.close()
+    calls = server.calls
+    assert await run(judge_argv(work, server.url, "r2.jsonl", "--cache", str(cache))) == 0
+    assert server.calls == calls + 1
+    assert [r.verdict for r in iter_records(work / "r2.jsonl")] == ["pass"]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("owned", ["file", "folder"])
+async def test_a_default_cache_another_user_owns_is_not_opened(work: Path, capsys, owned: str) -> None:
+    write_battery(work, t1=False)
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "tabench" / "cache.sqlite"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(b"")
+    os.chown(cache if owned == "file" else cache.parent, 54321, 54321)
+    assert await run(judge_argv(work, "http://127.0.0.1:9/v1", "r.jsonl")) == 2
+    err = capsys.readouterr().err
+    assert "belongs to another user and is not opened" in err
+    assert cache.read_bytes() == b""
+    # Named, it is the user's choice.
+    assert "--cache" in err
+
+
+def test_a_cache_is_never_opened_through_a_link(work: Path, capsys) -> None:
+    write_battery(work, t1=False)
+    target = work / "elsewhere.sqlite"
+    (work / "link.sqlite").symlink_to(target)
+    argv = judge_argv(work, "http://127.0.0.1:9/v1", "r.jsonl", "--cache", str(work / "link.sqlite"))
+    assert main(argv) == 2
+    assert "symbolic link" in capsys.readouterr().err and not target.exists()
