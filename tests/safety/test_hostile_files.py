@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import json
 import os
 import resource
 import subprocess
@@ -565,3 +566,54 @@ def test_a_cache_is_never_opened_through_a_link(work: Path, capsys) -> None:
     argv = judge_argv(work, "http://127.0.0.1:9/v1", "r.jsonl", "--cache", str(work / "link.sqlite"))
     assert main(argv) == 2
     assert "symbolic link" in capsys.readouterr().err and not target.exists()
+
+
+# 7. A battery's own scorer cannot hang or exhaust the machine ---------------------------------
+
+SHIPPED_SCORER = ROOT / "specs" / "tabench-1.1"
+
+
+def own_scorer(work: Path, extra: str) -> Path:
+    """The shipped scorer copied into the battery, `extra` appended to its scorer.yaml."""
+    import shutil
+
+    battery = work / "battery"
+    folder = battery / "scorer"
+    shutil.copytree(SHIPPED_SCORER, folder)
+    settings = folder / "scorer.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    manifest = battery / "battery.yaml"
+    manifest.write_text(manifest.read_text().replace("scorer: tabench-1.1", "scorer: scorer"))
+    return settings
+
+
+def test_a_backtracking_injection_pattern_runs_in_linear_time(work: Path) -> None:
+    write_battery(work, t1=False)
+    own_scorer(work, "  - '^(a+)+$'\n")  # Python's engine: 2**44 steps on the answer below
+    path = work / "answers.jsonl"
+    path.write_text(json.dumps({"system": "s", "question": "h03", "answer": "a" * 44 + "!"}) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "tabench_dsl", *grade_argv(work, path)],
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = list(iter_records(work / "results.jsonl"))
+    assert record.injection_suspect is False
+
+
+@pytest.mark.parametrize(("pattern", "why"), [(r"(\w+) \1", "invalid escape"), ("x(?=y)", "invalid perl")])
+def test_an_injection_pattern_re2_cannot_run_is_a_lint_error_at_its_line(
+    work: Path, capsys, pattern: str, why: str
+) -> None:
+    write_battery(work)
+    settings = own_scorer(work, f"  - '{pattern}'\n")
+    line = len(settings.read_text().splitlines())
+    assert main(["lint", str(work / "battery")]) == 2
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert f"{settings.resolve()}:{line}:5: injection: pattern {pattern!r} cannot be used" in text, text
+    assert why in text and "linear time" in text
