@@ -617,3 +617,35 @@ def test_an_injection_pattern_re2_cannot_run_is_a_lint_error_at_its_line(
     text = out.out + out.err
     assert f"{settings.resolve()}:{line}:5: injection: pattern {pattern!r} cannot be used" in text, text
     assert why in text and "linear time" in text
+
+
+@pytest.mark.parametrize(
+    ("expression", "fault"),
+    [
+        ('{{ "x" * 10**10 }}', "'*' would build 10,000,000,000"),
+        ('{{ ["x"] * 10**10 }}', "'*' would build"),
+        ("{{ 2 ** 100000000 }}", "'**' would compute a number over 256 bits"),
+        (
+            '{% set ns = namespace(s="x") %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}',
+            "'~' would build",
+        ),
+        ('{{ "x"|center(1000000000) }}', "was given 1000000000"),
+        ('{{ "x".center(1000000000) }}', "a call was given 1000000000"),
+        (
+            "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
+            "more than 2,000,000 steps",
+        ),
+    ],
+)
+def test_a_template_cannot_build_too_much_or_run_too_long(work: Path, expression: str, fault: str) -> None:
+    write_battery(work)
+    own_scorer(work, "")
+    system = work / "battery" / "scorer" / "system.j2"
+    text = system.read_text(encoding="utf-8")
+    system.write_text(text + "\n" + expression + "\n", encoding="utf-8")
+    line = len((text + "\n" + expression).splitlines())
+    done = limited(["compile", str(work / "battery")], work)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"system.j2:{line}:" in done.stderr and fault in done.stderr, done.stderr
+    assert "template over a limit" in done.stderr
