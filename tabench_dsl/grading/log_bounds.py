@@ -38,6 +38,12 @@ _HEAD_BYTES = 4096
 _LOG_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*\d')
 #: A JSON string (skipped whole, in linear time) or a bracket.
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+#: How many bytes `_brackets` takes at a time (then on to the next quote that ends no escape).
+_PIECE = 1 << 20
+#: Every byte that is not a bracket (`bytes.translate` deletes them).
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+#: Both kinds of bracket as one: `[` and `{` as `(`, `]` and `}` as `)`.
+_ONE_KIND = bytes.maketrans(b"[]{}", b"()()")
 
 
 class LogRejected(Exception):
@@ -102,8 +108,45 @@ def _check_archive(path: str | Path) -> None:
         raise LogRejected(f"not a readable .eval archive ({exc})") from None
 
 
+def _within_depth(data: bytes) -> bool:
+    """True when `data` nests at most `MAX_LOG_DEPTH` deep, told at the speed of `re` and
+    `bytes.translate`: strings dropped, then every byte but brackets, then the innermost pairs
+    taken away once per level allowed (`bytes.replace` finds the pairs of the text it is given, so
+    one pass takes one level). False for deeper nesting and for unbalanced brackets."""
+    brackets = _brackets(data).translate(_ONE_KIND)
+    for _ in range(MAX_LOG_DEPTH):
+        if not brackets:
+            return True
+        brackets = brackets.replace(b"()", b"")
+    return not brackets
+
+
+def _brackets(data: bytes) -> bytes:
+    """The brackets of `data` outside its strings, in order. Taken a piece at a time, each cut just
+    before a quote that follows no backslash (a real quote, so no escape spans two pieces): in a
+    piece, escaped backslashes and then escaped quotes are dropped, so every quote left opens or
+    closes a string, and the parts between quotes alternate outside and inside."""
+    out: list[bytes] = []
+    inside = False
+    start = 0
+    while start < len(data):
+        stop = data.find(b'"', min(start + _PIECE, len(data)))
+        while stop > 0 and data[stop - 1] == 0x5C:  # a backslash: maybe an escaped quote
+            stop = data.find(b'"', stop + 1)
+        stop = len(data) if stop < 0 else stop
+        parts = data[start:stop].replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
+        out.append(b"".join(parts[1::2] if inside else parts[0::2]).translate(None, _NOT_BRACKETS))
+        inside ^= len(parts) % 2 == 0  # an odd number of quotes in the piece
+        start = stop
+    return b"".join(out)
+
+
 def _check_depth(data: bytes, where: str) -> None:
-    """`LogRejected` at the first bracket that nests `data` deeper than `MAX_LOG_DEPTH`."""
+    """`LogRejected` at the first bracket that nests `data` deeper than `MAX_LOG_DEPTH`. Most logs
+    pass the fast check; only one that fails it is walked token by token, to place the fault (or to
+    find its brackets unbalanced, which Inspect's reader reports)."""
+    if _within_depth(data):
+        return
     depth = 0
     for token in _TOKENS.finditer(data):
         char = token.group()

@@ -138,9 +138,37 @@ def _grammar_cache(name: str) -> str | bool:
     return os.path.join(folder, f"{name}-lark{lark.__version__}-py{python}.cache")
 
 
+#: The longest line a rubric or policy file may have (characters): a field text longer than this
+#: belongs in a triple-quoted string over several lines, and Lark's time on one line grows faster
+#: than its length.
+MAX_LINE_CHARS = 64 * 1024
+
+
+def check_line_lengths(text: str, path: str) -> None:
+    """`SpecError` at the first line of `text` longer than `MAX_LINE_CHARS`, found in one pass."""
+    start = 0
+    number = 1
+    while True:
+        end = text.find("\n", start)
+        stop = len(text) if end < 0 else end
+        if stop - start > MAX_LINE_CHARS:
+            raise SpecError(
+                f"line {number} is {stop - start:,} characters long, over the limit of {MAX_LINE_CHARS:,}",
+                path=path,
+                line=number,
+                col=MAX_LINE_CHARS + 1,
+                source_line=text[start : start + 60] + "...",
+                hint='write a long text as a triple-quoted string ("""...""") over several lines',
+            )
+        if end < 0:
+            return
+        start, number = end + 1, number + 1
+
+
 def parse_rubric(text: str, path: str | Path) -> RubricFile:
     """Parse the text of a rubric file. Raises `SpecError` at the first syntax error."""
     path = str(path)
+    check_line_lengths(text, path)
     parsed = _read_coarse(text, path)
     return parsed if parsed is not None else _read_by_tokens(text, path)
 
@@ -178,6 +206,7 @@ def _read_by_tokens(text: str, path: str) -> RubricFile:
 def parse_policy(text: str, path: str | Path) -> PolicyFile:
     """Parse the text of a policy file. Raises `SpecError` at the first syntax error."""
     path = str(path)
+    check_line_lengths(text, path)
     lines = text.split("\n")
     try:
         tree = _parser("policy.lark").parse(text)

@@ -649,3 +649,37 @@ def test_a_template_cannot_build_too_much_or_run_too_long(work: Path, expression
     assert "Traceback" not in done.stderr
     assert f"system.j2:{line}:" in done.stderr and fault in done.stderr, done.stderr
     assert "template over a limit" in done.stderr
+
+
+def test_a_rubric_line_over_the_limit_is_a_positioned_error(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    rubric = battery / "questions.rubric"
+    text = rubric.read_text(encoding="utf-8")
+    rubric.write_text(text + 'note "' + "x" * 200_000 + '"\n', encoding="utf-8")
+    line = len(text.splitlines()) + 1
+    assert main(["lint", str(battery)]) == 2
+    out = capsys.readouterr()
+    assert f"{rubric.resolve()}:{line}:65537: line {line} is 200,007 characters long" in out.out + out.err
+
+
+BILLION_LAUGHS = "".join(
+    f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+def test_yaml_alias_expansion_is_capped_with_a_positioned_error(work: Path) -> None:
+    battery = write_battery(work)
+    manifest = battery / "battery.yaml"
+    manifest.write_text(
+        manifest.read_text() + "x-laughs:\n  a: &a [lol]\n" + _indent(BILLION_LAUGHS), encoding="utf-8"
+    )
+    done = limited(["lint", str(battery)], work)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "values once its aliases are expanded" in done.stdout + done.stderr
+    assert f"{manifest.resolve()}:" in done.stdout + done.stderr
+
+
+def _indent(text: str) -> str:
+    return "".join("  " + line + "\n" for line in text.splitlines())
