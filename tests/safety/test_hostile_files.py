@@ -683,3 +683,34 @@ def test_yaml_alias_expansion_is_capped_with_a_positioned_error(work: Path) -> N
 
 def _indent(text: str) -> str:
     return "".join("  " + line + "\n" for line in text.splitlines())
+
+
+SLOW_PHRASE_CHECK = """
+import sys, time
+from tabench_dsl.grading.contradiction import ContradictionCheck
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.render import compile_battery
+compiled = compile_battery(load_battery(sys.argv[1]))
+check = ContradictionCheck.from_settings(compiled.settings.contradiction)
+start = time.monotonic()
+print(check.conclusion("a" * 40), round(time.monotonic() - start, 1))
+"""
+
+
+def test_a_backtracking_contradiction_phrase_costs_at_most_its_budget(work: Path) -> None:
+    write_battery(work)
+    settings = own_scorer(work, "")
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(
+        text.replace("  pass_shaped:\n", "  pass_shaped:\n    - '(a+)+b'\n", 1), encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SLOW_PHRASE_CHECK, str(work / "battery")],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,  # Python's engine: 2**40 steps
+    )
+    assert done.returncode == 0, done.stderr
+    conclusion, seconds = done.stdout.split()
+    assert conclusion == "None" and float(seconds) < 5
