@@ -34,6 +34,7 @@ from ..core.errors import SpecError
 from ..core.nodes import Pos, Rule
 from ..core.resources import grammar_dir
 from .files import SURROGATE
+from .line_limits import check_line_lengths
 from .syntax import HINT_ESCAPE, source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
@@ -136,33 +137,6 @@ def _grammar_cache(name: str) -> str | bool:
         return False
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     return os.path.join(folder, f"{name}-lark{lark.__version__}-py{python}.cache")
-
-
-#: The longest line a rubric or policy file may have (characters): a field text longer than this
-#: belongs in a triple-quoted string over several lines, and Lark's time on one line grows faster
-#: than its length.
-MAX_LINE_CHARS = 64 * 1024
-
-
-def check_line_lengths(text: str, path: str) -> None:
-    """`SpecError` at the first line of `text` longer than `MAX_LINE_CHARS`, found in one pass."""
-    start = 0
-    number = 1
-    while True:
-        end = text.find("\n", start)
-        stop = len(text) if end < 0 else end
-        if stop - start > MAX_LINE_CHARS:
-            raise SpecError(
-                f"line {number} is {stop - start:,} characters long, over the limit of {MAX_LINE_CHARS:,}",
-                path=path,
-                line=number,
-                col=MAX_LINE_CHARS + 1,
-                source_line=text[start : start + 60] + "...",
-                hint='write a long text as a triple-quoted string ("""...""") over several lines',
-            )
-        if end < 0:
-            return
-        start, number = end + 1, number + 1
 
 
 def parse_rubric(text: str, path: str | Path) -> RubricFile:
