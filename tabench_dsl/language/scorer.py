@@ -223,7 +223,29 @@ def _contradiction(check: _Checker, value: Any) -> ContradictionSettings:
                 lists[key] = item
         else:
             lists[key] = check.text_list(item, ("contradiction", key), rewrite=phrase_regex)
+            _check_timed(check, item, key)
     return ContradictionSettings(**lists)
+
+
+def _check_timed(check: _Checker, value: Any, key: str) -> None:
+    """A battery's phrases run on the `regex` module (`grading.timed_regex`): a phrase Python's `re`
+    reads but `regex` does not is an error at its own entry too."""
+    import regex
+
+    for position, item in enumerate(value if isinstance(value, list) else ()):
+        if not isinstance(item, str):
+            continue
+        try:
+            re.compile(phrase_regex(item))
+        except re.error:
+            continue  # reported by `text_list`
+        try:
+            regex.compile(phrase_regex(item), regex.VERSION0)
+        except regex.error as exc:
+            check.error(
+                f"contradiction.{key}: pattern {item!r} cannot be used: {exc}",
+                ("contradiction", key, position),
+            )
 
 
 def _injection(check: _Checker, value: Any) -> tuple[str, ...]:
