@@ -379,6 +379,15 @@ def test_no_output_is_written_through_a_link(work: Path, capsys, dangling: bool)
         link.unlink()
 
 
+def test_a_lock_link_shipped_in_a_battery_is_not_written_through(work: Path, capsys) -> None:
+    battery = write_battery(work)
+    target = work / "elsewhere.txt"
+    (battery / "tabench.lock").symlink_to(target)
+    assert main(["compile", str(battery), "--lock"]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert not target.exists() and (battery / "tabench.lock").is_symlink()
+
+
 def test_appending_never_goes_through_a_link_even_past_the_check(work: Path) -> None:
     from tabench_dsl.core.errors import UsageError
     from tabench_dsl.core.results import ResultsWriter
