@@ -8,9 +8,11 @@ usage error naming the path (exit 2), to write:
   link): `report X.jsonl --html X.jsonl` would otherwise replace the results with the page, and
   `grade --out` may be neither the answers file nor the file a `--judge replay:FILE` reads
   (`grading_inputs`);
-- into a folder, a device or a FIFO;
+- into a folder, a device or a FIFO, or through a symbolic link, dangling or not (the file is then
+  opened with `O_NOFOLLOW` too: `core.safe_open`);
 - into an existing non-empty file that is not of the kind the command writes, as tabench wrote it:
-  an HTML report carrying its marker, a results file, a decisions file, a lock. Appending to any
+  an HTML report carrying its marker, a results file, a batch ledger, a decisions file, a lock, a
+  reply cache. Appending to any
   other file would mix records into it, and cutting a torn last line (`results.repair_tail`) would
   cut that file's own last line.
 
@@ -59,11 +61,13 @@ def check_output(
         if source is not None and _same_file(path, Path(source)):
             raise UsageError(f"{where}: that is {role}; tabench never writes over its input")
     try:
-        info = path.stat()
+        info = path.lstat()  # a link, dangling or not, is looked at, never through
     except FileNotFoundError:
         return
     except OSError as exc:
         raise UsageError(f"{where}: cannot check it: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{where} is a symbolic link; tabench never writes through a link")
     if stat.S_ISDIR(info.st_mode):
         raise UsageError(f"{where} is a folder")
     if not stat.S_ISREG(info.st_mode):
@@ -148,6 +152,42 @@ def grading_inputs(*, judge: str | None, answers: str | Path | None = None) -> d
     if judge is not None and judge.startswith("replay:"):
         inputs["the results file --judge replays"] = judge.removeprefix("replay:")
     return inputs
+
+
+def is_ledger_file(path: Path) -> bool:
+    """True for a batch ledger `grade --batch` wrote (`holds_records` of ledger entries)."""
+    from .grading.batch.ledger import entry_decoder
+
+    return holds_records(path, entry_decoder)
+
+
+def check_ledger_out(results: str | Path) -> None:
+    """`check_output` for the batch ledger beside `results` that `grade --batch` appends to (and
+    whose torn last line it cuts): never a file of another kind, nor a link."""
+    from .grading.batch.ledger import ledger_path
+
+    check_output(
+        ledger_path(results),
+        option="",
+        kind="a batch ledger",
+        recognise=is_ledger_file,
+        inputs={"the results file": results},
+        append=True,
+    )
+
+
+def is_cache_file(path: Path) -> bool:
+    """True for an SQLite database, as the reply cache is (its first 16 bytes say so)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def check_cache_out(path: str | Path) -> None:
+    """`check_output` for the reply cache a grading writes replies to."""
+    check_output(path, option="--cache", kind="a reply cache", recognise=is_cache_file, append=True)
 
 
 def check_decisions_out(path: str | Path, *, results: str | Path) -> None:

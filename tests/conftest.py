@@ -12,6 +12,14 @@ from support.judge_server import JudgeServer, Responder, start_judge_server
 StartServer = Callable[..., Awaitable[JudgeServer]]
 
 
+@pytest.fixture(autouse=True)
+def private_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets a cache folder of its own (`XDG_CACHE_HOME`, inherited by the processes it
+    starts): the default reply cache lives there, so no test reads or writes the real
+    `~/.cache/tabench` nor another test's replies."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
 @pytest.fixture
 async def judge_server() -> AsyncIterator[StartServer]:
     """A factory: `server = await judge_server(responder, **options)`; every server it started is

@@ -103,7 +103,12 @@ def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[.
 @contextlib.contextmanager
 def batches_left_running(args: argparse.Namespace, results: Path) -> Iterator[None]:
     """On Ctrl-C during a batch grading: say that the batches submitted keep running at the
-    provider, and how to collect them (`--resume`) or cancel them (`tabench batches --cancel`)."""
+    provider, and how to collect them (`--resume`) or cancel them (`tabench batches --cancel`).
+    First, the ledger beside `results` must be one tabench wrote, or none (`outputs.check_ledger_out`)."""
+    if args.batch:
+        from ..outputs import check_ledger_out
+
+        check_ledger_out(results)
     try:
         yield
     except KeyboardInterrupt:

@@ -6,6 +6,10 @@ Decided where the spec is silent:
 - A batch whose state cannot be fetched is listed with the reason; the command exits 1.
 - `--cancel` leaves the ledger as it is: a later `grade --batch --resume` sees the batches
   cancelled and sends their unfinished answers in a new round.
+- The ledger never chooses where a key goes: calls go to the endpoint the command line and
+  environment name now (`--judge URL`, else OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the
+  provider's own API), and a ledger entry recording another endpoint stops the command (exit 2)
+  before anything is sent (`grading.batch.reopen`).
 - Exit status: 0 done, 1 when some batch could not be asked about or cancelled, 2 for usage.
 """
 
@@ -37,11 +41,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add = parser.add_argument
     add("results", type=Path, metavar="RESULTS", help="the results file (JSONL) of the batch grading")
     add("--cancel", action="store_true", help="cancel every batch still running")
+    add(
+        "--judge",
+        metavar="URL",
+        help="the http(s) base URL of the OpenAI-wire batch service the grading used with --judge "
+        "(else OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's own API)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..grading.batch import Ended, Submitted, ledger_path, read_ledger
+    from ..grading.batch.reopen import Endpoint, check_endpoint, endpoint_named_now
     from ..grading.event_loop import run_event_loop
 
     path = ledger_path(args.results)
@@ -54,7 +65,17 @@ def run(args: argparse.Namespace) -> int:
             submitted.append(entry)
         elif isinstance(entry, Ended):
             ended[entry.id] = entry.state
-    lines, problems = run_event_loop(functools.partial(_ask, submitted, ended, args.cancel))
+    judge_url = args.judge if args.judge and args.judge.startswith(("http://", "https://")) else None
+    if args.judge and judge_url is None:
+        raise UsageError(f"--judge: not an http(s) URL: '{args.judge}'")
+    endpoints: dict[str, Endpoint] = {}
+    for entry in submitted:
+        if entry.id not in ended:  # only a batch asked about is sent anything
+            now = endpoints.setdefault(
+                entry.service, endpoint_named_now(entry.service, judge_url, os.environ)
+            )
+            check_endpoint(entry, now)
+    lines, problems = run_event_loop(functools.partial(_ask, submitted, ended, endpoints, args.cancel))
     print(f"{'batch':<32} {'service':<10} {'round':>5} {'requests':>8}  state")
     for line in lines:
         print(line)
@@ -63,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-async def _ask(submitted, ended, cancel: bool) -> tuple[list[str], list[str]]:
+async def _ask(submitted, ended, endpoints, cancel: bool) -> tuple[list[str], list[str]]:
     import aiohttp
 
     from ..core.errors import TransportError
@@ -73,19 +94,20 @@ async def _ask(submitted, ended, cancel: bool) -> tuple[list[str], list[str]]:
     problems: list[str] = []
     async with aiohttp.ClientSession() as session:
         for entry in submitted:
-            head = f"{shown(entry.id):<32} {entry.service:<10} {entry.round:>5} {len(entry.requests):>8}  "
+            kind = shown(entry.service)
+            head = f"{shown(entry.id):<32} {kind:<10} {entry.round:>5} {len(entry.requests):>8}  "
             if entry.id in ended:
                 lines.append(head + f"{shown(ended[entry.id])} (ended)")
                 continue
             try:
-                service = reopen_service(entry, session, os.environ)
+                service = reopen_service(entry, session, os.environ, endpoints[entry.service])
                 status = await service.status(entry.id)
                 if cancel and not status.ended:
                     status = await service.cancel(entry.id)
                     head += "cancel requested: "
             except TransportError as exc:
                 lines.append(head + "unknown")
-                problems.append(f"batch {entry.id}: {exc}")
+                problems.append(f"batch {shown(entry.id)}: {exc}")
                 continue
             counts = f", {status.done}/{status.total} done" if status.total else ""
             lines.append(head + f"{shown(status.state)}{counts}" + (" (ended)" if status.ended else ""))

@@ -413,6 +413,8 @@ def run(args: argparse.Namespace) -> int:
     _print_totals(out, as_json=args.json, run_json=run_json)
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
+    if reader.unreadable_logs:  # named above; the other files were graded
+        return 2
     if stats.spend_capped:
         left = max(0, total - stats.graded - stats.skipped - reader.problems)
         print(cap_message(stats, args.max_cost, left), file=sys.stderr)

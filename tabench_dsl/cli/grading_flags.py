@@ -76,7 +76,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         "--cache",
         default=None,
         metavar="PATH",
-        help="reply cache file (default: $TABENCH_CACHE or .tabench/cache.sqlite)",
+        help="reply cache file (default: $TABENCH_CACHE, else tabench/cache.sqlite in $XDG_CACHE_HOME "
+        "or ~/.cache)",
     )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache")
     add(
@@ -143,7 +144,6 @@ def check_grading_options(args: argparse.Namespace) -> None:
 
 def grading_options(args: argparse.Namespace):
     """The `session.GradingOptions` of a grade or calibrate command line."""
-    from ..grading.cache import resolve_path
     from ..grading.runner import MAX_ANSWER_BYTES
     from ..grading.session import GradingOptions
 
@@ -161,12 +161,22 @@ def grading_options(args: argparse.Namespace):
         concurrency=args.concurrency,
         rpm=args.rpm,
         tpm=args.tpm,
-        cache=None if args.no_cache else str(resolve_path(args.cache)),
+        cache=None if args.no_cache else _cache_path(args.cache),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
         price=args.price,
         request=request_options(args),
         decoding=decoding_flags(args),
     )
+
+
+def _cache_path(flag: str | None) -> str:
+    """The reply cache `--cache`, TABENCH_CACHE or the default names, through `outputs`' check."""
+    from ..grading.cache import resolve_path
+    from ..outputs import check_cache_out
+
+    path = resolve_path(flag)
+    check_cache_out(path)
+    return str(path)
 
 
 def notice_line(notice: str) -> str:

@@ -51,7 +51,7 @@ class Progress:
                 TextColumn("grading"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[tally]}"),
+                TextColumn("{task.fields[tally]}", markup=False),  # batch states come from a server
                 TimeRemainingColumn(),
                 console=Console(file=self.stream),
                 refresh_per_second=4,

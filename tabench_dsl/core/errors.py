@@ -15,7 +15,9 @@ The CLI turns each into a message, never a traceback: a SpecError renders as
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,16 +159,25 @@ class TransportError(JudgeError):
 
 def _read_line(path: str, line: int) -> str | None:
     # Only a regular file is opened (a FIFO would block); a byte order mark is not part of line 1.
-    if not os.path.isfile(path):
+    # The lines are read once per version of the file (`_file_lines`): a lint of a large file with
+    # many problems reads it once, not once per problem.
+    try:
+        info = os.stat(path)
+    except OSError:
         return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    lines = _file_lines(path, info.st_mtime_ns, info.st_size)
+    return lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
+
+
+@functools.lru_cache(maxsize=8)
+def _file_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
     try:
         with open(path, encoding="utf-8-sig") as f:
-            for number, text in enumerate(f, start=1):
-                if number == line:
-                    return text.rstrip("\r\n")
+            return tuple(text.rstrip("\r\n") for text in f)
     except (OSError, UnicodeDecodeError):
         return None
-    return None
 
 
 def _caret_pad(source_line: str, col: int) -> str:

@@ -48,6 +48,7 @@ from .records import (
     Tokens,
     record_decoder,
 )
+from .safe_open import open_for_append, open_no_link
 
 try:
     import fcntl
@@ -75,7 +76,7 @@ def repair_tail(path: str | Path) -> int:
     JSON only, no record shape, so the decisions file (`decisions.append_decision`) is repaired by
     the same rule.
     """
-    with open(path, "r+b") as f:
+    with os.fdopen(open_no_link(path, os.O_RDWR), "r+b") as f:
         size = f.seek(0, os.SEEK_END)
         if size == 0:
             return 0
@@ -130,7 +131,7 @@ class ResultsWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Unbuffered: every record reaches the operating system in the write that makes it.
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = open_for_append(self.path)
         if fcntl is not None:
             # Two gradings appending to one file would grade the same answers twice.
             try:

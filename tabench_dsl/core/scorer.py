@@ -65,6 +65,9 @@ class ContradictionSettings(msgspec.Struct, frozen=True):
     concessive: tuple[str, ...] = ()
     neutral: tuple[str, ...] = ()
     window: int = 3
+    #: True for the lists of a scorer shipped with tabench (installed, so trusted): they run on
+    #: Python's `re`. A battery's own scorer's lists run with a time budget (`grading.timed_regex`).
+    trusted: bool = False
 
 
 class ScorerSettings(msgspec.Struct, frozen=True):

@@ -35,6 +35,7 @@ import msgspec
 from ..core.jsonl import BadLine, decode_line, numbered_lines, strip_bom, text_fault
 from ..core.records import Answer
 from .inspect_log import count_log_samples, is_inspect_log, log_rows
+from .log_bounds import LogRejected
 
 #: The fields of an answer, in the order a CSV header usually names them.
 FIELDS = ("system", "question", "answer")
@@ -108,6 +109,8 @@ class AnswerReader:
         self.unknown_keys: set[str] = set()
         #: The number of columns the CSV header names (every record must have as many).
         self.width = 0
+        #: How many Inspect logs were not read at all (out of bounds or unreadable): exit 2.
+        self.unreadable_logs = 0
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
@@ -141,13 +144,21 @@ class AnswerReader:
         if is_csv(self.path):
             return self._csv_rows()
         if is_inspect_log(self.path):
-            return log_rows(
-                self.path,
-                system_from=self.system_from,
-                question_from=self.question_from,
-                report=self._report,
-            )
+            return self._log_rows()
         return self._jsonl_rows()
+
+    def _log_rows(self) -> Iterator[tuple[int, Answer]]:
+        """The rows of an Inspect log; a log that cannot be read is reported at its fault."""
+        rows = log_rows(
+            self.path, system_from=self.system_from, question_from=self.question_from, report=self._report
+        )
+        try:
+            yield from rows
+        except LogRejected as bad:
+            self.unreadable_logs += 1
+            self._report(
+                bad.line, f"not graded, not an Inspect log it is safe to read: {bad.message}", bad.col
+            )
 
     def _answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
         for number, answer in self._rows():

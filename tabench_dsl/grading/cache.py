@@ -23,6 +23,15 @@ Writes are batched: `put` keeps the entry in memory (where `get` sees it at once
 commit per reply. The database runs in WAL mode with a busy timeout, so several tabench processes
 can share one cache file.
 
+A cache is the user's: it is trusted like a results file they wrote (a row planted in it forges
+the verdict of the request it answers). So the default cache lives in the user's own cache folder
+(`default_path`: `$XDG_CACHE_HOME/tabench/cache.sqlite`, else `~/.cache/tabench/cache.sqlite`, the
+folder created 0700, the file 0600), never in the working folder, where a cloned repository could
+ship one; a default cache (or its folder) that another user owns is not opened (`resolve_path`).
+`--cache` and TABENCH_CACHE still choose any file. Every row is checked when read (`get`): a row
+whose columns are not of their types is a miss, never a traceback or a reply. The file is never
+opened through a symbolic link.
+
 A cache that cannot be written (disk full: SQLite's "database or disk is full"; a file size limit;
 an I/O error) or read raises `StorageError` naming the file: the grading stops with that one line,
 and the batch that failed is rolled back whole (the results file still holds every reply).
@@ -30,6 +39,7 @@ and the batch that failed is rolled back whole (the results file still holds eve
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -41,10 +51,11 @@ import msgspec
 
 from ..core.errors import StorageError, UsageError
 from ..core.records import JudgeInfo, Tokens
+from ..core.safe_open import open_new
 from .judges.base import JudgeParams, Message
 
-#: Where the cache lives, relative to the working folder, unless `--cache` or TABENCH_CACHE say.
-DEFAULT_PATH = Path(".tabench") / "cache.sqlite"
+#: The cache's name inside the user's cache folder (`default_path`).
+DEFAULT_NAME = "cache.sqlite"
 #: Commit after this many new entries ...
 COMMIT_EVERY = 128
 #: ... or when this many seconds have passed since the last commit.
@@ -125,14 +136,37 @@ def cache_key(
     return hashlib.sha256(payload).hexdigest()
 
 
+def default_path(env: Mapping[str, str] | None = None) -> Path:
+    """The default cache: `cache.sqlite` in `$XDG_CACHE_HOME/tabench`, else `~/.cache/tabench`."""
+    env = os.environ if env is None else env
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "tabench" / DEFAULT_NAME
+
+
 def resolve_path(flag: str | None, env: Mapping[str, str] | None = None) -> Path:
-    """The cache file: `--cache PATH`, else TABENCH_CACHE, else `.tabench/cache.sqlite`."""
+    """The cache file: `--cache PATH`, else TABENCH_CACHE, else `default_path`. A default cache, or
+    its folder, that another user owns is a `UsageError`: it was not named, and is not opened."""
     env = os.environ if env is None else env
     if flag:
         return Path(flag)
     if env.get("TABENCH_CACHE"):
         return Path(env["TABENCH_CACHE"])
-    return DEFAULT_PATH
+    path = default_path(env)
+    for part in (path.parent, path):
+        owner = _owner(part)
+        if owner is not None and owner != os.getuid():
+            raise UsageError(
+                f"{part}: the default reply cache belongs to another user and is not opened; "
+                "name a cache with --cache PATH (or TABENCH_CACHE), or pass --no-cache"
+            )
+    return path
+
+
+def _owner(path: Path) -> int | None:
+    try:
+        return path.lstat().st_uid
+    except OSError:  # missing: made by this user when it is first written
+        return None
 
 
 def open_reply_cache(path: str | Path | None, judge: JudgeInfo) -> ReplyCache | None:
@@ -182,6 +216,21 @@ def open_cache_reader(path: str | Path | None, judge: JudgeInfo) -> CacheReader 
     return CacheReader(path)
 
 
+def _valid_reply(row: Sequence[object]) -> CachedReply | None:
+    """The reply a cache row holds, or None for a row not of its shape (SQLite stores any type in
+    any column: a BLOB, a float or a negative count is no reply this cache wrote)."""
+    content, *counts, stop, refusal = row
+    if not isinstance(content, str) or len(counts) != 5:
+        return None
+    if not all(type(n) is int and n >= 0 for n in counts):
+        return None
+    if not isinstance(stop, str) or not (refusal is None or isinstance(refusal, str)):
+        return None
+    prompt, completion, cached, written, reasoning = counts
+    tokens = Tokens(prompt, completion, cached, written, reasoning)  # type: ignore[arg-type]
+    return CachedReply(content, tokens, stop, refusal)
+
+
 def _migrate(db: sqlite3.Connection) -> None:
     """Add the columns an older cache file lacks (`_ADDED_COLUMNS`). The check is made again inside
     the write transaction, so of two processes opening one old file, the second finds them added."""
@@ -214,7 +263,7 @@ class ReplyCache:
         for attempt in range(OPEN_TRIES):
             db = None
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._create()
                 db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
                 db.execute("PRAGMA busy_timeout = 30000")
                 db.execute("PRAGMA journal_mode = WAL")
@@ -243,8 +292,17 @@ class ReplyCache:
         self.hits = 0
         self.misses = 0
 
+    def _create(self) -> None:
+        """Make the cache's folder (0700 when it is new) and the file (0600), never through a link:
+        SQLite follows one, so a link in its place is refused here."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.path.is_symlink():
+            raise UsageError(f"{self.path} is a symbolic link; tabench never writes through a link")
+        with contextlib.suppress(FileExistsError):  # there already: SQLite checks what it holds
+            os.close(open_new(self.path))
+
     def get(self, key: str) -> CachedReply | None:
-        """The cached reply for `key`, or None."""
+        """The cached reply for `key`, or None (a row that is not of the cache's shape is a miss)."""
         reply = self._pending.get(key)
         if reply is None:
             try:
@@ -252,7 +310,7 @@ class ReplyCache:
             except sqlite3.Error as exc:  # a damaged file, an I/O error
                 raise self._failure("cannot read the reply cache", exc) from None
             if row is not None:
-                reply = CachedReply(row[0], Tokens(row[1], row[2], row[3], row[4], row[5]), row[6], row[7])
+                reply = _valid_reply(row)
         if reply is None:
             self.misses += 1
         else:

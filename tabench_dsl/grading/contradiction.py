@@ -27,14 +27,18 @@ this module is only the algorithm (the lists are checked where the scorer is loa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..core.scorer import ContradictionSettings, phrase_regex
+from .timed_regex import TimedPattern, time_budget
 
 Polarity = Literal["pass", "fail"] | None
 ClauseKind = Literal["main", "contrast", "concession"]
+#: The time the scorer's phrase patterns get to read one reason (seconds).
+REASON_SECONDS = 0.5
 
 #: Contractions spelled out, so `n't` reads as the negator `not`.
 _CONTRACTIONS = (
@@ -81,20 +85,22 @@ class ContradictionCheck:
         concessive: Iterable[str] = (),
         neutral: Iterable[str] = (),
         window: int = 3,
+        trusted: bool = True,
     ) -> None:
         self.window = window
-        self._pass = _alternation(pass_shaped)
-        self._fail = _alternation(fail_shaped)
-        self._negator = _alternation(negators)
-        self._qualifier = _alternation(qualifiers)
-        self._qualifier_after = _alternation(qualifiers_after, anchored=True)
-        self._mitigator = _alternation(mitigators)
-        self._neutral = _alternation(neutral)
+        alternation = functools.partial(_alternation, timed=not trusted)
+        self._pass = alternation(pass_shaped)
+        self._fail = alternation(fail_shaped)
+        self._negator = alternation(negators)
+        self._qualifier = alternation(qualifiers)
+        self._qualifier_after = alternation(qualifiers_after, anchored=True)
+        self._mitigator = alternation(mitigators)
+        self._neutral = alternation(neutral)
         contrast_words = list(contrast)
         concessive_words = list(concessive)
-        self._contrast_start = _alternation(contrast_words, anchored=True)
-        self._concessive_start = _alternation(concessive_words, anchored=True)
-        self._opener = _alternation(contrast_words + concessive_words)
+        self._contrast_start = alternation(contrast_words, anchored=True)
+        self._concessive_start = alternation(concessive_words, anchored=True)
+        self._opener = alternation(contrast_words + concessive_words)
         # Plain-word openers (the default lists) match inside a clause only where they match in the
         # whole text: one search of the text then tells whether any clause is cut or opened by one.
         self._plain_openers = all(_PLAIN.fullmatch(p) for p in contrast_words + concessive_words)
@@ -116,8 +122,16 @@ class ContradictionCheck:
         """What the reason concludes: "pass", "fail", or None when it concludes neither.
 
         The clauses form segments, a new one at each contrast word; the last segment that
-        concludes anything decides.
+        concludes anything decides. The scorer's phrase patterns get `REASON_SECONDS` for one
+        reason (`timed_regex`): a reason they cannot read in that time concludes neither.
         """
+        try:
+            with time_budget(REASON_SECONDS):
+                return self._conclusion(reason)
+        except TimeoutError:
+            return None
+
+    def _conclusion(self, reason: str) -> Polarity:
         outcome: Polarity = None
         segment: list[_Clause] = []
         for clause in [*self._clauses(_normalise(reason, self._neutral)), None]:
@@ -219,7 +233,7 @@ class ContradictionCheck:
         return bool(self._qualifier.search(self._window(before)))
 
 
-def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
+def _normalise(reason: str, neutral: Any) -> str:
     text = reason.casefold().replace("\u2019", "'").replace("\u2018", "'")
     # Each step runs only when the text holds what it looks for (the outcome is the same).
     quotes = "'" in text
@@ -233,7 +247,7 @@ def _normalise(reason: str, neutral: re.Pattern[str]) -> str:
     return neutral.sub(_blank, text)
 
 
-def _blank(match: re.Match[str]) -> str:
+def _blank(match: Any) -> str:
     return " " * len(match.group())
 
 
@@ -243,11 +257,13 @@ def _join(phrases: Iterable[str]) -> str:
     return "|".join(phrase_regex(p) for p in parts)
 
 
-def _alternation(phrases: Iterable[str], *, anchored: bool = False) -> re.Pattern[str]:
-    """Compile phrases into one regex matched on word boundaries (or at the start, when anchored)."""
+def _alternation(phrases: Iterable[str], *, anchored: bool = False, timed: bool = False) -> Any:
+    """Compile phrases into one regex matched on word boundaries (or at the start, when anchored):
+    a `TimedPattern` when `timed` (a battery's own lists), else Python's `re`."""
     joined = _join(phrases)
+    compile_pattern: Any = TimedPattern if timed else re.compile
     if not joined:
-        return re.compile(r"(?!)")
+        return compile_pattern(r"(?!)")
     if anchored:
-        return re.compile(rf"(?:{joined})(?!\w)")
-    return re.compile(rf"(?<!\w)(?:{joined})(?!\w)")
+        return compile_pattern(rf"(?:{joined})(?!\w)")
+    return compile_pattern(rf"(?<!\w)(?:{joined})(?!\w)")

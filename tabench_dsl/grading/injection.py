@@ -1,21 +1,23 @@
 """The injection flag: does an answer try to forge the prompt or steer the judge?
 
 The patterns live in the scorer's settings (`injection:`, a list of regular expressions searched
-case-insensitively, `^`/`$` at line boundaries; checked where the scorer is loaded). A flagged
+case-insensitively, `^`/`$` at line boundaries; checked where the scorer is loaded), run on RE2
+(`core.linear_regex`), so a battery's pattern cannot take time that grows faster than the answer
+it is searched in. A flagged
 answer is graded like any other: the flag is recorded on the record (`injection_suspect`) and
 never changes a verdict.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
-from ..core.scorer import INJECTION_FLAGS
+from ..core.linear_regex import compile_linear
 
 
-def compile_injection(patterns: Sequence[str]) -> re.Pattern[str] | None:
+def compile_injection(patterns: Sequence[str]) -> Any | None:
     """The scorer's injection patterns as one compiled regex (None when there are none)."""
     return _compiled(tuple(patterns))
 
@@ -28,7 +30,7 @@ def injection_suspect(answer: str, patterns: Sequence[str]) -> bool:
 
 
 @lru_cache(maxsize=32)
-def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+def _compiled(patterns: tuple[str, ...]) -> Any | None:
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{p})" for p in patterns), INJECTION_FLAGS)
+    return compile_linear("|".join(f"(?:{p})" for p in patterns))

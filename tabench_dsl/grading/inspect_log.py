@@ -22,6 +22,10 @@ position in the log (1-based): a sample Inspect recorded as an error, a field `s
 `question_from` names that it lacks or holds something other than text or a number. `inspect_ai`
 is imported here alone, when a log is read: without the `inspect` extra, reading one is a usage
 error naming it (`core.extras`).
+
+A log is a data file: it is held to `log_bounds`' limits (size, nesting, an `.eval` entry's declared
+size) before Inspect's reader sees it, and a log Inspect cannot read is a `LogRejected` too, never a
+traceback; the answers reader names it and reads the other files.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 
 from ..core.extras import require
 from ..core.records import Answer
+from .log_bounds import LogRejected, check_log, looks_like_json_log
 
 #: The suffixes read as Inspect logs.
 LOG_SUFFIXES = (".eval", ".json")
@@ -39,8 +44,22 @@ PURPOSE = "reading Inspect AI logs"
 
 
 def is_inspect_log(path: str | Path) -> bool:
-    """True when `path` is read as an Inspect log (`.eval` or `.json`, in any case)."""
-    return Path(path).suffix.lower() in LOG_SUFFIXES
+    """True when `path` is read as an Inspect log: an `.eval` file, or a `.json` file (in any case)
+    that starts as an Inspect log does (`log_bounds.looks_like_json_log`)."""
+    suffix = Path(path).suffix.lower()
+    return suffix == ".eval" or (suffix == ".json" and looks_like_json_log(path))
+
+
+def read_checked_log(path: str | Path, *, header_only: bool = False) -> Any:
+    """The log at `path` as Inspect reads it, once it is within `log_bounds`' limits; `LogRejected`
+    for a log out of bounds or one Inspect cannot read."""
+    api = _log_api()  # first: it teaches `zipfile` the compression Inspect writes (zstd)
+    check_log(path)
+    try:
+        return _outside_the_loop(api.read_eval_log, str(path), header_only=header_only)
+    except Exception as exc:  # a third-party reader of hostile data: any failure is a bad log
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise LogRejected(f"not a readable Inspect log ({first[:300]})") from None
 
 
 def _log_api() -> Any:
@@ -101,7 +120,7 @@ def log_rows(
 ) -> Iterator[tuple[int, Answer]]:
     """The answers of the Inspect log at `path`, each with its position in the log; a sample that
     gives none is passed to `report(position, message)` and skipped."""
-    log = _outside_the_loop(_log_api().read_eval_log, str(path))
+    log = read_checked_log(path)
     task_args: Mapping[str, Any] = log.eval.task_args or {}
     for number, sample in enumerate(log.samples or (), start=1):
         where = f"sample {sample.id!r} (epoch {sample.epoch})"
@@ -149,8 +168,12 @@ def _reasoning_only(output: Any) -> bool:
 
 def count_log_samples(path: str | Path) -> int:
     """The samples in the log at `path` (its header's count; an upper bound on its answers), for
-    a progress total. Reads the header alone."""
-    header = _outside_the_loop(_log_api().read_eval_log, str(path), header_only=True)
+    a progress total (0 for a log that cannot be read: it is reported when it is read). Reads the
+    header alone."""
+    try:
+        header = read_checked_log(path, header_only=True)
+    except LogRejected:
+        return 0
     if header.results is not None:
         return int(header.results.total_samples)
     ids = header.eval.dataset.sample_ids

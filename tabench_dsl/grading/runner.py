@@ -86,6 +86,7 @@ from .contradiction import ContradictionCheck
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
+from .oversized import cut_answer, oversized_reason
 from .panel import Panel, decide
 from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
 from .reachability import ReachabilityWatch
@@ -337,13 +338,13 @@ class Grader:
         question = self.battery.questions[answer.question]
         size = _oversize(answer.answer, self.max_answer_bytes)
         if size is not None:
+            cut, size, sha256 = cut_answer(answer.answer, self.max_answer_bytes)
             return self._record(
-                answer,
+                Answer(answer.system, answer.question, cut),
                 question,
                 verdict="adjudicate",
                 cause="oversized",
-                reason=f"the answer is {size} bytes of UTF-8, over the limit of {self.max_answer_bytes} "
-                "(--max-answer-bytes): it was not sent to the judge",
+                reason=oversized_reason(size, sha256, self.max_answer_bytes),
             )
         keys = self._t1_keys.get(question.id)
         if keys is not None and t1_passes(answer.answer, keys):

@@ -34,6 +34,7 @@ from ..core.errors import SpecError
 from ..core.nodes import Pos, Rule
 from ..core.resources import grammar_dir
 from .files import SURROGATE
+from .line_limits import check_line_lengths
 from .syntax import HINT_ESCAPE, source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
@@ -141,6 +142,7 @@ def _grammar_cache(name: str) -> str | bool:
 def parse_rubric(text: str, path: str | Path) -> RubricFile:
     """Parse the text of a rubric file. Raises `SpecError` at the first syntax error."""
     path = str(path)
+    check_line_lengths(text, path)
     parsed = _read_coarse(text, path)
     return parsed if parsed is not None else _read_by_tokens(text, path)
 
@@ -178,6 +180,7 @@ def _read_by_tokens(text: str, path: str) -> RubricFile:
 def parse_policy(text: str, path: str | Path) -> PolicyFile:
     """Parse the text of a policy file. Raises `SpecError` at the first syntax error."""
     path = str(path)
+    check_line_lengths(text, path)
     lines = text.split("\n")
     try:
         tree = _parser("policy.lark").parse(text)

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ..core.errors import SpecError
+from ..core.linear_regex import PatternError, compile_linear
 from ..core.scorer import (
     INJECTION_FLAGS,
     SECTION_KEYS,
@@ -222,11 +223,51 @@ def _contradiction(check: _Checker, value: Any) -> ContradictionSettings:
                 lists[key] = item
         else:
             lists[key] = check.text_list(item, ("contradiction", key), rewrite=phrase_regex)
+            _check_timed(check, item, key)
     return ContradictionSettings(**lists)
 
 
+def _check_timed(check: _Checker, value: Any, key: str) -> None:
+    """A battery's phrases run on the `regex` module (`grading.timed_regex`): a phrase Python's `re`
+    reads but `regex` does not is an error at its own entry too."""
+    import regex
+
+    for position, item in enumerate(value if isinstance(value, list) else ()):
+        if not isinstance(item, str):
+            continue
+        try:
+            re.compile(phrase_regex(item))
+        except re.error:
+            continue  # reported by `text_list`
+        try:
+            regex.compile(phrase_regex(item), regex.VERSION0)
+        except regex.error as exc:
+            check.error(
+                f"contradiction.{key}: pattern {item!r} cannot be used: {exc}",
+                ("contradiction", key, position),
+            )
+
+
 def _injection(check: _Checker, value: Any) -> tuple[str, ...]:
-    return check.text_list(value, ("injection",), flags=INJECTION_FLAGS)
+    texts = check.text_list(value, ("injection",), flags=INJECTION_FLAGS)
+    # Grading runs them on RE2 (linear time): one it cannot run is an error at its own entry (one
+    # Python cannot compile either was reported above).
+    for position, item in enumerate(value if isinstance(value, list) else ()):
+        if not isinstance(item, str) or not _compiles(item):
+            continue
+        try:
+            compile_linear(item)
+        except PatternError as exc:
+            check.error(f"injection: pattern {item!r} cannot be used: {exc}", ("injection", position))
+    return texts
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern, INJECTION_FLAGS)
+    except re.error:
+        return False
+    return True
 
 
 _SECTION_READERS: dict[str, Callable[[_Checker, Any], Any]] = {

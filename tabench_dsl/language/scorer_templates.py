@@ -34,6 +34,18 @@ from jinja2.sandbox import (
 from ..core.errors import SpecError, UsageError
 from ..core.nodes import Pos
 from .files import Refused, is_inside, read_spec_text
+from .template_limits import (
+    LIMIT_GLOBALS,
+    MAX_BUILT,
+    MAX_OUTPUT,
+    MAX_STEPS,
+    TemplateLimit,
+    binop,
+    check_number,
+    limit_tree,
+    render_budget,
+    step,
+)
 
 
 class TemplateError(UsageError):
@@ -85,16 +97,43 @@ class _ScorerLoader(jinja2.BaseLoader):
         return source, path, lambda: True  # auto_reload is off: never asked
 
 
+#: The hint of a template over a limit.
+HINT_LIMITS = (
+    f"scorer templates may build values of at most {MAX_BUILT:,} characters or items, take at most "
+    f"{MAX_STEPS:,} steps and render at most {MAX_OUTPUT:,} characters"
+)
+
+
 class _ScorerEnvironment(ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox that also refuses, as it compiles a template, any attribute the
-    sandbox would refuse when rendering it: the error comes before anything renders, at its line."""
+    sandbox would refuse when rendering it: the error comes before anything renders, at its line.
+    What a template builds and how long it runs are bounded too (`template_limits`)."""
+
+    intercepted_binops = frozenset({"*", "+", "**"})
 
     def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
         if isinstance(source, str):
             tree = self.parse(source, name, filename)
             _refuse_unsafe(tree, source, filename or name or "<template>")
-            source = tree
+            source = limit_tree(tree, self)
         return super().compile(source, name, filename, raw, defer_init)
+
+    def call_binop(self, context, operator, left, right):
+        return binop(operator, left, right)
+
+    def call(__self, __context, __obj, *args, **kwargs):
+        step()
+        for value in (*args, *kwargs.values()):
+            check_number(value, "a call")
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def getattr(self, obj, attribute):
+        step()
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj, argument):
+        step()
+        return super().getitem(obj, argument)
 
 
 def _unsafe_attributes(tree: jinja2.nodes.Template) -> Iterator[tuple[str, int]]:
@@ -146,13 +185,15 @@ def _column(text: str, name: str) -> int:
 @cache
 def scorer_environment(scorer_path: str) -> jinja2.Environment:
     # auto_reload=False: a template is compiled once per process and never stat()ed again.
-    return _ScorerEnvironment(
+    environment = _ScorerEnvironment(
         loader=_ScorerLoader(scorer_path),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
         auto_reload=False,
     )
+    environment.globals.update(LIMIT_GLOBALS)
+    return environment
 
 
 @cache
@@ -172,7 +213,10 @@ def load_template(scorer_path: str, name: str) -> jinja2.Template:
 
 def render_template(template: jinja2.Template, values: dict[str, Any]) -> str:
     try:
-        return template.render(values)
+        with render_budget():
+            return _bounded_render(template, values)
+    except TemplateLimit as exc:
+        raise _failure(template, exc, f"template over a limit: {exc}", hint=HINT_LIMITS) from None
     except SecurityError as exc:
         raise _failure(template, exc, "unsafe template: " + str(exc).rstrip("."), hint=HINT_UNSAFE) from None
     except jinja2.UndefinedError as exc:
@@ -181,6 +225,18 @@ def render_template(template: jinja2.Template, values: dict[str, Any]) -> str:
         raise
     except Exception as exc:  # whatever a template written by someone else can raise: never a traceback
         raise _failure(template, exc, f"template failed: {type(exc).__name__}: {exc}") from None
+
+
+def _bounded_render(template: jinja2.Template, values: dict[str, Any]) -> str:
+    """`template.render(values)`, stopped once it has produced `MAX_OUTPUT` characters."""
+    parts: list[str] = []
+    size = 0
+    for part in template.generate(values):
+        size += len(part)
+        if size > MAX_OUTPUT:
+            raise TemplateLimit(f"the template rendered more than {MAX_OUTPUT:,} characters")
+        parts.append(part)
+    return "".join(parts)
 
 
 def _failure(

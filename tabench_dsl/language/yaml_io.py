@@ -5,7 +5,9 @@ tabench's shape. The one YAML position lookup.
 PyYAML builds nodes and values by recursion, so a document nested a few hundred levels deep ends
 in a RecursionError; and its double-quoted escapes make lone surrogates (`"\\ud800"`), text that
 cannot be printed or encoded. `yaml_problem` finds either (and an alias inside the collection it
-names, a cycle) from the parser's events, which come without recursion, before anything is built.
+names, a cycle) from the parser's events, which come without recursion, before anything is built,
+and counts the values the document holds with every alias expanded (`MAX_YAML_VALUES`), so that
+aliases of aliases cannot multiply a small file into a billion values for whatever walks it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from .files import SURROGATE
 
 #: The deepest nesting of mappings and lists a manifest or a scorer's settings may have.
 MAX_YAML_DEPTH = 64
+#: The most values a document may hold once every alias is expanded (an alias of a list of
+#: aliases of lists ... is a billion values in a few hundred bytes).
+MAX_YAML_VALUES = 100_000
 
 _OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -50,7 +55,17 @@ def yaml_problem(text: str, path: str) -> SpecError | None:
 
 def _scan(text: str, path: str, loader: type) -> SpecError | None:
     anchors: list[str | None] = []  # the anchor of each open collection, outermost first
+    counts = [0]  # the values of each open collection, aliases expanded (the document's first)
+    sizes: dict[str, int] = {}  # each anchor's values, expanded
     for event in yaml.parse(text, Loader=loader):
+        added = _expanded(event, counts, sizes, anchors)
+        if added and sum(counts) > MAX_YAML_VALUES:
+            return _at(
+                event.start_mark,
+                path,
+                f"YAML holds more than {MAX_YAML_VALUES:,} values once its aliases are expanded",
+                hint="an alias repeats what its anchor names; a manifest or a scorer's settings needs few",
+            )
         if isinstance(event, _OPENS):
             anchors.append(event.anchor)
             if len(anchors) > MAX_YAML_DEPTH:
@@ -166,6 +181,29 @@ def reader_error(exc: yaml.YAMLError, text: str, path: str) -> SpecError:
         col=col,
         hint='write control characters escaped inside double quotes, e.g. "\\x1b"',
     )
+
+
+def _expanded(event: Any, counts: list[int], sizes: dict[str, int], anchors: list[str | None]) -> bool:
+    """Count `event` into `counts` (a stack of open collections' values, aliases expanded; called
+    before `anchors`, the open collections' anchors, takes the event in). True when it added values."""
+    if isinstance(event, _OPENS):
+        counts.append(1)
+        return True
+    if isinstance(event, _CLOSES):
+        done = counts.pop()
+        counts[-1] += done
+        if anchors and anchors[-1] is not None:
+            sizes[anchors[-1]] = done
+        return False
+    if isinstance(event, yaml.ScalarEvent):
+        counts[-1] += 1
+        if event.anchor is not None:
+            sizes[event.anchor] = 1
+        return True
+    if isinstance(event, yaml.AliasEvent):
+        counts[-1] += sizes.get(event.anchor or "", 1)
+        return True
+    return False
 
 
 def _at(mark: Any, path: str, message: str, *, hint: str) -> SpecError:

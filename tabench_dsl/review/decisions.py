@@ -25,6 +25,7 @@ from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Decision, Record, decision_decoder, record_encoder
 from ..core.redact import scrub, secrets_in
 from ..core.results import repair_tail
+from ..core.safe_open import open_for_append
 from .audit import answer_sha256, attach_audits
 
 #: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.
@@ -85,7 +86,7 @@ def append_decision(path: str | Path, decision: Decision) -> None:
         repair_tail(path)
     # Unbuffered, as `ResultsWriter` writes: a refused write leaves nothing in a buffer that closing
     # the file would try to write again after the partial line was taken back.
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    fd = open_for_append(path, 0o666)
     try:
         end = os.lseek(fd, 0, os.SEEK_END)
         try:

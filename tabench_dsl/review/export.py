@@ -6,7 +6,9 @@ with human decisions applied by the caller: `verdict` is what the pair counts as
 human's verdict where there is one), `tool_verdict` what grading said, `decided_by` the reviewer.
 Lists are joined with "; " and the facets written as a JSON object, so that every column is a
 plain scalar that any reader types the same way. CSV goes through the standard `csv` module
-(RFC 4180 quoting: an answer may hold commas, quotes and line breaks); Parquet through pyarrow,
+(RFC 4180 quoting: an answer may hold commas, quotes and line breaks), and a text cell that starts
+like a spreadsheet formula (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`
+(`spreadsheet_safe`); Parquet through pyarrow,
 imported only here and only for it, from the optional `parquet` extra (`core.extras`).
 
 A file is written whole under a temporary name beside it and then renamed over the target, so an
@@ -15,9 +17,8 @@ interrupted export leaves the previous file, never half of one.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -163,13 +164,31 @@ def _system_columns() -> list[str]:
 
 def csv_text(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> str:
     """`rows` as CSV with a header (None as an empty field, booleans as true/false)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
     columns = list(columns)
-    writer.writerow(columns)
+    lines = [",".join(_csv_field(column) for column in columns)]
     for row in rows:
-        writer.writerow([_csv_value(row.get(column)) for column in columns])
-    return buffer.getvalue()
+        lines.append(",".join(_csv_field(_csv_value(row.get(column))) for column in columns))
+    return "\n".join(lines) + "\n"
+
+
+#: What makes a CSV field quoted. The `csv` module's QUOTE_MINIMAL leaves a lone carriage return
+#: unquoted when rows end with "\n", and most readers end the row there; RFC 4180 quotes it.
+_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def _csv_field(value: Any) -> str:
+    text = value if isinstance(value, str) else str(value)
+    return '"' + text.replace('"', '""') + '"' if _NEEDS_QUOTES.search(text) else text
+
+
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` with a leading `'` when it starts like a formula, so a spreadsheet shows it, never
+    runs it (an answer `=HYPERLINK(...)` stays text). Every CSV tabench writes goes through this."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _csv_value(value: Any) -> Any:
@@ -177,6 +196,8 @@ def _csv_value(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str):
+        return spreadsheet_safe(value)
     return value
 
 
@@ -211,8 +232,19 @@ def _arrow_table(pyarrow: Any, rows: list[dict[str, Any]]) -> Any:
         [pyarrow.field(name, types[kind]) for name, kind in RECORD_COLUMNS],
         metadata={PARQUET_MARK: b"records"},
     )
-    columns = {name: [row[name] for row in rows] for name, _ in RECORD_COLUMNS}
+    columns = {
+        name: [_int64(row[name]) if kind == "int64" else row[name] for row in rows]
+        for name, kind in RECORD_COLUMNS
+    }
     return pyarrow.table(columns, schema=schema)
+
+
+def _int64(value: Any) -> Any:
+    """`value` when a Parquet int64 holds it, else None (a results file from someone else may say
+    a reply took 10**30 tokens: it is no count, and must not stop the export)."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return None
+    return value
 
 
 def _replace(out: str | Path, write: Callable[[Any], Any]) -> None:

@@ -15,6 +15,7 @@ when it finds the marker there (`is_report_file`), so it never writes over a fil
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -23,6 +24,7 @@ import msgspec
 
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
+from ..core.safe_open import open_for_rewrite
 from .diff import diff_records, summary_lines
 from .templating import Inline, inline, markup, render
 from .totals import compute_totals, judge_caption, kappa_text, usage_caption
@@ -235,6 +237,6 @@ def write_report(
 ) -> int:
     """Write the report to `out_path`; return how many answers it shows in full."""
     html = render_report(run, max_answers=max_answers, compare=compare)
-    with open(out_path, "w", encoding="utf-8") as f:
+    with os.fdopen(open_for_rewrite(out_path), "w", encoding="utf-8") as f:  # never through a link
         f.write(html)
     return min(len(run.records), max_answers)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from support.judge_server import Fault, Raw
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.results import iter_records
+from tabench_dsl.grading.cache import default_path
 
 
 def answers_file(folder: Path, lines: list[str | dict]) -> Path:
@@ -58,7 +60,7 @@ async def test_builtin_judge_by_default_table_and_default_out(work: Path, capsys
     assert {r.judge.backend for r in records} == {"builtin"}
     assert "graded 3 answer(s)" in err and "results in results.jsonl" in err
     # The builtin judge is deterministic and local: nothing is cached for it.
-    assert not (work / ".tabench").exists()
+    assert not default_path().exists()
 
 
 async def test_json_totals(work: Path, capsys, judge_server) -> None:
@@ -69,8 +71,10 @@ async def test_json_totals(work: Path, capsys, judge_server) -> None:
     assert await run(argv) == 0
     totals = json.loads(capsys.readouterr().out)
     assert [(s["system"], s["answers"], s["pass"]) for s in totals["systems"]] == [("a", 1, 1), ("b", 1, 1)]
-    # The cache lives in the working folder by default.
-    assert (work / ".tabench" / "cache.sqlite").is_file()
+    # The cache lives in the user's cache folder by default, never in the working folder.
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "tabench" / "cache.sqlite"
+    assert cache.is_file() and not (work / ".tabench").exists()
+    assert cache.stat().st_mode & 0o777 == 0o600 and cache.parent.stat().st_mode & 0o777 == 0o700
 
 
 async def test_bad_answer_lines_are_reported_and_skipped_exit_1(work: Path, capsys) -> None:
@@ -181,7 +185,7 @@ async def test_cache_flags_and_env(work: Path, judge_server, monkeypatch: pytest
     answers = answers_file(work, [ans("a", "h03", "azure")])
     base = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
     assert await run([*base, "--no-cache", "--out", "r1.jsonl"]) == 0
-    assert not (work / ".tabench").exists()
+    assert not default_path().exists()
     monkeypatch.setenv("TABENCH_CACHE", str(work / "env-cache.sqlite"))
     assert await run([*base, "--out", "r2.jsonl"]) == 0
     assert (work / "env-cache.sqlite").is_file() and server.calls == 2

@@ -381,10 +381,10 @@ async def test_batches_command_lists_and_cancels(work: Path, batch_server, capsy
         if server.polls >= 2:
             break
         await asyncio.sleep(0.01)
-    assert await run(["batches", "results.jsonl"]) == 0
+    assert await run(["batches", "results.jsonl", "--judge", server.url]) == 0
     out = capsys.readouterr().out
     assert "batch_1" in out and "in_progress" in out
-    assert await run(["batches", "results.jsonl", "--cancel"]) == 0
+    assert await run(["batches", "results.jsonl", "--cancel", "--judge", server.url]) == 0
     assert "cancel" in capsys.readouterr().out
     # The grading sees its batch cancelled: its answer goes to the next round, which completes.
     server.fates = ["hold", "complete"]

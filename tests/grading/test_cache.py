@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from tabench_dsl.core.records import JudgeInfo, Tokens
-from tabench_dsl.grading.cache import DEFAULT_PATH, ReplyCache, cache_key, open_reply_cache, resolve_path
+from tabench_dsl.grading.cache import ReplyCache, cache_key, default_path, open_reply_cache, resolve_path
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 
 MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
@@ -53,7 +53,8 @@ def test_put_is_seen_at_once_and_survives_reopen(tmp_path: Path) -> None:
 def test_resolve_path_flag_then_env_then_default(tmp_path: Path) -> None:
     assert resolve_path("x.sqlite", {"TABENCH_CACHE": "y.sqlite"}) == Path("x.sqlite")
     assert resolve_path(None, {"TABENCH_CACHE": "y.sqlite"}) == Path("y.sqlite")
-    assert resolve_path(None, {}) == DEFAULT_PATH == Path(".tabench/cache.sqlite")
+    assert resolve_path(None, {"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "tabench" / "cache.sqlite"
+    assert default_path({}) == Path.home() / ".cache" / "tabench" / "cache.sqlite"
 
 
 def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from support.helpers_grading import PASS, write_battery
 
 from tabench_dsl.cli import main
+from tabench_dsl.grading.cache import default_path
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.identity import judge_identity
 from tabench_dsl.language.battery import load_battery
@@ -131,7 +132,7 @@ async def test_dry_run_with_the_manifest_price_and_a_provider_cache_estimate(
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
     assert await run([*argv, "--dry-run", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)["dry_run"]
-    assert server.calls == 0 and not (work / ".tabench").exists() and not (work / "results.jsonl").exists()
+    assert server.calls == 0 and not default_path().exists() and not (work / "results.jsonl").exists()
     compiled = compile_battery(load_battery(battery))
     system = len(compiled.questions["h03"].system) // 4
     (one,) = dry["judges"]

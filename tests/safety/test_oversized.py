@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import hashlib
 import io
 import json
 import sys
@@ -93,11 +94,13 @@ async def test_an_answer_over_the_limit_is_not_sent_and_ends_adjudicate(
         record = by_system[system]
         outcome = (record.tier, record.verdict, record.cause, record.attempts)
         assert outcome == ("t2", "adjudicate", "oversized", [])
+        whole = hashlib.sha256(answer.encode("utf-8")).hexdigest()
         assert record.reason == (
             f"the answer is {size} bytes of UTF-8, over the limit of 64 (--max-answer-bytes): it was not "
-            "sent to the judge"
+            f"sent to the judge; its first 64 bytes are kept here (sha256 of the whole: {whole})"
         )
-        assert record.answer == answer  # kept whole, for the person who decides
+        # Cut, never whole: the first 64 bytes, a character split at the cut dropped.
+        assert record.answer == answer.encode("utf-8")[:64].decode("utf-8", "ignore")
     capsys.readouterr()
 
     # Every output that reads results knows the cause.

@@ -23,6 +23,7 @@ import msgspec
 
 from ...core.jsonl import BadLine, decode_line, numbered_lines
 from ...core.results import repair_tail
+from ...core.safe_open import open_for_append
 
 
 class Submitted(msgspec.Struct, tag="submitted", frozen=True):
@@ -47,6 +48,8 @@ class Ended(msgspec.Struct, tag="ended", frozen=True):
 
 Entry = Submitted | Ended
 _decoder = msgspec.json.Decoder(Entry)
+#: Decodes one ledger line (`outputs.is_ledger_file` recognises a ledger by it).
+entry_decoder = _decoder
 _encoder = msgspec.json.Encoder()
 
 
@@ -75,7 +78,7 @@ class Ledger:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = open_for_append(self.path)
         repair_tail(self.path)
 
     def append(self, entry: Entry) -> None:

@@ -7,6 +7,11 @@ input (`entry`), submits a list of entries as one batch (`submit`), tells a batc
 (`status`), streams an ended batch's result lines (`results`) and cancels a batch (`cancel`).
 Every call goes with the judge's own headers (its key among them), so keys travel exactly as in
 live grading; a refused call is a `TransportError` built by `_http.status_error` (key scrubbed).
+A redirect is never followed (the key would go with it): a 30x is such an error, naming the host
+it pointed to. A control reply is read no further than `MAX_CONTROL_BYTES` and has every key cut
+out before it is decoded (a batch id or state echoing a key reaches no ledger, record or
+terminal); result lines are split as they come, in linear time, and a line over `MAX_LINE_BYTES`
+is dropped unread (its request counts as unfinished and goes to the next round).
 """
 
 from __future__ import annotations
@@ -19,13 +24,18 @@ import aiohttp
 import msgspec
 
 from ...core.errors import TransportError
-from ..judges._http import status_error
+from ...core.redact import scrub
+from ..judges._http import MAX_BODY_BYTES, status_error
 from ..transport import map_client_errors
 
 #: Seconds allowed to one control call (upload, create, status, cancel, a whole download).
 CONTROL_TIMEOUT = 600.0
 #: Bytes asked of the connection at a time while downloading results.
 _CHUNK = 256 * 1024
+#: The most bytes of a control reply (a batch, an uploaded file) read; a longer one is an error.
+MAX_CONTROL_BYTES = MAX_BODY_BYTES
+#: The longest result line kept: a live reply's limit, and room for the line around it.
+MAX_LINE_BYTES = 2 * MAX_BODY_BYTES
 
 ResultKind = Literal["reply", "refused", "error", "unfinished"]
 
@@ -124,31 +134,85 @@ class Wire:
             headers["content-type"] = content_type
         with map_client_errors(self._seconds):
             async with self.session.request(
-                method, url, data=data, headers=headers, timeout=self.timeout
+                method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
             ) as response:
-                payload = await response.read()
+                payload = await self._read_capped(response)
                 if not 200 <= response.status < 300:
                     raise self.refused(response.status, response.headers, payload)
-                return payload
+                return scrub(payload.decode("utf-8", "replace"), self.secrets).encode("utf-8")
+
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(_CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_CONTROL_BYTES:
+                if not 200 <= response.status < 300:  # an error body: its start says enough
+                    break
+                raise TransportError(
+                    f"the {self.backend} batch service sent a reply over {MAX_CONTROL_BYTES:,} bytes",
+                    retryable=False,
+                )
+        return b"".join(chunks)[:MAX_CONTROL_BYTES]
 
     async def lines(self, url: str) -> AsyncIterator[bytes]:
         """The non-empty lines of a downloaded JSONL body, as they come (never the whole body)."""
         with map_client_errors(self._seconds):
-            async with self.session.get(url, headers=self.headers, timeout=self.timeout) as response:
+            async with self.session.get(
+                url, headers=self.headers, timeout=self.timeout, allow_redirects=False
+            ) as response:
                 if not 200 <= response.status < 300:
-                    raise self.refused(response.status, response.headers, await response.read())
-                rest = b""
+                    raise self.refused(response.status, response.headers, await self._read_capped(response))
+                splitter = LineSplitter(MAX_LINE_BYTES)
                 async for chunk in response.content.iter_chunked(_CHUNK):
-                    rest += chunk
-                    *whole, rest = rest.split(b"\n")
-                    for line in whole:
-                        if line.strip():
-                            yield line
-                if rest.strip():
-                    yield rest
+                    for line in splitter.feed(chunk):
+                        yield line
+                for line in splitter.end():
+                    yield line
 
     def refused(self, status: int, headers: Mapping[str, str], payload: bytes) -> TransportError:
         return status_error(f"{self.backend} batch", status, headers, payload, secrets=self.secrets)
+
+
+class LineSplitter:
+    """Non-empty lines from chunks, each byte looked at once (a line split across many chunks is
+    joined once, at its end); a line over `limit` bytes is dropped as it comes, never held."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._pieces: list[bytes] = []
+        self._size = 0
+        self._dropping = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines that `chunk` ends."""
+        lines: list[bytes] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._add(chunk[start:end])
+            lines.extend(self._take())
+            start = end + 1
+        self._add(chunk[start:])
+        return lines
+
+    def end(self) -> list[bytes]:
+        """The last line, when the body does not end with a line break."""
+        return self._take()
+
+    def _add(self, piece: bytes) -> None:
+        if self._dropping or not piece:
+            return
+        self._size += len(piece)
+        if self._size > self.limit:
+            self._pieces, self._size, self._dropping = [], 0, True
+        else:
+            self._pieces.append(piece)
+
+    def _take(self) -> list[bytes]:
+        line = b"".join(self._pieces)
+        self._pieces, self._size, self._dropping = [], 0, False
+        return [line] if line.strip() else []
 
 
 def spool(

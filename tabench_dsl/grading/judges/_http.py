@@ -46,6 +46,7 @@ import functools
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
@@ -107,8 +108,12 @@ async def post_json(
     (`transport.map_client_errors`)."""
     started = time.perf_counter()
     with map_client_errors(timeout):
-        async with session.post(
-            url, data=msgspec.json.encode(body), headers=headers, timeout=_client_timeout(timeout)
+        async with session.post(  # a redirect is never followed: the key would go with it
+            url,
+            data=msgspec.json.encode(body),
+            headers=headers,
+            timeout=_client_timeout(timeout),
+            allow_redirects=False,
         ) as response:
             payload = await _read_capped(response, MAX_BODY_BYTES)
             latency_ms = (time.perf_counter() - started) * 1000.0
@@ -170,6 +175,10 @@ def status_error(
             rate=rate,
             stops_run=True,
         )
+    if 300 <= status < 400:
+        return TransportError(
+            redirect_message(backend, status, headers, secrets), status=status, retryable=False
+        )
     if is_retryable(status):
         kind = "rate limited" if status == 429 else "server busy or failing"
         return TransportError(
@@ -189,6 +198,18 @@ def status_error(
     else:
         message = f"{backend} judge rejected the request (HTTP {status}){said}"
     return TransportError(message, status=status, retry_after=retry_after, retryable=False, rate=rate)
+
+
+def redirect_message(
+    backend: str, status: int, headers: Mapping[str, str], secrets: Iterable[str | None]
+) -> str:
+    """Why a 30x reply ends a call: it is not followed, since the key would go with it."""
+    location = headers.get("Location", "")
+    host = urlsplit(location).hostname or ("the same host" if location else "nowhere")
+    return (
+        f"{backend} judge answered HTTP {status}, a redirect to {scrub_line(host[:200], secrets)}; "
+        "not followed and nothing re-sent (name the endpoint it should be with --judge or the base URL)"
+    )
 
 
 class HttpJudge(Judge):
