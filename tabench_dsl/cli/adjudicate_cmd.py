@@ -76,7 +76,9 @@ def show(record: Record, number: int, count: int, gold: str | None, out: TextIO)
     print(f"adjudicate ({cause}): {CAUSE_TEXTS.get(cause, 'the judge could not settle it')}", file=out)
     if gold is not None:
         print(f"Gold:\n{_block(gold)}", file=out)
-    print(f"Answer:\n{_block(record.answer)}", file=out)
+    print(f"Answer:\n{_block(record.graded_answer)}", file=out)
+    if record.reasoning_cut is not None:  # graded on its final answer: say what was cut
+        print(f"    ({record.reasoning_cut.describe()})", file=out)
     print(f"Reason:\n{_block(record.reason)}", file=out)
     for i, attempt in enumerate(record.attempts, start=1):
         raw = "(no reply)" if attempt.raw is None else attempt.raw

@@ -199,8 +199,10 @@ def run(args: argparse.Namespace) -> int:
     from ..language.render import compile_battery
     from .grade_cmd import DEFAULT_OUT, _check_slice, _slice, _stderr_line
     from .grading_flags import grading_options
+    from .reasoning_flags import with_reasoning_flag
 
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
+    compiled = with_reasoning_flag(compiled, args)
     _check_slice(args, compiled.questions)
     options = grading_options(args)
     judges = _judges(compiled, options)

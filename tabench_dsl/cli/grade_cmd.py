@@ -51,6 +51,7 @@ from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+from .reasoning_flags import add_reasoning_option, with_reasoning_flag
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
@@ -118,6 +119,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="append to an existing --out: skip pairs done, grade again those in error",
     )
     add_grading_options(parser)
+    add_reasoning_option(parser)
     add_batch_options(parser)
     add(
         "--workers",
@@ -291,6 +293,7 @@ def run(args: argparse.Namespace) -> int:
             with deferred_interrupts():
                 pool.start()
         compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
+        compiled = with_reasoning_flag(compiled, args)
         _check_slice(args, compiled.questions)
         skip = done_pairs(out) if args.resume else set()
 

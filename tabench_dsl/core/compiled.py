@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from .nodes import Exemplar, JudgeDefaults
+from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
 
 
@@ -49,3 +50,6 @@ class CompiledBattery(msgspec.Struct, frozen=True):
     settings: ScorerSettings
     t1: bool = True
     judge: JudgeDefaults = JudgeDefaults()
+    #: The open/close pairs of the reasoning blocks cut from an answer before it is graded (the
+    #: manifest's `reasoning_tags`, or `grade --reasoning-tags`); empty: nothing is cut.
+    reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS

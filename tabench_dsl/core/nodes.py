@@ -12,6 +12,7 @@ from typing import Literal
 import msgspec
 
 from .price import Price
+from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import FACET_NAMES, ScorerSettings
 
 __all__ = ["FACET_NAMES"]  # re-exported: the AST's users find the default facet names here
@@ -148,6 +149,8 @@ class Battery(msgspec.Struct, frozen=True):
     questions: tuple[Question, ...]
     t1: bool = True
     judge: JudgeDefaults = JudgeDefaults()
+    #: The manifest's `reasoning_tags`: the open/close pairs cut from answers before grading.
+    reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
 
     def question(self, qid: str) -> Question | None:
         for q in self.questions:

@@ -47,6 +47,42 @@ class ReasoningCut(msgspec.Struct, frozen=True):
     unclosed: bool
 
 
+class ReasoningInfo(msgspec.Struct, frozen=True):
+    """What a record says was cut from its answer before grading (`Record.reasoning`).
+
+    `final` is the answer T1 and the judge graded (the record's `answer` keeps it as given);
+    `blocks` and `characters` count the reasoning cut (its text, the tags left out), `unclosed`
+    that an opener had no closer; `tags` are the pairs cut, so a reader can cut the same answer
+    again to show its reasoning.
+    """
+
+    final: str
+    blocks: int
+    characters: int
+    unclosed: bool = False
+    tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
+
+    def describe(self) -> str:
+        """What was cut, in the words the viewer, the report and `adjudicate` show it with."""
+        blocks = f"{self.blocks} block" + ("" if self.blocks == 1 else "s")
+        line = f"reasoning cut before grading: {blocks}, {self.characters:,} characters"
+        if self.unclosed:
+            line += "; the answer ends inside a reasoning block, so it has no final text after it"
+        return line
+
+    def reasoning_of(self, answer: str) -> str:
+        """The reasoning cut from `answer` (the record's answer as given), cut again with `tags`."""
+        return cut_reasoning(answer, self.tags).reasoning
+
+
+def reasoning_info(cut: ReasoningCut, tags: Sequence[tuple[str, str]]) -> ReasoningInfo | None:
+    """What a record keeps of `cut` (None when nothing was cut: the record says nothing)."""
+    if cut.blocks == 0:
+        return None
+    pairs = tuple((opener, closer) for opener, closer in tags)
+    return ReasoningInfo(cut.final, cut.blocks, len(cut.reasoning), cut.unclosed, pairs)
+
+
 class _Patterns(msgspec.Struct, frozen=True):
     """The compiled searches of one set of tags: what matters outside a block and inside each."""
 
@@ -108,18 +144,28 @@ def _block_end(inside: re.Pattern[str], text: str, start: int) -> tuple[int, int
 
 
 def _join(pieces: list[str]) -> str:
-    """The text outside the blocks, each cut closed up to the wider blank space beside it."""
-    result = pieces[0]
+    """The text outside the blocks, each cut closed up to the wider blank space beside it.
+
+    Built as a list and joined once: joining piece by piece would copy the text at every cut.
+    """
+    kept = [pieces[0].rstrip()]
+    tail = pieces[0][len(kept[0]) :]  # the blank space at the end of the text kept so far
+    has_text = bool(kept[0])
     for piece in pieces[1:]:
-        left = result.rstrip()
         right = piece.lstrip()
-        if left and right:
-            gap = max(result[len(left) :], piece[: len(piece) - len(right)], key=len)
+        body = right.rstrip()
+        if has_text and body:
             # A cut is a boundary: the words either side of it never run together.
-            result = left + (gap or " ") + right
+            kept.append(max(tail, piece[: len(piece) - len(right)], key=len) or " ")
+        if body:
+            kept.append(body)
+            tail = right[len(body) :]
+            has_text = True
+        elif has_text:
+            tail = ""  # a blank piece between two cuts: the cut before it closed up the space
         else:
-            result = left + right
-    return result
+            tail = right  # nothing kept yet: no blank space before the first text
+    return "".join(kept) + tail
 
 
 def cut_reasoning(text: str, tags: Sequence[tuple[str, str]] = DEFAULT_REASONING_TAGS) -> ReasoningCut:

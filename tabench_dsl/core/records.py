@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from .price import Price
+from .reasoning import ReasoningInfo
 
 Tier = Literal["t1", "t2"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
@@ -211,6 +212,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     panel: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
     #: The judge's verdict on a T1 pass chosen by `--t1-audit`; absent from every other record.
     audit: Audit | msgspec.UnsetType = msgspec.UNSET
+    #: What was cut from `answer` before grading (its reasoning blocks, `core.reasoning`), with the
+    #: final answer T1 and the judge graded; absent when nothing was cut.
+    reasoning: ReasoningInfo | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:
@@ -225,6 +229,16 @@ class Record(msgspec.Struct, omit_defaults=False):
     def audited(self) -> Audit | None:
         """The T1 audit's verdict, None for a record no audit looked at."""
         return None if isinstance(self.audit, msgspec.UnsetType) else self.audit
+
+    @property
+    def graded_answer(self) -> str:
+        """The answer as T1 and the judge read it: `answer` with its reasoning blocks cut."""
+        return self.answer if isinstance(self.reasoning, msgspec.UnsetType) else self.reasoning.final
+
+    @property
+    def reasoning_cut(self) -> ReasoningInfo | None:
+        """What was cut from the answer before grading, None when nothing was."""
+        return None if isinstance(self.reasoning, msgspec.UnsetType) else self.reasoning
 
     def all_attempts(self) -> list[Attempt]:
         """Every judge attempt this record holds: its own, each panel judge's and the audit's (and

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from ..core.compiled import CompiledBattery
+from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
 from ..core.tiers import t1_passes, tokens
 from .cache import cache_key, open_cache_reader
@@ -96,15 +97,16 @@ def estimate_grading(
             if (answer.system, answer.question) in skip:
                 estimate.skipped += 1
                 continue
-            if len(answer.answer.encode("utf-8", "surrogatepass")) > max_answer_bytes:
+            final = cut_reasoning(answer.answer, battery.reasoning_tags).final  # what is graded
+            if len(final.encode("utf-8", "surrogatepass")) > max_answer_bytes:
                 estimate.oversized += 1
                 continue
             question = battery.questions[answer.question]
             t1_keys = keys.get(question.id)
-            if t1_keys is not None and t1_passes(answer.answer, t1_keys):
+            if t1_keys is not None and t1_passes(final, t1_keys):
                 estimate.t1_passes += 1
                 continue
-            messages = [Message("system", question.system), Message("user", battery.user.fill(answer.answer))]
+            messages = [Message("system", question.system), Message("user", battery.user.fill(final))]
             for judge, asks, reader, seen in zip(judges, estimate.judges, readers, asked, strict=True):
                 if reader is not None:
                     info = judge.info

@@ -5,7 +5,11 @@ Each sample of a log is one answer:
     system    the log's model (`openai/gpt-x`), or the value of `system_from`: a field of the
               sample's metadata, else a task argument of that name
     question  the sample id, or the value of the sample metadata field `question_from`
-    answer    the sample's final completion (`sample.output.completion`)
+    answer    the sample's final completion (`sample.output.completion`): the text blocks of the
+              final message as Inspect joins them, or the answer a solver set; never the message's
+              reasoning blocks (`ContentReasoning`: `reasoning_content`, Anthropic thinking, or a
+              `<think>` block Inspect parsed out). A `<think>` block left in the text is cut when
+              the answer is graded, as any answer's is (`core.reasoning`)
 
 Epochs: a log run with more than one epoch holds each sample once per epoch; tabench grades one
 answer per (system, question) pair (a second would be skipped as a duplicate), so each later
@@ -127,7 +131,20 @@ def log_rows(
                 continue
             question = value
         assert system is not None  # None was reported above
-        yield number, Answer(epoch_system(system, sample.epoch), question, sample.output.completion)
+        completion = sample.output.completion
+        if not completion and _reasoning_only(sample.output):
+            report(number, f"{where}: the completion holds reasoning only, no text; not graded")
+            continue
+        yield number, Answer(epoch_system(system, sample.epoch), question, completion)
+
+
+def _reasoning_only(output: Any) -> bool:
+    """Whether the final message holds reasoning blocks and no text (a model that spent its token
+    budget thinking): said so, rather than as an empty answer."""
+    if not output.choices:
+        return False
+    content = output.choices[0].message.content
+    return not isinstance(content, str) and any(part.type == "reasoning" for part in content)
 
 
 def count_log_samples(path: str | Path) -> int:

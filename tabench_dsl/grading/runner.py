@@ -1,7 +1,8 @@
 """The grading loop (docs/language.md section 8): T1, the judge call, the format re-ask, the stern retry,
 adjudicate, the cache and the results file.
 
-For each answer:
+For each answer, its reasoning blocks cut first (`core.reasoning`: T1 and the judge read the final
+answer; the record keeps the answer as given, and `reasoning` says what was cut):
 
     over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
@@ -63,7 +64,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import JudgeError, TransportError, UsageError
-from ..core.reasoning import DEFAULT_REASONING_TAGS
+from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import (
     Answer,
     Attempt,
@@ -230,8 +231,9 @@ class Grader:
         self.contradiction = ContradictionCheck.from_settings(settings.contradiction)
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings.injection)
-        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`).
-        self.reasoning_tags = DEFAULT_REASONING_TAGS
+        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`): the
+        #: battery's tags, the ones cut from the answers.
+        self.reasoning_tags = battery.reasoning_tags
         env = os.environ if env is None else env
         self._secrets = secrets_in(env)
         # T1 keys as token sets, computed once per question.
@@ -292,8 +294,19 @@ class Grader:
                 self.on_record(record)
 
     async def grade(self, answer: Answer) -> Record:
-        """Grade one answer: an oversized one goes to a person, else T1 first, else the judge with
-        its re-ask and stern retry."""
+        """Grade one answer's final text: its reasoning blocks cut first (`core.reasoning`; the
+        record keeps the answer as given and says what was cut), then as `_grade_final`."""
+        tags = self.battery.reasoning_tags
+        cut = cut_reasoning(answer.answer, tags)
+        info = reasoning_info(cut, tags)
+        if info is None:
+            return await self._grade_final(answer)
+        record = await self._grade_final(msgspec.structs.replace(answer, answer=cut.final))
+        return msgspec.structs.replace(record, answer=answer.answer, reasoning=info)
+
+    async def _grade_final(self, answer: Answer) -> Record:
+        """Grade one answer (its final text): an oversized one goes to a person, else T1 first, else
+        the judge with its re-ask and stern retry."""
         question = self.battery.questions[answer.question]
         size = _oversize(answer.answer, self.max_answer_bytes)
         if size is not None:

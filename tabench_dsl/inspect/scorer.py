@@ -149,14 +149,14 @@ def record_score(record: Record) -> Score:
     }
     if record.verdict in ("pass", "fail"):
         value = CORRECT if record.verdict == "pass" else INCORRECT
-        return Score(value=value, answer=record.answer, explanation=record.reason, metadata=metadata)
+        return Score(value=value, answer=record.graded_answer, explanation=record.reason, metadata=metadata)
     cause = record.cause or "transport"
     explanation = f"{record.verdict} ({cause}): {CAUSE_TEXTS.get(cause, cause)}"
     if record.reason:
         explanation += f"; {record.reason}"
     return Score.unscored(
         reason="adjudicate" if record.verdict == "adjudicate" else "grader_failed",
-        answer=record.answer,
+        answer=record.graded_answer,
         explanation=explanation,
         metadata=metadata,
     )

@@ -31,12 +31,13 @@ from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
 from .judge_reasoning import check_reasoning, thinking_problems
 from .parse import RawQuestion, parse_policy, parse_rubric
+from .reasoning_tags import check_reasoning_tags
 from .rubric import build_questions
 from .scorer import read_settings
 from .yaml_io import reader_error, yaml_error, yaml_problem
 
 #: The keys a manifest may have, in the order hints list them.
-MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge")
+MANIFEST_KEYS: tuple[str, ...] = ("name", "scorer", "policies", "rubrics", "t1", "judge", "reasoning_tags")
 #: The keys of the manifest's `judge:` mapping.
 JUDGE_KEYS: tuple[str, ...] = (
     "model",
@@ -138,6 +139,8 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
             t1=t1,
             judge=judge or JudgeDefaults(),
         )
+        if "reasoning_tags" in values:
+            battery = msgspec.structs.replace(battery, reasoning_tags=values["reasoning_tags"].value)
     judge_pos = values["judge"].parts if "judge" in values else {}
     return Loaded(battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos)
 
@@ -455,6 +458,11 @@ def _check_price(node: yaml.Node, path: str, errors: list[SpecError]) -> dict[st
     return values if ok else None
 
 
+def _check_reasoning_tags(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
+    tags = check_reasoning_tags(node, path, errors)
+    return None if tags is None else _Value(tags, "", _pos(node, path))
+
+
 #: What a judge key other than `model` and `backend` takes, as its error says it.
 _JUDGE_VALUE_KINDS = {"temperature": "a number", "prompt_cache": "true or false"}
 
@@ -476,6 +484,7 @@ _MANIFEST_CHECKS = {
     "rubrics": _check_files("rubrics"),
     "t1": _check_t1,
     "judge": _check_judge,
+    "reasoning_tags": _check_reasoning_tags,
 }
 
 _REQUIRED_HINTS = {

@@ -304,4 +304,5 @@ def compile_battery(battery: Battery) -> CompiledBattery:
         settings=battery.scorer.settings,
         t1=battery.t1,
         judge=_judge_defaults(battery),
+        reasoning_tags=battery.reasoning_tags,
     )

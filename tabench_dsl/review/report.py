@@ -82,6 +82,9 @@ class _Answer(msgspec.Struct, frozen=True):
     votes: list[_Vote] = []
     audit: str = ""
     audit_line: str = ""
+    #: What was cut from the answer before grading, worded ("" when nothing was): the page shows
+    #: the final answer graded.
+    reasoning: str = ""
 
 
 def _votes(votes: list[PanelVote]) -> list[_Vote]:
@@ -115,6 +118,7 @@ def _answer(record: Record, run: Run) -> _Answer:
         audit_line=""
         if audit is None
         else f"T1 audit: {audit.judge.describe()} says {audit.verdict}: {audit.reason or '(no reason)'}",
+        reasoning="" if record.reasoning_cut is None else record.reasoning_cut.describe(),
     )
 
 

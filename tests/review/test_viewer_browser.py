@@ -352,3 +352,30 @@ def test_a_second_grading_tags_and_pairs_on_the_page(browser, tmp_path: Path) ->
         _wait(browser, lambda d: "compared=flipped" in d.current_url)
         rows = browser.find_elements(By.CSS_SELECTOR, "#list tr.row")
         assert rows and all("B: pass" in row.find_element(By.CSS_SELECTOR, "td.outcome").text for row in rows)
+
+
+def test_an_answer_with_reasoning_shows_its_final_answer_and_unfolds_the_rest(
+    browser, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from tabench_dsl.core.reasoning import ReasoningInfo
+
+    thought = "The gold says SQLite <b>but</b> I recall Postgres"
+    record = make_record("qwen3", "h01", "fail", answer=f"<think>{thought}</think>\n\nIn Postgres.")
+    record = msgspec.structs.replace(
+        record, reasoning=ReasoningInfo(final="In Postgres.", blocks=1, characters=len(thought))
+    )
+    results = write_results(tmp_path / "run.jsonl", [record])
+    for url in _serve(results):
+        browser.get(url)
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        browser.find_element(By.CSS_SELECTOR, '#list tr.row[data-question="h01"]').click()
+        answer = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail pre.answer-text"))
+        assert answer.text == "In Postgres."
+        folded = browser.find_element(By.CSS_SELECTOR, ".detail details.reasoning")
+        assert folded.get_attribute("open") is None
+        summary = folded.find_element(By.TAG_NAME, "summary")
+        assert summary.text == f"reasoning cut before grading: 1 block, {len(thought)} characters"
+        summary.click()
+        assert folded.find_element(By.TAG_NAME, "pre").text == thought

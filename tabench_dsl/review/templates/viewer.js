@@ -348,7 +348,11 @@ function renderDetail(detail, row) {
   }
   box.append(el("h3", null, `${r.system} · ${r.question}`), facts);
   if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
-  box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, r.answer));
+  box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, detail.final_answer));
+  if (detail.reasoning) {  // graded on its final answer: the reasoning cut from it, folded
+    box.append(el("details", { class: "reasoning" }, el("summary", { class: "small" }, detail.reasoning.line),
+      el("pre", null, detail.reasoning.text || "(empty)")));
+  }
   box.append(el("h3", null, "Judge's reason"), el("pre", null, r.reason || "(none)"));
   if (detail.votes.length) box.append(votesBlock("Judges of the panel", detail.votes));
   if (detail.audit) {

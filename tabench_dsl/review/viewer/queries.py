@@ -226,7 +226,7 @@ class Index:
             "tier": r.tier,
             "cause": r.cause,
             "reason": _preview(r.reason),
-            "answer": _preview(r.answer),
+            "answer": _preview(r.graded_answer),
             "facets": [name for name, seen in r.facets.items() if seen],
             "human": None if r.decision is None else r.decision.verdict,
             "warnings": len(r.warnings),
@@ -287,6 +287,9 @@ class Index:
         return {
             "record": msgspec.to_builtins(record),
             "judge_name": record.judge.describe(),
+            # The answer T1 and the judge read, and what was cut from it (None: nothing).
+            "final_answer": record.graded_answer,
+            "reasoning": reasoning_payload(record),
             # Each panel judge's vote, and the T1 audit's verdict, named as every output names them.
             "votes": votes_payload(record.votes),
             "audit": None
@@ -356,3 +359,18 @@ def votes_payload(votes) -> list[dict[str, Any]]:
         }
         for vote in votes
     ]
+
+
+def reasoning_payload(record: Record) -> dict[str, Any] | None:
+    """What was cut from `record`'s answer before grading, as the page unfolds it: the counts, the
+    line that words them, and the reasoning text itself; None when nothing was cut."""
+    cut = record.reasoning_cut
+    if cut is None:
+        return None
+    return {
+        "blocks": cut.blocks,
+        "characters": cut.characters,
+        "unclosed": cut.unclosed,
+        "line": cut.describe(),
+        "text": cut.reasoning_of(record.answer),
+    }

@@ -126,12 +126,11 @@ def prompts_for(record: Record, compiled: CompiledBattery | None) -> Prompts:
         )
     elif record.battery and record.battery != compiled.name:
         drift = f"the record names battery {record.battery!r}, the battery given is {compiled.name!r}"
-    stern = (
-        compiled.stern.fill(record.answer) if any(a.kind == "stern" for a in record.all_attempts()) else None
-    )
+    answer = record.graded_answer  # the judge read the final answer, its reasoning cut
+    stern = compiled.stern.fill(answer) if any(a.kind == "stern" for a in record.all_attempts()) else None
     return Prompts(
         question.system,
-        compiled.user.fill(record.answer),
+        compiled.user.fill(answer),
         stern,
         record.prompt_sha256,
         question.sha256,
