@@ -251,3 +251,13 @@ async def test_a_replay_grades_cut_off_and_refused_replies_as_they_were(tmp_path
     }
     assert seen["a"] == ("pass", None, [("length", 300), (None, 600)])
     assert seen["b"] == ("adjudicate", "refusal", [("refusal", None), ("refusal", None)])
+
+
+async def test_a_reply_nested_past_any_reply_is_a_transport_fault(tmp_path: Path, judge_server) -> None:
+    from support.judge_server import Raw
+
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = b'{"choices": [{"message": {"content": "x", "tool_calls": [' + deep + b"]}}]}"
+    server = await judge_server([Raw(200, body, {"content-type": "application/json"}), PASS])
+    record, _ = await _one(tmp_path, server)
+    assert record.verdict == "pass" and record.attempts[0].transport_retries == 1 and server.calls == 2

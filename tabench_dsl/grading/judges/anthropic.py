@@ -180,7 +180,7 @@ def decode_message(payload: bytes, latency_ms: float = 0.0) -> Completion:
     `refusal`."""
     try:
         reply = _decoder.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past any reply
         raise TransportError(f"anthropic judge sent a body that is not a message ({exc})") from None
     texts = [block.text for block in reply.content if block.type == "text" and block.text is not None]
     content = "".join(texts)
