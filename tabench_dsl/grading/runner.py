@@ -492,17 +492,8 @@ class Grader:
             hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.
-                content = self._received(hit.content)
-                attempt = Attempt(
-                    kind,
-                    content,
-                    0.0,
-                    hit.tokens,
-                    cache_hit=True,
-                    request_sha256=sha,
-                    stop=hit.stop or None,
-                    refusal=hit.refusal,
-                )
+                attempt = Attempt(kind, self._received(hit.content), 0.0, hit.tokens, cache_hit=True)
+                attempt = self._told(attempt, sha, stop=hit.stop, refusal=hit.refusal)
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
@@ -532,18 +523,20 @@ class Grader:
                     judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
                 )
             cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
-        attempt = Attempt(
-            kind,
-            content,
-            round(latency, 3),
-            completion.tokens,
-            transport_retries=retries,
-            request_sha256=sha,
-            stop=completion.stop or None,
-            refusal=None if completion.refusal is None else self._received(completion.refusal),
-            served=completion.served,
-        )
+        attempt = Attempt(kind, content, round(latency, 3), completion.tokens, transport_retries=retries)
+        attempt = self._told(attempt, sha, stop=completion.stop, refusal=completion.refusal)
+        attempt = msgspec.structs.replace(attempt, served=completion.served)
         return self._decoded(attempt, attempts, tolerated)
+
+    def _told(self, attempt: Attempt, sha: str, *, stop: str, refusal: str | None) -> Attempt:
+        """`attempt` with its request's sha256 and what the server said of the reply: why it
+        ended short (`stop`) and a refusal's text, scrubbed like the reply."""
+        return msgspec.structs.replace(
+            attempt,
+            request_sha256=sha,
+            stop=stop or None,
+            refusal=None if refusal is None else self._received(refusal),
+        )
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]
