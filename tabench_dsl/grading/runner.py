@@ -15,6 +15,10 @@ answer; the record keeps the answer as given, and `reasoning` says what was cut)
                         a contradiction or a malformed reply again -> adjudicate (contradiction)
       pass with a fail-shaped reason -> kept, with a warning
     a reply over 64 KiB is malformed (cut to that when recorded and cached)
+    every reply is decoded without its reasoning blocks; a refusal, tool calls or no text is
+                     malformed, and twice -> adjudicate (refusal, or malformed) (`reply_endings`)
+    a reply cut off at its token budget -> the same ask once more with twice the budget; cut off
+                     again -> adjudicate (truncated)
     transport retries run out on any ask -> error (transport); resume grades it again
 
 With a judge `Panel`, every judge of it runs the steps above on its own, all at once (`_grade_t2`);
