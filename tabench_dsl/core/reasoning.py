@@ -36,9 +36,9 @@ class ReasoningCut(msgspec.Struct, frozen=True):
 
     `final` is the text with every reasoning block cut (the blank space a cut leaves is closed up
     to the wider of its two sides, and none is left at either end of a cut); `reasoning` is what
-    the blocks held, each stripped, joined by "\\n"; `blocks` counts the blocks cut; `unclosed`
-    says an opener had no closer, so everything from it on is reasoning. A text without reasoning
-    tags comes back unchanged as `final`.
+    the blocks held, each stripped, the empty ones left out, joined by "\\n"; `blocks` counts the
+    blocks cut (an empty one too); `unclosed` says an opener had no closer, so everything from it
+    on is reasoning. A text without reasoning tags comes back unchanged as `final`.
     """
 
     final: str
@@ -51,9 +51,9 @@ class ReasoningInfo(msgspec.Struct, frozen=True):
     """What a record says was cut from its answer before grading (`Record.reasoning`).
 
     `final` is the answer T1 and the judge graded (the record's `answer` keeps it as given);
-    `blocks` and `characters` count the reasoning cut (its text, the tags left out), `unclosed`
-    that an opener had no closer; `tags` are the pairs cut, so a reader can cut the same answer
-    again to show its reasoning.
+    `blocks` counts the blocks cut and `characters` the length of their text (`ReasoningCut.
+    reasoning`: the tags left out), `unclosed` says an opener had no closer; `tags` are the pairs
+    cut, so a reader can cut the same answer again to show its reasoning.
     """
 
     final: str
@@ -182,8 +182,11 @@ def cut_reasoning(text: str, tags: Sequence[tuple[str, str]] = DEFAULT_REASONING
     reasoning: list[str] = []
     pos = 0
     first_opener = patterns.openers.search(text)
-    first_closer = patterns.closers.search(text)
-    if first_closer is not None and (first_opener is None or first_closer.end() <= first_opener.start()):
+    # A closer wholly before the first opener (searched up to it only: the text is read once).
+    first_closer = patterns.closers.search(
+        text, 0, len(text) if first_opener is None else first_opener.start()
+    )
+    if first_closer is not None:
         # The block was opened by the prompt: all before the first closer is reasoning.
         pieces.append("")
         reasoning.append(text[: first_closer.start()])
