@@ -12,7 +12,7 @@ Prompt caching: Anthropic caches a prefix only where a block says so, so the SYS
 text block marked `cache_control: {"type": "ephemeral"}` (`[{"type": "text", "text": SYSTEM,
 "cache_control": ...}]`); with `judge: {prompt_cache: false}` it goes as a plain string. The
 prompt's text is the same either way, and the mark is not part of the reply cache's key. A server
-that refuses the mark (HTTP 400 naming `cache_control`) is asked again at once with the string,
+that refuses the mark (HTTP 400 or 422 naming `cache_control`) is asked again at once with the string,
 and from then on. Anthropic's `usage.input_tokens` counts only the input read neither from nor into
 the cache: the prompt's tokens are `input_tokens + cache_read_input_tokens +
 cache_creation_input_tokens`, the second of them `Tokens.cached_prompt`, the third
@@ -46,6 +46,7 @@ from .base import (
 )
 from .registry import JudgeSetup, register_judge
 from .urls import ANTHROPIC_HOST, host_of, split_http_url
+from .wire_errors import FORM_REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -159,7 +160,7 @@ class AnthropicJudge(HttpJudge):
         asked again at once with the SYSTEM as a plain string, and from then on; a model that calls
         `temperature` deprecated is asked again without it, and from then on
         (`drop_refused_temperature`)."""
-        if status == 400 and self.prompt_cache and b"cache_control" in payload:
+        if status in FORM_REFUSALS and self.prompt_cache and b"cache_control" in payload:
             self.prompt_cache = False
             return True
         return self.drop_refused_temperature(status, payload)
