@@ -89,7 +89,9 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "templates": Templates.__struct_fields__,
     "judge": JudgeSettings.__struct_fields__,
     "builtin": Markers.__struct_fields__,
-    "contradiction": ContradictionSettings.__struct_fields__,
+    # `trusted` is the loader's word that the scorer is a shipped one, never a scorer.yaml key: a
+    # battery's own scorer saying it would run its phrase patterns without their time budget.
+    "contradiction": tuple(f for f in ContradictionSettings.__struct_fields__ if f != "trusted"),
 }
 #: How the injection patterns are searched: case-insensitive, `^`/`$` at line boundaries.
 INJECTION_FLAGS = re.IGNORECASE | re.MULTILINE

@@ -15,6 +15,10 @@ answer; the record keeps the answer as given, and `reasoning` says what was cut)
                         a contradiction or a malformed reply again -> adjudicate (contradiction)
       pass with a fail-shaped reason -> kept, with a warning
     a reply over 64 KiB is malformed (cut to that when recorded and cached)
+    every reply is decoded without its reasoning blocks; a refusal, tool calls or no text is
+                     malformed, and twice -> adjudicate (refusal, or malformed) (`reply_endings`)
+    a reply cut off at its token budget -> the same ask once more with twice the budget; cut off
+                     again -> adjudicate (truncated)
     transport retries run out on any ask -> error (transport); resume grades it again
 
 With a judge `Panel`, every judge of it runs the steps above on its own, all at once (`_grade_t2`);
@@ -65,7 +69,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import TransportError, UsageError
-from ..core.reasoning import DEFAULT_REASONING_TAGS, cut_reasoning, reasoning_info
+from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import (
     Answer,
     Attempt,
@@ -250,8 +254,9 @@ class Grader:
         self.contradiction = ContradictionCheck.from_settings(settings.contradiction)
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection = compile_injection(settings.injection)
-        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`).
-        self.reasoning_tags = DEFAULT_REASONING_TAGS
+        #: The reasoning blocks cut from every reply before it is decoded (`reply_endings`): the
+        #: battery's tags, the ones cut from the answers.
+        self.reasoning_tags = battery.reasoning_tags
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
         self._reachability = ReachabilityWatch()
@@ -540,17 +545,8 @@ class Grader:
             hit = cache.get(key)
             if hit is not None:
                 # Scrubbed again: a cache written before replies were scrubbed may hold a key.
-                content = self._received(hit.content)
-                attempt = Attempt(
-                    kind,
-                    content,
-                    0.0,
-                    hit.tokens,
-                    cache_hit=True,
-                    request_sha256=sha,
-                    stop=hit.stop or None,
-                    refusal=hit.refusal,
-                )
+                attempt = Attempt(kind, self._received(hit.content), 0.0, hit.tokens, cache_hit=True)
+                attempt = self._told(attempt, sha, stop=hit.stop, refusal=hit.refusal)
                 return self._decoded(attempt, attempts, tolerated)
         started = time.perf_counter()
         try:
@@ -580,17 +576,9 @@ class Grader:
                     judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
                 )
             cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
-        attempt = Attempt(
-            kind,
-            content,
-            round(latency, 3),
-            completion.tokens,
-            transport_retries=retries,
-            request_sha256=sha,
-            stop=completion.stop or None,
-            refusal=None if completion.refusal is None else self._received(completion.refusal),
-            served=completion.served,
-        )
+        attempt = Attempt(kind, content, round(latency, 3), completion.tokens, transport_retries=retries)
+        attempt = self._told(attempt, sha, stop=completion.stop, refusal=completion.refusal)
+        attempt = msgspec.structs.replace(attempt, served=completion.served)
         return self._decoded(attempt, attempts, tolerated)
 
     async def _capped_exchange(
@@ -611,6 +599,16 @@ class Grader:
             return completion, retries
         finally:
             cap.settle(reserved, tokens, price)
+
+    def _told(self, attempt: Attempt, sha: str, *, stop: str, refusal: str | None) -> Attempt:
+        """`attempt` with its request's sha256 and what the server said of the reply: why it
+        ended short (`stop`) and a refusal's text, scrubbed like the reply."""
+        return msgspec.structs.replace(
+            attempt,
+            request_sha256=sha,
+            stop=stop or None,
+            refusal=None if refusal is None else self._received(refusal),
+        )
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]

@@ -13,8 +13,16 @@ import time
 from typing import Any
 
 from ..core.errors import TransportError
-from ..core.records import JudgeInfo, Tokens
-from ..grading.judges.base import Completion, Judge, JudgeParams, Message
+from ..core.records import JudgeInfo, Served, Tokens
+from ..grading.judges.base import (
+    STOP_CONTENT_FILTER,
+    STOP_LENGTH,
+    STOP_TOOL_CALLS,
+    Completion,
+    Judge,
+    JudgeParams,
+    Message,
+)
 
 
 class InspectModelJudge(Judge):
@@ -71,5 +79,24 @@ class InspectModelJudge(Judge):
                 completion=usage.output_tokens,
                 cached_prompt=cached,
                 cache_write=written,
+                reasoning=usage.reasoning_tokens or 0,
             )
-        return Completion(output.completion, tokens, (time.perf_counter() - started) * 1000.0)
+        stop_reason = output.choices[0].stop_reason if output.choices else "stop"
+        return Completion(
+            output.completion,
+            tokens,
+            (time.perf_counter() - started) * 1000.0,
+            stop=_STOPS.get(stop_reason, ""),
+            served=Served(model=output.model or None, response_id=output.response_id or None)
+            if output.model or output.response_id
+            else None,
+        )
+
+
+#: Inspect's stop reasons that end a reply short of its own end, as `Completion.stop` names them.
+_STOPS = {
+    "max_tokens": STOP_LENGTH,
+    "model_length": STOP_LENGTH,
+    "content_filter": STOP_CONTENT_FILTER,
+    "tool_calls": STOP_TOOL_CALLS,
+}

@@ -58,14 +58,9 @@ def check_reasoning(node: yaml.Node, path: str, errors: list[SpecError]) -> Judg
         text = value.value if isinstance(value, yaml.ScalarNode) else None
         if key == "effort":
             if not isinstance(text, str) or text not in EFFORTS:
-                shown = (
-                    f"'{text}'"
-                    if isinstance(text, str)
-                    else "a " + type(value).__name__.replace("Node", "").lower()
-                )
                 errors.append(
                     _error(
-                        f"reasoning effort must be one of {', '.join(EFFORTS)}, not {shown}",
+                        f"reasoning effort must be one of {', '.join(EFFORTS)}, not {_shown(value)}",
                         _pos(value, path),
                     )
                 )
@@ -75,15 +70,25 @@ def check_reasoning(node: yaml.Node, path: str, errors: list[SpecError]) -> Judg
         elif _whole_number(value) >= MIN_BUDGET:
             budget = _whole_number(value)
         else:
-            shown = f"'{text}'" if isinstance(text, str) else "not a number"
             errors.append(
                 _error(
-                    f"reasoning budget_tokens must be a whole number >= {MIN_BUDGET}, not {shown}",
+                    f"reasoning budget_tokens must be a whole number >= {MIN_BUDGET}, not {_shown(value)}",
                     _pos(value, path),
                 )
             )
             ok = False
     return JudgeReasoning(effort=effort, budget_tokens=budget) if ok else None
+
+
+def _shown(node: yaml.Node) -> str:
+    """A YAML value as an error names it (as the manifest's other errors do)."""
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    if node.tag == "tag:yaml.org,2002:null" or node.value == "":
+        return "empty"
+    return f"'{node.value}'"
 
 
 def _whole_number(node: yaml.Node) -> int:

@@ -239,3 +239,11 @@ async def test_a_key_withheld_from_a_plain_http_url_says_so(tmp_path: Path, judg
         "(nor a loopback host); the run stopped, the records written are kept"
     )
     assert "authorization" not in server.requests[0]["_headers"] and server.calls == 1
+
+
+def test_a_body_nested_past_any_reason_is_read_without_failing() -> None:
+    deep = b'{"error":' * 100_000 + b'"temperature is unsupported"' + b"}" * 100_000
+    assert error_message(deep).startswith('{"error":{"error":')
+    assert not refused_field(400, deep, "temperature") and not money_error(400, deep)
+    shallow_but_deep = b'{"error":' * 500 + b'"Your credit balance is too low"' + b"}" * 500
+    assert error_message(shallow_but_deep) == "" and not money_error(400, shallow_but_deep)

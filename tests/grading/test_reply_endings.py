@@ -229,3 +229,35 @@ async def test_a_cached_cut_off_reply_is_still_read_as_cut_off(tmp_path: Path, j
         ("length", 300, 300),
         (None, 600, 0),
     ]
+
+
+async def test_a_replay_grades_cut_off_and_refused_replies_as_they_were(tmp_path: Path, judge_server) -> None:
+    def reply(body: dict):
+        if "blue" in body["messages"][1]["content"]:
+            return openai_reply(None, refusal="I won't.")
+        if _budget(body) == 300:
+            return openai_reply("{", finish_reason="length", completion_tokens=300)
+        return openai_reply(PASS)
+
+    server = await judge_server(reply)
+    battery = compiled_battery(tmp_path)
+    answers = [Answer("a", "h03", "azure"), Answer("b", "h03", "blue")]
+    first, _ = await grade(battery, server.url, answers, tmp_path / "r1.jsonl", concurrency=1)
+    replayed, stats = await grade(battery, f"replay:{tmp_path / 'r1.jsonl'}", answers, tmp_path / "r2.jsonl")
+    assert server.calls == 4 and stats.calls == 4  # the replay's calls reach no server
+    seen = {r.system: (r.verdict, r.cause, [(a.stop, a.max_tokens) for a in r.attempts]) for r in replayed}
+    assert seen == {
+        r.system: (r.verdict, r.cause, [(a.stop, a.max_tokens) for a in r.attempts]) for r in first
+    }
+    assert seen["a"] == ("pass", None, [("length", 300), (None, 600)])
+    assert seen["b"] == ("adjudicate", "refusal", [("refusal", None), ("refusal", None)])
+
+
+async def test_a_reply_nested_past_any_reply_is_a_transport_fault(tmp_path: Path, judge_server) -> None:
+    from support.judge_server import Raw
+
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = b'{"choices": [{"message": {"content": "x", "tool_calls": [' + deep + b"]}}]}"
+    server = await judge_server([Raw(200, body, {"content-type": "application/json"}), PASS])
+    record, _ = await _one(tmp_path, server)
+    assert record.verdict == "pass" and record.attempts[0].transport_retries == 1 and server.calls == 2

@@ -181,3 +181,18 @@ def test_a_backtracking_contradiction_phrase_costs_at_most_its_budget(work: Path
     assert done.returncode == 0, done.stderr
     conclusion, seconds = done.stdout.split()
     assert conclusion == "None" and float(seconds) < 5
+
+
+def test_a_scorer_cannot_declare_its_own_phrases_trusted(work: Path, capsys) -> None:
+    """`trusted` (run the phrases on Python's engine, without their budget) is the loader's word for
+    a shipped scorer; a battery's own scorer.yaml saying it is an unknown key, not a way around the
+    budget."""
+    write_battery(work)
+    settings = own_scorer(work, "")
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(
+        text.replace("contradiction:\n", "contradiction:\n  trusted: [yes]\n", 1), encoding="utf-8"
+    )
+    assert main(["lint", str(work / "battery")]) == 2
+    err = capsys.readouterr().out
+    assert "unknown contradiction key 'trusted'" in err

@@ -1,20 +1,21 @@
 """Replies and error bodies in the providers' own shapes, to serve from the scripted judge server as
 `Raw` (tests/support/judge_server.py).
 
-Chat Completions replies are built through the official `openai` SDK's types
-(`openai.types.chat.ChatCompletion`, validated, then dumped as JSON), so a field tabench reads that
-the API does not have fails here rather than passing quietly. Messages API replies follow the
-`anthropic` SDK's `Message` type field for field (`id`, `type`, `role`, `model`, `content` blocks of
-type text / thinking / redacted_thinking / tool_use, `stop_reason`, `stop_sequence`, `usage`).
-Error bodies are the ones the providers document: OpenAI's `{"error": {message, type, param,
-code}}`, Anthropic's `{"type": "error", "error": {type, message}}`, FastAPI's 422 `detail` list,
-Mistral's 422 with the `detail` list inside `message`.
+Replies and provider error bodies are checked against the official SDKs' types before they are
+served: `openai.types.chat.ChatCompletion` and `openai.types.ErrorObject`,
+`anthropic.types.Message` and `anthropic.types.ErrorResponse` (validated; the Chat Completions
+reply is then dumped from the model), so a field tabench reads that the API does not have, or a
+stop reason it never sends, fails here rather than passing quietly. FastAPI's 422 `detail` list and
+Mistral's 422 (the `detail` list inside `message`) have no SDK type: they are written as those
+servers send them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from anthropic.types import ErrorResponse, Message
+from openai.types import ErrorObject
 from openai.types.chat import ChatCompletion
 
 from .judge_server import Raw
@@ -71,20 +72,19 @@ def anthropic_reply(
     model: str = "claude-x-2026-01-01",
     response_id: str = "msg_scripted",
 ) -> Raw:
-    """A 200 Messages API reply in the shape of the `anthropic` SDK's `Message`."""
-    return Raw(
-        200,
-        {
-            "id": response_id,
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": blocks,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-        },
-    )
+    """A 200 Messages API reply, checked against the `anthropic` SDK's `Message`."""
+    body = {
+        "id": response_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+    Message.model_validate(body)
+    return Raw(200, body)
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -98,15 +98,18 @@ def thinking_block(thinking: str) -> dict[str, Any]:
 def openai_error(
     status: int, message: str, *, kind: str, code: str | None = None, param: str | None = None
 ) -> Raw:
-    """An OpenAI error reply."""
-    return Raw(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
+    """An OpenAI error reply, its object checked against the `openai` SDK's `ErrorObject`."""
+    error = {"message": message, "type": kind, "param": param, "code": code}
+    ErrorObject.model_validate(error)
+    return Raw(status, {"error": error})
 
 
 def anthropic_error(status: int, message: str, *, kind: str) -> Raw:
-    """An Anthropic error reply (`request_id` as the API adds it)."""
-    return Raw(
-        status, {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_011"}
-    )
+    """An Anthropic error reply (`request_id` as the API adds it), checked against the `anthropic`
+    SDK's `ErrorResponse` (whose error `type` must be one of the API's kinds)."""
+    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_011"}
+    ErrorResponse.model_validate(body)
+    return Raw(status, body)
 
 
 #: OpenAI's reply when the account has no quota left (a 429, but no rate limit).

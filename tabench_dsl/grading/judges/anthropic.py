@@ -12,7 +12,7 @@ Prompt caching: Anthropic caches a prefix only where a block says so, so the SYS
 text block marked `cache_control: {"type": "ephemeral"}` (`[{"type": "text", "text": SYSTEM,
 "cache_control": ...}]`); with `judge: {prompt_cache: false}` it goes as a plain string. The
 prompt's text is the same either way, and the mark is not part of the reply cache's key. A server
-that refuses the mark (HTTP 400 naming `cache_control`) is asked again at once with the string,
+that refuses the mark (HTTP 400 or 422 naming `cache_control`) is asked again at once with the string,
 and from then on. Anthropic's `usage.input_tokens` counts only the input read neither from nor into
 the cache: the prompt's tokens are `input_tokens + cache_read_input_tokens +
 cache_creation_input_tokens`, the second of them `Tokens.cached_prompt`, the third
@@ -53,6 +53,7 @@ from .base import (
 )
 from .registry import JudgeSetup, register_judge
 from .urls import ANTHROPIC_HOST, host_of, split_http_url
+from .wire_errors import FORM_REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -182,7 +183,7 @@ class AnthropicJudge(HttpJudge):
         structured outputs, with the forced tool, and from then on; a model that calls
         `temperature` deprecated is asked again without it, and from then on
         (`drop_refused_temperature`)."""
-        if status == 400 and self.prompt_cache and b"cache_control" in payload:
+        if status in FORM_REFUSALS and self.prompt_cache and b"cache_control" in payload:
             self.prompt_cache = False
             return True
         refuses_format = b"output_config" in payload or b"output_format" in payload
@@ -207,7 +208,7 @@ def decode_message(payload: bytes, latency_ms: float = 0.0) -> Completion:
     `refusal`."""
     try:
         reply = _decoder.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past any reply
         raise TransportError(f"anthropic judge sent a body that is not a message ({exc})") from None
     texts = [block.text for block in reply.content if block.type == "text" and block.text is not None]
     if not texts:  # a forced tool's reply (a structured verdict): its arguments are the verdict

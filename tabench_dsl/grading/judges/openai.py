@@ -249,7 +249,7 @@ def decode_chat_completion(payload: bytes, backend: str = "openai", latency_ms: 
     `reasoning_content` is never read as the reply."""
     try:
         body = _decoder.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past any reply
         raise TransportError(f"{backend} judge sent a body that is not a chat completion ({exc})") from None
     if not body.choices:
         raise TransportError(f"{backend} judge sent a chat completion without choices")

@@ -3,7 +3,9 @@
 Every attempt of every record in the file is indexed by its `request_sha256` (the hash of the
 request messages, `transport.request_sha256`), in file order. A request gets the next unused reply
 recorded for the same messages (first in, first out per hash), so a first ask and its format re-ask,
-which send the same messages, get the two replies recorded for them in that order. Attempts that
+which send the same messages, get the two replies recorded for them in that order (and so do a
+cut-off reply and its re-ask with a larger budget: the reply's `stop` and `refusal` are served
+with it). Attempts that
 got no reply (transport failures) or carry no hash are skipped. A request with no reply left raises
 a non-retryable `TransportError`: "no recorded reply for this prompt".
 
@@ -17,7 +19,7 @@ from collections import Counter, deque
 from pathlib import Path
 
 from ...core.errors import JudgeError, TransportError, UsageError
-from ...core.records import JudgeInfo, Tokens
+from ...core.records import Attempt, JudgeInfo
 from ...core.results import iter_records
 from ..transport import request_sha256
 from .base import Completion, Judge, JudgeParams, Message
@@ -31,7 +33,7 @@ class ReplayJudge(Judge):
         self.path = Path(path)
         if not self.path.is_file():
             raise JudgeError(f"replay: no results file at {self.path}")
-        self._replies: dict[str, deque[tuple[str, Tokens]]] = {}
+        self._replies: dict[str, deque[Attempt]] = {}
         self.problems: list[str] = []
         models: Counter[str] = Counter()
         try:
@@ -45,7 +47,7 @@ class ReplayJudge(Judge):
                 if attempt.raw is None or attempt.request_sha256 is None:
                     continue
                 queue = self._replies.setdefault(attempt.request_sha256, deque())
-                queue.append((attempt.raw, attempt.tokens))
+                queue.append(attempt)
         model = models.most_common(1)[0][0] if models else (params.model if params else "unknown")
         self.params = params or JudgeParams(model=model)
         self.info = JudgeInfo(backend="replay", model=model, label=str(self.path))
@@ -63,8 +65,15 @@ class ReplayJudge(Judge):
         queue = self._replies.get(request_sha256(messages))
         if not queue:
             raise TransportError(f"replay: no recorded reply for this prompt in {self.path}", retryable=False)
-        raw, tokens = queue.popleft()
-        return Completion(content=raw, tokens=tokens, latency_ms=0.0)
+        # A recorded cut-off or refused reply is served as one, so it is graded as it was.
+        attempt = queue.popleft()
+        return Completion(
+            content=attempt.raw or "",
+            tokens=attempt.tokens,
+            latency_ms=0.0,
+            stop=attempt.stop or "",
+            refusal=attempt.refusal,
+        )
 
 
 @register_judge("replay")

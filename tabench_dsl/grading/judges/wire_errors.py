@@ -55,6 +55,8 @@ _MONEY_WORDS = re.compile(
     r"|exceeded\s+your\s+current\s+quota|purchase\s+credits|billing\s+details",
     re.IGNORECASE,
 )
+#: The deepest an error body is read (Mistral's detail entries stand four levels down).
+_MAX_DEPTH = 8
 #: HTTP Payment Required.
 PAYMENT_REQUIRED = 402
 #: Statuses on which a server refuses a request's form (a field it does not take).
@@ -75,7 +77,7 @@ def read_error(payload: bytes) -> ErrorReading:
     gives its first 200 bytes as the message (none when it is an HTML page)."""
     try:
         body = msgspec.json.decode(payload)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # a hostile body nested past any reason
         text = payload[:200].decode("utf-8", "replace").strip()
         return ErrorReading(message=text if text and not text.startswith("<") else "")
     parts: list[str] = []
@@ -86,15 +88,18 @@ def read_error(payload: bytes) -> ErrorReading:
     return ErrorReading(message=message, codes=frozenset(codes), params=frozenset(params))
 
 
-def _walk(node: Any, parts: list[str], codes: set[str], params: set[str]) -> None:
+def _walk(node: Any, parts: list[str], codes: set[str], params: set[str], depth: int = 0) -> None:
     """Collect the messages, codes and parameter names of one body node (nested `error`,
-    `message` and `detail` included)."""
+    `message` and `detail` included, down to `_MAX_DEPTH` levels: no shape nests deeper)."""
+    if depth > _MAX_DEPTH:
+        return
+    depth += 1
     if isinstance(node, str):
         parts.append(node)
         return
     if isinstance(node, list):
         for item in node[:20]:
-            _walk(item, parts, codes, params)
+            _walk(item, parts, codes, params, depth)
         return
     if not isinstance(node, dict):
         return
@@ -122,10 +127,10 @@ def _walk(node: Any, parts: list[str], codes: set[str], params: set[str]) -> Non
         label = kind if isinstance(kind, str) and kind not in ("error", "") else ""
         parts.append(f"{label}: {message}" if label and label not in message else message)
     elif message is not None:
-        _walk(message, parts, codes, params)
+        _walk(message, parts, codes, params, depth)
     for inner in (error, detail):
         if inner is not None:
-            _walk(inner, parts, codes, params)
+            _walk(inner, parts, codes, params, depth)
 
 
 def error_message(payload: bytes) -> str:

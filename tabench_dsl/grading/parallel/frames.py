@@ -2,8 +2,9 @@
 
 A frame is a 4-byte little-endian length and a msgpack body (msgspec). The parent sends a
 `WorkerConfig` first, then lists of answers; an empty list is the end frame. The worker replies
-with `Hello` (its judge), `Records` (finished records, batched per loop turn), and `Done` once its
-cache is committed, or `Failed` for a judge or usage error the parent raises as its own.
+with `Hello` (its judge), `Records` (finished records, batched per loop turn), `Notice` (a line its
+judge said), and `Done` once its cache is committed, or `Failed` for a judge or usage error the
+parent raises as its own.
 """
 
 from __future__ import annotations
@@ -70,13 +71,20 @@ class Failed(msgspec.Struct, tag="failed"):
         return kinds.get(self.kind, TabenchError)(self.message)
 
 
+class Notice(msgspec.Struct, tag="notice"):
+    """A line the worker's judge said during the run (a refused temperature dropped: `Judge.warn`),
+    for the parent to show once however many workers say it."""
+
+    text: str
+
+
 class Done(msgspec.Struct, tag="done"):
     """The worker graded all it was given and committed its cache; it exits next."""
 
 
 _encoder = msgspec.msgpack.Encoder()
 #: Decodes what a worker sends (the parent's side).
-reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Failed | Done)
+reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Notice | Failed | Done)
 #: Decodes the parent's first frame (the worker's side).
 config_decoder = msgspec.msgpack.Decoder(WorkerConfig)
 #: Decodes the parent's answer batches; an empty batch is the end frame (the worker's side).

@@ -36,6 +36,7 @@ from .frames import (
     TERMINATE_GRACE,
     Failed,
     Hello,
+    Notice,
     Records,
     WorkerConfig,
     frame,
@@ -111,6 +112,8 @@ class WorkerPool:
         self._exhausted = False
         self._completed = False
         self._on_notice: Callable[[str], None] | None = None
+        self._say: Callable[[str], None] | None = None
+        self._said: set[str] = set()
 
     def start(self) -> None:
         """Launch the worker processes; they wait for their configuration."""
@@ -137,8 +140,9 @@ class WorkerPool:
     ) -> RunStats:
         """Grade every answer not in `skip` with `config` (its concurrency is split between the
         workers, and so are its rate limits); return the run's counts. `on_notice` gets the judge's
-        notice (`judge.notice`), once, when the workers' judge has one."""
-        self._on_notice = on_notice
+        notice (`judge.notice`), once, when the workers' judge has one, and each line a judge says
+        during the run (`Judge.warn`), once."""
+        self._on_notice = self._say = on_notice
         if not self._workers:
             self.start()
         pending = self._pending(answers, skip or set(), on_skip)
@@ -255,6 +259,10 @@ class WorkerPool:
                 if message.notice and self._on_notice is not None:
                     self._on_notice(message.notice)
                     self._on_notice = None  # every worker has the same judge: shown once
+            elif type(message) is Notice:
+                if message.text not in self._said and self._say is not None:
+                    self._said.add(message.text)  # every worker's judge says it: shown once
+                    self._say(message.text)
             elif type(message) is Failed:
                 raise message.error()
             else:

@@ -29,6 +29,7 @@ from .frames import (
     Done,
     Failed,
     Hello,
+    Notice,
     Records,
     answers_decoder,
     config_decoder,
@@ -88,6 +89,8 @@ async def _grade_what_comes() -> None:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             judge = grader.judge
             send(Hello(judge.info.describe(), judge.notice))
+            for member in grader.members:  # what a judge says during the run goes to the parent
+                member.warn = lambda text: send(Notice(text))
 
             async def grade() -> None:
                 while (answer := await queue.get()) is not None:
