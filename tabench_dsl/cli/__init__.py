@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff_cmd",
     "export": "export_cmd",
     "batches": "batches_cmd",
+    "merge": "merge_cmd",
 }
 
 

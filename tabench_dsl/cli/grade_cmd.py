@@ -40,6 +40,7 @@ from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
 from ..grading.inspect_log import is_inspect_log
+from ..grading.shards import in_shard, parse_shard
 from .batch_flags import (
     BatchLog,
     add_batch_options,
@@ -169,6 +170,14 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
         help="grade only the answers of this system (repeatable)",
     )
     add_tag_option(parser, verb="grade")
+    add(
+        "--shard",
+        type=parse_shard,
+        default=None,
+        metavar="K/N",
+        help="grade only shard K of N (K from 1): the answers whose sha256 of system NUL question "
+        "falls in it, the same on every machine; join the shards with `tabench merge`",
+    )
 
 
 def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> None:
@@ -199,7 +208,7 @@ def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection
     systems = set(args.systems) if args.systems else None
     tagged = args.tagged
     left = args.limit
-    for answer in answers:
+    for answer in in_shard(answers, args.shard):
         if questions is not None and answer.question not in questions:
             continue
         if tagged is not None and answer.question not in tagged:
@@ -294,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
         total = count_answers(args.answers)
         if args.limit is not None:  # the answers --resume skips pass the limit and count as done
             total = min(total, args.limit + len(skip))
+        if args.shard is not None:  # the shard's share of the file is not known before reading it
+            total = args.limit + len(skip) if args.limit is not None else 0
         progress = Progress(total)
         if pool is not None:
             pool.on_log = progress.log
