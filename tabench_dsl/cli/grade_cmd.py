@@ -53,6 +53,7 @@ from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
+from .replica_flags import add_replica_option, check_replica_option
 from .tag_flags import add_tag_option
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
@@ -123,6 +124,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_grading_options(parser)
     add_reasoning_option(parser)
     add_batch_options(parser)
+    add_replica_option(parser)
     add(
         "--workers",
         default="1",
@@ -228,6 +230,7 @@ def _check_args(args: argparse.Namespace) -> None:
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
     check_batch_options(args)
+    check_replica_option(args)
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"

@@ -132,6 +132,7 @@ def grading_options(args: argparse.Namespace):
         panel=judges if len(judges) > 1 else (),
         panel_rule=args.panel_rule,
         t1_audit=args.t1_audit or 0.0,
+        replicas=tuple(getattr(args, "replicas", None) or ()),
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,

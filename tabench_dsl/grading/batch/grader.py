@@ -41,6 +41,7 @@ from ..judges.openai import OpenAIJudge
 from ..panel import Panel
 from ..runner import Grader, RunStats
 from .anthropic_batches import AnthropicBatches
+from .file_batches import file_service
 from .ledger import Ledger, Submitted, ledger_path, read_ledger
 from .openai_batches import OpenAIBatches
 from .polling import PollPlan
@@ -102,6 +103,7 @@ class BatchGrader(Grader):
         poll: PollPlan | None = None,
         on_status: Callable[[BatchStatus], None] | None = None,
         answers_in_flight: int = ANSWERS_IN_FLIGHT,
+        files: Path | None = None,
         **options: Any,
     ) -> None:
         if isinstance(judge, Panel):
@@ -110,9 +112,12 @@ class BatchGrader(Grader):
                 "grade the panel live (without --batch), or give one --judge"
             )
         super().__init__(battery, judge, **options)
-        self.service = batch_service(judge, self._secrets)
-        assert isinstance(judge, HttpJudge)  # batch_service refused any other
+        # `files`: the batch files in that folder (`grade --batch files:DIR`), else the provider's.
+        self.service = batch_service(judge, self._secrets) if files is None else file_service(judge, files)
+        assert isinstance(judge, HttpJudge)  # batch_service and file_service refused any other
         self.http_judge = judge
+        #: Where the ledger says the batches are: the judge's API base, or the batch files' folder.
+        self.endpoint = judge.base_url if files is None else str(files.resolve())
         self.ledger_file = ledger
         self.live_fallback = live_fallback
         self.poll = poll or PollPlan.from_env()
@@ -142,7 +147,7 @@ class BatchGrader(Grader):
                 self.service,
                 ledger,
                 known=known_requests(path),
-                endpoint=self.http_judge.base_url,
+                endpoint=self.endpoint,
                 model=self.http_judge.params.model,
                 poll=self.poll,
                 secrets=self._secrets,

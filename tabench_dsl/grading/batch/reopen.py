@@ -18,6 +18,7 @@ from ..judges.anthropic import ANTHROPIC_KEY_ENV, AnthropicJudge
 from ..judges.base import JudgeParams
 from ..judges.openai import OPENAI_BASE_URL, OPENAI_KEY_ENV, OpenAIJudge, normalize_base_url
 from ..judges.urls import url_gets_key
+from .file_batches import FileBatches
 from .grader import batch_service
 from .ledger import Submitted
 from .service import BatchService
@@ -35,7 +36,10 @@ def _openai_key(endpoint: str, env: Mapping[str, str]) -> str | None:
 
 
 def reopen_service(entry: Submitted, session: aiohttp.ClientSession, env: Mapping[str, str]) -> BatchService:
-    """The service that holds the batch of `entry`, with the headers its judge would send."""
+    """The service that holds the batch of `entry`, with the headers its judge would send (batch
+    files: the folder the entry names, no key)."""
+    if entry.service == FileBatches.service:
+        return FileBatches(entry.endpoint)
     params = JudgeParams(model=entry.model)
     try:
         if entry.service == "anthropic":
