@@ -5,8 +5,12 @@ A question's answers all share its SYSTEM prompt (one per question), so routing 
 prompt keeps each replica's prefix cache full of its own questions' prompts; the question-grouped
 dispatch (`dispatch`) already sends a question's answers together. The replica a prompt goes to is
 chosen by rendezvous hashing (highest random weight: the replica whose sha256 of its URL, NUL, the
-prompt's sha256 is highest), so every process of `--workers` and every shard choose alike, and a
-replica lost moves only its own questions, each to its next choice.
+prompt's sha256 is highest), so a replica lost moves only its own questions, each to its next
+choice. A replica already holding more than `BALANCE` times its share of the prompts seen so far
+passes a new prompt to the prompt's next choice (consistent hashing with bounded loads), so no
+replica is loaded far above the mean; that choice depends on the order prompts arrive in, so two
+processes (`--workers`, shards) may place a few questions differently, which costs only those
+questions a second cache entry.
 
 Each replica has its own `pacing.Pacer`: a replica that pushes back (429, or rate-limit headers
 saying nothing is left) slows down alone. A replica that fails with a retryable error (refused
@@ -23,6 +27,7 @@ Every record names the first endpoint (`info`): the replicas are one judge, one 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -32,6 +37,10 @@ from .pacing import Pacer
 
 #: Seconds a replica that failed is passed over before it is asked again.
 COOL_DOWN = 30.0
+#: No replica is given more than this times its share of the prompts seen so far (consistent
+#: hashing with bounded loads): rendezvous alone leaves one replica of 4 with ~1.2x the mean load
+#: at 400 questions; a prompt over the bound goes to its next choice.
+BALANCE = 1.08
 
 
 class Replica:
@@ -43,6 +52,7 @@ class Replica:
         self.seed = hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0").digest()
         self.pacer = Pacer()
         self.down_until = 0.0
+        self.prompts = 0  # prompts (questions) routed here first
         self.sent = 0
         self.failed = 0
 
@@ -77,13 +87,22 @@ class ReplicaJudge(Judge):
         self.exchange_timeout = None if None in timeouts else sum(t for t in timeouts if t is not None)
         self.clock = clock
         self._routes: dict[bytes, list[Replica]] = {}
+        self._prompts = 0  # distinct prompts routed so far
 
     def route(self, messages: list[Message]) -> list[Replica]:
-        """The replicas in the order this request's prompt prefers them."""
+        """The replicas in the order this request's prompt prefers them: its rendezvous order, with
+        the first replica that is not already over its bound of prompts put first (`BALANCE`)."""
         key = prompt_key(messages)
         order = self._routes.get(key)
         if order is None:
-            order = self._routes[key] = rendezvous(self.replicas, key)
+            order = rendezvous(self.replicas, key)
+            self._prompts += 1
+            bound = math.ceil(BALANCE * self._prompts / len(self.replicas))
+            chosen = next((r for r in order if r.prompts < bound), order[0])
+            chosen.prompts += 1
+            order.remove(chosen)
+            order.insert(0, chosen)
+            self._routes[key] = order
         return order
 
     async def complete(self, messages: list[Message]) -> Completion:

@@ -126,3 +126,22 @@ async def test_replica_usage_errors(work: Path, judge_server, capsys, extra: lis
     assert await asyncio.to_thread(main, grade(work, server.url, *extra)) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_no_replica_is_given_far_more_than_its_share_of_questions() -> None:
+    from tabench_dsl.core.records import JudgeInfo
+    from tabench_dsl.grading.judges.base import Completion, Judge, JudgeParams
+    from tabench_dsl.grading.replicas import BALANCE, ReplicaJudge
+
+    class Still(Judge):
+        info = JudgeInfo(backend="x", model="m")
+        params = JudgeParams(model="m")
+
+        async def complete(self, messages: list[Message]) -> Completion:
+            raise AssertionError("not asked")
+
+    judge = ReplicaJudge([Still() for _ in range(4)], [f"http://r{n}/v1" for n in range(4)])
+    firsts = [judge.route([Message("system", f"SYSTEM {n}")])[0] for n in range(400)]
+    assert all(judge.route([Message("system", f"SYSTEM {n}")])[0] is firsts[n] for n in range(400))  # sticky
+    counts = [r.prompts for r in judge.replicas]
+    assert sum(counts) == 400 and max(counts) <= BALANCE * 100 + 1
