@@ -133,7 +133,7 @@ async def test_rounds_of_files_give_the_records_live_grading_gives(work: Path, j
     assert not (folder / "round-3.requests.jsonl").exists()
 
 
-async def test_killed_while_waiting_then_resume_reads_the_results(work: Path, judge_server) -> None:
+async def test_killed_while_waiting_then_resume_reads_the_results(work: Path, judge_server, capsys) -> None:
     server = await judge_server(scripted(PLANS))
     folder = work / "batches"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -147,6 +147,9 @@ async def test_killed_while_waiting_then_resume_reads_the_results(work: Path, ju
     _, err = await process.communicate()
     assert process.returncode == 130
     assert "the requests files are in" in err.decode() and "--resume" in err.decode()
+    # `tabench batches` asks the files: round 1 waits for its results, none of its 4 requests done.
+    assert await asyncio.to_thread(main, ["batches", "results.jsonl"]) == 0
+    assert re.search(r"round-1\s+files\s+1\s+4\s+waiting, 0/4 done", capsys.readouterr().out)
     # The engine runs the round while no grading waits; --resume reads its results, asks no more
     # than the next round.
     assert await answer_round(folder, "round-1", server.url) == 4
@@ -238,3 +241,36 @@ async def test_a_ray_data_pipeline_runs_the_rounds(work: Path, judge_server) -> 
     live = await judge_server(scripted(PLANS))
     assert await asyncio.to_thread(main, argv(work, live.url, "--no-cache", "--out", "live.jsonl")) == 0
     same_records(work / "results.jsonl", work / "live.jsonl")
+
+
+async def test_the_file_service_reads_whole_lines_and_cancels(tmp_path: Path) -> None:
+    from tabench_dsl.grading.batch.file_batches import FileBatches
+
+    service = FileBatches(tmp_path / "b")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    status = await service.submit([service.entry("tb-first-1", body), service.entry("tb-first-2", body)])
+    assert (status.id, status.state, status.total, status.ended) == ("round-1", "waiting", 2, False)
+    assert [
+        check_request_line(x).custom_id for x in service.requests_file("round-1").read_text().splitlines()
+    ] == [
+        "tb-first-1",
+        "tb-first-2",
+    ]
+    completion = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+    }
+    whole = output_line("tb-first-2", 200, completion)
+    service.results_file("round-1").write_text(whole + "\n" + whole[:20])  # the second line is half written
+    status = await service.status("round-1")
+    assert (status.state, status.done, status.ended) == ("in_progress", 1, False)
+    status = await service.cancel("round-1")
+    assert (status.state, status.ended) == ("cancelled", True)
+    assert [(name, result.kind) for name, result in [x async for x in service.results(status)]] == [
+        ("tb-first-2", "reply")
+    ]
+    # A second submission never writes over the first round's files.
+    assert (await service.submit([service.entry("tb-first-3", body)])).id == "round-2"
