@@ -65,6 +65,8 @@ def check_batch_options(args: argparse.Namespace) -> None:
     batch_files(args)
     if args.batch_live_fallback and not args.batch:
         raise UsageError("--batch-live-fallback needs --batch")
+    if args.batch and getattr(args, "replicas", None):
+        raise UsageError("--replica sends live calls; --batch sends batches to one service: choose one")
     if args.batch and getattr(args, "workers", 1) > 1:
         raise UsageError("--batch grades in one process: the provider runs the batches; drop --workers")
 

@@ -40,7 +40,6 @@ from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
 from ..grading.inspect_log import is_inspect_log
-from ..grading.shards import in_shard, parse_shard
 from .batch_flags import (
     BatchLog,
     add_batch_options,
@@ -53,7 +52,7 @@ from .cause_lines import print_causes
 from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
-from .replica_flags import add_replica_option, check_replica_option
+from .scale_flags import add_scale_options, shard_answers
 from .tag_flags import add_tag_option
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
@@ -124,7 +123,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_grading_options(parser)
     add_reasoning_option(parser)
     add_batch_options(parser)
-    add_replica_option(parser)
+    add_scale_options(parser)
     add(
         "--workers",
         default="1",
@@ -172,14 +171,6 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
         help="grade only the answers of this system (repeatable)",
     )
     add_tag_option(parser, verb="grade")
-    add(
-        "--shard",
-        type=parse_shard,
-        default=None,
-        metavar="K/N",
-        help="grade only shard K of N (K from 1): the answers whose sha256 of system NUL question "
-        "falls in it, the same on every machine; join the shards with `tabench merge`",
-    )
 
 
 def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> None:
@@ -210,7 +201,7 @@ def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection
     systems = set(args.systems) if args.systems else None
     tagged = args.tagged
     left = args.limit
-    for answer in in_shard(answers, args.shard):
+    for answer in shard_answers(answers, args):
         if questions is not None and answer.question not in questions:
             continue
         if tagged is not None and answer.question not in tagged:
@@ -230,7 +221,6 @@ def _check_args(args: argparse.Namespace) -> None:
     args.workers = parse_workers(str(args.workers))
     check_grading_options(args)
     check_batch_options(args)
-    check_replica_option(args)
     args.answers = answer_files(args.answers)
     if (args.system_from or args.question_from) and not any(is_inspect_log(f) for f in args.answers):
         flag = "--system-from" if args.system_from else "--question-from"
@@ -306,8 +296,6 @@ def run(args: argparse.Namespace) -> int:
         total = count_answers(args.answers)
         if args.limit is not None:  # the answers --resume skips pass the limit and count as done
             total = min(total, args.limit + len(skip))
-        if args.shard is not None:  # the shard's share of the file is not known before reading it
-            total = args.limit + len(skip) if args.limit is not None else 0
         progress = Progress(total)
         if pool is not None:
             pool.on_log = progress.log

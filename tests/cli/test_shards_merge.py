@@ -143,3 +143,45 @@ async def test_merge_outputs_are_checked(work: Path, capsys) -> None:
     assert len(list(iter_records(work / "x.jsonl"))) == 6
     err = capsys.readouterr().err
     assert "Traceback" not in err
+
+
+async def test_batch_shards_merge_their_ledgers(work: Path, capsys, judge_server, monkeypatch) -> None:
+    from support.batch_files import answer_round, pending_rounds
+
+    from tabench_dsl.grading.batch import Submitted, read_ledger
+
+    monkeypatch.setenv("TABENCH_BATCH_POLL", "0.05")
+    server = await judge_server(by_answer)
+    battery, given = write_battery(work), answers(work, 6)
+    for k in (1, 2):
+        folder = work / f"files{k}"
+        argv = ["grade", str(battery), "--answers", str(given), "--judge", server.url, "--model", "m"]
+        argv += ["--no-cache", "--shard", f"{k}/2", "--batch", f"files:{folder}", "--out", f"b{k}.jsonl"]
+        grading = asyncio.ensure_future(run(argv))
+        while not grading.done():
+            for batch in pending_rounds(folder) if folder.is_dir() else []:
+                await answer_round(folder, batch, server.url)
+            await asyncio.sleep(0.02)
+        assert await grading == 0
+    assert await run(["merge", "all.jsonl", "b1.jsonl", "b2.jsonl"]) == 0
+    ledgers = [list(read_ledger(work / f"b{k}.batches.jsonl")) for k in (1, 2)]
+    assert list(read_ledger(work / "all.batches.jsonl")) == ledgers[0] + ledgers[1]
+    assert {e.endpoint for e in ledgers[0] + ledgers[1] if isinstance(e, Submitted)} == {
+        str(work / "files1"),
+        str(work / "files2"),
+    }
+    capsys.readouterr()
+    assert await run(["batches", "all.jsonl"]) == 0
+    assert capsys.readouterr().out.count("completed (ended)") == 2
+
+
+async def test_a_shard_is_the_same_with_workers(work: Path) -> None:
+    battery, given = write_battery(work), answers(work, 12)
+    common = ["grade", str(battery), "--answers", str(given), "--shard", "2/3"]
+    assert await run([*common, "--out", "one.jsonl"]) == 0
+    assert await run([*common, "--workers", "2", "--out", "two.jsonl"]) == 0
+    pairs = [
+        sorted((r.system, r.question) for r in iter_records(work / f)) for f in ("one.jsonl", "two.jsonl")
+    ]
+    assert pairs[0] == pairs[1] and 0 < len(pairs[0]) < 36
+    assert all(Shard(2, 3).holds(*p) for p in pairs[0])
