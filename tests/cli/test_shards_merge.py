@@ -185,3 +185,18 @@ async def test_a_shard_is_the_same_with_workers(work: Path) -> None:
     ]
     assert pairs[0] == pairs[1] and 0 < len(pairs[0]) < 36
     assert all(Shard(2, 3).holds(*p) for p in pairs[0])
+
+
+async def test_lines_that_are_not_records_are_named_and_left_out(work: Path, capsys) -> None:
+    battery, given = write_battery(work), answers(work, 2)
+    assert (
+        await run(["grade", str(battery), "--answers", str(given), "--question", "h02", "--out", "r.jsonl"])
+        == 0
+    )
+    with open(work / "r.jsonl", "a") as f:
+        f.write('{"system": "x"}\n')
+    capsys.readouterr()
+    assert await run(["merge", "m.jsonl", "r.jsonl"]) == 1
+    err = capsys.readouterr().err
+    assert "r.jsonl:3: not a result record" in err and "Traceback" not in err
+    assert len(list(iter_records(work / "m.jsonl"))) == 2

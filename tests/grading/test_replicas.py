@@ -145,3 +145,14 @@ def test_no_replica_is_given_far_more_than_its_share_of_questions() -> None:
     assert all(judge.route([Message("system", f"SYSTEM {n}")])[0] is firsts[n] for n in range(400))  # sticky
     counts = [r.prompts for r in judge.replicas]
     assert sum(counts) == 400 and max(counts) <= BALANCE * 100 + 1
+
+
+async def test_the_key_goes_to_every_replica_named_and_nowhere_else(
+    work: Path, judge_server, monkeypatch
+) -> None:
+    key = "sk-replica-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    servers = [await judge_server([PASS], api_key=key) for _ in range(2)]  # each refuses a call without it
+    assert await asyncio.to_thread(main, grade(work, servers[0].url, "--replica", servers[1].url)) == 0
+    assert all(s.requests for s in servers)
+    assert key not in (work / "results.jsonl").read_text()
