@@ -13,11 +13,12 @@ processes (`--workers`, shards) may place a few questions differently, which cos
 questions a second cache entry.
 
 Each replica has its own `pacing.Pacer`: a replica that pushes back (429, or rate-limit headers
-saying nothing is left) slows down alone. A replica that fails with a retryable error (refused
-connection, timeout, 5xx) is set aside for `COOL_DOWN` seconds and the request goes at once to the
-prompt's next replica; nothing is lost, and when every replica has failed the last error goes to
-the grading's retries as a live call's would. A refusal that no other replica would answer
-differently (401, 400, ...) is raised as it is.
+saying nothing is left) slows down alone, and the request waits for that replica's next turn
+(`RATE_LIMITED_TRIES` times at most) rather than leaving it, so its cache entry stays useful. A
+replica that fails with a retryable error (refused connection, timeout, 5xx) is set aside for
+`COOL_DOWN` seconds and the request goes at once to the prompt's next replica; nothing is lost, and
+when every replica has failed the last error goes to the grading's retries as a live call's would.
+A refusal that no other replica would answer differently (401, 400, ...) is raised as it is.
 
 The replicas are judges the factory built from URLs the user named (`--judge URL` and each
 `--replica URL`), so a key reaches one only under the rules of a `--judge URL` (`judges.urls`).
@@ -37,6 +38,9 @@ from .pacing import Pacer
 
 #: Seconds a replica that failed is passed over before it is asked again.
 COOL_DOWN = 30.0
+#: Rate-limited replies one replica may give a request (each waited out on that replica's own
+#: pacer, the request keeping its replica) before the grading's retries see the rate limit.
+RATE_LIMITED_TRIES = 4
 #: No replica is given more than this times its share of the prompts seen so far (consistent
 #: hashing with bounded loads): rendezvous alone leaves one replica of 4 with ~1.2x the mean load
 #: at 400 questions; a prompt over the bound goes to its next choice.
@@ -112,14 +116,20 @@ class ReplicaJudge(Judge):
         up = [r for r in order if r.down_until <= now]
         last: TransportError | None = None
         for replica in up or order:  # all set aside: ask them anyway, in the same order
-            try:
-                return await self._ask(replica, messages)
-            except TransportError as exc:
-                if not exc.retryable or exc.rate_limited:
-                    raise  # the grading's retries wait; this replica's pacer has slowed down
-                replica.failed += 1
-                replica.down_until = self.clock() + COOL_DOWN
-                last = exc
+            for _ in range(RATE_LIMITED_TRIES):
+                try:
+                    return await self._ask(replica, messages)
+                except TransportError as exc:
+                    last = exc
+                    if exc.rate_limited:
+                        continue  # its pacer paused this replica alone; its next turn waits it out
+                    if not exc.retryable:
+                        raise
+                    replica.failed += 1
+                    replica.down_until = self.clock() + COOL_DOWN
+                    break
+            else:
+                raise last  # still rate limited: the grading's own retries and pacer take over
         assert last is not None  # the loop ran at least once and every try failed
         raise last
 

@@ -156,3 +156,18 @@ async def test_the_key_goes_to_every_replica_named_and_nowhere_else(
     assert await asyncio.to_thread(main, grade(work, servers[0].url, "--replica", servers[1].url)) == 0
     assert all(s.requests for s in servers)
     assert key not in (work / "results.jsonl").read_text()
+
+
+async def test_a_rate_limited_replica_slows_alone_and_keeps_its_questions(work: Path, judge_server) -> None:
+    from support.judge_server import Fault
+
+    limited = await judge_server([Fault.RATE_LIMIT, Fault.RATE_LIMIT, PASS], retry_after="0.2")
+    other = await judge_server([PASS])
+    assert (
+        await asyncio.to_thread(main, grade(work, limited.url, "--replica", other.url, "--retries", "0")) == 0
+    )
+    records = list(iter_records(work / "results.jsonl"))
+    assert len(records) == 5 * QUESTIONS and {r.verdict for r in records} == {"pass"}
+    # The 429s were waited out on that replica: its questions never moved to the other one.
+    assert not systems_seen(limited) & systems_seen(other)
+    assert len(limited.requests) == sum(1 for r in records if r.judge) - len(other.requests) + 2
