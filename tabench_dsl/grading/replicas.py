@@ -128,8 +128,9 @@ class ReplicaJudge(Judge):
                     replica.failed += 1
                     replica.down_until = self.clock() + COOL_DOWN
                     break
-            else:
-                raise last  # still rate limited: the grading's own retries and pacer take over
+            else:  # still rate limited: the grading's own retries and pacer take over
+                assert last is not None
+                raise last
         assert last is not None  # the loop ran at least once and every try failed
         raise last
 
