@@ -86,9 +86,10 @@ class ReplicaJudge(Judge):
         self.info = first.info
         self.params = first.params
         self.notice = first.notice
-        # Each replica times its own exchange (a timeout there moves the request to the next one).
+        # Each replica times its own exchange, and a timeout there moves the request to the next
+        # one: no timer is needed around the whole (each try is bounded; a failover adds tries).
         timeouts = [j.exchange_timeout for j in judges]
-        self.exchange_timeout = None if None in timeouts else sum(t for t in timeouts if t is not None)
+        self.exchange_timeout = None if None in timeouts else max(t for t in timeouts if t is not None)
         self.clock = clock
         self._routes: dict[bytes, list[Replica]] = {}
         self._prompts = 0  # distinct prompts routed so far
