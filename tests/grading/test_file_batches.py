@@ -193,6 +193,7 @@ async def test_the_files_need_a_chat_completions_judge(work: Path, capsys) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # Ray's start-up alone takes tens of seconds on a loaded 2-core machine
 async def test_a_ray_data_pipeline_runs_the_rounds(work: Path, judge_server) -> None:
     ray = pytest.importorskip("ray", reason="the ray extra (ray[data]) is not installed")
     pytest.importorskip("ray.data", reason="Ray Data is not installed (the ray extra: ray[data])")
