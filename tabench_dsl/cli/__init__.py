@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "schema": "schema_cmd",
     "breaking": "breaking_cmd",
     "lsp": "lsp_cmd",
+    "merge": "merge_cmd",
 }
 
 

@@ -25,10 +25,15 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add(
         "--batch",
-        action="store_true",
+        nargs="?",
+        const=PROVIDER_BATCHES,
+        default=None,
+        metavar="files:DIR",
         help="send the judge calls as batches to the provider's batch service (OpenAI Batch API, "
         "Anthropic Message Batches): half the price, results within 24 hours; --resume waits for "
-        "batches already submitted",
+        "batches already submitted. files:DIR writes each round's requests to "
+        "DIR/round-N.requests.jsonl and reads DIR/round-N.results.jsonl (OpenAI batch file formats) "
+        "for vllm run-batch, Ray Data or any scheduler to run",
     )
     add(
         "--batch-live-fallback",
@@ -38,10 +43,30 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: `--batch` given without a value: the judge provider's own batch service.
+PROVIDER_BATCHES = "provider"
+
+
+def batch_files(args: argparse.Namespace) -> Path | None:
+    """The folder of `--batch files:DIR`, else None; a usage error for any other value."""
+    if args.batch in (None, PROVIDER_BATCHES):
+        return None
+    folder = args.batch.removeprefix("files:")
+    if folder == args.batch or not folder:
+        raise UsageError(
+            f"--batch {shown(args.batch)}: the only value --batch takes is files:DIR "
+            "(put the battery before --batch, or another flag after it)"
+        )
+    return Path(folder)
+
+
 def check_batch_options(args: argparse.Namespace) -> None:
     """Usage errors of the batch flags."""
+    batch_files(args)
     if args.batch_live_fallback and not args.batch:
         raise UsageError("--batch-live-fallback needs --batch")
+    if args.batch and getattr(args, "replicas", None):
+        raise UsageError("--replica sends live calls; --batch sends batches to one service: choose one")
     if args.batch and getattr(args, "workers", 1) > 1:
         raise UsageError("--batch grades in one process: the provider runs the batches; drop --workers")
 
@@ -95,6 +120,7 @@ def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[.
 
     return functools.partial(
         BatchGrader,
+        files=batch_files(args),
         live_fallback=args.batch_live_fallback,
         on_status=log.status if log is not None else None,
     )
@@ -115,7 +141,14 @@ def batches_left_running(args: argparse.Namespace, results: Path) -> Iterator[No
         if args.batch:
             from ..grading.batch import ledger_path
 
-            if ledger_path(results).exists():
+            folder = batch_files(args)
+            if folder is not None and ledger_path(results).exists():
+                print(
+                    f"tabench: the requests files are in {shown(str(folder))}; once their results files "
+                    "are written there, run the same command with --resume to read them",
+                    file=sys.stderr,
+                )
+            elif ledger_path(results).exists():
                 print(
                     "tabench: the batches submitted keep running at the provider; run the same command "
                     f"with --resume to collect them, or `tabench batches {shown(str(results))} --cancel` "

@@ -45,7 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--judge",
         metavar="URL",
         help="the http(s) base URL of the OpenAI-wire batch service the grading used with --judge "
-        "(else OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's own API)",
+        "(else OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's own API), or files:DIR, "
+        "the folder of a grade --batch files:DIR",
     )
     parser.set_defaults(run=run)
 
@@ -65,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
             submitted.append(entry)
         elif isinstance(entry, Ended):
             ended[entry.id] = entry.state
-    judge_url = args.judge if args.judge and args.judge.startswith(("http://", "https://")) else None
+    judge_url = (
+        args.judge if args.judge and args.judge.startswith(("http://", "https://", "files:")) else None
+    )
     if args.judge and judge_url is None:
-        raise UsageError(f"--judge: not an http(s) URL: '{args.judge}'")
+        raise UsageError(f"--judge: not an http(s) URL nor files:DIR: '{shown(args.judge)}'")
     endpoints: dict[str, Endpoint] = {}
     for entry in submitted:
         if entry.id not in ended:  # only a batch asked about is sent anything

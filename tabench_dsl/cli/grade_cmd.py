@@ -57,6 +57,7 @@ from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
 from .regrade import without_changed
+from .scale_flags import add_scale_options, shard_answers
 from .spend_flags import add_max_cost_option, cap_message, capped_options, check_max_cost
 from .tag_flags import add_tag_option
 
@@ -134,6 +135,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_reasoning_option(parser)
     add_max_cost_option(parser)
     add_batch_options(parser)
+    add_scale_options(parser)
     add(
         "--workers",
         default="1",
@@ -219,7 +221,7 @@ def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection
     systems = set(args.systems) if args.systems else None
     tagged = args.tagged
     left = args.limit
-    for answer in answers:
+    for answer in shard_answers(answers, args):
         if questions is not None and answer.question not in questions:
             continue
         if tagged is not None and answer.question not in tagged:

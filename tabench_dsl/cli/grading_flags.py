@@ -154,6 +154,7 @@ def grading_options(args: argparse.Namespace):
         panel_rule=args.panel_rule,
         t1_audit=args.t1_audit or 0.0,
         repeat=args.repeat,
+        replicas=tuple(getattr(args, "replicas", None) or ()),
         model=args.model,
         timeout=args.timeout,
         retries=args.retries,

@@ -71,6 +71,8 @@ class GradingOptions(msgspec.Struct, frozen=True):
     #: had already spent (`spend_cap`).
     max_cost: float | None = None
     spent_before: float = 0.0
+    #: `--replica URL`s: more endpoints of the one judge (`replicas.ReplicaJudge`).
+    replicas: tuple[str, ...] = ()
 
 
 @contextlib.asynccontextmanager
@@ -166,7 +168,11 @@ async def open_judge(
 
     chosen = chosen_judges(options, manifest)
     if len(chosen) == 1:  # a panel has two judges at least (the manifest's and --judge's alike)
+        if options.replicas:
+            return await open_replicas(build, chosen[0], options.replicas)
         return build(*chosen[0])
+    if options.replicas:
+        raise UsageError("--replica gives one judge more endpoints; a judge panel takes none (drop it)")
     members: list[Judge] = []
     try:
         for name, model, defaults in chosen:
@@ -178,6 +184,33 @@ async def open_judge(
     except BaseException:
         for built in members:
             await built.aclose()
+        raise
+
+
+async def open_replicas(
+    build: Callable[[str | None, str | None, JudgeDefaults], Judge],
+    chosen: tuple[str | None, str | None, JudgeDefaults],
+    urls: tuple[str, ...],
+) -> Judge:
+    """The chosen judge and one judge per `--replica` URL (same model and parameters), as one
+    `replicas.ReplicaJudge`. Judges built before a failure are closed."""
+    from .replicas import ReplicaJudge
+
+    name, model, defaults = chosen
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--replica {url!r}: a replica is the URL of a Chat Completions server")
+    judges = [build(name, model, defaults)]
+    try:
+        model = model or judges[0].params.model
+        judges.extend(build(url, model, defaults) for url in urls)
+        names = [judge.info.endpoint or judge.info.describe() for judge in judges]
+        if len(set(names)) != len(names):
+            raise UsageError("--replica: the same endpoint is named twice")
+        return ReplicaJudge(judges, names)
+    except BaseException:
+        for judge in judges:
+            await judge.aclose()
         raise
 
 

@@ -43,6 +43,7 @@ from ..panel import Panel
 from ..runner import Grader, RunStats
 from .anthropic_batches import AnthropicBatches
 from .azure_batches import AzureBatches
+from .file_batches import file_service
 from .ledger import Ledger, Submitted, ledger_path, read_ledger
 from .openai_batches import OpenAIBatches
 from .polling import PollPlan
@@ -106,6 +107,7 @@ class BatchGrader(Grader):
         poll: PollPlan | None = None,
         on_status: Callable[[BatchStatus], None] | None = None,
         answers_in_flight: int = ANSWERS_IN_FLIGHT,
+        files: Path | None = None,
         **options: Any,
     ) -> None:
         if isinstance(judge, Panel):
@@ -116,9 +118,12 @@ class BatchGrader(Grader):
         if options.get("repeat", 1) > 1:
             raise UsageError("--batch sends each request once; grade --repeat live (without --batch)")
         super().__init__(battery, judge, **options)
-        self.service = batch_service(judge, self._secrets)
-        assert isinstance(judge, HttpJudge)  # batch_service refused any other
+        # `files`: the batch files in that folder (`grade --batch files:DIR`), else the provider's.
+        self.service = batch_service(judge, self._secrets) if files is None else file_service(judge, files)
+        assert isinstance(judge, HttpJudge)  # batch_service and file_service refused any other
         self.http_judge = judge
+        #: Where the ledger says the batches are: the judge's API base, or the batch files' folder.
+        self.endpoint = judge.base_url if files is None else str(files.resolve())
         self.ledger_file = ledger
         self.live_fallback = live_fallback
         self.poll = poll or PollPlan.from_env()
@@ -148,7 +153,7 @@ class BatchGrader(Grader):
                 self.service,
                 ledger,
                 known=known_requests(path),
-                endpoint=self.http_judge.base_url,
+                endpoint=self.endpoint,
                 model=self.http_judge.params.model,
                 poll=self.poll,
                 secrets=self._secrets,

@@ -37,7 +37,7 @@ class _Counts(msgspec.Struct):
 
 
 class _Error(msgspec.Struct):
-    code: str | None = None
+    code: str | int | None = None
     message: str | None = None
     line: int | None = None
 
@@ -67,12 +67,19 @@ class _Response(msgspec.Struct):
 class _Line(msgspec.Struct):
     custom_id: str
     response: _Response | None = None
+    # OpenAI: {code, message}; vLLM's run-batch: a string, or its ErrorResponse {error: {...}}.
+    error: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Wrapped(msgspec.Struct):
     error: _Error | None = None
 
 
 _batch = msgspec.json.Decoder(_Batch)
 _file = msgspec.json.Decoder(_File)
 _line = msgspec.json.Decoder(_Line)
+_error_shapes = msgspec.json.Decoder(_Error | str | None)
+_wrapped = msgspec.json.Decoder(_Wrapped)
 
 
 class OpenAIBatches:
@@ -89,8 +96,7 @@ class OpenAIBatches:
         self.base = base_url.rstrip("/")
 
     def entry(self, custom_id: str, body: bytes) -> bytes:
-        head = msgspec.json.encode({"custom_id": custom_id, "method": "POST", "url": self.endpoint})
-        return head[:-1] + b',"body":' + body + b"}"
+        return request_line(custom_id, body, url=self.endpoint)
 
     async def submit(self, entries: list[bytes]) -> BatchStatus:
         with spool(entries) as data:  # the JSONL file, one request a line, uploaded from disk
@@ -125,10 +131,23 @@ class OpenAIBatches:
         for file_id in status.sources:
             async for raw in self.wire.lines(self.url(f"/files/{file_id}/content")):
                 try:
-                    line = _line.decode(raw)
+                    yield result_line(raw)
                 except msgspec.DecodeError as exc:
                     raise undecodable("a result line", exc) from None
-                yield line.custom_id, _result(line)
+
+
+def request_line(custom_id: str, body: bytes, *, url: str = ENDPOINT) -> bytes:
+    """One line of a batch input file: `{custom_id, method: POST, url, body}` (`url` OpenAI's
+    `/v1/chat/completions`; Azure's batches name `/chat/completions`)."""
+    head = msgspec.json.encode({"custom_id": custom_id, "method": "POST", "url": url})
+    return head[:-1] + b',"body":' + body + b"}"
+
+
+def result_line(raw: bytes) -> tuple[str, LineResult]:
+    """One line of a batch output (or error) file: its custom_id and what it says of the request;
+    `msgspec.DecodeError` (a `ValidationError` for a wrong shape) when it is not such a line."""
+    line = _line.decode(raw)
+    return line.custom_id, _result(line)
 
 
 def _status(payload: bytes) -> BatchStatus:
@@ -162,8 +181,27 @@ def _result(line: _Line) -> LineResult:
         body = bytes(line.response.body)
         if 200 <= status < 300:
             return LineResult("reply", payload=body)
+        if body == b"null" and bytes(line.error) != b"null":  # vLLM puts the error beside the status
+            body = bytes(line.error)
         return LineResult("refused", payload=body, status=status)
-    error = line.error or _Error()
+    error = _error(line.error)
     if error.code in UNRUN:
         return LineResult("unfinished", message=error.message or error.code or "")
     return LineResult("error", message=f"{error.code or 'error'}: {error.message or ''}")
+
+
+def _error(raw: msgspec.Raw) -> _Error:
+    """A result line's `error`, whichever shape it came in."""
+    try:
+        error = _error_shapes.decode(raw)
+    except msgspec.DecodeError:
+        return _Error(message=bytes(raw).decode("utf-8", "replace")[:500])
+    if isinstance(error, str):
+        return _Error(message=error)
+    if error is not None and error.code is None and error.message is None:
+        try:
+            inner = _wrapped.decode(raw).error  # vLLM's {error: {message, type, code}}
+        except msgspec.DecodeError:
+            inner = None
+        return inner or error
+    return error or _Error()

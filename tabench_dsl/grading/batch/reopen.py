@@ -15,6 +15,7 @@ AZURE_OPENAI_ENDPOINT names, and AZURE_OPENAI_API_KEY goes only below it (`azure
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import aiohttp
 import msgspec
@@ -26,12 +27,13 @@ from ..judges.azure import AZURE_ENDPOINT_ENV, AZURE_KEY_ENV, AzureJudge, reopen
 from ..judges.base import JudgeParams
 from ..judges.openai import OPENAI_BASE_URL, OPENAI_KEY_ENV, OpenAIJudge, normalize_base_url
 from ..judges.urls import safe_url, url_gets_key
+from .file_batches import FileBatches
 from .grader import batch_service
 from .ledger import Submitted
 from .service import BatchService
 
 #: The batch services a ledger may name.
-SERVICES = ("openai", "anthropic", "azure")
+SERVICES = ("openai", "anthropic", "azure", FileBatches.service)
 
 
 class Endpoint(msgspec.Struct, frozen=True):
@@ -46,6 +48,11 @@ class Endpoint(msgspec.Struct, frozen=True):
 def endpoint_named_now(service: str, judge_url: str | None, env: Mapping[str, str]) -> Endpoint:
     """The endpoint of `service` the user names now (`judge_url` is a `--judge` URL, or None).
     `UsageError` for a base URL that cannot be used."""
+    if service == FileBatches.service:
+        # A folder the ledger names is not where tabench reads or writes (`--cancel` writes a
+        # marker there): the user names the folder now, as `--judge files:DIR`.
+        named = judge_url.removeprefix("files:") if judge_url and judge_url.startswith("files:") else ""
+        return Endpoint(str(Path(named).resolve()) if named else "", "--judge files:DIR", False)
     try:
         if service == "azure":  # the resource AZURE_OPENAI_ENDPOINT names (`azure.reopen_target`)
             named = (env.get(AZURE_ENDPOINT_ENV) or "").strip().rstrip("/")
@@ -79,6 +86,8 @@ def check_endpoint(entry: Submitted, now: Endpoint) -> None:
 
 def _same(url: str, service: str) -> str:
     """`url` normalised as its service's judge would; "" when it is no usable base URL."""
+    if service == FileBatches.service:
+        return str(Path(url).resolve()) if url else ""
     if service == "azure":  # a batch's Azure base is a chat base below its resource's /openai/
         root, marker, _ = url.partition("/openai/")
         return root.rstrip("/") if marker else ""
@@ -93,6 +102,8 @@ def reopen_service(
 ) -> BatchService:
     """The service at `now` (checked against `entry` by `check_endpoint`), with the headers its judge
     would send there."""
+    if entry.service == FileBatches.service:
+        return FileBatches(now.url)
     params = JudgeParams(model=entry.model)
     try:
         if entry.service == "anthropic":

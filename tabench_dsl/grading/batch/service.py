@@ -78,7 +78,8 @@ class LineResult(msgspec.Struct, frozen=True):
 class BatchService(Protocol):
     """A provider's batch service, as the round engine uses it."""
 
-    #: `openai` or `anthropic`: which wire the ledger names for `tabench batches`.
+    #: `openai`, `anthropic` or `files` (`file_batches`): which service the ledger names for
+    #: `tabench batches`.
     service: str
     #: The most requests and bytes of input one batch may hold.
     max_requests: int

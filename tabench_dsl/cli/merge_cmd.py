@@ -1,0 +1,115 @@
+"""`tabench merge OUT RESULTS...`: the results of several shards (`grade --shard K/N`) in one file.
+
+The records of the inputs, in the order given, make OUT (review/merge.py): the last record of each
+pair stands, so `totals OUT` counts what one unsharded grading would. The decisions files and batch
+ledgers beside the inputs are joined beside OUT the same way (`OUT.decisions.jsonl`,
+`OUT.batches.jsonl`). Pairs two inputs graded differently are named on stderr.
+
+Decided where the spec is silent:
+- OUT is written whole and then put in place: an existing OUT is replaced only when tabench wrote it
+  (a results file; its decisions and ledger likewise), never when it is one of the inputs.
+- Exit status 1 when some pairs were graded differently or some lines were not records (each named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..core.display import shown
+from ..core.errors import UsageError
+from .command_help import add_command
+
+#: Conflicts named on stderr; the rest are counted.
+CONFLICTS_SHOWN = 20
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = add_command(
+        sub,
+        "merge",
+        help="join the results files of several shards (grade --shard) into one",
+        description="Join results files (the shards of one grading, `grade --shard K/N`) into OUT, "
+        "with their decisions files and batch ledgers. The last record of each pair stands; pairs two "
+        "inputs graded differently are named.",
+        exit_codes=(
+            (0, "merged"),
+            (1, "some pairs were graded differently, or some lines were not records (each named)"),
+        ),
+    )
+    parser.add_argument("out", type=Path, metavar="OUT", help="the merged results file to write")
+    parser.add_argument(
+        "results", type=Path, nargs="+", metavar="RESULTS", help="results files written by `tabench grade`"
+    )
+    parser.set_defaults(run=run)
+
+
+def _check_outputs(out: Path, results: list[Path]) -> tuple[Path, Path]:
+    """Usage errors of OUT and the files beside it; their paths (decisions, ledger)."""
+    from ..grading.batch import ledger_path
+    from ..outputs import check_output, is_decisions_file, is_results_file
+    from ..review.decisions import decisions_path
+
+    for path in results:
+        if not path.is_file():
+            raise UsageError(f"{shown(str(path))}: no such results file")
+    inputs: dict[str, str | Path | None] = {}
+    for path in results:
+        inputs[f"the results file {path}"] = path
+        inputs[f"the decisions file {decisions_path(path)}"] = decisions_path(path)
+        inputs[f"the batch ledger {ledger_path(path)}"] = ledger_path(path)
+    check_output(out, option="OUT", kind="a results file", recognise=is_results_file, inputs=inputs)
+    decisions, ledger = decisions_path(out), ledger_path(out)
+    check_output(decisions, option="", kind="a decisions file", recognise=is_decisions_file, inputs=inputs)
+    check_output(ledger, option="", kind="a batch ledger", recognise=_is_ledger, inputs=inputs)
+    return decisions, ledger
+
+
+def _is_ledger(path: Path) -> bool:
+    import msgspec
+
+    from ..grading.batch import Ended, Submitted
+    from ..outputs import holds_records
+
+    return holds_records(path, msgspec.json.Decoder(Submitted | Ended))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Merge, say what was merged, return the exit status."""
+    from ..grading.batch import ledger_path
+    from ..review.decisions import decisions_path, load_decisions
+    from ..review.merge import join_lines, merge_results
+
+    decisions_out, ledger_out = _check_outputs(args.out, args.results)
+    summary = merge_results(args.out, args.results)
+
+    def valid_decisions(path: Path) -> None:  # a bad line: a UsageError naming path:line:col
+        load_decisions(path)
+
+    decided = join_lines(decisions_out, [decisions_path(p) for p in args.results], check=valid_decisions)
+    batches = join_lines(ledger_out, [ledger_path(p) for p in args.results])
+    for joined, path in ((decided, decisions_out), (batches, ledger_out)):
+        if not joined:  # an earlier merge's file (tabench's: checked) would hang on the new OUT
+            path.unlink(missing_ok=True)
+    for problem in summary.problems:
+        print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
+    for conflict in summary.conflicted[:CONFLICTS_SHOWN]:
+        said = ", ".join(f"{shown(name)}: {verdict}" for name, verdict in conflict.verdicts)
+        print(
+            f"tabench: {shown(conflict.system)} / {shown(conflict.question)} graded differently ({said}); "
+            "the last stands",
+            file=sys.stderr,
+        )
+    if summary.conflicts > CONFLICTS_SHOWN:
+        print(
+            f"tabench: and {summary.conflicts - CONFLICTS_SHOWN} more pair(s) graded differently",
+            file=sys.stderr,
+        )
+    print(
+        f"merged {summary.records} record(s) of {summary.pairs} pair(s) from {summary.inputs} file(s) "
+        f"into {shown(str(args.out))}; {decided} decision(s), {batches} ledger line(s); "
+        f"{summary.conflicts} pair(s) graded differently",
+        file=sys.stderr,
+    )
+    return 1 if summary.conflicts or summary.problems else 0
