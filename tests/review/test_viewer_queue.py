@@ -153,3 +153,35 @@ async def test_t1_precision_is_worded_as_the_terminal_words_it(
     assert main(["totals", str(results)]) == 0
     # The terminal wraps the caption to its table's width: the same words, in the same order.
     assert " ".join(lines[0].split()) in " ".join(capsys.readouterr().out.split())
+
+
+async def test_panel_agreement_is_worded_as_the_terminal_words_it(
+    aiohttp_client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tabench_dsl.core.records import Attempt, PanelVote
+
+    other = JudgeInfo("anthropic", "judge-b", endpoint="http://127.0.0.1:2")
+    panel = JudgeInfo("panel", "openai:judge-a + anthropic:judge-b", label="panel (majority)")
+    records = []
+    for system, (a, b, verdict) in (
+        ("sys-a", ("pass", "pass", "pass")),
+        ("sys-b", ("pass", "fail", "adjudicate")),
+    ):
+        votes = [
+            PanelVote(
+                judge, vote, f"says {vote}", attempts=[Attempt("first", f'{{"verdict": "{vote}"}}', 1.0)]
+            )  # type: ignore[arg-type]
+            for judge, vote in ((JUDGE, a), (other, b))
+        ]
+        base = make_record(system, "rhine", "pass")
+        records.append(
+            msgspec.structs.replace(
+                base, verdict=verdict, judge=panel, panel=votes, cause="panel_split" if a != b else None
+            )
+        )
+    results = write_results(tmp_path / "run.jsonl", records)
+    client = await aiohttp_client(make_app(Index(load_run(results), reviewer="ana")))
+    lines = (await (await client.get("/api/totals")).json())["agreement_lines"]
+    assert len(lines) == 1 and lines[0].startswith("2 answer(s) graded by the panel, 1 split; Fleiss' kappa")
+    assert main(["totals", str(results)]) == 0
+    assert " ".join(lines[0].split()) in " ".join(capsys.readouterr().out.split())
