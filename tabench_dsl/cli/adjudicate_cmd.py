@@ -2,7 +2,8 @@
 the terminal (`--audit`: a blind audit of decided answers instead, `audit_session`).
 
 Walks the undecided `adjudicate` answers one at a time: the question, with `--battery` its key (the
-gold, the accepted variants, the trap and the scoring text the judge was given), the answer, every
+gold, the accepted variants, the trap and the scoring text the judge was given, read from the
+compiled prompt as the viewer reads it, `review.viewer.question_key`), the answer, every
 judge attempt with its raw reply and the reason, then asks for p(ass) / f(ail) / s(kip) / q(uit)
 and an optional note. Input is read line by line from stdin, so a script (or a test) can pipe the
 keys in. Each decision is appended to RESULTS.decisions.jsonl the moment it is made; end of input
@@ -23,8 +24,8 @@ from .command_help import add_command
 from .run_problems import warn_run_problems
 
 if TYPE_CHECKING:
-    from ..core.nodes import Question
     from ..core.records import Record
+    from ..review.viewer.question_key import QuestionKey
 
 _KEYS = {
     "p": "pass",
@@ -84,7 +85,7 @@ def _block(text: str, indent: str = "    ") -> str:
 
 
 def show(
-    record: Record, number: int, count: int, gold: str | None, out: TextIO, key: Question | None = None
+    record: Record, number: int, count: int, gold: str | None, out: TextIO, key: QuestionKey | None = None
 ) -> None:
     """Print one adjudicate record as a reviewer needs to see it: with the question's `key` (from
     the battery given) its accepted variants, trap and scoring text after the gold."""
@@ -102,6 +103,10 @@ def show(
             print(f"Trap (a claim that fails the answer):\n{_block(key.trap)}", file=out)
         if key.scoring is not None:
             print(f"Scoring:\n{_block(key.scoring)}", file=out)
+        if key.source == "battery":
+            print(
+                "    (today's battery: its prompt differs from the one this answer was graded with)", file=out
+            )
     print(f"Answer:\n{_block(record.graded_answer)}", file=out)
     if record.reasoning_cut is not None:  # graded on its final answer: say what was cut
         print(f"    ({record.reasoning_cut.describe()})", file=out)
@@ -111,17 +116,6 @@ def show(
         print(f"Attempt {i} ({attempt.kind}) raw reply:\n{_block(raw)}", file=out)
     for i, ask in enumerate(record.repetitions, start=1):  # --repeat: each ask of the judge
         print(f"Ask {i} of {len(record.repetitions)}: {ask.verdict}\n{_block(ask.reason)}", file=out)
-
-
-def _question_keys(args: argparse.Namespace) -> dict[str, Question]:
-    """The battery's questions by id (`--battery`), for their accepted variants, trap and scoring
-    text; none without a battery."""
-    if args.battery is None:
-        return {}
-    from ..language.battery import load_battery
-
-    battery = load_battery(args.battery, allow_dirs=args.allow_dirs)
-    return {question.id: question for question in battery.questions}
 
 
 def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
@@ -136,6 +130,7 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
     from ..outputs import check_decisions_out
     from ..review.decisions import append_decision, default_reviewer, make_decision
+    from ..review.viewer.question_key import question_key
     from ..review.viewer.run import load_run
 
     stdin = stdin or sys.stdin
@@ -150,7 +145,6 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
         from .audit_session import run_audit
 
         return run_audit(run_data, args.audit, seed=args.seed, reviewer=reviewer, stdin=stdin, out=out)
-    keys = _question_keys(args)
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:
         print(f"Nothing to decide: no undecided adjudicate answer in {shown(str(args.results))}.", file=out)
@@ -162,9 +156,8 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     )
     decided = skipped = 0
     for number, record in enumerate(queue, start=1):
-        question = run_data.compiled.questions.get(record.question) if run_data.compiled else None
-        gold = None if question is None else question.gold
-        show(record, number, len(queue), gold, out, keys.get(record.question) if question else None)
+        answer_key = question_key(record, run_data.compiled)
+        show(record, number, len(queue), None if answer_key is None else answer_key.gold, out, answer_key)
         choice = None
         while choice is None:
             key = _ask("Decide: [p]ass  [f]ail  [s]kip  [q]uit > ", stdin, out)

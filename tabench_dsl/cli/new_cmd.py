@@ -1,11 +1,12 @@
-"""`tabench new NAME [--dir PARENT]`: start a battery from a commented template.
+"""`tabench new NAME [--dir PARENT] [--scorer SCORER]`: start a battery from a commented template.
 
 It writes `NAME/battery.yaml`, `NAME/NAME.policy` and `NAME/questions/NAME.rubric` (one question
 that uses every field), and `NAME/battery.schema.json`, the manifest's JSON Schema, which the
 manifest's first line names for YAML editors, from the files in `tabench_dsl/starter_battery/`,
-with `$name` filled in. The result compiles, lints with no warning and calibrates at 100% with the
-builtin judge. An existing folder is never overwritten (exit 2), and NAME must be a battery name
-(`[a-z0-9][a-z0-9._-]*`).
+with `$name` and `$scorer` (a shipped scorer, `tabench-1.1` unless `--scorer` names another, such
+as `tabench-neutral-1.1` for a battery that is not about a codebase) filled in. The result
+compiles, lints with no warning and calibrates at 100% with the builtin judge. An existing folder
+is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9][a-z0-9._-]*`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ FILES: dict[str, str] = {
 #: The manifest's JSON Schema, written beside it and named by its first line.
 SCHEMA_FILE = "battery.schema.json"
 
+#: The scorer a new battery names unless `--scorer` says otherwise.
+DEFAULT_SCORER = "tabench-1.1"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = add_command(
@@ -51,17 +55,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="PARENT",
         help="the folder to create it in (default: .)",
     )
+    parser.add_argument(
+        "--scorer",
+        default=DEFAULT_SCORER,
+        metavar="SCORER",
+        help=f"the shipped scorer the battery names (default: {DEFAULT_SCORER}; "
+        "tabench-neutral-1.1 for a battery that is not about a codebase)",
+    )
     parser.set_defaults(run=run)
 
 
-def create_battery(name: str, parent: Path) -> Path:
-    """Write the template battery `name` under `parent` and return its folder."""
-    from ..language.battery import BATTERY_NAME
+def create_battery(name: str, parent: Path, scorer: str = DEFAULT_SCORER) -> Path:
+    """Write the template battery `name`, naming the shipped scorer `scorer`, under `parent` and
+    return its folder."""
+    from ..language.battery import BATTERY_NAME, shipped_scorers
 
     if not BATTERY_NAME.match(name):
         raise UsageError(
             f"{name!r} is not a battery name: use lowercase letters, digits, '.', '_' and '-', "
             "starting with a letter or digit"
+        )
+    if scorer not in shipped_scorers():
+        raise UsageError(
+            f"--scorer {shown(scorer)}: not a shipped scorer; shipped scorers are "
+            + ", ".join(shipped_scorers())
         )
     if not parent.is_dir():
         raise UsageError(f"--dir {shown(str(parent))}: no such folder")
@@ -72,7 +89,9 @@ def create_battery(name: str, parent: Path) -> Path:
         )
     (folder / "questions").mkdir(parents=True)
     for template, target in FILES.items():
-        text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(name=name)
+        text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(
+            name=name, scorer=scorer
+        )
         (folder / target.format(name=name)).write_text(text, encoding="utf-8")
     _write_schema(folder)
     return folder
@@ -91,7 +110,7 @@ def _write_schema(folder: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Create the battery and say what to do next."""
-    folder = shown(str(create_battery(args.name, args.dir)))
+    folder = shown(str(create_battery(args.name, args.dir, args.scorer)))
     print(f"created {folder}/: battery.yaml, {args.name}.policy, questions/{args.name}.rubric, {SCHEMA_FILE}")
     print(f"next: edit the question, then `tabench lint {folder}` and `tabench calibrate {folder}`")
     return 0

@@ -350,17 +350,30 @@ def kappa_text(kappa: float | None) -> str:
     return "-" if kappa is None else f"{kappa:.3f}"
 
 
+def panel_caption(panel: PanelAgreement) -> str:
+    """The panel's agreement in one line, as the terminal and the viewer word it."""
+    return (
+        f"{panel.answers} answer(s) graded by the panel, {panel.split} split; Fleiss' kappa "
+        f"{kappa_text(panel.kappa)} over {panel.rated} answer(s) every judge gave pass or fail"
+    )
+
+
+def t1_audit_caption(audit: T1Audit) -> str:
+    """T1's precision against the judge in one line, as the terminal and the viewer word it."""
+    interval = "-" if audit.ci_low is None else f"{percent(audit.ci_low)}-{percent(audit.ci_high)}"
+    return (
+        f"T1 precision against the judge: agreed {audit.agreed} of {audit.n}, {percent(audit.precision)} "
+        f"(95% CI {interval}); {audit.audited} audited, {audit.undecided} undecided by the judge"
+    )
+
+
 def panel_table(panel: PanelAgreement):
     """Each panel judge's votes and pass rate, with Fleiss' kappa among them in the caption."""
     from rich.table import Table
 
     from ..core.display import literal
 
-    caption = (
-        f"{panel.answers} answer(s) graded by the panel, {panel.split} split; Fleiss' kappa "
-        f"{kappa_text(panel.kappa)} over {panel.rated} answer(s) every judge gave pass or fail"
-    )
-    table = Table(title="Judge panel", caption=literal(caption, style="table.caption"))
+    table = Table(title="Judge panel", caption=literal(panel_caption(panel), style="table.caption"))
     for name in ("judge", "votes", "pass", "fail", "adjud.", "error", "pass rate"):
         table.add_column(name, justify="left" if name == "judge" else "right", no_wrap=True)
     for rate in panel.judges:
@@ -382,13 +395,9 @@ def t1_audit_table(audit: T1Audit):
 
     from ..core.display import literal
 
-    interval = "-" if audit.ci_low is None else f"{percent(audit.ci_low)}-{percent(audit.ci_high)}"
-    caption = (
-        f"T1 precision against the judge: agreed {audit.agreed} of {audit.n}, {percent(audit.precision)} "
-        f"(95% CI {interval}); {audit.audited} audited, {audit.undecided} undecided by the judge"
-    )
     table = Table(
-        title="T1 audit: T1 passes the judge failed", caption=literal(caption, style="table.caption")
+        title="T1 audit: T1 passes the judge failed",
+        caption=literal(t1_audit_caption(audit), style="table.caption"),
     )
     for name in ("system", "question", "judge's reason"):
         table.add_column(name)

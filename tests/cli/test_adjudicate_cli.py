@@ -196,3 +196,16 @@ def test_with_a_battery_the_whole_key_is_shown(monkeypatch, capsys, tmp_path: Pa
         "Scoring:\n    Pass only if the answer denies the stage.\n"
         "Answer:\n"
     ) in out
+
+
+def test_a_key_from_a_changed_prompt_says_it_is_todays(monkeypatch, capsys, tmp_path: Path) -> None:
+    battery = write_battery(tmp_path / "battery")
+    path = write_results(
+        tmp_path / "run.jsonl", [make_record("agent-a", "h04", "adjudicate", prompt_sha256="0" * 64)]
+    )
+    _, out, _ = adjudicate(monkeypatch, capsys, [str(path), "--battery", str(battery)], "q\n")
+    assert (
+        "Gold:\n    No <b>Summarize</b> stage exists\n"
+        "    (today's battery: its prompt differs from the one this answer was graded with)\n"
+        "Answer:\n"
+    ) in out

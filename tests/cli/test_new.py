@@ -70,3 +70,30 @@ def test_new_rejects_a_bad_name(tmp_path: Path, name: str, capsys: pytest.Captur
 def test_new_needs_an_existing_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new", "x", "--dir", str(tmp_path / "missing")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_new_with_the_neutral_scorer_names_it_and_calibrates_at_100(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["new", "rivers", "--dir", str(tmp_path), "--scorer", "tabench-neutral-1.1"]) == 0
+    folder = tmp_path / "rivers"
+    manifest = (folder / "battery.yaml").read_text(encoding="utf-8")
+    assert "\nscorer: tabench-neutral-1.1 " in manifest
+    battery = load_battery(folder)
+    assert battery.scorer.name == "tabench-neutral-1.1"
+    system = compile_battery(battery).questions["dataclass-dict"].system
+    assert "codebase" not in system and "memos-agent" not in system
+    assert lint_battery(folder) == []
+    capsys.readouterr()
+    # The builtin judge finds the question and the answer through the neutral scorer's markers.
+    assert main(["calibrate", str(folder), "--json", "--min-agreement", "1.0"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["n"], result["agreement"], result["misses"]) == (4, 1.0, [])
+
+
+def test_new_refuses_a_scorer_that_is_not_shipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", "x", "--dir", str(tmp_path), "--scorer", "tabench-9"]) == 2
+    err = capsys.readouterr().err
+    assert "--scorer tabench-9: not a shipped scorer; shipped scorers are" in err
+    assert "tabench-1.1, tabench-neutral-1.1" in err
+    assert list(tmp_path.iterdir()) == []

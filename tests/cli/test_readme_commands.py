@@ -32,7 +32,8 @@ def test_the_block_follows_the_parsers() -> None:
         in block
     )
     assert "tabench export --format {csv,parquet} --out FILE" in block
-    assert "[--no-browser]" in block and "[--reviewer NAME]" in block and "[--dir PARENT] NAME" in block
+    assert "[--no-browser]" in block and "[--reviewer NAME]" in block
+    assert "[--dir PARENT] [--scorer SCORER] NAME" in block
     calibrate = block[block.index("tabench calibrate") : block.index("tabench new")]
     for flag in ("--rpm N", "--tpm N", "--out RESULTS.jsonl", "--retries N", "--no-cache"):
         assert flag in calibrate

@@ -428,3 +428,84 @@ def test_a_blind_audit_in_the_page_then_its_disagreement_links_to_the_answer(bro
         "agent-a",
         audit["question"],
     )
+
+
+QUEUE_RUBRIC = """\
+question sea {
+  prompt "Into which sea does the Nile flow?"
+  gold "The Mediterranean Sea"
+  accept "the Mediterranean"
+  trap "The Nile does not flow into the Red Sea."
+  scoring "Naming the delta without the sea is partial, not full credit."
+}
+question rhine {
+  prompt "Roughly how long is the Rhine?"
+  gold "About 1,230 km"
+}
+"""
+
+
+def test_the_queue_entry_the_key_in_the_decision_panel_whiskers_and_t1_precision(
+    browser, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from tabench_dsl.core.records import Audit
+    from tabench_dsl.review.viewer.charts import GEOMETRY
+
+    battery = tmp_path / "rivers"
+    battery.mkdir()
+    (battery / "battery.yaml").write_text(
+        "name: rivers\nscorer: tabench-neutral-1.1\nrubrics: [rivers.rubric]\n", encoding="utf-8"
+    )
+    (battery / "rivers.rubric").write_text(QUEUE_RUBRIC, encoding="utf-8")
+    compiled = compile_battery_at(battery)
+    sha = {q: compiled.questions[q].sha256 for q in ("sea", "rhine")}
+    audited = make_record("sys-b", "rhine", "t1", prompt_sha256=sha["rhine"], battery="rivers")
+    audited = msgspec.structs.replace(audited, audit=Audit("fail", "too long", audited.judge))  # type: ignore[arg-type]
+    records = [
+        make_record("sys-a", "sea", "adjudicate", prompt_sha256=sha["sea"], battery="rivers"),
+        make_record("sys-b", "sea", "adjudicate", prompt_sha256=sha["sea"], battery="rivers"),
+        make_record("sys-a", "rhine", "pass", prompt_sha256=sha["rhine"], battery="rivers"),
+        audited,
+    ]
+    results = write_results(tmp_path / "run.jsonl", records)
+    for url in _serve(results, battery):
+        browser.get(url)
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        queue = browser.find_element(By.ID, "awaiting-queue")
+        assert queue.is_displayed() and queue.text == "2 awaiting a decision ›"
+        agreement = browser.find_element(By.ID, "agreement").text
+        assert agreement == (
+            "T1 precision against the judge: agreed 0 of 1, 0.0% (95% CI 0.0%-79.3%); "
+            "1 audited, 0 undecided by the judge"
+        )
+
+        # Each bar has its whisker: the score's interval on the bar's 0-100% scale.
+        totals = {
+            s["system"]: s
+            for s in browser.execute_script("return fetch('/api/totals').then((r) => r.json())")["systems"]
+        }
+        whiskers = browser.find_elements(By.CSS_SELECTOR, "#chart-systems g.bar g.whisker")
+        assert len(whiskers) == 2
+        first = whiskers[0].find_element(By.TAG_NAME, "line")
+        low = totals["sys-a"]["ci_low"]
+        assert float(first.get_attribute("x1")) == pytest.approx(
+            GEOMETRY.label_width + GEOMETRY.bar_width * low, abs=0.1
+        )
+
+        queue.click()  # the entry point lists the undecided adjudicate answers
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answers .pager .count").text == "1–2 of 2")
+        assert "verdict=adjudicate" in browser.current_url and "human=undecided" in browser.current_url
+        browser.find_elements(By.CSS_SELECTOR, "#list tr.row")[0].click()
+        panel = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".detail .decide"))
+        key = {dd.get_attribute("class"): dd.text for dd in panel.find_elements(By.CSS_SELECTOR, ".key dd")}
+        assert key == {
+            "gold": "The Mediterranean Sea",
+            "accept": "the Mediterranean",
+            "trap": "The Nile does not flow into the Red Sea.",
+            "scoring": "Naming the delta without the sea is partial, not full credit.",
+            "small source": "from the prompt this answer was graded with",
+        }
+        panel.find_element(By.CSS_SELECTOR, "button.fail").click()
+        _wait(browser, lambda d: d.find_element(By.ID, "awaiting-queue").text == "1 awaiting a decision ›")

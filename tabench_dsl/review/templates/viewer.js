@@ -136,9 +136,23 @@ function showTotals(totals) {
   showPairs(totals.comparisons);
   showCompared(totals.compared);
   showAudits(totals);
+  showQueue(totals.awaiting);
+  document.getElementById("agreement").replaceChildren(...totals.agreement_lines.map((line) => el("p", null, line)));
   document.getElementById("chart-systems").replaceChildren(drawChart(totals.charts.systems));
   document.getElementById("chart-questions").replaceChildren(drawChart(totals.charts.questions));
 }
+
+// The entry point to the adjudicate queue: the undecided adjudicate answers, listed in one click.
+function showQueue(awaiting) {
+  document.getElementById("awaiting").hidden = !awaiting;
+  setText(document.getElementById("awaiting-queue"), `${fmt(awaiting)} awaiting a decision ›`);
+}
+
+document.getElementById("awaiting-queue").addEventListener("click", () => {
+  writeForm({ verdict: "adjudicate", human: "undecided" });
+  applyFilters();
+  document.getElementById("answers").scrollIntoView();
+});
 
 // -- tags, pairs of systems and a second grading (`view --compare`) ---------------------------------
 const points = (x) => (x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1));
@@ -226,6 +240,15 @@ function drawChart(chart) {
                                  fill: CONSTANTS.colours[name] },
         svg("title", null, `${bar.label}: ${count} ${name} (${(100 * count / total).toFixed(1)}%)`)));
       bx += w;
+    }
+    if (bar.ci_low !== null && bar.ci_high !== null) {  // the score's 95% interval, on the bar's 0-100% scale
+      const [x1, x2] = [LABEL_W + BAR_W * bar.ci_low, LABEL_W + BAR_W * bar.ci_high].map((x) => x.toFixed(1));
+      const mid = y + Math.floor(ROW_H / 2);
+      group.append(svg("g", { class: "whisker", stroke: "#111", "stroke-width": 1.5 },
+        svg("title", null, `${bar.label}: score 95% interval ${(100 * bar.ci_low).toFixed(1)}% – ` +
+          `${(100 * bar.ci_high).toFixed(1)}%`),
+        svg("line", { x1, y1: mid, x2, y2: mid }), svg("line", { x1, y1: mid - 5, x2: x1, y2: mid + 5 }),
+        svg("line", { x1: x2, y1: mid - 5, x2, y2: mid + 5 })));
     }
     group.append(svg("text", { x: LABEL_W + BAR_W + 6, y: y + 14 },
       bar.score === null ? "-" : `${(100 * bar.score).toFixed(0)}%`));
@@ -348,7 +371,7 @@ function renderDetail(detail, row) {
       state.meta.compare, c ? ` ${c.judge_name}: ${c.reason}` : ""));
   }
   box.append(el("h3", null, `${r.system} · ${r.question}`), facts);
-  if (r.verdict === "adjudicate") box.append(decidePanel(r, row));
+  if (r.verdict === "adjudicate") box.append(decidePanel(r, row, detail.key));
   box.append(el("h3", null, "Answer"), el("pre", { class: "answer-text" }, detail.final_answer));
   if (detail.reasoning) {  // graded on its final answer: the reasoning cut from it, folded
     box.append(el("details", { class: "reasoning" }, el("summary", { class: "small" }, detail.reasoning.line),
@@ -413,10 +436,28 @@ function promptsBlock(p) {
   return block;
 }
 
-function decidePanel(r, row) {
+// What the answer is judged against, from the prompt it was graded with (or today's battery's).
+const KEY_SOURCES = {
+  graded: "from the prompt this answer was graded with",
+  battery: "from today's battery: its prompt differs from the one this answer was graded with",
+  gold: "the gold only: the scorer's prompt has no question block",
+};
+
+function keyBlock(key) {
+  if (!key) return el("p", { class: "key muted" }, "No battery given (--battery): the gold, accepted variants, " +
+    "trap and scoring text are not known.");
+  const list = el("dl", { class: "kv key" }, el("dt", null, "gold"), el("dd", { class: "gold" }, key.gold));
+  for (const variant of key.accept) list.append(el("dt", null, "accepted"), el("dd", { class: "accept" }, variant));
+  if (key.trap !== null) list.append(el("dt", null, "trap"), el("dd", { class: "trap" }, key.trap));
+  if (key.scoring !== null) list.append(el("dt", null, "scoring"), el("dd", { class: "scoring" }, key.scoring));
+  list.append(el("dt", null, ""), el("dd", { class: "small source" }, KEY_SOURCES[key.source] || key.source));
+  return list;
+}
+
+function decidePanel(r, row, key) {
   const status = el("span", { class: "small status" });
   const note = el("input", { type: "text", name: "note", placeholder: "note (optional)", maxlength: 2000 });
-  const panel = el("div", { class: "decide" }, el("strong", null, "Your decision: "),
+  const panel = el("div", { class: "decide" }, keyBlock(key), el("strong", null, "Your decision: "),
     el("button", { type: "button", class: "pass", onclick: () => send("pass") }, "Pass"),
     el("button", { type: "button", class: "fail", onclick: () => send("fail") }, "Fail"), note, " ", status);
   const show = (d) => { setText(status, d ? `Decided ${d.verdict} by ${d.reviewer} at ${d.time}` +

@@ -7,6 +7,9 @@ places it on the page in pixels (a `DrawnChart`), which the report's template
 names and question ids come from files a person wrote). The viewer's page draws the same `Chart` in
 the browser with the same `GEOMETRY` and `legend()`, which the server hands it, setting each label as
 text.
+
+Each bar carries a whisker: the score's 95% Wilson interval drawn over the bar on its 0-100% scale
+(the score is pass / (pass + fail + adjudicate), so with no errors the pass segment ends inside it).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ..outcomes import score_interval
 from ..totals import QuestionTotals, SystemTotals
 
 #: Outcome -> bar colour, in the order the segments are stacked (colour-blind-safe hues).
@@ -55,11 +59,14 @@ def _short(label: str, limit: int) -> str:
 
 
 class Bar(msgspec.Struct, frozen=True):
-    """One row of a chart: its label (a system name or question id), its counts and its score."""
+    """One row of a chart: its label (a system name or question id), its counts and its score, with
+    the score's 95% interval (None when nothing was graded)."""
 
     label: str
     counts: dict[str, int]
     score: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 class Chart(msgspec.Struct, frozen=True):
@@ -87,7 +94,7 @@ def outcome_chart(
         chosen.sort(key=lambda r: (r.score if r.score is not None else -1.0, _label(r)))
         chosen = chosen[:max_bars]
         note = f"the {max_bars} {kind}s with the lowest score, of {len(rows):,}"
-    bars = [Bar(_label(row), _counts(row), row.score) for row in chosen]
+    bars = [Bar(_label(row), _counts(row), row.score, *score_interval(row)) for row in chosen]
     return Chart(title=title, kind=kind, bars=bars, note=note)
 
 
@@ -119,6 +126,14 @@ class Segment(msgspec.Struct, frozen=True):
     share: str
 
 
+class Whisker(msgspec.Struct, frozen=True):
+    """A bar's score interval placed on the chart: from `x1` to `x2`, and its tooltip text."""
+
+    x1: str
+    x2: str
+    text: str
+
+
 class DrawnBar(msgspec.Struct, frozen=True):
     """One bar placed on the chart: `label` whole (tooltip, `data-` attribute), `short` beside it."""
 
@@ -127,6 +142,7 @@ class DrawnBar(msgspec.Struct, frozen=True):
     y: int
     segments: list[Segment]
     score: str
+    whisker: Whisker | None = None
 
 
 class DrawnChart(msgspec.Struct, frozen=True):
@@ -158,9 +174,8 @@ def lay_out(chart: Chart, geometry: ChartGeometry = GEOMETRY) -> DrawnChart:
             )
             x += width
         score = "-" if bar.score is None else f"{100 * bar.score:.0f}%"
-        bars.append(
-            DrawnBar(bar.label, _short(bar.label, g.label_limit), g.top + i * g.row_height, segments, score)
-        )
+        short, y = _short(bar.label, g.label_limit), g.top + i * g.row_height
+        bars.append(DrawnBar(bar.label, short, y, segments, score, whisker(bar, g)))
     return DrawnChart(
         title=chart.title,
         kind=chart.kind,
@@ -171,6 +186,16 @@ def lay_out(chart: Chart, geometry: ChartGeometry = GEOMETRY) -> DrawnChart:
         legend=legend(),
         bars=bars,
     )
+
+
+def whisker(bar: Bar, geometry: ChartGeometry = GEOMETRY) -> Whisker | None:
+    """Where `bar`'s score interval goes on the bar's 0-100% scale; None without an interval."""
+    if bar.ci_low is None or bar.ci_high is None:
+        return None
+    x1 = geometry.label_width + geometry.bar_width * bar.ci_low
+    x2 = geometry.label_width + geometry.bar_width * bar.ci_high
+    text = f"{bar.label}: score 95% interval {100 * bar.ci_low:.1f}% – {100 * bar.ci_high:.1f}%"
+    return Whisker(f"{x1:.1f}", f"{x2:.1f}", text)
 
 
 def _label(row: SystemTotals | QuestionTotals) -> str:

@@ -18,8 +18,9 @@ from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
 from ..outcomes import outcome
-from ..totals import SystemTotals, Totals, compute_totals, usage_caption
+from ..totals import SystemTotals, Totals, compute_totals, panel_caption, t1_audit_caption, usage_caption
 from .charts import outcome_chart
+from .question_key import question_key
 from .run import Run, prompts_for
 
 #: The query-string keys `/api/records` filters on. `tag` is a rubric tag the record carries;
@@ -121,6 +122,12 @@ class Index:
         payload["judge_names"] = [judge.describe() for judge in totals.judges]
         payload["compared"] = self.compared_payload()
         payload["usage_text"] = usage_caption(totals)  # worded as the terminal and the report word it
+        # The panel's agreement and T1's precision, each worded as the terminal's totals word it.
+        payload["agreement_lines"] = [
+            *([] if totals.panel is None else [panel_caption(totals.panel)]),
+            *([] if totals.t1_audit is None else [t1_audit_caption(totals.t1_audit)]),
+        ]
+        payload["awaiting"] = self.awaiting()
         payload["charts"] = msgspec.to_builtins(
             {
                 "systems": outcome_chart(totals.systems, title="Outcomes per system", kind="system"),
@@ -128,6 +135,10 @@ class Index:
             }
         )
         return payload
+
+    def awaiting(self) -> int:
+        """How many answers await a person's decision: `adjudicate` and not yet decided."""
+        return sum(1 for r in self.records if r.verdict == "adjudicate" and r.decision is None)
 
     def meta(self) -> dict[str, Any]:
         """What the filters can choose from, and what the page must warn about."""
@@ -303,6 +314,8 @@ class Index:
                 "votes": votes_payload(record.audited.panel),
             },
             "compared": None if self.compare is None else self.compared_record(record),
+            # The gold, accepted variants, trap and scoring text the decision panel shows.
+            "key": msgspec.to_builtins(question_key(record, self.run.compiled)),
             "prompts": {
                 "system": prompts.system,
                 "user": prompts.user,
