@@ -197,13 +197,13 @@ def run(args: argparse.Namespace) -> int:
     from ..grading.runner import MAX_ANSWER_BYTES
     from ..language.battery import load_battery
     from ..language.render import compile_battery
-    from .grade_cmd import DEFAULT_OUT, _check_slice, _slice, _stderr_line
+    from .answer_slice import DEFAULT_OUT, answer_slice, stderr_line
     from .grading_flags import grading_options
     from .reasoning_flags import with_reasoning_flag
 
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     compiled = with_reasoning_flag(compiled, args)
-    _check_slice(args, compiled.questions)
+    chosen = answer_slice(args, compiled.questions)
     options = grading_options(args)
     judges = _judges(compiled, options)
     out = args.out or DEFAULT_OUT
@@ -211,12 +211,12 @@ def run(args: argparse.Namespace) -> int:
     reader = AnswerReader(
         args.answers,
         compiled.questions,
-        on_problem=lambda p: _stderr_line(p.render()),
-        on_warning=lambda p: _stderr_line(f"tabench: warning: {p.render()}"),
+        on_problem=lambda p: stderr_line(p.render()),
+        on_warning=lambda p: stderr_line(f"tabench: warning: {p.render()}"),
     )
     estimate = estimate_grading(
         compiled,
-        _slice(reader, args, skip),
+        chosen.select(reader, skip),
         judges,
         cache=options.cache,
         skip=skip,

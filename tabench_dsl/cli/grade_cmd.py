@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +44,7 @@ from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from ..grading.causes import CauseTally
 from ..grading.inspect_log import is_inspect_log
+from .answer_slice import DEFAULT_OUT, answer_slice, stderr_line
 from .batch_flags import (
     BatchLog,
     add_batch_options,
@@ -57,7 +58,7 @@ from .command_help import add_command
 from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
 from .reasoning_flags import add_reasoning_option, with_reasoning_flag
 from .regrade import without_changed
-from .scale_flags import add_scale_options, shard_answers
+from .scale_flags import add_scale_options
 from .spend_flags import add_max_cost_option, cap_message, capped_options, check_max_cost
 from .tag_flags import add_tag_option
 
@@ -65,15 +66,7 @@ from .tag_flags import add_tag_option
 MAX_BAD_LINES_KEPT = 100
 
 if TYPE_CHECKING:
-    from ..core.compiled import CompiledQuestion
-    from ..core.records import Answer
-
-#: Where results go when `--out` is not given (relative to the working folder).
-DEFAULT_OUT = Path("results.jsonl")
-
-
-def _stderr_line(line: str) -> None:
-    print(shown(line, lines=True), file=sys.stderr)
+    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -191,50 +184,6 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
     add_tag_option(parser, verb="grade")
 
 
-def _check_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> None:
-    """Usage errors of the slice options: a --limit below 1, question ids or tags the battery lacks.
-    Sets `args.tagged`: the ids of the questions `--tag` selects (None without `--tag`)."""
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    if args.limit is not None and getattr(args, "missing_as_fail", False):
-        raise UsageError("--missing-as-fail needs the whole answers file read: it does not go with --limit")
-    unknown = sorted(set(args.questions or ()) - set(questions))
-    if unknown:
-        raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
-    args.tagged = None
-    if args.tags:
-        wanted = set(args.tags)
-        unknown = sorted(wanted - {tag for q in questions.values() for tag in q.tags})
-        if unknown:
-            raise UsageError(
-                f"--tag: no question of the battery has tag {', '.join(shown(t) for t in unknown)}"
-            )
-        args.tagged = {qid for qid, q in questions.items() if wanted.intersection(q.tags)}
-
-
-def _slice(answers: Iterable[Answer], args: argparse.Namespace, skip: Collection[tuple[str, str]]):
-    """The answers the slice options select, in file order. The filters come first, so `--resume`
-    skips only among them; `--limit` counts the answers that will be graded, not those `--resume`
-    skips (they pass through, to be counted as skipped), so each `--resume --limit N` grades N
-    more. Reading stops once the limit is reached: the rest of the file is not read."""
-    questions = set(args.questions) if args.questions else None
-    systems = set(args.systems) if args.systems else None
-    tagged = args.tagged
-    left = args.limit
-    for answer in shard_answers(answers, args):
-        if questions is not None and answer.question not in questions:
-            continue
-        if tagged is not None and answer.question not in tagged:
-            continue
-        if systems is not None and answer.system not in systems:
-            continue
-        if left is not None and (answer.system, answer.question) not in skip:
-            if left == 0:
-                return
-            left -= 1
-        yield answer
-
-
 def _check_args(args: argparse.Namespace) -> None:
     from ..grading.parallel import parse_workers
 
@@ -309,13 +258,13 @@ def run(args: argparse.Namespace) -> int:
 
             # Started before the battery is compiled: their start-up overlaps this process's.
             # Started and reaped whole: an interrupt half-way would leave a process nobody reaps.
-            pool = WorkerPool(args.workers, args.concurrency, on_log=_stderr_line)
+            pool = WorkerPool(args.workers, args.concurrency, on_log=stderr_line)
             with deferred_interrupts():
                 pool.start()
         compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
         compiled = with_reasoning_flag(compiled, args)
-        _check_slice(args, compiled.questions)
-        unanswered = MissingAnswers(args, compiled, out)
+        chosen = answer_slice(args, compiled.questions)
+        unanswered = MissingAnswers(args, chosen, compiled, out)
         skip = unanswered.skip(done_pairs(out)) if args.resume else set()
         if args.regrade_changed:
             skip = without_changed(out, compiled, skip)
@@ -341,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
             system_from=args.system_from,
             question_from=args.question_from,
         )
-        answers = _slice(unanswered.watch(reader), args, skip)
+        answers = chosen.select(unanswered.watch(reader), skip)
         causes = CauseTally()
         batch_log = BatchLog(progress.log, progress.status) if args.batch else None
 

@@ -17,6 +17,7 @@ from ..core.display import shown
 from ..core.records import Answer, Record
 from ..core.results import ResultsWriter
 from ..grading.missing import Coverage, missing_line, missing_records, recorded_missing
+from .answer_slice import AnswerSlice
 
 #: Systems named one a line on stderr; `grade --json` lists every one.
 MAX_SYSTEM_LINES = 20
@@ -25,17 +26,13 @@ MAX_SYSTEM_LINES = 20
 class MissingAnswers:
     """The coverage of one `grade` run and the missing records an earlier run of it wrote."""
 
-    def __init__(self, args: argparse.Namespace, compiled: CompiledBattery, out: Path) -> None:
-        wanted = set(args.questions) if args.questions else None
-        tagged = args.tagged
-        self.questions = [
-            qid
-            for qid in compiled.questions
-            if (wanted is None or qid in wanted) and (tagged is None or qid in tagged)
-        ]
+    def __init__(
+        self, args: argparse.Namespace, chosen: AnswerSlice, compiled: CompiledBattery, out: Path
+    ) -> None:
+        self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
         #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
-        systems = set(args.systems) if args.systems else None
-        self.coverage = Coverage(self.questions, systems) if args.limit is None else None
+        systems = set(chosen.systems) if chosen.systems is not None else None
+        self.coverage = Coverage(self.questions, systems) if chosen.limit is None else None
         self.record = bool(args.missing_as_fail)
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,

@@ -9,10 +9,8 @@ the answers of shard K of N (grading/shards.py); `tabench merge` joins the shard
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
 
-from ..core.records import Answer
-from ..grading.shards import in_shard, parse_shard
+from ..grading.shards import parse_shard
 
 
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +34,3 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="grade only shard K of N (K from 1): the answers whose sha256 of system NUL question "
         "falls in it, the same on every machine; join the shards with `tabench merge`",
     )
-
-
-def shard_answers(answers: Iterable[Answer], args: argparse.Namespace) -> Iterator[Answer]:
-    """The answers of the shard `--shard` names (all of them without it)."""
-    return in_shard(answers, args.shard)

@@ -90,6 +90,7 @@ from .contradiction import ContradictionCheck
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
 from .injection import compile_injection
 from .judges.base import Completion, Judge, Message
+from .judges.request_hash import request_sha256
 from .oversized import cut_answer, oversized_reason
 from .panel import Panel, decide
 from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
@@ -98,7 +99,7 @@ from .repeats import combine_repeats, repeat_kind
 from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed
 from .reply_endings import problem as reply_problem
 from .spend_cap import SpendCap, SpendCapReached, check_cappable
-from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries, request_sha256
+from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import TrapCheck, t1_deferred
 from .verdict import Decoded, Verdict, cut_reply, decode_reply
 

@@ -23,33 +23,22 @@ A rate limit (429, or 503/529 with a Retry-After: `TransportError.rate_limited`)
 the server asked for a slower pace, and it gets one. Only when one call has been rate limited for
 `policy.rate_limit_wait` seconds (30 minutes by default) does it give up.
 
-The HTTP client's own errors become tabench's in one place, `map_client_errors` (used around each
-HTTP exchange by the HTTP judges, and around each call here for any other judge):
-
-    TimeoutError (asyncio's, aiohttp's)      -> TransportError "no reply within T s"
-    aiohttp.ClientError, ConnectionError     -> TransportError "connection to the judge failed (Kind)"
-
-both retryable, and naming the kind of failure only: aiohttp's own messages may carry the URL.
-A judge's optional `exchange_timeout` (`judges.base.Judge`) tells whether it times itself.
+The HTTP client's own errors become tabench's in one place, `judges.client_errors` (used around
+each HTTP exchange by the HTTP judges, and around each call here for any other judge). A judge's
+optional `exchange_timeout` (`judges.base.Judge`) tells whether it times itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import functools
-import hashlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-
-import aiohttp
-import msgspec
 
 from ..core.errors import TransportError
 from .judges.base import DEFAULT_TIMEOUT, Completion, Judge, Message
+from .judges.client_errors import map_client_errors
 from .pacing import Pacer
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -92,42 +81,6 @@ class RetryPolicy:
             raise ValueError("rate_limit_wait must be 0 or more")
 
 
-class ClientErrorMap:
-    """A context manager that turns the HTTP client's errors raised inside it into retryable
-    `TransportError`s (the table of the module docstring); anything else passes through. It holds
-    no state but the timeout it names, so one serves any number of exchanges, nested or at once."""
-
-    __slots__ = ("timeout",)
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        # Returning None lets any other exception through; aiohttp's timeouts are ClientErrors
-        # too, and are named as timeouts.
-        if kind is None:
-            return
-        if issubclass(kind, TimeoutError):
-            raise TransportError(f"no reply within {self.timeout:g} s") from None
-        if issubclass(kind, (aiohttp.ClientError, ConnectionError)):
-            # Refused or no such host (ClientConnectorDNSError is a ClientConnectorError): the
-            # judge was never reached, which `grading.reachability` watches for.
-            unreachable = issubclass(kind, (aiohttp.ClientConnectorError, ConnectionRefusedError))
-            raise TransportError(
-                f"connection to the judge failed ({kind.__name__})", unreachable=unreachable
-            ) from None
-
-
-@functools.lru_cache(maxsize=16)
-def map_client_errors(timeout: float) -> ClientErrorMap:
-    """The one place HTTP-client errors become `TransportError`s: `with map_client_errors(t): ...`
-    around an exchange allowed `t` seconds. One (stateless) map per distinct timeout."""
-    return ClientErrorMap(timeout)
-
-
 def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
     """Seconds to wait before retry number `retry` (0 for the first retry)."""
     cap = min(policy.max_delay, policy.base_delay * (2 ** min(retry, 32)))
@@ -135,70 +88,6 @@ def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = N
     if retry_after is not None and retry_after > 0:
         delay = max(delay, min(retry_after, policy.max_retry_after))
     return delay
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """The wait a server asked for, in seconds: `retry-after-ms`, else `Retry-After` given as
-    seconds or as an HTTP date. None when absent or unreadable."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            value = float(ms) / 1000.0
-        except ValueError:
-            value = None
-        if value is not None and value >= 0:
-            return value
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        current = datetime.now(UTC).timestamp() if now is None else now
-        return max(0.0, when.timestamp() - current)
-    return value if value >= 0 else None
-
-
-#: Sorted keys, no spaces, non-ASCII as UTF-8, `"`, `\\` and control characters escaped: byte for
-#: byte what `json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`
-#: gives (checked over every code point), at a fraction of its cost.
-_canonical = msgspec.json.Encoder(order="sorted")
-
-
-#: sha256 states after `[` + the first message, by that message: a battery's system message is the
-#: same for every answer of a question, so its few kilobytes are hashed once, not once per call.
-_prefixes: dict[Message, hashlib._Hash] = {}
-_PREFIXES_MAX = 4096
-
-
-def request_sha256(messages: Sequence[Message]) -> str:
-    """sha256 (hex) of the canonical JSON of the messages' `[{"content", "role"}, ...]` list:
-    sorted keys, no spaces, UTF-8. The key `replay:` finds recorded replies by."""
-    if len(messages) > 1 and all(type(m) is Message for m in messages):
-        # A Message encodes as {"content", "role"} under sorted order: no dicts to build. The
-        # list's encoding is `[` + its items joined by `,` + `]`, so it is hashed in those parts.
-        first = messages[0]
-        prefix = _prefixes.get(first)
-        if prefix is None:
-            prefix = hashlib.sha256(b"[" + _canonical.encode(first))
-            if len(_prefixes) >= _PREFIXES_MAX:
-                _prefixes.clear()
-            _prefixes[first] = prefix
-        digest = prefix.copy()
-        for message in messages[1:]:
-            digest.update(b",")
-            digest.update(_canonical.encode(message))
-        digest.update(b"]")
-        return digest.hexdigest()
-    payload = [{"content": m.content, "role": m.role} for m in messages]
-    return hashlib.sha256(_canonical.encode(payload)).hexdigest()
 
 
 def estimate_tokens(messages: Sequence[Message], max_tokens: int = 0) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from .server import cursor, guarded, open_texts, path_uri, text_range
+from .documents import cursor, guarded, open_texts, path_uri, text_range
 
 
 def _is_manifest(path: str) -> bool:

@@ -20,7 +20,8 @@ from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url, prompt_cache_key
 from tabench_dsl.grading.judges.replay import ReplayJudge
-from tabench_dsl.grading.transport import RetryPolicy, call_with_retries, request_sha256
+from tabench_dsl.grading.judges.request_hash import request_sha256
+from tabench_dsl.grading.transport import RetryPolicy, call_with_retries
 
 MESSAGES = [
     Message("system", "You grade answers. Gold: four stages."),

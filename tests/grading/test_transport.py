@@ -13,6 +13,7 @@ from support.judge_server import Fault
 
 from tabench_dsl.core.errors import TransportError
 from tabench_dsl.grading.judges.base import JudgeParams, Message
+from tabench_dsl.grading.judges.client_errors import parse_retry_after
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import DECREASE
 from tabench_dsl.grading.transport import (
@@ -21,7 +22,6 @@ from tabench_dsl.grading.transport import (
     RetryPolicy,
     backoff_delay,
     call_with_retries,
-    parse_retry_after,
 )
 
 MESSAGES = [Message("system", "s"), Message("user", "u")]

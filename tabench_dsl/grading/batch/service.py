@@ -26,7 +26,7 @@ import msgspec
 from ...core.errors import TransportError
 from ...core.redact import scrub
 from ..judges._http import MAX_BODY_BYTES, status_error
-from ..transport import map_client_errors
+from ..judges.client_errors import map_client_errors
 
 #: Seconds allowed to one control call (upload, create, status, cancel, a whole download).
 CONTROL_TIMEOUT = 600.0

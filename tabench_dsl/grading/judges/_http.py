@@ -3,7 +3,7 @@ turned into `TransportError`s.
 
 `HttpJudge` holds the common plumbing: the caller's session, the base URL (checked and shortened for
 labels, `urls.safe_url`), the headers (its key among them, kept only in the object), one POST per
-exchange (`post_json`, its client errors mapped by `transport.map_client_errors`), the statuses
+exchange (`post_json`, its client errors mapped by `client_errors.map_client_errors`), the statuses
 that are not a reply (`status_error`), and the body too long to be a verdict. A subclass keeps only
 its wire format:
 
@@ -55,9 +55,9 @@ from ...core.errors import TransportError
 from ...core.ratelimit import RateReading
 from ...core.records import JudgeInfo, Served, Tokens
 from ...core.redact import scrub
-from ..transport import map_client_errors, parse_retry_after
 from ..verdict import MAX_REPLY_BYTES
 from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeParams, Message
+from .client_errors import map_client_errors, parse_retry_after
 from .request_shape import RequestShape
 from .urls import safe_url
 from .wire_errors import error_message, money_error, refused_field
@@ -105,7 +105,7 @@ async def post_json(
     its first MAX_BODY_BYTES + 1 bytes were read (`body_cut` tells).
 
     Timeouts, resets and refused connections raise a retryable `TransportError`
-    (`transport.map_client_errors`)."""
+    (`client_errors.map_client_errors`)."""
     started = time.perf_counter()
     with map_client_errors(timeout):
         async with session.post(  # a redirect is never followed: the key would go with it

@@ -1,7 +1,7 @@
 """The `replay:RESULTS.jsonl` judge: the replies recorded in an earlier run, served again.
 
 Every attempt of every record in the file is indexed by its `request_sha256` (the hash of the
-request messages, `transport.request_sha256`), in file order. A request gets the next unused reply
+request messages, `request_hash.request_sha256`), in file order. A request gets the next unused reply
 recorded for the same messages (first in, first out per hash), so a first ask and its format re-ask,
 which send the same messages, get the two replies recorded for them in that order (and so do a
 cut-off reply and its re-ask with a larger budget: the reply's `stop` and `refusal` are served
@@ -21,9 +21,9 @@ from pathlib import Path
 from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.records import Attempt, JudgeInfo
 from ...core.results import iter_records
-from ..transport import request_sha256
 from .base import Completion, Judge, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
+from .request_hash import request_sha256
 
 
 class ReplayJudge(Judge):
