@@ -181,5 +181,5 @@ def _cache_path(flag: str | None) -> str:
 
 
 def notice_line(notice: str) -> str:
-    """How a judge's notice (`judge.notice`) is shown on stderr."""
+    """How a line a judge says during the run (`Judge.warn`) is shown on stderr."""
     return f"tabench: notice: {shown(notice, lines=True)}"

@@ -54,7 +54,7 @@ class Panel:
 
     It stands where a single `Judge` stands for the `Grader` and its callers: `info` names the
     panel in every record (backend `panel`, the members' names as the model, the rule as the label),
-    `notice` joins the members' notices, `aclose` closes every member."""
+    `aclose` closes every member."""
 
     def __init__(self, members: Sequence[Judge], rule: Rule = "majority") -> None:
         if len(members) < 2:
@@ -77,8 +77,6 @@ class Panel:
             language_model=any(judge.info.language_model for judge in members),
             label=f"panel ({rule})",
         )
-        notices = [judge.notice for judge in members if judge.notice]
-        self.notice: str | None = " ".join(notices) if notices else None
 
     async def aclose(self) -> None:
         """Close every member, even when one fails to close."""

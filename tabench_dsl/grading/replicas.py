@@ -85,7 +85,6 @@ class ReplicaJudge(Judge):
         first = judges[0]
         self.info = first.info
         self.params = first.params
-        self.notice = first.notice
         # Each replica times its own exchange, and a timeout there moves the request to the next
         # one: no timer is needed around the whole (each try is bounded; a failover adds tries).
         timeouts = [j.exchange_timeout for j in judges]

@@ -88,10 +88,10 @@ async def open_grader(
     grader: Callable[..., Grader] = Grader,
 ) -> AsyncIterator[Grader]:
     """A `Grader` for `battery` with the judge, transport and cache `options` name, open for the
-    `async with` block. `on_notice` gets the judge's notice (`judge.notice`: why the builtin judge
-    grades), when it has one; `env` (default: the process environment) gives the keys and base
-    URLs. `grader` makes the grader (a `batch.BatchGrader` for `--batch`) from the battery, the
-    judge and `Grader`'s keyword arguments. Raises `UsageError` / `JudgeError` as `make_judge` and
+    `async with` block. `on_notice` gets each line a judge says during the run (`Judge.warn`:
+    a refused parameter dropped, a structured-output fallback), once; `env` (default: the process
+    environment) gives the keys and base URLs. `grader` makes the grader (a `batch.BatchGrader`
+    for `--batch`) from the battery, the judge and `Grader`'s keyword arguments. Raises `UsageError` / `JudgeError` as `make_judge` and
     the cache do."""
     import aiohttp
 
@@ -106,8 +106,6 @@ async def open_grader(
     async with aiohttp.ClientSession(connector=connector) as session:
         judge = await open_judge(battery, options, session=session, env=env)
         try:
-            if judge.notice and on_notice is not None:
-                on_notice(judge.notice)
             for member in judge.members if isinstance(judge, Panel) else (judge,):
                 member.warn = on_notice
             cache = open_reply_cache(options.cache, judge.info)

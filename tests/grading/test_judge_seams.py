@@ -58,7 +58,7 @@ class ScriptedJudge(Judge):
 
 async def test_a_judge_with_only_the_required_parts_has_every_optional_capability() -> None:
     judge = ScriptedJudge()
-    assert (judge.notice, judge.exchange_timeout) == (None, None)
+    assert (judge.exchange_timeout, judge.request_shape, judge.secrets) == (None, "", ())
     await judge.aclose()
     completion, retries = await call_with_retries(judge, MESSAGES, RetryPolicy(attempts=1))
     assert (completion.content, retries) == (VERDICT, 0)
@@ -80,7 +80,7 @@ def test_each_judge_declares_what_it_has(http_session) -> None:
     assert (openai.exchange_timeout, anthropic.exchange_timeout) == (7.0, 8.0)
     assert isinstance(openai, HttpJudge) and isinstance(anthropic, HttpJudge)
     builtin = make_judge("builtin", model="gpt-x", env={})
-    assert builtin.exchange_timeout is None and builtin.notice is None
+    assert builtin.exchange_timeout is None
 
 
 # -- the registry --------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ plain attributes and methods (never probes with `getattr`):
     aclose()             release what the judge holds (default: nothing to release)
     exchange_timeout     seconds after which `complete` gives up by itself with a retryable
                          `TransportError`, or None when it has no limit of its own (default)
-    notice               a line for the user about why this judge was chosen, or None (default)
     shape_requests(s)    send the user's additions to every request (`request_shape`); by default
                          a judge that sends no requests ignores them
     request_shape        what those additions are, as the reply cache key names them ("": none)
@@ -101,9 +100,6 @@ class Judge(abc.ABC):
     #: Seconds after which one `complete` gives up by itself with a retryable `TransportError`
     #: ("no reply within ..."), or None: then `transport.call_with_retries` times each call.
     exchange_timeout: float | None = None
-    #: A line for the user about why this judge was chosen (the builtin judge standing in for a
-    #: named model), for the caller to show; None when there is nothing to say.
-    notice: str | None = None
     #: The digest of what the user adds to every request (`request_shape.shape_digest`), part of
     #: the reply cache key; "" when nothing is added.
     request_shape: str = ""

@@ -24,8 +24,7 @@ The rules, in the order they apply (one function each below):
 It never reads the graded exemplars in the prompt: calibration grades those very exemplars, and a
 judge that looked them up would agree with itself. `output_structure` is not checked.
 
-It registers the kind `builtin` (`registry`); a judge name naming it takes no argument. Of the optional
-capabilities of `base.Judge` it has a `notice`: why it grades when a model was named.
+It registers the kind `builtin` (`registry`); a judge name naming it takes no argument.
 """
 
 from __future__ import annotations
@@ -263,15 +262,13 @@ class BuiltinJudge(Judge):
         params: JudgeParams | None = None,
         *,
         settings: ScorerSettings | None = None,
-        notice: str | None = None,
     ) -> None:
         """`settings` are the scorer's (its `builtin:` markers and `facets:` list; tabench-1.1's
-        when None). `notice` is a line for the user about why this judge was chosen, or None."""
+        when None)."""
         settings = settings or ScorerSettings()
         self.params = params or JudgeParams(model=INFO.model)
         self.markers = settings.builtin
         self.facet_names = settings.facets
-        self.notice = notice
 
     async def complete(self, messages: list[Message]) -> Completion:
         """Grade the answer in the last user message against the system message's question."""
@@ -290,4 +287,4 @@ class BuiltinJudge(Judge):
 def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
     """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
     params = JudgeParams(model=INFO.model, temperature=setup.temperature, max_tokens=setup.max_tokens)
-    return BuiltinJudge(params, settings=setup.settings, notice=setup.notice)
+    return BuiltinJudge(params, settings=setup.settings)

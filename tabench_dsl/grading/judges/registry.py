@@ -47,8 +47,8 @@ class JudgeSetup:
     `argument` is the part of the judge name the backend reads (see `Argument`); `model` is the model the
     flags or the manifest name (None when neither does); `temperature` and `max_tokens` are the
     decoding parameters, first found of the flags, the manifest, the scorer and the defaults;
-    `settings` are the scorer's checked settings; `notice` is the line for the user that came
-    with the choice; `prompt_cache` says whether to send the provider's prompt-cache hint."""
+    `settings` are the scorer's checked settings; `prompt_cache` says whether to send the
+    provider's prompt-cache hint."""
 
     name: str
     argument: str
@@ -59,7 +59,6 @@ class JudgeSetup:
     timeout: float
     session: aiohttp.ClientSession | None = None
     settings: ScorerSettings | None = None
-    notice: str | None = None
     #: Whether an HTTP judge sends its provider's prompt-cache hint (the manifest's
     #: `judge: {prompt_cache: false}` turns it off).
     prompt_cache: bool = True

@@ -39,8 +39,6 @@ class Hello(msgspec.Struct, tag="hello"):
     """The worker's judge is open: its description, for the run's stats."""
 
     judge: str
-    #: The judge's notice (why the builtin judge grades), for the parent to show once.
-    notice: str | None = None
 
 
 class Records(msgspec.Struct, tag="records"):

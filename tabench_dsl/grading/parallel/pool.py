@@ -111,7 +111,6 @@ class WorkerPool:
         self._order: QuestionOrder | FileOrder = FileOrder(())
         self._exhausted = False
         self._completed = False
-        self._on_notice: Callable[[str], None] | None = None
         self._say: Callable[[str], None] | None = None
         self._said: set[str] = set()
 
@@ -139,10 +138,9 @@ class WorkerPool:
         on_notice: Callable[[str], None] | None = None,
     ) -> RunStats:
         """Grade every answer not in `skip` with `config` (its concurrency is split between the
-        workers, and so are its rate limits); return the run's counts. `on_notice` gets the judge's
-        notice (`judge.notice`), once, when the workers' judge has one, and each line a judge says
-        during the run (`Judge.warn`), once."""
-        self._on_notice = self._say = on_notice
+        workers, and so are its rate limits); return the run's counts. `on_notice` gets each line a
+        judge says during the run (`Judge.warn`), once."""
+        self._say = on_notice
         if not self._workers:
             self.start()
         pending = self._pending(answers, skip or set(), on_skip)
@@ -256,9 +254,6 @@ class WorkerPool:
                             self._top_up(other)
             elif type(message) is Hello:
                 stats.judge = message.judge
-                if message.notice and self._on_notice is not None:
-                    self._on_notice(message.notice)
-                    self._on_notice = None  # every worker has the same judge: shown once
             elif type(message) is Notice:
                 if message.text not in self._said and self._say is not None:
                     self._said.add(message.text)  # every worker's judge says it: shown once

@@ -88,7 +88,7 @@ async def _grade_what_comes() -> None:
         async with open_grader(config.battery, config.options) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             judge = grader.judge
-            send(Hello(judge.info.describe(), judge.notice))
+            send(Hello(judge.info.describe()))
             for member in grader.members:  # what a judge says during the run goes to the parent
                 member.warn = lambda text: send(Notice(text))
 
