@@ -91,8 +91,8 @@ async def open_grader(
     `async with` block. `on_notice` gets each line a judge says during the run (`Judge.warn`:
     a refused parameter dropped, a structured-output fallback), once; `env` (default: the process
     environment) gives the keys and base URLs. `grader` makes the grader (a `batch.BatchGrader`
-    for `--batch`) from the battery, the judge and `Grader`'s keyword arguments. Raises `UsageError` / `JudgeError` as `make_judge` and
-    the cache do."""
+    for `--batch`) from the battery, the judge and `Grader`'s keyword arguments. Raises
+    `UsageError` / `JudgeError` as `make_judge` and the cache do."""
     import aiohttp
 
     from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
