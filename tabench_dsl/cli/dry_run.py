@@ -20,7 +20,7 @@ import msgspec
 from ..core.compiled import CompiledBattery
 from ..core.display import json_for_terminal, shown
 from ..grading.estimate import TOKEN_ESTIMATE, Estimate, JudgeAsks
-from ..grading.judges.identity import JudgeIdentity
+from ..grading.judges.base import JudgeIdentity
 from ..grading.session import GradingOptions, chosen_judges
 
 

@@ -25,8 +25,7 @@ from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
 from ..core.tiers import t1_passes, tokens
 from .cache import cache_key, open_cache_reader
-from .judges.base import Message
-from .judges.identity import JudgeIdentity
+from .judges.base import JudgeIdentity, Message
 from .repeats import repeat_kind
 from .runner import MAX_ANSWER_BYTES
 from .transport import estimate_tokens

@@ -56,7 +56,7 @@ from ...core.ratelimit import RateReading
 from ...core.records import JudgeInfo, Served, Tokens
 from ...core.redact import scrub
 from ..verdict import MAX_REPLY_BYTES
-from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeParams, Message
+from .base import DEFAULT_TIMEOUT, Completion, Judge, JudgeIdentity, JudgeParams, Message
 from .client_errors import map_client_errors, parse_retry_after
 from .request_shape import RequestShape
 from .urls import safe_url
@@ -404,3 +404,10 @@ def served(model: str | None, response_id: str | None, fingerprint: str | None =
     return Served(
         model=model or None, response_id=response_id or None, system_fingerprint=fingerprint or None
     )
+
+
+def http_identity(backend: str, base_url: str, params: JudgeParams) -> JudgeIdentity:
+    """How an HTTP judge at `base_url` names itself in records and cache keys (`HttpJudge.info`):
+    the backend, the model, and the base URL without its credentials as label and endpoint."""
+    shown = safe_url(base_url)
+    return JudgeIdentity(JudgeInfo(backend=backend, model=params.model, label=shown, endpoint=shown), params)

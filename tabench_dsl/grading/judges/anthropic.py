@@ -41,17 +41,18 @@ import msgspec
 from ...core.errors import TransportError, UsageError
 from ...core.reply_schema import SCHEMA_NAME
 from ..pacing import anthropic_reading
-from ._http import HttpJudge, reported_tokens, served
+from ._http import HttpJudge, http_identity, reported_tokens, served
 from .base import (
     DEFAULT_TIMEOUT,
     STOP_LENGTH,
     STOP_REFUSAL,
     STOP_TOOL_CALLS,
     Completion,
+    JudgeIdentity,
     JudgeParams,
     Message,
 )
-from .registry import JudgeSetup, register_judge
+from .registry import JudgeSetup, register_identity, register_judge
 from .urls import ANTHROPIC_HOST, host_of, split_http_url
 from .wire_errors import FORM_REFUSALS
 
@@ -258,3 +259,10 @@ def anthropic_judge(setup: JudgeSetup) -> AnthropicJudge:
         )
     except ValueError as exc:
         raise UsageError(f"ANTHROPIC_BASE_URL: {exc}") from None
+
+
+@register_identity("anthropic")
+def anthropic_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """The identity `anthropic_judge` gives its judge, for the dry run."""
+    base = normalize_anthropic_base(setup.env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL)
+    return http_identity("anthropic", base, setup.params("anthropic:MODEL", model=setup.argument or None))

@@ -29,9 +29,10 @@ from typing import Any
 from urllib.parse import quote, urlunsplit
 
 from ...core.errors import UsageError
-from .base import JudgeParams
+from ._http import http_identity
+from .base import JudgeIdentity, JudgeParams
 from .openai import OpenAIJudge
-from .registry import JudgeSetup, register_judge
+from .registry import JudgeSetup, register_identity, register_judge
 from .urls import host_of, split_http_url, url_gets_key
 
 #: The variables an Azure judge reads (the names Azure's own clients read).
@@ -154,3 +155,10 @@ def azure_judge(setup: JudgeSetup) -> AzureJudge:
         timeout=setup.timeout,
         prompt_cache=setup.prompt_cache,
     )
+
+
+@register_identity("azure")
+def azure_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """The identity `azure_judge` gives its judge, for the dry run."""
+    target = azure_target(setup.argument, setup.model, setup.env)
+    return http_identity("azure", target.base, setup.params("azure:DEPLOYMENT", model=target.model))

@@ -64,6 +64,16 @@ class JudgeParams(msgspec.Struct, frozen=True):
     thinking_budget: int | None = None
 
 
+class JudgeIdentity(msgspec.Struct, frozen=True):
+    """A judge as its records and cache entries name it, worked out without building it (the dry
+    run): `info` (backend, model, endpoint), the decoding `params` its calls carry, and the digest
+    of what the user adds to them (`Judge.request_shape`)."""
+
+    info: JudgeInfo
+    params: JudgeParams
+    request_shape: str = ""
+
+
 #: `Completion.stop` values: why a reply ended short of its own end.
 STOP_LENGTH = "length"  # the token budget ran out (OpenAI `finish_reason: length`, Anthropic `max_tokens`)
 STOP_REFUSAL = "refusal"  # the model refused (OpenAI's `refusal` field, Anthropic `stop_reason: refusal`)

@@ -40,7 +40,7 @@ import msgspec
 from ...core.errors import TransportError
 from ...core.records import JudgeInfo
 from ...core.scorer import FACET_NAMES, Markers, ScorerSettings
-from .base import Completion, Judge, JudgeParams, Message
+from .base import Completion, Judge, JudgeIdentity, JudgeParams, Message
 from .lexical import (
     Element,
     GoldKey,
@@ -53,7 +53,7 @@ from .lexical import (
     occurrences,
     words,
 )
-from .registry import JudgeSetup, register_judge
+from .registry import JudgeSetup, register_identity, register_judge
 
 #: The label every output shows for this judge.
 INFO = JudgeInfo(
@@ -288,3 +288,9 @@ def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
     """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
     params = JudgeParams(model=INFO.model, temperature=setup.temperature, max_tokens=setup.max_tokens)
     return BuiltinJudge(params, settings=setup.settings)
+
+
+@register_identity("builtin")
+def builtin_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """The builtin judge's identity, for the dry run (its cache key needs no parameters)."""
+    return JudgeIdentity(INFO, JudgeParams(model=INFO.model))

@@ -124,31 +124,17 @@ def make_judge(
     `UsageError` (`choose_judge`), never the builtin judge in its place."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
-    choice, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
-    flags = decoding or DecodingFlags()
-    if temperature is not None or max_tokens is not None:
-        flags = msgspec.structs.replace(
-            flags,
-            temperature=_first(temperature, flags.temperature),
-            max_tokens=_first(max_tokens, flags.max_tokens),
-        )
-    params = decoding_params(flags, manifest, (settings or ScorerSettings()).judge)
-    judge = backend.build(
-        JudgeSetup(
-            name=choice.name,
-            argument=argument,
-            model=model or manifest.model,
-            temperature=params.temperature,
-            max_tokens=params.max_tokens,
-            reasoning_effort=params.reasoning_effort,
-            thinking_budget=params.thinking_budget,
-            env=env,
-            timeout=timeout,
-            session=session,
-            settings=settings,
-            prompt_cache=manifest.prompt_cache is not False,
-        )
+    backend, setup = judge_setup(
+        name,
+        model=model,
+        manifest=manifest,
+        settings=settings,
+        session=session,
+        env=env,
+        timeout=timeout,
+        decoding=_with_legacy_flags(decoding, temperature, max_tokens),
     )
+    judge = backend.build(setup)
     judge.shape_requests(request_shape(request, manifest, settings))
     price = price or manifest.price
     if price is not None:
@@ -156,6 +142,52 @@ def make_judge(
         # backend's wire format.
         judge.info = msgspec.structs.replace(judge.info, price=price)
     return judge
+
+
+def judge_setup(
+    name: str | None,
+    *,
+    model: str | None,
+    manifest: JudgeDefaults,
+    settings: ScorerSettings | None,
+    session: aiohttp.ClientSession | None,
+    env: Mapping[str, str],
+    timeout: float = DEFAULT_TIMEOUT,
+    decoding: DecodingFlags | None = None,
+) -> tuple[Backend, JudgeSetup]:
+    """The backend a grading's judge name resolves to (`resolve_backend`) and the setup it is built
+    from, the decoding parameters worked out once (`decoding.decoding_params`): what `make_judge`
+    builds and the dry run's `identity.judge_identity` names."""
+    choice, backend, argument = resolve_backend(name, model=model, manifest_judge=manifest, env=env)
+    params = decoding_params(decoding or DecodingFlags(), manifest, (settings or ScorerSettings()).judge)
+    return backend, JudgeSetup(
+        name=choice.name,
+        argument=argument,
+        model=model or manifest.model,
+        temperature=params.temperature,
+        max_tokens=params.max_tokens,
+        reasoning_effort=params.reasoning_effort,
+        thinking_budget=params.thinking_budget,
+        env=env,
+        timeout=timeout,
+        session=session,
+        settings=settings,
+        prompt_cache=manifest.prompt_cache is not False,
+    )
+
+
+def _with_legacy_flags(
+    decoding: DecodingFlags | None, temperature: float | None, max_tokens: int | None
+) -> DecodingFlags:
+    """`decoding` with `make_judge`'s own `temperature` and `max_tokens` arguments over it."""
+    flags = decoding or DecodingFlags()
+    if temperature is None and max_tokens is None:
+        return flags
+    return msgspec.structs.replace(
+        flags,
+        temperature=_first(temperature, flags.temperature),
+        max_tokens=_first(max_tokens, flags.max_tokens),
+    )
 
 
 def request_shape(

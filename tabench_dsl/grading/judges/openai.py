@@ -43,7 +43,7 @@ import msgspec
 from ...core.errors import TransportError, UsageError
 from ...core.reply_schema import SCHEMA_NAME
 from ..pacing import openai_reading
-from ._http import HttpJudge, reported_tokens, served
+from ._http import HttpJudge, http_identity, reported_tokens, served
 from .base import (
     DEFAULT_TIMEOUT,
     STOP_CONTENT_FILTER,
@@ -51,10 +51,11 @@ from .base import (
     STOP_REFUSAL,
     STOP_TOOL_CALLS,
     Completion,
+    JudgeIdentity,
     JudgeParams,
     Message,
 )
-from .registry import JudgeSetup, register_judge
+from .registry import JudgeSetup, register_identity, register_judge
 from .urls import OPENAI_HOST, host_of, safe_url, split_http_url, url_gets_key
 from .wire_errors import FORM_REFUSALS
 
@@ -331,3 +332,18 @@ def url_judge(setup: JudgeSetup) -> OpenAIJudge:
         )
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None
+
+
+@register_identity("openai")
+def openai_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """The identity `openai_judge` gives its judge, for the dry run."""
+    base = normalize_base_url(setup.env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL)
+    return http_identity("openai", base, setup.params("openai:MODEL", model=setup.argument or None))
+
+
+@register_identity("url")
+def url_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """The identity `url_judge` gives its judge, for the dry run."""
+    url = setup.argument
+    backend = urlsplit(url).netloc.rpartition("@")[2] or "url"
+    return http_identity(backend, normalize_base_url(url), setup.params(safe_url(url)))

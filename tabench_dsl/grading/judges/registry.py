@@ -17,8 +17,9 @@ builtin judge never loads the HTTP backends, and the other way round:
     url         http, https     openai      the whole judge name, a base URL
     azure       azure           azure       the deployment, or `v1:MODEL`
 
-To add a backend: a module that subclasses `base.Judge` and registers a builder, and a line in
-`_HOMES` for it (a module imported by other means registers itself just the same).
+To add a backend: a module that subclasses `base.Judge` and registers a builder (and, for the dry
+run, how it names a judge without building it: `@register_identity(kind)`), and a line in `_HOMES`
+for it (a module imported by other means registers itself just the same).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ...core.errors import JudgeError, UsageError
 from ...core.scorer import ScorerSettings
-from .base import Judge, JudgeParams
+from .base import Judge, JudgeIdentity, JudgeParams
 
 if TYPE_CHECKING:
     import aiohttp
@@ -89,6 +90,9 @@ class JudgeSetup:
 
 #: A backend's constructor: the setup in, a configured judge out.
 Builder = Callable[[JudgeSetup], Judge]
+#: A backend's identity for the dry run: the same setup (with no session: nothing is built, nothing
+#: sent, no key needed), the `JudgeIdentity` the judge `Builder` makes would have.
+Identifier = Callable[[JudgeSetup], JudgeIdentity]
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ _HOMES: dict[str, str] = {
 
 _BACKENDS: dict[str, Backend] = {}
 _KIND_OF_HEAD: dict[str, str] = {}
+_IDENTIFIERS: dict[str, Identifier] = {}
 
 
 def register_judge(
@@ -128,6 +133,26 @@ def register_judge(
         return build
 
     return register
+
+
+def register_identity(kind: str) -> Callable[[Identifier], Identifier]:
+    """Register the decorated function as how the dry run names a judge of `kind` without building
+    it (a backend without one cannot be dry-run)."""
+
+    def register(identify: Identifier) -> Identifier:
+        _IDENTIFIERS[kind] = identify
+        return identify
+
+    return register
+
+
+def identify(backend: Backend, setup: JudgeSetup) -> JudgeIdentity:
+    """The identity a judge of `backend` built from `setup` would have (its registered
+    `Identifier`); `UsageError` for a backend that registered none."""
+    identifier = _IDENTIFIERS.get(backend.kind)
+    if identifier is None:
+        raise UsageError(f"the {backend.kind} judge cannot be named without building it (no --dry-run)")
+    return identifier(setup)
 
 
 def find_backend(name: str) -> tuple[Backend, str] | None:

@@ -21,8 +21,8 @@ from pathlib import Path
 from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.records import Attempt, JudgeInfo
 from ...core.results import iter_records
-from .base import Completion, Judge, JudgeParams, Message
-from .registry import JudgeSetup, register_judge
+from .base import Completion, Judge, JudgeIdentity, JudgeParams, Message
+from .registry import JudgeSetup, register_identity, register_judge
 from .request_hash import request_sha256
 
 
@@ -82,3 +82,12 @@ def replay_judge(setup: JudgeSetup) -> ReplayJudge:
     if not setup.argument:
         raise UsageError("--judge replay:FILE needs the results file to replay")
     return ReplayJudge(setup.argument)
+
+
+@register_identity("replay")
+def replay_identity(setup: JudgeSetup) -> JudgeIdentity:
+    """A replay judge's identity, for the dry run: the file it replays, without reading it."""
+    if not setup.argument:
+        raise UsageError("--judge replay:FILE needs the results file to replay")
+    info = JudgeInfo(backend="replay", model="recorded", label=setup.argument)
+    return JudgeIdentity(info, JudgeParams(model="recorded"))
