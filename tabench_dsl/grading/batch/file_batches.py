@@ -29,7 +29,6 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.jsonl import is_json, numbered_lines, strip_bom
 from ..judges.base import Judge
-from ..judges.openai import OpenAIJudge
 from .openai_batches import request_line, result_line
 from .service import BatchStatus, LineResult, spool
 
@@ -176,7 +175,8 @@ def _column(exc: Exception) -> int:
 def file_service(judge: Judge, folder: Path) -> FileBatches:
     """The batch files of `judge`'s requests in `folder`; `UsageError` unless the judge speaks Chat
     Completions (the format of the files), an `openai:` or URL judge."""
-    if not isinstance(judge, OpenAIJudge):
+    endpoint = judge.batch_endpoint()
+    if endpoint is None or not endpoint.chat_completions:
         raise UsageError(
             f"--batch files:DIR writes Chat Completions requests; the {judge.info.describe()} does not "
             "make them (use an openai: or URL judge naming the model the engine serves)"

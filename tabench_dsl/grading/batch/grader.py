@@ -35,10 +35,7 @@ from ...core.compiled import CompiledBattery
 from ...core.errors import TransportError, UsageError
 from ...core.records import Answer, AttemptKind
 from ..judges._http import MAX_BODY_BYTES, HttpJudge, cut_body_completion, scrub_line, status_error
-from ..judges.anthropic import AnthropicJudge
-from ..judges.azure import AzureJudge
-from ..judges.base import Completion, Judge, Message
-from ..judges.openai import OpenAIJudge
+from ..judges.base import BatchEndpoint, Completion, Judge, Message
 from ..panel import Panel
 from ..runner import Grader, RunStats
 from .anthropic_batches import AnthropicBatches
@@ -62,18 +59,23 @@ class _AskAgain(Exception):
     """The judge adopted the request form a refusal named: send the request again."""
 
 
+#: The batch services by the name a judge's `batch_endpoint` gives, each made from the judge's
+#: connection (`Wire`) and that endpoint.
+BATCH_SERVICES: dict[str, Callable[[Wire, BatchEndpoint], BatchService]] = {
+    "openai": lambda wire, at: OpenAIBatches(wire, at.base_url),
+    "anthropic": lambda wire, at: AnthropicBatches(wire, at.base_url),
+    "azure": lambda wire, at: AzureBatches(wire, at.base_url, at.api_version),
+}
+
+
 def batch_service(judge: Judge, secrets: Iterable[str] = ()) -> BatchService:
-    """The batch service of `judge`'s provider, called with the judge's session and headers;
-    `UsageError` for a judge that has none (builtin, replay)."""
-    if isinstance(judge, HttpJudge):
+    """The batch service of `judge`'s provider (`Judge.batch_endpoint`), called with the judge's
+    session and headers; `UsageError` for a judge that has none (builtin, replay)."""
+    endpoint = judge.batch_endpoint()
+    if endpoint is not None and endpoint.service in BATCH_SERVICES and isinstance(judge, HttpJudge):
         session, headers = judge.connection()
         wire = Wire(session, headers, backend=judge.info.backend, secrets=tuple(secrets))
-        if isinstance(judge, AnthropicJudge):
-            return AnthropicBatches(wire, judge.base_url)
-        if isinstance(judge, AzureJudge):  # before OpenAIJudge, which it is
-            return AzureBatches(wire, judge.target.batch_base, judge.target.api_version)
-        if isinstance(judge, OpenAIJudge):
-            return OpenAIBatches(wire, judge.base_url)
+        return BATCH_SERVICES[endpoint.service](wire, endpoint)
     raise UsageError(
         f"--batch: the {judge.info.describe()} has no batch service; "
         "use an openai:, anthropic: or URL judge (or grade without --batch)"

@@ -47,6 +47,7 @@ from .base import (
     STOP_LENGTH,
     STOP_REFUSAL,
     STOP_TOOL_CALLS,
+    BatchEndpoint,
     Completion,
     JudgeIdentity,
     JudgeParams,
@@ -121,6 +122,10 @@ class AnthropicJudge(HttpJudge):
 
     PATH = "/v1/messages"
     normalize_base = staticmethod(normalize_anthropic_base)
+
+    def batch_endpoint(self) -> BatchEndpoint | None:
+        """Anthropic's Message Batches below the judge's base URL (`batch.anthropic_batches`)."""
+        return BatchEndpoint("anthropic", self.base_url, chat_completions=False)
 
     def __init__(
         self,

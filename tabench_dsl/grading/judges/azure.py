@@ -30,7 +30,7 @@ from urllib.parse import quote, urlunsplit
 
 from ...core.errors import UsageError
 from ._http import http_identity
-from .base import JudgeIdentity, JudgeParams
+from .base import BatchEndpoint, JudgeIdentity, JudgeParams
 from .openai import OpenAIJudge
 from .registry import JudgeSetup, register_identity, register_judge
 from .urls import host_of, split_http_url, url_gets_key
@@ -132,6 +132,10 @@ class AzureJudge(OpenAIJudge):
         self.target = target
         if target.api_version is not None:
             self.endpoint += "?api-version=" + quote(target.api_version, safe="")
+
+    def batch_endpoint(self) -> BatchEndpoint | None:
+        """Azure's Batch API below the resource's `/openai` (`batch.azure_batches`)."""
+        return BatchEndpoint("azure", self.target.batch_base, self.target.api_version)
 
     def wire_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"accept": "application/json"}

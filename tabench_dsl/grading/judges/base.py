@@ -17,6 +17,8 @@ plain attributes and methods (never probes with `getattr`):
     request_shape        what those additions are, as the reply cache key names them ("": none)
     secrets              values never to appear in a message or a record (default: none)
     with_max_tokens(n)   the judge asking with another token budget (default: a shallow copy)
+    batch_endpoint()     where its provider's batch service is (`BatchEndpoint`), or None: no
+                         `--batch` (default)
     warn                 where the judge says, once, what it changed in its requests during the
                          run (a refused parameter dropped); set by whoever shows it (default: None)
 
@@ -62,6 +64,18 @@ class JudgeParams(msgspec.Struct, frozen=True):
     reasoning_effort: str | None = None
     #: Anthropic's extended-thinking budget, sent as `thinking` when set.
     thinking_budget: int | None = None
+
+
+class BatchEndpoint(msgspec.Struct, frozen=True):
+    """Where a judge's provider takes batches (`Judge.batch_endpoint`): the service (`openai`,
+    `anthropic`, `azure`: `batch.grader.BATCH_SERVICES`), its base URL and, for Azure, the
+    api-version; `chat_completions` when its requests are Chat Completions bodies (what batch
+    files hold)."""
+
+    service: str
+    base_url: str
+    api_version: str | None = None
+    chat_completions: bool = True
 
 
 class JudgeIdentity(msgspec.Struct, frozen=True):
@@ -129,6 +143,10 @@ class Judge(abc.ABC):
     @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:
         """One exchange. Raises `TransportError` for anything that is not a usable reply."""
+
+    def batch_endpoint(self) -> BatchEndpoint | None:
+        """Where this judge's provider takes batches; None (the default): it has no batch service."""
+        return None
 
     def with_max_tokens(self, max_tokens: int) -> Judge:
         """This judge asking with a budget of `max_tokens` (the re-ask of a cut-off reply): a shallow

@@ -50,6 +50,7 @@ from .base import (
     STOP_LENGTH,
     STOP_REFUSAL,
     STOP_TOOL_CALLS,
+    BatchEndpoint,
     Completion,
     JudgeIdentity,
     JudgeParams,
@@ -139,6 +140,10 @@ class OpenAIJudge(HttpJudge):
 
     PATH = "/chat/completions"
     normalize_base = staticmethod(normalize_base_url)
+
+    def batch_endpoint(self) -> BatchEndpoint | None:
+        """OpenAI's Batch API below the judge's base URL (`batch.openai_batches`)."""
+        return BatchEndpoint("openai", self.base_url)
 
     def __init__(
         self,
