@@ -19,22 +19,22 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import yaml
 
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
-from ..core.price import PRICE_EXAMPLE, PRICE_KEYS, missing_price_keys, price_value_problem
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
-from .judge_reasoning import check_reasoning, thinking_problems
+from .manifest_judge import check_judge
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .reasoning_tags import check_reasoning_tags
 from .rubric import build_questions
 from .scorer import read_settings
 from .yaml_io import reader_error, yaml_error, yaml_problem
+from .yaml_nodes import YAML_TAG, Value, construct, node_text, position, scalar_text, spec_error
 
 #: The keys a manifest may have, in the order hints list them.
 MANIFEST_KEYS: tuple[str, ...] = (
@@ -48,42 +48,12 @@ MANIFEST_KEYS: tuple[str, ...] = (
     "reasoning_tags",
 )
 #: The keys of the manifest's `judge:` mapping.
-JUDGE_KEYS: tuple[str, ...] = (
-    "model",
-    "temperature",
-    "max_tokens",
-    "backend",
-    "price",
-    "panel",
-    "rule",
-    "prompt_cache",
-    "structured",
-    "reasoning",
-)
-#: Judge keys a manifest may not have, with the flag that sets them: a battery is someone else's
-#: data, and a request field or header spends the user's money or carries their secrets.
-FLAG_ONLY_JUDGE_KEYS: dict[str, str] = {
-    "headers": "--judge-header NAME=VALUE",
-    "extra_headers": "--judge-header NAME=VALUE",
-    "header": "--judge-header NAME=VALUE",
-    "extra_body": "--judge-param KEY=JSON",
-    "params": "--judge-param KEY=JSON",
-    "body": "--judge-param KEY=JSON",
-}
-#: The values of `judge: {structured: ...}` (YAML reads a bare on/off as true/false: both accepted).
-STRUCTURED_VALUES: tuple[str, ...] = ("off", "auto", "on")
-#: The keys of one judge of the manifest's `judge: {panel: [...]}`.
-PANEL_JUDGE_KEYS: tuple[str, ...] = ("backend", "model", "temperature", "max_tokens", "price")
-#: The rules a judge panel may use (`grading.panel`).
-PANEL_RULES: tuple[str, ...] = ("majority", "unanimous")
 #: The manifest keys without a default.
 REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 #: A battery name.
 BATTERY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 #: The name of a battery's manifest file.
 MANIFEST = "battery.yaml"
-
-_TAG = "tag:yaml.org,2002:"
 
 
 class Loaded(msgspec.Struct):
@@ -193,15 +163,6 @@ def shipped_scorers() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "scorer.yaml").is_file())
 
 
-class _Value(msgspec.Struct):
-    """A manifest value and where it was written; for a mapping, where each key's value was."""
-
-    value: object
-    text: str
-    pos: Pos
-    parts: dict[str, Pos] = msgspec.field(default_factory=dict)
-
-
 #: The hint of a file outside the folders a battery may read.
 HINT_OUTSIDE = (
     "a battery reads only the files in its own folder; to let it read another folder, "
@@ -230,8 +191,8 @@ class _Roots(msgspec.Struct, frozen=True):
 
 
 def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
-    # Key -> its checked value: a `_Value` for `name`, `scorer`, `t1` and `judge`, a list of
-    # `_Value`s for `policies` and `rubrics` (what `_MANIFEST_CHECKS` gives each key).
+    # Key -> its checked value: a `Value` for `name`, `scorer`, `t1` and `judge`, a list of
+    # `Value`s for `policies` and `rubrics` (what `_MANIFEST_CHECKS` gives each key).
     path = str(manifest)
     try:
         text = read_spec_text(manifest, "manifest")
@@ -253,21 +214,23 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
         errors.append(reader_error(exc, text, path))
         return {}
     if root is None:
-        errors.append(_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))
+        errors.append(spec_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))
         return {}
     if not isinstance(root, yaml.MappingNode):
-        errors.append(_error("a manifest is a mapping of keys", _pos(root, path), hint=_keys_hint()))
+        errors.append(spec_error("a manifest is a mapping of keys", position(root, path), hint=_keys_hint()))
         return {}
     values: dict[str, Any] = {}
     seen: dict[str, Pos] = {}
     for key_node, node in root.value:
         key = str(key_node.value)
-        at = _pos(key_node, path)
+        at = position(key_node, path)
         if key not in MANIFEST_KEYS:
-            errors.append(_error(f"unknown key '{key}'", at, hint=_keys_hint()))
+            errors.append(spec_error(f"unknown key '{key}'", at, hint=_keys_hint()))
             continue
         if key in seen:
-            errors.append(_error(f"duplicate key '{key}'", at, hint=f"first given at line {seen[key].line}"))
+            errors.append(
+                spec_error(f"duplicate key '{key}'", at, hint=f"first given at line {seen[key].line}")
+            )
             continue
         seen[key] = at
         value = _MANIFEST_CHECKS[key](node, path, errors)
@@ -275,265 +238,64 @@ def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
             values[key] = value
     for key in REQUIRED_KEYS:
         if key not in seen:
-            errors.append(_error(f"missing key '{key}'", _pos(root, path), hint=_REQUIRED_HINTS[key]))
+            errors.append(spec_error(f"missing key '{key}'", position(root, path), hint=_REQUIRED_HINTS[key]))
     return values
 
 
-def _check_name(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
-    text = _scalar_text(node, "name", path, errors)
+def _check_name(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    text = scalar_text(node, "name", path, errors)
     if text is None:
         return None
     if not BATTERY_NAME.match(text):
         errors.append(
-            _error(
+            spec_error(
                 f"bad battery name '{text}'",
-                _pos(node, path),
+                position(node, path),
                 hint="a name is lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
             )
         )
         return None
-    return _Value(text, text, _pos(node, path))
+    return Value(text, text, position(node, path))
 
 
-def _check_scorer(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
-    text = _scalar_text(node, "scorer", path, errors)
-    return None if text is None else _Value(text, text, _pos(node, path))
+def _check_scorer(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    text = scalar_text(node, "scorer", path, errors)
+    return None if text is None else Value(text, text, position(node, path))
 
 
 def _check_files(key: str):
-    def check(node: yaml.Node, path: str, errors: list[SpecError]) -> list[_Value]:
+    def check(node: yaml.Node, path: str, errors: list[SpecError]) -> list[Value]:
         items = node.value if isinstance(node, yaml.SequenceNode) else [node]
         values = []
         for item in items:
-            text = _scalar_text(item, key, path, errors, what="a file name or a list of them")
+            text = scalar_text(item, key, path, errors, what="a file name or a list of them")
             if text is not None:
-                values.append(_Value(text, text, _pos(item, path)))
+                values.append(Value(text, text, position(item, path)))
         return values
 
     return check
 
 
-def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == _TAG + "bool":
-        return _Value(_construct(node), node.value, _pos(node, path))
-    errors.append(_error(f"t1 must be true or false, not {_shown(node)}", _pos(node, path)))
+def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == YAML_TAG + "bool":
+        return Value(construct(node), node.value, position(node, path))
+    errors.append(spec_error(f"t1 must be true or false, not {node_text(node)}", position(node, path)))
     return None
 
 
-def _check_t1_trap(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == _TAG + "bool":
-        return _Value(_construct(node), node.value, _pos(node, path))
-    errors.append(_error(f"t1_trap must be true or false, not {_shown(node)}", _pos(node, path)))
+def _check_t1_trap(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == YAML_TAG + "bool":
+        return Value(construct(node), node.value, position(node, path))
+    errors.append(spec_error(f"t1_trap must be true or false, not {node_text(node)}", position(node, path)))
     return None
 
 
-def _check_judge(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
-    if not isinstance(node, yaml.MappingNode):
-        errors.append(
-            _error(
-                "judge must be a mapping",
-                _pos(node, path),
-                hint="judge: {model: NAME, temperature: 0, max_tokens: 300, backend: NAME, "
-                "prompt_cache: true}",
-            )
-        )
-        return None
-    fields: dict[str, object] = {}
-    parts: dict[str, Pos] = {}
-    ok = _judge_fields(node, path, errors, JUDGE_KEYS, "judge", fields, parts)
-    thinking = thinking_problems(fields, parts) if ok else []
-    errors.extend(thinking)
-    ok = ok and not thinking
-    return _Value(msgspec.convert(fields, JudgeDefaults), "", _pos(node, path), parts) if ok else None
-
-
-def _judge_fields(
-    node: yaml.MappingNode,
-    path: str,
-    errors: list[SpecError],
-    keys: tuple[str, ...],
-    where: str,
-    fields: dict[str, object],
-    parts: dict[str, Pos],
-) -> bool:
-    """Check the keys of a `judge:` mapping (or of one judge of its `panel:`, whose `keys` are
-    `PANEL_JUDGE_KEYS`) into `fields`; False when any problem was found (each is in `errors`)."""
-    seen: dict[str, Pos] = {}
-    ok = True
-    for key_node, value in node.value:
-        key = str(key_node.value)
-        at = _pos(value, path)
-        parts.setdefault(key, at)
-        if key in seen:
-            hint = f"first given at line {seen[key].line}"
-            errors.append(_error(f"duplicate {where} key '{key}'", _pos(key_node, path), hint=hint))
-            ok = False
-            continue
-        seen[key] = _pos(key_node, path)
-        if key in FLAG_ONLY_JUDGE_KEYS:
-            flag = FLAG_ONLY_JUDGE_KEYS[key]
-            message = f"a battery may not set judge request {key}: the user sets them with {flag}"
-            errors.append(_error(message, _pos(key_node, path), hint=f"pass {flag} to grade instead"))
-            ok = False
-        elif key not in keys:
-            hint = f"{where} keys are " + ", ".join(keys)
-            errors.append(_error(f"unknown {where} key '{key}'", _pos(key_node, path), hint=hint))
-            ok = False
-        elif key == "structured":
-            text = _structured_value(value)
-            if text is None:
-                choices = ", ".join(STRUCTURED_VALUES)
-                errors.append(_error(f"judge structured must be one of {choices}, not {_shown(value)}", at))
-            ok = ok and text is not None
-            fields[key] = text
-        elif key in ("model", "backend"):
-            text = _scalar_text(value, f"{where} {key}", path, errors)
-            ok = ok and text is not None
-            fields[key] = text
-        elif key == "price":
-            price = _check_price(value, path, errors)
-            ok = ok and price is not None
-            fields[key] = price
-        elif key == "temperature" and value.tag in (_TAG + "int", _TAG + "float"):
-            fields[key] = float(cast(float, _construct(value)))
-        elif key == "rule":
-            text = _scalar_text(value, "judge rule", path, errors)
-            if text is not None and text not in PANEL_RULES:
-                hint = "a panel's rule is " + " or ".join(PANEL_RULES)
-                errors.append(_error(f"unknown judge rule '{text}'", at, hint=hint))
-                text = None
-            ok = ok and text is not None
-            fields[key] = text
-        elif key == "reasoning":
-            reasoning = check_reasoning(value, path, errors)
-            ok = ok and reasoning is not None
-            fields[key] = reasoning
-        elif key == "panel":
-            panel = _check_panel(value, path, errors)
-            ok = ok and panel is not None
-            fields[key] = panel
-        elif _judge_value_fits(key, value):
-            fields[key] = _construct(cast(yaml.ScalarNode, value))
-        else:
-            kind = _JUDGE_VALUE_KINDS.get(key, "a positive whole number")
-            errors.append(_error(f"{where} {key} must be {kind}, not {_shown(value)}", at))
-            ok = False
-    if where != "judge" and ok and "backend" not in fields:
-        errors.append(
-            _error(
-                "a panel judge needs a backend",
-                _pos(node, path),
-                hint="panel: [{backend: openai, model: NAME}, {backend: anthropic, model: NAME}]",
-            )
-        )
-        ok = False
-    return ok
-
-
-def _check_panel(node: yaml.Node, path: str, errors: list[SpecError]) -> list[dict[str, object]] | None:
-    """The judges of `judge: {panel: [...]}`: a list of at least two mappings, each with a backend."""
-    hint = "panel: [{backend: openai, model: NAME}, {backend: anthropic, model: NAME}]"
-    if not isinstance(node, yaml.SequenceNode):
-        errors.append(
-            _error(f"judge panel must be a list of judges, not {_shown(node)}", _pos(node, path), hint=hint)
-        )
-        return None
-    members: list[dict[str, object]] = []
-    ok = True
-    for item in node.value:
-        if not isinstance(item, yaml.MappingNode):
-            errors.append(
-                _error(f"a panel judge must be a mapping, not {_shown(item)}", _pos(item, path), hint=hint)
-            )
-            ok = False
-            continue
-        fields: dict[str, object] = {}
-        if _judge_fields(item, path, errors, PANEL_JUDGE_KEYS, "panel judge", fields, {}):
-            members.append(fields)
-        else:
-            ok = False
-    if ok and len(members) < 2:
-        errors.append(_error("a judge panel needs at least two judges", _pos(node, path), hint=hint))
-        ok = False
-    return members if ok else None
-
-
-#: The hint of a bad `judge: {price: ...}`.
-_PRICE_HINT = "price: {" + PRICE_EXAMPLE.replace("=", ": ").replace(",", ", ") + "} in USD per million tokens"
-
-
-def _check_price(node: yaml.Node, path: str, errors: list[SpecError]) -> dict[str, float] | None:
-    """The judge's `price:` mapping (USD per million tokens): each problem at its own line and column,
-    a missing required key at the mapping."""
-    if not isinstance(node, yaml.MappingNode):
-        errors.append(
-            _error(f"judge price must be a mapping, not {_shown(node)}", _pos(node, path), hint=_PRICE_HINT)
-        )
-        return None
-    values: dict[str, float] = {}
-    seen: dict[str, Pos] = {}
-    ok = True
-    for key_node, value in node.value:
-        key = str(key_node.value)
-        if key in seen:
-            hint = f"first given at line {seen[key].line}"
-            errors.append(_error(f"duplicate price key '{key}'", _pos(key_node, path), hint=hint))
-            ok = False
-            continue
-        seen[key] = _pos(key_node, path)
-        if key not in PRICE_KEYS:
-            hint = "price keys are " + ", ".join(PRICE_KEYS)
-            errors.append(_error(f"unknown price key '{key}'", _pos(key_node, path), hint=hint))
-            ok = False
-            continue
-        number = (
-            _construct(value)
-            if isinstance(value, yaml.ScalarNode) and value.tag in (_TAG + "int", _TAG + "float")
-            else None
-        )
-        problem = price_value_problem(number)
-        if problem is not None:
-            errors.append(_error(f"price {key} {problem}, not {_shown(value)}", _pos(value, path)))
-            ok = False
-            continue
-        values[key] = float(cast(float, number))
-    missing = missing_price_keys(seen)
-    if missing:
-        need = " and ".join(f"'{key}'" for key in missing)
-        errors.append(_error(f"judge price needs {need}", _pos(node, path), hint=_PRICE_HINT))
-        ok = False
-    return values if ok else None
-
-
-def _check_reasoning_tags(node: yaml.Node, path: str, errors: list[SpecError]) -> _Value | None:
+def _check_reasoning_tags(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
     tags = check_reasoning_tags(node, path, errors)
-    return None if tags is None else _Value(tags, "", _pos(node, path))
+    return None if tags is None else Value(tags, "", position(node, path))
 
 
 #: What a judge key other than `model` and `backend` takes, as its error says it.
-_JUDGE_VALUE_KINDS = {"temperature": "a number", "prompt_cache": "true or false"}
-
-
-def _judge_value_fits(key: str, value: yaml.Node) -> bool:
-    """Whether `value` is what `max_tokens` (a whole number above 0) or `prompt_cache` (true or
-    false) takes."""
-    if not isinstance(value, yaml.ScalarNode):
-        return False
-    if key == "max_tokens":
-        return value.tag == _TAG + "int" and cast(int, _construct(value)) > 0
-    return key == "prompt_cache" and value.tag == _TAG + "bool"
-
-
-def _structured_value(value: yaml.Node) -> str | None:
-    """`off`, `auto` or `on` from a `structured:` value (YAML 1.1's true/false for a bare on/off)."""
-    if not isinstance(value, yaml.ScalarNode):
-        return None
-    if value.tag == _TAG + "bool":
-        return "on" if _construct(value) else "off"
-    text = str(value.value).strip().lower()
-    return text if value.tag == _TAG + "str" and text in STRUCTURED_VALUES else None
-
-
 _MANIFEST_CHECKS = {
     "name": _check_name,
     "scorer": _check_scorer,
@@ -541,7 +303,7 @@ _MANIFEST_CHECKS = {
     "rubrics": _check_files("rubrics"),
     "t1": _check_t1,
     "t1_trap": _check_t1_trap,
-    "judge": _check_judge,
+    "judge": check_judge,
     "reasoning_tags": _check_reasoning_tags,
 }
 
@@ -552,7 +314,7 @@ _REQUIRED_HINTS = {
 }
 
 
-def _load_scorer(value: _Value, base: Path, roots: _Roots, errors: list[SpecError]) -> Scorer | None:
+def _load_scorer(value: Value, base: Path, roots: _Roots, errors: list[SpecError]) -> Scorer | None:
     """The scorer the manifest names: a shipped version by name, else a folder inside the battery
     (or an allowed folder). A scorer reads only its own folder (`render` holds its templates to it)."""
     name = value.text
@@ -560,14 +322,14 @@ def _load_scorer(value: _Value, base: Path, roots: _Roots, errors: list[SpecErro
     if "/" not in name and "\\" not in name and name not in (".", "..") and name in shipped_scorers():
         folder = specs_dir() / name
     elif (base / name).is_dir() and not is_inside(base / name, roots.paths):
-        errors.append(_error(f"scorer folder '{name}' is {roots.outside}", value.pos, hint=HINT_OUTSIDE))
+        errors.append(spec_error(f"scorer folder '{name}' is {roots.outside}", value.pos, hint=HINT_OUTSIDE))
         return None
     elif (base / name / "scorer.yaml").exists():
         folder = base / name
     if folder is None:
         shipped = ", ".join(shipped_scorers()) or "none"
         errors.append(
-            _error(
+            spec_error(
                 f"unknown scorer '{name}'",
                 value.pos,
                 hint=f"shipped scorers are {shipped}; "
@@ -602,12 +364,12 @@ _GLOB_MAGIC = re.compile(r"[*?[]")
 
 
 def _rubric_files(
-    patterns: list[_Value], base: Path, roots: _Roots, errors: list[SpecError]
-) -> list[tuple[str, _Value]]:
+    patterns: list[Value], base: Path, roots: _Roots, errors: list[SpecError]
+) -> list[tuple[str, Value]]:
     """The rubric files the patterns match (as written from `base`), each with the pattern that
     named it. Patterns in manifest order, each pattern's files sorted; a file two patterns match is
     read once. A match that resolves outside the roots (a symlink) is an error at the pattern."""
-    files: dict[Path, tuple[str, _Value]] = {}
+    files: dict[Path, tuple[str, Value]] = {}
     for pattern in patterns:
         matches = _matches(pattern, base, roots, errors)
         if matches is None:
@@ -616,7 +378,7 @@ def _rubric_files(
         if outside:
             more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
             errors.append(
-                _error(
+                spec_error(
                     f"rubric pattern '{pattern.text}' matches '{outside[0]}'{more}, {roots.outside}",
                     pattern.pos,
                     hint=HINT_OUTSIDE,
@@ -624,7 +386,7 @@ def _rubric_files(
             )
         elif not matches:
             errors.append(
-                _error(
+                spec_error(
                     f"rubric pattern '{pattern.text}' matches no file",
                     pattern.pos,
                     hint=f"patterns are relative to the folder of {MANIFEST}",
@@ -636,7 +398,7 @@ def _rubric_files(
     return list(files.values())
 
 
-def _matches(pattern: _Value, base: Path, roots: _Roots, errors: list[SpecError]) -> list[str] | None:
+def _matches(pattern: Value, base: Path, roots: _Roots, errors: list[SpecError]) -> list[str] | None:
     """The files `pattern` matches, as paths from `base`, sorted; None (and an error) when its
     fixed folder part lies outside the roots: `/**/*.rubric` is refused before any folder is listed.
 
@@ -652,7 +414,9 @@ def _matches(pattern: _Value, base: Path, roots: _Roots, errors: list[SpecError]
     folder = base / prefix
     if not is_inside(folder, roots.paths):
         errors.append(
-            _error(f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos, hint=HINT_OUTSIDE)
+            spec_error(
+                f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos, hint=HINT_OUTSIDE
+            )
         )
         return None
     if not rest or not folder.is_dir():
@@ -680,7 +444,7 @@ def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
             continue
         if rule.id in first:
             errors.append(
-                _error(
+                spec_error(
                     f"duplicate rule id '{rule.id}'",
                     rule.pos,
                     hint=f"first defined at {first[rule.id].pos.path}:{first[rule.id].pos.line}",
@@ -692,7 +456,7 @@ def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:
 
 def _read_named(
     file: Path,
-    where: _Value,
+    where: Value,
     name: str,
     what: str,
     roots: _Roots | None,
@@ -705,56 +469,27 @@ def _read_named(
     `roots` None: the caller has checked that `file` is inside them. Every refusal is reported at
     the manifest, so nothing of a refused file is ever shown."""
     if roots is not None and not is_inside(file, roots.paths):
-        errors.append(_error(f"{what} '{name}' is {outside or roots.outside}", where.pos, hint=HINT_OUTSIDE))
+        errors.append(
+            spec_error(f"{what} '{name}' is {outside or roots.outside}", where.pos, hint=HINT_OUTSIDE)
+        )
         return None
     try:
         return read_spec_text(file, what)
     except Refused as exc:
-        errors.append(_error(f"{what} '{name}' {exc.reason}", where.pos))
+        errors.append(spec_error(f"{what} '{name}' {exc.reason}", where.pos))
     except SpecError as exc:  # not UTF-8: at the file's own line and column
         errors.append(exc)
     except FileNotFoundError:
         errors.append(
-            _error(
+            spec_error(
                 f"{what} not found: '{where.text}'",
                 where.pos,
                 hint=f"paths are relative to the folder of {MANIFEST}",
             )
         )
     except OSError as exc:
-        errors.append(_error(f"cannot read {what} {file}: {exc.strerror}", where.pos))
+        errors.append(spec_error(f"cannot read {what} {file}: {exc.strerror}", where.pos))
     return None
-
-
-def _scalar_text(
-    node: yaml.Node, key: str, path: str, errors: list[SpecError], what: str = "a single value"
-) -> str | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag != _TAG + "null" and node.value != "":
-        return str(node.value)
-    errors.append(_error(f"{key} must be {what}, not {_shown(node)}", _pos(node, path)))
-    return None
-
-
-def _shown(node: yaml.Node) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    if node.tag == _TAG + "null" or node.value == "":
-        return "empty"
-    return f"'{node.value}'"
-
-
-def _construct(node: yaml.ScalarNode) -> object:
-    return yaml.SafeLoader("").construct_object(node)
-
-
-def _pos(node: yaml.Node, path: str) -> Pos:
-    return Pos(path, node.start_mark.line + 1, node.start_mark.column + 1)
-
-
-def _error(message: str, at: Pos, *, hint: str | None = None) -> SpecError:
-    return SpecError(message, path=at.path, line=at.line, col=at.col, hint=hint)
 
 
 def _keys_hint() -> str:

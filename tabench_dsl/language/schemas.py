@@ -17,16 +17,9 @@ from typing import Any
 
 from ..core.price import PRICE_KEYS, REQUIRED_PRICE_KEYS
 from ..core.scorer import SECTION_KEYS, SECTIONS
-from .battery import (
-    BATTERY_NAME,
-    JUDGE_KEYS,
-    MANIFEST_KEYS,
-    PANEL_JUDGE_KEYS,
-    PANEL_RULES,
-    REQUIRED_KEYS,
-    STRUCTURED_VALUES,
-)
+from .battery import BATTERY_NAME, MANIFEST_KEYS, REQUIRED_KEYS
 from .judge_reasoning import EFFORTS, MIN_BUDGET
+from .manifest_judge import JUDGE_KEYS, PANEL_JUDGE_KEYS, PANEL_RULES, STRUCTURED_VALUES
 from .scorer import FACET_NAME, TEMPLATE_NAME
 
 #: The JSON Schema dialect: draft-07 is the newest that yaml-language-server reads.
