@@ -32,6 +32,7 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
 from collections.abc import Iterable
@@ -66,7 +67,9 @@ from .tag_flags import add_tag_option
 MAX_BAD_LINES_KEPT = 100
 
 if TYPE_CHECKING:
-    pass
+    from ..grading.answers import AnswerReader
+    from ..grading.runner import RunStats
+    from .missing_answers import MissingAnswers
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -328,6 +331,28 @@ def run(args: argparse.Namespace) -> int:
             with deferred_interrupts():
                 pool.close()
 
+    return _report(args, out, stats, _Seen(reader, bad_lines, causes, unanswered, batch_log, total))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Seen:
+    """What one `grade` run met beside its stats, for its report: the answers reader (its bad lines
+    and unreadable logs), the first bad lines' messages, the causes of errors and adjudicates, the
+    unanswered questions, the batch log (None without --batch) and how many answers there were."""
+
+    reader: AnswerReader
+    bad_lines: list[str]
+    causes: CauseTally
+    unanswered: MissingAnswers
+    batch_log: BatchLog | None
+    total: int
+
+
+def _report(args: argparse.Namespace, out: Path, stats: RunStats, seen: _Seen) -> int:
+    """Say what the run did (stderr), print the totals of the whole results file, return the exit
+    status."""
+    reader, bad_lines, causes, unanswered = seen.reader, seen.bad_lines, seen.causes, seen.unanswered
+    batch_log, total = seen.batch_log, seen.total
     if stats.graded == 0 and stats.skipped:
         done = f"nothing to grade: all {stats.skipped} answer(s) already done (--resume)"
     else:
