@@ -21,7 +21,8 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
                                     second, burst included (corrected by the next bounds).
                                 Sending a little faster than the server refills keeps its bucket
                                 empty, every token used, and shows its rate again (a 429 now and
-                                then); a while without one raises the rate by PROBE.
+                                then); a while without one raises the rate by PROBE, and each
+                                rise in a row by twice the last.
     a 429                       this request queues again for a turn; the others go on at the new
                                 rate. The Retry-After is waited out by every sender only while
                                 nothing got through yet, or when STUCK push-backs in a row came to
@@ -46,11 +47,12 @@ import asyncio
 import bisect
 import re
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
 from ..core.ratelimit import RateReading
-from .rate_evidence import RateEvidence
+from .rate_evidence import HORIZON, RateEvidence
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -58,7 +60,7 @@ Clock = Callable[[], float]
 #: How much faster than the server was seen to allow the senders go (module docstring).
 PROBE = 0.015
 #: Requests in flight before the first reply, while no limit is known (the slow start).
-START_WINDOW = 4
+START_WINDOW = 2
 #: Push-backs in a row, to requests sent at the current rate, that make every sender wait.
 STUCK = 8
 #: The rate after STUCK push-backs in a row, as a share of the rate before them.
@@ -224,8 +226,10 @@ class Pacer:
         self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
         self._limited_at = 0.0  # when the last push-back came
         self._stuck = 0  # push-backs in a row to requests sent at the current rate
-        self._header_rate = 0.0  # the highest rate the headers proved
+        self._header_rate = 0.0  # the highest rate the headers proved over the last HORIZON s
+        self._header_rates: deque[tuple[float, float, float]] = deque(maxlen=1024)
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
+        self._rises = 1  # the next rise without a push-back, in PROBEs
         self._room = asyncio.Event()
 
     @property
@@ -288,7 +292,10 @@ class Pacer:
             if wait is not None:
                 self._pause(now, wait)
         if self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
-            self._set_rate(self.rate * (1 + PROBE), now, force=True)
+            # No push-back for a while: the pace is below the server's; each rise in a row is
+            # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
+            self._set_rate(self.rate * (1 + PROBE * self._rises), now, force=True)
+            self._rises = min(self._rises * 2, 16)
 
     def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None:
         """The server said "slow down" (a 429) to the request sent at `ticket`: the rate follows
@@ -298,6 +305,7 @@ class Pacer:
         self._done()
         self.evidence.push_back(ticket, now)
         self._limited_at = now
+        self._rises = 1
         if reading is not None:
             self._read(ticket, reading, 0, now)
         if not self._follow(now) and self.rate is None:
@@ -330,9 +338,10 @@ class Pacer:
             self._room.set()
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises by PROBE."""
+        """Seconds without a push-back before the rate rises: 10 turns' time, half a second at
+        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s)."""
         assert self.rate is not None
-        return max(0.5, 2.0 / (self.rate * PROBE))
+        return max(0.5, 10.0 / self.rate)
 
     def _read(self, ticket: float, reading: RateReading, tokens_needed: int, now: float) -> None:
         """Rate and bucket copy from a reply's headers, when they tell and are the freshest."""
@@ -341,10 +350,13 @@ class Pacer:
             return
         self._synced = ticket
         rate, capacity, remaining = bucket
-        # A reading of a bucket at least half used proves its rate closely (the whole counts hide
-        # at most one request); one of a fuller bucket only a loose lower bound.
-        used = capacity - remaining
-        self._header_rate = rate if used >= capacity / 2 else max(self._header_rate, rate)
+        # Each reading is a lower bound (its whole counts hide up to one request): the highest of
+        # the last HORIZON seconds for the same bucket (requests or tokens, whichever binds now) is
+        # the closest, and a server that lowers its limit is followed.
+        self._header_rates.append((now, rate, capacity))
+        while self._header_rates[0][0] < now - HORIZON:
+            self._header_rates.popleft()
+        self._header_rate = max(bound for _, bound, deep in self._header_rates if deep == capacity)
         self._follow(now)
         assert self.rate is not None
         self.capacity = max(1.0, capacity)

@@ -10,7 +10,8 @@ not hold if the senders let it fill up:
 
 so successes / (t2 - t1) is the rate within 1 / (t2 - t1) while the senders kept the bucket empty
 (they sent a little faster than it refills), and less when they did not. Spans proving fewer than
-MIN_ACCEPTED successes are used only when no longer one exists. Requests are counted by when they
+MIN_ACCEPTED successes are used only when no longer one exists (and then at the top of their
++-1). Requests are counted by when they
 were *sent* (the order the server saw them), not when their reply came: a 429 comes back faster
 than an answer, so a span is drawn only once the answers sent before its second push-back have had
 time to come back (twice the recent latency).
@@ -56,7 +57,7 @@ class RateEvidence:
     def rate_bound(self, now: float) -> float | None:
         """The server's rate as the push-backs show it (module docstring): the highest over spans
         proving MIN_ACCEPTED successes, else the longest span's; None while no two settled
-        push-backs lie MIN_SPAN apart with a success between them."""
+        push-backs lie MIN_SPAN apart."""
         settled = bisect.bisect_right(self.limited, now - 2 * self.latency - 0.01) - 1
         if settled < 1:
             return None
@@ -66,7 +67,9 @@ class RateEvidence:
             return None
         before_t2 = bisect.bisect_left(self.ok, t2)
         longest = before_t2 - bisect.bisect_right(self.ok, self.limited[0])
-        best = longest / (t2 - self.limited[0])
+        # Few successes: the top of the +-1, so the senders err towards a 429 more (which proves
+        # more) rather than towards a pace too slow to ever show the rate again.
+        best = (longest + (1 if 0 < longest < MIN_ACCEPTED else 0)) / (t2 - self.limited[0])
         for index in range(0, starts, max(1, starts // CANDIDATES)):
             t1 = self.limited[index]
             accepted = before_t2 - bisect.bisect_right(self.ok, t1)
@@ -81,7 +84,7 @@ class RateEvidence:
         accepted = bisect.bisect_right(self.ok, before) - start
         if not accepted:
             return None
-        span = max(before - self.ok[start], window / 4)
+        span = max(before - self.ok[start], window / 2)
         return accepted / min(span, window)
 
     def _prune(self, now: float) -> None:

@@ -126,9 +126,9 @@ async def test_rate_limits_slow_the_pace_not_the_gate_over_http(judge_server, ht
     completion, retries = await call_with_retries(judge, MESSAGES, policy, limiter)
     assert (completion.content, retries) == (REPLY, 2)  # two 429s, past one retry: not counted
     # The first 429 sets the pace from the last second's five successes (sent within a few
-    # milliseconds: counted over a quarter of a second at least); the second, too close to the
+    # milliseconds: counted over half a second at least); the second, too close to the
     # first to prove anything, leaves it. The concurrency is left as it was.
-    assert limiter.pacer.rate == pytest.approx(5 / 0.25)
+    assert limiter.pacer.rate == pytest.approx(5 / 0.5)
     assert limiter.limit == 8
 
 
