@@ -360,10 +360,11 @@ class Pacer:
         self._follow(now)
         assert self.rate is not None
         self.capacity = max(1.0, capacity)
-        # What is left now: what the server had after this request, refilled since, less what was
-        # sent after it (the server counts those too), less one for the jitter of arrivals.
+        # What is left now: what the server had after this request (its whole count: up to one
+        # less than it had, a margin for the jitter of arrivals), refilled since, less what was
+        # sent after it (the server counts those too).
         sent_after = len(self._sends) - bisect.bisect_right(self._sends, ticket)
-        level = min(self.capacity, remaining + self.rate * (now - ticket)) - sent_after - 1
+        level = min(self.capacity, remaining + self.rate * (now - ticket)) - sent_after
         committed = now + (self.capacity - level) / self.rate
         # The turns already given (senders waiting for their time) stay given.
         self._tat += committed - self._committed
