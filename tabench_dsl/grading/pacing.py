@@ -231,6 +231,7 @@ class Pacer:
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
         self._rises = 1  # the next rise without a push-back, in PROBEs
         self._room = asyncio.Event()
+        self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
     @property
     def idle(self) -> bool:
@@ -267,11 +268,23 @@ class Pacer:
             if slot <= now:
                 return self.start()
             generation = self._generation
-            await self.sleep(slot - now)
+            await self._sleep_unless_redrawn(slot - now)
             if generation == self._generation:
                 return self.start()
             # The schedule was redrawn while this sender waited (a pause, a new rate): its time
-            # is void, it queues again.
+            # is void, it queues again at once (not when its old time comes: a slow first rate
+            # would otherwise go on spacing every waiting sender for one more turn each).
+
+    async def _sleep_unless_redrawn(self, seconds: float) -> None:
+        """Sleep `seconds`, or less when the schedule is redrawn meanwhile."""
+        if self._redrawn is None:
+            self._redrawn = asyncio.get_running_loop().create_future()
+        redrawn = self._redrawn
+        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        try:
+            await asyncio.wait((sleeper, redrawn), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
 
     def on_success(self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0) -> None:
         """A reply came to the request sent at `ticket`: the slow start widens, the headers set the
@@ -400,3 +413,7 @@ class Pacer:
         """Void the turns given to senders still waiting: they queue again."""
         self._tat = self._committed
         self._generation += 1
+        if self._redrawn is not None:
+            if not self._redrawn.done():
+                self._redrawn.set_result(None)
+            self._redrawn = None

@@ -198,6 +198,46 @@ async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
     assert clock.now - started == pytest.approx(1 / 9.0)
 
 
+class SteppedTime(FakeTime):
+    """A clock the test moves (`advance`); a sleep lasts until the clock reaches its end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        woken = asyncio.get_running_loop().create_future()
+        self.sleepers.append((self.now + seconds, woken))
+        await woken
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for until, woken in self.sleepers:
+            if until <= self.now and not woken.done():
+                woken.set_result(None)
+        for _ in range(5):  # let the woken senders run
+            await asyncio.sleep(0)
+
+
+async def test_a_faster_rate_frees_the_senders_waiting_at_the_slower_one_at_once():
+    clock = SteppedTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow = RateReading(requests_limit=10, requests_remaining=0, requests_reset=10.0)
+    pacer.on_success(pacer.start(), slow)
+    assert pacer.rate == pytest.approx(0.9)
+    waiting = [asyncio.ensure_future(pacer.turn()) for _ in range(3)]
+    await clock.advance(0.01)
+    assert not any(sender.done() for sender in waiting)  # 1.1, 2.2 and 3.3 s away
+    fast = RateReading(requests_limit=10, requests_remaining=0, requests_reset=0.1)
+    pacer.on_success(pacer.start(), fast)
+    assert pacer.rate == pytest.approx(90.0)
+    # they take new turns, 1/90 s apart, instead of going on waiting out the old ones
+    await clock.advance(0.01)
+    await clock.advance(0.01)
+    await clock.advance(0.02)
+    assert all(sender.done() for sender in waiting)
+
+
 async def test_a_reply_saying_nothing_is_left_pauses_until_its_reset_while_no_rate_is_known():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
