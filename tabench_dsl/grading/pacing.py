@@ -1,5 +1,5 @@
-"""Pacing the request rate to a judge's rate limit: the `Pacer`, and the parsers for the rate-limit
-headers providers send.
+"""Pacing the request rate to a judge's rate limit: the `Pacer`, and what a reading of the
+rate-limit headers providers send tells of the server's bucket.
 
 Limiting concurrency alone cannot respect a rate limit: against a fast server even one request
 in flight can exceed 20 requests a second. So the senders also take turns on a clock: before each
@@ -18,7 +18,9 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
                                   - from its 429s: a lower bound drawn from the successes sent
                                     between two of them (`rate_evidence.RateEvidence`);
                                   - at the first 429 with neither: the successes of the last
-                                    second, burst included (corrected by the next bounds).
+                                    second, burst included, a guess: it climbs by CLIMB while no
+                                    429 comes to it, and at the first one settles between the
+                                    last two steps (corrected by the next bounds).
                                 Sending a little faster than the server refills keeps its bucket
                                 empty, every token used, and shows its rate again (a 429 now and
                                 then); a while without one raises the rate by PROBE, and each
@@ -34,22 +36,16 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 A push-back or a reply is matched to its request by the ticket `turn()` (or `start()`) returned:
 the time it was sent.
 
-Headers (`openai_reading`, `anthropic_reading` build a `RateReading` from them):
-
-    OpenAI      x-ratelimit-{limit,remaining,reset}-{requests,tokens}   reset: "1s", "6m0s", "20ms"
-    Anthropic   anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}
-                (input-tokens when tokens is absent)                     reset: RFC 3339 time
+The headers are read into a `RateReading` by `rate_headers` (OpenAI's and Anthropic's).
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
-import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
 
 from ..core.ratelimit import RateReading
 from .rate_evidence import HORIZON, RateEvidence
@@ -65,6 +61,11 @@ START_WINDOW = 2
 STUCK = 8
 #: The rate after STUCK push-backs in a row, as a share of the rate before them.
 DECREASE = 0.5
+#: While the first rate is a guess (drawn from the slow start's few replies, no header telling),
+#: it is multiplied by CLIMB after CLIMB_TURNS turns' time without a push-back (a quarter of a
+#: second at least), until one comes: a guess too low reaches the server's rate in a few steps.
+CLIMB = 1.5
+CLIMB_TURNS = 4.0
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
 #: Send times kept for the headers' bucket copy.
@@ -72,86 +73,6 @@ SENDS_KEPT = 4096
 #: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
 #: hours on one reading; a 429 then comes with its own Retry-After).
 MAX_PAUSE = 60.0
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text: str | None) -> float | None:
-    """Seconds in a duration as OpenAI writes its resets ("1s", "6m0s", "20ms", "1h2m3.5s"), or a
-    bare number of seconds; None when absent or unreadable."""
-    if text is None:
-        return None
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        parts = _DURATION_PART.findall(text)
-        if not parts or "".join(number + unit for number, unit in parts) != text:
-            return None
-        value = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
-    return value if value >= 0 else None
-
-
-def seconds_until(text: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from `now` (default: the wall clock) until an RFC 3339 time such as
-    "2026-01-01T00:00:01Z" (Anthropic's resets), 0 when it is past; None when unreadable."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
-def _count(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return max(0, int(float(text)))
-    except ValueError:
-        return None
-
-
-def openai_reading(headers: Mapping[str, str]) -> RateReading | None:
-    """The rate-limit state in a Chat Completions reply's headers; None when it sent none."""
-    requests = headers.get("x-ratelimit-remaining-requests")
-    tokens = headers.get("x-ratelimit-remaining-tokens")
-    if requests is None and tokens is None:
-        return None
-    return RateReading(
-        requests_limit=_count(headers.get("x-ratelimit-limit-requests")),
-        requests_remaining=_count(requests),
-        requests_reset=parse_duration(headers.get("x-ratelimit-reset-requests")),
-        tokens_limit=_count(headers.get("x-ratelimit-limit-tokens")),
-        tokens_remaining=_count(tokens),
-        tokens_reset=parse_duration(headers.get("x-ratelimit-reset-tokens")),
-    )
-
-
-def anthropic_reading(headers: Mapping[str, str], *, now: float | None = None) -> RateReading | None:
-    """The rate-limit state in a Messages API reply's headers; None when it sent none. The tokens
-    pair is `anthropic-ratelimit-tokens-*`, else the input-tokens one."""
-    requests = headers.get("anthropic-ratelimit-requests-remaining")
-    kind = "tokens"
-    tokens = headers.get("anthropic-ratelimit-tokens-remaining")
-    if tokens is None:
-        kind = "input-tokens"
-        tokens = headers.get("anthropic-ratelimit-input-tokens-remaining")
-    if requests is None and tokens is None:
-        return None
-    return RateReading(
-        requests_limit=_count(headers.get("anthropic-ratelimit-requests-limit")),
-        requests_remaining=_count(requests),
-        requests_reset=seconds_until(headers.get("anthropic-ratelimit-requests-reset"), now=now),
-        tokens_limit=_count(headers.get(f"anthropic-ratelimit-{kind}-limit")),
-        tokens_remaining=_count(tokens),
-        tokens_reset=seconds_until(headers.get(f"anthropic-ratelimit-{kind}-reset"), now=now),
-    )
 
 
 def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
@@ -230,6 +151,8 @@ class Pacer:
         self._header_rates: deque[tuple[float, float, float]] = deque(maxlen=1024)
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
         self._rises = 1  # the next rise without a push-back, in PROBEs
+        self._climbing = False  # the rate is the slow start's guess, no push-back to it yet
+        self._climbed = False  # the climb has taken a step
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
@@ -296,7 +219,7 @@ class Pacer:
             self._stuck = 0
         if self.rate is None:
             if self._first_pending:
-                self._set_rate(self.evidence.recent_rate(now) or MIN_RATE, now)
+                self._guess_rate(self.evidence.recent_rate(now) or MIN_RATE, now)
             self.window += 1
         if reading is not None:
             self._read(ticket, reading, tokens_needed, now)
@@ -304,7 +227,10 @@ class Pacer:
             wait = exhausted(reading, tokens_needed) if self.rate is None else None
             if wait is not None:
                 self._pause(now, wait)
-        if self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
+        if self._climbing and now - max(self._limited_at, self._changed) > self._climb_after():
+            self._set_rate(self.rate * CLIMB if self.rate else MIN_RATE, now, force=True)
+            self._climbed = True
+        elif self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
             # No push-back for a while: the pace is below the server's; each rise in a row is
             # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
             self._set_rate(self.rate * (1 + PROBE * self._rises), now, force=True)
@@ -321,10 +247,12 @@ class Pacer:
         self._rises = 1
         if reading is not None:
             self._read(ticket, reading, 0, now)
-        if not self._follow(now) and self.rate is None:
+        if self._climbing and not self._climb_refused(ticket, now):
+            pass  # sent before the pace it climbs by: says nothing of it
+        elif not self._follow(now) and self.rate is None:
             first = self.evidence.recent_rate(ticket)
             if first is not None:
-                self._set_rate(first, now)
+                self._guess_rate(first, now)
             elif self.in_flight:
                 # A 429 comes back faster than an answer: the answers on their way show what got
                 # through. Nobody else sends until the first of them is back.
@@ -350,6 +278,33 @@ class Pacer:
         if self.rate is None:
             self._room.set()
 
+    def _guess_rate(self, rate: float, now: float) -> None:
+        """A first rate from the slow start's replies alone: climbed from until a push-back."""
+        self._set_rate(rate, now)
+        self._climbing = True
+        self._climbed = False
+
+    def _climb_refused(self, ticket: float, now: float) -> bool:
+        """Whether a push-back to the request sent at `ticket` ends the climb: one sent a turn or
+        more after the pace last changed (earlier ones may meet the bucket the slow start emptied).
+        After a step, the server's rate lies between the last two: the pace goes between them, and
+        the push-backs before this one, which came while the pace was below the server's (its
+        bucket filling up between them), are forgotten as proving nothing. At the guess itself,
+        the guess was too high: the push-backs go on as evidence."""
+        assert self.rate is not None
+        if ticket < self._changed + 1.0 / self.rate:
+            return False
+        self._climbing = False
+        if self._climbed:
+            self.evidence.forget_push_backs(before=ticket)
+            self._set_rate(self.rate / CLIMB**0.5, now, force=True)
+        return True
+
+    def _climb_after(self) -> float:
+        """Seconds without a push-back before a climbing rate rises (CLIMB_TURNS turns' time)."""
+        assert self.rate is not None
+        return max(0.25, CLIMB_TURNS / self.rate)
+
     def _probe_after(self) -> float:
         """Seconds without a push-back before the rate rises: 10 turns' time, half a second at
         least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s)."""
@@ -371,6 +326,7 @@ class Pacer:
             self._header_rates.popleft()
         self._header_rate = max(bound for _, bound, deep in self._header_rates if deep == capacity)
         self._follow(now)
+        self._climbing = False  # the headers tell the rate: no guess to climb from
         assert self.rate is not None
         self.capacity = max(1.0, capacity)
         # What is left now: what the server had after this request (its whole count: up to one

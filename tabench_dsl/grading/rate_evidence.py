@@ -77,6 +77,10 @@ class RateEvidence:
                 best = max(best, accepted / (t2 - t1))
         return best or None
 
+    def forget_push_backs(self, *, before: float) -> None:
+        """Drop the push-backs sent before `before` (spans from them would prove nothing)."""
+        del self.limited[: bisect.bisect_left(self.limited, before)]
+
     def recent_rate(self, before: float, window: float = 1.0) -> float | None:
         """Successes a second among the requests sent in the `window` seconds before `before`
         (what the server let through just then, its burst included); None when there were none."""

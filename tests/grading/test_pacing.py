@@ -23,17 +23,16 @@ from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import (
+    CLIMB,
     DECREASE,
+    PROBE,
     START_WINDOW,
     STUCK,
     Pacer,
-    anthropic_reading,
-    openai_reading,
-    parse_duration,
     refill_rate,
-    seconds_until,
 )
 from tabench_dsl.grading.rate_evidence import RateEvidence
+from tabench_dsl.grading.rate_headers import anthropic_reading, openai_reading, parse_duration, seconds_until
 from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
@@ -172,6 +171,29 @@ async def test_a_429_before_any_answer_holds_the_senders_until_one_comes():
     assert alone.paused_until == pytest.approx(clock.now + 1.0)
     await alone.turn()
     assert clock.slept[-1] == pytest.approx(1.0)
+
+
+async def test_a_guessed_first_rate_climbs_until_a_429_then_settles_between_the_last_two_steps():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(2):
+        ticket = pacer.start()
+        clock.now += 0.01
+        pacer.on_success(ticket)
+    pacer.on_push_back(pacer.start(), pause=1.0)
+    guess = pacer.rate  # 2 answers over the half second the slow start's guess counts at least
+    assert guess == pytest.approx(4.0)
+    pacer.on_push_back(pacer.start(), pause=1.0)  # sent into the bucket the slow start emptied
+    assert pacer.rate == pytest.approx(guess)
+    clock.now += 1.1  # more than CLIMB_TURNS turns without a 429
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(guess * CLIMB)
+    clock.now += 0.3
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 at the climbed pace
+    assert pacer.rate == pytest.approx(guess * CLIMB**0.5)
+    clock.now += 5.0
+    pacer.on_success(await pacer.turn())  # the climb is over: a probe's small rise
+    assert pacer.rate == pytest.approx(guess * CLIMB**0.5 * (1 + PROBE))
 
 
 def test_the_rate_follows_the_successes_sent_between_two_429s():

@@ -32,7 +32,7 @@ from urllib.parse import urlunsplit
 import msgspec
 
 from ...core.errors import TransportError, UsageError
-from ..pacing import anthropic_reading
+from ..rate_headers import anthropic_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from ...core.errors import TransportError, UsageError
-from ..pacing import openai_reading
+from ..rate_headers import openai_reading
 from ._http import HttpJudge, reported_tokens
 from .base import DEFAULT_TIMEOUT, Completion, JudgeParams, Message
 from .registry import JudgeSetup, register_judge
