@@ -66,6 +66,8 @@ DECREASE = 0.5
 #: second at least), until one comes: a guess too low reaches the server's rate in a few steps.
 CLIMB = 1.5
 CLIMB_TURNS = 4.0
+#: Waits for a turn shorter than this (seconds) are not cut short when the schedule is redrawn.
+SHORT_WAIT = 0.1
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
 #: Send times kept for the headers' bucket copy.
@@ -199,7 +201,11 @@ class Pacer:
             # would otherwise go on spacing every waiting sender for one more turn each).
 
     async def _sleep_unless_redrawn(self, seconds: float) -> None:
-        """Sleep `seconds`, or less when the schedule is redrawn meanwhile."""
+        """Sleep `seconds`, or less when the schedule is redrawn meanwhile (a short wait, which a
+        new rate would hardly move, is slept out plainly: a task per turn costs at high rates)."""
+        if seconds < SHORT_WAIT:
+            await self.sleep(seconds)
+            return
         if self._redrawn is None:
             self._redrawn = asyncio.get_running_loop().create_future()
         redrawn = self._redrawn
