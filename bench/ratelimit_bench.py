@@ -1,22 +1,31 @@
 """Rate-limit bench: does `tabench grade` get the most out of a judge's rate limit, losing nothing?
 
-    python bench/ratelimit_bench.py [--answers 2000] [--rates 20,100] [--modes headers,bare]
-                                    [--latency-ms 20] [--concurrency 64]
+    python bench/ratelimit_bench.py [--seconds 8] [--rates 20,100] [--bursts 1] [--modes headers,bare]
+                                    [--limits requests] [--workers 1] [--latency-ms 20]
+                                    [--concurrency 64] [--answers N] [--sweep]
 
 1. Starts a mock judge (this script with `--serve`, a process of its own on 127.0.0.1): Chat
-   Completions behind a token bucket of `rate` requests a second holding `rate` (a second's burst).
-   A request beyond the bucket gets 429 with `Retry-After` (whole seconds until a token, at least
-   1). In mode `headers` every reply also carries OpenAI's rate-limit headers
+   Completions behind a token bucket of `rate` requests a second holding `burst` seconds of that
+   (at least one request). A request beyond the bucket gets 429 with `Retry-After` (whole seconds
+   until a token, at least 1). With `--limits tokens` the bucket counts tokens instead (every
+   request costs TOKENS_PER_CALL, the limit is `rate` requests' worth a second, given as tokens
+   per minute). In mode `headers` every reply also carries OpenAI's rate-limit headers
    (`x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as "250ms" / "1s"); in mode
    `bare` none, so pacing has only the 429s to learn from.
-2. Writes a battery (T1 off: every answer is one judge call) and `--answers` answers.
-3. Runs a real `tabench grade --no-cache --concurrency 64` in this process (`cli.main`), default
-   flags otherwise.
-4. Prints, per rate and mode: goodput (successful judge calls a second, from the first request to
-   the last success, as the server saw them) as a share of the limit, 429s as a share of judge
-   calls, and answers lost (records that ended `error`, or no record at all).
+2. Writes a battery (T1 off: every answer is one judge call) and `--seconds` of the limit's worth
+   of answers (`--answers` sets the count instead).
+3. Runs a real `tabench grade --no-cache --concurrency 64 [--workers N]` in this process
+   (`cli.main`), default flags otherwise.
+4. Prints, per point: goodput as a share of what the bucket could have given (successful judge
+   calls, as the server saw them, over `burst + rate x span`, span from the first request to the
+   last success: the initial burst is not counted as speed), 429s as a share of judge calls, and
+   answers lost (records that ended `error`, or no record at all).
 
-Targets: 0 lost, goodput >= 95% of the limit, 429s <= 5% of judge calls, at every rate.
+`--sweep`: every limit of 5, 20, 100 and 500 a second, each with a burst of 1 s and of 0.2 s of it,
+with and without headers, plus a tokens-per-minute limit (100 requests' worth a second), each with
+one worker and with `--workers 2`; then one table.
+
+Targets: 0 lost, goodput >= 95% of the limit, 429s <= 5% of judge calls, at every point.
 """
 
 from __future__ import annotations
@@ -43,8 +52,17 @@ from runtime_bench import write_answers, write_battery  # noqa: E402
 LIMITED = json.dumps(
     {"error": {"message": "Rate limit reached for requests", "type": "requests", "param": None, "code": None}}
 ).encode()
-#: The mock's tokens budget: far more than the bench uses, so only the requests limit binds.
+#: The mock's tokens budget when requests are limited: far more than the bench uses.
 TOKENS_LIMIT = 10_000_000
+#: The mock's requests budget when tokens are limited.
+REQUESTS_LIMIT = 1_000_000
+#: Tokens the mock charges a request (the reply's usage says as much).
+TOKENS_PER_CALL = 940
+#: The sweep's points: (rates, bursts in seconds of the rate, modes, limits).
+SWEEP = [
+    ("5,20,100,500", "1,0.2", "headers,bare", "requests"),
+    ("100", "1,0.2", "headers,bare", "tokens"),
+]
 
 
 def go_duration(seconds: float) -> str:
@@ -68,33 +86,34 @@ class Bucket:
         self.level = burst
         self.stamp = time.monotonic()
 
-    def take(self) -> bool:
+    def take_cost(self, cost: float) -> bool:
         now = time.monotonic()
         self.level = min(self.burst, self.level + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.level >= 1:
-            self.level -= 1
+        if self.level >= cost:
+            self.level -= cost
             return True
         return False
 
 
-async def serve(rate: float, latency: float, headers: bool) -> None:
+async def serve(rate: float, burst: float, latency: float, headers: bool, tokens: bool) -> None:
     from aiohttp import web
 
-    bucket = Bucket(rate, rate)
-    stats = {"ok": 0, "limited": 0, "first": None, "last_ok": None}
+    cost = TOKENS_PER_CALL if tokens else 1
+    bucket = Bucket(rate * cost, max(1.0, rate * burst) * cost)
+    stats = {"ok": 0, "limited": 0, "first": None, "last_ok": None, "burst": bucket.burst / cost}
 
     def rate_headers() -> dict[str, str]:
         if not headers:
             return {}
-        reset = (bucket.burst - bucket.level) / bucket.rate
+        reset = go_duration((bucket.burst - bucket.level) / bucket.rate)
+        mine = {"limit": str(int(bucket.burst)), "remaining": str(int(bucket.level)), "reset": reset}
+        other = {"limit": str(REQUESTS_LIMIT if tokens else TOKENS_LIMIT), "reset": "6ms"}
+        other["remaining"] = str(int(other["limit"]) - (1 if tokens else TOKENS_PER_CALL))
+        requests, tokens_ = (other, mine) if tokens else (mine, other)
         return {
-            "x-ratelimit-limit-requests": str(int(bucket.burst)),
-            "x-ratelimit-remaining-requests": str(int(bucket.level)),
-            "x-ratelimit-reset-requests": go_duration(reset),
-            "x-ratelimit-limit-tokens": str(TOKENS_LIMIT),
-            "x-ratelimit-remaining-tokens": str(TOKENS_LIMIT - 940),
-            "x-ratelimit-reset-tokens": "6ms",
+            **{f"x-ratelimit-{k}-requests": v for k, v in requests.items()},
+            **{f"x-ratelimit-{k}-tokens": v for k, v in tokens_.items()},
         }
 
     async def handle(request: web.BaseRequest) -> web.Response:
@@ -106,9 +125,9 @@ async def serve(rate: float, latency: float, headers: bool) -> None:
         now = time.monotonic()
         if stats["first"] is None:
             stats["first"] = now
-        if not bucket.take():
+        if not bucket.take_cost(cost):
             stats["limited"] += 1
-            wait = max(1, math.ceil((1 - bucket.level) / bucket.rate))
+            wait = max(1, math.ceil((cost - bucket.level) / bucket.rate))
             extra = {"retry-after": str(wait), "content-type": "application/json", **rate_headers()}
             return web.Response(status=429, body=LIMITED, headers=extra)
         extra = rate_headers()
@@ -141,10 +160,16 @@ def stats_of(url: str) -> dict:
         return json.loads(reply.read())
 
 
-def run_one(work: Path, battery: Path, answers: Path, count: int, rate: float, mode: str, args) -> dict:
+def run_one(work: Path, battery: Path, point: dict, args) -> dict:
     from tabench_dsl.cli import main
 
+    rate, burst, mode, limits, workers = (point[k] for k in ("rate", "burst", "mode", "limits", "workers"))
+    count = args.answers or max(40, round(rate * args.seconds))
+    answers = work / f"answers-{count}.jsonl"
+    if not answers.exists():
+        write_answers(answers, count)
     argv = [sys.executable, str(Path(__file__).resolve()), "--serve", "--rate", str(rate)]
+    argv += ["--burst", str(burst), "--limits", limits]
     argv += ["--latency-ms", str(args.latency_ms), "--mode", mode]
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
@@ -152,7 +177,7 @@ def run_one(work: Path, battery: Path, answers: Path, count: int, rate: float, m
         if not line.startswith("port "):
             raise SystemExit("the mock judge did not start")
         root = f"http://127.0.0.1:{int(line.split()[1])}"
-        out = work / f"results-{rate:g}-{mode}.jsonl"
+        out = work / f"results-{rate:g}-{burst:g}-{mode}-{limits}-{workers}.jsonl"
         started = time.perf_counter()
         with (
             open(os.devnull, "w") as quiet,
@@ -174,6 +199,8 @@ def run_one(work: Path, battery: Path, answers: Path, count: int, rate: float, m
                     "--no-cache",
                     "--concurrency",
                     str(args.concurrency),
+                    "--workers",
+                    str(workers),
                 ]
             )
         wall = time.perf_counter() - started
@@ -188,12 +215,11 @@ def run_one(work: Path, battery: Path, answers: Path, count: int, rate: float, m
     span = (stats["last_ok"] or 0) - (stats["first"] or 0)
     goodput = stats["ok"] / span if span > 0 else 0.0
     return {
-        "rate": rate,
-        "mode": mode,
+        **point,
         "status": status,
         "wall": wall,
         "goodput": goodput,
-        "share": goodput / rate,
+        "share": stats["ok"] / (stats["burst"] + rate * span) if span > 0 else 0.0,
         "limited": stats["limited"],
         "calls": calls,
         "limited_share": stats["limited"] / calls if calls else 0.0,
@@ -201,39 +227,63 @@ def run_one(work: Path, battery: Path, answers: Path, count: int, rate: float, m
     }
 
 
+def points_of(args) -> list[dict]:
+    """The points to measure: the sweep's, or those the flags name."""
+    grids = SWEEP if args.sweep else [(args.rates, args.bursts, args.modes, args.limits)]
+    workers = [1, 2] if args.sweep else [int(w) for w in args.workers.split(",")]
+    return [
+        {"rate": float(rate), "burst": float(burst), "mode": mode, "limits": limits, "workers": count}
+        for count in workers
+        for rates, bursts, modes, limit_kinds in grids
+        for limits in limit_kinds.split(",")
+        for rate in rates.split(",")
+        for burst in bursts.split(",")
+        for mode in modes.split(",")
+    ]
+
+
+def describe(result: dict) -> str:
+    """One point's line of the table."""
+    what = "tokens" if result["limits"] == "tokens" else "req"
+    return (
+        f"{result['workers']}w  {what:<6} {result['rate']:>5g}/s  burst {result['burst']:>3g} s  "
+        f"{result['mode']:<7}  goodput {result['goodput']:6.1f}/s ({result['share']:6.1%} of the "
+        f"bucket)  429s {result['limited']:>5} ({result['limited_share']:5.1%} of {result['calls']:>5})  "
+        f"lost {result['lost']}  wall {result['wall']:5.1f} s  (load {result['load']:.2f})"
+    )
+
+
 def main_bench(args) -> int:
-    rates = [float(r) for r in args.rates.split(",")]
-    modes = args.modes.split(",")
     results = []
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tabench-ratelimit-") as tmp:
         work = Path(tmp)
         battery = write_battery(work / "battery")
-        answers = work / "answers.jsonl"
-        write_answers(answers, args.answers)
         os.chdir(work)
-        for rate in rates:
-            for mode in modes:
-                load = os.getloadavg()[0]
-                result = run_one(work, battery, answers, args.answers, rate, mode, args)
-                results.append(result)
-                print(
-                    f"limit {rate:>5g}/s  {mode:<7}  goodput {result['goodput']:6.1f}/s "
-                    f"({result['share']:6.1%} of the limit)  429s {result['limited']:>4} "
-                    f"({result['limited_share']:5.1%} of {result['calls']} judge calls)  "
-                    f"lost {result['lost']}  wall {result['wall']:.1f} s  (load {load:.2f})",
-                    flush=True,
-                )
-    met = all(r["lost"] == 0 and r["share"] >= 0.95 and r["limited_share"] <= 0.05 for r in results)
+        for point in points_of(args):
+            load = os.getloadavg()[0]
+            result = run_one(work, battery, point, args)
+            result["load"] = load
+            results.append(result)
+            print(describe(result), flush=True)
+    met = [r["lost"] == 0 and r["share"] >= 0.95 and r["limited_share"] <= 0.05 for r in results]
     print(
-        f"targets (0 lost, goodput >= 95% of the limit, 429s <= 5% of calls): {'met' if met else 'NOT met'}"
+        f"targets (0 lost, goodput >= 95% of the bucket, 429s <= 5% of calls): met at {sum(met)} of "
+        f"{len(met)} points ({'met' if all(met) else 'NOT met'}); sweep wall "
+        f"{time.perf_counter() - started:.0f} s"
     )
-    return 0 if met else 1
+    return 0 if all(met) else 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--answers", type=int, default=0, help="answers per point (default: --seconds)")
+    parser.add_argument("--seconds", type=float, default=8.0, help="seconds of the limit's work a point")
     parser.add_argument("--rates", default="20,100", help="the limits to try, requests a second")
+    parser.add_argument("--bursts", default="1", help="bucket depths to try, in seconds of the limit")
+    parser.add_argument("--limits", default="requests", help="requests, tokens (tokens per minute)")
+    parser.add_argument("--workers", default="1", help="grade --workers values to try")
+    parser.add_argument("--sweep", action="store_true", help="the whole sweep (see the docstring)")
     parser.add_argument(
         "--modes", default="headers,bare", help="headers: OpenAI rate-limit headers; bare: none"
     )
@@ -242,9 +292,18 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=20.0, help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="headers", help=argparse.SUPPRESS)
+    parser.add_argument("--burst", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.rate, args.latency_ms / 1000.0, args.mode == "headers"))
+        asyncio.run(
+            serve(
+                args.rate,
+                args.burst,
+                args.latency_ms / 1000.0,
+                args.mode == "headers",
+                args.limits == "tokens",
+            )
+        )
         return
     raise SystemExit(main_bench(args))
 

@@ -1,135 +1,80 @@
-"""Pacing the request rate to a judge's rate limit: the `Pacer`, and the parsers for the rate-limit
-headers providers send.
+"""Pacing the request rate to a judge's rate limit: the `Pacer`, and what a reading of the
+rate-limit headers providers send tells of the server's bucket.
 
 Limiting concurrency alone cannot respect a rate limit: against a fast server even one request
 in flight can exceed 20 requests a second. So the senders also take turns on a clock: before each
-exchange `Pacer.turn()` hands out a send time, `1 / rate` seconds after the last one.
+exchange `Pacer.turn()` hands out a send time from a copy of the server's token bucket (GCRA:
+`rate` a second, `capacity` deep).
 
-    rate        unset (no pacing) until the server first pushes back, then AIMD:
-                  a 429 (or a reply saying nothing is left)  rate *= DECREASE   (once per burst)
-                  each success while the pace was what held senders back   rate += INCREASE
-    pause       every sender waits until then: set by a 429's Retry-After, or by a reply whose
-                headers say nothing is left until their reset
+    before any limit is known   no pacing, but a slow start: at most `window` requests in flight,
+                                START_WINDOW at first, one more for each success (so it doubles
+                                every round trip and a first burst costs a few 429s, not one per
+                                concurrency slot)
+    the rate                    what the server was seen to allow, a little more (1 + PROBE):
+                                  - from its headers: limit, remaining and reset (a lower bound:
+                                    `header_limit`), and the copy of its bucket is set to what
+                                    `remaining` says is left (so the senders stop before the
+                                    server has to say no);
+                                  - from its 429s: a lower bound drawn from the successes sent
+                                    between two of them (`rate_evidence.RateEvidence`);
+                                  - at the first 429 with neither: the successes of the last
+                                    second, burst included, a guess: it climbs by CLIMB while no
+                                    429 comes to it, and at the first one settles between the
+                                    last two steps (corrected by the next bounds).
+                                Sending a little faster than the server refills keeps its bucket
+                                empty, every token used, and shows its rate again (a 429 now and
+                                then); a while without one raises the rate by PROBE, and each
+                                rise in a row by twice the last.
+    a 429                       this request queues again for a turn; the others go on at the new
+                                rate. The Retry-After is waited out by every sender only while
+                                nothing got through yet, or when STUCK push-backs in a row came to
+                                requests sent at the current rate (a quota, not a bucket: then the
+                                rate also falls by DECREASE)
+    pause                       every sender waits until then: set by such a Retry-After, or by a
+                                reply whose headers say nothing is left until their reset
 
-The first rate is what the server allowed in the last second of sending, measured once the first
-pause is over (a 429 comes back faster than an answer, so at the first 429 the answers of its
-burst may still be on their way), or comes from its own headers (limit / reset) when it sent them.
-A decrease counts once per burst: only a reply to a request sent after the last decrease lowers
-the rate again (`turn` returns the epoch it was sent in). A pause does not lose throughput against
-a token bucket: the bucket refills while nobody sends, and the senders then go on at the paced
-rate.
+A push-back or a reply is matched to its request by the ticket `turn()` (or `start()`) returned:
+the time it was sent.
 
-Headers (`openai_reading`, `anthropic_reading` build a `RateReading` from them):
-
-    OpenAI      x-ratelimit-{limit,remaining,reset}-{requests,tokens}   reset: "1s", "6m0s", "20ms"
-    Anthropic   anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}
-                (input-tokens when tokens is absent)                     reset: RFC 3339 time
+The headers are read into a `RateReading` by `rate_headers` (OpenAI's and Anthropic's).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
+import bisect
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
 
 from ..core.ratelimit import RateReading
+from .rate_evidence import HORIZON, RateEvidence
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
 
-#: The rate after a push-back, as a share of the rate before it.
-DECREASE = 0.85
-#: Requests per second added to the rate by each success (so the rate grows by about 10% a second
-#: of the rate itself: a fast judge recovers as quickly, relative to its limit, as a slow one).
-INCREASE = 0.1
-#: Seconds of successes counted for the first rate, when the server gave no limit of its own.
-WINDOW = 1.0
+#: How much faster than the server was seen to allow the senders go (module docstring).
+PROBE = 0.015
+#: Requests in flight before the first reply, while no limit is known (the slow start).
+START_WINDOW = 2
+#: Push-backs in a row, to requests sent at the current rate, that make every sender wait.
+STUCK = 8
+#: The rate after STUCK push-backs in a row, as a share of the rate before them.
+DECREASE = 0.5
+#: While the first rate is a guess (drawn from the slow start's few replies, no header telling),
+#: it is multiplied by CLIMB after CLIMB_TURNS turns' time without a push-back (a quarter of a
+#: second at least), until one comes: a guess too low reaches the server's rate in a few steps.
+CLIMB = 1.5
+CLIMB_TURNS = 4.0
+#: Waits for a turn shorter than this (seconds) are not cut short when the schedule is redrawn.
+SHORT_WAIT = 0.1
+#: The slowest pace, requests a second.
+MIN_RATE = 0.01
+#: Send times kept for the headers' bucket copy.
+SENDS_KEPT = 4096
 #: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
 #: hours on one reading; a 429 then comes with its own Retry-After).
 MAX_PAUSE = 60.0
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text: str | None) -> float | None:
-    """Seconds in a duration as OpenAI writes its resets ("1s", "6m0s", "20ms", "1h2m3.5s"), or a
-    bare number of seconds; None when absent or unreadable."""
-    if text is None:
-        return None
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        parts = _DURATION_PART.findall(text)
-        if not parts or "".join(number + unit for number, unit in parts) != text:
-            return None
-        value = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
-    return value if value >= 0 else None
-
-
-def seconds_until(text: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from `now` (default: the wall clock) until an RFC 3339 time such as
-    "2026-01-01T00:00:01Z" (Anthropic's resets), 0 when it is past; None when unreadable."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
-def _count(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return max(0, int(float(text)))
-    except ValueError:
-        return None
-
-
-def openai_reading(headers: Mapping[str, str]) -> RateReading | None:
-    """The rate-limit state in a Chat Completions reply's headers; None when it sent none."""
-    requests = headers.get("x-ratelimit-remaining-requests")
-    tokens = headers.get("x-ratelimit-remaining-tokens")
-    if requests is None and tokens is None:
-        return None
-    return RateReading(
-        requests_limit=_count(headers.get("x-ratelimit-limit-requests")),
-        requests_remaining=_count(requests),
-        requests_reset=parse_duration(headers.get("x-ratelimit-reset-requests")),
-        tokens_limit=_count(headers.get("x-ratelimit-limit-tokens")),
-        tokens_remaining=_count(tokens),
-        tokens_reset=parse_duration(headers.get("x-ratelimit-reset-tokens")),
-    )
-
-
-def anthropic_reading(headers: Mapping[str, str], *, now: float | None = None) -> RateReading | None:
-    """The rate-limit state in a Messages API reply's headers; None when it sent none. The tokens
-    pair is `anthropic-ratelimit-tokens-*`, else the input-tokens one."""
-    requests = headers.get("anthropic-ratelimit-requests-remaining")
-    kind = "tokens"
-    tokens = headers.get("anthropic-ratelimit-tokens-remaining")
-    if tokens is None:
-        kind = "input-tokens"
-        tokens = headers.get("anthropic-ratelimit-input-tokens-remaining")
-    if requests is None and tokens is None:
-        return None
-    return RateReading(
-        requests_limit=_count(headers.get("anthropic-ratelimit-requests-limit")),
-        requests_remaining=_count(requests),
-        requests_reset=seconds_until(headers.get("anthropic-ratelimit-requests-reset"), now=now),
-        tokens_limit=_count(headers.get(f"anthropic-ratelimit-{kind}-limit")),
-        tokens_remaining=_count(tokens),
-        tokens_reset=seconds_until(headers.get(f"anthropic-ratelimit-{kind}-reset"), now=now),
-    )
 
 
 def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
@@ -159,110 +104,278 @@ def refill_rate(reading: RateReading | None) -> float | None:
     return (limit - remaining) / reset
 
 
-class Pacer:
-    """Send times for every sender of one judge: the module docstring's rate and pause.
+def header_limit(reading: RateReading, tokens_needed: int = 0) -> tuple[float, float, float] | None:
+    """(rate, capacity, level) of the server's bucket in requests, from its headers: for requests,
+    and for tokens at `tokens_needed` a request, whichever binds. The rate is a lower bound (the
+    reading's whole counts hide up to one request of what was used); None when neither tells."""
+    found: list[tuple[float, float, float]] = []
+    pairs = [(reading.requests_limit, reading.requests_remaining, reading.requests_reset, 1)]
+    if tokens_needed > 0:
+        pairs.append((reading.tokens_limit, reading.tokens_remaining, reading.tokens_reset, tokens_needed))
+    for limit, remaining, reset, unit in pairs:
+        if limit is None or remaining is None or not reset:
+            continue
+        used = (limit - remaining) / unit - 1
+        if used >= 1:
+            found.append((used / reset, limit / unit, remaining / unit))
+    return min(found, key=lambda bucket: bucket[2]) if found else None
 
-    `turn()` waits for this sender's time and returns the epoch it was sent in; `on_success` and
-    `on_push_back` take what came back. The clock and the sleep are injectable for tests."""
+
+class Pacer:
+    """Send times for every sender of one judge: the module docstring's window, rate and pause.
+
+    `turn()` waits for this sender's time and returns its ticket (`start()` when `idle`, without
+    waiting); every ticket ends in one of `on_success`, `on_push_back` or `on_fault`. The clock
+    and the sleep are injectable for tests."""
 
     def __init__(self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic) -> None:
         self.sleep = sleep
         self.clock = clock
-        #: Requests per second, or None while the server has not pushed back yet.
+        #: Requests per second, or None while no limit is known.
         self.rate: float | None = None
+        #: Requests the copy of the server's bucket holds (a burst the pace allows).
+        self.capacity = 1.0
         #: No sender sends before this time (the clock's).
         self.paused_until = 0.0
-        #: Raised by each decrease; a push-back to a request sent in an older epoch is not counted.
-        self.epoch = 0
-        self._next = 0.0  # the next free send time
+        #: Requests in flight allowed while no rate is known (the slow start).
+        self.window = START_WINDOW
+        self.in_flight = 0
+        self.evidence = RateEvidence()
+        self._tat = 0.0  # the bucket copy's theoretical arrival time (GCRA), turns given included
+        self._committed = 0.0  # the same, counting only the requests actually sent
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
-        self._bound = False  # whether the last turn had to wait for its time
-        self._recent: deque[float] = deque(maxlen=4096)  # success times, for the first rate
-        self._paused = 0.0  # seconds paused while no rate was known (nobody sent then)
-        self._measure = False  # a push-back came with no rate known: measure one after the pause
+        self._sends: list[float] = []  # send times, in order, for the headers' bucket copy
+        self._synced = 0.0  # send time of the request whose reading last set the bucket copy
+        self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
+        self._limited_at = 0.0  # when the last push-back came
+        self._stuck = 0  # push-backs in a row to requests sent at the current rate
+        self._header_rate = 0.0  # the highest rate the headers proved over the last HORIZON s
+        self._header_rates: deque[tuple[float, float, float]] = deque(maxlen=1024)
+        self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
+        self._rises = 1  # the next rise without a push-back, in PROBEs
+        self._climbing = False  # the rate is the slow start's guess, no push-back to it yet
+        self._climbed = False  # the climb has taken a step
+        self._room = asyncio.Event()
+        self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
     @property
     def idle(self) -> bool:
-        """True when a sender may go at once without asking (no rate yet, no pause)."""
-        return self.rate is None and not self._measure and self.paused_until <= self.clock()
+        """True when a sender may go at once (`start()`) without waiting for a turn."""
+        return self.rate is None and self.in_flight < self.window and self.paused_until <= self.clock()
 
-    async def turn(self) -> int:
-        """Wait until this sender may send; the epoch to report its reply's push-back with."""
+    def start(self) -> float:
+        """A send now, without waiting: its ticket."""
+        now = self.clock()
+        self.in_flight += 1
+        if self.rate is not None:
+            self._committed = max(self._committed, now) + 1.0 / self.rate
+        self._sends.append(now)
+        if len(self._sends) > 2 * SENDS_KEPT:
+            del self._sends[:SENDS_KEPT]
+        return now
+
+    async def turn(self) -> float:
+        """Wait until this sender may send; its ticket."""
         while True:
             now = self.clock()
             if now < self.paused_until:
                 await self.sleep(self.paused_until - now)
                 continue
             if self.rate is None:
-                if not self._measure:
-                    return self.epoch
-                self._first_rate(now)
-                if self.rate is None:
-                    return self.epoch
-            slot = max(now, self._next)
-            self._next = slot + 1.0 / self.rate
-            self._bound = slot > now
-            if not self._bound:
-                return self.epoch
+                if self.in_flight < self.window:
+                    return self.start()
+                self._room.clear()
+                await self._room.wait()
+                continue
+            interval = 1.0 / self.rate
+            slot = max(now, self._tat - (self.capacity - 1.0) * interval)
+            self._tat = max(self._tat, now) + interval
+            if slot <= now:
+                return self.start()
             generation = self._generation
-            await self.sleep(slot - now)
+            await self._sleep_unless_redrawn(slot - now)
             if generation == self._generation:
-                return self.epoch
-            # The schedule was redrawn while this sender waited (a pause, a lower rate): its time
-            # is void, it queues again.
+                return self.start()
+            # The schedule was redrawn while this sender waited (a pause, a new rate): its time
+            # is void, it queues again at once (not when its old time comes: a slow first rate
+            # would otherwise go on spacing every waiting sender for one more turn each).
 
-    def on_success(
-        self, epoch: int | None = None, reading: RateReading | None = None, tokens_needed: int = 0
-    ) -> None:
-        """A reply came (to a request sent in `epoch`): raise the rate while it is what holds
-        senders back; a reading that says nothing is left is a push-back, with a pause until its
-        reset."""
-        now = self.clock()
-        self._recent.append(now)
-        if self.rate is not None and self._bound:
-            self.rate += INCREASE
-        if reading is not None:
-            wait = exhausted(reading, tokens_needed)
-            if wait is not None:
-                self.on_push_back(epoch, pause=wait, reading=reading)
-
-    def on_push_back(self, epoch: int | None, *, pause: float, reading: RateReading | None = None) -> None:
-        """The server said "slow down" (a 429, or nothing left): every sender pauses for `pause`
-        seconds, and the rate falls unless this request was sent before the last decrease."""
-        now = self.clock()
-        if now + pause > self.paused_until:
-            if self.rate is None:
-                self._paused += now + pause - max(now, self.paused_until)
-            self.paused_until = now + pause
-            self._redraw(now)
-        if epoch is not None and epoch != self.epoch:
+    async def _sleep_unless_redrawn(self, seconds: float) -> None:
+        """Sleep `seconds`, or less when the schedule is redrawn meanwhile (a short wait, which a
+        new rate would hardly move, is slept out plainly: a task per turn costs at high rates)."""
+        if seconds < SHORT_WAIT:
+            await self.sleep(seconds)
             return
-        if self.rate is not None:
-            self.rate = max(self.rate * DECREASE, 0.01)
-        else:
-            hint = refill_rate(reading)
-            if hint is None:
-                # The replies that show what the server allowed may still be on their way (a
-                # 429 comes back faster than an answer): the first rate is measured when the
-                # pause is over.
-                self._measure = True
+        if self._redrawn is None:
+            self._redrawn = asyncio.get_running_loop().create_future()
+        redrawn = self._redrawn
+        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        try:
+            await asyncio.wait((sleeper, redrawn), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+
+    def on_success(self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0) -> None:
+        """A reply came to the request sent at `ticket`: the slow start widens, the headers set the
+        rate and the bucket copy, a reading that says nothing is left pauses until its reset."""
+        now = self.clock()
+        self._done()
+        self.evidence.success(ticket, now)
+        if ticket >= self._changed:
+            self._stuck = 0
+        if self.rate is None:
+            if self._first_pending:
+                self._guess_rate(self.evidence.recent_rate(now) or MIN_RATE, now)
+            self.window += 1
+        if reading is not None:
+            self._read(ticket, reading, tokens_needed, now)
+            # Nothing left, and no copy of the bucket to pace by yet: wait for the reset.
+            wait = exhausted(reading, tokens_needed) if self.rate is None else None
+            if wait is not None:
+                self._pause(now, wait)
+        if self._climbing and now - max(self._limited_at, self._changed) > self._climb_after():
+            self._set_rate(self.rate * CLIMB if self.rate else MIN_RATE, now, force=True)
+            self._climbed = True
+        elif self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
+            # No push-back for a while: the pace is below the server's; each rise in a row is
+            # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
+            self._set_rate(self.rate * (1 + PROBE * self._rises), now, force=True)
+            self._rises = min(self._rises * 2, 16)
+
+    def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None:
+        """The server said "slow down" (a 429) to the request sent at `ticket`: the rate follows
+        what the server was seen to allow; every sender waits `pause` only when no rate is known or
+        the pace keeps failing (module docstring)."""
+        now = self.clock()
+        self._done()
+        self.evidence.push_back(ticket, now)
+        self._limited_at = now
+        self._rises = 1
+        if reading is not None:
+            self._read(ticket, reading, 0, now)
+        if self._climbing and not self._climb_refused(ticket, now):
+            pass  # sent before the pace it climbs by: says nothing of it
+        elif not self._follow(now) and self.rate is None:
+            first = self.evidence.recent_rate(ticket)
+            if first is not None:
+                self._guess_rate(first, now)
+            elif self.in_flight:
+                # A 429 comes back faster than an answer: the answers on their way show what got
+                # through. Nobody else sends until the first of them is back.
+                self._first_pending = True
+                self.window = 0
+            else:
+                self.window = max(self.window, START_WINDOW)
+                self._pause(now, pause)  # nothing got through yet: nothing to pace by
                 return
-            self.rate = max(hint, 0.01)
-        self.epoch += 1
-        self._redraw(now)
+        if ticket >= self._changed:
+            self._stuck += 1
+            if self._stuck >= STUCK and self.rate is not None:
+                self._stuck = 0
+                self._pause(now, pause)
+                self._set_rate(self.rate * DECREASE, now, force=True)
 
-    def _first_rate(self, now: float) -> None:
-        """The first rate, from the successes a second over the last WINDOW seconds of sending
-        (the time paused is added to the window: nobody sent then), less a share; none while no
-        success was seen."""
-        since = now - WINDOW - min(self._paused, MAX_PAUSE)
-        allowed = sum(1 for t in self._recent if t > since) / WINDOW
-        self._measure = False
-        if allowed:
-            self.rate = allowed * DECREASE
-            self.epoch += 1
-            self._redraw(now)
+    def on_fault(self, ticket: float) -> None:
+        """The request sent at `ticket` ended otherwise (a fault, a timeout, cancelled)."""
+        self._done()
 
-    def _redraw(self, now: float) -> None:
-        self._next = max(now, self.paused_until)
+    def _done(self) -> None:
+        self.in_flight = max(0, self.in_flight - 1)
+        if self.rate is None:
+            self._room.set()
+
+    def _guess_rate(self, rate: float, now: float) -> None:
+        """A first rate from the slow start's replies alone: climbed from until a push-back."""
+        self._set_rate(rate, now)
+        self._climbing = True
+        self._climbed = False
+
+    def _climb_refused(self, ticket: float, now: float) -> bool:
+        """Whether a push-back to the request sent at `ticket` ends the climb: one sent a turn or
+        more after the pace last changed (earlier ones may meet the bucket the slow start emptied).
+        After a step, the server's rate lies between the last two: the pace goes between them, and
+        the push-backs before this one, which came while the pace was below the server's (its
+        bucket filling up between them), are forgotten as proving nothing. At the guess itself,
+        the guess was too high: the push-backs go on as evidence."""
+        assert self.rate is not None
+        if ticket < self._changed + 1.0 / self.rate:
+            return False
+        self._climbing = False
+        if self._climbed:
+            self.evidence.forget_push_backs(before=ticket)
+            self._set_rate(self.rate / CLIMB**0.5, now, force=True)
+        return True
+
+    def _climb_after(self) -> float:
+        """Seconds without a push-back before a climbing rate rises (CLIMB_TURNS turns' time)."""
+        assert self.rate is not None
+        return max(0.25, CLIMB_TURNS / self.rate)
+
+    def _probe_after(self) -> float:
+        """Seconds without a push-back before the rate rises: 10 turns' time, half a second at
+        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s)."""
+        assert self.rate is not None
+        return max(0.5, 10.0 / self.rate)
+
+    def _read(self, ticket: float, reading: RateReading, tokens_needed: int, now: float) -> None:
+        """Rate and bucket copy from a reply's headers, when they tell and are the freshest."""
+        bucket = header_limit(reading, tokens_needed)
+        if bucket is None or ticket < self._synced:
+            return
+        self._synced = ticket
+        rate, capacity, remaining = bucket
+        # Each reading is a lower bound (its whole counts hide up to one request): the highest of
+        # the last HORIZON seconds for the same bucket (requests or tokens, whichever binds now) is
+        # the closest, and a server that lowers its limit is followed.
+        self._header_rates.append((now, rate, capacity))
+        while self._header_rates[0][0] < now - HORIZON:
+            self._header_rates.popleft()
+        self._header_rate = max(bound for _, bound, deep in self._header_rates if deep == capacity)
+        self._follow(now)
+        self._climbing = False  # the headers tell the rate: no guess to climb from
+        assert self.rate is not None
+        self.capacity = max(1.0, capacity)
+        # What is left now: what the server had after this request (its whole count: up to one
+        # less than it had, a margin for the jitter of arrivals), refilled since, less what was
+        # sent after it (the server counts those too).
+        sent_after = len(self._sends) - bisect.bisect_right(self._sends, ticket)
+        level = min(self.capacity, remaining + self.rate * (now - ticket)) - sent_after
+        committed = now + (self.capacity - level) / self.rate
+        # The turns already given (senders waiting for their time) stay given.
+        self._tat += committed - self._committed
+        self._committed = committed
+
+    def _follow(self, now: float) -> bool:
+        """Set the rate to what the server was seen to allow: its headers' rate, or a little more
+        than its push-backs prove, whichever is higher; False when neither tells yet."""
+        bound = self.evidence.rate_bound(now)
+        target = max(self._header_rate, bound * (1 + PROBE) if bound else 0.0)
+        if not target:
+            return False
+        self._set_rate(target, now)
+        return True
+
+    def _set_rate(self, rate: float, now: float, *, force: bool = False) -> None:
+        rate = max(rate, MIN_RATE)
+        if self.rate is not None and not force and abs(rate / self.rate - 1) < 0.02:
+            return
+        if self.rate is None:
+            self._committed = max(now, self.paused_until)
+        self.rate = rate
+        self._changed = now
+        self._redraw()
+        self._room.set()
+
+    def _pause(self, now: float, pause: float) -> None:
+        if now + pause > self.paused_until:
+            self.paused_until = now + pause
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Void the turns given to senders still waiting: they queue again."""
+        self._tat = self._committed
         self._generation += 1
+        if self._redrawn is not None:
+            if not self._redrawn.done():
+                self._redrawn.set_result(None)
+            self._redrawn = None

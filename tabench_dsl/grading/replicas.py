@@ -136,15 +136,21 @@ class ReplicaJudge(Judge):
 
     async def _ask(self, replica: Replica, messages: list[Message]) -> Completion:
         pacer = replica.pacer
-        epoch = pacer.epoch if pacer.idle else await pacer.turn()
+        ticket = pacer.start() if pacer.idle else await pacer.turn()
         replica.sent += 1
         try:
             completion = await replica.judge.complete(messages)
         except TransportError as exc:
+            # Every ticket ends once: a rate limit as a push-back, any other failure as a fault.
             if exc.rate_limited:
-                pacer.on_push_back(epoch, pause=exc.retry_after or 1.0, reading=exc.rate)
+                pacer.on_push_back(ticket, pause=exc.retry_after or 1.0, reading=exc.rate)
+            else:
+                pacer.on_fault(ticket)
             raise
-        pacer.on_success(epoch, completion.rate)
+        except BaseException:
+            pacer.on_fault(ticket)
+            raise
+        pacer.on_success(ticket, completion.rate)
         return completion
 
     async def aclose(self) -> None:

@@ -11,7 +11,7 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
           asyncio.timeout(policy.timeout): judge.complete(messages)
                                   (no second timer when the judge's `exchange_timeout` is as short)
         on success:               the reply's rate-limit reading goes to the pacer
-        on a rate limit:          the pacer slows down and pauses every sender (Retry-After);
+        on a rate limit:          the pacer takes the rate the server allows (`pacing.Pacer`);
                                   not counted against policy.attempts
         on another retryable fault: sleep backoff_delay(...) outside the gate, then try again
 
@@ -244,21 +244,27 @@ async def call_with_retries(
     limited_since: float | None = None
     retries = 0
     while True:
-        sent_in = 0
+        sent_in = 0.0
         try:
             with client_errors:
                 if limiter is not None:
                     if limiter.throttled:
                         await limiter.throttle(estimate)
                     pacer = limiter.pacer
-                    sent_in = pacer.epoch if pacer.idle else await pacer.turn()
-                    async with limiter:
-                        if exchange is not None:
-                            completion = await exchange(messages)
-                        else:
-                            completion = await _exchange(judge, messages, policy.timeout)
-                        limiter.settle_tokens(estimate, completion.tokens.total)
-                        pacer.on_success(sent_in, completion.rate, estimate)
+                    sent_in = pacer.start() if pacer.idle else await pacer.turn()
+                    try:
+                        async with limiter:
+                            if exchange is not None:
+                                completion = await exchange(messages)
+                            else:
+                                completion = await _exchange(judge, messages, policy.timeout)
+                    except BaseException as exc:
+                        # Every ticket ends once: a rate limit below, anything else here.
+                        if not (isinstance(exc, TransportError) and exc.rate_limited):
+                            pacer.on_fault(sent_in)
+                        raise
+                    limiter.settle_tokens(estimate, completion.tokens.total)
+                    pacer.on_success(sent_in, completion.rate, estimate)
                 elif exchange is not None:
                     completion = await exchange(messages)
                 else:
@@ -273,6 +279,8 @@ async def call_with_retries(
             now = policy.clock()
             limited_since = now if limited_since is None else limited_since
             if now - limited_since >= policy.rate_limit_wait:
+                if limiter is not None:
+                    limiter.pacer.on_fault(sent_in)  # its ticket ends here
                 raise TransportError(
                     f"{last} (still rate limited after {_waited(now - limited_since)} of waiting: "
                     "the rate-limit wait is over)",
@@ -283,8 +291,9 @@ async def call_with_retries(
                 )
             limited += 1
             if limiter is not None:
-                # Every sender pauses (for the Retry-After, else a backoff: a "Retry-After: 0"
-                # is no reason to ask again at once) and the pace drops; this call then queues
+                # The pace follows what the server allowed; every sender pauses (for the
+                # Retry-After, else a backoff: a "Retry-After: 0" is no reason to ask again at
+                # once) only when the pacer has nothing better to go by. This call then queues
                 # for its turn.
                 if last.retry_after:
                     pause = min(last.retry_after, policy.max_retry_after)

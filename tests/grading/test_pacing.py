@@ -23,14 +23,16 @@ from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import (
+    CLIMB,
     DECREASE,
+    PROBE,
+    START_WINDOW,
+    STUCK,
     Pacer,
-    anthropic_reading,
-    openai_reading,
-    parse_duration,
     refill_rate,
-    seconds_until,
 )
+from tabench_dsl.grading.rate_evidence import RateEvidence
+from tabench_dsl.grading.rate_headers import anthropic_reading, openai_reading, parse_duration, seconds_until
 from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
@@ -125,74 +127,165 @@ def test_refill_rate_from_limit_and_reset():
 # -- the pacer -------------------------------------------------------------------------------------
 
 
-async def test_pacer_is_idle_until_the_server_pushes_back():
+async def test_pacer_is_idle_until_the_server_pushes_back_and_starts_slowly():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    for _ in range(100):
-        pacer.on_success()
-        assert pacer.idle
+    tickets = [pacer.start() for _ in range(START_WINDOW)]
+    assert not pacer.idle  # the slow start: START_WINDOW in flight before any reply
+    for ticket in tickets:
+        pacer.on_success(ticket)
+    assert pacer.idle and pacer.window == 2 * START_WINDOW  # one more for each success
     assert pacer.rate is None and clock.slept == []
 
 
-async def test_a_push_back_pauses_every_sender_then_sets_a_rate_from_the_last_second():
+async def test_a_429_after_answers_paces_at_what_got_through_without_a_pause():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    for _ in range(20):  # 20 successes within the last second
-        pacer.on_success()
-    pacer.on_push_back(pacer.epoch, pause=1.0)
-    assert pacer.rate is None and not pacer.idle  # measured once the pause is over
+    for _ in range(20):  # 20 answers sent over the last second
+        ticket = pacer.start()
+        clock.now += 0.05
+        pacer.on_success(ticket)
+    pacer.on_push_back(pacer.start(), pause=1.0)
+    # the 19 sent within the last second, over the 0.95 s from the first of them to the 429
+    assert pacer.rate == pytest.approx(19 / 0.95)
+    assert pacer.paused_until < clock.now  # nobody waits out the Retry-After
     started = clock.now
-    sends = [await pacer.turn() for _ in range(5)]
-    assert pacer.rate == pytest.approx(20 * DECREASE)
-    assert sends == [1] * 5
-    # nobody before the pause ends, then one every 1 / rate seconds
-    assert clock.now - started == pytest.approx(1.0 + 4 / pacer.rate)
+    for _ in range(5):
+        pacer.on_fault(await pacer.turn())
+    # one every 1 / rate seconds (the first at once)
+    assert clock.now - started == pytest.approx(4 / pacer.rate)
 
 
-async def test_the_first_rate_counts_answers_that_came_after_the_429s_of_their_burst():
+async def test_a_429_before_any_answer_holds_the_senders_until_one_comes():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    for _ in range(44):  # a burst's 429s come back first (no answer seen yet)...
-        pacer.on_push_back(0, pause=1.0)
-    for _ in range(20):  # ... then its 20 answers, during the pause
-        pacer.on_success(0)
-    clock.now += 0.5
-    await pacer.turn()
-    assert pacer.rate == pytest.approx(20 * DECREASE)
+    first, second = pacer.start(), pacer.start()
+    pacer.on_push_back(second, pause=1.0)  # the 429 is back before the answer sent with it
+    assert not pacer.idle and pacer.paused_until < clock.now
+    clock.now += 0.02
+    pacer.on_success(first)
+    assert pacer.rate is not None  # the answer that came sets the first rate
+    # with nothing in flight and nothing through, every sender waits out the Retry-After
+    alone = Pacer(sleep=clock.sleep, clock=clock)
+    alone.on_push_back(alone.start(), pause=1.0)
+    assert alone.paused_until == pytest.approx(clock.now + 1.0)
+    await alone.turn()
+    assert clock.slept[-1] == pytest.approx(1.0)
 
 
-async def test_the_rate_falls_once_per_burst_and_rises_only_while_it_binds():
+async def test_a_guessed_first_rate_climbs_until_a_429_then_settles_between_the_last_two_steps():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    pacer.on_success()
-    sent = pacer.epoch
-    pacer.on_push_back(sent, pause=0.0, reading=RateReading(10, 0, 1.0))  # refill: 10 a second
-    assert pacer.rate == 10.0
-    for _ in range(5):  # the rest of that burst: sent before the decrease, not counted again
-        pacer.on_push_back(sent, pause=0.0)
-    assert pacer.rate == 10.0
-    pacer.on_push_back(pacer.epoch, pause=0.0)
-    assert pacer.rate == pytest.approx(10.0 * DECREASE)
-    rate = pacer.rate
-    await pacer.turn()
-    await pacer.turn()  # this one waited for its time: the pace binds
-    pacer.on_success(pacer.epoch)
-    assert pacer.rate > rate
+    for _ in range(2):
+        ticket = pacer.start()
+        clock.now += 0.01
+        pacer.on_success(ticket)
+    pacer.on_push_back(pacer.start(), pause=1.0)
+    guess = pacer.rate  # 2 answers over the half second the slow start's guess counts at least
+    assert guess == pytest.approx(4.0)
+    pacer.on_push_back(pacer.start(), pause=1.0)  # sent into the bucket the slow start emptied
+    assert pacer.rate == pytest.approx(guess)
+    clock.now += 1.1  # more than CLIMB_TURNS turns without a 429
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(guess * CLIMB)
+    clock.now += 0.3
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 at the climbed pace
+    assert pacer.rate == pytest.approx(guess * CLIMB**0.5)
+    clock.now += 5.0
+    pacer.on_success(await pacer.turn())  # the climb is over: a probe's small rise
+    assert pacer.rate == pytest.approx(guess * CLIMB**0.5 * (1 + PROBE))
 
 
-async def test_a_reply_saying_nothing_is_left_pauses_until_its_reset():
+def test_the_rate_follows_the_successes_sent_between_two_429s():
+    evidence = RateEvidence()
+    now = 0.0
+    evidence.push_back(now, now)
+    for _ in range(50):  # 50 accepted in 2 s between two push-backs: 25 a second
+        now += 0.04
+        evidence.success(now, now + 0.02)
+    evidence.push_back(now + 0.001, now + 0.001)
+    assert evidence.rate_bound(now + 0.001) is None  # the answers sent before it may be on their way
+    assert evidence.rate_bound(now + 0.1) == pytest.approx(25.0, rel=0.01)
+
+
+async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    pacer.on_success(0, RateReading(requests_limit=100, requests_remaining=3, requests_reset=0.03))
+    ticket = pacer.start()
+    pacer.on_success(ticket, RateReading(requests_limit=10, requests_remaining=0, requests_reset=1.0))
+    # a bucket of 10 emptied, whole again in 1 s: 9 a second at least (the counts are whole)
+    assert pacer.rate == pytest.approx(9.0) and pacer.capacity == 10.0
+    started = clock.now
+    await pacer.turn()  # nothing left: the next request waits for the bucket to hold one again
+    assert clock.now - started == pytest.approx(1 / 9.0)
+
+
+class SteppedTime(FakeTime):
+    """A clock the test moves (`advance`); a sleep lasts until the clock reaches its end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        woken = asyncio.get_running_loop().create_future()
+        self.sleepers.append((self.now + seconds, woken))
+        await woken
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for until, woken in self.sleepers:
+            if until <= self.now and not woken.done():
+                woken.set_result(None)
+        for _ in range(5):  # let the woken senders run
+            await asyncio.sleep(0)
+
+
+async def test_a_faster_rate_frees_the_senders_waiting_at_the_slower_one_at_once():
+    clock = SteppedTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow = RateReading(requests_limit=10, requests_remaining=0, requests_reset=10.0)
+    pacer.on_success(pacer.start(), slow)
+    assert pacer.rate == pytest.approx(0.9)
+    waiting = [asyncio.ensure_future(pacer.turn()) for _ in range(3)]
+    await clock.advance(0.01)
+    assert not any(sender.done() for sender in waiting)  # 1.1, 2.2 and 3.3 s away
+    fast = RateReading(requests_limit=10, requests_remaining=0, requests_reset=0.1)
+    pacer.on_success(pacer.start(), fast)
+    assert pacer.rate == pytest.approx(90.0)
+    # they take new turns, 1/90 s apart, instead of going on waiting out the old ones
+    await clock.advance(0.01)
+    await clock.advance(0.01)
+    await clock.advance(0.02)
+    assert all(sender.done() for sender in waiting)
+
+
+async def test_a_reply_saying_nothing_is_left_pauses_until_its_reset_while_no_rate_is_known():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(
+        pacer.start(), RateReading(requests_limit=100, requests_remaining=100, requests_reset=0.0)
+    )
     assert pacer.idle  # requests left: no pause
-    pacer.on_success(0, RateReading(requests_limit=100, requests_remaining=0, requests_reset=0.2))
-    assert pacer.paused_until == pytest.approx(clock.now + 0.2)
-    started = clock.now
-    await pacer.turn()
-    assert clock.now - started == pytest.approx(0.2)
-    # tokens: fewer left than a request needs is as good as nothing left
-    pacer.on_success(pacer.epoch, RateReading(tokens_limit=1000, tokens_remaining=50, tokens_reset=0.5), 400)
+    pacer.on_success(pacer.start(), RateReading(tokens_remaining=50, tokens_reset=0.5), 400)
+    # fewer tokens left than a request needs is as good as nothing left
     assert pacer.paused_until == pytest.approx(clock.now + 0.5)
+
+
+async def test_429s_in_a_row_at_the_current_rate_pause_every_sender_and_slow_down():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    for _ in range(10):
+        pacer.on_success(pacer.start())
+        clock.now += 0.1
+    pacer.on_push_back(pacer.start(), pause=2.0)
+    rate = pacer.rate
+    assert rate is not None
+    # a quota, not a bucket: every request sent at the new rate is refused (that first one too)
+    for _ in range(STUCK - 1):
+        pacer.on_push_back(await pacer.turn(), pause=2.0)
+    assert pacer.paused_until == pytest.approx(clock.now + 2.0)
+    assert pacer.rate == pytest.approx(rate * DECREASE)
 
 
 # -- rate limits against the scripted server -------------------------------------------------------
@@ -222,9 +315,9 @@ def message_body(content: str) -> dict[str, Any]:
     }
 
 
-def openai_headers(remaining: int, reset: str) -> dict[str, str]:
+def openai_headers(remaining: int, reset: str, limit: int = 100) -> dict[str, str]:
     return {
-        "x-ratelimit-limit-requests": "100",
+        "x-ratelimit-limit-requests": str(limit),
         "x-ratelimit-remaining-requests": str(remaining),
         "x-ratelimit-reset-requests": reset,
         "x-ratelimit-limit-tokens": "100000",
@@ -233,10 +326,10 @@ def openai_headers(remaining: int, reset: str) -> dict[str, str]:
     }
 
 
-def anthropic_headers(remaining: int, reset_in: float) -> dict[str, str]:
+def anthropic_headers(remaining: int, reset_in: float, limit: int = 100) -> dict[str, str]:
     reset = (datetime.now(UTC) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
     return {
-        "anthropic-ratelimit-requests-limit": "100",
+        "anthropic-ratelimit-requests-limit": str(limit),
         "anthropic-ratelimit-requests-remaining": str(remaining),
         "anthropic-ratelimit-requests-reset": reset,
         "anthropic-ratelimit-tokens-limit": "100000",
@@ -259,10 +352,10 @@ def limited_reply(protocol: str, retry_after: str = "0.05") -> Raw:
     return Raw(429, body, {"retry-after": retry_after, **anthropic_headers(0, 0.05)})
 
 
-def ok_reply(protocol: str, remaining: int, reset: float) -> Raw:
+def ok_reply(protocol: str, remaining: int, reset: float, limit: int = 100) -> Raw:
     if protocol == "openai":
-        return Raw(200, chat_body(REPLY), openai_headers(remaining, f"{round(reset * 1000)}ms"))
-    return Raw(200, message_body(REPLY), anthropic_headers(remaining, reset))
+        return Raw(200, chat_body(REPLY), openai_headers(remaining, f"{round(reset * 1000)}ms", limit))
+    return Raw(200, message_body(REPLY), anthropic_headers(remaining, reset, limit))
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -314,7 +407,8 @@ async def test_the_rate_limit_deadline_ends_the_call_with_its_cause(judge_server
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
 async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server, http_session, protocol):
     arrivals: list[float] = []
-    replies = [ok_reply(protocol, 5, 0.05), ok_reply(protocol, 0, 0.4), ok_reply(protocol, 50, 0.5)]
+    # a bucket of 4: 3 left, then none (whole again in 400 ms: 7.5 a second at least)
+    replies = [ok_reply(protocol, 3, 0.05, 4), ok_reply(protocol, 0, 0.4, 4), ok_reply(protocol, 3, 0.1, 4)]
 
     def responder(body: dict[str, Any]) -> Raw:
         arrivals.append(time.monotonic())
@@ -326,11 +420,11 @@ async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server,
     policy = RetryPolicy(timeout=2)
     for _ in range(3):
         await call_with_retries(judge, MESSAGES, policy, limiter)
-    # after "5 left" the next request goes at once; after "0 left, reset in 400 ms" it waits (an
-    # RFC 3339 reset is a time: what passed between the server writing it and the judge reading it
-    # is already waited, hence the margin)
-    assert arrivals[1] - arrivals[0] < 0.25
-    assert arrivals[2] - arrivals[1] >= 0.3
+    # after "3 left" the next request goes at once; after "0 left of 4, whole in 400 ms" it waits
+    # until the bucket holds one again, 1 / 7.5 s (an RFC 3339 reset is a time: what passed between
+    # the server writing it and the judge reading it is already waited, hence the margin)
+    assert arrivals[1] - arrivals[0] < 0.1
+    assert arrivals[2] - arrivals[1] >= 0.11
     assert server.calls == 3  # and no 429 was needed to learn it
 
 

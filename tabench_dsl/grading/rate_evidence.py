@@ -1,0 +1,108 @@
+"""What a judge server allowed, learnt from when its replies were sent: a lower bound on the
+rate its token bucket refills at.
+
+A push-back (a 429) means the server's bucket was empty (less than one request left) when that
+request reached it. Between two push-backs, sent at t1 and t2, the server accepted what it refilled
+in between, give or take that less than one request at either end, and less what its bucket could
+not hold if the senders let it fill up:
+
+    successes sent in (t1, t2)  =  rate x (t2 - t1) +- 1 - overflow
+
+so successes / (t2 - t1) is the rate within 1 / (t2 - t1) while the senders kept the bucket empty
+(they sent a little faster than it refills), and less when they did not. Spans proving fewer than
+MIN_ACCEPTED successes are used only when no longer one exists (and then at the top of their
++-1). Requests are counted by when they
+were *sent* (the order the server saw them), not when their reply came: a 429 comes back faster
+than an answer, so a span is drawn only once the answers sent before its second push-back have had
+time to come back (twice the recent latency).
+Only the last HORIZON seconds count, so a server that lowers its limit is followed.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+#: Seconds of sends the evidence keeps.
+HORIZON = 10.0
+#: The shortest span between two push-backs a bound is drawn from (shorter ones are all noise).
+MIN_SPAN = 0.25
+#: Earlier push-backs tried as the start of a span, spread over the horizon.
+CANDIDATES = 8
+#: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
+MIN_ACCEPTED = 20
+
+
+class RateEvidence:
+    """Send times of successes and push-backs over the last HORIZON seconds, and what they prove
+    about the server's rate (`rate_bound`, `recent_rate`)."""
+
+    def __init__(self) -> None:
+        self.ok: list[float] = []  # send times of successes, sorted
+        self.limited: list[float] = []  # send times of push-backs, sorted
+        #: A slowly decaying maximum of the seconds from send to a success's reply.
+        self.latency = 0.0
+        self._pruned = 0.0
+
+    def success(self, sent: float, now: float) -> None:
+        """A reply came, `now`, to a request sent at `sent`."""
+        _insert(self.ok, sent)
+        self.latency = max(now - sent, self.latency * 0.99)
+        self._prune(now)
+
+    def push_back(self, sent: float, now: float) -> None:
+        """A request sent at `sent` was pushed back."""
+        _insert(self.limited, sent)
+        self._prune(now)
+
+    def rate_bound(self, now: float) -> float | None:
+        """The server's rate as the push-backs show it (module docstring): the highest over spans
+        proving MIN_ACCEPTED successes, else the longest span's; None while no two settled
+        push-backs lie MIN_SPAN apart."""
+        settled = bisect.bisect_right(self.limited, now - 2 * self.latency - 0.01) - 1
+        if settled < 1:
+            return None
+        t2 = self.limited[settled]
+        starts = bisect.bisect_right(self.limited, t2 - MIN_SPAN)
+        if starts == 0:
+            return None
+        before_t2 = bisect.bisect_left(self.ok, t2)
+        longest = before_t2 - bisect.bisect_right(self.ok, self.limited[0])
+        # Few successes: the top of the +-1, so the senders err towards a 429 more (which proves
+        # more) rather than towards a pace too slow to ever show the rate again.
+        best = (longest + (1 if 0 < longest < MIN_ACCEPTED else 0)) / (t2 - self.limited[0])
+        for index in range(0, starts, max(1, starts // CANDIDATES)):
+            t1 = self.limited[index]
+            accepted = before_t2 - bisect.bisect_right(self.ok, t1)
+            if accepted >= MIN_ACCEPTED:
+                best = max(best, accepted / (t2 - t1))
+        return best or None
+
+    def forget_push_backs(self, *, before: float) -> None:
+        """Drop the push-backs sent before `before` (spans from them would prove nothing)."""
+        del self.limited[: bisect.bisect_left(self.limited, before)]
+
+    def recent_rate(self, before: float, window: float = 1.0) -> float | None:
+        """Successes a second among the requests sent in the `window` seconds before `before`
+        (what the server let through just then, its burst included); None when there were none."""
+        start = bisect.bisect_right(self.ok, before - window)
+        accepted = bisect.bisect_right(self.ok, before) - start
+        if not accepted:
+            return None
+        span = max(before - self.ok[start], window / 2)
+        return accepted / min(span, window)
+
+    def _prune(self, now: float) -> None:
+        if now - self._pruned < 1.0:
+            return
+        self._pruned = now
+        horizon = now - HORIZON
+        for times in (self.ok, self.limited):
+            del times[: bisect.bisect_left(times, horizon)]
+
+
+def _insert(times: list[float], value: float) -> None:
+    # Replies come back nearly in the order sent: appending is the usual case.
+    if not times or times[-1] <= value:
+        times.append(value)
+    else:
+        bisect.insort(times, value)
