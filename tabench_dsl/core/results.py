@@ -32,7 +32,8 @@ from typing import Protocol
 import msgspec
 
 from .errors import StorageError, UsageError
-from .jsonl import BadLine, decode_line, is_json, numbered_lines
+from .fast_lines import decoded_lines
+from .jsonl import BadLine, is_json
 from .records import (
     Attempt,
     AttemptKind,
@@ -239,15 +240,17 @@ def iter_records(path: str | Path, *, on_problem: Callable[[str], None] | None =
     A line that is not a record is reported to `on_problem` as `path:line: message` and skipped;
     a torn last line (no final line break) is skipped the same way.
     """
-    with open(path, "rb") as f:
-        for number, line in numbered_lines(f):
-            try:
-                record = decode_line(record_decoder, line)
-            except BadLine as bad:
-                if on_problem is not None:
-                    on_problem(_problem(path, number, bad))
-                continue
-            yield record
+    yield from decoded_lines(path, record_decoder, _reporter(path, on_problem))
+
+
+def _reporter(path: str | Path, on_problem: Callable[[str], None] | None) -> Callable[[int, BadLine], None]:
+    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
+
+    def report(number: int, bad: BadLine) -> None:
+        if on_problem is not None:
+            on_problem(_problem(path, number, bad))
+
+    return report
 
 
 def _problem(path: str | Path, number: int, bad: BadLine) -> str:
@@ -362,72 +365,65 @@ def iter_light_records(
     def same(value):
         return shared.setdefault(value, value)
 
-    with open(path, "rb") as f:
-        for number, line in numbered_lines(f):
-            try:
-                record = decode_line(light_record_decoder, line)
-            except BadLine as bad:
-                if on_problem is not None:
-                    on_problem(_problem(path, number, bad))
-                continue
-            shape = tuple(
-                (
-                    a.kind,
-                    a.raw != RAW_NULL,
-                    a.error != RAW_NULL,
-                    a.tokens,
-                    a.cache_hit,
-                    a.served and a.served.model,
-                )
-                for a in record.attempts
+    for record in decoded_lines(path, light_record_decoder, _reporter(path, on_problem)):
+        shape = tuple(
+            (
+                a.kind,
+                a.raw != RAW_NULL,
+                a.error != RAW_NULL,
+                a.tokens,
+                a.cache_hit,
+                a.served and a.served.model,
             )
-            attempts = attempts_seen.get(shape)
-            if attempts is None:
-                attempts = [
-                    Attempt(
-                        kind,
-                        "" if raw else None,
-                        tokens=tokens,
-                        cache_hit=hit,
-                        error="" if error else None,
-                        served=Served(model=model) if model else None,
-                    )
-                    for kind, raw, error, tokens, hit, model in shape
-                ]
-                if len(attempts_seen) < _SHAPES_KEPT:
-                    attempts_seen[shape] = attempts
-            facets = record.facets
-            extra: dict = {}
-            if record.panel:
-                extra["panel"] = _light_votes(record.panel)
-            if record.repeats:
-                extra["repeats"] = _light_votes(record.repeats)
-            if record.audit is not None:
-                audit = record.audit
-                extra["audit"] = Audit(
-                    audit.verdict,
-                    audit.reason,
-                    audit.judge,
-                    audit.cause,
-                    _light_attempts(audit.attempts),
-                    _light_votes(audit.panel),
+            for a in record.attempts
+        )
+        attempts = attempts_seen.get(shape)
+        if attempts is None:
+            attempts = [
+                Attempt(
+                    kind,
+                    "" if raw else None,
+                    tokens=tokens,
+                    cache_hit=hit,
+                    error="" if error else None,
+                    served=Served(model=model) if model else None,
                 )
-            yield Record(
-                system=intern(record.system),
-                question=intern(record.question),
-                tier=record.tier,
-                verdict=record.verdict,
-                reason="",
-                prompt_sha256=same(record.prompt_sha256),
-                judge=same(record.judge),
-                facets=shared.setdefault(tuple(facets.items()), facets) if facets else {},
-                cause=record.cause,
-                attempts=attempts,
-                injection_suspect=record.injection_suspect,
-                tags=record.tags,
-                decision=record.decision,
-                **extra,
+                for kind, raw, error, tokens, hit, model in shape
+            ]
+            if len(attempts_seen) < _SHAPES_KEPT:
+                attempts_seen[shape] = attempts
+        facets = record.facets
+        extra: dict = {}
+        if record.panel:
+            extra["panel"] = _light_votes(record.panel)
+        if record.repeats:
+            extra["repeats"] = _light_votes(record.repeats)
+        if record.audit is not None:
+            audit = record.audit
+            extra["audit"] = Audit(
+                audit.verdict,
+                audit.reason,
+                audit.judge,
+                audit.cause,
+                _light_attempts(audit.attempts),
+                _light_votes(audit.panel),
             )
+        yield Record(
+            system=intern(record.system),
+            question=intern(record.question),
+            tier=record.tier,
+            verdict=record.verdict,
+            reason="",
+            prompt_sha256=same(record.prompt_sha256),
+            judge=same(record.judge),
+            facets=shared.setdefault(tuple(facets.items()), facets) if facets else {},
+            cause=record.cause,
+            attempts=attempts,
+            injection_suspect=record.injection_suspect,
+            tags=record.tags,
+            decision=record.decision,
+            **extra,
+        )
 
 
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
