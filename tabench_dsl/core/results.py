@@ -308,6 +308,7 @@ class LightRecord(msgspec.Struct, gc=False):
     question: str
     tier: Tier
     verdict: Outcome
+    reason: str  # required, as in `Record`: a line without one is no record (its text is dropped)
     prompt_sha256: str
     judge: JudgeInfo
     facets: dict[str, bool] = {}
@@ -429,7 +430,8 @@ def iter_light_records(
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
     """(system, question) -> verdict of the last record of that pair in the file."""
     last: dict[tuple[str, str], str] = {}
-    for record in iter_records(path):
+    # Read as totals read them, without building a `Record`: only the pair and its verdict count.
+    for record in decoded_lines(path, light_record_decoder, _reporter(path, None)):
         last[(record.system, record.question)] = record.verdict
     return last
 
