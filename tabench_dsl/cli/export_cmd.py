@@ -50,10 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..core.results import iter_records
     from ..outputs import check_output
-    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.decisions import decisions_path, load_decisions
     from ..review.export import is_export_file, write_records
+    from ..review.export_stream import standing_positions, standing_records
 
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
@@ -72,13 +72,14 @@ def run(args: argparse.Namespace) -> int:
         inputs={"the results file it reads": args.results, "the decisions file it reads": decisions_file},
     )
     problems: list[str] = []
-    records = list(iter_records(args.results, on_problem=problems.append))
+    # Two passes over the file (review/export_stream.py): memory grows with the pairs, not the texts.
+    positions = standing_positions(args.results, on_problem=problems.append)
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
-    if decisions_file.is_file():
-        records = apply_decisions(records, load_decisions(decisions_file))
+    decisions = load_decisions(decisions_file) if decisions_file.is_file() else []
+    records = standing_records(args.results, positions, decisions)
     try:
-        rows = write_records(records, args.out, args.fmt)
+        rows = write_records(records, args.out, args.fmt, standing=True)
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     print(f"wrote {shown(str(args.out))}: {rows} record(s) as {args.fmt}")

@@ -435,19 +435,13 @@ def _print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> 
     record is named on stderr, as there, and left out of the count). With `as_json`, `run_json`
     (what this run did: its errors and their causes, its bad answer lines) is the document's
     `"run"`: the totals alone would hide them."""
-    from ..core.records import Record
-    from ..core.results import iter_light_records
-    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.counted_records import counted_records
+    from ..review.decisions import decisions_path
     from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
     problems: list[str] = []
-    records: Iterable[Record] = (
-        iter_light_records(out, on_problem=problems.append) if out.exists() else iter(())
-    )
-    decisions_file = decisions_path(out)
-    if decisions_file.is_file():
-        records = apply_decisions(list(records), load_decisions(decisions_file))
+    records = counted_records(out, decisions_path(out), on_problem=problems.append) if out.exists() else []
     totals = compute_totals(records)
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)

@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..core.results import iter_records
-    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.counted_records import counted_records
+    from ..review.decisions import decisions_path
     from ..review.outcomes import latest
     from ..review.slices import select_tagged
     from ..review.totals import compute_totals, totals_json
@@ -60,12 +60,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
-    records = list(iter_records(args.results, on_problem=problems.append))
+    decisions_file = args.decisions or decisions_path(args.results)
+    records = counted_records(args.results, decisions_file, on_problem=problems.append)
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
-    decisions_file = args.decisions or decisions_path(args.results)
-    if decisions_file.is_file():
-        records = apply_decisions(records, load_decisions(decisions_file))
     if args.tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), args.tags)
     totals = compute_totals(records, price=args.price)

@@ -32,7 +32,8 @@ from typing import Protocol
 import msgspec
 
 from .errors import StorageError, UsageError
-from .jsonl import BadLine, decode_line, is_json, numbered_lines
+from .fast_lines import decoded_lines
+from .jsonl import BadLine, is_json
 from .records import (
     Attempt,
     AttemptKind,
@@ -239,15 +240,17 @@ def iter_records(path: str | Path, *, on_problem: Callable[[str], None] | None =
     A line that is not a record is reported to `on_problem` as `path:line: message` and skipped;
     a torn last line (no final line break) is skipped the same way.
     """
-    with open(path, "rb") as f:
-        for number, line in numbered_lines(f):
-            try:
-                record = decode_line(record_decoder, line)
-            except BadLine as bad:
-                if on_problem is not None:
-                    on_problem(_problem(path, number, bad))
-                continue
-            yield record
+    yield from decoded_lines(path, record_decoder, _reporter(path, on_problem))
+
+
+def _reporter(path: str | Path, on_problem: Callable[[str], None] | None) -> Callable[[int, BadLine], None]:
+    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
+
+    def report(number: int, bad: BadLine) -> None:
+        if on_problem is not None:
+            on_problem(_problem(path, number, bad))
+
+    return report
 
 
 def _problem(path: str | Path, number: int, bad: BadLine) -> str:
@@ -305,6 +308,7 @@ class LightRecord(msgspec.Struct, gc=False):
     question: str
     tier: Tier
     verdict: Outcome
+    reason: str  # required, as in `Record`: a line without one is no record (its text is dropped)
     prompt_sha256: str
     judge: JudgeInfo
     facets: dict[str, bool] = {}
@@ -357,83 +361,83 @@ def iter_light_records(
     """
     shared: dict = {}
     attempts_seen: dict = {}
+    # One empty list and dict for every record that has none: at a million records, a list each
+    # is a quarter of the memory. Readers of these records never change them.
+    none_listed: list = []
+    none_seen: dict = {}
     intern = sys.intern
 
     def same(value):
         return shared.setdefault(value, value)
 
-    with open(path, "rb") as f:
-        for number, line in numbered_lines(f):
-            try:
-                record = decode_line(light_record_decoder, line)
-            except BadLine as bad:
-                if on_problem is not None:
-                    on_problem(_problem(path, number, bad))
-                continue
-            shape = tuple(
-                (
-                    a.kind,
-                    a.raw != RAW_NULL,
-                    a.error != RAW_NULL,
-                    a.tokens,
-                    a.cache_hit,
-                    a.served and a.served.model,
-                )
-                for a in record.attempts
+    for record in decoded_lines(path, light_record_decoder, _reporter(path, on_problem)):
+        shape = tuple(
+            (
+                a.kind,
+                a.raw != RAW_NULL,
+                a.error != RAW_NULL,
+                a.tokens,
+                a.cache_hit,
+                a.served and a.served.model,
             )
-            attempts = attempts_seen.get(shape)
-            if attempts is None:
-                attempts = [
-                    Attempt(
-                        kind,
-                        "" if raw else None,
-                        tokens=tokens,
-                        cache_hit=hit,
-                        error="" if error else None,
-                        served=Served(model=model) if model else None,
-                    )
-                    for kind, raw, error, tokens, hit, model in shape
-                ]
-                if len(attempts_seen) < _SHAPES_KEPT:
-                    attempts_seen[shape] = attempts
-            facets = record.facets
-            extra: dict = {}
-            if record.panel:
-                extra["panel"] = _light_votes(record.panel)
-            if record.repeats:
-                extra["repeats"] = _light_votes(record.repeats)
-            if record.audit is not None:
-                audit = record.audit
-                extra["audit"] = Audit(
-                    audit.verdict,
-                    audit.reason,
-                    audit.judge,
-                    audit.cause,
-                    _light_attempts(audit.attempts),
-                    _light_votes(audit.panel),
+            for a in record.attempts
+        )
+        attempts = attempts_seen.get(shape)
+        if attempts is None:
+            attempts = [
+                Attempt(
+                    kind,
+                    "" if raw else None,
+                    tokens=tokens,
+                    cache_hit=hit,
+                    error="" if error else None,
+                    served=Served(model=model) if model else None,
                 )
-            yield Record(
-                system=intern(record.system),
-                question=intern(record.question),
-                tier=record.tier,
-                verdict=record.verdict,
-                reason="",
-                prompt_sha256=same(record.prompt_sha256),
-                judge=same(record.judge),
-                facets=shared.setdefault(tuple(facets.items()), facets) if facets else {},
-                cause=record.cause,
-                attempts=attempts,
-                injection_suspect=record.injection_suspect,
-                tags=record.tags,
-                decision=record.decision,
-                **extra,
+                for kind, raw, error, tokens, hit, model in shape
+            ]
+            if len(attempts_seen) < _SHAPES_KEPT:
+                attempts_seen[shape] = attempts
+        facets = record.facets
+        extra: dict = {}
+        if record.panel:
+            extra["panel"] = _light_votes(record.panel)
+        if record.repeats:
+            extra["repeats"] = _light_votes(record.repeats)
+        if record.audit is not None:
+            audit = record.audit
+            extra["audit"] = Audit(
+                audit.verdict,
+                audit.reason,
+                audit.judge,
+                audit.cause,
+                _light_attempts(audit.attempts),
+                _light_votes(audit.panel),
             )
+        yield Record(
+            system=intern(record.system),
+            question=intern(record.question),
+            tier=record.tier,
+            verdict=record.verdict,
+            reason="",
+            prompt_sha256=same(record.prompt_sha256),
+            judge=same(record.judge),
+            facets=shared.setdefault(tuple(facets.items()), facets) if facets else none_seen,
+            cause=record.cause,
+            attempts=attempts,
+            tolerated=none_listed,
+            warnings=none_listed,
+            injection_suspect=record.injection_suspect,
+            tags=shared.setdefault(("tags", *record.tags), record.tags) if record.tags else none_listed,
+            decision=record.decision,
+            **extra,
+        )
 
 
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
     """(system, question) -> verdict of the last record of that pair in the file."""
     last: dict[tuple[str, str], str] = {}
-    for record in iter_records(path):
+    # Read as totals read them, without building a `Record`: only the pair and its verdict count.
+    for record in decoded_lines(path, light_record_decoder, _reporter(path, None)):
         last[(record.system, record.question)] = record.verdict
     return last
 

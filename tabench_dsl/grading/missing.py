@@ -23,8 +23,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..core.compiled import CompiledQuestion
+from ..core.fast_lines import decoded_lines
 from ..core.records import Answer, JudgeInfo, Record
-from ..core.results import iter_light_records
+from ..core.results import light_record_decoder
 
 #: Who "judged" a missing answer: nobody, and every output that names the judge says so.
 NO_JUDGE = JudgeInfo(backend="none", model="no answer", language_model=False, label="nobody was asked")
@@ -106,8 +107,10 @@ def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
     if not Path(path).exists():
         return set()
     last: dict[tuple[str, str], bool] = {}
-    for record in iter_light_records(path):
-        last[record.key] = record.cause == "missing"
+    # Decoded as the light reader decodes (bad lines skipped), with no `Record` built: only the
+    # pair and its cause count, and a resume reads the whole file here.
+    for record in decoded_lines(path, light_record_decoder, lambda number, bad: None):
+        last[(record.system, record.question)] = record.cause == "missing"
     return {pair for pair, missing in last.items() if missing}
 
 

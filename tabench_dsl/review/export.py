@@ -77,7 +77,13 @@ FORMATS = ("csv", "parquet")
 
 def record_rows(records: Iterable[Record]) -> Iterator[dict[str, Any]]:
     """One row (column -> value) per standing record of `records`, in the order they stand."""
-    for record in latest(records).values():
+    return standing_rows(latest(records).values())
+
+
+def standing_rows(standing: Iterable[Record]) -> Iterator[dict[str, Any]]:
+    """One row (column -> value) per record of `standing`, each already the standing record of its
+    pair (`export_stream` reads them so, one at a time), in their order."""
+    for record in standing:
         decision = record.decision
         calls = [a for a in record.attempts if not a.cache_hit and (a.raw is not None or a.error is not None)]
         yield {
@@ -164,11 +170,15 @@ def _system_columns() -> list[str]:
 
 def csv_text(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> str:
     """`rows` as CSV with a header (None as an empty field, booleans as true/false)."""
+    return "".join(csv_lines(columns, rows))
+
+
+def csv_lines(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """`csv_text` one line at a time (each with its line break), the header first."""
     columns = list(columns)
-    lines = [",".join(_csv_field(column) for column in columns)]
+    yield ",".join(_csv_field(column) for column in columns) + "\n"
     for row in rows:
-        lines.append(",".join(_csv_field(_csv_value(row.get(column))) for column in columns))
-    return "\n".join(lines) + "\n"
+        yield ",".join(_csv_field(_csv_value(row.get(column))) for column in columns) + "\n"
 
 
 #: What makes a CSV field quoted. The `csv` module's QUOTE_MINIMAL leaves a lone carriage return
@@ -201,24 +211,32 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
-def write_records(records: Iterable[Record], out: str | Path, fmt: str) -> int:
+def write_records(records: Iterable[Record], out: str | Path, fmt: str, *, standing: bool = False) -> int:
     """Write the standing records of `records` to `out` in format `fmt` ("csv" or "parquet");
-    return the rows written. Raises `UsageError` naming the `parquet` extra when pyarrow is absent
-    (before anything is written)."""
+    return the rows written. With `standing`, every record given is already its pair's standing
+    one, and CSV is written as they come, in bounded memory. Raises `UsageError` naming the
+    `parquet` extra when pyarrow is absent (before anything is written)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     if fmt == "parquet":
         pyarrow = require("pyarrow", extra="parquet", purpose="export --format parquet")
         parquet = require("pyarrow.parquet", extra="parquet", purpose="export --format parquet")
-    rows = list(record_rows(records))
+    rows = standing_rows(records) if standing else record_rows(records)
     columns = [name for name, _ in RECORD_COLUMNS]
     if fmt == "csv":
-        text = csv_text(columns, rows)
-        _replace(out, lambda f: f.write(text.encode("utf-8")))
-    else:
-        table = _arrow_table(pyarrow, rows)
-        _replace(out, lambda f: parquet.write_table(table, f))
-    return len(rows)
+        written = [-1]  # the header is no row
+
+        def write_csv(f: Any) -> None:
+            for line in csv_lines(columns, rows):
+                f.write(line.encode("utf-8"))
+                written[0] += 1
+
+        _replace(out, write_csv)
+        return written[0]
+    listed = list(rows)
+    table = _arrow_table(pyarrow, listed)
+    _replace(out, lambda f: parquet.write_table(table, f))
+    return len(listed)
 
 
 def _arrow_table(pyarrow: Any, rows: list[dict[str, Any]]) -> Any:

@@ -1,0 +1,151 @@
+"""How long each reading command takes, and how much memory it needs, on a large results file.
+
+Writes a results file of N records (the test generator's records, `make_results.many_results`, over
+50 systems), a second grading of the same answers (every tenth verdict flipped) for `diff`, a battery
+of the file's questions and an answers file holding every answer whose record is final (so
+`grade --resume` has nothing left to grade), then runs each command as its own process and
+prints its wall time and peak resident memory (the child's own `ru_maxrss`, from `os.wait4`).
+A floor measured in the same run is printed first: the time and memory of a process that only
+starts tabench's command line, so the figures can be read against what any command costs here.
+
+    python bench/scale_bench.py [--records 1000000] [--systems 50] [--only totals,diff]
+
+Prints one line per command, e.g. `totals            1.234 s   180 MB  (exit 0)`; exits 0, or 1
+when a command exited with a status other than its expected one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+# The record generator lives with the tests; the bench uses the same one so the figures describe
+# the runs the tests check.
+sys.path.insert(0, str(REPO / "tests"))
+
+#: Records built and written at a time: the generator holds a list, so large files go in chunks.
+CHUNK = 100_000
+
+
+def write_files(folder: Path, records: int, systems: int) -> dict[str, Path]:
+    """The results file, its flipped twin, a battery of its questions and an answers file."""
+    import msgspec
+    from support.make_results import many_results
+
+    from tabench_dsl.core.records import record_encoder
+
+    paths = {name: folder / f"{name}.jsonl" for name in ("a", "b", "answers")}
+    per_system = max(records // systems, 1)
+    flip = {"pass": "fail", "fail": "pass"}
+    with open(paths["a"], "wb") as a, open(paths["b"], "wb") as b, open(paths["answers"], "w") as ans:
+        # Chunks of whole systems, so each question appears once per system.
+        step = max(CHUNK // per_system, 1)
+        for first in range(0, systems, step):
+            count = min(step, systems - first)
+            chunk = many_results(per_system * count, systems=count, seed=first)
+            for number, record in enumerate(chunk):
+                record = msgspec.structs.replace(record, system=f"sys-{int(record.system[4:]) + first:02d}")
+                a.write(record_encoder.encode(record) + b"\n")
+                if number % 10 == 0 and record.verdict in flip:
+                    record = msgspec.structs.replace(record, verdict=flip[record.verdict])
+                b.write(record_encoder.encode(record) + b"\n")
+                if record.verdict != "error":  # an error is graded again: leave nothing to grade
+                    line = {"system": record.system, "question": record.question, "answer": record.answer}
+                    ans.write(json.dumps(line) + "\n")
+    paths["battery"] = write_battery(folder / "battery", per_system)
+    return paths
+
+
+def write_battery(folder: Path, questions: int) -> Path:
+    """A battery named as the generator's records are, with questions q00000 onwards."""
+    folder.mkdir()
+    (folder / "battery.yaml").write_text(
+        "name: memos-agent\nscorer: tabench-1.1\npolicies: [memos.policy]\nrubrics: [memos.rubric]\n"
+    )
+    (folder / "memos.policy").write_text("S1: Judge only what the answer says.\n")
+    blocks = (
+        f'question q{q:05d} {{\n  prompt "Question {q}?"\n  gold "Gold {q}"\n}}\n' for q in range(questions)
+    )
+    (folder / "memos.rubric").write_text("".join(blocks))
+    return folder
+
+
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Run `argv`; its wall seconds, peak resident megabytes and exit status."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if child.returncode not in (0, 1):
+        sys.stderr.write(err.decode("utf-8", "replace")[-2000:])
+    # ru_maxrss is in kilobytes on Linux.
+    return wall, usage.ru_maxrss / 1024, child.returncode
+
+
+def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
+    """Each command the bench runs, by name, as `tabench` arguments."""
+    a, b = str(paths["a"]), str(paths["b"])
+    return {
+        "floor (import)": ["--version"],
+        "totals": ["totals", a],
+        "totals --json": ["totals", a, "--json"],
+        "report --html": ["report", a, "--html", str(folder / "report.html")],
+        "diff A B": ["diff", a, b],
+        "export csv": ["export", a, "--format", "csv", "--out", str(folder / "export.csv")],
+        "grade --resume": [
+            "grade",
+            str(paths["battery"]),
+            "--answers",
+            str(paths["answers"]),
+            "--out",
+            a,
+            "--resume",
+            "--judge",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "none",
+            "--no-cache",
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--systems", type=int, default=50)
+    parser.add_argument("--only", default="", help="comma-separated command names to run (default: all)")
+    args = parser.parse_args(argv)
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="160")
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(variable, None)
+    failed = False
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        env["TABENCH_CACHE"] = str(folder / "cache")
+        started = time.perf_counter()
+        paths = write_files(folder, args.records, args.systems)
+        size = paths["a"].stat().st_size / 1e6
+        print(f"wrote {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
+        wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+        for label, command in commands(paths, folder).items():
+            if wanted and label not in wanted and not label.startswith("floor"):
+                continue
+            wall, rss, status = measure([sys.executable, "-m", "tabench_dsl", *command], env)
+            failed |= status not in (0, 1)
+            print(f"{label:<16} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

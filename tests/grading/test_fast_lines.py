@@ -1,0 +1,77 @@
+"""`fast_lines.decoded_lines` reads a results file exactly as `jsonl.numbered_lines` and
+`jsonl.decode_line` read it line by line: the same records, the same bad lines at the same line and
+column, a BOM dropped, blank lines skipped, a torn last line reported, lines across block edges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.make_results import make_record, many_results, write_results
+
+from tabench_dsl.core.fast_lines import BLOCK
+from tabench_dsl.core.jsonl import BOM, BadLine, decode_line, numbered_lines
+from tabench_dsl.core.records import record_decoder, record_encoder
+from tabench_dsl.core.results import iter_light_records, iter_records
+
+
+def line_by_line(path: Path) -> tuple[list, list[str]]:
+    """The reading as it was before `decoded_lines`: one line at a time, every check first."""
+    records, problems = [], []
+    with open(path, "rb") as f:
+        for number, line in numbered_lines(f):
+            try:
+                records.append(decode_line(record_decoder, line))
+            except BadLine as bad:
+                where = f"{number}" if bad.col is None else f"{number}:{bad.col}"
+                problems.append(f"{path}:{where}: not a result record: {bad.message}")
+    return records, problems
+
+
+def read(path: Path) -> tuple[list, list[str]]:
+    problems: list[str] = []
+    return list(iter_records(path, on_problem=problems.append)), problems
+
+
+def test_hostile_lines_are_read_as_line_by_line(tmp_path: Path) -> None:
+    good = record_encoder.encode(make_record("a", "q1", "pass"))
+    lines = [
+        good,
+        b"",
+        b"   \t",
+        BOM,
+        BOM + record_encoder.encode(make_record("a", "q2", "fail")),
+        b'{"system": "a", "question": "q3"}',
+        b'{"system": "\xff"}',
+        b'{"system": "\\ud800"}',
+        b"[" * 5000,
+        b"not json",
+        record_encoder.encode(make_record("b", "q1", "error")),
+        good[:-7],  # torn: no final line break either
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    records, problems = read(path)
+    expected_records, expected_problems = line_by_line(path)
+    assert records == expected_records and len(records) == 3
+    assert problems == expected_problems and len(problems) == 6
+    assert problems[0].startswith(f"{path}:6: ") and problems[-1].startswith(f"{path}:12")
+    assert any(p.startswith(f"{path}:7:13: ") for p in problems), problems  # the bad byte's column
+
+
+def test_lines_across_block_edges_are_whole(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "big.jsonl", many_results(2 * BLOCK // 600 + 50, systems=3))
+    assert path.stat().st_size > 2 * BLOCK  # at least two block edges fall inside lines
+    records, problems = read(path)
+    assert problems == [] and records == line_by_line(path)[0]
+    light = list(iter_light_records(path))
+    assert [(r.system, r.question, r.verdict) for r in light] == [
+        (r.system, r.question, r.verdict) for r in records
+    ]
+
+
+def test_a_file_ending_without_a_line_break_keeps_its_last_whole_record(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(record_encoder.encode(make_record("a", "q1", "t1")))
+    assert read(path) == line_by_line(path) and len(read(path)[0]) == 1
+    path.write_bytes(b"")
+    assert read(path) == ([], [])

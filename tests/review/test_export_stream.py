@@ -1,0 +1,62 @@
+"""`tabench export` reads the file twice (review/export_stream.py) instead of holding it: the file
+it writes is byte for byte what applying the decisions to every record and exporting them gives,
+with re-graded pairs, bad lines, stale and replaced decisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+from support.make_results import make_record, many_results, write_results
+
+from tabench_dsl.cli import main
+from tabench_dsl.core.records import Decision
+from tabench_dsl.core.results import iter_records
+from tabench_dsl.review.decisions import apply_decisions
+from tabench_dsl.review.export import write_records
+from tabench_dsl.review.export_stream import standing_positions, standing_records
+
+
+def decision(system: str, question: str, verdict: str, sha: str, note: str = "") -> Decision:
+    return Decision(system, question, verdict, sha, "ann", "2026-11-30T10:00:00Z", note)  # type: ignore[arg-type]
+
+
+def test_export_streams_the_same_rows_as_the_whole_file_gives(tmp_path: Path, capsys) -> None:
+    records = many_results(300, systems=3)
+    adjudicated = next(r for r in records if r.verdict == "adjudicate")
+    later = make_record(
+        adjudicated.system, adjudicated.question, "adjudicate", prompt_sha256=adjudicated.prompt_sha256
+    )
+    records += [make_record("sys-00", "q00001", "fail"), later, make_record("sys-09", "new", "pass")]
+    path = write_results(tmp_path / "run.jsonl", records)
+    with open(path, "ab") as f:
+        f.write(b"not a record\n")
+    decisions = [
+        decision(later.system, later.question, "fail", later.prompt_sha256, "first"),
+        decision(later.system, later.question, "pass", later.prompt_sha256, "replaces the first"),
+        decision("sys-00", "q00001", "pass", "0" * 64),  # stale: the prompt differs
+        decision("nobody", "q00001", "pass", "0" * 64),  # no such pair
+    ]
+    (tmp_path / "run.decisions.jsonl").write_bytes(
+        b"".join(msgspec.json.encode(d) + b"\n" for d in decisions)
+    )
+    assert main(["export", str(path), "--format", "csv", "--out", str(tmp_path / "out.csv")]) == 1
+    assert "run.jsonl:304" in capsys.readouterr().err  # the bad line, named once
+
+    whole = apply_decisions(list(iter_records(path)), decisions)
+    expected = write_records(whole, tmp_path / "expected.csv", "csv")
+    assert expected == 301  # 300 pairs and the new one; the re-graded pairs count once
+    assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "expected.csv").read_bytes()
+    assert b"replaces the first" in (tmp_path / "out.csv").read_bytes()
+
+
+def test_records_appended_after_the_first_pass_are_left_out(tmp_path: Path) -> None:
+    path = write_results(
+        tmp_path / "run.jsonl", [make_record("a", "q1", "pass"), make_record("a", "q2", "fail")]
+    )
+    positions = standing_positions(path, on_problem=lambda problem: None)
+    with open(path, "ab") as f:  # a grading still writing: a re-grade of q1 and a new pair
+        for record in (make_record("a", "q1", "fail"), make_record("a", "q3", "pass")):
+            f.write(msgspec.json.encode(record) + b"\n")
+    standing = list(standing_records(path, positions, []))
+    assert [(r.question, r.verdict) for r in standing] == [("q1", "pass"), ("q2", "fail")]
