@@ -35,7 +35,6 @@ import argparse
 import dataclasses
 import functools
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
