@@ -93,7 +93,6 @@ from .judges.base import Completion, Judge, Message
 from .judges.request_hash import request_sha256
 from .oversized import cut_answer, oversized_reason
 from .panel import Panel, decide
-from .reachability import FATAL_STATUSES as FATAL_STATUSES  # re-exported: batch.rounds reads it here
 from .reachability import ReachabilityWatch
 from .repeats import combine_repeats, repeat_kind
 from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason, twice_malformed

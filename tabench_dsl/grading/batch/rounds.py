@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.redact import scrub
-from ..runner import FATAL_STATUSES
+from ..reachability import FATAL_STATUSES
 from .ledger import Ended, Ledger, Submitted
 from .polling import PollPlan
 from .service import BatchService, BatchStatus, LineResult
