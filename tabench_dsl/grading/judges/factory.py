@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -110,8 +110,6 @@ def make_judge(
     session: aiohttp.ClientSession | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
     price: Price | None = None,
     request: RequestOptions | None = None,
     decoding: DecodingFlags | None = None,
@@ -132,7 +130,7 @@ def make_judge(
         session=session,
         env=env,
         timeout=timeout,
-        decoding=_with_legacy_flags(decoding, temperature, max_tokens),
+        decoding=decoding,
     )
     judge = backend.build(setup)
     judge.shape_requests(request_shape(request, manifest, settings))
@@ -173,20 +171,6 @@ def judge_setup(
         session=session,
         settings=settings,
         prompt_cache=manifest.prompt_cache is not False,
-    )
-
-
-def _with_legacy_flags(
-    decoding: DecodingFlags | None, temperature: float | None, max_tokens: int | None
-) -> DecodingFlags:
-    """`decoding` with `make_judge`'s own `temperature` and `max_tokens` arguments over it."""
-    flags = decoding or DecodingFlags()
-    if temperature is None and max_tokens is None:
-        return flags
-    return msgspec.structs.replace(
-        flags,
-        temperature=_first(temperature, flags.temperature),
-        max_tokens=_first(max_tokens, flags.max_tokens),
     )
 
 
@@ -274,7 +258,3 @@ def manifest_backend_problem(backend: str) -> str | None:
             "which file is read as results: pass --judge replay:FILE instead"
         )
     return None
-
-
-def _first(*values: Any) -> Any:
-    return next((v for v in values if v is not None), None)
