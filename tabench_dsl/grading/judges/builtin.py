@@ -290,7 +290,7 @@ def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
     return BuiltinJudge(params, settings=setup.settings)
 
 
-@register_identity("builtin")
+@register_identity("builtin", carries_request_shape=False)
 def builtin_identity(setup: JudgeSetup) -> JudgeIdentity:
     """The builtin judge's identity, for the dry run (its cache key needs no parameters)."""
     return JudgeIdentity(INFO, JudgeParams(model=INFO.model))
