@@ -285,7 +285,7 @@ class BuiltinJudge(Judge):
 
 @register_judge("builtin", argument="none")
 def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
-    """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
+    """`builtin`: the lexical judge, reading the scorer's markers and facets."""
     params = JudgeParams(model=INFO.model, temperature=setup.temperature, max_tokens=setup.max_tokens)
     return BuiltinJudge(params, settings=setup.settings)
 
