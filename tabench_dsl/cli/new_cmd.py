@@ -68,7 +68,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def create_battery(name: str, parent: Path, scorer: str = DEFAULT_SCORER) -> Path:
     """Write the template battery `name`, naming the shipped scorer `scorer`, under `parent` and
     return its folder."""
-    from ..language.battery import BATTERY_NAME, shipped_scorers
+    from ..language.battery import shipped_scorers
+    from ..language.manifest import BATTERY_NAME
 
     if not BATTERY_NAME.match(name):
         raise UsageError(

@@ -13,15 +13,10 @@ import msgspec
 
 from .price import Price
 from .reasoning import DEFAULT_REASONING_TAGS
-from .scorer import FACET_NAMES, ScorerSettings
-
-__all__ = ["FACET_NAMES"]  # re-exported: the AST's users find the default facet names here
+from .scorer import ScorerSettings
 
 ExemplarKind = Literal["correct", "incorrect", "partial"]
 Expect = Literal["pass", "fail"]
-
-# FACET_NAMES (the default facet names, in the order prompts show them) is defined with the scorer
-# settings, whose default it is, and named here too for the nodes that use it.
 
 #: The exemplar kinds a rubric may use.
 EXEMPLAR_KINDS: tuple[str, ...] = ("correct", "incorrect", "partial")

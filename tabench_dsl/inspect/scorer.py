@@ -73,38 +73,12 @@ def battery_scorer(
         from ..outputs import check_results_out
 
         check_results_out(out, option="out")
-    options = GradingOptions(
-        judge=None if judge == INSPECT_JUDGE else judge,
-        model=model,
-        timeout=timeout,
-        retries=retries,
-        concurrency=concurrency,
-        cache=cache,
-    )
-    if judge == INSPECT_JUDGE:
-        opener = functools.partial(_open_inspect_grader, compiled, model, out, concurrency, timeout)
-    else:
-        opener = functools.partial(_open_tabench_grader, compiled, options, out)
-    shared = _SharedGrader(opener)
+    shared = _SharedGrader(_grader_opener(compiled, judge, model, out, cache, concurrency, retries, timeout))
 
     async def score(state: TaskState, target: Target) -> Score:
-        question = _question(state, question_from)
-        if question is None:
-            return Score.unscored(
-                reason="scoring_failed",
-                explanation=f"sample {state.sample_id!r}: no metadata field {question_from!r} "
-                "holding a question id (question_from)",
-            )
-        if question not in compiled.questions:
-            return Score.unscored(
-                reason="scoring_failed",
-                explanation=f"sample {state.sample_id!r}: the battery {compiled.name!r} has no "
-                f"question {question!r}",
-            )
-        text = state.output.completion
-        if not text:
-            return Score.unscored(reason="no_response", explanation="empty completion: nothing to grade")
-        answer = Answer(epoch_system(str(state.model), state.epoch), question, text)
+        answer = _sample_answer(state, question_from, compiled)
+        if isinstance(answer, Score):
+            return answer
         async with shared.use() as grader:
             record = await grader.grade(answer)
             if grader.writer is not None:
@@ -112,6 +86,48 @@ def battery_scorer(
         return record_score(record)
 
     return score
+
+
+def _grader_opener(
+    compiled: CompiledBattery,
+    judge: str | None,
+    model: str | None,
+    out: str | None,
+    cache: str | None,
+    concurrency: int,
+    retries: int,
+    timeout: float,
+) -> Callable[[], contextlib.AbstractAsyncContextManager[Grader]]:
+    """How the shared grader is opened: with Inspect's model API as the judge (`judge="inspect"`),
+    else with the tabench judge `judge` and `model` name."""
+    if judge == INSPECT_JUDGE:
+        return functools.partial(_open_inspect_grader, compiled, model, out, concurrency, timeout)
+    options = GradingOptions(
+        judge=judge, model=model, timeout=timeout, retries=retries, concurrency=concurrency, cache=cache
+    )
+    return functools.partial(_open_tabench_grader, compiled, options, out)
+
+
+def _sample_answer(state: TaskState, question_from: str | None, compiled: CompiledBattery) -> Answer | Score:
+    """The answer a sample gives to grade, or the unscored `Score` saying why it gives none: no
+    question id, a question the battery lacks, an empty completion."""
+    question = _question(state, question_from)
+    if question is None:
+        return Score.unscored(
+            reason="scoring_failed",
+            explanation=f"sample {state.sample_id!r}: no metadata field {question_from!r} "
+            "holding a question id (question_from)",
+        )
+    if question not in compiled.questions:
+        return Score.unscored(
+            reason="scoring_failed",
+            explanation=f"sample {state.sample_id!r}: the battery {compiled.name!r} has no "
+            f"question {question!r}",
+        )
+    text = state.output.completion
+    if not text:
+        return Score.unscored(reason="no_response", explanation="empty completion: nothing to grade")
+    return Answer(epoch_system(str(state.model), state.epoch), question, text)
 
 
 def _compile(battery: str) -> CompiledBattery:

@@ -2,8 +2,8 @@
 
 `read_battery` makes one pass over everything and collects every problem it can find (lint shows
 them all); `load_battery` raises them together as `SpecErrors`, sorted by path, line and column.
-Manifest problems point at their line in `battery.yaml` (the YAML node API keeps positions);
-question problems at their line in the rubric file.
+Manifest problems point at their line in `battery.yaml` (`manifest` checks its keys, the YAML node
+API keeping positions); question problems at their line in the rubric file.
 
 A battery reads only its own folder: every file its manifest names (a policy, a rubric pattern's
 matches, a scorer folder) must resolve, symlinks followed, inside the battery folder or a folder
@@ -19,41 +19,18 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import msgspec
-import yaml
 
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
 from .files import Refused, is_inside, read_spec_text, real_path
-from .manifest_judge import check_judge
+from .manifest import MANIFEST, read_manifest
 from .parse import RawQuestion, parse_policy, parse_rubric
-from .reasoning_tags import check_reasoning_tags
 from .rubric import build_questions
 from .scorer import read_settings
-from .yaml_io import reader_error, yaml_error, yaml_problem
-from .yaml_nodes import YAML_TAG, Value, construct, node_text, position, scalar_text, spec_error
-
-#: The keys a manifest may have, in the order hints list them.
-MANIFEST_KEYS: tuple[str, ...] = (
-    "name",
-    "scorer",
-    "policies",
-    "rubrics",
-    "t1",
-    "t1_trap",
-    "judge",
-    "reasoning_tags",
-)
-#: The keys of the manifest's `judge:` mapping.
-#: The manifest keys without a default.
-REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
-#: A battery name.
-BATTERY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
-#: The name of a battery's manifest file.
-MANIFEST = "battery.yaml"
+from .yaml_nodes import Value, spec_error
 
 
 class Loaded(msgspec.Struct):
@@ -97,7 +74,7 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
     if not is_inside(manifest, roots.paths):
         raise UsageError(f"{manifest} is a link to a file {roots.outside}")
     errors: list[SpecError] = []
-    values = _read_manifest(manifest, errors)
+    values = read_manifest(manifest, errors)
     scorer = _load_scorer(values["scorer"], base, roots, errors) if "scorer" in values else None
 
     rules: list[Rule] = []
@@ -188,130 +165,6 @@ class _Roots(msgspec.Struct, frozen=True):
     def outside(self) -> str:
         """How a path outside every root is described."""
         return "outside the battery folder" + (" and the allowed folders" if len(self.paths) > 1 else "")
-
-
-def _read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
-    # Key -> its checked value: a `Value` for `name`, `scorer`, `t1` and `judge`, a list of
-    # `Value`s for `policies` and `rubrics` (what `_MANIFEST_CHECKS` gives each key).
-    path = str(manifest)
-    try:
-        text = read_spec_text(manifest, "manifest")
-    except Refused as exc:
-        raise UsageError(f"{manifest} {exc.reason}") from None
-    except SpecError as exc:
-        errors.append(exc)
-        return {}
-    problem = yaml_problem(text, path)
-    if problem is not None:
-        errors.append(problem)
-        return {}
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        errors.append(yaml_error(exc, path))
-        return {}
-    except yaml.YAMLError as exc:  # a character YAML refuses (NUL, ESC): no mark, a position
-        errors.append(reader_error(exc, text, path))
-        return {}
-    if root is None:
-        errors.append(spec_error("empty manifest", Pos(path, 1, 1), hint=_keys_hint()))
-        return {}
-    if not isinstance(root, yaml.MappingNode):
-        errors.append(spec_error("a manifest is a mapping of keys", position(root, path), hint=_keys_hint()))
-        return {}
-    values: dict[str, Any] = {}
-    seen: dict[str, Pos] = {}
-    for key_node, node in root.value:
-        key = str(key_node.value)
-        at = position(key_node, path)
-        if key not in MANIFEST_KEYS:
-            errors.append(spec_error(f"unknown key '{key}'", at, hint=_keys_hint()))
-            continue
-        if key in seen:
-            errors.append(
-                spec_error(f"duplicate key '{key}'", at, hint=f"first given at line {seen[key].line}")
-            )
-            continue
-        seen[key] = at
-        value = _MANIFEST_CHECKS[key](node, path, errors)
-        if value is not None:
-            values[key] = value
-    for key in REQUIRED_KEYS:
-        if key not in seen:
-            errors.append(spec_error(f"missing key '{key}'", position(root, path), hint=_REQUIRED_HINTS[key]))
-    return values
-
-
-def _check_name(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
-    text = scalar_text(node, "name", path, errors)
-    if text is None:
-        return None
-    if not BATTERY_NAME.match(text):
-        errors.append(
-            spec_error(
-                f"bad battery name '{text}'",
-                position(node, path),
-                hint="a name is lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
-            )
-        )
-        return None
-    return Value(text, text, position(node, path))
-
-
-def _check_scorer(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
-    text = scalar_text(node, "scorer", path, errors)
-    return None if text is None else Value(text, text, position(node, path))
-
-
-def _check_files(key: str):
-    def check(node: yaml.Node, path: str, errors: list[SpecError]) -> list[Value]:
-        items = node.value if isinstance(node, yaml.SequenceNode) else [node]
-        values = []
-        for item in items:
-            text = scalar_text(item, key, path, errors, what="a file name or a list of them")
-            if text is not None:
-                values.append(Value(text, text, position(item, path)))
-        return values
-
-    return check
-
-
-def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == YAML_TAG + "bool":
-        return Value(construct(node), node.value, position(node, path))
-    errors.append(spec_error(f"t1 must be true or false, not {node_text(node)}", position(node, path)))
-    return None
-
-
-def _check_t1_trap(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == YAML_TAG + "bool":
-        return Value(construct(node), node.value, position(node, path))
-    errors.append(spec_error(f"t1_trap must be true or false, not {node_text(node)}", position(node, path)))
-    return None
-
-
-def _check_reasoning_tags(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
-    tags = check_reasoning_tags(node, path, errors)
-    return None if tags is None else Value(tags, "", position(node, path))
-
-
-#: What a judge key other than `model` and `backend` takes, as its error says it.
-_MANIFEST_CHECKS = {
-    "name": _check_name,
-    "scorer": _check_scorer,
-    "policies": _check_files("policies"),
-    "rubrics": _check_files("rubrics"),
-    "t1": _check_t1,
-    "t1_trap": _check_t1_trap,
-    "judge": check_judge,
-    "reasoning_tags": _check_reasoning_tags,
-}
-
-_REQUIRED_HINTS = {
-    "name": "add a line: name: my-battery",
-    "scorer": "add a line: scorer: tabench-1.1",
-    "rubrics": "add a line: rubrics: [questions/*.rubric]",
-}
 
 
 def _load_scorer(value: Value, base: Path, roots: _Roots, errors: list[SpecError]) -> Scorer | None:
@@ -490,7 +343,3 @@ def _read_named(
     except OSError as exc:
         errors.append(spec_error(f"cannot read {what} {file}: {exc.strerror}", where.pos))
     return None
-
-
-def _keys_hint() -> str:
-    return "keys are " + ", ".join(MANIFEST_KEYS)

@@ -20,8 +20,8 @@ from pathlib import Path
 from ..core.errors import SpecError, SpecErrors, TabenchError
 from ..core.nodes import EXEMPLAR_KINDS
 from ..core.scorer import FACET_NAMES
-from .battery import MANIFEST, MANIFEST_KEYS
 from .files import texts_in_place_of_files
+from .manifest import MANIFEST, MANIFEST_KEYS
 from .manifest_judge import JUDGE_KEYS
 from .parse import FIELDS, parse_policy, parse_rubric
 from .problems import Problem, coded_problems

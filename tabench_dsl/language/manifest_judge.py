@@ -79,64 +79,13 @@ def _judge_fields(
     ok = True
     for key_node, value in node.value:
         key = str(key_node.value)
-        at = position(value, path)
-        parts.setdefault(key, at)
-        if key in seen:
-            hint = f"first given at line {seen[key].line}"
-            errors.append(spec_error(f"duplicate {where} key '{key}'", position(key_node, path), hint=hint))
+        parts.setdefault(key, position(value, path))
+        if not _key_allowed(key, position(key_node, path), keys, where, seen, errors):
             ok = False
             continue
-        seen[key] = position(key_node, path)
-        if key in FLAG_ONLY_JUDGE_KEYS:
-            flag = FLAG_ONLY_JUDGE_KEYS[key]
-            message = f"a battery may not set judge request {key}: the user sets them with {flag}"
-            errors.append(spec_error(message, position(key_node, path), hint=f"pass {flag} to grade instead"))
-            ok = False
-        elif key not in keys:
-            hint = f"{where} keys are " + ", ".join(keys)
-            errors.append(spec_error(f"unknown {where} key '{key}'", position(key_node, path), hint=hint))
-            ok = False
-        elif key == "structured":
-            text = _structured_value(value)
-            if text is None:
-                choices = ", ".join(STRUCTURED_VALUES)
-                errors.append(
-                    spec_error(f"judge structured must be one of {choices}, not {node_text(value)}", at)
-                )
-            ok = ok and text is not None
-            fields[key] = text
-        elif key in ("model", "backend"):
-            text = scalar_text(value, f"{where} {key}", path, errors)
-            ok = ok and text is not None
-            fields[key] = text
-        elif key == "price":
-            price = _check_price(value, path, errors)
-            ok = ok and price is not None
-            fields[key] = price
-        elif key == "temperature" and value.tag in (YAML_TAG + "int", YAML_TAG + "float"):
-            fields[key] = float(cast(float, construct(value)))
-        elif key == "rule":
-            text = scalar_text(value, "judge rule", path, errors)
-            if text is not None and text not in PANEL_RULES:
-                hint = "a panel's rule is " + " or ".join(PANEL_RULES)
-                errors.append(spec_error(f"unknown judge rule '{text}'", at, hint=hint))
-                text = None
-            ok = ok and text is not None
-            fields[key] = text
-        elif key == "reasoning":
-            reasoning = check_reasoning(value, path, errors)
-            ok = ok and reasoning is not None
-            fields[key] = reasoning
-        elif key == "panel":
-            panel = _check_panel(value, path, errors)
-            ok = ok and panel is not None
-            fields[key] = panel
-        elif _judge_value_fits(key, value):
-            fields[key] = construct(cast(yaml.ScalarNode, value))
-        else:
-            kind = _JUDGE_VALUE_KINDS.get(key, "a positive whole number")
-            errors.append(spec_error(f"{where} {key} must be {kind}, not {node_text(value)}", at))
-            ok = False
+        checked, fits = _judge_value(key, value, where, path, errors)
+        fields[key] = checked
+        ok = ok and fits
     if where != "judge" and ok and "backend" not in fields:
         errors.append(
             spec_error(
@@ -147,6 +96,69 @@ def _judge_fields(
         )
         ok = False
     return ok
+
+
+def _key_allowed(
+    key: str, at: Pos, keys: tuple[str, ...], where: str, seen: dict[str, Pos], errors: list[SpecError]
+) -> bool:
+    """Whether the judge key `key`, written at `at`, may be read: not given twice (`seen` holds
+    those given so far), not one only a flag sets, one of `keys`. Each refusal goes to `errors`."""
+    if key in seen:
+        hint = f"first given at line {seen[key].line}"
+        errors.append(spec_error(f"duplicate {where} key '{key}'", at, hint=hint))
+        return False
+    seen[key] = at
+    if key in FLAG_ONLY_JUDGE_KEYS:
+        flag = FLAG_ONLY_JUDGE_KEYS[key]
+        message = f"a battery may not set judge request {key}: the user sets them with {flag}"
+        errors.append(spec_error(message, at, hint=f"pass {flag} to grade instead"))
+        return False
+    if key not in keys:
+        hint = f"{where} keys are " + ", ".join(keys)
+        errors.append(spec_error(f"unknown {where} key '{key}'", at, hint=hint))
+        return False
+    return True
+
+
+def _judge_value(
+    key: str, value: yaml.Node, where: str, path: str, errors: list[SpecError]
+) -> tuple[object, bool]:
+    """The checked value of the judge key `key` and whether it is one (each problem in `errors`)."""
+    at = position(value, path)
+    if key == "structured":
+        text = _structured_value(value)
+        if text is None:
+            choices = ", ".join(STRUCTURED_VALUES)
+            errors.append(
+                spec_error(f"judge structured must be one of {choices}, not {node_text(value)}", at)
+            )
+        return text, text is not None
+    if key in ("model", "backend"):
+        text = scalar_text(value, f"{where} {key}", path, errors)
+        return text, text is not None
+    if key == "price":
+        price = _check_price(value, path, errors)
+        return price, price is not None
+    if key == "temperature" and value.tag in (YAML_TAG + "int", YAML_TAG + "float"):
+        return float(cast(float, construct(cast(yaml.ScalarNode, value)))), True
+    if key == "rule":
+        text = scalar_text(value, "judge rule", path, errors)
+        if text is not None and text not in PANEL_RULES:
+            hint = "a panel's rule is " + " or ".join(PANEL_RULES)
+            errors.append(spec_error(f"unknown judge rule '{text}'", at, hint=hint))
+            text = None
+        return text, text is not None
+    if key == "reasoning":
+        reasoning = check_reasoning(value, path, errors)
+        return reasoning, reasoning is not None
+    if key == "panel":
+        panel = _check_panel(value, path, errors)
+        return panel, panel is not None
+    if _judge_value_fits(key, value):
+        return construct(cast(yaml.ScalarNode, value)), True
+    kind = _JUDGE_VALUE_KINDS.get(key, "a positive whole number")
+    errors.append(spec_error(f"{where} {key} must be {kind}, not {node_text(value)}", at))
+    return None, False
 
 
 def _check_panel(node: yaml.Node, path: str, errors: list[SpecError]) -> list[dict[str, object]] | None:

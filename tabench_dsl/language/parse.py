@@ -9,7 +9,8 @@ whole field lines, its closing brace): Lark's cost is per terminal, and a batter
 questions reads several times faster so. `_RubricTransformer` cuts the field lines into keywords
 and arguments with the grammar's own patterns. A file `tabench.lark` rejects is read again with
 `tabench_tokens.lark`, the same language one word per terminal, which reads the rare spellings
-the coarse grammar leaves to it or reports the syntax error at the exact word.
+the coarse grammar leaves to it or reports the syntax error at the exact word. Both decode their
+strings with `string_literals`.
 
 Every Lark error becomes a `SpecError` at `path:line:col` with a hint a person can act on (`syntax`).
 """
@@ -19,10 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-import textwrap
 from functools import cache
-from json import JSONDecodeError, JSONDecoder
-from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
 from pathlib import Path
 from typing import Literal
 
@@ -33,9 +31,9 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 from ..core.errors import SpecError
 from ..core.nodes import Pos, Rule
 from ..core.resources import grammar_dir
-from .files import SURROGATE
 from .line_limits import check_line_lengths
-from .syntax import HINT_ESCAPE, source_line, syntax_error
+from .string_literals import decode_long_string, decode_string, escaped_string
+from .syntax import source_line, syntax_error
 
 #: The fields a question may have, in the order the hint lists them.
 FIELDS: tuple[str, ...] = (
@@ -200,44 +198,6 @@ def parse_policy(text: str, path: str | Path) -> PolicyFile:
     return _PolicyTransformer(path).transform(tree)
 
 
-def decode_long_string(raw: str) -> str:
-    """The text of a `\"\"\"...\"\"\"` string (quotes included in `raw`), by the rule of
-    docs/language.md section 4.3.
-
-    A line break right after the opening quotes is dropped; so is a last line break that only
-    white space separates from the closing quotes (with that white space); then the common
-    indentation is removed as `textwrap.dedent` does.
-    """
-    body = raw[3:-3]
-    if body.startswith("\n"):
-        body = body[1:]
-    head, newline, last = body.rpartition("\n")
-    if newline and not last.strip(" \t"):
-        body = head
-    return _dedent(body)
-
-
-def _dedent(text: str) -> str:
-    """`textwrap.dedent(text)`, at a fifth of its cost when every line is empty or indented with
-    spaces only before its first visible character (the usual case); else textwrap itself."""
-    lines = text.split("\n")
-    margin = None
-    for line in lines:
-        rest = line.lstrip(" ")
-        if not rest:
-            if line:
-                return textwrap.dedent(text)  # a line of spaces only: textwrap empties it
-            continue
-        if rest[0].isspace():
-            return textwrap.dedent(text)  # a tab or other white space in the indentation
-        indent = len(line) - len(rest)
-        if margin is None or indent < margin:
-            margin = indent
-    if not margin:
-        return text
-    return "\n".join([line[margin:] for line in lines])
-
-
 class _Unread(Exception):
     """The coarse grammar's pieces cannot be cut as `tabench_tokens.lark` would read them."""
 
@@ -268,8 +228,12 @@ def _cutters() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     return head, field, re.compile(argument)
 
 
-#: json.loads of one "..." string: the strict=False decoder's own string scanner.
-_JSON = JSONDecoder(strict=False)
+def _json_string(raw: str) -> str:
+    # A string with an escape; one without is the text between its quotes.
+    value = escaped_string(raw)
+    if value is None:
+        raise _Unread  # a bad escape or a lone surrogate: tabench_tokens.lark's transformer reports it
+    return value
 
 
 class _RubricTransformer(Transformer):
@@ -361,32 +325,6 @@ class _RubricTransformer(Transformer):
         return tuple(args), at, line, line_start
 
 
-def _json_string(raw: str) -> str:
-    # A string with an escape; one without is the text between its quotes.
-    try:
-        value, end = scanstring(raw, 1, False)
-    except ValueError:
-        raise _Unread from None  # a bad escape: tabench_tokens.lark's transformer reports it
-    if end != len(raw) or SURROGATE.search(value):
-        raise _Unread  # a lone surrogate too: tabench_tokens.lark's transformer reports it
-    return value
-
-
-#: One escape of a "..." string: a `\\uXXXX` surrogate pair, another `\\uXXXX` (its code in group
-#: 1), or a backslash and the character after it.
-_ESCAPE = re.compile(r"\\(?:ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|u([0-9a-f]{4})|.)", re.IGNORECASE)
-
-
-def lone_surrogate_at(raw: str) -> int | None:
-    """The offset in `raw` (a "..." string as written) of its first `\\uXXXX` escape that is half of
-    a surrogate pair without the other half (a D800-DBFF escape right before a DC00-DFFF one is a
-    pair, as JSON reads them), or None."""
-    for match in _ESCAPE.finditer(raw):
-        if match.group(1) and 0xD800 <= int(match.group(1), 16) <= 0xDFFF:
-            return match.start()
-    return None
-
-
 class _TokensTransformer(Transformer):
     def __init__(self, path: str, lines: list[str]) -> None:
         super().__init__(visit_tokens=False)
@@ -406,33 +344,7 @@ class _TokensTransformer(Transformer):
 
     def _decode(self, token: Token) -> str:
         line, column, _, _ = token_at(token)
-        try:
-            value = _JSON.decode(str(token))
-        except JSONDecodeError as exc:
-            # json points at the backslash of a bad escape, at the `u` of a bad `\uXXXX`.
-            start = exc.pos - 1 if exc.msg.startswith("Invalid \\uXXXX") else exc.pos
-            width = 6 if str(token)[start + 1 : start + 2] == "u" else 2
-            escape = str(token)[start : start + width].rstrip('"')
-            raise SpecError(
-                f"bad escape '{escape}' in string",
-                path=self.path,
-                line=line,
-                col=column + start,
-                hint=HINT_ESCAPE,
-                source_line=source_line(self.lines, line),
-            ) from None
-        if SURROGATE.search(value):
-            start = lone_surrogate_at(str(token)) or 0
-            raise SpecError(
-                f"lone surrogate escape '{str(token)[start : start + 6]}' in string",
-                path=self.path,
-                line=line,
-                col=column + start,
-                hint="a \\uD800-\\uDFFF escape is half of a character: write its pair after it "
-                "(\\ud83d\\ude00), or the character itself",
-                source_line=source_line(self.lines, line),
-            )
-        return value
+        return decode_string(str(token), self.path, line, column, self.lines)
 
     def field(self, children: list[Token]) -> Field:
         name, *args = children

@@ -14,7 +14,8 @@ from typing import cast
 import msgspec
 
 from ..core.errors import SpecError
-from ..core.nodes import EXEMPLAR_KINDS, FACET_NAMES, Exemplar, ExemplarKind, Expect, Facet, Pos, Question
+from ..core.nodes import EXEMPLAR_KINDS, Exemplar, ExemplarKind, Expect, Facet, Pos, Question
+from ..core.scorer import FACET_NAMES
 from .parse import FIELDS, Arg, Field, RawQuestion
 
 #: A question id.

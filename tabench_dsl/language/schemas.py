@@ -2,7 +2,7 @@
 the loaders' own key tables: `tabench schema battery|scorer` prints them, `tabench new` writes the
 battery's next to its manifest.
 
-Each key of `battery.MANIFEST_KEYS`, `JUDGE_KEYS`, `PANEL_JUDGE_KEYS`, `core.price.PRICE_KEYS` and
+Each key of `manifest.MANIFEST_KEYS`, `JUDGE_KEYS`, `PANEL_JUDGE_KEYS`, `core.price.PRICE_KEYS` and
 `core.scorer.SECTIONS` / `SECTION_KEYS` gets its fragment from the tables below. A key the loader
 reads that has no fragment yet is still allowed (with an empty schema, so an editor never flags
 what tabench accepts) and `missing_fragments()` names it: a test fails on it, so a new manifest key
@@ -17,8 +17,8 @@ from typing import Any
 
 from ..core.price import PRICE_KEYS, REQUIRED_PRICE_KEYS
 from ..core.scorer import SECTION_KEYS, SECTIONS
-from .battery import BATTERY_NAME, MANIFEST_KEYS, REQUIRED_KEYS
 from .judge_reasoning import EFFORTS, MIN_BUDGET
+from .manifest import BATTERY_NAME, MANIFEST_KEYS, REQUIRED_KEYS
 from .manifest_judge import JUDGE_KEYS, PANEL_JUDGE_KEYS, PANEL_RULES, STRUCTURED_VALUES
 from .scorer import FACET_NAME, TEMPLATE_NAME
 

@@ -18,6 +18,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.grading.cache import default_path
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.identity import judge_identity
+from tabench_dsl.grading.judges.request_shape import RequestOptions
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 
@@ -204,6 +205,33 @@ async def test_the_identity_is_the_judge_make_judge_builds(tmp_path: Path, spec:
         assert identity.info == judge.info
         if judge.info.language_model:
             assert identity.params == judge.params
+
+
+@pytest.mark.parametrize(
+    ("spec", "env"),
+    [
+        ("builtin", {}),
+        ("replay:old.jsonl", {}),
+        ("openai:m", {"OPENAI_API_KEY": "sk-test"}),
+        ("http://127.0.0.1:9", {}),
+        ("anthropic:claude-x", {"ANTHROPIC_API_KEY": "k"}),
+    ],
+)
+async def test_the_identity_names_the_request_shape_the_judge_sends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, env: dict[str, str]
+):
+    # Each backend declares with its identity whether its requests carry what the user adds
+    # (`register_identity(..., carries_request_shape=...)`): builtin and replay send none.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old.jsonl").write_text("")
+    compiled = compile_battery(load_battery(write_battery(tmp_path)))
+    request = RequestOptions(structured="on", params={"seed": 1}, headers=(("X-Team", "t"),))
+    kwargs = {"model": "m", "manifest_judge": compiled.judge, "settings": compiled.settings, "env": env}
+    async with aiohttp.ClientSession() as session:
+        judge = make_judge(spec, session=session, request=request, **kwargs)
+        identity = judge_identity(spec, request=request, **kwargs)
+        assert identity.request_shape == judge.request_shape
+        assert (identity.request_shape == "") == (judge.info.backend in ("builtin", "replay"))
 
 
 async def test_a_panel_is_counted_judge_by_judge_at_each_price(work: Path, capsys, judge_server):

@@ -18,7 +18,8 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.nodes import JudgeDefaults
 from tabench_dsl.grading.judges.base import Message
-from tabench_dsl.grading.judges.factory import make_judge, url_gets_key
+from tabench_dsl.grading.judges.factory import make_judge
+from tabench_dsl.grading.judges.urls import url_gets_key
 
 VERDICT = '{"verdict": "pass", "reason": "names all four stages", "facets": {}}'
 MESSAGES = [Message("system", "grade it"), Message("user", "the answer")]

@@ -39,7 +39,7 @@ def toy_judge(setup: JudgeSetup) -> ToyJudge:
     return ToyJudge(setup.params("toy:MODEL", model=setup.argument or None))
 
 
-@register_identity("toy")
+@register_identity("toy", carries_request_shape=False)  # ToyJudge keeps the default shape_requests
 def toy_identity(setup: JudgeSetup) -> JudgeIdentity:
     params = setup.params("toy:MODEL", model=setup.argument or None)
     return JudgeIdentity(JudgeInfo(backend="toy", model=params.model, label="toy box"), params)

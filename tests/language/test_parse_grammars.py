@@ -22,11 +22,11 @@ from tabench_dsl.language.parse import (
     Arg,
     Field,
     RubricFile,
-    _dedent,
     _read_by_tokens,
     _read_coarse,
     parse_rubric,
 )
+from tabench_dsl.language.string_literals import _dedent
 
 PATH = "r.rubric"
 

@@ -285,12 +285,12 @@ class BuiltinJudge(Judge):
 
 @register_judge("builtin", argument="none")
 def builtin_judge(setup: JudgeSetup) -> BuiltinJudge:
-    """`builtin`: the lexical judge, reading the scorer's markers and facets, with the choice's notice."""
+    """`builtin`: the lexical judge, reading the scorer's markers and facets."""
     params = JudgeParams(model=INFO.model, temperature=setup.temperature, max_tokens=setup.max_tokens)
     return BuiltinJudge(params, settings=setup.settings)
 
 
-@register_identity("builtin")
+@register_identity("builtin", carries_request_shape=False)
 def builtin_identity(setup: JudgeSetup) -> JudgeIdentity:
     """The builtin judge's identity, for the dry run (its cache key needs no parameters)."""
     return JudgeIdentity(INFO, JudgeParams(model=INFO.model))

@@ -68,20 +68,10 @@ from .base import DEFAULT_TIMEOUT, Judge
 from .decoding import DecodingFlags, decoding_params
 from .registry import Backend, JudgeSetup, find_backend
 from .request_shape import RequestOptions, RequestShape
-from .urls import safe_url, url_gets_key
+from .urls import safe_url
 
 if TYPE_CHECKING:
     import aiohttp
-
-# `url_gets_key` is part of the key rules of the module docstring; it lives with the other URL rules.
-__all__ = [
-    "JUDGE_FORMS",
-    "JudgeChoice",
-    "choose_judge",
-    "make_judge",
-    "manifest_backend_problem",
-    "url_gets_key",
-]
 
 #: The forms `--judge` accepts, for error messages.
 JUDGE_FORMS = (

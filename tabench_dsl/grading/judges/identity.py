@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import msgspec
-
 from ...core.errors import UsageError
 from ...core.nodes import JudgeDefaults
 from ...core.scorer import ScorerSettings
@@ -43,10 +41,8 @@ def judge_identity(
     backend, setup = judge_setup(
         name, model=model, manifest=manifest, settings=settings, session=None, env=env, decoding=decoding
     )
+    shape = request_shape(request, manifest, settings).digest
     try:
-        found = identify(backend, setup)
+        return identify(backend, setup, request_shape=shape)
     except ValueError as exc:
         raise UsageError(f"--judge: {exc}") from None
-    if found.info.backend in ("builtin", "replay"):
-        return found  # no request of theirs carries what the user adds
-    return msgspec.structs.replace(found, request_shape=request_shape(request, manifest, settings).digest)

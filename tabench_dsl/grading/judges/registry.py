@@ -18,8 +18,10 @@ builtin judge never loads the HTTP backends, and the other way round:
     azure       azure           azure       the deployment, or `v1:MODEL`
 
 To add a backend: a module that subclasses `base.Judge` and registers a builder (and, for the dry
-run, how it names a judge without building it: `@register_identity(kind)`), and a line in `_HOMES`
-for it (a module imported by other means registers itself just the same).
+run, how it names a judge without building it: `@register_identity(kind)`, with
+`carries_request_shape=False` when, like `builtin` and `replay`, its judge sends no request the
+user's additions could go into), and a line in `_HOMES` for it (a module imported by other means
+registers itself just the same).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from ...core.errors import JudgeError, UsageError
 from ...core.scorer import ScorerSettings
@@ -118,6 +122,8 @@ _HOMES: dict[str, str] = {
 _BACKENDS: dict[str, Backend] = {}
 _KIND_OF_HEAD: dict[str, str] = {}
 _IDENTIFIERS: dict[str, Identifier] = {}
+#: The kinds whose judges send no request what the user adds could go into (`builtin`, `replay`).
+_UNSHAPED: set[str] = set()
 
 
 def register_judge(
@@ -135,24 +141,34 @@ def register_judge(
     return register
 
 
-def register_identity(kind: str) -> Callable[[Identifier], Identifier]:
+def register_identity(kind: str, *, carries_request_shape: bool = True) -> Callable[[Identifier], Identifier]:
     """Register the decorated function as how the dry run names a judge of `kind` without building
-    it (a backend without one cannot be dry-run)."""
+    it (a backend without one cannot be dry-run). `carries_request_shape` says whether the judge's
+    requests carry what the user adds (`Judge.shape_requests`), so that its identity names their
+    digest as its reply cache keys do; False for a judge that sends no request (builtin, replay)."""
 
     def register(identify: Identifier) -> Identifier:
         _IDENTIFIERS[kind] = identify
+        if carries_request_shape:
+            _UNSHAPED.discard(kind)
+        else:
+            _UNSHAPED.add(kind)
         return identify
 
     return register
 
 
-def identify(backend: Backend, setup: JudgeSetup) -> JudgeIdentity:
+def identify(backend: Backend, setup: JudgeSetup, *, request_shape: str = "") -> JudgeIdentity:
     """The identity a judge of `backend` built from `setup` would have (its registered
-    `Identifier`); `UsageError` for a backend that registered none."""
+    `Identifier`), naming `request_shape` (the digest of what the user adds to every request) when
+    its requests carry it; `UsageError` for a backend that registered none."""
     identifier = _IDENTIFIERS.get(backend.kind)
     if identifier is None:
         raise UsageError(f"the {backend.kind} judge cannot be named without building it (no --dry-run)")
-    return identifier(setup)
+    found = identifier(setup)
+    if backend.kind in _UNSHAPED:
+        return found
+    return msgspec.structs.replace(found, request_shape=request_shape)
 
 
 def find_backend(name: str) -> tuple[Backend, str] | None:

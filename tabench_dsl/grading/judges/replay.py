@@ -84,7 +84,7 @@ def replay_judge(setup: JudgeSetup) -> ReplayJudge:
     return ReplayJudge(setup.argument)
 
 
-@register_identity("replay")
+@register_identity("replay", carries_request_shape=False)
 def replay_identity(setup: JudgeSetup) -> JudgeIdentity:
     """A replay judge's identity, for the dry run: the file it replays, without reading it."""
     if not setup.argument:
