@@ -16,7 +16,7 @@ from pathlib import Path
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .command_help import add_command
-from .price_flags import add_price_option, check_price
+from .price_flags import add_price_option, price_option
 from .tag_flags import add_tag_option
 
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.slices import select_tagged
     from ..review.totals import compute_totals, totals_json
 
-    check_price(args)
+    price = price_option(args)
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if args.tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), args.tags)
-    totals = compute_totals(records, price=args.price)
+    totals = compute_totals(records, price=price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     elif args.csv:
