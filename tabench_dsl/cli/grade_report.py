@@ -82,14 +82,15 @@ def _run_json(stats: RunStats, seen: RunAccount, causes: list[CauseCount]) -> di
 
 
 def print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> None:
-    """The totals of the whole results file, as `tabench totals` prints them (a line that is not a
-    record is named on stderr, as there, and left out of the count). With `as_json`, `run_json`
+    """The totals of the whole results file: the per-system table and a line naming what else
+    `tabench totals` shows (a line that is not a record is named on stderr, as there, and left out
+    of the count), or with `as_json` every figure, as `totals --json` prints them, and `run_json`
     (what this run did: its errors and their causes, its bad answer lines) is the document's
     `"run"`: the totals alone would hide them."""
     from ..review.counted_records import counted_records
     from ..review.decisions import decisions_path
     from ..review.totals import compute_totals, totals_json
-    from .totals_cmd import print_tables
+    from .totals_cmd import print_system_table
 
     problems: list[str] = []
     records = counted_records(out, decisions_path(out), on_problem=problems.append) if out.exists() else []
@@ -103,4 +104,4 @@ def print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> N
         sys.stdout.buffer.write(json_for_terminal(msgspec.json.encode(document)) + b"\n")
         sys.stdout.flush()
     else:
-        print_tables(totals)
+        print_system_table(totals, out)
