@@ -6,7 +6,9 @@ Decided where the spec is silent:
   stops with a usage error rather than mixing two gradings in one file.
 - `--retries N` is the number of transport retries after the first try (default 5: six attempts).
 - The totals printed at the end are those of the whole results file (earlier runs included, the
-  last record of each pair standing, human decisions applied), as `tabench totals` prints them.
+  last record of each pair standing, human decisions applied): the per-system table as `tabench
+  totals` prints it, and a line naming what else `totals` shows (questions, tags, pairs...), so a
+  large grading does not end in hundreds of lines; `--json` prints every figure.
 - `--workers N` grades in N processes (tabench_dsl/grading/parallel/), this one alone writing the results;
   the default is 1: a real judge is latency bound and one process keeps up with it.
 - `--question`, `--system`, `--tag` and `--limit` grade a slice: the filters apply before `--resume`'s
@@ -50,7 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "grade",
         help="grade an answers file against a battery",
         description="Grade every answer of an answers file against a battery, append one record per "
-        "answer to a results file, and print the totals of the whole results file.",
+        "answer to a results file, and print the per-system totals of the whole results file (tabench "
+        "totals prints every section).",
         exit_codes=(
             (0, "every answer got a verdict"),
             (1, "some answers ended in error, some answer lines were bad, or a --workers process died"),
