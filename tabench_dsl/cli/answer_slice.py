@@ -21,6 +21,7 @@ import msgspec
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..grading.shards import Shard, in_shard
+from .tag_flags import add_tag_option
 
 if TYPE_CHECKING:
     from ..core.compiled import CompiledQuestion
@@ -61,19 +62,74 @@ class AnswerSlice(msgspec.Struct, frozen=True):
             yield answer
 
 
-def answer_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuestion]) -> AnswerSlice:
-    """The slice `args` name, checked against the battery's `questions`: a --limit below 1, question
+class SliceFlags(msgspec.Struct, frozen=True):
+    """The slice options of a `grade` command line, read once, before the battery is known:
+    `--question`, `--tag`, `--system`, `--shard` and `--limit` (None: not given)."""
+
+    questions: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    systems: tuple[str, ...] | None = None
+    shard: Shard | None = None
+    limit: int | None = None
+
+
+def add_slice_options(parser: argparse.ArgumentParser) -> None:
+    """`--limit`, `--question` and `--system`: grade a slice of the answers first (a quick look at a
+    new judge or battery before paying for the whole file)."""
+    add = parser.add_argument
+    add(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="send at most N answers to grading (after --question/--system; answers --resume skips "
+        "do not count)",
+    )
+    add(
+        "--question",
+        action="append",
+        dest="questions",
+        default=None,
+        metavar="ID",
+        help="grade only the answers to this question (repeatable)",
+    )
+    add(
+        "--system",
+        action="append",
+        dest="systems",
+        default=None,
+        metavar="NAME",
+        help="grade only the answers of this system (repeatable)",
+    )
+    add_tag_option(parser, verb="grade")
+
+
+def slice_flags(args: argparse.Namespace) -> SliceFlags:
+    """The slice options of `args`, as given (`answer_slice` checks them against the battery)."""
+    return SliceFlags(
+        questions=tuple(args.questions) if args.questions else None,
+        tags=tuple(args.tags) if args.tags else None,
+        systems=tuple(args.systems) if args.systems else None,
+        shard=getattr(args, "shard", None),
+        limit=args.limit,
+    )
+
+
+def answer_slice(
+    flags: SliceFlags, questions: Mapping[str, CompiledQuestion], *, missing_as_fail: bool = False
+) -> AnswerSlice:
+    """The slice `flags` name, checked against the battery's `questions`: a --limit below 1, question
     ids or tags the battery lacks, and --missing-as-fail with --limit are usage errors."""
-    if args.limit is not None and args.limit < 1:
+    if flags.limit is not None and flags.limit < 1:
         raise UsageError("--limit must be at least 1")
-    if args.limit is not None and getattr(args, "missing_as_fail", False):
+    if flags.limit is not None and missing_as_fail:
         raise UsageError("--missing-as-fail needs the whole answers file read: it does not go with --limit")
-    unknown = sorted(set(args.questions or ()) - set(questions))
+    unknown = sorted(set(flags.questions or ()) - set(questions))
     if unknown:
         raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
     tagged = None
-    if args.tags:
-        wanted = set(args.tags)
+    if flags.tags:
+        wanted = set(flags.tags)
         unknown = sorted(wanted - {tag for q in questions.values() for tag in q.tags})
         if unknown:
             raise UsageError(
@@ -81,11 +137,11 @@ def answer_slice(args: argparse.Namespace, questions: Mapping[str, CompiledQuest
             )
         tagged = frozenset(qid for qid, q in questions.items() if wanted.intersection(q.tags))
     return AnswerSlice(
-        questions=frozenset(args.questions) if args.questions else None,
+        questions=frozenset(flags.questions) if flags.questions else None,
         tagged=tagged,
-        systems=frozenset(args.systems) if args.systems else None,
-        shard=getattr(args, "shard", None),
-        limit=args.limit,
+        systems=frozenset(flags.systems) if flags.systems else None,
+        shard=flags.shard,
+        limit=flags.limit,
     )
 
 

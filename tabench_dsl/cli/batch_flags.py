@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..core.display import shown
 from ..core.errors import UsageError
 
@@ -47,28 +49,39 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
 PROVIDER_BATCHES = "provider"
 
 
-def batch_files(args: argparse.Namespace) -> Path | None:
-    """The folder of `--batch files:DIR`, else None; a usage error for any other value."""
-    if args.batch in (None, PROVIDER_BATCHES):
-        return None
-    folder = args.batch.removeprefix("files:")
-    if folder == args.batch or not folder:
-        raise UsageError(
-            f"--batch {shown(args.batch)}: the only value --batch takes is files:DIR "
-            "(put the battery before --batch, or another flag after it)"
-        )
-    return Path(folder)
+class BatchOptions(msgspec.Struct, frozen=True):
+    """`--batch` and `--batch-live-fallback`, read once: whether the judge calls go as batches, the
+    folder of `--batch files:DIR` (None: the provider's own service), and whether the answers of a
+    failed batch are asked live."""
+
+    enabled: bool = False
+    files: Path | None = None
+    live_fallback: bool = False
 
 
-def check_batch_options(args: argparse.Namespace) -> None:
-    """Usage errors of the batch flags."""
-    batch_files(args)
+def batch_options(args: argparse.Namespace, *, workers: int = 1) -> BatchOptions:
+    """The batch flags of a grade or calibrate command line, checked (`workers`: its `--workers`)."""
+    files = _batch_files(args.batch)
     if args.batch_live_fallback and not args.batch:
         raise UsageError("--batch-live-fallback needs --batch")
     if args.batch and getattr(args, "replicas", None):
         raise UsageError("--replica sends live calls; --batch sends batches to one service: choose one")
-    if args.batch and getattr(args, "workers", 1) > 1:
+    if args.batch and workers > 1:
         raise UsageError("--batch grades in one process: the provider runs the batches; drop --workers")
+    return BatchOptions(enabled=bool(args.batch), files=files, live_fallback=args.batch_live_fallback)
+
+
+def _batch_files(given: str | None) -> Path | None:
+    """The folder of `--batch files:DIR`, else None; a usage error for any other value."""
+    if given in (None, PROVIDER_BATCHES):
+        return None
+    folder = given.removeprefix("files:")
+    if folder == given or not folder:
+        raise UsageError(
+            f"--batch {shown(given)}: the only value --batch takes is files:DIR "
+            "(put the battery before --batch, or another flag after it)"
+        )
+    return Path(folder)
 
 
 class BatchLog:
@@ -109,10 +122,10 @@ class BatchLog:
         )
 
 
-def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[..., Any]:
-    """The `grader` argument of `open_grader` for this command line: the live `Grader`, or a
+def grader_factory(batch: BatchOptions, log: BatchLog | None) -> Callable[..., Any]:
+    """The `grader` argument of `open_grader` for these batch options: the live `Grader`, or a
     `BatchGrader` with `--batch`."""
-    if not args.batch:
+    if not batch.enabled:
         from ..grading.runner import Grader
 
         return Grader
@@ -120,28 +133,28 @@ def grader_factory(args: argparse.Namespace, log: BatchLog | None) -> Callable[.
 
     return functools.partial(
         BatchGrader,
-        files=batch_files(args),
-        live_fallback=args.batch_live_fallback,
+        files=batch.files,
+        live_fallback=batch.live_fallback,
         on_status=log.status if log is not None else None,
     )
 
 
 @contextlib.contextmanager
-def batches_left_running(args: argparse.Namespace, results: Path) -> Iterator[None]:
+def batches_left_running(batch: BatchOptions, results: Path) -> Iterator[None]:
     """On Ctrl-C during a batch grading: say that the batches submitted keep running at the
     provider, and how to collect them (`--resume`) or cancel them (`tabench batches --cancel`).
     First, the ledger beside `results` must be one tabench wrote, or none (`outputs.check_ledger_out`)."""
-    if args.batch:
+    if batch.enabled:
         from ..outputs import check_ledger_out
 
         check_ledger_out(results)
     try:
         yield
     except KeyboardInterrupt:
-        if args.batch:
+        if batch.enabled:
             from ..grading.batch import ledger_path
 
-            folder = batch_files(args)
+            folder = batch.files
             if folder is not None and ledger_path(results).exists():
                 print(
                     f"tabench: the requests files are in {shown(str(folder))}; once their results files "

@@ -16,20 +16,26 @@ import functools
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
 from .batch_flags import (
     BatchLog,
+    BatchOptions,
     add_batch_options,
+    batch_options,
     batches_left_running,
-    check_batch_options,
     grader_factory,
 )
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command
-from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+from .grading_flags import add_grading_options, grading_options, notice_line
+
+if TYPE_CHECKING:
+    from ..core.compiled import CompiledBattery
+    from ..grading.session import GradingOptions
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -100,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from ..language.render import compile_battery
 
     minimum = _min_agreement(args.min_agreement)
-    check_grading_options(args)
-    check_batch_options(args)
+    options = grading_options(args)
+    batch = batch_options(args)
     if args.out is not None:
         from ..outputs import check_results_out, grading_inputs
 
@@ -118,12 +124,14 @@ def run(args: argparse.Namespace) -> int:
         for message in problems.messages():
             print(f"tabench: warning: {shown(message)}", file=sys.stderr)
     if args.out is not None:
-        with batches_left_running(args, args.out):
-            result = run_event_loop(functools.partial(_calibrate, args, compiled, args.out, labelled))
+        with batches_left_running(batch, args.out):
+            result = run_event_loop(
+                functools.partial(_calibrate, options, batch, compiled, args.out, labelled)
+            )
     else:
         with tempfile.TemporaryDirectory(prefix="tabench-calibrate-") as folder:
             out = Path(folder) / "exemplars.jsonl"
-            result = run_event_loop(functools.partial(_calibrate, args, compiled, out, labelled))
+            result = run_event_loop(functools.partial(_calibrate, options, batch, compiled, out, labelled))
     if args.json:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
@@ -136,15 +144,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _calibrate(args, compiled, out: Path, labelled=None):
+async def _calibrate(
+    options: GradingOptions, batch: BatchOptions, compiled: CompiledBattery, out: Path, labelled=None
+):
     from ..grading.calibrate import calibrate
     from ..grading.session import open_grader
 
     def show(notice: str) -> None:
         print(notice_line(notice), file=sys.stderr)
 
-    make = grader_factory(args, BatchLog(lambda line: print(line, file=sys.stderr)) if args.batch else None)
-    async with open_grader(compiled, grading_options(args), on_notice=show, grader=make) as grader:
+    make = grader_factory(
+        batch, BatchLog(lambda line: print(line, file=sys.stderr)) if batch.enabled else None
+    )
+    async with open_grader(compiled, options, on_notice=show, grader=make) as grader:
         return await calibrate(compiled, grader, out=out, labelled=labelled)
 
 

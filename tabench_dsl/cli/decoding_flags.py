@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
+
+if TYPE_CHECKING:
+    from ..grading.judges.decoding import DecodingFlags
 
 
 def add_decoding_options(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +52,7 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_decoding_options(args: argparse.Namespace) -> None:
+def _check_decoding_options(args: argparse.Namespace) -> None:
     """Raise `UsageError` for a decoding flag out of range, naming it."""
     from ..grading.judges.decoding import MIN_THINKING_BUDGET
 
@@ -65,10 +69,11 @@ def check_decoding_options(args: argparse.Namespace) -> None:
         )
 
 
-def decoding_flags(args: argparse.Namespace):
-    """The `decoding.DecodingFlags` of a grading command line."""
+def decoding_flags(args: argparse.Namespace) -> DecodingFlags:
+    """The `decoding.DecodingFlags` of a grading command line; `UsageError` for a flag out of range."""
     from ..grading.judges.decoding import DecodingFlags
 
+    _check_decoding_options(args)
     return DecodingFlags(
         temperature=args.temperature,
         max_tokens=args.max_tokens,

@@ -12,8 +12,8 @@ own price, and added up. `--json` prints the same as one document.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -22,6 +22,9 @@ from ..core.display import json_for_terminal, shown
 from ..grading.estimate import TOKEN_ESTIMATE, Estimate, JudgeAsks
 from ..grading.judges.base import JudgeIdentity
 from ..grading.session import GradingOptions, chosen_judges
+
+if TYPE_CHECKING:
+    from .grade_options import GradeOptions
 
 
 class DryRunCost(msgspec.Struct):
@@ -73,12 +76,12 @@ def total_cost(costs: list[DryRunCost | None]) -> DryRunCost | None:
     )
 
 
-def report(args: argparse.Namespace, estimate: Estimate, bad_lines: int) -> int:
+def report(options: GradeOptions, estimate: Estimate, bad_lines: int) -> int:
     """Print the dry run (text, or JSON with `--json`); exit 1 when some answer lines were bad, as
     grading would."""
     costs = [estimate_cost(asks) for asks in estimate.judges]
     cost = total_cost(costs)
-    if args.json:
+    if options.json:
         judges = []
         for asks, one in zip(estimate.judges, costs, strict=True):
             judges.append(
@@ -104,7 +107,7 @@ def report(args: argparse.Namespace, estimate: Estimate, bad_lines: int) -> int:
         }
         sys.stdout.buffer.write(json_for_terminal(msgspec.json.encode(document)) + b"\n")
     else:
-        print(_text(args, estimate, costs, cost, bad_lines))
+        print(_text(options, estimate, costs, cost, bad_lines))
     return 1 if bad_lines else 0
 
 
@@ -120,7 +123,7 @@ _SUMMED = (
 
 
 def _text(
-    args: argparse.Namespace,
+    options: GradeOptions,
     estimate: Estimate,
     costs: list[DryRunCost | None],
     cost: DryRunCost | None,
@@ -136,7 +139,7 @@ def _text(
         f"T1 passes: {e.t1_passes:,}",
     ]
     for asks, one in zip(e.judges, costs, strict=True):
-        lines.extend(_judge_lines(args, asks, one))
+        lines.extend(_judge_lines(options, asks, one))
     if len(e.judges) > 1:
         lines.append(
             f"panel: {e.total('judge_calls'):,} first ask(s) in all, about {e.total('prompt_tokens'):,} "
@@ -145,14 +148,15 @@ def _text(
     return "\n".join(lines)
 
 
-def _judge_lines(args: argparse.Namespace, asks: JudgeAsks, cost: DryRunCost | None) -> list[str]:
+def _judge_lines(options: GradeOptions, asks: JudgeAsks, cost: DryRunCost | None) -> list[str]:
     from ..review.costs import format_usd
 
+    no_cache = options.grading.cache is None  # --no-cache
     cache = (
         f"  {asks.cache_hits:,} first ask(s) answered by the reply cache"
         if asks.cache_read
         else "  reply cache not read ("
-        + ("--no-cache" if args.no_cache else "nothing cached for this judge or no cache file yet")
+        + ("--no-cache" if no_cache else "nothing cached for this judge or no cache file yet")
         + ")"
     )
     lines = [
@@ -189,27 +193,24 @@ def _cost_line(cost: DryRunCost | None) -> str:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """The dry run of a `grade` command line (its options already checked)."""
+def run(options: GradeOptions) -> int:
+    """The dry run of a `grade` command line (its options read and checked: `grade_options`)."""
     from ..core.results import done_pairs
     from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
-    from ..grading.runner import MAX_ANSWER_BYTES
     from ..language.battery import load_battery
     from ..language.render import compile_battery
-    from .answer_slice import DEFAULT_OUT, answer_slice, stderr_line
-    from .grading_flags import grading_options
+    from .answer_slice import answer_slice, stderr_line
     from .reasoning_flags import with_reasoning_flag
 
-    compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
-    compiled = with_reasoning_flag(compiled, args)
-    chosen = answer_slice(args, compiled.questions)
-    options = grading_options(args)
-    judges = _judges(compiled, options)
-    out = args.out or DEFAULT_OUT
-    skip = done_pairs(out) if args.resume else set()
+    compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
+    compiled = with_reasoning_flag(compiled, options.reasoning_tags)
+    chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+    grading = options.grading
+    judges = _judges(compiled, grading)
+    skip = done_pairs(options.out) if options.resume else set()
     reader = AnswerReader(
-        args.answers,
+        list(options.answers),
         compiled.questions,
         on_problem=lambda p: stderr_line(p.render()),
         on_warning=lambda p: stderr_line(f"tabench: warning: {p.render()}"),
@@ -218,12 +219,12 @@ def run(args: argparse.Namespace) -> int:
         compiled,
         chosen.select(reader, skip),
         judges,
-        cache=options.cache,
+        cache=grading.cache,
         skip=skip,
-        max_answer_bytes=options.max_answer_bytes or MAX_ANSWER_BYTES,
-        repeat=options.repeat,
+        max_answer_bytes=grading.max_answer_bytes,
+        repeat=grading.repeat,
     )
-    return report(args, estimate, reader.problems)
+    return report(options, estimate, reader.problems)
 
 
 def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:

@@ -5,18 +5,23 @@ default and check them alike, and both build the same `session.GradingOptions` f
 --concurrency, --cache/--no-cache, --retries, --rate-limit-wait, --timeout, --rpm, --tpm,
 --max-answer-bytes, --price, the decoding settings (`decoding_flags`: --temperature, --max-tokens,
 --reasoning-effort, --thinking-budget) and what every request adds (`request_flags`: --structured,
---judge-param, --judge-header). `check_grading_options` raises the same `UsageError` in both commands.
+--judge-param, --judge-header). `grading_options` reads them once, raising the same `UsageError`
+in both commands.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ..core.display import shown
 from ..core.errors import UsageError
-from .decoding_flags import add_decoding_options, check_decoding_options, decoding_flags
-from .price_flags import add_price_option, check_price
+from .decoding_flags import add_decoding_options, decoding_flags
+from .price_flags import add_price_option, price_option
 from .request_flags import add_request_options, request_options
+
+if TYPE_CHECKING:
+    from ..grading.session import GradingOptions
 
 
 class _JudgeAction(argparse.Action):
@@ -34,7 +39,17 @@ DEFAULT_RATE_LIMIT_WAIT_MINUTES = 30.0
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
-    """Add the shared grading options to `parser` (a `grade` or `calibrate` parser)."""
+    """Add the shared grading options to `parser` (a `grade` or `calibrate` parser), in the order
+    their help lists them: the judge, the transport, the price, what every request adds, decoding."""
+    add_judge_options(parser)
+    add_transport_options(parser)
+    add_price_option(parser, use="recorded with every record (over the manifest's judge.price)")
+    add_request_options(parser)
+    add_decoding_options(parser)
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """`--judge` (a panel when repeated), `--panel-rule`, `--t1-audit`, `--repeat` and `--model`."""
     add = parser.add_argument
     add(
         "--judge",
@@ -70,6 +85,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         "disagree end adjudicate, cause unstable, and totals report the flip rate (default 1)",
     )
     add("--model", default=None, metavar="M", help="the judge model (with a URL judge, or to override)")
+
+
+def add_transport_options(parser: argparse.ArgumentParser) -> None:
+    """`--concurrency`, the reply cache, `--retries`, `--rate-limit-wait`, `--timeout`, `--rpm`,
+    `--tpm` and `--max-answer-bytes`: how the judge calls travel."""
+    add = parser.add_argument
     add("--concurrency", type=int, default=8, metavar="N", help="judge calls in flight at most (default 8)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
@@ -107,46 +128,20 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         help="an answer longer than N bytes of UTF-8 is not sent to the judge and ends adjudicate "
         "(default 262144: 256 KiB)",
     )
-    add_price_option(parser, use="recorded with every record (over the manifest's judge.price)")
-    add_request_options(parser)
-    add_decoding_options(parser)
 
 
-def check_grading_options(args: argparse.Namespace) -> None:
-    """Raise `UsageError` for a shared grading option out of range, naming the option."""
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
-    if not args.timeout > 0:
-        raise UsageError("--timeout must be positive")
-    if not args.rate_limit_wait >= 0:  # also refuses nan
-        raise UsageError("--rate-limit-wait must be 0 or more")
-    for name in ("rpm", "tpm"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{name} must be positive")
-    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
-        raise UsageError("--max-answer-bytes must be at least 1")
-    check_price(args)
-    request_options(args)  # a malformed --judge-param or --judge-header, before anything is opened
-    check_decoding_options(args)
-    if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
-        raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
-    from ..grading.repeats import MAX_REPEAT
-
-    if not 1 <= args.repeat <= MAX_REPEAT:
-        raise UsageError(f"--repeat must be from 1 to {MAX_REPEAT}")
-    judges = args.judges or []
-    if len(set(judges)) < len(judges):
-        raise UsageError("--judge names the same judge twice: each judge may sit on a panel once")
-
-
-def grading_options(args: argparse.Namespace):
-    """The `session.GradingOptions` of a grade or calibrate command line."""
+def grading_options(args: argparse.Namespace) -> GradingOptions:
+    """The `session.GradingOptions` of a grade, calibrate or probe command line, read from `args`
+    once and checked: an option out of range is a `UsageError` naming it. The commands pass the
+    result on; nothing reads these flags from the `Namespace` again."""
     from ..grading.runner import MAX_ANSWER_BYTES
     from ..grading.session import GradingOptions
 
+    _check_ranges(args)
+    price = price_option(args)
+    request = request_options(args)  # a malformed --judge-param or --judge-header, before anything opens
+    decoding = decoding_flags(args)
+    _check_panel(args)
     judges = tuple(args.judges or ())
     return GradingOptions(
         judge=None if len(judges) > 1 else args.judge,
@@ -164,10 +159,41 @@ def grading_options(args: argparse.Namespace):
         tpm=args.tpm,
         cache=None if args.no_cache else _cache_path(args.cache),
         max_answer_bytes=args.max_answer_bytes or MAX_ANSWER_BYTES,
-        price=args.price,
-        request=request_options(args),
-        decoding=decoding_flags(args),
+        price=price,
+        request=request,
+        decoding=decoding,
     )
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    """`UsageError` for a transport option out of range, naming the option."""
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more")
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be positive")
+    if not args.rate_limit_wait >= 0:  # also refuses nan
+        raise UsageError("--rate-limit-wait must be 0 or more")
+    for name in ("rpm", "tpm"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise UsageError(f"--{name} must be positive")
+    if args.max_answer_bytes is not None and args.max_answer_bytes < 1:
+        raise UsageError("--max-answer-bytes must be at least 1")
+
+
+def _check_panel(args: argparse.Namespace) -> None:
+    """`UsageError` for a `--t1-audit`, `--repeat` or panel the grading cannot run."""
+    from ..grading.repeats import MAX_REPEAT
+
+    if args.t1_audit is not None and not 0 <= args.t1_audit <= 1:
+        raise UsageError("--t1-audit must be a share from 0 to 1 (0.1 audits a tenth of the T1 passes)")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat must be from 1 to {MAX_REPEAT}")
+    judges = args.judges or []
+    if len(set(judges)) < len(judges):
+        raise UsageError("--judge names the same judge twice: each judge may sit on a panel once")
 
 
 def _cache_path(flag: str | None) -> str:

@@ -7,7 +7,6 @@ questions of the slice it has no answer to, writing their `fail` records when as
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,17 +26,18 @@ class MissingAnswers:
     """The coverage of one `grade` run and the missing records an earlier run of it wrote."""
 
     def __init__(
-        self, args: argparse.Namespace, chosen: AnswerSlice, compiled: CompiledBattery, out: Path
+        self, chosen: AnswerSlice, compiled: CompiledBattery, out: Path, *, record: bool, resume: bool
     ) -> None:
+        """`record`: `--missing-as-fail`; `resume`: `--resume` (an earlier run's missing records)."""
         self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
         #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
         systems = set(chosen.systems) if chosen.systems is not None else None
         self.coverage = Coverage(self.questions, systems) if chosen.limit is None else None
-        self.record = bool(args.missing_as_fail)
+        self.record = record
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,
         #: and an answer given for one since is graded over it.
-        self.already = recorded_missing(out) if args.resume else set()
+        self.already = recorded_missing(out) if resume else set()
         self.by_system: dict[str, list[str]] = {}
         self.written = 0
 

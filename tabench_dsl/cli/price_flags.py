@@ -26,11 +26,11 @@ def add_price_option(parser: argparse.ArgumentParser, *, use: str) -> None:
     )
 
 
-def check_price(args: argparse.Namespace) -> None:
-    """Turn `args.price` into a `Price` (or leave None); a bad value raises `UsageError`."""
-    if args.price is None or isinstance(args.price, Price):
-        return
+def price_option(args: argparse.Namespace) -> Price | None:
+    """The `Price` of `--price` (None when not given), read once; a bad value raises `UsageError`."""
+    if args.price is None:
+        return None
     try:
-        args.price = parse_price(args.price)
+        return parse_price(args.price)
     except ValueError as exc:
         raise UsageError(f"--price: {exc}") from None

@@ -16,11 +16,16 @@ import functools
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.display import json_for_terminal, shown
 from .battery_flags import add_allow_dir
 from .command_help import add_command
-from .grading_flags import add_grading_options, check_grading_options, grading_options, notice_line
+from .grading_flags import add_grading_options, grading_options, notice_line
+
+if TYPE_CHECKING:
+    from ..core.compiled import CompiledBattery
+    from ..grading.session import GradingOptions
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from ..language.battery import load_battery
     from ..language.render import compile_battery
 
-    check_grading_options(args)
+    options = grading_options(args)
     compiled = compile_battery(load_battery(args.battery, allow_dirs=args.allow_dirs))
     if args.dry_run:
         items = probe_cases(compiled, seed=args.seed)
@@ -66,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {shown(case.question)} {shown(case.system)}: {len(case.answer)} characters")
         return 0
     with tempfile.TemporaryDirectory(prefix="tabench-probe-") as folder:
-        report = run_event_loop(functools.partial(_probe, args, compiled, Path(folder) / "probe.jsonl"))
+        report = run_event_loop(
+            functools.partial(_probe, options, compiled, Path(folder) / "probe.jsonl", args.seed)
+        )
     if args.json:
         print(json_for_terminal(msgspec.json.encode(report)).decode())
     else:
@@ -74,15 +81,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(edit.flipped for edit in report.edits) else 0
 
 
-async def _probe(args, compiled, out: Path):
+async def _probe(options: GradingOptions, compiled: CompiledBattery, out: Path, seed: int):
     from ..grading.probe import probe
     from ..grading.session import open_grader
 
     def show(notice: str) -> None:
         print(notice_line(notice), file=sys.stderr)
 
-    async with open_grader(compiled, grading_options(args), on_notice=show) as grader:
-        return await probe(compiled, grader, out=out, seed=args.seed)
+    async with open_grader(compiled, options, on_notice=show) as grader:
+        return await probe(compiled, grader, out=out, seed=seed)
 
 
 def render_report(report) -> str:

@@ -48,13 +48,23 @@ def add_reasoning_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def with_reasoning_flag(compiled: CompiledBattery, args: argparse.Namespace) -> CompiledBattery:
-    """`compiled` with the tags `--reasoning-tags` names in place of the manifest's (as it is when
-    the flag is not given). `UsageError` for `none` given beside a pair."""
+def reasoning_tags_option(args: argparse.Namespace) -> tuple[tuple[str, str], ...] | None:
+    """The pairs `--reasoning-tags` names, read once (None: not given, the manifest's stand; empty:
+    `none`, cut nothing). `UsageError` for `none` given beside a pair."""
     given: list[tuple[str, str] | None] | None = args.reasoning_tags
     if given is None:
-        return compiled
+        return None
     pairs = tuple(pair for pair in given if pair is not None)
     if pairs and len(pairs) < len(given):
         raise UsageError("--reasoning-tags none cuts nothing: it cannot stand beside a pair")
+    return pairs
+
+
+def with_reasoning_flag(
+    compiled: CompiledBattery, pairs: tuple[tuple[str, str], ...] | None
+) -> CompiledBattery:
+    """`compiled` with the tags `--reasoning-tags` names (`reasoning_tags_option`) in place of the
+    manifest's (as it is when the flag is not given)."""
+    if pairs is None:
+        return compiled
     return msgspec.structs.replace(compiled, reasoning_tags=pairs)

@@ -10,7 +10,7 @@ from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .compare_flags import add_compare_option, load_compared
-from .price_flags import add_price_option, check_price
+from .price_flags import add_price_option, price_option
 from .run_problems import warn_run_problems
 from .tag_flags import add_tag_option
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.report import is_report_file, write_report
     from ..review.viewer.run import load_run
 
-    check_price(args)
+    price = price_option(args)
     if args.max_answers < 0:
         raise UsageError(f"--max-answers {args.max_answers}: must be 0 or more")
     if not args.html.parent.is_dir():
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         },
     )
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
-    run_data.price = args.price
+    run_data.price = price
     warn_run_problems(run_data)
     compared = load_compared(args, run_data)
     try:

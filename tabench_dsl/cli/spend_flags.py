@@ -28,16 +28,18 @@ def add_max_cost_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_max_cost(args: argparse.Namespace) -> None:
-    """`UsageError` for a cap that is no positive amount or that one process cannot hold."""
+def max_cost_option(args: argparse.Namespace, *, workers: int, batch: bool) -> float | None:
+    """`--max-cost` read once (None when not given); `UsageError` for a cap that is no positive
+    amount or that one process cannot hold (`workers` above 1, or `batch`)."""
     if args.max_cost is None:
-        return
+        return None
     if not (math.isfinite(args.max_cost) and args.max_cost > 0):
         raise UsageError("--max-cost must be a positive amount of USD")
-    if args.workers > 1:
+    if workers > 1:
         raise UsageError("--max-cost is held by one grading process; leave out --workers")
-    if args.batch:
+    if batch:
         raise UsageError("--max-cost counts live requests; leave out --batch")
+    return args.max_cost
 
 
 def spent_in(results: Path, price: Price | None) -> float:
@@ -57,13 +59,13 @@ def spent_in(results: Path, price: Price | None) -> float:
     return spent
 
 
-def capped_options(options: GradingOptions, args: argparse.Namespace, out: Path) -> GradingOptions:
-    """`options` with the cap and the spend `out` already holds, when `--max-cost` is given."""
+def capped_options(options: GradingOptions, out: Path) -> GradingOptions:
+    """`options` with the spend `out` already holds, when they carry a cap (`--max-cost`)."""
     import msgspec
 
-    if args.max_cost is None:
+    if options.max_cost is None:
         return options
-    return msgspec.structs.replace(options, max_cost=args.max_cost, spent_before=spent_in(out, args.price))
+    return msgspec.structs.replace(options, spent_before=spent_in(out, options.price))
 
 
 def cap_message(stats: RunStats, cap: float, left: int) -> str:

@@ -1,7 +1,8 @@
-"""`tabench totals RESULTS.jsonl [--json | --csv] [--price ...]`: the totals of a results file,
-human decisions applied, with the judge calls' tokens and cost (at the price each record carries,
-or `--price` over it). `--csv` prints the per-system rows (every scalar column of `totals --json`'s
-systems) for pandas or DuckDB (review/export.py).
+"""`tabench totals RESULTS.jsonl [--json | --csv] [--price ...] [--by SECTION]`: the totals of a
+results file, human decisions applied, with the judge calls' tokens and cost (at the price each
+record carries, or `--price` over it). `--csv` prints the per-system rows (every scalar column of
+`totals --json`'s systems) for pandas or DuckDB (review/export.py). The tables show a screenful of
+each long section, `--by SECTION` one whole (`screenful`).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """
@@ -15,8 +16,10 @@ from pathlib import Path
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
+from ..review.useful_rows import EVERY_ROW, Limits
 from .command_help import add_command
-from .price_flags import add_price_option, check_price
+from .price_flags import add_price_option, price_option
+from .screenful import add_by_option, rest_line, section_limits
 from .tag_flags import add_tag_option
 
 
@@ -46,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_tag_option(parser)
     add_price_option(parser, use="prices every judge call, over the price its record carries")
+    add_by_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..review.slices import select_tagged
     from ..review.totals import compute_totals, totals_json
 
-    check_price(args)
+    price = price_option(args)
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if args.tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), args.tags)
-    totals = compute_totals(records, price=args.price)
+    totals = compute_totals(records, price=price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     elif args.csv:
@@ -77,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         # CSV has no escapes: names go out as written to a program, made visible to a terminal.
         sys.stdout.write(shown(text, lines=True) if sys.stdout.isatty() else text)
     else:
-        print_tables(totals)
+        print_tables(totals, section_limits(args.by))
     # Counted without the lines it could not read: say so in the status too.
     return 1 if problems else 0
 
@@ -87,20 +91,34 @@ def run(args: argparse.Namespace) -> int:
 PIPE_WIDTH = 160
 
 
-def print_tables(totals) -> None:
+def print_tables(totals, limits: Limits = EVERY_ROW) -> None:
     """Print the totals tables, fitted to the terminal (or to `COLUMNS`; review/table_fit.py: columns
     drop in a stated order, the system, score and interval stay whole), or wide enough not to wrap
-    when the output is a pipe.
-
-    The names in them come from results files: they are `display.literal` text, and the console
-    reads no markup or emoji code in any string besides.
+    when the output is a pipe; each long section cut to the rows `limits` allows (`screenful`).
     """
-    from rich.console import Console
-
     from ..review.totals import render_table
 
-    # The terminal's width, or COLUMNS when set (rich reads it), else PIPE_WIDTH for a pipe.
+    console = _console()
+    console.print(render_table(totals, width=console.width, limits=limits))
+
+
+def print_system_table(totals, results: Path) -> None:
+    """Print the per-system table alone, fitted as `print_tables` fits it, and the line naming what
+    else `tabench totals` shows of `results` (how `grade` ends)."""
+    from ..review.totals import system_table
+
+    console = _console()
+    console.print(system_table(totals, console.width))
+    if totals.records:
+        console.print(rest_line(totals, results), highlight=False)
+
+
+def _console():
+    """A console for the totals tables: the terminal's width, or COLUMNS when set (rich reads it),
+    else PIPE_WIDTH for a pipe. The names in the tables come from results files: they are
+    `display.literal` text, and the console reads no markup or emoji code in any string besides."""
+    from rich.console import Console
+
     columns = os.environ.get("COLUMNS", "")
     wide = None if sys.stdout.isatty() or columns.isdigit() else PIPE_WIDTH
-    console = Console(width=wide, markup=False, emoji=False)
-    console.print(render_table(totals, width=console.width))
+    return Console(width=wide, markup=False, emoji=False)

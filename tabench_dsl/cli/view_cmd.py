@@ -19,7 +19,7 @@ from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .compare_flags import add_compare_option, load_compared
-from .price_flags import add_price_option, check_price
+from .price_flags import add_price_option, price_option
 from .run_problems import warn_run_problems
 from .tag_flags import add_tag_option
 
@@ -65,12 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
 
-    check_price(args)
+    price = price_option(args)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
-    run_data.price = args.price
+    run_data.price = price
     check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
     index = Index(
         run_data, reviewer=args.reviewer or default_reviewer(), compare=load_compared(args, run_data)

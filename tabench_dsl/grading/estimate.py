@@ -16,7 +16,7 @@ before a server reports real counts); a reply takes at most the judge's `max_tok
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import msgspec
 
@@ -24,7 +24,7 @@ from ..core.compiled import CompiledBattery
 from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
 from ..core.tiers import t1_passes, tokens
-from .cache import cache_key, open_cache_reader
+from .cache import CacheReader, cache_key, open_cache_reader
 from .judges.base import JudgeIdentity, Message
 from .repeats import repeat_kind
 from .runner import MAX_ANSWER_BYTES
@@ -85,57 +85,21 @@ def estimate_grading(
     `cache` is the reply cache file (None: `--no-cache`); `repeat` the asks per answer (`--repeat`,
     each with its own cache entry)."""
     estimate = Estimate(judges=[JudgeAsks(j.info, j.params.max_tokens) for j in judges])
-    keys = {
-        q.id: tuple(tokens(k) for k in (q.gold, *q.accept))
-        for q in battery.questions.values()
-        if battery.t1 and q.t1
-    }
-    trap = TrapCheck(battery)  # a T1 pass carrying the trap's words is the judge's (trap_check)
+    offline = _OfflineTiers(battery, skip, max_answer_bytes)
     asked: list[set[str]] = [set() for _ in judges]
     readers = [open_cache_reader(cache, j.info) for j in judges]
     try:
         for asks, reader in zip(estimate.judges, readers, strict=True):
             asks.cache_read = reader is not None
         for answer in answers:
-            estimate.answers += 1
-            if (answer.system, answer.question) in skip:
-                estimate.skipped += 1
-                continue
-            final = cut_reasoning(answer.answer, battery.reasoning_tags).final  # what is graded
-            if len(final.encode("utf-8", "surrogatepass")) > max_answer_bytes:
-                estimate.oversized += 1
+            final = offline.left_for_judge(answer, estimate)
+            if final is None:
                 continue
             question = battery.questions[answer.question]
-            t1_keys = keys.get(question.id)
-            if t1_keys is not None and t1_passes(final, t1_keys) and not trap.carried(final, question):
-                estimate.t1_passes += 1
-                continue
             messages = [Message("system", question.system), Message("user", battery.user.fill(final))]
-            for judge, asks, reader, seen, r in (
-                (*row, r)
-                for row in zip(judges, estimate.judges, readers, asked, strict=True)
-                for r in range(repeat)
-            ):
-                if reader is not None:
-                    info = judge.info
-                    kind = repeat_kind("first", r)
-                    key = cache_key(
-                        info.backend,
-                        judge.params,
-                        messages,
-                        kind,
-                        endpoint=info.endpoint,
-                        shape=judge.request_shape,
-                    )
-                    if reader.has(key):
-                        asks.cache_hits += 1
-                        continue
-                asks.judge_calls += 1
-                asks.prompt_chars += sum(len(m.content) for m in messages)
-                asks.prompt_tokens += estimate_tokens(messages)
-                if question.id in seen:
-                    asks.repeated_prompt_tokens += estimate_tokens(messages[:1])
-                seen.add(question.id)
+            for row in zip(judges, estimate.judges, readers, asked, strict=True):
+                for r in range(repeat):
+                    _count_ask(*row, question.id, messages, repeat_kind("first", r))
     finally:
         for reader in readers:
             if reader is not None:
@@ -144,3 +108,65 @@ def estimate_grading(
         asks.questions = len(seen)
         asks.completion_tokens_max = asks.judge_calls * asks.max_tokens
     return estimate
+
+
+class _OfflineTiers:
+    """What comes before the judge, as `runner.Grader.grade` does it: `--resume`'s skip, the
+    oversized answers, and T1 (a pass carrying the trap's words is the judge's: `trap_check`)."""
+
+    def __init__(
+        self, battery: CompiledBattery, skip: Collection[tuple[str, str]], max_answer_bytes: int
+    ) -> None:
+        self.battery = battery
+        self.skip = skip
+        self.max_answer_bytes = max_answer_bytes
+        self.keys = {
+            q.id: tuple(tokens(k) for k in (q.gold, *q.accept))
+            for q in battery.questions.values()
+            if battery.t1 and q.t1
+        }
+        self.trap = TrapCheck(battery)
+
+    def left_for_judge(self, answer: Answer, estimate: Estimate) -> str | None:
+        """The text the judge would grade of `answer` (its reasoning cut), or None when it never
+        reaches the judge; counted in `estimate` either way."""
+        estimate.answers += 1
+        if (answer.system, answer.question) in self.skip:
+            estimate.skipped += 1
+            return None
+        final = cut_reasoning(answer.answer, self.battery.reasoning_tags).final  # what is graded
+        if len(final.encode("utf-8", "surrogatepass")) > self.max_answer_bytes:
+            estimate.oversized += 1
+            return None
+        question = self.battery.questions[answer.question]
+        t1_keys = self.keys.get(question.id)
+        if t1_keys is not None and t1_passes(final, t1_keys) and not self.trap.carried(final, question):
+            estimate.t1_passes += 1
+            return None
+        return final
+
+
+def _count_ask(
+    judge: JudgeIdentity,
+    asks: JudgeAsks,
+    reader: CacheReader | None,
+    seen: set[str],
+    question: str,
+    messages: list[Message],
+    kind: str,
+) -> None:
+    """Count one first ask of `judge`: a reply cache hit, or a call with its prompt's size."""
+    if reader is not None:
+        info = judge.info
+        key = cache_key(
+            info.backend, judge.params, messages, kind, endpoint=info.endpoint, shape=judge.request_shape
+        )
+        if reader.has(key):
+            asks.cache_hits += 1
+            return
+    asks.judge_calls += 1
+    asks.prompt_chars += sum(len(m.content) for m in messages)
+    asks.prompt_tokens += estimate_tokens(messages)
+    if question in seen:
+        asks.repeated_prompt_tokens += estimate_tokens(messages[:1])
+    seen.add(question)

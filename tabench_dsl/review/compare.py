@@ -172,13 +172,15 @@ def p_text(p: float) -> str:
     return f"{p:.4g}"
 
 
-def comparison_table(comparisons: Comparisons):
-    """The pairs as a `rich` table, or None when there is nothing to show (fewer than two systems).
+def comparison_table(comparisons: Comparisons, limit: int | None = None):
+    """The pairs as a `rich` table, or None when there is nothing to show (fewer than two systems);
+    at most `limit` of them (`useful_rows`: the largest significant differences first; None: all).
 
     Names come from a results file: each goes in as `display.literal` text, never as markup."""
     from rich.table import Table
 
     from ..core.display import literal
+    from .useful_rows import cut_note, pair_first, useful_rows, with_cut_note
 
     if comparisons.skipped:
         table = Table(title="Systems compared pairwise")
@@ -187,6 +189,8 @@ def comparison_table(comparisons: Comparisons):
         return table
     if not comparisons.pairs:
         return None
+    shown = useful_rows(comparisons.pairs, limit, pair_first)
+    note = cut_note("pairs", len(shown), len(comparisons.pairs))
     table = Table(
         title="Systems compared pairwise (on the questions both answered)",
         caption=f"diff = score A - score B in points, 95% Newcombe interval; p = McNemar exact, "
@@ -194,7 +198,7 @@ def comparison_table(comparisons: Comparisons):
     )
     for name in ("A", "B", "questions", "A only", "B only", "diff", "95% CI", "p", "p (Holm)", ""):
         table.add_column(name, justify="left" if name in ("A", "B") else "right", no_wrap=True)
-    for pair in comparisons.pairs:
+    for pair in shown:
         interval = (
             "-" if pair.ci_low is None else f"{signed_points(pair.ci_low)} to {signed_points(pair.ci_high)}"
         )
@@ -210,4 +214,4 @@ def comparison_table(comparisons: Comparisons):
             p_text(pair.p_holm),
             "*" if pair.significant else "",
         )
-    return table
+    return with_cut_note(table, note)

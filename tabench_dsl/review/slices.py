@@ -97,23 +97,27 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
     return [tags[tag] for tag in sorted(tags)]
 
 
-def tag_table(totals):
+def tag_table(totals, limit: int | None = None):
     """Scores per tag of a `totals.Totals` as a `rich` table (a column per system when there are
-    at most `MAX_TAG_COLUMNS`), or None when no record carries a tag. Names are `display.literal`."""
+    at most `MAX_TAG_COLUMNS`), or None when no record carries a tag. Names are `display.literal`.
+    At most `limit` tags (`useful_rows`: the lowest scores first; None: all)."""
     from rich.table import Table
 
     from ..core.display import literal
     from .outcomes import percent, score_text
+    from .useful_rows import cut_note, score_first, useful_rows, with_cut_note
 
     if not totals.tags:
         return None
     names = [s.system for s in totals.systems] if len(totals.systems) <= MAX_TAG_COLUMNS else []
+    shown = useful_rows(totals.tags, limit, score_first)
+    note = cut_note("tag", len(shown), len(totals.tags))
     table = Table(title="Per tag (an answer counts under each tag of its question)")
     for name in ("tag", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI"):
         table.add_column(name, justify="left" if name == "tag" else "right", no_wrap=True)
     for name in names:
         table.add_column(literal(name), justify="right", no_wrap=True)
-    for row in totals.tags:
+    for row in shown:
         interval = "-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}"
         by_system = {cell.system: cell.score for cell in row.systems}
         table.add_row(
@@ -127,4 +131,4 @@ def tag_table(totals):
             interval,
             *(percent(by_system.get(name)) for name in names),
         )
-    return table
+    return with_cut_note(table, note)

@@ -23,6 +23,7 @@ from .outcomes import count_outcome, latest, outcome, percent, score_interval, s
 from .served import ServedModel, served_models
 from .slices import TagTotals, tag_table, tag_totals
 from .stability import Stability, stability, stability_table
+from .useful_rows import EVERY_ROW, Limits, cut_note, facet_first, score_first, useful_rows, with_cut_note
 from .validated import ValidatedScore, validated_scores
 
 
@@ -231,9 +232,10 @@ def with_human(count: int, human: int) -> str:
     return f"{count} ({human} human)" if human else str(count)
 
 
-def render_table(totals: Totals, width: int | None = None):
+def render_table(totals: Totals, width: int | None = None, limits: Limits = EVERY_ROW):
     """The totals as `rich` tables (per system, per question, facets), ready to print; the first
-    two fit in `width` terminal columns (`table_fit`, None: every column).
+    two fit in `width` terminal columns (`table_fit`, None: every column), and the long sections
+    show the rows `limits` allows them (`useful_rows`, default: every row).
 
     Names come from a results file, which anyone may have written: each goes in as a `Text`, never
     as a string rich would read as markup (`[/x]` in a system name was an error, `[link=...]` a
@@ -246,22 +248,24 @@ def render_table(totals: Totals, width: int | None = None):
     from .audit_view import audit_tables
 
     by_system = system_table(totals, width)
-    by_question = question_table(totals, width)
+    by_question = question_table(totals, width, limits.of("question"))
     parts = [by_system, by_question]
     if totals.facets:
+        shown = useful_rows(list(totals.facets.items()), limits.of("facet"), facet_first)
         facets = Table(title="Facets observed")
         facets.add_column("facet")
         facets.add_column("answers", justify="right")
-        for name, count in totals.facets.items():
+        for name, count in shown:
             facets.add_row(literal(name), str(count))
-        parts.append(facets)
+        parts.append(with_cut_note(facets, cut_note("facet", len(shown), len(totals.facets))))
     if totals.panel is not None:
         parts.append(panel_table(totals.panel))
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(audit_tables(totals))
     parts.extend(t for t in (stability_table(totals.stability), error_range_table(totals)) if t is not None)
-    parts.extend(table for table in (tag_table(totals), comparison_table(totals.comparisons)) if table)
+    sliced = (tag_table(totals, limits.of("tag")), comparison_table(totals.comparisons, limits.of("pairs")))
+    parts.extend(table for table in sliced if table)
     return Group(*parts)
 
 
@@ -326,12 +330,13 @@ def injection_caption(totals: Totals) -> str:
     )
 
 
-def question_table(totals: Totals, width: int | None):
-    """The per-question table, fitted to `width` (`table_fit`)."""
+def question_table(totals: Totals, width: int | None, limit: int | None = None):
+    """The per-question table, fitted to `width` (`table_fit`), of at most `limit` rows
+    (`useful_rows`: the lowest scores first; None: every question)."""
     from ..core.display import literal
     from .table_fit import Column, fitted_table
 
-    rows = totals.questions
+    rows = useful_rows(totals.questions, limit, score_first)
     columns = [
         Column("question", [literal(q.question) for q in rows], justify="left", kept=True, fold=True),
         Column("answers", [str(q.answers) for q in rows]),
@@ -341,9 +346,10 @@ def question_table(totals: Totals, width: int | None):
         Column("error", [str(q.error) for q in rows]),
         Column("score", [score_text(q) for q in rows], kept=True),
     ]
-    return fitted_table(
+    table = fitted_table(
         columns, width=width, drop_order=QUESTION_DROP_ORDER, title="Per question, across systems"
     )
+    return with_cut_note(table, cut_note("question", len(rows), len(totals.questions)))
 
 
 def kappa_text(kappa: float | None) -> str:

@@ -73,7 +73,12 @@ async def test_judge_given_three_times_grades_as_a_majority_panel(work: Path, ca
     assert [(j["pass"], j["fail"]) for j in panel["judges"]] == [(2, 1), (1, 2), (1, 2)]
     assert sum(s["judge_calls"] for s in totals["systems"]) == 9
     # The table says the same in words; a rerun is served from each judge's own cache entries.
+    # grade ends with the per-system table and points at totals, which shows the panel.
     assert await run([*argv, "--out", "again.jsonl"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Judge panel" not in out and "tabench totals again.jsonl shows the rest:" in out
+    assert "the judge panel" in out
+    assert await run(["totals", "again.jsonl"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Judge panel" in out and "Fleiss' kappa 0.100 over 3 answer(s)" in out
     assert (first.calls, second.calls, third.calls) == (3, 3, 3)
@@ -320,6 +325,9 @@ async def test_t1_audit_keeps_the_pass_and_reports_precision(work: Path, capsys,
     assert 0 < len(picked) < 40
     text_run = await run([*argv, "--t1-audit", "1", "--out", "t.jsonl"])
     assert text_run == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "tabench totals t.jsonl shows the rest:" in out and "the T1 audit" in out
+    assert await run(["totals", "t.jsonl"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "T1 audit" in out and "agreed 36 of 40" in out
 

@@ -1,0 +1,239 @@
+"""The grading a `grade` command line asks for, from its `GradeOptions` to the records written:
+the worker processes (`--workers`), the battery compiled and the slice chosen, the answers read,
+the results file opened, the event loop run, the missing answers recorded.
+
+It says what happens as it goes (the progress bar, bad answer lines, batch states) and returns the
+run's stats with what it met (`RunAccount`); `grade_report` prints the ending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from ..grading.causes import CauseTally
+from .answer_slice import AnswerSlice, answer_slice, stderr_line
+from .batch_flags import BatchLog, batches_left_running, grader_factory
+from .grade_options import GradeOptions
+from .grading_flags import notice_line
+from .missing_answers import MissingAnswers
+from .progress import Progress
+from .reasoning_flags import with_reasoning_flag
+from .regrade import without_changed
+from .spend_flags import capped_options
+
+if TYPE_CHECKING:
+    from ..core.compiled import CompiledBattery
+    from ..core.records import Answer, Record
+    from ..core.results import ResultsWriter
+    from ..grading.answers import AnswerReader
+    from ..grading.parallel import WorkerPool
+    from ..grading.runner import RunStats
+
+#: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
+MAX_BAD_LINES_KEPT = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class GradingPlan:
+    """What one run grades, worked out before the first answer is read: the compiled battery (with
+    `--reasoning-tags`), the slice, the account of unanswered questions, the pairs skipped
+    (`--resume`, less `--regrade-changed`'s) and how many answers the progress bar expects."""
+
+    compiled: CompiledBattery
+    chosen: AnswerSlice
+    unanswered: MissingAnswers
+    skip: set[tuple[str, str]]
+    total: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RunAccount:
+    """What one `grade` run met beside its stats, for its report: the answers reader (its bad lines
+    and unreadable logs), the first bad lines' messages, the causes of errors and adjudicates, the
+    unanswered questions, the batch log (None without --batch) and how many answers there were."""
+
+    reader: AnswerReader
+    bad_lines: list[str]
+    causes: CauseTally
+    unanswered: MissingAnswers
+    batch_log: BatchLog | None
+    total: int
+
+
+def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
+    """Grade the answers `options` name into `options.out`; the stats and what the run met."""
+    with worker_pool(options) as pool:
+        plan = plan_grading(options)
+        progress = Progress(plan.total)
+        if pool is not None:
+            pool.on_log = progress.log
+        bad_lines: list[str] = []
+        reader = _answer_reader(options, plan.compiled, progress, bad_lines)
+        answers = plan.chosen.select(plan.unanswered.watch(reader), plan.skip)
+        causes = CauseTally()
+        batch_log = BatchLog(progress.log, progress.status) if options.batch.enabled else None
+
+        def on_record(record: Record) -> None:
+            causes.add(record)
+            progress.advance(record)
+
+        stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log)
+    return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, plan.total)
+
+
+@contextlib.contextmanager
+def worker_pool(options: GradeOptions) -> Iterator[WorkerPool | None]:
+    """The `--workers` processes (None for one), started before the battery is compiled so their
+    start-up overlaps this process's, and reaped on the way out. Both happen whole: an interrupt
+    half-way would leave a process nobody reaps."""
+    from ..core.interrupts import deferred_interrupts
+
+    if options.workers <= 1:
+        yield None
+        return
+    from ..grading.parallel import WorkerPool
+
+    pool = WorkerPool(options.workers, options.grading.concurrency, on_log=stderr_line)
+    try:
+        with deferred_interrupts():
+            pool.start()
+        yield pool
+    finally:
+        with deferred_interrupts():
+            pool.close()
+
+
+def plan_grading(options: GradeOptions) -> GradingPlan:
+    """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
+    from ..core.results import done_pairs
+    from ..grading.answers import count_answers
+    from ..language.battery import load_battery
+    from ..language.render import compile_battery
+
+    out = options.out
+    compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
+    compiled = with_reasoning_flag(compiled, options.reasoning_tags)
+    chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+    unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
+    skip = unanswered.skip(done_pairs(out)) if options.resume else set()
+    if options.regrade_changed:
+        skip = without_changed(out, compiled, skip)
+    total = count_answers(list(options.answers))
+    if chosen.limit is not None:  # the answers --resume skips pass the limit and count as done
+        total = min(total, chosen.limit + len(skip))
+    return GradingPlan(compiled, chosen, unanswered, skip, total)
+
+
+def _answer_reader(
+    options: GradeOptions, compiled: CompiledBattery, progress: Progress, bad_lines: list[str]
+) -> AnswerReader:
+    """The reader of the answers files: each bad line said on the progress log, the first
+    `MAX_BAD_LINES_KEPT` kept in `bad_lines` for `--json`."""
+    from ..grading.answers import AnswerReader
+
+    def bad_line(problem) -> None:
+        if len(bad_lines) < MAX_BAD_LINES_KEPT:
+            bad_lines.append(problem.render())
+        progress.log(problem.render())
+
+    return AnswerReader(
+        list(options.answers),
+        compiled.questions,
+        on_problem=bad_line,
+        on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
+        system_from=options.system_from,
+        question_from=options.question_from,
+    )
+
+
+def _write_results(
+    options: GradeOptions,
+    plan: GradingPlan,
+    pool: WorkerPool | None,
+    answers: Iterable[Answer],
+    progress: Progress,
+    on_record: Callable[[Record], None],
+    batch_log: BatchLog | None,
+) -> RunStats:
+    """Open the results file, grade `answers` into it (here, or in the `pool`), then record the
+    missing answers. A results file this run created and wrote nothing to is removed."""
+    from ..core.results import ResultsWriter
+    from ..grading.event_loop import quiet_gc, run_event_loop
+
+    out = options.out
+    created = not out.exists()
+    writer = None
+    try:
+        writer = ResultsWriter(out)
+        if writer.repaired:
+            progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
+        if pool is None:
+            grading = functools.partial(
+                _grade, options, plan, answers, writer, progress, on_record, batch_log
+            )
+        else:
+            grading = functools.partial(
+                _grade_in_workers, pool, options, plan, answers, writer, progress, on_record
+            )
+        with quiet_gc(), batches_left_running(options.batch, out):
+            stats = run_event_loop(grading)
+        plan.unanswered.finish(writer, on_record)
+    finally:
+        progress.close()
+        if writer is not None:
+            writer.close()
+            if created and writer.count == 0:
+                out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
+    return stats
+
+
+async def _grade(
+    options: GradeOptions,
+    plan: GradingPlan,
+    answers: Iterable[Answer],
+    writer: ResultsWriter,
+    progress: Progress,
+    on_record: Callable[[Record], None],
+    batch_log: BatchLog | None,
+) -> RunStats:
+    from ..grading.session import open_grader
+
+    async with open_grader(
+        plan.compiled,
+        capped_options(options.grading, options.out),
+        writer=writer,
+        on_record=on_record,
+        on_skip=progress.skipped,
+        on_notice=lambda notice: progress.log(notice_line(notice)),
+        grader=grader_factory(options.batch, batch_log),
+    ) as grader:
+        stats = await grader.run(answers, skip=plan.skip)
+        if batch_log is not None:
+            batch_log.finished(grader)
+        return stats
+
+
+async def _grade_in_workers(
+    pool: WorkerPool,
+    options: GradeOptions,
+    plan: GradingPlan,
+    answers: Iterable[Answer],
+    writer: ResultsWriter,
+    progress: Progress,
+    on_record: Callable[[Record], None],
+) -> RunStats:
+    from ..grading.parallel import WorkerConfig
+
+    return await pool.run(
+        WorkerConfig(battery=plan.compiled, options=options.grading),
+        answers,
+        writer=writer,
+        skip=plan.skip,
+        on_record=on_record,
+        on_skip=progress.skipped,
+        on_notice=lambda notice: progress.log(notice_line(notice)),
+    )
