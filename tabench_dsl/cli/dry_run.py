@@ -214,6 +214,8 @@ def run(options: GradeOptions) -> int:
         compiled.questions,
         on_problem=lambda p: stderr_line(p.render()),
         on_warning=lambda p: stderr_line(f"tabench: warning: {p.render()}"),
+        system_from=options.system_from,
+        question_from=options.question_from,
     )
     estimate = estimate_grading(
         compiled,

@@ -235,6 +235,21 @@ def test_system_and_question_from_metadata_and_task_args(inspect_run: Run, tmp_p
     assert "sample 'h01' (epoch 1): no metadata field or task argument 'nope' (--system-from)" in err
 
 
+def test_the_dry_run_names_systems_as_the_grading_does(inspect_run: Run, tmp_path: Path, capsys) -> None:
+    # --resume's skips are counted by (system, question): a dry run that named the systems
+    # otherwise than the grading would promise to grade again what is already graded.
+    out = tmp_path / "results.jsonl"
+    extra = ("--system-from", "variant", "--question-from", "qid")
+    assert grade(inspect_run, inspect_run.log_path, out=out, extra=extra) == 1
+    capsys.readouterr()
+    assert (
+        grade(inspect_run, inspect_run.log_path, out=out, extra=(*extra, "--resume", "--dry-run", "--json"))
+        == 1
+    )
+    dry = json.loads(capsys.readouterr().out)["dry_run"]
+    assert (dry["answers"], dry["skipped"]) == (8, 8)
+
+
 def test_system_from_on_jsonl_alone_is_a_usage_error(inspect_run: Run, tmp_path: Path, capsys) -> None:
     answers = tmp_path / "answers.jsonl"
     answers.write_text(
