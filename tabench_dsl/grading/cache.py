@@ -116,24 +116,84 @@ def cache_key(
     """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
     the server asked (`JudgeInfo.endpoint`), `shape` the digest of the user's additions. The reasoning
     controls and the shape are named only when set, so the keys of calls without them are what they
-    always were."""
+    always were.
+
+    The JSON has sorted keys and no spaces: `{"attempt", "backend", "endpoint", "messages",
+    "model", "params"[, "shape"]}`. It is hashed in parts: the part up to the first message (a
+    question's SYSTEM prompt, the same for each of its answers) is hashed once and its sha256 state
+    copied for each call, so its few kilobytes are not encoded and hashed again for every answer."""
     decoding: dict[str, object] = {"temperature": params.temperature, "max_tokens": params.max_tokens}
     if params.reasoning_effort is not None:
         decoding["reasoning_effort"] = params.reasoning_effort
     if params.thinking_budget is not None:
         decoding["thinking_budget"] = params.thinking_budget
+    if not messages:
+        return _whole_key(backend, endpoint, params.model, decoding, messages, attempt, shape)
+    digest = _key_head(attempt, backend, endpoint, messages[0]).copy()
+    encode = _key_encoder.encode
+    for message in messages[1:]:
+        digest.update(b",")
+        digest.update(encode((message.role, message.content)))
+    digest.update(b'],"model":')
+    digest.update(encode(params.model))
+    digest.update(b',"params":')
+    digest.update(encode(decoding))
+    if shape:
+        digest.update(b',"shape":')
+        digest.update(encode(shape))
+    digest.update(b"}")
+    return digest.hexdigest()
+
+
+#: sha256 states of a key's JSON up to and with its first message, by (attempt, backend, endpoint,
+#: message); bounded, as `request_hash` bounds its own.
+_heads: dict[tuple[str, str, str, Message], hashlib._Hash] = {}
+_HEADS_MAX = 4096
+
+
+def _key_head(attempt: str, backend: str, endpoint: str, first: Message) -> hashlib._Hash:
+    """The sha256 state after `{"attempt":...,"backend":...,"endpoint":...,"messages":[FIRST`."""
+    found = (attempt, backend, endpoint, first)
+    head = _heads.get(found)
+    if head is None:
+        encode = _key_encoder.encode
+        head = hashlib.sha256(
+            b'{"attempt":'
+            + encode(attempt)
+            + b',"backend":'
+            + encode(backend)
+            + b',"endpoint":'
+            + encode(endpoint)
+            + b',"messages":['
+            + encode((first.role, first.content))
+        )
+        if len(_heads) >= _HEADS_MAX:
+            _heads.clear()
+        _heads[found] = head
+    return head
+
+
+def _whole_key(
+    backend: str,
+    endpoint: str,
+    model: str,
+    decoding: dict[str, object],
+    messages: Sequence[Message],
+    attempt: str,
+    shape: str,
+) -> str:
+    """The key's JSON built whole and hashed (a request without messages)."""
     key: dict[str, object] = {
         "backend": backend,
         "endpoint": endpoint,
-        "model": params.model,
+        "model": model,
         "params": decoding,
         "messages": [[m.role, m.content] for m in messages],
         "attempt": attempt,
     }
     if shape:
         key["shape"] = shape
-    payload = _key_encoder.encode(key)
-    return hashlib.sha256(payload).hexdigest()
+    return hashlib.sha256(_key_encoder.encode(key)).hexdigest()
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:

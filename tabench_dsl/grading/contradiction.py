@@ -88,6 +88,8 @@ class ContradictionCheck:
         trusted: bool = True,
     ) -> None:
         self.window = window
+        # Trusted lists run on Python's `re`, which no time budget reaches: no budget is set up.
+        self._timed = not trusted
         alternation = functools.partial(_alternation, timed=not trusted)
         self._pass = alternation(pass_shaped)
         self._fail = alternation(fail_shaped)
@@ -125,6 +127,8 @@ class ContradictionCheck:
         concludes anything decides. The scorer's phrase patterns get `REASON_SECONDS` for one
         reason (`timed_regex`): a reason they cannot read in that time concludes neither.
         """
+        if not self._timed:
+            return self._conclusion(reason)
         try:
             with time_budget(REASON_SECONDS):
                 return self._conclusion(reason)
