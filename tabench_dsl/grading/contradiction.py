@@ -298,7 +298,10 @@ def _loose(phrases: Iterable[str]) -> re.Pattern[str] | None:
         if regex is None:
             return None
         widened.append(regex)
-    return re.compile("|".join(f"(?:{r})" for r in widened) if widened else r"(?!)")
+    try:
+        return re.compile("|".join(f"(?:{r})" for r in widened) if widened else r"(?!)")
+    except re.error:  # a phrase written to be read only inside the whole alternation
+        return None
 
 
 def _widened(regex: str) -> str | None:
