@@ -17,7 +17,8 @@ import msgspec
 from ..core.errors import TransportError, UsageError
 from ..core.records import Attempt, AttemptKind, Cause
 from ..core.redact import scrub
-from .cache import ReplyCache, cache_key
+from .cache import ReplyCache
+from .cache_keys import cache_key
 from .judges.base import Completion, Judge, Message
 from .judges.request_hash import request_sha256
 from .reachability import ReachabilityWatch

@@ -10,7 +10,8 @@ import textwrap
 from pathlib import Path
 
 from tabench_dsl.core.records import JudgeInfo, Tokens
-from tabench_dsl.grading.cache import ReplyCache, cache_key, default_path, open_reply_cache, resolve_path
+from tabench_dsl.grading.cache import ReplyCache, default_path, open_reply_cache, resolve_path
+from tabench_dsl.grading.cache_keys import cache_key
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 
 MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
