@@ -17,7 +17,7 @@ import msgspec
 from ..core.errors import TransportError, UsageError
 from ..core.records import Attempt, AttemptKind, Cause
 from ..core.redact import scrub
-from .cache import ReplyCache
+from .cache import CachedReply, ReplyCache
 from .cache_keys import cache_key
 from .judges.base import Completion, Judge, Message
 from .judges.request_hash import request_sha256
@@ -127,10 +127,7 @@ class Asker:
             )
             hit = cache.get(key)
             if hit is not None:
-                # Scrubbed again: a cache written before replies were scrubbed may hold a key.
-                attempt = Attempt(kind, self.received(hit.content), 0.0, hit.tokens, cache_hit=True)
-                attempt = self._told(attempt, sha, stop=hit.stop, refusal=hit.refusal)
-                return self._decoded(attempt, attempts, tolerated)
+                return self._decoded(self._cached(kind, hit, sha), attempts, tolerated)
         started = time.perf_counter()
         try:
             completion, retries = await self._capped_exchange(judge, kind, messages)
@@ -145,9 +142,17 @@ class Asker:
                     judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
                 )
             cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
-        attempt = Attempt(kind, content, round(latency, 3), completion.tokens, transport_retries=retries)
-        attempt = self._told(attempt, sha, stop=completion.stop, refusal=completion.refusal)
-        attempt = msgspec.structs.replace(attempt, served=completion.served)
+        attempt = Attempt(
+            kind,
+            content,
+            round(latency, 3),
+            completion.tokens,
+            transport_retries=retries,
+            request_sha256=sha,
+            stop=completion.stop or None,
+            refusal=self._refusal(completion.refusal),
+            served=completion.served,
+        )
         return self._decoded(attempt, attempts, tolerated)
 
     def _failed(
@@ -190,15 +195,23 @@ class Asker:
         finally:
             cap.settle(reserved, tokens, price)
 
-    def _told(self, attempt: Attempt, sha: str, *, stop: str, refusal: str | None) -> Attempt:
-        """`attempt` with its request's sha256 and what the server said of the reply: why it
-        ended short (`stop`) and a refusal's text, scrubbed like the reply."""
-        return msgspec.structs.replace(
-            attempt,
+    def _cached(self, kind: AttemptKind, hit: CachedReply, sha: str) -> Attempt:
+        """The attempt of a reply the cache held; scrubbed again: a cache written before replies
+        were scrubbed may hold a key."""
+        return Attempt(
+            kind,
+            self.received(hit.content),
+            0.0,
+            hit.tokens,
+            cache_hit=True,
             request_sha256=sha,
-            stop=stop or None,
-            refusal=None if refusal is None else self.received(refusal),
+            stop=hit.stop or None,
+            refusal=self._refusal(hit.refusal),
         )
+
+    def _refusal(self, refusal: str | None) -> str | None:
+        """A refusal's text as the server gave it beside the reply, scrubbed like the reply."""
+        return None if refusal is None else self.received(refusal)
 
     def received(self, content: str) -> str:
         """A judge's reply as tabench keeps it: without the keys in use or key-shaped words, and
