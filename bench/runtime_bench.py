@@ -1,29 +1,37 @@
 """Runtime bench: what `tabench grade` costs on top of the HTTP calls it has to make.
 
-    python bench/runtime_bench.py [--quick] [--calls N] [--rss-calls N] [--profile] [--workers N]
+    python bench/runtime_bench.py [--quick] [--calls N[,N...]] [--rss-calls N] [--profile]
+                                  [--workers N] [--repeat K] [--with-no-cache]
 
 1. Starts `bench/mock_judge.py` (a separate process, 20 ms per reply, precomputed verdict bytes).
-2. Writes a battery (T1 off, so every answer is one judge call) and an answers file.
-3. Runs a bare aiohttp client (POST a pre-encoded request body + JSON-decode the reply, nothing
-   else) and `tabench grade --no-cache --concurrency 64` against the same server, each as a child
-   process, and reads each child's CPU time (user + sys) and peak RSS from `os.wait4`.
-4. Prints CPU microseconds per judge call for both, their ratio (target <= 2.0), and the efficiency
-   = ideal wall time (calls x 20 ms / 64) / actual wall time of `tabench grade`, process start
+2. Writes a battery (T1 off, so every answer is one judge call) and an answers file per size
+   (`--calls`, default 5,000 and 20,000).
+3. Runs, each as a child process against its own fresh mock judge, and reads each child's CPU time
+   (user + sys) and peak RSS from `os.wait4`:
+   - `bare`: a bare aiohttp client: the same number of calls, POSTing a pre-encoded request body
+     and JSON-decoding the reply and the verdict in it, nothing else;
+   - `cold`: `tabench grade --concurrency 64` as a user runs it: the reply cache on (an empty cache
+     file, so every answer is a judge call and a cache write) and the results file written;
+   - `warm`: the same grading again into a new results file with the cache `cold` filled (the
+     judge on the same port, so the cache keys match): every answer a cache hit, no call;
+   - `off` (with `--with-no-cache`): `--no-cache`, results written.
+4. Prints CPU microseconds per answer for each, the ratio of `cold` to `bare` (target <= 1.2) and
+   the efficiency = ideal wall time (calls x 20 ms / 64) / actual wall time of `cold`, process start
    included (target >= 0.85).
-5. Runs `tabench grade --workers N` (default 2) the same way and prints its figures beside the
-   single process's: CPU per call (the parent and its workers, which it reaps, together) and
+5. Runs `tabench grade --workers N` (default 2, cache on) the same way and prints its figures beside
+   the single process's: CPU per call (the parent and its workers, which it reaps, together) and
    efficiency.
 6. Runs `tabench grade` over a bigger answers file and prints its peak RSS (target < 300 MB).
 
 On the 2-core machine the mock judge and the measured process share the CPU (and other work on the
-machine competes too): each measurement runs `--repeat` times (default 2), every run is printed
-with the load average before it, and the best is taken.
+machine competes too): each measurement runs `--repeat` times (default 2), bare and tabench runs
+interleaved, every run is printed with the load average before it, and the best is taken.
 
 Bytecode: the children run with their bytecode cached in the bench's temporary folder
 (PYTHONPYCACHEPREFIX, filled by an unmeasured warm-up run of each), as an installed package has
 it. Without that, an environment with PYTHONDONTWRITEBYTECODE set recompiles every tabench module
 at each start (~0.1 s of CPU).
-`--profile` also runs the grading under cProfile and prints its top functions.
+`--profile` also runs the `cold` grading under cProfile and prints its top functions.
 """
 
 from __future__ import annotations
@@ -172,7 +180,10 @@ def child_env(work: Path, battery: Path, body: Path) -> None:
     with MockJudge() as judge:
         bare_argv = [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", str(CONCURRENCY)]
         Child([*bare_argv, str(CONCURRENCY), str(body)], cwd=work)
-        Child(grade_argv(battery, answers, work / "results-warmup.jsonl", judge.url), cwd=work)
+        warm_cache = work / "cache-warmup.sqlite"
+        Child(
+            grade_argv(battery, answers, work / "results-warmup.jsonl", judge.url, cache=warm_cache), cwd=work
+        )
 
 
 def load() -> str:
@@ -203,9 +214,9 @@ class Child:
 class MockJudge:
     """`bench/mock_judge.py` in a process of its own; `cpu` is its CPU seconds once stopped."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.proc = subprocess.Popen(
-            [PYTHON, str(HERE / "mock_judge.py"), "--latency-ms", str(LATENCY_MS)],
+            [PYTHON, str(HERE / "mock_judge.py"), "--latency-ms", str(LATENCY_MS), "--port", str(port)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -213,7 +224,8 @@ class MockJudge:
         if not line.startswith("port "):
             self.proc.kill()
             raise SystemExit("the mock judge did not start")
-        self.url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
+        self.port = int(line.split()[1])
+        self.url = f"http://127.0.0.1:{self.port}/v1"
         self.cpu = 0.0
 
     def stop(self) -> float:
@@ -235,9 +247,18 @@ class MockJudge:
 
 
 def grade_argv(
-    battery: Path, answers: Path, out: Path, url: str, *, profile: Path | None = None, workers: int = 1
+    battery: Path,
+    answers: Path,
+    out: Path,
+    url: str,
+    *,
+    cache: Path | None,
+    profile: Path | None = None,
+    workers: int = 1,
 ) -> list[str]:
+    """`tabench grade` as the bench runs it; `cache` None is `--no-cache`."""
     head = [PYTHON, "-m", "cProfile", "-o", str(profile)] if profile else [PYTHON]
+    caching = ["--no-cache"] if cache is None else ["--cache", str(cache)]
     return [
         *head,
         "-m",
@@ -252,7 +273,7 @@ def grade_argv(
         url,
         "--model",
         "mock-judge",
-        "--no-cache",
+        *caching,
         "--concurrency",
         str(CONCURRENCY),
         "--workers",
@@ -261,10 +282,137 @@ def grade_argv(
     ]
 
 
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def fresh(*paths: Path) -> None:
+    """Remove `paths` and a cache's write-ahead log and shared memory beside them."""
+    for path in paths:
+        for one in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            one.unlink(missing_ok=True)
+
+
+class Run:
+    """One measured child: its mode, CPU and wall seconds, and the load average before it."""
+
+    def __init__(self, mode: str, child: Child, calls: int, judge_cpu: float) -> None:
+        self.mode = mode
+        self.cpu = child.cpu
+        self.wall = child.wall
+        self.load = child.load
+        self.us = child.cpu / calls * 1e6
+        self.judge_us = judge_cpu / calls * 1e6
+
+    def line(self, ideal: float) -> str:
+        return (
+            f"{self.mode} {self.us:7.1f} us/answer wall {self.wall:5.2f} s eff {ideal / self.wall:4.2f} "
+            f"(judge {self.judge_us:5.1f} us; {self.load})"
+        )
+
+
+def measure_round(
+    work: Path, battery: Path, answers: Path, body: Path, calls: int, modes: list[str]
+) -> dict[str, Run]:
+    """One run of each mode over `answers`, bare first; `warm` reuses `cold`'s cache and port."""
+    runs: dict[str, Run] = {}
+    with MockJudge() as judge:
+        bare_argv = [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", str(calls)]
+        bare = Child([*bare_argv, str(CONCURRENCY), str(body)], cwd=work)
+        runs["bare"] = Run("bare", bare, calls, judge.stop())
+    out, cache = work / "results.jsonl", work / "cache.sqlite"
+    port = 0
+    for mode in modes:
+        fresh(out)
+        if mode != "warm":
+            fresh(cache)
+        with MockJudge(port if mode == "warm" else 0) as judge:
+            port = judge.port
+            argv = grade_argv(battery, answers, out, judge.url, cache=None if mode == "off" else cache)
+            runs[mode] = Run(mode, Child(argv, cwd=work), calls, judge.stop())
+        if count_lines(out) != calls:
+            raise SystemExit(f"{mode}: expected {calls} records, found {count_lines(out)}")
+        hits = sum(b'"cache_hit":true' in line for line in out.open("rb"))
+        if hits != (calls if mode == "warm" else 0):
+            raise SystemExit(f"{mode}: {hits} cache hits in {calls} records")
+    return runs
+
+
+def bench_size(work: Path, battery: Path, body: Path, calls: int, args: argparse.Namespace) -> None:
+    """The CPU and wall figures of `calls` answers: every mode `--repeat` times, the best kept."""
+    answers = work / f"answers-{calls}.jsonl"
+    write_answers(answers, calls)
+    modes = ["cold", "warm", *(["off"] if args.with_no_cache else [])]
+    ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
+    print(f"{calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}:")
+    rounds = []
+    for run in range(max(1, args.repeat)):
+        runs = measure_round(work, battery, answers, body, calls, modes)
+        rounds.append(runs)
+        print(f"  run {run + 1}:")
+        for one in runs.values():
+            print(f"    {one.line(ideal)}")
+    best = {mode: min((r[mode] for r in rounds), key=lambda one: one.cpu) for mode in ["bare", *modes]}
+    print(f"  best of {len(rounds)} (CPU and wall each at their best):")
+    bare = best["bare"]
+    for mode, one in best.items():
+        wall = min(r[mode].wall for r in rounds)
+        ratio = "" if mode == "bare" else f"  {one.us / bare.us:4.2f}x bare"
+        print(f"    {mode:4s} {one.us:7.1f} us CPU/answer, wall {wall:6.2f} s, eff {ideal / wall:.2f}{ratio}")
+    ratio = best["cold"].us / bare.us
+    efficiency = ideal / min(r["cold"].wall for r in rounds)
+    print(
+        f"  CPU ratio grade (cache on, results written) / bare: {ratio:.2f}   "
+        f"(target <= 1.2: {'met' if ratio <= 1.2 else 'MISSED'})"
+    )
+    print(
+        f"  efficiency of grade: {efficiency:.2f}   (target >= 0.85: "
+        f"{'met' if efficiency >= 0.85 else 'MISSED'})"
+    )
+    if args.workers > 1:
+        bench_workers(work, battery, answers, calls, args.workers, best["cold"], ideal)
+
+
+def bench_workers(
+    work: Path, battery: Path, answers: Path, calls: int, workers: int, single: Run, ideal: float
+) -> None:
+    """`--workers N` beside the single process, cache on."""
+    out, cache = work / "results.jsonl", work / "cache.sqlite"
+    fresh(out, cache)
+    with MockJudge() as judge:
+        argv = grade_argv(battery, answers, out, judge.url, cache=cache, workers=workers)
+        pool = Run(f"--workers {workers}", Child(argv, cwd=work), calls, judge.stop())
+    if count_lines(out) != calls:
+        raise SystemExit(f"--workers {workers}: expected {calls} records, found {count_lines(out)}")
+    print("  side by side:            us CPU/answer   wall      efficiency")
+    print(f"    tabench grade           {single.us:10.1f}   {single.wall:6.2f} s   {ideal / single.wall:.2f}")
+    print(
+        f"    tabench grade --workers {workers:<2d}{pool.us:8.1f}   {pool.wall:6.2f} s   "
+        f"{ideal / pool.wall:.2f}   (target >= 0.85: {'met' if ideal / pool.wall >= 0.85 else 'MISSED'})"
+    )
+
+
+def profile(work: Path, battery: Path, answers: Path) -> None:
+    """The `cold` grading under cProfile: its top functions by own time."""
+    prof, cache = work / "grade.prof", work / "cache-prof.sqlite"
+    fresh(cache)
+    with MockJudge() as judge:
+        argv = grade_argv(battery, answers, work / "results-prof.jsonl", judge.url, cache=cache, profile=prof)
+        Child(argv, cwd=work)
+        judge.stop()
+    import pstats
+
+    print("cProfile of tabench grade, cache on (top 30 by own time):")
+    pstats.Stats(str(prof)).sort_stats("tottime").print_stats(30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="tabench grade runtime bench")
     parser.add_argument("--quick", action="store_true", help="2,000 calls and 10,000 answers for RSS")
-    parser.add_argument("--calls", type=int, default=None, help="answers for the CPU bench (default 20,000)")
+    parser.add_argument(
+        "--calls", default=None, help="answers for the CPU bench, comma-separated (default 5000,20000)"
+    )
     parser.add_argument(
         "--rss-calls", type=int, default=None, help="answers for the RSS bench (default 100,000)"
     )
@@ -275,124 +423,40 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=2, help="runs of each measurement, the best taken (default 2)"
     )
+    parser.add_argument("--with-no-cache", action="store_true", help="also measure --no-cache")
+    parser.add_argument("--no-rss", action="store_true", help="skip the memory bench")
     args = parser.parse_args()
-    calls = args.calls or (2_000 if args.quick else 20_000)
+    sizes = [int(n) for n in (args.calls or ("2000" if args.quick else "5000,20000")).split(",")]
     rss_calls = args.rss_calls or (10_000 if args.quick else 100_000)
 
     with tempfile.TemporaryDirectory(prefix="tabench-bench-") as tmp:
         work = Path(tmp)
         battery = write_battery(work / "battery")
-        answers = work / "answers.jsonl"
-        write_answers(answers, calls)
         body = work / "body.json"
         body.write_bytes(request_body(battery))
-        print(f"runtime bench: {calls} calls, {LATENCY_MS:g} ms judge latency, concurrency {CONCURRENCY}")
         print(
-            f"  {os.cpu_count()} CPU(s), shared: the mock judge (a process of its own) competes with the"
-            f" measured process; event loop: {event_loop()}"
+            f"runtime bench: {os.cpu_count()} CPU(s), shared: the mock judge (a process of its own) "
+            f"competes with the measured process; event loop: {event_loop()}"
         )
-
         child_env(work, battery, body)
-        ideal = calls * LATENCY_MS / 1000.0 / CONCURRENCY
-        bares: list[tuple[Child, float]] = []
-        grades: list[tuple[Child, float]] = []
-        pooled: list[Child] = []
-        for run in range(max(1, args.repeat)):
-            with MockJudge() as judge:
-                bare_argv = [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", str(calls)]
-                bare = Child([*bare_argv, str(CONCURRENCY), str(body)], cwd=work)
-                bares.append((bare, judge.stop() / calls * 1e6))
-            out = work / "results.jsonl"
-            out.unlink(missing_ok=True)
-            with MockJudge() as judge:
-                grade = Child(grade_argv(battery, answers, out, judge.url), cwd=work)
-                grades.append((grade, judge.stop() / calls * 1e6))
-            with open(out, "rb") as f:
-                lines = sum(1 for _ in f)
-            if lines != calls:
-                raise SystemExit(f"expected {calls} records, found {lines}")
-            print(
-                f"  run {run + 1}: bare {bare.cpu / calls * 1e6:6.1f} us/call wall {bare.wall:5.2f} s "
-                f"({bare.load}) | grade {grade.cpu / calls * 1e6:6.1f} us/call wall {grade.wall:5.2f} s "
-                f"eff {ideal / grade.wall:.2f} ({grade.load})"
-            )
-            if args.workers > 1:
-                out.unlink()
-                with MockJudge() as judge:
-                    pool = Child(grade_argv(battery, answers, out, judge.url, workers=args.workers), cwd=work)
-                    judge.stop()
-                pooled.append(pool)
-                with open(out, "rb") as f:
-                    lines = sum(1 for _ in f)
-                if lines != calls:
-                    raise SystemExit(f"--workers {args.workers}: expected {calls} records, found {lines}")
-                print(
-                    f"         --workers {args.workers}: {pool.cpu / calls * 1e6:6.1f} us/call wall "
-                    f"{pool.wall:5.2f} s eff {ideal / pool.wall:.2f} ({pool.load})"
-                )
-        bare, bare_judge = min(bares, key=lambda run: run[0].cpu)
-        grade, grade_judge = min(grades, key=lambda run: run[0].cpu)
-        bare_wall = min(run[0].wall for run in bares)
-        grade_wall = min(run[0].wall for run in grades)
-        print(f"  best of {len(grades)} (CPU and wall each taken at their best):")
-        bare_us = bare.cpu / calls * 1e6
-        grade_us = grade.cpu / calls * 1e6
-        print(
-            f"  bare aiohttp client : {bare_us:7.1f} us CPU/call, wall {bare_wall:6.2f} s, "
-            f"efficiency {ideal / bare_wall:.2f} (mock judge: {bare_judge:.1f} us CPU/call)"
-        )
-        print(
-            f"  tabench grade       : {grade_us:7.1f} us CPU/call, wall {grade_wall:6.2f} s "
-            f"(process start included; mock judge: {grade_judge:.1f} us CPU/call)"
-        )
-        ratio = grade_us / bare_us
-        efficiency = ideal / grade_wall
-        print(f"  CPU ratio grade/bare: {ratio:.2f}   (target <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'})")
-        print(
-            f"  efficiency          : {efficiency:.2f}   ideal {ideal:.2f} s / actual {grade_wall:.2f} s "
-            f"(target >= 0.85: {'met' if efficiency >= 0.85 else 'MISSED'})"
-        )
-        if pooled:
-            pool_us = min(child.cpu for child in pooled) / calls * 1e6
-            pool_wall = min(child.wall for child in pooled)
-            print(f"  side by side (best of {len(pooled)}):      us CPU/call   wall      efficiency")
-            print(f"    tabench grade           {grade_us:10.1f}   {grade_wall:6.2f} s   {efficiency:.2f}")
-            print(
-                f"    tabench grade --workers {args.workers:<2d}{pool_us:8.1f}   {pool_wall:6.2f} s   "
-                f"{ideal / pool_wall:.2f}   (target >= 0.85: "
-                f"{'met' if ideal / pool_wall >= 0.85 else 'MISSED'})"
-            )
-        busy = grade.cpu / grade.wall
-        print(
-            f"  bound: tabench grade kept {busy:.0%} of one core busy over its wall time; at "
-            f"{grade_us:.0f} us a call one core grades at most {1e6 / grade_us:.0f} calls/s, the ideal "
-            f"needs {CONCURRENCY / (LATENCY_MS / 1000.0):.0f}/s"
-        )
-
+        for calls in sizes:
+            bench_size(work, battery, body, calls, args)
         if args.profile:
-            prof = work / "grade.prof"
+            answers = work / f"answers-{sizes[0]}.jsonl"
+            profile(work, battery, answers)
+        if not args.no_rss:
+            big = work / "answers-big.jsonl"
+            write_answers(big, rss_calls)
+            out, cache = work / "results-big.jsonl", work / "cache-big.sqlite"
             with MockJudge() as judge:
-                Child(
-                    grade_argv(battery, answers, work / "results-prof.jsonl", judge.url, profile=prof),
-                    cwd=work,
-                )
+                rss = Child(grade_argv(battery, big, out, judge.url, cache=cache), cwd=work)
                 judge.stop()
-            import pstats
-
-            print("  cProfile of tabench grade (top 25 by own time):")
-            pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
-
-        big = work / "answers-big.jsonl"
-        write_answers(big, rss_calls)
-        with MockJudge() as judge:
-            rss = Child(grade_argv(battery, big, work / "results-big.jsonl", judge.url), cwd=work)
-            judge.stop()
-        print(
-            f"memory bench ({rss.load}): {rss_calls} answers: peak RSS of tabench grade "
-            f"{rss.rss_mib:.1f} MiB "
-            f"(target < 300 MB: {'met' if rss.rss_mib * 1.048576 < 300 else 'MISSED'}), "
-            f"wall {rss.wall:.1f} s, {rss.cpu / rss_calls * 1e6:.1f} us CPU/call"
-        )
+            print(
+                f"memory bench ({rss.load}): {rss_calls} answers, cache on: peak RSS of tabench grade "
+                f"{rss.rss_mib:.1f} MiB "
+                f"(target < 300 MB: {'met' if rss.rss_mib * 1.048576 < 300 else 'MISSED'}), "
+                f"wall {rss.wall:.1f} s, {rss.cpu / rss_calls * 1e6:.1f} us CPU/call"
+            )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY
 #: are scrubbed, so that second form spares words a verdict's reason uses: `key_points`,
 #: `api-compatible`.
 KEY_SHAPED = re.compile(r"\b(?:sk[-_]|(?:key|api)[-_](?=[A-Za-z0-9_*.\-]*[0-9*]))[A-Za-z0-9_*.\-]{6,}")
+#: The literal text every key-shaped word holds: a text holding none of them has none (a reply is
+#: looked over for these first, which costs far less than the search).
+_KEY_MARKS = ("sk-", "sk_", "key-", "key_", "api-", "api_")
 #: What a secret or a key-shaped word is replaced by.
 REDACTED = "[redacted]"
 
@@ -33,4 +36,6 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)
+    if not any(mark in text for mark in _KEY_MARKS):
+        return text
     return KEY_SHAPED.sub(REDACTED, text)

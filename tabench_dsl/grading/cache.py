@@ -1,14 +1,8 @@
 """The reply cache: an embedded SQLite file, so a second run of the same grading calls no judge.
 
-The key is the sha256 of the canonical JSON of (backend, endpoint, model, parameters, messages,
-attempt), and what the user adds to every request when they add anything (`shape`: the structured
-schema, `--judge-param` fields, `--judge-header` hashes; `request_shape.shape_digest`). `endpoint`
-is the judge's base URL without credentials or query (`JudgeInfo.endpoint`),
-so one model served by two servers (a local vLLM, then OpenAI) has two sets of entries and
-switching OPENAI_BASE_URL never replays the other server's replies. `attempt` is the kind of judge
-attempt (`first`, `format`, `stern`), so the format re-ask after a malformed reply, sent with the
-very same messages, has an entry of its own and a rerun replays the same sequence of replies. The
-value is the raw reply content and its token counts (prompt, completion, and the parts of the
+An entry's key is `cache_keys.cache_key`: the sha256 of everything that decides a judge's reply
+(backend, endpoint, model, parameters, messages, attempt kind, the user's request additions).
+The value is the raw reply content and its token counts (prompt, completion, and the parts of the
 prompt read from and written to the provider's prompt cache: `records.Tokens`). Only replies are
 ever stored: transport failures never reach the cache, malformed replies do (a rerun must be
 reproducible).
@@ -19,9 +13,10 @@ for the replies already there, which is what those replies reported. Rows are wr
 columns named, so the table may gain columns again.
 
 Writes are batched: `put` keeps the entry in memory (where `get` sees it at once) and commits every
-`COMMIT_EVERY` entries or `COMMIT_SECONDS`, and on close, so the event loop does not wait for a
-commit per reply. The database runs in WAL mode with a busy timeout, so several tabench processes
-can share one cache file.
+`COMMIT_EVERY` entries (or `COMMIT_BYTES` of replies) or `COMMIT_SECONDS`, and on close. Large
+batches, because a commit writes each page its entries touched and the hashed keys spread them over
+the table. A process killed outright loses the entries not committed, never a result. The database
+runs in WAL mode with a busy timeout, so several tabench processes can share one cache file.
 
 A cache is the user's: it is trusted like a results file they wrote (a row planted in it forges
 the verdict of the request it answers). So the default cache lives in the user's own cache folder
@@ -40,7 +35,6 @@ and the batch that failed is rolled back whole (the results file still holds eve
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import time
@@ -52,14 +46,14 @@ import msgspec
 from ..core.errors import StorageError, UsageError
 from ..core.records import JudgeInfo, Tokens
 from ..core.safe_open import open_new
-from .judges.base import JudgeParams, Message
 
 #: The cache's name inside the user's cache folder (`default_path`).
 DEFAULT_NAME = "cache.sqlite"
-#: Commit after this many new entries ...
-COMMIT_EVERY = 128
+#: Commit after this many new entries, or this many bytes of reply text ...
+COMMIT_EVERY = 1024
+COMMIT_BYTES = 1 << 20
 #: ... or when this many seconds have passed since the last commit.
-COMMIT_SECONDS = 0.5
+COMMIT_SECONDS = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -91,8 +85,6 @@ _SELECT = (
     "reasoning_tokens, stop, refusal FROM replies WHERE key = ?"
 )
 
-_key_encoder = msgspec.json.Encoder(order="sorted")
-
 
 class CachedReply(msgspec.Struct, frozen=True):
     """A reply as the cache holds it: its text, tokens, and why it ended short (`Completion.stop`,
@@ -102,38 +94,6 @@ class CachedReply(msgspec.Struct, frozen=True):
     tokens: Tokens = Tokens()
     stop: str = ""
     refusal: str | None = None
-
-
-def cache_key(
-    backend: str,
-    params: JudgeParams,
-    messages: Sequence[Message],
-    attempt: str,
-    *,
-    endpoint: str = "",
-    shape: str = "",
-) -> str:
-    """sha256 (hex) of the canonical JSON of everything that decides a judge's reply: `endpoint` is
-    the server asked (`JudgeInfo.endpoint`), `shape` the digest of the user's additions. The reasoning
-    controls and the shape are named only when set, so the keys of calls without them are what they
-    always were."""
-    decoding: dict[str, object] = {"temperature": params.temperature, "max_tokens": params.max_tokens}
-    if params.reasoning_effort is not None:
-        decoding["reasoning_effort"] = params.reasoning_effort
-    if params.thinking_budget is not None:
-        decoding["thinking_budget"] = params.thinking_budget
-    key: dict[str, object] = {
-        "backend": backend,
-        "endpoint": endpoint,
-        "model": params.model,
-        "params": decoding,
-        "messages": [[m.role, m.content] for m in messages],
-        "attempt": attempt,
-    }
-    if shape:
-        key["shape"] = shape
-    payload = _key_encoder.encode(key)
-    return hashlib.sha256(payload).hexdigest()
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
@@ -286,6 +246,7 @@ class ReplyCache:
         self._db = db
         self._closed = False
         self._pending: dict[str, CachedReply] = {}
+        self._pending_bytes = 0
         #: Set once a commit failed: the same disk would refuse the retry at close, so none is made.
         self._broken = False
         self._last_commit = time.monotonic()
@@ -322,12 +283,18 @@ class ReplyCache:
     ) -> None:
         """Remember a reply; it is committed with the next batch."""
         self._pending[key] = CachedReply(content, tokens, stop, refusal)
-        if len(self._pending) >= COMMIT_EVERY or time.monotonic() - self._last_commit >= COMMIT_SECONDS:
+        self._pending_bytes += len(content)
+        if (
+            len(self._pending) >= COMMIT_EVERY
+            or self._pending_bytes >= COMMIT_BYTES
+            or time.monotonic() - self._last_commit >= COMMIT_SECONDS
+        ):
             self.commit()
 
     def commit(self) -> None:
         """Write the pending entries in one transaction."""
         self._last_commit = time.monotonic()
+        self._pending_bytes = 0
         if not self._pending:
             return
         now = time.time()

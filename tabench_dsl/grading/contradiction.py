@@ -88,6 +88,8 @@ class ContradictionCheck:
         trusted: bool = True,
     ) -> None:
         self.window = window
+        # Trusted lists run on Python's `re`, which no time budget reaches: no budget is set up.
+        self._timed = not trusted
         alternation = functools.partial(_alternation, timed=not trusted)
         self._pass = alternation(pass_shaped)
         self._fail = alternation(fail_shaped)
@@ -101,6 +103,11 @@ class ContradictionCheck:
         self._contrast_start = alternation(contrast_words, anchored=True)
         self._concessive_start = alternation(concessive_words, anchored=True)
         self._opener = alternation(contrast_words + concessive_words)
+        # Whether a pass or a fail phrase occurs anywhere in a text, looked up before its clauses
+        # are read: a reason with neither concludes nothing (None when a phrase depends on what
+        # stands around it, where the clauses' edges could tell otherwise: see `_loose`).
+        self._any_pass = _loose(pass_shaped) if trusted else None
+        self._any_fail = _loose(fail_shaped) if trusted else None
         # Plain-word openers (the default lists) match inside a clause only where they match in the
         # whole text: one search of the text then tells whether any clause is cut or opened by one.
         self._plain_openers = all(_PLAIN.fullmatch(p) for p in contrast_words + concessive_words)
@@ -112,10 +119,20 @@ class ContradictionCheck:
 
     def is_pass_shaped(self, reason: str) -> bool:
         """True when the reason concludes the answer is correct, acceptable or borderline-acceptable."""
+        # A clause is pass only through a pass phrase in it: without one anywhere, none is.
+        if self._any_pass is not None:
+            text = _normalise(reason, self._neutral)
+            if self._any_pass.search(text) is None:
+                return False
         return self.conclusion(reason) == "pass"
 
     def is_fail_shaped(self, reason: str) -> bool:
         """True when the reason concludes the answer is wrong, missing or not acceptable."""
+        # A clause is fail through a fail phrase, or a negated or qualified pass phrase, in it.
+        if self._any_pass is not None and self._any_fail is not None:
+            text = _normalise(reason, self._neutral)
+            if self._any_fail.search(text) is None and self._any_pass.search(text) is None:
+                return False
         return self.conclusion(reason) == "fail"
 
     def conclusion(self, reason: str) -> Polarity:
@@ -125,6 +142,8 @@ class ContradictionCheck:
         concludes anything decides. The scorer's phrase patterns get `REASON_SECONDS` for one
         reason (`timed_regex`): a reason they cannot read in that time concludes neither.
         """
+        if not self._timed:
+            return self._conclusion(reason)
         try:
             with time_budget(REASON_SECONDS):
                 return self._conclusion(reason)
@@ -255,6 +274,46 @@ def _join(phrases: Iterable[str]) -> str:
     """One alternation of phrase regexes, longest first; a space matches any run of white space."""
     parts = sorted({p.strip().casefold() for p in phrases if p and p.strip()}, key=len, reverse=True)
     return "|".join(phrase_regex(p) for p in parts)
+
+
+#: What makes a phrase's match depend on the text around it (lookarounds, anchors, word
+#: boundaries; conservatively, `^` and `$` anywhere, in a set too).
+_CONTEXT = re.compile(r"\(\?[=!<]|\\[bBAZ]|[\^$]")
+#: A regex ending in a lookahead that holds no group (nor an escaped parenthesis): the part before it.
+_TRAILING_LOOKAHEAD = re.compile(r"(.*)\(\?[=!](?:[^()\\]|\\[^()])*\)", re.DOTALL)
+
+
+def _loose(phrases: Iterable[str]) -> re.Pattern[str] | None:
+    """The phrases as one regex that matches wherever one of them could match in a clause, to tell
+    whether any occurs in a text at all: without the word-boundary lookarounds, without a leading
+    `^`, a trailing `$` or a trailing lookahead (each only narrows a match; `_widened`). A phrase
+    matching inside a clause (a piece of the text) then matches those characters in the whole
+    text too, so a text where this finds nothing has no clause where a phrase matches. None when a
+    phrase looks at its surroundings in another way."""
+    widened = []
+    for phrase in phrases:
+        if not phrase or not phrase.strip():
+            continue
+        regex = _widened(phrase_regex(phrase.strip().casefold()))
+        if regex is None:
+            return None
+        widened.append(regex)
+    try:
+        return re.compile("|".join(f"(?:{r})" for r in widened) if widened else r"(?!)")
+    except re.error:  # a phrase written to be read only inside the whole alternation
+        return None
+
+
+def _widened(regex: str) -> str | None:
+    """`regex` without a leading `^`, a trailing `$` or a trailing lookahead of no groups; None
+    when it still holds anything that looks around the match (`_CONTEXT`)."""
+    regex = regex.removeprefix("^")
+    if regex.endswith("$") and not regex.endswith("\\$"):
+        regex = regex[:-1]
+    ahead = _TRAILING_LOOKAHEAD.fullmatch(regex)
+    if ahead is not None:
+        regex = ahead.group(1)
+    return None if _CONTEXT.search(regex) else regex
 
 
 def _alternation(phrases: Iterable[str], *, anchored: bool = False, timed: bool = False) -> Any:

@@ -24,7 +24,8 @@ from ..core.compiled import CompiledBattery
 from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
 from ..core.tiers import t1_passes, tokens
-from .cache import CacheReader, cache_key, open_cache_reader
+from .cache import CacheReader, open_cache_reader
+from .cache_keys import cache_key
 from .judges.base import JudgeIdentity, Message
 from .repeats import repeat_kind
 from .runner import MAX_ANSWER_BYTES

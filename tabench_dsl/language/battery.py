@@ -202,10 +202,11 @@ def _load_scorer(value: Value, base: Path, roots: _Roots, errors: list[SpecError
     )
     if text is None:
         return None
-    settings = read_settings(text, settings_file, errors)
+    is_shipped = folder == specs_dir() / name  # a shipped scorer: its phrase patterns are trusted
+    settings = read_settings(text, settings_file, errors, shipped=is_shipped)
     if settings is None:
         return None
-    if folder == specs_dir() / name:  # a shipped scorer: its phrase patterns are trusted
+    if is_shipped:
         settings = msgspec.structs.replace(
             settings, contradiction=msgspec.structs.replace(settings.contradiction, trusted=True)
         )

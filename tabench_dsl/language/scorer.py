@@ -44,9 +44,12 @@ _HINTS = {
 _NOT_TEXT_HINT = "quote entries YAML reads as other types: 'no', 'yes', 'false', 'on', 'off', numbers"
 
 
-def read_settings(text: str, file: Path, errors: list[SpecError]) -> ScorerSettings | None:
+def read_settings(
+    text: str, file: Path, errors: list[SpecError], *, shipped: bool = False
+) -> ScorerSettings | None:
     """The settings in `text` (the contents of `file`); each problem is appended to `errors`
-    (None when any was found)."""
+    (None when any was found). `shipped`: a scorer installed with tabench, whose phrase lists run
+    on Python's `re` (`ContradictionSettings.trusted`), so they are not checked against `regex`."""
     problem = yaml_problem(text, str(file))  # too deep, a lone surrogate, a cycle: before building
     if problem is not None:
         errors.append(problem)
@@ -76,6 +79,7 @@ def read_settings(text: str, file: Path, errors: list[SpecError]) -> ScorerSetti
         )
         return None
     check = _Checker(text, file)
+    check.shipped = shipped
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in SECTIONS:
@@ -99,6 +103,8 @@ class _Checker:
     def __init__(self, text: str, file: Path) -> None:
         self.text, self.file = text, file
         self.errors: list[SpecError] = []
+        #: A shipped scorer's file (`read_settings`).
+        self.shipped = False
 
     def error(
         self, message: str, where: Sequence[str | int], *, at_key: bool = False, hint: str | None = None
@@ -223,7 +229,8 @@ def _contradiction(check: _Checker, value: Any) -> ContradictionSettings:
                 lists[key] = item
         else:
             lists[key] = check.text_list(item, ("contradiction", key), rewrite=phrase_regex)
-            _check_timed(check, item, key)
+            if not check.shipped:  # a shipped scorer's lists run on `re`, never on `regex`
+                _check_timed(check, item, key)
     return ContradictionSettings(**lists)
 
 

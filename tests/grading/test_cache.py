@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 from tabench_dsl.core.records import JudgeInfo, Tokens
-from tabench_dsl.grading.cache import ReplyCache, cache_key, default_path, open_reply_cache, resolve_path
+from tabench_dsl.grading.cache import ReplyCache, default_path, open_reply_cache, resolve_path
+from tabench_dsl.grading.cache_keys import cache_key
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 
 MSGS = [Message("system", "S"), Message("user", "-- CANDIDATE ANSWER --\nx")]
@@ -34,6 +37,34 @@ def test_key_depends_on_everything_that_decides_a_reply() -> None:
     at_vllm = cache_key("openai", JudgeParams("m"), MSGS, "first", endpoint="http://127.0.0.1:8000/v1")
     assert at_vllm != cache_key(
         "openai", JudgeParams("m"), MSGS, "first", endpoint="https://api.openai.com/v1"
+    )
+
+
+def test_a_key_is_the_sha256_of_the_requests_canonical_json() -> None:
+    # Written out here with the standard library: sorted keys, no spaces, UTF-8. Keys made before
+    # the key was hashed in parts must keep matching, so the two digests are pinned too.
+    messages = [Message("system", "S \u00e9"), Message("user", "-- CANDIDATE ANSWER --\nx")]
+    canonical = {
+        "attempt": "first",
+        "backend": "openai",
+        "endpoint": "http://127.0.0.1:8000/v1",
+        "messages": [["system", "S \u00e9"], ["user", "-- CANDIDATE ANSWER --\nx"]],
+        "model": "m",
+        "params": {"max_tokens": 300, "temperature": 0.0},
+    }
+    text = json.dumps(canonical, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    first = cache_key("openai", JudgeParams("m"), messages, "first", endpoint="http://127.0.0.1:8000/v1")
+    assert first == hashlib.sha256(text.encode()).hexdigest()
+    assert first == "694aae54624d8226ad9ee1b5a781311e6622bac89ff6ba47110705246c025566"
+    shaped = cache_key("openai", JudgeParams("m", reasoning_effort="low"), messages, "format", shape="d" * 8)
+    assert shaped == "c6b20d333d01709d9f620fca99e9c8720fc84c21b4aa64f4bae247729bdeb1dd"
+    # The same SYSTEM again (its hashed part reused) and another after it: the same keys as alone.
+    again = [messages[0], Message("user", "y")]
+    assert cache_key("openai", JudgeParams("m"), again, "first") == cache_key(
+        "openai", JudgeParams("m"), list(again), "first"
+    )
+    assert cache_key("openai", JudgeParams("m"), [], "first") != cache_key(
+        "openai", JudgeParams("m"), messages[:1], "first"
     )
 
 

@@ -7,8 +7,11 @@ part that was not tuned on: its accuracy says how the lists do on reasons they w
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 
+import msgspec
 import pytest
 from support.battery_files import shipped_settings
 
@@ -148,3 +151,46 @@ def test_spaces_in_phrases_match_any_white_space_unless_quantified() -> None:
     assert check.is_pass_shaped("Spot \t on.")
     assert check.is_pass_shaped("Fine")
     assert not check.is_pass_shaped("fine print")
+
+
+def _concluded(check: ContradictionCheck, reason: str) -> tuple[bool, bool]:
+    return check.conclusion(reason) == "pass", check.conclusion(reason) == "fail"
+
+
+def test_the_phrase_lookup_before_the_clauses_never_changes_a_conclusion() -> None:
+    # `is_pass_shaped` / `is_fail_shaped` first look for any phrase in the whole reason; the
+    # clause by clause `conclusion` is the reference. Reasons: the labelled set, and texts made of
+    # the shipped phrases' own words next to breaks, contrast words and negators.
+    settings = shipped_settings().contradiction
+    # Trusted, as a shipped scorer is when a battery names it: the lookup runs on `re` only.
+    check = ContradictionCheck.from_settings(msgspec.structs.replace(settings, trusted=True))
+    assert check._any_pass is not None and check._any_fail is not None
+    words = [w for p in (*settings.pass_shaped, *settings.fail_shaped) for w in re.findall(r"[a-z]+", p)]
+    glue = [",", ".", " but", " not", " although", ":", " -", " no", " partially", " matches exactly", "\n"]
+    rng = random.Random(7)
+    reasons = [r["reason"] for r in _rows()]
+    for _ in range(3000):
+        parts = [
+            rng.choice(words) + (rng.choice(glue) if rng.random() < 0.4 else "")
+            for _ in range(rng.randint(1, 9))
+        ]
+        reasons.append(" ".join(parts))
+    # Phrases anchored to their clause (`^no$`, `matches` before the clause's end): whole, they are
+    # not in these reasons; each clause holds one.
+    reasons += ["No.", "Every stage named, no.", "It matches, so fine.", "it matches; order wrong"]
+    reasons += ["matches exactly", "names three of the four stages"]
+    for reason in reasons:
+        assert (check.is_pass_shaped(reason), check.is_fail_shaped(reason)) == _concluded(check, reason), (
+            reason
+        )
+    assert check.is_fail_shaped("No.") == _concluded(check, "No.")[1]
+
+
+def test_a_phrase_that_looks_around_itself_turns_the_lookup_off() -> None:
+    looking = ContradictionCheck(pass_shaped=[r"correct(?<=\w)x"], fail_shaped=["wrong"])
+    assert looking._any_pass is None
+    assert looking.is_pass_shaped("correct") is False and looking.is_fail_shaped("wrong") is True
+    widened = ContradictionCheck(pass_shaped=["matches(?= exactly)"], fail_shaped=["^no$"])
+    assert widened._any_pass is not None and widened._any_fail is not None
+    assert widened.is_pass_shaped("it matches exactly") and not widened.is_pass_shaped("it matches")
+    assert widened.is_fail_shaped("no") and not widened.is_fail_shaped("no doubt, fine")

@@ -15,7 +15,7 @@ from tabench_dsl.core.nodes import JudgeDefaults, JudgeReasoning
 from tabench_dsl.core.records import Answer
 from tabench_dsl.core.results import ResultsWriter
 from tabench_dsl.core.scorer import JudgeSettings
-from tabench_dsl.grading.cache import cache_key
+from tabench_dsl.grading.cache_keys import cache_key
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.decoding import Decoding, DecodingFlags, decoding_params
 from tabench_dsl.grading.judges.factory import make_judge

@@ -21,7 +21,7 @@ from support.judge_server import Fault
 from tabench_dsl.core.records import Answer
 from tabench_dsl.core.results import done_pairs
 from tabench_dsl.grading.cache import ReplyCache
-from tabench_dsl.grading.runner import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
+from tabench_dsl.grading.judge_step import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
 from tabench_dsl.grading.runner import T1_REASON
 
 STERN_OPENING = (

@@ -16,7 +16,7 @@ from support.judge_server import Raw
 from tabench_dsl.core.errors import TransportError
 from tabench_dsl.core.reply_schema import SCHEMA_NAME, reply_schema
 from tabench_dsl.core.scorer import FACET_NAMES
-from tabench_dsl.grading.cache import cache_key
+from tabench_dsl.grading.cache_keys import cache_key
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.request_shape import RequestOptions

@@ -124,6 +124,11 @@ async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The body of `response`, or its first `limit` + 1 bytes when it is longer: read as it comes
     (decompressed, so a small compressed body cannot unpack into a large one), and the reading
     stops there; leaving the response unread to its end closes that connection."""
+    length = response.content_length
+    if length is not None and length <= limit and "Content-Encoding" not in response.headers:
+        # Its length is declared and within the limit, and nothing unpacks it: the HTTP parser
+        # ends the body there, so it is read whole at once (no chunk loop for a verdict's bytes).
+        return await response.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(_READ_CHUNK):

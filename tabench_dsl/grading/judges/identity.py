@@ -1,7 +1,7 @@
 """Which judge a grading would ask, worked out without building it: `judge_identity`.
 
 `grade --dry-run` looks the first asks up in the reply cache, whose key names the judge's backend,
-endpoint and decoding parameters (`cache.cache_key`). It must do so without a key in the
+endpoint and decoding parameters (`cache_keys.cache_key`). It must do so without a key in the
 environment, without an HTTP session and without reaching anything, so it cannot build the judge
 (`factory.make_judge` refuses a real API host without its key). This module names the judge the
 same way the backends do, from the same parts: the backend and setup the factory works out

@@ -19,7 +19,8 @@ import contextlib
 import gc
 import os
 import signal
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...core.errors import TabenchError
 from ...core.records import Answer, Record
@@ -36,6 +37,9 @@ from .frames import (
     frame,
     read_frame,
 )
+
+if TYPE_CHECKING:
+    from ..runner import Grader
 
 
 def main() -> None:
@@ -56,14 +60,7 @@ def main() -> None:
 async def _grade_what_comes() -> None:
     from ..session import open_grader
 
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STREAM_LIMIT)
-    stdin = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 (the transport owns it)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    out_fd = os.dup(1)
-    os.dup2(2, 1)  # a stray print goes to stderr, never into a frame
-    pipe = open(out_fd, "wb", buffering=0)  # noqa: SIM115 (the transport owns it)
-    transport, out = await loop.connect_write_pipe(_Out, pipe)
+    reader, transport, out = await _open_pipes()
 
     def send(message: object) -> None:
         # Once the pipe is closing (the parent stopped reading: an interrupt) a frame has nobody
@@ -75,6 +72,48 @@ async def _grade_what_comes() -> None:
     if first is None:
         return  # the parent is gone before it configured us
     config = config_decoder.decode(first)
+    try:
+        async with open_grader(config.battery, config.options) as grader:
+            gc.freeze()  # the battery and the judge, as the single process freezes them
+            send(Hello(grader.judge.info.describe()))
+            for member in grader.members:  # what a judge says during the run goes to the parent
+                member.warn = lambda text: send(Notice(text))
+            if not await _grade_answers(grader, reader, out, send, config.options.concurrency):
+                return  # the parent is gone or not listening: stop grading now
+        send(Done())  # after the cache is committed: the parent may stop us now
+    except TabenchError as exc:
+        send(Failed.of(exc))
+    finally:
+        transport.close()  # once what is buffered is written (the parent reads until `Done`)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
+
+
+async def _open_pipes() -> tuple[asyncio.StreamReader, asyncio.WriteTransport, _Out]:
+    """The frame pipes: stdin read as a stream, and a dup of stdout written to; fd 1 itself is
+    pointed at stderr, so a stray print goes there, never into a frame."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+    stdin = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 (the transport owns it)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    out_fd = os.dup(1)
+    os.dup2(2, 1)  # a stray print goes to stderr, never into a frame
+    pipe = open(out_fd, "wb", buffering=0)  # noqa: SIM115 (the transport owns it)
+    transport, out = await loop.connect_write_pipe(_Out, pipe)
+    return reader, transport, out
+
+
+async def _grade_answers(
+    grader: Grader,
+    reader: asyncio.StreamReader,
+    out: _Out,
+    send: Callable[[object], None],
+    concurrency: int,
+) -> bool:
+    """Grade the answers the parent sends, `concurrency` at a time, sending the records back
+    batched per loop turn; True once the end frame's answers are all sent back, False when the
+    parent is gone or stopped listening."""
+    loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Answer | None] = asyncio.Queue()
     finished: list[Record] = []
 
@@ -83,57 +122,44 @@ async def _grade_what_comes() -> None:
             send(Records(finished[:]))
             finished.clear()
 
-    concurrency = config.options.concurrency
+    async def grade() -> None:
+        while (answer := await queue.get()) is not None:
+            record = await grader.grade(answer)
+            if not finished:
+                loop.call_soon(flush)
+            finished.append(record)
+
+    graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
+    feeder = asyncio.ensure_future(_feed(reader, queue, concurrency))
+    orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
+    running: list[asyncio.Future[Any]] = [feeder, orphaned, *graders]
     try:
-        async with open_grader(config.battery, config.options) as grader:
-            gc.freeze()  # the battery and the judge, as the single process freezes them
-            judge = grader.judge
-            send(Hello(judge.info.describe()))
-            for member in grader.members:  # what a judge says during the run goes to the parent
-                member.warn = lambda text: send(Notice(text))
-
-            async def grade() -> None:
-                while (answer := await queue.get()) is not None:
-                    record = await grader.grade(answer)
-                    if not finished:
-                        loop.call_soon(flush)
-                    finished.append(record)
-
-            async def feed() -> bool:
-                """Queue the answers; True on the end frame, False when the parent is gone."""
-                while (data := await read_frame(reader)) is not None:
-                    batch = answers_decoder.decode(data)
-                    if not batch:
-                        for _ in range(concurrency):
-                            queue.put_nowait(None)
-                        return True
-                    for answer in batch:
-                        queue.put_nowait(answer)
-                return False
-
-            graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
-            feeder = asyncio.ensure_future(feed())
-            orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
-            running: list[asyncio.Future[Any]] = [feeder, orphaned, *graders]
-            try:
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # a grading error (a refused key) is raised here
-                if orphaned in done or (feeder in done and not feeder.result()):
-                    return  # the parent is gone or not listening: stop grading now
-                await asyncio.gather(feeder, *graders)  # not `orphaned`: it is set only if the pipe breaks
-            finally:
-                for task in running:
-                    task.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
-            flush()
-        send(Done())  # after the cache is committed: the parent may stop us now
-    except TabenchError as exc:
-        send(Failed.of(exc))
+        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()  # a grading error (a refused key) is raised here
+        if orphaned in done or (feeder in done and not feeder.result()):
+            return False
+        await asyncio.gather(feeder, *graders)  # not `orphaned`: it is set only if the pipe breaks
     finally:
-        transport.close()  # once what is buffered is written (the parent reads until `Done`)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+    flush()
+    return True
+
+
+async def _feed(reader: asyncio.StreamReader, queue: asyncio.Queue[Answer | None], concurrency: int) -> bool:
+    """Queue the answers; True on the end frame (one None queued per grading task), False when
+    the parent is gone."""
+    while (data := await read_frame(reader)) is not None:
+        batch = answers_decoder.decode(data)
+        if not batch:
+            for _ in range(concurrency):
+                queue.put_nowait(None)
+            return True
+        for answer in batch:
+            queue.put_nowait(answer)
+    return False
 
 
 class _Out(asyncio.Protocol):
