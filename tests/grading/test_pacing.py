@@ -384,7 +384,8 @@ async def test_a_503_with_retry_after_is_waited_out_not_counted(judge_server, ht
     busy = Raw(503, {"error": {"message": "overloaded", "type": "server_error"}}, {"retry-after": "0.01"})
     server = await judge_server([busy] * 4 + [REPLY])
     policy = RetryPolicy(attempts=1, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 0
-    completion, _ = await call_with_retries(make_judge("openai", server, http_session), MESSAGES, policy)
+    judge = make_judge("openai", server, http_session)
+    completion, _ = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
     assert completion.content == REPLY and server.calls == 5
 
 
