@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from ..core.errors import TransportError
 from .judges.base import DEFAULT_TIMEOUT, Completion, Judge, Message
 from .judges.client_errors import map_client_errors
-from .pacing import Pacer
+from .pacing import Pacer, Pacing
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -144,7 +144,8 @@ class AdaptiveLimiter:
     """The gate every exchange passes: `async with limiter:` admits at most `max_concurrency` at
     once, and `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its
     push-backs and its rate-limit headers. With a `RateLimit`, `throttle` also holds requests and
-    tokens to the user's own per-minute ceilings.
+    tokens to the user's own per-minute ceilings. `pacer` is another's to share (the workers of
+    `--workers N` share their parent's: `parallel.shared_pacer`).
 
     A 429 changes the rate, not the concurrency: against a fast server even one exchange in flight
     can exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
@@ -157,6 +158,7 @@ class AdaptiveLimiter:
         max_concurrency: int,
         *,
         rate: RateLimit | None = None,
+        pacer: Pacing | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
@@ -169,7 +171,7 @@ class AdaptiveLimiter:
         self._cond = asyncio.Condition()
         self._holders: dict[asyncio.Task[object] | None, int] = {}
         rate = rate or RateLimit()
-        self.pacer = Pacer(sleep=sleep, clock=clock)
+        self.pacer: Pacing = pacer or Pacer(sleep=sleep, clock=clock)
         self._requests = _Bucket(rate.rpm, clock) if rate.rpm else None
         self._tokens = _Bucket(rate.tpm, clock) if rate.tpm else None
         #: True when requests or tokens per minute are paced (`throttle` may wait).

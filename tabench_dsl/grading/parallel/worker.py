@@ -1,9 +1,10 @@
 """The worker's side: one grading process, started by `WorkerPool` as `WORKER_COMMAND`.
 
 It reads its configuration, opens its own event loop, aiohttp session, judge, cache connection and
-limiter (its share of the concurrency), grades each answer it is handed with `Grader.grade` and
-sends the finished records back, batched per loop turn. Frames go out on a dup of its stdout; its
-fd 1 is pointed at stderr, so a stray print cannot corrupt a frame.
+limiter (its share of the concurrency; its pacer is the parent's, `shared_pacer`), grades each
+answer it is handed with `Grader.grade` and sends the finished records back, batched per loop turn.
+Frames go out on a dup of its stdout; its fd 1 is pointed at stderr, so a stray print cannot
+corrupt a frame.
 
 Stopping: on the end frame it finishes what it holds, commits its cache, says `Done` and exits.
 End-of-file on its stdin without an end frame (the parent was killed outright) ends it at once.
@@ -30,12 +31,14 @@ from .frames import (
     Failed,
     Hello,
     Notice,
+    Permit,
     Records,
-    answers_decoder,
     config_decoder,
     frame,
     read_frame,
+    work_decoder,
 )
+from .shared_pacer import RelayedPacer
 
 
 def main() -> None:
@@ -84,8 +87,9 @@ async def _grade_what_comes() -> None:
             finished.clear()
 
     concurrency = config.options.concurrency
+    pacer = RelayedPacer(send)  # every send time is the parent's, shared by all the workers
     try:
-        async with open_grader(config.battery, config.options) as grader:
+        async with open_grader(config.battery, config.options, pacer=pacer) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             judge = grader.judge
             send(Hello(judge.info.describe()))
@@ -99,29 +103,18 @@ async def _grade_what_comes() -> None:
                         loop.call_soon(flush)
                     finished.append(record)
 
-            async def feed() -> bool:
-                """Queue the answers; True on the end frame, False when the parent is gone."""
-                while (data := await read_frame(reader)) is not None:
-                    batch = answers_decoder.decode(data)
-                    if not batch:
-                        for _ in range(concurrency):
-                            queue.put_nowait(None)
-                        return True
-                    for answer in batch:
-                        queue.put_nowait(answer)
-                return False
-
-            graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
-            feeder = asyncio.ensure_future(feed())
+            graders = asyncio.gather(*(grade() for _ in range(concurrency)))
+            feeder = asyncio.ensure_future(_feed(reader, queue, pacer, concurrency))
             orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
-            running: list[asyncio.Future[Any]] = [feeder, orphaned, *graders]
+            running: list[asyncio.Future[Any]] = [feeder, orphaned, graders]
             try:
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     task.result()  # a grading error (a refused key) is raised here
-                if orphaned in done or (feeder in done and not feeder.result()):
-                    return  # the parent is gone or not listening: stop grading now
-                await asyncio.gather(feeder, *graders)  # not `orphaned`: it is set only if the pipe breaks
+                if graders not in done:
+                    # The parent is gone (its stream ended before the graders did: it closes it
+                    # only after `Done`) or not listening: stop grading now.
+                    return
             finally:
                 for task in running:
                     task.cancel()
@@ -134,6 +127,27 @@ async def _grade_what_comes() -> None:
         transport.close()  # once what is buffered is written (the parent reads until `Done`)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(out.closed, TERMINATE_GRACE * 5)
+
+
+async def _feed(
+    reader: asyncio.StreamReader, queue: asyncio.Queue[Answer | None], pacer: RelayedPacer, graders: int
+) -> None:
+    """Queue the answers the parent hands over (a None per grader at the end frame) and give the
+    pacer its permits to send, until the parent closes the stream (permits come after the end
+    frame too)."""
+    ended = False
+    while (data := await read_frame(reader)) is not None:
+        message = work_decoder.decode(data)
+        if isinstance(message, Permit):
+            pacer.permit(message)
+        elif not message:
+            if not ended:
+                for _ in range(graders):
+                    queue.put_nowait(None)
+            ended = True
+        else:
+            for answer in message:
+                queue.put_nowait(answer)
 
 
 class _Out(asyncio.Protocol):
