@@ -280,7 +280,7 @@ class Pacer:
         self._limited_at = now
         self._rises = 1
         if reading is not None:
-            self._read(ticket, reading, 0, now)
+            self._read(ticket, reading, 0, now, taken=False)
         # A push-back alone in a long while: the pace had only just passed the server's rate
         # (the bound its push-backs prove may be far less: the pace was below that rate for most
         # of their span, its bucket filling up), so the rate eases off a little, no more.
@@ -357,9 +357,11 @@ class Pacer:
         assert self.rate is not None
         return max(0.5, 10.0 / self.rate)
 
-    def _read(self, ticket: float, reading: RateReading, tokens_needed: int, now: float) -> None:
+    def _read(
+        self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
+    ) -> None:
         """Rate and bucket copy from a reply's headers, when they tell and are the freshest."""
-        bucket = header_limit(reading, tokens_needed)
+        bucket = header_limit(reading, tokens_needed, taken=taken)
         if bucket is None or ticket < self._synced:
             return
         self._synced = ticket

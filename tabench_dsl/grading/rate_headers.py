@@ -128,10 +128,19 @@ def refill_rate(reading: RateReading | None) -> float | None:
     return (limit - remaining) / reset
 
 
-def header_limit(reading: RateReading, tokens_needed: int = 0) -> tuple[float, float, float] | None:
+#: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
+#: absorb a request that arrives a little early (the jitter of the network and the event loop).
+ONE_DEEP_MARGIN = 0.03
+
+
+def header_limit(
+    reading: RateReading, tokens_needed: int = 0, *, taken: bool = True
+) -> tuple[float, float, float] | None:
     """(rate, capacity, level) of the server's bucket in requests, from its headers: for requests,
     and for tokens at `tokens_needed` a request, whichever binds. The rate is a lower bound (the
-    reading's whole counts hide up to one request of what was used); None when neither tells."""
+    reading's whole counts hide up to one request of what was used), save for a bucket one request
+    deep read after a request it `taken` (not a push-back's): that one is empty after each request
+    and whole again `reset` later, which is its rate itself. None when neither tells."""
     found: list[tuple[float, float, float]] = []
     pairs = [(reading.requests_limit, reading.requests_remaining, reading.requests_reset, 1)]
     if tokens_needed > 0:
@@ -139,7 +148,9 @@ def header_limit(reading: RateReading, tokens_needed: int = 0) -> tuple[float, f
     for limit, remaining, reset, unit in pairs:
         if limit is None or remaining is None or not reset:
             continue
-        used = (limit - remaining) / unit - 1
-        if used >= 1:
-            found.append((used / reset, limit / unit, remaining / unit))
+        used = (limit - remaining) / unit
+        if used - 1 >= 1:
+            found.append(((used - 1) / reset, limit / unit, remaining / unit))
+        elif taken and used >= 1 and limit / unit < 2:
+            found.append((used / reset * (1 - ONE_DEEP_MARGIN), limit / unit, remaining / unit))
     return min(found, key=lambda bucket: bucket[2]) if found else None

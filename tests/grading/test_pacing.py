@@ -34,7 +34,9 @@ from tabench_dsl.grading.pacing import (
 from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
 from tabench_dsl.grading.rate_evidence import RateEvidence
 from tabench_dsl.grading.rate_headers import (
+    ONE_DEEP_MARGIN,
     anthropic_reading,
+    header_limit,
     openai_reading,
     parse_duration,
     refill_rate,
@@ -129,6 +131,21 @@ def test_refill_rate_from_limit_and_reset():
     assert refill_rate(RateReading(requests_limit=20, requests_remaining=20, requests_reset=0.0)) is None
     assert refill_rate(RateReading(requests_remaining=0, requests_reset=1.0)) is None  # no limit given
     assert refill_rate(None) is None
+
+
+def test_a_bucket_one_request_deep_reads_as_its_rate_after_a_reply_only():
+    one_deep = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
+    rate, capacity, level = header_limit(one_deep) or (0.0, 0.0, 0.0)
+    # empty after the request, whole 200 ms later: 5 a second, paced a margin below
+    assert (rate, capacity, level) == pytest.approx((5.0 * (1 - ONE_DEEP_MARGIN), 1.0, 0.0))
+    # a push-back's reading says when a token comes, not how long a whole one takes
+    assert header_limit(one_deep, taken=False) is None
+    # deeper buckets: the lower bound their whole counts allow
+    assert header_limit(RateReading(requests_limit=10, requests_remaining=0, requests_reset=1.0)) == (
+        pytest.approx(9.0),
+        10.0,
+        0.0,
+    )
 
 
 # -- the pacer -------------------------------------------------------------------------------------
@@ -472,6 +489,38 @@ async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server,
     assert arrivals[1] - arrivals[0] < 0.1
     assert arrivals[2] - arrivals[1] >= 0.11
     assert server.calls == 3  # and no 429 was needed to learn it
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_bucket_one_request_deep_tells_its_rate_by_its_reset(judge_server, http_session, protocol):
+    accepted: list[float] = []
+    refused = 0
+    rate = 5.0  # one request deep, whole again 200 ms after each
+
+    def responder(body: dict[str, Any]) -> Raw:
+        nonlocal refused
+        now = time.monotonic()
+        if accepted and now - accepted[-1] < 1 / rate:
+            refused += 1
+            left = 1 / rate - (now - accepted[-1])
+            if protocol == "openai":
+                headers = openai_headers(0, f"{max(1, round(left * 1000))}ms", 1)
+            else:
+                headers = anthropic_headers(0, left, 1)
+            return Raw(429, limited_reply(protocol).body, {"retry-after": "1", **headers})
+        accepted.append(now)
+        return ok_reply(protocol, 0, 1 / rate, 1)
+
+    server = await judge_server(responder)
+    judge = make_judge(protocol, server, http_session)
+    limiter = AdaptiveLimiter(8)
+    policy = RetryPolicy(timeout=2)
+    await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(6)))
+    # "none left of 1, whole in 200 ms" is the rate itself: 5 a second (the lower bound the
+    # whole counts give deeper buckets would be none at all)
+    assert limiter.pacer.rate == pytest.approx(rate, rel=0.1)
+    assert len(accepted) == 6 and refused <= 2  # the slow start's second request, a late reading
+    assert accepted[-1] - accepted[0] < 5 / rate + 0.5
 
 
 async def test_rpm_starts_with_a_small_burst_over_http(judge_server, http_session):
