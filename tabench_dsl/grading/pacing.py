@@ -54,7 +54,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.ratelimit import RateReading
-from .rate_climb import CLIMB_STEP, CLIMB_TICK, Climb
+from .rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, Climb
 from .rate_evidence import HORIZON, RateEvidence
 from .rate_headers import exhausted, header_limit
 
@@ -321,15 +321,15 @@ class Pacer:
 
     def _first_guess(self, now: float) -> None:
         """The first rate once the slow start's answers are back, climbed from until a push-back
-        (`rate_climb`). Its first turn is a turn away: the slow start has just emptied the
-        server's bucket."""
+        (`rate_climb`). Its first turn is a turn away (as long as a first climb of MAX_STEPS_A_SEND
+        steps at most): the slow start has just emptied the server's bucket."""
         if self.in_flight:
             return  # more answers on their way
         self._first_pending = False
         since = self._first_limited
         guess = self.evidence.recent_rate(since) or MIN_RATE
         self._set_rate(guess, now)
-        self._tat = self._committed = now + 1.0 / guess
+        self._tat = self._committed = now + min(1.0 / guess, CLIMB_TICK * MAX_STEPS_A_SEND)
         depth = bisect.bisect_right(self.evidence.ok, since)
         self._climb = Climb(since=since, began=now, depth=depth)
 
@@ -338,6 +338,7 @@ class Pacer:
         assert self.rate is not None and self._climb is not None
         steps = self._climb.steps_due(now, self._changed, self._sends[-1] if self._sends else None)
         if steps:
+            self._climb.step(self.rate)
             self._set_rate(self.rate * CLIMB_STEP**steps, now, force=True)
 
     def _climb_push_back(self, ticket: float, now: float) -> None:

@@ -15,7 +15,8 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    tell too: between two of them, the second took a token the first left behind,
                    so r >= (successes after the first - (depth - 1)) / span (a bound that matters
                    for a shallow bucket, where the first is weakest). The rate is the higher.
-                   A 429 too soon to measure by (the guess was too high) starts the climb again,
+                   A 429 too soon to measure by ends the climb at the rate before its last
+                   step; before any step (the guess was too high) it starts the climb again,
                    lower, up to CLIMB_RESTARTS times.
 """
 
@@ -30,6 +31,8 @@ CLIMB_STEP = 2**0.25
 CLIMB_TICK = 0.07
 #: The most steps one request's success takes (x2: a sparse rate climbs by request, not by tick).
 MAX_STEPS_A_SEND = 4
+#: Requests accepted between two push-backs that measure the rate however short their span.
+MEASURED = 4
 #: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
 CLIMB_RESTARTS = 3
 
@@ -43,6 +46,8 @@ class Climb:
         self.began = began
         self.depth = max(1.0, depth)
         self.restarts = 0
+        #: The rate before the last step (a request went at it without a 429), None before one.
+        self.stepped_from: float | None = None
 
     def steps_due(self, now: float, changed: float, last_send: float | None) -> int:
         """Steps to take by `now`, the rate having last been set at `changed`: none until
@@ -50,6 +55,10 @@ class Climb:
         if now - changed < CLIMB_TICK or last_send is None or last_send < changed:
             return 0
         return min(MAX_STEPS_A_SEND, int((now - changed) / CLIMB_TICK))
+
+    def step(self, rate: float) -> None:
+        """The climb steps up from `rate`."""
+        self.stepped_from = rate
 
     def push_back(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
@@ -65,9 +74,13 @@ class Climb:
             evidence.limited, self.since
         )
         accepted = sent - refused
-        if span >= MIN_SPAN and accepted >= 2:
+        if accepted >= 2 and (span >= MIN_SPAN or accepted >= MEASURED):
             spaced = evidence.success_bound(self.since, ticket, self.depth) or 0.0
             return max(accepted / span, spaced), False
+        if accepted < 2 and self.stepped_from is not None:
+            # Too soon to measure, after a step: the rate before it went without a 429, so
+            # soon after the bucket was emptied that little can have filled it meanwhile.
+            return self.stepped_from, False
         if self.restarts < CLIMB_RESTARTS:
             # Too soon to measure: the guess was too high. Again, lower, from this push-back
             # (the bucket was empty then too).
