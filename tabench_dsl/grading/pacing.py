@@ -97,6 +97,22 @@ class Pacing(Protocol):
 
     def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None: ...
 
+    def _eased(self, ticket: float) -> float:
+        """The least rate after a push-back to the request sent at `ticket` (0: none). One alone
+        in a long while came as the pace had just passed the server's rate: it eases off by
+        2 x PROBE, or to the rate before the last rise if lower, no more (the bound the push-backs
+        prove may be far less: the pace was below the rate for most of their span, the bucket
+        filling up), and the push-backs before it are forgotten, so the next spans, drawn while
+        the pace is above the rate, show it."""
+        isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
+        self._limited_sent = max(self._limited_sent, ticket)
+        raised_from, self._raised_from = self._raised_from, 0.0
+        if not isolated or self.rate is None:
+            return 0.0
+        self.evidence.forget_push_backs(before=ticket)
+        eased = self.rate * (1 - 2 * PROBE)
+        return min(eased, raised_from) if raised_from else eased
+
     def on_fault(self, ticket: float) -> None: ...
 
 
@@ -135,6 +151,7 @@ class Pacer:
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
         self._rises = 1  # the next rise without a push-back, in PROBEs
         self._limited_sent = 0.0  # send time of the last push-back
+        self._raised_from = 0.0  # the rate before the last rise, until a push-back
         self._climb: Climb | None = None  # while the rate is the slow start's guess
         self._first_limited = 0.0  # send time of the slow start's last push-back
         self._room = asyncio.Event()
@@ -267,6 +284,7 @@ class Pacer:
         elif self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
             # No push-back for a while: the pace is below the server's; each rise in a row is
             # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
+            self._raised_from = self.rate
             self._set_rate(self.rate * (1 + PROBE * self._rises), now, force=True)
             self._rises = min(self._rises * 2, 16)
 
@@ -281,12 +299,7 @@ class Pacer:
         self._rises = 1
         if reading is not None:
             self._read(ticket, reading, 0, now, taken=False)
-        # A push-back alone in a long while: the pace had only just passed the server's rate
-        # (the bound its push-backs prove may be far less: the pace was below that rate for most
-        # of their span, its bucket filling up), so the rate eases off a little, no more.
-        isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
-        floor = self.rate * (1 - 2 * PROBE) if isolated and self.rate else 0.0
-        self._limited_sent = max(self._limited_sent, ticket)
+        floor = self._eased(ticket) if self._climb is None else 0.0
         if self._climb is not None:
             self._climb_push_back(ticket, now)
         elif not self._follow(now, floor) and self.rate is None:
@@ -309,6 +322,22 @@ class Pacer:
                 self._stuck = 0
                 self._pause(now, pause)
                 self._set_rate(self.rate * DECREASE, now, force=True)
+
+    def _eased(self, ticket: float) -> float:
+        """The least rate after a push-back to the request sent at `ticket` (0: none). One alone
+        in a long while came as the pace had just passed the server's rate: it eases off by
+        2 x PROBE, or to the rate before the last rise if lower, no more (the bound the push-backs
+        prove may be far less: the pace was below the rate for most of their span, the bucket
+        filling up), and the push-backs before it are forgotten, so the next spans, drawn while
+        the pace is above the rate, show it."""
+        isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
+        self._limited_sent = max(self._limited_sent, ticket)
+        raised_from, self._raised_from = self._raised_from, 0.0
+        if not isolated or self.rate is None:
+            return 0.0
+        self.evidence.forget_push_backs(before=ticket)
+        eased = self.rate * (1 - 2 * PROBE)
+        return min(eased, raised_from) if raised_from else eased
 
     def on_fault(self, ticket: float) -> None:
         """The request sent at `ticket` ended otherwise (a fault, a timeout, cancelled)."""
