@@ -97,22 +97,6 @@ class Pacing(Protocol):
 
     def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None: ...
 
-    def _eased(self, ticket: float) -> float:
-        """The least rate after a push-back to the request sent at `ticket` (0: none). One alone
-        in a long while came as the pace had just passed the server's rate: it eases off by
-        2 x PROBE, or to the rate before the last rise if lower, no more (the bound the push-backs
-        prove may be far less: the pace was below the rate for most of their span, the bucket
-        filling up), and the push-backs before it are forgotten, so the next spans, drawn while
-        the pace is above the rate, show it."""
-        isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
-        self._limited_sent = max(self._limited_sent, ticket)
-        raised_from, self._raised_from = self._raised_from, 0.0
-        if not isolated or self.rate is None:
-            return 0.0
-        self.evidence.forget_push_backs(before=ticket)
-        eased = self.rate * (1 - 2 * PROBE)
-        return min(eased, raised_from) if raised_from else eased
-
     def on_fault(self, ticket: float) -> None: ...
 
 
