@@ -297,6 +297,7 @@ class Pacer:
                 self._first_limited = ticket
                 self._first_guess(now)
             else:
+                self._first_pending = False
                 self.window = max(self.window, START_WINDOW)
                 self._pause(now, pause)  # nothing got through yet: nothing to pace by
                 return
@@ -326,6 +327,8 @@ class Pacer:
     def on_fault(self, ticket: float) -> None:
         """The request sent at `ticket` ended otherwise (a fault, a timeout, cancelled)."""
         self._done()
+        if self._first_pending:
+            self._first_guess(self.clock())  # it may have been the last one on its way
 
     def _done(self) -> None:
         self.in_flight = max(0, self.in_flight - 1)
@@ -340,7 +343,11 @@ class Pacer:
             return  # more answers on their way
         self._first_pending = False
         since = self._first_limited
-        guess = self.evidence.recent_rate(since) or MIN_RATE
+        guess = self.evidence.recent_rate(since)
+        if guess is None:  # none of them got through: the slow start again
+            self.window = max(self.window, START_WINDOW)
+            self._room.set()
+            return
         self._set_rate(guess, now)
         self._tat = self._committed = now + min(1.0 / guess, CLIMB_TICK * MAX_STEPS_A_SEND)
         depth = bisect.bisect_right(self.evidence.ok, since)
@@ -366,10 +373,11 @@ class Pacer:
             self._set_rate(rate, now, force=True)
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises: 10 turns' time, half a second at
-        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s)."""
+        """Seconds without a push-back before the rate rises: 20 turns' time, half a second at
+        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s; at a low
+        rate a rise sooner would cost more 429s than the pace gains)."""
         assert self.rate is not None
-        return max(0.5, 10.0 / self.rate)
+        return max(0.5, 20.0 / self.rate)
 
     def _read(
         self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True

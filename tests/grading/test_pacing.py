@@ -180,6 +180,16 @@ async def test_a_429_after_answers_paces_at_what_got_through_without_a_pause():
     assert clock.now - started == pytest.approx(2 / 16.0)
 
 
+async def test_a_429_whose_answers_on_their_way_all_fail_reopens_the_slow_start():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first, second = pacer.start(), pacer.start()
+    pacer.on_push_back(second, pause=1.0)  # back before the answer sent with it: all wait for it
+    assert not pacer.idle
+    pacer.on_fault(first)  # and that one failed: nothing got through, nothing to guess from
+    assert pacer.idle and pacer.rate is None  # the slow start again, not a window shut for ever
+
+
 async def test_the_slow_start_spreads_its_window_over_the_round_trip():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
