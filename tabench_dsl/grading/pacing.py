@@ -118,7 +118,7 @@ class Pacer:
         #: No sender sends before this time (the clock's).
         self.paused_until = 0.0
         #: Requests in flight allowed while no rate is known (the slow start).
-        self.window = START_WINDOW
+        self.window: float = START_WINDOW
         self.in_flight = 0
         self.evidence = RateEvidence()
         self._slow_next = 0.0  # the slow start's next send time
