@@ -6,10 +6,9 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 `rate` a second, `capacity` deep).
 
     before any limit is known   no pacing, but a slow start: at most `window` requests in flight,
-                                START_WINDOW at first, half a request more for each success
-                                (half as many again every round trip), spread over the round trip
-                                (so a bucket that empties among them costs a few 429s, not the
-                                rest of a window: as many as go out before the first is back)
+                                START_WINDOW at first, one more for each success (so it doubles
+                                every round trip), spread over the round trip (so a bucket that
+                                empties among them costs a 429 or two, not the rest of a window)
     the rate                    what the server was seen to allow, a little more (1 + PROBE):
                                   - from its headers: limit, remaining and reset (a lower bound:
                                     `rate_headers.header_limit`), and the copy of its bucket is
@@ -257,7 +256,7 @@ class Pacer:
             if self._first_pending:
                 self._first_guess(now)
             else:
-                self.window += 0.5
+                self.window += 1
         if reading is not None:
             self._read(ticket, reading, tokens_needed, now)
             # Nothing left, and no copy of the bucket to pace by yet: wait for the reset.

@@ -158,7 +158,7 @@ async def test_pacer_is_idle_until_the_server_pushes_back_and_starts_slowly():
     assert not pacer.idle  # the slow start: START_WINDOW in flight before any reply
     for ticket in tickets:
         pacer.on_success(ticket)
-    assert pacer.idle and pacer.window == 1.5 * START_WINDOW  # half a request more for each success
+    assert pacer.idle and pacer.window == 2 * START_WINDOW  # one more for each success
     assert pacer.rate is None and clock.slept == []
 
 
@@ -193,10 +193,10 @@ async def test_a_429_whose_answers_on_their_way_all_fail_reopens_the_slow_start(
 async def test_the_slow_start_spreads_its_window_over_the_round_trip():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    first = [pacer.start() for _ in range(4)]  # nothing known yet: at once
+    first = [pacer.start() for _ in range(START_WINDOW)]  # nothing known yet: at once
     clock.now += 0.2
     for ticket in first:
-        pacer.on_success(ticket)  # a round trip of 0.2 s; the window is now 4 (2 + 4 x 0.5)
+        pacer.on_success(ticket)  # a round trip of 0.2 s; the window is now 4
     sent = [await pacer.turn() for _ in range(4)]
     # one every 0.2 / 4 s, not four at once into a bucket that may empty among them
     assert [round(b - a, 6) for a, b in itertools.pairwise(sent)] == [0.05, 0.05, 0.05]
