@@ -130,7 +130,7 @@ def refill_rate(reading: RateReading | None) -> float | None:
 
 #: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
 #: absorb a request that arrives a little early (the jitter of the network and the event loop).
-ONE_DEEP_MARGIN = 0.03
+ONE_DEEP_MARGIN = 0.05
 
 
 def header_limit(
