@@ -2,16 +2,16 @@
 
     python bench/ratelimit_bench.py [--seconds 8] [--rates 20,100] [--bursts 1] [--modes headers,bare]
                                     [--limits requests] [--workers 1] [--latency-ms 20]
-                                    [--concurrency 64] [--answers N] [--sweep]
+                                    [--concurrency 64] [--answers N] [--retry-after S] [--sweep]
 
 1. Starts a mock judge (this script with `--serve`, a process of its own on 127.0.0.1): Chat
    Completions behind a token bucket of `rate` requests a second holding `burst` seconds of that
    (at least one request). A request beyond the bucket gets 429 with `Retry-After` (whole seconds
-   until a token, at least 1). With `--limits tokens` the bucket counts tokens instead (every
-   request costs TOKENS_PER_CALL, the limit is `rate` requests' worth a second, given as tokens
-   per minute). In mode `headers` every reply also carries OpenAI's rate-limit headers
-   (`x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as "250ms" / "1s"); in mode
-   `bare` none, so pacing has only the 429s to learn from.
+   until a token, at least 1; `--retry-after S` sends S instead). With `--limits tokens` the
+   bucket counts tokens instead (every request costs TOKENS_PER_CALL, the limit is `rate`
+   requests' worth a second, given as tokens per minute). In mode `headers` every reply also
+   carries OpenAI's rate-limit headers (`x-ratelimit-{limit,remaining,reset}-{requests,tokens}`,
+   resets as "250ms" / "1s"); in mode `bare` none, so pacing has only the 429s to learn from.
 2. Writes a battery (T1 off: every answer is one judge call) and `--seconds` of the limit's worth
    of answers (`--answers` sets the count instead).
 3. Runs a real `tabench grade --no-cache --concurrency 64 [--workers N]` in this process
@@ -96,7 +96,9 @@ class Bucket:
         return False
 
 
-async def serve(rate: float, burst: float, latency: float, headers: bool, tokens: bool) -> None:
+async def serve(
+    rate: float, burst: float, latency: float, headers: bool, tokens: bool, retry_after: float = 0.0
+) -> None:
     from aiohttp import web
 
     cost = TOKENS_PER_CALL if tokens else 1
@@ -127,8 +129,8 @@ async def serve(rate: float, burst: float, latency: float, headers: bool, tokens
             stats["first"] = now
         if not bucket.take_cost(cost):
             stats["limited"] += 1
-            wait = max(1, math.ceil((cost - bucket.level) / bucket.rate))
-            extra = {"retry-after": str(wait), "content-type": "application/json", **rate_headers()}
+            wait = retry_after or max(1, math.ceil((cost - bucket.level) / bucket.rate))
+            extra = {"retry-after": f"{wait:g}", "content-type": "application/json", **rate_headers()}
             return web.Response(status=429, body=LIMITED, headers=extra)
         extra = rate_headers()
         await asyncio.sleep(latency)
@@ -170,7 +172,7 @@ def run_one(work: Path, battery: Path, point: dict, args) -> dict:
         write_answers(answers, count)
     argv = [sys.executable, str(Path(__file__).resolve()), "--serve", "--rate", str(rate)]
     argv += ["--burst", str(burst), "--limits", limits]
-    argv += ["--latency-ms", str(args.latency_ms), "--mode", mode]
+    argv += ["--latency-ms", str(args.latency_ms), "--mode", mode, "--retry-after", str(args.retry_after)]
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline() if server.stdout else ""
@@ -289,6 +291,9 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the mock's time per reply")
+    parser.add_argument(
+        "--retry-after", type=float, default=0.0, help="the mock's Retry-After (default: until a token)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=20.0, help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="headers", help=argparse.SUPPRESS)
@@ -302,6 +307,7 @@ def main() -> None:
                 args.latency_ms / 1000.0,
                 args.mode == "headers",
                 args.limits == "tokens",
+                args.retry_after,
             )
         )
         return

@@ -1,5 +1,4 @@
-"""Pacing the request rate to a judge's rate limit: the `Pacer`, and what a reading of the
-rate-limit headers providers send tells of the server's bucket.
+"""Pacing the request rate to a judge's rate limit: the `Pacer`.
 
 Limiting concurrency alone cannot respect a rate limit: against a fast server even one request
 in flight can exceed 20 requests a second. So the senders also take turns on a clock: before each
@@ -8,23 +7,28 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 
     before any limit is known   no pacing, but a slow start: at most `window` requests in flight,
                                 START_WINDOW at first, one more for each success (so it doubles
-                                every round trip and a first burst costs a few 429s, not one per
-                                concurrency slot)
+                                every round trip), spread over the round trip (so a bucket that
+                                empties among them costs a 429 or two, not the rest of a window)
     the rate                    what the server was seen to allow, a little more (1 + PROBE):
                                   - from its headers: limit, remaining and reset (a lower bound:
-                                    `header_limit`), and the copy of its bucket is set to what
-                                    `remaining` says is left (so the senders stop before the
-                                    server has to say no);
+                                    `rate_headers.header_limit`), and the copy of its bucket is
+                                    set to what `remaining` says is left (so the senders stop
+                                    before the server has to say no);
                                   - from its 429s: a lower bound drawn from the successes sent
                                     between two of them (`rate_evidence.RateEvidence`);
-                                  - at the first 429 with neither: the successes of the last
-                                    second, burst included, a guess: it climbs by CLIMB while no
-                                    429 comes to it, and at the first one settles between the
-                                    last two steps (corrected by the next bounds).
+                                  - at the first 429 with neither, once the answers sent before
+                                    it are back: what got through in the second before it (its
+                                    bucket counted as a second's worth), a guess. It climbs by
+                                    CLIMB_STEP every CLIMB_TICK while requests go and no 429
+                                    comes, and the first 429 measures the rate: what the server
+                                    accepted since the slow start emptied its bucket, over that
+                                    time (`_climb_push_back`).
                                 Sending a little faster than the server refills keeps its bucket
                                 empty, every token used, and shows its rate again (a 429 now and
                                 then); a while without one raises the rate by PROBE, and each
-                                rise in a row by twice the last.
+                                rise in a row by twice the last. A 429 alone in a long while eases
+                                the rate off by 2 x PROBE at most (the bounds, drawn over a span
+                                mostly below the server's rate, prove less than it is).
     a 429                       this request queues again for a turn; the others go on at the new
                                 rate. The Retry-After is waited out by every sender only while
                                 nothing got through yet, or when STUCK push-backs in a row came to
@@ -36,7 +40,8 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 A push-back or a reply is matched to its request by the ticket `turn()` (or `start()`) returned:
 the time it was sent.
 
-The headers are read into a `RateReading` by `rate_headers` (OpenAI's and Anthropic's).
+The headers are read into a `RateReading`, and what a reading tells of the server's bucket, by
+`rate_headers` (OpenAI's and Anthropic's).
 """
 
 from __future__ import annotations
@@ -46,9 +51,12 @@ import bisect
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from ..core.ratelimit import RateReading
+from .rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, Climb
 from .rate_evidence import HORIZON, RateEvidence
+from .rate_headers import exhausted, header_limit
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -57,68 +65,39 @@ Clock = Callable[[], float]
 PROBE = 0.015
 #: Requests in flight before the first reply, while no limit is known (the slow start).
 START_WINDOW = 2
+#: A push-back with none in the last ISOLATED turns (a second at least) before it eases the rate
+#: off by 2 x PROBE at most, whatever its bound.
+ISOLATED = 20.0
 #: Push-backs in a row, to requests sent at the current rate, that make every sender wait.
 STUCK = 8
 #: The rate after STUCK push-backs in a row, as a share of the rate before them.
 DECREASE = 0.5
-#: While the first rate is a guess (drawn from the slow start's few replies, no header telling),
-#: it is multiplied by CLIMB after CLIMB_TURNS turns' time without a push-back (a quarter of a
-#: second at least), until one comes: a guess too low reaches the server's rate in a few steps.
-CLIMB = 1.5
-CLIMB_TURNS = 4.0
 #: Waits for a turn shorter than this (seconds) are not cut short when the schedule is redrawn.
 SHORT_WAIT = 0.1
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
 #: Send times kept for the headers' bucket copy.
 SENDS_KEPT = 4096
-#: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
-#: hours on one reading; a 429 then comes with its own Retry-After).
-MAX_PAUSE = 60.0
 
 
-def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
-    """Seconds until the server has room again when `reading` says none is left (no request, or
-    fewer tokens than the next request needs), else None."""
-    waits: list[float] = []
-    if reading.requests_remaining is not None and reading.requests_remaining <= 0:
-        waits.append(reading.requests_reset or 0.0)
-    if (
-        reading.tokens_remaining is not None
-        and tokens_needed > 0
-        and reading.tokens_remaining < min(tokens_needed, reading.tokens_limit or tokens_needed)
-    ):
-        waits.append(reading.tokens_reset or 0.0)
-    return min(max(waits), MAX_PAUSE) if waits else None
+class Pacing(Protocol):
+    """What a sender asks of a pacer (a `Pacer`, or a worker's pacer relayed to its parent's:
+    `parallel.shared_pacer`): a send time, and how each request sent on it ended."""
 
+    @property
+    def idle(self) -> bool: ...
 
-def refill_rate(reading: RateReading | None) -> float | None:
-    """Requests per second the server's bucket refills at, from its own limit and reset (a bucket
-    `limit` deep that is whole again `reset` seconds after holding `remaining`); None when the
-    reading cannot tell."""
-    if reading is None:
-        return None
-    limit, remaining, reset = reading.requests_limit, reading.requests_remaining, reading.requests_reset
-    if limit is None or remaining is None or not reset or remaining >= limit:
-        return None
-    return (limit - remaining) / reset
+    def start(self) -> float: ...
 
+    async def turn(self) -> float: ...
 
-def header_limit(reading: RateReading, tokens_needed: int = 0) -> tuple[float, float, float] | None:
-    """(rate, capacity, level) of the server's bucket in requests, from its headers: for requests,
-    and for tokens at `tokens_needed` a request, whichever binds. The rate is a lower bound (the
-    reading's whole counts hide up to one request of what was used); None when neither tells."""
-    found: list[tuple[float, float, float]] = []
-    pairs = [(reading.requests_limit, reading.requests_remaining, reading.requests_reset, 1)]
-    if tokens_needed > 0:
-        pairs.append((reading.tokens_limit, reading.tokens_remaining, reading.tokens_reset, tokens_needed))
-    for limit, remaining, reset, unit in pairs:
-        if limit is None or remaining is None or not reset:
-            continue
-        used = (limit - remaining) / unit - 1
-        if used >= 1:
-            found.append((used / reset, limit / unit, remaining / unit))
-    return min(found, key=lambda bucket: bucket[2]) if found else None
+    def on_success(
+        self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0
+    ) -> None: ...
+
+    def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None: ...
+
+    def on_fault(self, ticket: float) -> None: ...
 
 
 class Pacer:
@@ -138,9 +117,11 @@ class Pacer:
         #: No sender sends before this time (the clock's).
         self.paused_until = 0.0
         #: Requests in flight allowed while no rate is known (the slow start).
-        self.window = START_WINDOW
+        self.window: float = START_WINDOW
         self.in_flight = 0
         self.evidence = RateEvidence()
+        self._slow_next = 0.0  # the slow start's next send time
+        self._holding = 0  # slow-start senders waiting for their time, their place held
         self._tat = 0.0  # the bucket copy's theoretical arrival time (GCRA), turns given included
         self._committed = 0.0  # the same, counting only the requests actually sent
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
@@ -153,19 +134,32 @@ class Pacer:
         self._header_rates: deque[tuple[float, float, float]] = deque(maxlen=1024)
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
         self._rises = 1  # the next rise without a push-back, in PROBEs
-        self._climbing = False  # the rate is the slow start's guess, no push-back to it yet
-        self._climbed = False  # the climb has taken a step
+        self._limited_sent = 0.0  # send time of the last push-back
+        self._raised_from = 0.0  # the rate before the last rise, until a push-back
+        self._climb: Climb | None = None  # while the rate is the slow start's guess
+        self._first_limited = 0.0  # send time of the slow start's last push-back
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
     @property
     def idle(self) -> bool:
         """True when a sender may go at once (`start()`) without waiting for a turn."""
-        return self.rate is None and self.in_flight < self.window and self.paused_until <= self.clock()
+        now = self.clock()
+        return (
+            self.rate is None
+            and self.in_flight + self._holding < self.window
+            and self.paused_until <= now
+            and self._slow_next <= now
+        )
 
     def start(self) -> float:
         """A send now, without waiting: its ticket."""
         now = self.clock()
+        if self.rate is None:
+            self._slow_next = max(self._slow_next, now) + self._slow_gap()
+        return self._send(now)
+
+    def _send(self, now: float) -> float:
         self.in_flight += 1
         if self.rate is not None:
             self._committed = max(self._committed, now) + 1.0 / self.rate
@@ -182,23 +176,58 @@ class Pacer:
                 await self.sleep(self.paused_until - now)
                 continue
             if self.rate is None:
-                if self.in_flight < self.window:
-                    return self.start()
+                if self.in_flight + self._holding < self.window:
+                    ticket = await self._slow_start_turn(now)
+                    if ticket is not None:
+                        return ticket
+                    continue
                 self._room.clear()
                 await self._room.wait()
                 continue
             interval = 1.0 / self.rate
             slot = max(now, self._tat - (self.capacity - 1.0) * interval)
             self._tat = max(self._tat, now) + interval
-            if slot <= now:
-                return self.start()
-            generation = self._generation
-            await self._sleep_unless_redrawn(slot - now)
-            if generation == self._generation:
+            if slot <= now or await self._wait_for(slot):
                 return self.start()
             # The schedule was redrawn while this sender waited (a pause, a new rate): its time
             # is void, it queues again at once (not when its old time comes: a slow first rate
             # would otherwise go on spacing every waiting sender for one more turn each).
+
+    async def _wait_for(self, slot: float) -> bool:
+        """Wait until `slot`; False when the schedule was redrawn meanwhile. While the rate climbs,
+        the waiting sender wakes every CLIMB_TICK to take the climb's next step (at a low first
+        rate nobody else may be there to take it)."""
+        generation = self._generation
+        while True:
+            now = self.clock()
+            if now >= slot:
+                return True
+            wait = min(slot - now, CLIMB_TICK) if self._climb is not None else slot - now
+            await self._sleep_unless_redrawn(wait)
+            if self._climb is not None:
+                self._climb_tick(self.clock())
+            if generation != self._generation:
+                return False
+
+    async def _slow_start_turn(self, now: float) -> float | None:
+        """A send in the slow start's window, spread over the round trip (the window's sends at
+        once would all meet a bucket that empties among them before its first 429 is back);
+        None when the window closed or a rate was set while it waited (the sender queues again)."""
+        slot = max(now, self._slow_next)
+        self._slow_next = slot + self._slow_gap()
+        if slot > now:
+            self._holding += 1  # its place in the window is held while it waits
+            try:
+                await self.sleep(slot - now)
+            finally:
+                self._holding -= 1
+            if self.rate is not None or self.in_flight >= self.window:
+                return None
+        return self._send(self.clock())
+
+    def _slow_gap(self) -> float:
+        """Seconds between the slow start's sends: a round trip over the window."""
+        return self.evidence.latency / max(1, self.window)
 
     async def _sleep_unless_redrawn(self, seconds: float) -> None:
         """Sleep `seconds`, or less when the schedule is redrawn meanwhile (a short wait, which a
@@ -225,20 +254,21 @@ class Pacer:
             self._stuck = 0
         if self.rate is None:
             if self._first_pending:
-                self._guess_rate(self.evidence.recent_rate(now) or MIN_RATE, now)
-            self.window += 1
+                self._first_guess(now)
+            else:
+                self.window += 1
         if reading is not None:
             self._read(ticket, reading, tokens_needed, now)
             # Nothing left, and no copy of the bucket to pace by yet: wait for the reset.
             wait = exhausted(reading, tokens_needed) if self.rate is None else None
             if wait is not None:
                 self._pause(now, wait)
-        if self._climbing and now - max(self._limited_at, self._changed) > self._climb_after():
-            self._set_rate(self.rate * CLIMB if self.rate else MIN_RATE, now, force=True)
-            self._climbed = True
+        if self._climb is not None:
+            self._climb_tick(now)
         elif self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
             # No push-back for a while: the pace is below the server's; each rise in a row is
             # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
+            self._raised_from = self.rate
             self._set_rate(self.rate * (1 + PROBE * self._rises), now, force=True)
             self._rises = min(self._rises * 2, 16)
 
@@ -252,74 +282,108 @@ class Pacer:
         self._limited_at = now
         self._rises = 1
         if reading is not None:
-            self._read(ticket, reading, 0, now)
-        if self._climbing and not self._climb_refused(ticket, now):
-            pass  # sent before the pace it climbs by: says nothing of it
-        elif not self._follow(now) and self.rate is None:
-            first = self.evidence.recent_rate(ticket)
-            if first is not None:
-                self._guess_rate(first, now)
-            elif self.in_flight:
+            self._read(ticket, reading, 0, now, taken=False)
+        floor = self._eased(ticket) if self._climb is None else 0.0
+        if self._climb is not None:
+            self._climb_push_back(ticket, now)
+        elif not self._follow(now, floor) and self.rate is None:
+            if self.in_flight:
                 # A 429 comes back faster than an answer: the answers on their way show what got
-                # through. Nobody else sends until the first of them is back.
+                # through. Nobody else sends until they are back.
                 self._first_pending = True
+                self._first_limited = max(self._first_limited, ticket)
                 self.window = 0
+            elif self.evidence.recent_rate(ticket) is not None:
+                self._first_limited = ticket
+                self._first_guess(now)
             else:
+                self._first_pending = False
                 self.window = max(self.window, START_WINDOW)
                 self._pause(now, pause)  # nothing got through yet: nothing to pace by
                 return
-        if ticket >= self._changed:
+        if self.rate is not None and ticket >= self._changed:
             self._stuck += 1
             if self._stuck >= STUCK and self.rate is not None:
                 self._stuck = 0
                 self._pause(now, pause)
                 self._set_rate(self.rate * DECREASE, now, force=True)
 
+    def _eased(self, ticket: float) -> float:
+        """The least rate after a push-back to the request sent at `ticket` (0: none). One alone
+        in a long while came as the pace had just passed the server's rate: it eases off by
+        2 x PROBE, or to the rate before the last rise if lower, no more (the bound the push-backs
+        prove may be far less: the pace was below the rate for most of their span, the bucket
+        filling up), and the push-backs before it are forgotten, so the next spans, drawn while
+        the pace is above the rate, show it."""
+        isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
+        self._limited_sent = max(self._limited_sent, ticket)
+        raised_from, self._raised_from = self._raised_from, 0.0
+        if not isolated or self.rate is None:
+            return 0.0
+        self.evidence.forget_push_backs(before=ticket)
+        eased = self.rate * (1 - 2 * PROBE)
+        return min(eased, raised_from) if raised_from else eased
+
     def on_fault(self, ticket: float) -> None:
         """The request sent at `ticket` ended otherwise (a fault, a timeout, cancelled)."""
         self._done()
+        if self._first_pending:
+            self._first_guess(self.clock())  # it may have been the last one on its way
 
     def _done(self) -> None:
         self.in_flight = max(0, self.in_flight - 1)
         if self.rate is None:
             self._room.set()
 
-    def _guess_rate(self, rate: float, now: float) -> None:
-        """A first rate from the slow start's replies alone: climbed from until a push-back."""
-        self._set_rate(rate, now)
-        self._climbing = True
-        self._climbed = False
+    def _first_guess(self, now: float) -> None:
+        """The first rate once the slow start's answers are back, climbed from until a push-back
+        (`rate_climb`). Its first turn is a turn away (as long as a first climb of MAX_STEPS_A_SEND
+        steps at most): the slow start has just emptied the server's bucket."""
+        if self.in_flight:
+            return  # more answers on their way
+        self._first_pending = False
+        since = self._first_limited
+        guess = self.evidence.recent_rate(since)
+        if guess is None:  # none of them got through: the slow start again
+            self.window = max(self.window, START_WINDOW)
+            self._room.set()
+            return
+        self._set_rate(guess, now)
+        self._tat = self._committed = now + min(1.0 / guess, CLIMB_TICK * MAX_STEPS_A_SEND)
+        depth = bisect.bisect_right(self.evidence.ok, since)
+        self._climb = Climb(since=since, began=now, depth=depth)
 
-    def _climb_refused(self, ticket: float, now: float) -> bool:
-        """Whether a push-back to the request sent at `ticket` ends the climb: one sent a turn or
-        more after the pace last changed (earlier ones may meet the bucket the slow start emptied).
-        After a step, the server's rate lies between the last two: the pace goes between them, and
-        the push-backs before this one, which came while the pace was below the server's (its
-        bucket filling up between them), are forgotten as proving nothing. At the guess itself,
-        the guess was too high: the push-backs go on as evidence."""
-        assert self.rate is not None
-        if ticket < self._changed + 1.0 / self.rate:
-            return False
-        self._climbing = False
-        if self._climbed:
-            self.evidence.forget_push_backs(before=ticket)
-            self._set_rate(self.rate / CLIMB**0.5, now, force=True)
-        return True
+    def _climb_tick(self, now: float) -> None:
+        """The climb's steps due by `now` (`Climb.steps_due`)."""
+        assert self.rate is not None and self._climb is not None
+        steps = self._climb.steps_due(now, self._changed, self._sends[-1] if self._sends else None)
+        if steps:
+            self._climb.step(self.rate)
+            self._set_rate(self.rate * CLIMB_STEP**steps, now, force=True)
 
-    def _climb_after(self) -> float:
-        """Seconds without a push-back before a climbing rate rises (CLIMB_TURNS turns' time)."""
-        assert self.rate is not None
-        return max(0.25, CLIMB_TURNS / self.rate)
+    def _climb_push_back(self, ticket: float, now: float) -> None:
+        """A push-back while the rate climbs: the climb goes on (from a new start, or lower) or
+        ends with the rate it measured, a little more (`Climb.push_back`)."""
+        assert self.rate is not None and self._climb is not None
+        rate, going = self._climb.push_back(ticket, now, self.rate, self._sends, self.evidence)
+        if not going:
+            self._climb = None
+            rate *= 1 + PROBE
+        if rate != self.rate:
+            self._set_rate(rate, now, force=True)
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises: 10 turns' time, half a second at
-        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s)."""
+        """Seconds without a push-back before the rate rises: 20 turns' time, half a second at
+        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s; at a low
+        rate a rise sooner would cost more 429s than the pace gains)."""
         assert self.rate is not None
-        return max(0.5, 10.0 / self.rate)
+        return max(0.5, 20.0 / self.rate)
 
-    def _read(self, ticket: float, reading: RateReading, tokens_needed: int, now: float) -> None:
+    def _read(
+        self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
+    ) -> None:
         """Rate and bucket copy from a reply's headers, when they tell and are the freshest."""
-        bucket = header_limit(reading, tokens_needed)
+        bucket = header_limit(reading, tokens_needed, taken=taken)
         if bucket is None or ticket < self._synced:
             return
         self._synced = ticket
@@ -332,7 +396,7 @@ class Pacer:
             self._header_rates.popleft()
         self._header_rate = max(bound for _, bound, deep in self._header_rates if deep == capacity)
         self._follow(now)
-        self._climbing = False  # the headers tell the rate: no guess to climb from
+        self._climb = None  # the headers tell the rate: no guess to climb from
         assert self.rate is not None
         self.capacity = max(1.0, capacity)
         # What is left now: what the server had after this request (its whole count: up to one
@@ -345,11 +409,11 @@ class Pacer:
         self._tat += committed - self._committed
         self._committed = committed
 
-    def _follow(self, now: float) -> bool:
-        """Set the rate to what the server was seen to allow: its headers' rate, or a little more
-        than its push-backs prove, whichever is higher; False when neither tells yet."""
+    def _follow(self, now: float, floor: float = 0.0) -> bool:
+        """Set the rate to what the server was seen to allow: its headers' rate, a little more
+        than its push-backs prove, or `floor`, whichever is highest; False when none tells yet."""
         bound = self.evidence.rate_bound(now)
-        target = max(self._header_rate, bound * (1 + PROBE) if bound else 0.0)
+        target = max(self._header_rate, bound * (1 + PROBE) if bound else 0.0, floor)
         if not target:
             return False
         self._set_rate(target, now)
@@ -361,6 +425,10 @@ class Pacer:
             return
         if self.rate is None:
             self._committed = max(now, self.paused_until)
+        elif self._committed > now:
+            # The requests the bucket copy owes stay owed, repaid at the new rate (a faster rate
+            # must not wait out the last turn given at the slower one).
+            self._committed = now + (self._committed - now) * self.rate / rate
         self.rate = rate
         self._changed = now
         self._redraw()

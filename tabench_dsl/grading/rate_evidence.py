@@ -28,6 +28,8 @@ HORIZON = 10.0
 MIN_SPAN = 0.25
 #: Earlier push-backs tried as the start of a span, spread over the horizon.
 CANDIDATES = 8
+#: Successes a bound from successes alone is drawn over at most (`success_bound`).
+SPACED = 16
 #: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
 MIN_ACCEPTED = 20
 
@@ -69,12 +71,27 @@ class RateEvidence:
         longest = before_t2 - bisect.bisect_right(self.ok, self.limited[0])
         # Few successes: the top of the +-1, so the senders err towards a 429 more (which proves
         # more) rather than towards a pace too slow to ever show the rate again.
-        best = (longest + (1 if 0 < longest < MIN_ACCEPTED else 0)) / (t2 - self.limited[0])
+        best = longest / (t2 - self.limited[0])
         for index in range(0, starts, max(1, starts // CANDIDATES)):
             t1 = self.limited[index]
             accepted = before_t2 - bisect.bisect_right(self.ok, t1)
             if accepted >= MIN_ACCEPTED:
                 best = max(best, accepted / (t2 - t1))
+        return best or None
+
+    def success_bound(self, since: float, before: float, depth: float) -> float | None:
+        """A lower bound on the rate from the successes sent in (`since`, `before`) alone, for a
+        bucket about `depth` deep: the one a success took was left by the one before it, or by
+        the `depth - 1` the bucket held after it, so the k successes sent from one to another `t`
+        seconds later prove r >= (k - (depth - 1)) / t. The best over the last SPACED successes;
+        None when none proves anything."""
+        first = bisect.bisect_right(self.ok, since)
+        last = bisect.bisect_left(self.ok, before) - 1
+        best = 0.0
+        for index in range(max(first, last - SPACED), last):
+            span = self.ok[last] - self.ok[index]
+            if span > 0:
+                best = max(best, (last - index - (depth - 1)) / span)
         return best or None
 
     def forget_push_backs(self, *, before: float) -> None:
@@ -88,8 +105,7 @@ class RateEvidence:
         accepted = bisect.bisect_right(self.ok, before) - start
         if not accepted:
             return None
-        span = max(before - self.ok[start], window / 2)
-        return accepted / min(span, window)
+        return accepted / window
 
     def _prune(self, now: float) -> None:
         if now - self._pruned < 1.0:

@@ -1,4 +1,5 @@
-"""The rate-limit headers providers send, read into a `RateReading`:
+"""The rate-limit headers providers send, read into a `RateReading`, and what a reading tells of
+the server's bucket (`header_limit`, `refill_rate`, `exhausted`):
 
 OpenAI      x-ratelimit-{limit,remaining,reset}-{requests,tokens}   reset: "1s", "6m0s", "20ms"
 Anthropic   anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}
@@ -93,3 +94,63 @@ def anthropic_reading(headers: Mapping[str, str], *, now: float | None = None) -
         tokens_remaining=_count(tokens),
         tokens_reset=seconds_until(headers.get(f"anthropic-ratelimit-{kind}-reset"), now=now),
     )
+
+
+#: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
+#: hours on one reading; a 429 then comes with its own Retry-After).
+MAX_PAUSE = 60.0
+
+
+def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
+    """Seconds until the server has room again when `reading` says none is left (no request, or
+    fewer tokens than the next request needs), else None."""
+    waits: list[float] = []
+    if reading.requests_remaining is not None and reading.requests_remaining <= 0:
+        waits.append(reading.requests_reset or 0.0)
+    if (
+        reading.tokens_remaining is not None
+        and tokens_needed > 0
+        and reading.tokens_remaining < min(tokens_needed, reading.tokens_limit or tokens_needed)
+    ):
+        waits.append(reading.tokens_reset or 0.0)
+    return min(max(waits), MAX_PAUSE) if waits else None
+
+
+def refill_rate(reading: RateReading | None) -> float | None:
+    """Requests per second the server's bucket refills at, from its own limit and reset (a bucket
+    `limit` deep that is whole again `reset` seconds after holding `remaining`); None when the
+    reading cannot tell."""
+    if reading is None:
+        return None
+    limit, remaining, reset = reading.requests_limit, reading.requests_remaining, reading.requests_reset
+    if limit is None or remaining is None or not reset or remaining >= limit:
+        return None
+    return (limit - remaining) / reset
+
+
+#: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
+#: absorb a request that arrives a little early (the jitter of the network and the event loop).
+ONE_DEEP_MARGIN = 0.05
+
+
+def header_limit(
+    reading: RateReading, tokens_needed: int = 0, *, taken: bool = True
+) -> tuple[float, float, float] | None:
+    """(rate, capacity, level) of the server's bucket in requests, from its headers: for requests,
+    and for tokens at `tokens_needed` a request, whichever binds. The rate is a lower bound (the
+    reading's whole counts hide up to one request of what was used), save for a bucket one request
+    deep read after a request it `taken` (not a push-back's): that one is empty after each request
+    and whole again `reset` later, which is its rate itself. None when neither tells."""
+    found: list[tuple[float, float, float]] = []
+    pairs = [(reading.requests_limit, reading.requests_remaining, reading.requests_reset, 1)]
+    if tokens_needed > 0:
+        pairs.append((reading.tokens_limit, reading.tokens_remaining, reading.tokens_reset, tokens_needed))
+    for limit, remaining, reset, unit in pairs:
+        if limit is None or remaining is None or not reset:
+            continue
+        used = (limit - remaining) / unit
+        if used - 1 >= 1:
+            found.append(((used - 1) / reset, limit / unit, remaining / unit))
+        elif taken and used >= 1 and limit / unit < 2:
+            found.append((used / reset * (1 - ONE_DEEP_MARGIN), limit / unit, remaining / unit))
+    return min(found, key=lambda bucket: bucket[2]) if found else None

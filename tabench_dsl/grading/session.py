@@ -34,6 +34,8 @@ from .transport import DEFAULT_RATE_LIMIT_WAIT
 if TYPE_CHECKING:
     import aiohttp
 
+    from .pacing import Pacing
+
 
 class GradingOptions(msgspec.Struct, frozen=True):
     """How to grade, as the command line gives it: the judge (`--judge`, `--model`), the transport
@@ -86,12 +88,14 @@ async def open_grader(
     on_notice: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
     grader: Callable[..., Grader] = Grader,
+    pacer: Pacing | None = None,
 ) -> AsyncIterator[Grader]:
     """A `Grader` for `battery` with the judge, transport and cache `options` name, open for the
     `async with` block. `on_notice` gets each line a judge says during the run (`Judge.warn`:
     a refused parameter dropped, a structured-output fallback), once; `env` (default: the process
     environment) gives the keys and base URLs. `grader` makes the grader (a `batch.BatchGrader`
-    for `--batch`) from the battery, the judge and `Grader`'s keyword arguments. Raises
+    for `--batch`) from the battery, the judge and `Grader`'s keyword arguments; `pacer` paces its
+    requests (default: a `Pacer` of its own; a `--workers` worker's is its parent's). Raises
     `UsageError` / `JudgeError` as `make_judge` and the cache do."""
     import aiohttp
 
@@ -101,7 +105,7 @@ async def open_grader(
     policy = RetryPolicy(
         attempts=options.retries + 1, timeout=options.timeout, rate_limit_wait=options.rate_limit_wait * 60.0
     )
-    limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm))
+    limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm), pacer=pacer)
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         judge = await open_judge(battery, options, session=session, env=env)

@@ -7,7 +7,7 @@ A judge makes one exchange (`Judge.complete`) and raises `TransportError` when i
       until a reply, policy.attempts faults, or policy.rate_limit_wait seconds of rate limits:
         limiter.throttle()        requests/tokens per minute (token buckets), when set
         limiter.pacer.turn()      the paced send time (`pacing.Pacer`), once the server pushed back
-        async with limiter:       at most `limiter.limit` exchanges in flight (--concurrency)
+        async with limiter:       at most `limiter.max_concurrency` exchanges in flight (--concurrency)
           asyncio.timeout(policy.timeout): judge.complete(messages)
                                   (no second timer when the judge's `exchange_timeout` is as short)
         on success:               the reply's rate-limit reading goes to the pacer
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from ..core.errors import TransportError
 from .judges.base import DEFAULT_TIMEOUT, Completion, Judge, Message
 from .judges.client_errors import map_client_errors
-from .pacing import Pacer
+from .pacing import Pacer, Pacing
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -141,13 +141,14 @@ class _Bucket:
 
 
 class AdaptiveLimiter:
-    """The gate every exchange passes: `async with limiter:` admits at most `limit` at once, and
-    `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its push-backs
-    (a 429 lowers the rate, successes raise it) and its rate-limit headers. With a `RateLimit`,
-    `throttle` also holds requests and tokens to the user's own per-minute ceilings.
+    """The gate every exchange passes: `async with limiter:` admits at most `max_concurrency` at
+    once, and `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its
+    push-backs and its rate-limit headers. With a `RateLimit`, `throttle` also holds requests and
+    tokens to the user's own per-minute ceilings. `pacer` is another's to share (the workers of
+    `--workers N` share their parent's: `parallel.shared_pacer`).
 
-    A 429 changes the rate, not `limit`: against a fast server even one exchange in flight can
-    exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
+    A 429 changes the rate, not the concurrency: against a fast server even one exchange in flight
+    can exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
     gate is re-entrant per task, so a caller may hold it around `call_with_retries(..., limiter)`
     too.
     """
@@ -157,20 +158,20 @@ class AdaptiveLimiter:
         max_concurrency: int,
         *,
         rate: RateLimit | None = None,
+        pacer: Pacing | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Clock = time.monotonic,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self.max_concurrency = max_concurrency
-        self.limit = max_concurrency
         self.in_flight = 0
         self.sleep = sleep
         self._waiting = 0  # tasks waiting for a slot
         self._cond = asyncio.Condition()
         self._holders: dict[asyncio.Task[object] | None, int] = {}
         rate = rate or RateLimit()
-        self.pacer = Pacer(sleep=sleep, clock=clock)
+        self.pacer: Pacing = pacer or Pacer(sleep=sleep, clock=clock)
         self._requests = _Bucket(rate.rpm, clock) if rate.rpm else None
         self._tokens = _Bucket(rate.tpm, clock) if rate.tpm else None
         #: True when requests or tokens per minute are paced (`throttle` may wait).
@@ -181,13 +182,13 @@ class AdaptiveLimiter:
         if self._holders.get(task):
             self._holders[task] += 1
             return self
-        if self.in_flight < self.limit and not self._waiting:
+        if self.in_flight < self.max_concurrency and not self._waiting:
             self.in_flight += 1  # a free slot and nobody ahead: no lock, no suspension
         else:
             self._waiting += 1
             try:
                 async with self._cond:
-                    await self._cond.wait_for(lambda: self.in_flight < self.limit)
+                    await self._cond.wait_for(lambda: self.in_flight < self.max_concurrency)
                     self.in_flight += 1
             finally:
                 self._waiting -= 1
@@ -223,7 +224,7 @@ async def call_with_retries(
     judge: Judge,
     messages: list[Message],
     policy: RetryPolicy,
-    limiter: AdaptiveLimiter | None = None,
+    limiter: AdaptiveLimiter,
 ) -> tuple[Completion, int]:
     """One judge reply, retrying transport faults and waiting out rate limits; returns
     `(completion, retries_used)` (every exchange after the first, rate-limited ones included).
@@ -232,11 +233,7 @@ async def call_with_retries(
     been rate limited for `policy.rate_limit_wait` seconds; at once when it is not retryable. The
     wait between attempts happens outside the concurrency gate.
     """
-    last: TransportError | None = None
-    # A judge whose exchanges time out by themselves within the policy's timeout (the HTTP judges,
-    # as `grade` sets them up) is called without a second timer around each call.
-    own = judge.exchange_timeout
-    exchange = judge.complete if own is not None and own <= policy.timeout else None
+    exchange = _exchange_of(judge, policy)
     client_errors = map_client_errors(policy.timeout)
     estimate = estimate_tokens(messages, judge.params.max_tokens)
     faults = 0  # retryable failures that were not rate limits
@@ -244,31 +241,13 @@ async def call_with_retries(
     limited_since: float | None = None
     retries = 0
     while True:
-        sent_in = 0.0
+        ticket = 0.0
         try:
             with client_errors:
-                if limiter is not None:
-                    if limiter.throttled:
-                        await limiter.throttle(estimate)
-                    pacer = limiter.pacer
-                    sent_in = pacer.start() if pacer.idle else await pacer.turn()
-                    try:
-                        async with limiter:
-                            if exchange is not None:
-                                completion = await exchange(messages)
-                            else:
-                                completion = await _exchange(judge, messages, policy.timeout)
-                    except BaseException as exc:
-                        # Every ticket ends once: a rate limit below, anything else here.
-                        if not (isinstance(exc, TransportError) and exc.rate_limited):
-                            pacer.on_fault(sent_in)
-                        raise
-                    limiter.settle_tokens(estimate, completion.tokens.total)
-                    pacer.on_success(sent_in, completion.rate, estimate)
-                elif exchange is not None:
-                    completion = await exchange(messages)
-                else:
-                    completion = await _exchange(judge, messages, policy.timeout)
+                ticket = await _take_turn(limiter, estimate)
+                completion = await _paced_exchange(limiter, ticket, exchange, messages)
+            limiter.settle_tokens(estimate, completion.tokens.total)
+            limiter.pacer.on_success(ticket, completion.rate, estimate)
             return completion, retries
         except TransportError as exc:
             if not exc.retryable:
@@ -279,37 +258,83 @@ async def call_with_retries(
             now = policy.clock()
             limited_since = now if limited_since is None else limited_since
             if now - limited_since >= policy.rate_limit_wait:
-                if limiter is not None:
-                    limiter.pacer.on_fault(sent_in)  # its ticket ends here
-                raise TransportError(
-                    f"{last} (still rate limited after {_waited(now - limited_since)} of waiting: "
-                    "the rate-limit wait is over)",
-                    status=last.status,
-                    retry_after=last.retry_after,
-                    retryable=True,
-                    rate=last.rate,
-                )
+                limiter.pacer.on_fault(ticket)  # its ticket ends here
+                raise _still_limited(last, now - limited_since)
             limited += 1
-            if limiter is not None:
-                # The pace follows what the server allowed; every sender pauses (for the
-                # Retry-After, else a backoff: a "Retry-After: 0" is no reason to ask again at
-                # once) only when the pacer has nothing better to go by. This call then queues
-                # for its turn.
-                if last.retry_after:
-                    pause = min(last.retry_after, policy.max_retry_after)
-                else:
-                    pause = backoff_delay(limited - 1, policy)
-                limiter.pacer.on_push_back(sent_in, pause=pause, reading=last.rate)
-            else:
-                await policy.sleep(backoff_delay(limited - 1, policy, last.retry_after))
+            # The pace follows what the server allowed (`pacing.Pacer`); this call then queues
+            # for its turn.
+            pause = _push_back_pause(last, limited, policy)
+            limiter.pacer.on_push_back(ticket, pause=pause, reading=last.rate)
             continue
         limited = 0
         faults += 1
         if faults >= policy.attempts:
-            break
+            raise _gave_up(last, policy.attempts)
         await policy.sleep(backoff_delay(faults - 1, policy, last.retry_after))
-    raise TransportError(
-        f"{last} (gave up after {policy.attempts} attempt{'s' if policy.attempts != 1 else ''})",
+
+
+Exchange = Callable[[list[Message]], Awaitable[Completion]]
+
+
+def _exchange_of(judge: Judge, policy: RetryPolicy) -> Exchange:
+    """The judge's exchange, timed by the policy unless the judge times itself as short (the HTTP
+    judges, as `grade` sets them up): then no second timer around each call."""
+    own = judge.exchange_timeout
+    if own is not None and own <= policy.timeout:
+        return judge.complete
+
+    async def timed(messages: list[Message]) -> Completion:
+        async with asyncio.timeout(policy.timeout):
+            return await judge.complete(messages)
+
+    return timed
+
+
+async def _take_turn(limiter: AdaptiveLimiter, tokens: int) -> float:
+    """Wait for the user's per-minute budgets and the pacer's send time; the pacer's ticket."""
+    if limiter.throttled:
+        await limiter.throttle(tokens)
+    pacer = limiter.pacer
+    return pacer.start() if pacer.idle else await pacer.turn()
+
+
+async def _paced_exchange(
+    limiter: AdaptiveLimiter, ticket: float, exchange: Exchange, messages: list[Message]
+) -> Completion:
+    """One exchange inside the concurrency gate. Every ticket ends once: a fault here, a rate
+    limit or a success in `call_with_retries`."""
+    try:
+        async with limiter:
+            return await exchange(messages)
+    except BaseException as exc:
+        if not (isinstance(exc, TransportError) and exc.rate_limited):
+            limiter.pacer.on_fault(ticket)
+        raise
+
+
+def _push_back_pause(limited: TransportError, in_a_row: int, policy: RetryPolicy) -> float:
+    """How long every sender pauses should the pacer have nothing better to go by: the
+    Retry-After, else a backoff (a "Retry-After: 0" is no reason to ask again at once)."""
+    if limited.retry_after:
+        return min(limited.retry_after, policy.max_retry_after)
+    return backoff_delay(in_a_row - 1, policy)
+
+
+def _still_limited(last: TransportError, waited: float) -> TransportError:
+    """The error of a call whose rate-limit wait is over."""
+    return TransportError(
+        f"{last} (still rate limited after {_waited(waited)} of waiting: the rate-limit wait is over)",
+        status=last.status,
+        retry_after=last.retry_after,
+        retryable=True,
+        rate=last.rate,
+    )
+
+
+def _gave_up(last: TransportError, attempts: int) -> TransportError:
+    """The error of a call whose attempts are spent."""
+    return TransportError(
+        f"{last} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})",
         status=last.status,
         retry_after=last.retry_after,
         retryable=True,
@@ -321,8 +346,3 @@ async def call_with_retries(
 def _waited(seconds: float) -> str:
     """A wait as a person reads it: "45 s", "30 min"."""
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-async def _exchange(judge: Judge, messages: list[Message], timeout: float) -> Completion:
-    async with asyncio.timeout(timeout):
-        return await judge.complete(messages)

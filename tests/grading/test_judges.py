@@ -21,7 +21,7 @@ from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url, prompt_cache_key
 from tabench_dsl.grading.judges.replay import ReplayJudge
 from tabench_dsl.grading.judges.request_hash import request_sha256
-from tabench_dsl.grading.transport import RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 
 MESSAGES = [
     Message("system", "You grade answers. Gold: four stages."),
@@ -45,18 +45,29 @@ ALL_FAULTS = [
 
 
 class Sleeps:
-    """An injected sleep that records the waits instead of waiting."""
+    """An injected sleep that records the waits instead of waiting, and the clock they move."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
+        self.now = 1000.0
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
 
 
 def policy(attempts: int = 4, sleeps: Sleeps | None = None) -> RetryPolicy:
     sleep = sleeps or Sleeps()
     return RetryPolicy(attempts=attempts, timeout=0.2, base_delay=0.01, max_delay=0.05, sleep=sleep)
+
+
+def limiter(sleeps: Sleeps | None = None) -> AdaptiveLimiter:
+    """The gate and pacer, on the fake clock of `sleeps` (a pause for a Retry-After is one sleep)."""
+    sleep = sleeps or Sleeps()
+    return AdaptiveLimiter(4, sleep=sleep, clock=sleep.clock)
 
 
 def openai_judge(server, session, **kw) -> OpenAIJudge:
@@ -207,7 +218,9 @@ async def test_anthropic_text_blocks_joined(judge_server, http_session):
 async def test_anthropic_key_is_checked_by_the_server(judge_server, http_session):
     server = await judge_server([VERDICT], api_key="right-key")
     with pytest.raises(TransportError) as info:
-        await call_with_retries(anthropic_judge(server, http_session, key="wrong-key"), MESSAGES, policy())
+        await call_with_retries(
+            anthropic_judge(server, http_session, key="wrong-key"), MESSAGES, policy(), limiter()
+        )
     assert info.value.status == 401 and not info.value.retryable
     assert "ANTHROPIC_API_KEY" in str(info.value)
     assert len(server.requests) == 1  # not retried
@@ -249,7 +262,7 @@ async def test_fault_is_retried_then_succeeds(judge_server, http_session, protoc
     server = await judge_server([fault, fault, VERDICT])
     sleeps = Sleeps()
     completion, retries = await call_with_retries(
-        MAKERS[protocol](server, http_session), MESSAGES, policy(sleeps=sleeps)
+        MAKERS[protocol](server, http_session), MESSAGES, policy(sleeps=sleeps), limiter(sleeps)
     )
     assert (completion.content, retries) == (VERDICT, 2)
     assert len(server.requests) == 3 and len(sleeps.delays) == 2
@@ -260,7 +273,9 @@ async def test_fault_is_retried_then_succeeds(judge_server, http_session, protoc
 async def test_persistent_fault_gives_up(judge_server, http_session, protocol, fault):
     server = await judge_server([fault])
     with pytest.raises(TransportError, match="gave up after 3 attempts") as info:
-        await call_with_retries(MAKERS[protocol](server, http_session), MESSAGES, policy(attempts=3))
+        await call_with_retries(
+            MAKERS[protocol](server, http_session), MESSAGES, policy(attempts=3), limiter()
+        )
     assert info.value.retryable
     assert len(server.requests) == 3
 
@@ -271,7 +286,9 @@ async def test_client_errors_are_not_retried(judge_server, http_session, protoco
     server = await judge_server([fault, VERDICT])
     sleeps = Sleeps()
     with pytest.raises(TransportError) as info:
-        await call_with_retries(MAKERS[protocol](server, http_session), MESSAGES, policy(sleeps=sleeps))
+        await call_with_retries(
+            MAKERS[protocol](server, http_session), MESSAGES, policy(sleeps=sleeps), limiter(sleeps)
+        )
     assert not info.value.retryable and info.value.status in (400, 401)
     assert len(server.requests) == 1 and sleeps.delays == []
 
@@ -281,7 +298,7 @@ async def test_retry_after_is_honoured(judge_server, http_session, protocol):
     server = await judge_server([Fault.RATE_LIMIT, VERDICT], retry_after="7")
     sleeps = Sleeps()
     judge = MAKERS[protocol](server, http_session)
-    _, retries = await call_with_retries(judge, MESSAGES, policy(sleeps=sleeps))
+    _, retries = await call_with_retries(judge, MESSAGES, policy(sleeps=sleeps), limiter(sleeps))
     assert retries == 1
     # backoff alone would wait at most max_delay (0.05 s); the server asked for 7 s
     assert sleeps.delays == [7.0]
@@ -295,14 +312,18 @@ async def test_retry_after_ms_is_honoured(judge_server, http_session):
     )
     server = await judge_server([limited, VERDICT])
     sleeps = Sleeps()
-    await call_with_retries(openai_judge(server, http_session), MESSAGES, policy(sleeps=sleeps))
+    await call_with_retries(
+        openai_judge(server, http_session), MESSAGES, policy(sleeps=sleeps), limiter(sleeps)
+    )
     assert sleeps.delays == [1.5]
 
 
 async def test_real_sleep_path_retries(judge_server, http_session):
     server = await judge_server([Fault.ERROR_500, VERDICT])
     real = RetryPolicy(attempts=2, timeout=0.5, base_delay=0.01, max_delay=0.02)
-    completion, retries = await call_with_retries(openai_judge(server, http_session), MESSAGES, real)
+    completion, retries = await call_with_retries(
+        openai_judge(server, http_session), MESSAGES, real, limiter()
+    )
     assert (completion.content, retries) == (VERDICT, 1)
 
 
@@ -321,7 +342,7 @@ async def test_canary_key_never_leaks(judge_server, http_session, spec):
     }
     judge = make_judge(spec, session=http_session, env=env, timeout=0.2)
     with pytest.raises(TransportError) as info:
-        await call_with_retries(judge, MESSAGES, policy())
+        await call_with_retries(judge, MESSAGES, policy(), limiter())
     assert len(server.requests) == 1 and server.rejections == []  # the key did reach the server
     outputs = [repr(judge), str(info.value), repr(info.value), str(judge.info)]
     outputs.append(msgspec.json.encode(judge.info).decode())
@@ -375,7 +396,7 @@ async def test_replay_serves_recorded_replies_in_order(tmp_path):
     assert (await judge.complete(MESSAGES)).content == VERDICT
     assert (await judge.complete([MESSAGES[0], Message("user", "something else")])).content == FENCED
     with pytest.raises(TransportError, match="no recorded reply for this prompt") as info:
-        await call_with_retries(judge, MESSAGES, policy())
+        await call_with_retries(judge, MESSAGES, policy(), limiter())
     assert not info.value.retryable
     assert len(judge.problems) == 1  # the torn last line
 

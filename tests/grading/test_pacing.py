@@ -6,7 +6,9 @@ holds the next request back until its reset (measured by when the server receive
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,16 +25,23 @@ from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import (
-    CLIMB,
     DECREASE,
     PROBE,
     START_WINDOW,
     STUCK,
     Pacer,
-    refill_rate,
 )
+from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
 from tabench_dsl.grading.rate_evidence import RateEvidence
-from tabench_dsl.grading.rate_headers import anthropic_reading, openai_reading, parse_duration, seconds_until
+from tabench_dsl.grading.rate_headers import (
+    ONE_DEEP_MARGIN,
+    anthropic_reading,
+    header_limit,
+    openai_reading,
+    parse_duration,
+    refill_rate,
+    seconds_until,
+)
 from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
@@ -124,6 +133,21 @@ def test_refill_rate_from_limit_and_reset():
     assert refill_rate(None) is None
 
 
+def test_a_bucket_one_request_deep_reads_as_its_rate_after_a_reply_only():
+    one_deep = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
+    rate, capacity, level = header_limit(one_deep) or (0.0, 0.0, 0.0)
+    # empty after the request, whole 200 ms later: 5 a second, paced a margin below
+    assert (rate, capacity, level) == pytest.approx((5.0 * (1 - ONE_DEEP_MARGIN), 1.0, 0.0))
+    # a push-back's reading says when a token comes, not how long a whole one takes
+    assert header_limit(one_deep, taken=False) is None
+    # deeper buckets: the lower bound their whole counts allow
+    assert header_limit(RateReading(requests_limit=10, requests_remaining=0, requests_reset=1.0)) == (
+        pytest.approx(9.0),
+        10.0,
+        0.0,
+    )
+
+
 # -- the pacer -------------------------------------------------------------------------------------
 
 
@@ -141,19 +165,42 @@ async def test_pacer_is_idle_until_the_server_pushes_back_and_starts_slowly():
 async def test_a_429_after_answers_paces_at_what_got_through_without_a_pause():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    for _ in range(20):  # 20 answers sent over the last second
+    for _ in range(20):  # 20 answers sent 60 ms apart
         ticket = pacer.start()
-        clock.now += 0.05
+        clock.now += 0.06
         pacer.on_success(ticket)
     pacer.on_push_back(pacer.start(), pause=1.0)
-    # the 19 sent within the last second, over the 0.95 s from the first of them to the 429
-    assert pacer.rate == pytest.approx(19 / 0.95)
+    # the 16 sent within the last second before the 429, over that second (a burst counted as
+    # a second's worth: the server's bucket may have held them all)
+    assert pacer.rate == pytest.approx(16.0)
     assert pacer.paused_until < clock.now  # nobody waits out the Retry-After
     started = clock.now
-    for _ in range(5):
-        pacer.on_fault(await pacer.turn())
-    # one every 1 / rate seconds (the first at once)
-    assert clock.now - started == pytest.approx(4 / pacer.rate)
+    pacer.on_fault(await pacer.turn())  # the first a turn away (the bucket was just emptied),
+    pacer.on_fault(await pacer.turn())  # the next a turn later
+    assert clock.now - started == pytest.approx(2 / 16.0)
+
+
+async def test_a_429_whose_answers_on_their_way_all_fail_reopens_the_slow_start():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first, second = pacer.start(), pacer.start()
+    pacer.on_push_back(second, pause=1.0)  # back before the answer sent with it: all wait for it
+    assert not pacer.idle
+    pacer.on_fault(first)  # and that one failed: nothing got through, nothing to guess from
+    assert pacer.idle and pacer.rate is None  # the slow start again, not a window shut for ever
+
+
+async def test_the_slow_start_spreads_its_window_over_the_round_trip():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = [pacer.start() for _ in range(START_WINDOW)]  # nothing known yet: at once
+    clock.now += 0.2
+    for ticket in first:
+        pacer.on_success(ticket)  # a round trip of 0.2 s; the window is now 4
+    sent = [await pacer.turn() for _ in range(4)]
+    # one every 0.2 / 4 s, not four at once into a bucket that may empty among them
+    assert [round(b - a, 6) for a, b in itertools.pairwise(sent)] == [0.05, 0.05, 0.05]
+    assert pacer.rate is None
 
 
 async def test_a_429_before_any_answer_holds_the_senders_until_one_comes():
@@ -173,27 +220,50 @@ async def test_a_429_before_any_answer_holds_the_senders_until_one_comes():
     assert clock.slept[-1] == pytest.approx(1.0)
 
 
-async def test_a_guessed_first_rate_climbs_until_a_429_then_settles_between_the_last_two_steps():
-    clock = FakeTime()
-    pacer = Pacer(sleep=clock.sleep, clock=clock)
-    for _ in range(2):
+def slow_start_then_429(clock: FakeTime, pacer: Pacer, answers: int) -> None:
+    """`answers` answers sent 10 ms apart, then a 429 once they are all back."""
+    for _ in range(answers):
         ticket = pacer.start()
         clock.now += 0.01
         pacer.on_success(ticket)
     pacer.on_push_back(pacer.start(), pause=1.0)
-    guess = pacer.rate  # 2 answers over the half second the slow start's guess counts at least
-    assert guess == pytest.approx(4.0)
+
+
+async def test_a_guessed_first_rate_climbs_until_a_429_that_measures_the_rate():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow_start_then_429(clock, pacer, 4)
+    emptied = clock.now  # the server's bucket was empty then
+    assert pacer.rate == pytest.approx(4.0)  # 4 answers in the second before, counted as a second's
     pacer.on_push_back(pacer.start(), pause=1.0)  # sent into the bucket the slow start emptied
-    assert pacer.rate == pytest.approx(guess)
-    clock.now += 1.1  # more than CLIMB_TURNS turns without a 429
-    pacer.on_success(await pacer.turn())
-    assert pacer.rate == pytest.approx(guess * CLIMB)
-    clock.now += 0.3
-    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 at the climbed pace
-    assert pacer.rate == pytest.approx(guess * CLIMB**0.5)
+    assert pacer.rate == pytest.approx(4.0)
+    accepted = 0
+    clock.now += 0.01
+    while pacer.rate < 4.0 * CLIMB_STEP**8:
+        pacer.on_success(await pacer.turn())
+        accepted += 1
+    # steps of CLIMB_STEP, CLIMB_TICK or more apart, and a request between (for up to
+    # MAX_STEPS_A_SEND of them: a sparse rate climbs by request)
+    steps = round(math.log(pacer.rate / 4.0, CLIMB_STEP))
+    assert pacer.rate == pytest.approx(4.0 * CLIMB_STEP**steps)
+    assert accepted * MAX_STEPS_A_SEND >= steps and clock.now - emptied >= steps * CLIMB_TICK
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the bucket is empty again
+    # what it accepted in between is its refill: the rate, a little more
+    assert pacer.rate == pytest.approx(accepted / (clock.now - emptied) * (1 + PROBE))
+    climbed = pacer.rate
     clock.now += 5.0
     pacer.on_success(await pacer.turn())  # the climb is over: a probe's small rise
-    assert pacer.rate == pytest.approx(guess * CLIMB**0.5 * (1 + PROBE))
+    assert pacer.rate == pytest.approx(climbed * (1 + PROBE))
+
+
+async def test_a_climb_whose_first_429_comes_too_soon_starts_again_lower():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow_start_then_429(clock, pacer, 20)
+    assert pacer.rate == pytest.approx(20.0)
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # 1 / 20 s after the slow start's: too soon
+    assert pacer.rate == pytest.approx(20.0 / CLIMB_STEP**2)
+    assert pacer.paused_until < clock.now
 
 
 def test_the_rate_follows_the_successes_sent_between_two_429s():
@@ -275,17 +345,19 @@ async def test_a_reply_saying_nothing_is_left_pauses_until_its_reset_while_no_ra
 async def test_429s_in_a_row_at_the_current_rate_pause_every_sender_and_slow_down():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow_start_then_429(clock, pacer, 5)
     for _ in range(10):
-        pacer.on_success(pacer.start())
-        clock.now += 0.1
-    pacer.on_push_back(pacer.start(), pause=2.0)
-    rate = pacer.rate
-    assert rate is not None
-    # a quota, not a bucket: every request sent at the new rate is refused (that first one too)
-    for _ in range(STUCK - 1):
+        pacer.on_success(await pacer.turn())
+    pacer.on_push_back(await pacer.turn(), pause=2.0)  # the climb's first: a measured rate
+    # a quota, not a bucket: every request sent at the new rate is refused
+    for _ in range(STUCK):
+        before = pacer.rate
+        assert before is not None
         pacer.on_push_back(await pacer.turn(), pause=2.0)
+        if pacer.paused_until > clock.now:
+            break
     assert pacer.paused_until == pytest.approx(clock.now + 2.0)
-    assert pacer.rate == pytest.approx(rate * DECREASE)
+    assert pacer.rate < before * DECREASE * 1.1
 
 
 # -- rate limits against the scripted server -------------------------------------------------------
@@ -384,7 +456,8 @@ async def test_a_503_with_retry_after_is_waited_out_not_counted(judge_server, ht
     busy = Raw(503, {"error": {"message": "overloaded", "type": "server_error"}}, {"retry-after": "0.01"})
     server = await judge_server([busy] * 4 + [REPLY])
     policy = RetryPolicy(attempts=1, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 0
-    completion, _ = await call_with_retries(make_judge("openai", server, http_session), MESSAGES, policy)
+    judge = make_judge("openai", server, http_session)
+    completion, _ = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
     assert completion.content == REPLY and server.calls == 5
 
 
@@ -426,6 +499,39 @@ async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server,
     assert arrivals[1] - arrivals[0] < 0.1
     assert arrivals[2] - arrivals[1] >= 0.11
     assert server.calls == 3  # and no 429 was needed to learn it
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_bucket_one_request_deep_tells_its_rate_by_its_reset(judge_server, http_session, protocol):
+    accepted: list[float] = []
+    refused = 0
+    rate = 5.0  # one request deep, whole again 200 ms after each
+
+    def responder(body: dict[str, Any]) -> Raw:
+        nonlocal refused
+        now = time.monotonic()
+        if accepted and now - accepted[-1] < 1 / rate:
+            refused += 1
+            left = 1 / rate - (now - accepted[-1])
+            if protocol == "openai":
+                headers = openai_headers(0, f"{max(1, round(left * 1000))}ms", 1)
+            else:
+                headers = anthropic_headers(0, left, 1)
+            return Raw(429, limited_reply(protocol).body, {"retry-after": "1", **headers})
+        accepted.append(now)
+        return ok_reply(protocol, 0, 1 / rate, 1)
+
+    server = await judge_server(responder)
+    judge = make_judge(protocol, server, http_session)
+    limiter = AdaptiveLimiter(8)
+    policy = RetryPolicy(timeout=2)
+    await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(6)))
+    # "none left of 1, whole in 200 ms" is the rate itself: 5 a second (the lower bound the
+    # whole counts give deeper buckets would be none at all)
+    assert limiter.pacer.rate == pytest.approx(rate, rel=0.1)
+    # the slow start's second request at least; a request or two the network delayed or hurried
+    assert len(accepted) == 6 and refused <= 3
+    assert accepted[-1] - accepted[0] < 5 / rate + 0.5
 
 
 async def test_rpm_starts_with_a_small_burst_over_http(judge_server, http_session):

@@ -5,16 +5,22 @@ A frame is a 4-byte little-endian length and a msgpack body (msgspec). The paren
 with `Hello` (its judge), `Records` (finished records, batched per loop turn), `Notice` (a line its
 judge said), and `Done` once its cache is committed, or `Failed` for a judge or usage error the
 parent raises as its own.
+
+Every worker sends at the pace of one pacer, the parent's (`shared_pacer`): a worker asks for a
+send time (`Turn`), the parent grants it (`Permit`, after the end frame too), and the worker says
+how the request it sent then ended (`Paced`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 import msgspec
 
 from ...core.compiled import CompiledBattery
 from ...core.errors import JudgeError, JudgeUnusable, StorageError, TabenchError, UsageError
+from ...core.ratelimit import RateReading
 from ...core.records import Answer, Record
 from ..session import GradingOptions
 
@@ -80,13 +86,38 @@ class Done(msgspec.Struct, tag="done"):
     """The worker graded all it was given and committed its cache; it exits next."""
 
 
+class Turn(msgspec.Struct, tag="turn"):
+    """A worker asks the shared pacer for a send time; `ask` names the request in the `Permit`."""
+
+    ask: int
+
+
+class Permit(msgspec.Struct, tag="permit"):
+    """The shared pacer's send time for the worker's `Turn` named `ask`: the request's ticket."""
+
+    ask: int
+    ticket: float
+
+
+class Paced(msgspec.Struct, tag="paced"):
+    """How the request sent on `ticket` ended, for the shared pacer: a reply (with its rate-limit
+    reading and the tokens it was paced for), a push-back (and the pause it asked for), or a fault."""
+
+    ticket: float
+    outcome: Literal["success", "push_back", "fault"]
+    pause: float = 0.0
+    reading: RateReading | None = None
+    tokens: int = 0
+
+
 _encoder = msgspec.msgpack.Encoder()
 #: Decodes what a worker sends (the parent's side).
-reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Notice | Failed | Done)
+reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Notice | Failed | Done | Turn | Paced)
 #: Decodes the parent's first frame (the worker's side).
 config_decoder = msgspec.msgpack.Decoder(WorkerConfig)
-#: Decodes the parent's answer batches; an empty batch is the end frame (the worker's side).
-answers_decoder = msgspec.msgpack.Decoder(list[Answer])
+#: Decodes what the parent hands a worker after its configuration: answer batches (an empty batch
+#: is the end frame) and permits to send (the worker's side).
+work_decoder = msgspec.msgpack.Decoder(list[Answer] | Permit)
 
 
 def frame(message: object) -> bytes:

@@ -5,10 +5,12 @@ The parent alone writes the results file, so every guarantee of `ResultsWriter` 
 Backpressure: at most `IN_FLIGHT_FACTOR x share` answers in flight per worker, topped up as records
 come back. The parent alone decides the order (`dispatch`): grouped by question, a question's first
 answer alone until its record comes back with a fresh reply, as in one process; the workers grade
-what they are handed in the order handed. An interruption (`WorkerPool.close` after an unfinished
-`run`) closes the workers' input and terminates them; records already received are whole, those
-in flight are not written (resume grades them). A worker that dies: its answers in flight are not
-written; the pool says so, goes on with the others and counts it in `RunStats.workers_lost`.
+what they are handed in the order handed. Every worker sends at the pace of one pacer, the
+parent's (`shared_pacer.PacerHost`), so one worker's 429 slows them all. An interruption
+(`WorkerPool.close` after an unfinished `run`) closes the workers' input and terminates them;
+records already received are whole, those in flight are not written (resume grades them). A
+worker that dies: its answers in flight are not written; the pool says so, goes on with the
+others and counts it in `RunStats.workers_lost`.
 """
 
 from __future__ import annotations
@@ -37,12 +39,15 @@ from .frames import (
     Failed,
     Hello,
     Notice,
+    Paced,
     Records,
+    Turn,
     WorkerConfig,
     frame,
     read_frame,
     reply_decoder,
 )
+from .shared_pacer import PacerHost
 
 #: Answers in flight per worker, as a multiple of its share of the concurrency.
 IN_FLIGHT_FACTOR = 2
@@ -113,6 +118,8 @@ class WorkerPool:
         self._completed = False
         self._say: Callable[[str], None] | None = None
         self._said: set[str] = set()
+        #: The one pacer every worker sends by (`shared_pacer`).
+        self.pacing = PacerHost()
 
     def start(self) -> None:
         """Launch the worker processes; they wait for their configuration."""
@@ -172,6 +179,7 @@ class WorkerPool:
             await asyncio.gather(*tasks)
             self._completed = True
         finally:
+            self.pacing.close()
             for serving in tasks:
                 serving.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -231,6 +239,7 @@ class WorkerPool:
                     f"{worker.in_flight} answer(s) in flight are not recorded (--resume grades them)"
                 )
                 worker.ended = True
+                self.pacing.forget(worker.index)
                 # Its openers will never be back: their questions' next answers open them instead.
                 for answer in worker.out.values():
                     self._order.dropped(answer)
@@ -239,7 +248,11 @@ class WorkerPool:
                     self._top_up(other)
                 return
             message = reply_decoder.decode(data)
-            if type(message) is Records:
+            if type(message) is Turn:
+                self.pacing.turn(worker.index, message, worker.send)
+            elif type(message) is Paced:
+                self.pacing.paced(worker.index, message)
+            elif type(message) is Records:
                 for record in message.records:
                     writer.write(record)
                     worker.out.pop((record.system, record.question), None)

@@ -1,9 +1,10 @@
 """The worker's side: one grading process, started by `WorkerPool` as `WORKER_COMMAND`.
 
 It reads its configuration, opens its own event loop, aiohttp session, judge, cache connection and
-limiter (its share of the concurrency), grades each answer it is handed with `Grader.grade` and
-sends the finished records back, batched per loop turn. Frames go out on a dup of its stdout; its
-fd 1 is pointed at stderr, so a stray print cannot corrupt a frame.
+limiter (its share of the concurrency; its pacer is the parent's, `shared_pacer`), grades each
+answer it is handed with `Grader.grade` and sends the finished records back, batched per loop turn.
+Frames go out on a dup of its stdout; its fd 1 is pointed at stderr, so a stray print cannot
+corrupt a frame.
 
 Stopping: on the end frame it finishes what it holds, commits its cache, says `Done` and exits.
 End-of-file on its stdin without an end frame (the parent was killed outright) ends it at once.
@@ -31,12 +32,14 @@ from .frames import (
     Failed,
     Hello,
     Notice,
+    Permit,
     Records,
-    answers_decoder,
     config_decoder,
     frame,
     read_frame,
+    work_decoder,
 )
+from .shared_pacer import RelayedPacer
 
 if TYPE_CHECKING:
     from ..runner import Grader
@@ -72,13 +75,14 @@ async def _grade_what_comes() -> None:
     if first is None:
         return  # the parent is gone before it configured us
     config = config_decoder.decode(first)
+    pacer = RelayedPacer(send)  # every send time is the parent's, shared by all the workers
     try:
-        async with open_grader(config.battery, config.options) as grader:
+        async with open_grader(config.battery, config.options, pacer=pacer) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             send(Hello(grader.judge.info.describe()))
             for member in grader.members:  # what a judge says during the run goes to the parent
                 member.warn = lambda text: send(Notice(text))
-            if not await _grade_answers(grader, reader, out, send, config.options.concurrency):
+            if not await _grade_answers(grader, reader, out, send, pacer, config.options.concurrency):
                 return  # the parent is gone or not listening: stop grading now
         send(Done())  # after the cache is committed: the parent may stop us now
     except TabenchError as exc:
@@ -108,6 +112,7 @@ async def _grade_answers(
     reader: asyncio.StreamReader,
     out: _Out,
     send: Callable[[object], None],
+    pacer: RelayedPacer,
     concurrency: int,
 ) -> bool:
     """Grade the answers the parent sends, `concurrency` at a time, sending the records back
@@ -129,17 +134,18 @@ async def _grade_answers(
                 loop.call_soon(flush)
             finished.append(record)
 
-    graders = [asyncio.ensure_future(grade()) for _ in range(concurrency)]
-    feeder = asyncio.ensure_future(_feed(reader, queue, concurrency))
+    graders = asyncio.gather(*(grade() for _ in range(concurrency)))
+    feeder = asyncio.ensure_future(_feed(reader, queue, pacer, concurrency))
     orphaned = asyncio.ensure_future(asyncio.shield(out.closed))  # the parent stopped reading
-    running: list[asyncio.Future[Any]] = [feeder, orphaned, *graders]
+    running: list[asyncio.Future[Any]] = [feeder, orphaned, graders]
     try:
         done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             task.result()  # a grading error (a refused key) is raised here
-        if orphaned in done or (feeder in done and not feeder.result()):
+        if graders not in done:
+            # The parent is gone (its stream ended before the graders did: it closes it only
+            # after `Done`) or not listening: stop grading now.
             return False
-        await asyncio.gather(feeder, *graders)  # not `orphaned`: it is set only if the pipe breaks
     finally:
         for task in running:
             task.cancel()
@@ -148,18 +154,25 @@ async def _grade_answers(
     return True
 
 
-async def _feed(reader: asyncio.StreamReader, queue: asyncio.Queue[Answer | None], concurrency: int) -> bool:
-    """Queue the answers; True on the end frame (one None queued per grading task), False when
-    the parent is gone."""
+async def _feed(
+    reader: asyncio.StreamReader, queue: asyncio.Queue[Answer | None], pacer: RelayedPacer, graders: int
+) -> None:
+    """Queue the answers the parent hands over (a None per grader at the end frame) and give the
+    pacer its permits to send, until the parent closes the stream (permits come after the end
+    frame too)."""
+    ended = False
     while (data := await read_frame(reader)) is not None:
-        batch = answers_decoder.decode(data)
-        if not batch:
-            for _ in range(concurrency):
-                queue.put_nowait(None)
-            return True
-        for answer in batch:
-            queue.put_nowait(answer)
-    return False
+        message = work_decoder.decode(data)
+        if isinstance(message, Permit):
+            pacer.permit(message)
+        elif not message:
+            if not ended:
+                for _ in range(graders):
+                    queue.put_nowait(None)
+            ended = True
+        else:
+            for answer in message:
+                queue.put_nowait(answer)
 
 
 class _Out(asyncio.Protocol):

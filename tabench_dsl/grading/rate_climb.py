@@ -1,0 +1,91 @@
+"""The climb: from a first rate guessed from the slow start's replies alone (no header telling)
+to the server's, in a few tenths of a second, and what its first push-back proves of the rate.
+
+    the guess      what got through in the second before the slow start's first 429, once the
+                   answers sent before it are back (the server's bucket counted as a second's
+                   worth); the bucket was empty at that 429 (`since`), and its depth is about
+                   what got through before it (`depth`)
+    a step         x CLIMB_STEP, CLIMB_TICK after the last, once a request went at the last step
+                   (at a low rate: up to MAX_STEPS_A_SEND steps for that request, so a rate of one
+                   a second does not take seconds a step)
+    the first 429  sent after the climb began: the bucket was empty at both push-backs, so what
+    to the climb   the server accepted in between, counted by send time (answers still on their
+                   way included: a 429 would have been back first), is its refill over the span,
+                   or less if the bucket filled up while the climb was below the rate. Successes
+                   tell too: between two of them, the second took a token the first left behind,
+                   so r >= (successes after the first - (depth - 1)) / span (a bound that matters
+                   for a shallow bucket, where the first is weakest). The rate is the higher.
+                   A 429 too soon to measure by ends the climb at the rate before its last
+                   step; before any step (the guess was too high) it starts the climb again,
+                   lower, up to CLIMB_RESTARTS times.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from .rate_evidence import MIN_SPAN, RateEvidence
+
+#: The climb's step and the least time between two (doubling every 0.28 s at most).
+CLIMB_STEP = 2**0.25
+CLIMB_TICK = 0.07
+#: The most steps one request's success takes (x2: a sparse rate climbs by request, not by tick).
+MAX_STEPS_A_SEND = 4
+#: Requests accepted between two push-backs that measure the rate however short their span.
+MEASURED = 4
+#: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
+CLIMB_RESTARTS = 3
+
+
+class Climb:
+    """A climb under way: it measures from `since` (a push-back's send time: the server's bucket
+    was empty then), began at `began`, and the bucket holds about `depth` requests."""
+
+    def __init__(self, *, since: float, began: float, depth: float) -> None:
+        self.since = since
+        self.began = began
+        self.depth = max(1.0, depth)
+        self.restarts = 0
+        #: The rate before the last step (a request went at it without a 429), None before one.
+        self.stepped_from: float | None = None
+
+    def steps_due(self, now: float, changed: float, last_send: float | None) -> int:
+        """Steps to take by `now`, the rate having last been set at `changed`: none until
+        CLIMB_TICK has passed and a request went at that rate."""
+        if now - changed < CLIMB_TICK or last_send is None or last_send < changed:
+            return 0
+        return min(MAX_STEPS_A_SEND, int((now - changed) / CLIMB_TICK))
+
+    def step(self, rate: float) -> None:
+        """The climb steps up from `rate`."""
+        self.stepped_from = rate
+
+    def push_back(
+        self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
+    ) -> tuple[float, bool]:
+        """A push-back to the request sent at `ticket` while climbing at `rate`: the rate from now
+        on, and whether the climb goes on (module docstring)."""
+        if ticket <= self.began:
+            self.since = max(self.since, ticket)  # met the bucket the slow start emptied
+            return rate, True
+        span = ticket - self.since
+        sent = bisect.bisect_left(sends, ticket) - bisect.bisect_right(sends, self.since)
+        refused = bisect.bisect_left(evidence.limited, ticket) - bisect.bisect_right(
+            evidence.limited, self.since
+        )
+        accepted = sent - refused
+        if accepted >= 2 and (span >= MIN_SPAN or accepted >= MEASURED):
+            spaced = evidence.success_bound(self.since, ticket, self.depth) or 0.0
+            return max(accepted / span, spaced), False
+        if accepted < 2 and self.stepped_from is not None:
+            # Too soon to measure, after a step: the rate before it went without a 429, so
+            # soon after the bucket was emptied that little can have filled it meanwhile.
+            return self.stepped_from, False
+        if self.restarts < CLIMB_RESTARTS:
+            # Too soon to measure: the guess was too high. Again, lower, from this push-back
+            # (the bucket was empty then too).
+            self.restarts += 1
+            self.since = ticket
+            self.began = now
+            return rate / CLIMB_STEP**2, True
+        return rate / CLIMB_STEP**4, False
