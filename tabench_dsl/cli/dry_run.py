@@ -191,7 +191,7 @@ def _cost_line(cost: DryRunCost | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The dry run of a `grade` command line (its options already checked)."""
-    from ..core.results import done_pairs
+    from ..core.standing_verdicts import done_pairs
     from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
     from ..grading.runner import MAX_ANSWER_BYTES

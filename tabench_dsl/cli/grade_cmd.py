@@ -233,7 +233,8 @@ def _grading_inputs(args: argparse.Namespace) -> dict[str, str | Path | None]:
 def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status."""
     from ..core.interrupts import deferred_interrupts
-    from ..core.results import ResultsWriter, done_pairs
+    from ..core.results import ResultsWriter
+    from ..core.standing_verdicts import done_pairs
     from ..grading.answers import AnswerReader, count_answers
     from ..grading.event_loop import quiet_gc, run_event_loop
     from ..language.battery import load_battery
@@ -434,14 +435,17 @@ def _print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> 
     record is named on stderr, as there, and left out of the count). With `as_json`, `run_json`
     (what this run did: its errors and their causes, its bad answer lines) is the document's
     `"run"`: the totals alone would hide them."""
-    from ..review.counted_records import counted_records
     from ..review.decisions import decisions_path
+    from ..review.indexed_totals import standing_totals
     from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_tables
 
     problems: list[str] = []
-    records = counted_records(out, decisions_path(out), on_problem=problems.append) if out.exists() else []
-    totals = compute_totals(records)
+    # Through the index beside the results (review/indexed_totals.py), which this keeps current.
+    if out.exists():
+        totals = standing_totals(out, decisions_path(out), on_problem=problems.append)
+    else:
+        totals = compute_totals([])
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:
