@@ -92,14 +92,14 @@ def _decode(body: bytes | None) -> _KeptTotals | None:
 def _variant(decisions_file: Path | None, price: Price | None, tags: Sequence[str] | None) -> str | None:
     """The index's name for the totals of these inputs; None when the decisions cannot be read
     (then nothing is kept: the count reports what is wrong with them, as it always has)."""
-    decisions = _decisions_hash(decisions_file)
+    decisions = decisions_hash(decisions_file)
     if decisions is None:
         return None
-    inputs = ["totals", _code_hash(), decisions, msgspec.to_builtins(price), list(tags or ())]
+    inputs = ["totals", code_hash(), decisions, msgspec.to_builtins(price), list(tags or ())]
     return "totals:" + hashlib.sha256(msgspec.json.encode(inputs)).hexdigest()
 
 
-def _decisions_hash(path: Path | None) -> str | None:
+def decisions_hash(path: Path | None) -> str | None:
     """sha256 of the decisions file's content; "" when there is none; None when unreadable."""
     if path is None or not path.exists():
         return ""
@@ -114,7 +114,7 @@ def _decisions_hash(path: Path | None) -> str | None:
 
 
 @functools.cache
-def _code_hash() -> str:
+def code_hash() -> str:
     """sha256 of the source of `core` and `review`, where every figure is computed."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()

@@ -200,3 +200,26 @@ def test_done_pairs_through_the_index_follow_the_file(results):
     assert kept.end < kept.size  # the torn line is read every time, never kept
     results.write_bytes(results.read_bytes()[: extent.end // 2])  # truncated: read again
     assert done_pairs(results) == streamed_done_pairs(results)
+
+
+def diff_output(a, b, capsysbinary) -> tuple[int, bytes, bytes]:
+    status = main(["diff", str(a), str(b), "--json"])
+    captured = capsysbinary.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_a_diff_is_kept_for_the_same_two_files_and_only_for_them(results, tmp_path, capsysbinary):
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(results.read_bytes().replace(b'"verdict":"fail"', b'"verdict":"pass"', 40))
+    first = diff_output(results, other, capsysbinary)
+    assert first[0] == 0 and b'"flips":[{' in first[1]
+    assert any(name.startswith("diff:") for name in kept_values(results))
+    assert diff_output(results, other, capsysbinary) == first
+    with open(other, "ab") as f:  # B changed: its diff is computed again
+        f.write(record_encoder.encode(make_record("sys-00", "q00002", "error")) + b"\n")
+    index_path(other).unlink(missing_ok=True)
+    changed = diff_output(results, other, capsysbinary)
+    assert changed != first and b'"only_in_a":[]' in changed[1]
+    shutil.copy(other, tmp_path / "fresh.jsonl")  # the same bytes under a name with no index
+    fresh = diff_output(results, tmp_path / "fresh.jsonl", capsysbinary)
+    assert fresh[1] == changed[1].replace(str(other).encode(), str(tmp_path / "fresh.jsonl").encode())
