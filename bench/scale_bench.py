@@ -12,8 +12,8 @@ starts tabench's command line, so the figures can be read against what any comma
 
 Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command marked `(index build)`
 is its first run, which builds the index beside the results file; the run after it is the
-command's own figure. Exits 0, or 1
-when a command exited with a status other than its expected one.
+command's own figure. Exits 0, or 1 when a command exited with a status other than its expected
+one.
 """
 
 from __future__ import annotations
@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         env["TABENCH_CACHE"] = str(folder / "cache")
+        env["XDG_CACHE_HOME"] = str(folder / "xdg")  # the index's signing key, made for this run
         started = time.perf_counter()
         paths = write_files(folder, args.records, args.systems)
         size = paths["a"].stat().st_size / 1e6

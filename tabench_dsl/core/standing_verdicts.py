@@ -14,6 +14,7 @@ no string twice: a million pairs load in well under a second and a few hundred m
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,11 +23,10 @@ import msgspec
 
 from .fast_lines import decoded_lines
 from .light_records import light_record_decoder
-from .results import last_verdicts
-from .results_index import measure, open_index
+from .results_index import Extent, measure, open_index
 
 #: The index's name for this value.
-VARIANT = "last-verdicts"
+VARIANT = "last-verdicts:1"
 
 
 class _KeptVerdicts(msgspec.Struct, array_like=True):
@@ -40,19 +40,38 @@ def _ignore(number: int, bad: object) -> None:
     """Bad lines are no pair's record; `totals` names them (resume never did)."""
 
 
+#: How a pair whose standing record is a missing answer's (`cause` "missing") is kept: its verdict
+#: after this mark, so one map answers both `done_pairs` and `recorded_missing`.
+MISSING_MARK = "missing:"
+
+
 def _read_into(last: dict[tuple[str, str], str], path: Path, start: int, stop: int | None) -> None:
     for record in decoded_lines(path, light_record_decoder, _ignore, start=start, stop=stop):
-        last[(record.system, record.question)] = record.verdict
+        verdict = record.verdict
+        last[(record.system, record.question)] = (
+            MISSING_MARK + verdict if record.cause == "missing" else verdict
+        )
 
 
-def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
-    """(system, question) -> verdict of the last record of that pair, as `results.last_verdicts`
-    gives it, read through the index beside `path` (which is brought up to date on the way)."""
-    path = Path(path)
-    index = open_index(path)
+def _standing(path: Path) -> dict[tuple[str, str], str]:
+    """(system, question) -> the last record's verdict (after `MISSING_MARK` for a missing
+    answer's), through the index beside `path`, which is brought up to date on the way. The same
+    map is given again to the next call while the file is unchanged: callers never change it."""
     now = measure(path)
-    if index is None or now is None:
-        return last_verdicts(path)
+    return _standing_at(path, now) if now is not None else _read_whole(path)
+
+
+def _read_whole(path: Path) -> dict[tuple[str, str], str]:
+    last: dict[tuple[str, str], str] = {}
+    _read_into(last, path, 0, None)
+    return last
+
+
+@functools.lru_cache(maxsize=1)
+def _standing_at(path: Path, now: Extent) -> dict[tuple[str, str], str]:
+    index = open_index(path)
+    if index is None:
+        return _read_whole(path)
     found = index.load_prefix(VARIANT)
     kept = _decode(found[1]) if found is not None else None
     last, start = (kept, found[0].end) if kept is not None and found is not None else ({}, 0)
@@ -64,12 +83,27 @@ def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
     return last
 
 
+def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
+    """(system, question) -> verdict of the last record of that pair, as `results.last_verdicts`
+    gives it, read through the index beside `path`."""
+    return {pair: verdict.removeprefix(MISSING_MARK) for pair, verdict in _standing(Path(path)).items()}
+
+
 def done_pairs(path: str | Path) -> set[tuple[str, str]]:
     """The pairs whose last record is final (anything but `error`); a missing file has none.
     The same set as `results.done_pairs`, through the index."""
     if not Path(path).exists():
         return set()
-    return {pair for pair, verdict in indexed_last_verdicts(path).items() if verdict != "error"}
+    errors = ("error", MISSING_MARK + "error")
+    return {pair for pair, verdict in _standing(Path(path)).items() if verdict not in errors}
+
+
+def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
+    """The pairs whose standing record is a missing answer's; none when there is no file. The
+    same set as `grading.missing.recorded_missing` reads from the whole file, through the index."""
+    if not Path(path).exists():
+        return set()
+    return {pair for pair, verdict in _standing(Path(path)).items() if verdict.startswith(MISSING_MARK)}
 
 
 def _encode(items: Iterable[tuple[tuple[str, str], str]]) -> bytes:

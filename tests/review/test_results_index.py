@@ -223,3 +223,22 @@ def test_a_diff_is_kept_for_the_same_two_files_and_only_for_them(results, tmp_pa
     shutil.copy(other, tmp_path / "fresh.jsonl")  # the same bytes under a name with no index
     fresh = diff_output(results, tmp_path / "fresh.jsonl", capsysbinary)
     assert fresh[1] == changed[1].replace(str(other).encode(), str(tmp_path / "fresh.jsonl").encode())
+
+
+def test_recorded_missing_pairs_through_the_index_follow_the_file(results):
+    from tabench_dsl.grading.missing import recorded_missing
+    from tabench_dsl.review.outcomes import latest
+
+    def missing(system: str, question: str):
+        return msgspec.structs.replace(make_record(system, question, "fail"), cause="missing")
+
+    def streamed() -> set[tuple[str, str]]:
+        return {key for key, r in latest(iter_records(results)).items() if r.cause == "missing"}
+
+    assert recorded_missing(results) == streamed() == set()
+    with open(results, "ab") as f:
+        f.write(record_encoder.encode(missing("sys-00", "q00003")) + b"\n")
+        f.write(record_encoder.encode(missing("sys-01", "q00004")) + b"\n")
+        f.write(record_encoder.encode(make_record("sys-01", "q00004", "pass")) + b"\n")  # answered since
+    assert recorded_missing(results) == streamed() == {("sys-00", "q00003")}
+    assert done_pairs(results) == streamed_done_pairs(results)
