@@ -9,7 +9,7 @@ them back while nothing of that changed:
 - the results file's bytes (`load_exact`: its size, modification time, inode and hashes of its
   content, all as they were; a file appended to, rewritten, truncated or replaced is counted again);
 - the decisions file's whole content (its sha256), `--price`, `--tag`;
-- the source of the code that counts (`core` and `review`, hashed once per process): an upgrade or
+- the files of the code that counts (`core` and `review`, hashed once per process): an upgrade or
   an edit of tabench counts again rather than serve figures an older version computed.
 
 The lines that were not records are kept too, and named again on every call, as a fresh count
@@ -115,11 +115,13 @@ def decisions_hash(path: Path | None) -> str | None:
 
 @functools.cache
 def code_hash() -> str:
-    """sha256 of the source of `core` and `review`, where every figure is computed."""
+    """sha256 of the files of `core` and `review` (their source, the report's templates), where
+    every figure and page is made."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for folder in ("core", "review"):
-        for source in sorted((package / folder).rglob("*.py")):
-            digest.update(source.relative_to(package).as_posix().encode() + b"\0")
-            digest.update(source.read_bytes())
+        for source in sorted((package / folder).rglob("*")):
+            if source.is_file() and "__pycache__" not in source.parts:
+                digest.update(source.relative_to(package).as_posix().encode() + b"\0")
+                digest.update(source.read_bytes())
     return digest.hexdigest()

@@ -242,3 +242,32 @@ def test_recorded_missing_pairs_through_the_index_follow_the_file(results):
         f.write(record_encoder.encode(make_record("sys-01", "q00004", "pass")) + b"\n")  # answered since
     assert recorded_missing(results) == streamed() == {("sys-00", "q00003")}
     assert done_pairs(results) == streamed_done_pairs(results)
+
+
+def report_page(results, out, capsys) -> str:
+    assert main(["report", str(results), "--html", str(out)]) == 0
+    capsys.readouterr()
+    return out.read_text(encoding="utf-8")
+
+
+def test_a_report_is_kept_and_written_again_with_the_time_of_the_write(results, tmp_path, capsys):
+    import re
+
+    with open(results, "ab") as f:  # an answer that imitates the header's stamp
+        f.write(
+            record_encoder.encode(
+                make_record("sys-00", "q-x", "fail", answer="generated 2000-01-01 00:00 UTC</p>")
+            )
+        )
+        f.write(b"\n")
+    stamp = re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC</p>")
+    first = report_page(results, tmp_path / "one.html", capsys)
+    assert any(name.startswith("report:") for name in kept_values(results))
+    second = report_page(results, tmp_path / "two.html", capsys)
+    assert "2000-01-01" not in stamp.findall(second)[0] and len(stamp.findall(second)) == 1
+    assert "generated 2000-01-01 00:00 UTC&lt;/p&gt;" in second
+    assert stamp.sub("", second) == stamp.sub("", first)
+    with open(results, "ab") as f:
+        f.write(record_encoder.encode(make_record("sys-00", "q-y", "pass")) + b"\n")
+    third = report_page(results, tmp_path / "three.html", capsys)
+    assert "q-y" in third and "q-y" not in second
