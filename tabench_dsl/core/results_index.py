@@ -153,6 +153,8 @@ class ResultsIndex:
         try:
             uri = self.path.absolute().as_uri() + "?mode=ro"
             with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+                if not _schema_is_ours(db):
+                    return None
                 row = db.execute(
                     "SELECT extent, signature, body FROM value_of WHERE variant = ? "
                     "AND length(body) <= ? AND length(extent) <= 4096",
@@ -196,8 +198,10 @@ class ResultsIndex:
         if not _regular_file(self.path):
             return
         with contextlib.closing(sqlite3.connect(self.path, timeout=5.0)) as db:
-            db.execute("PRAGMA journal_mode = MEMORY")
             db.execute(_SCHEMA)
+            if not _schema_is_ours(db):  # a view, a trigger, another table: not one tabench made
+                raise sqlite3.DatabaseError("not a results index")
+            db.execute("PRAGMA journal_mode = MEMORY")
             with db:
                 db.execute(
                     "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)",
@@ -212,6 +216,31 @@ class ResultsIndex:
             return os.stat(self.results).st_size + VALUE_SLACK
         except OSError:
             return 0
+
+
+#: What `sqlite_master` holds in an index tabench made: its one table and that table's key.
+_OUR_SCHEMA = [
+    ("index", "sqlite_autoindex_value_of_1", None),
+    ("table", "value_of", _SCHEMA.replace("IF NOT EXISTS ", "")),
+]
+#: SQLite steps a statement may take before it is stopped: reading one row by its key takes a few
+#: hundred; a hostile file (a recursive view, a trigger) is cut off here rather than run for ever.
+_MAX_STEPS = 1_000_000
+
+
+def _schema_is_ours(db: sqlite3.Connection) -> bool:
+    """Whether the file holds exactly the table tabench makes (no view, trigger or other table,
+    whose SQL would run on a read or a write), with a cap on the work any statement may do."""
+    steps = 0
+
+    def stop_runaway() -> int:
+        nonlocal steps
+        steps += 1
+        return 1 if steps > _MAX_STEPS // 1000 else 0
+
+    db.set_progress_handler(stop_runaway, 1000)
+    rows = db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+    return rows == _OUR_SCHEMA
 
 
 def _regular_file(path: Path) -> bool:

@@ -271,3 +271,22 @@ def test_a_report_is_kept_and_written_again_with_the_time_of_the_write(results, 
         f.write(record_encoder.encode(make_record("sys-00", "q-y", "pass")) + b"\n")
     third = report_page(results, tmp_path / "three.html", capsys)
     assert "q-y" in third and "q-y" not in second
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "CREATE VIEW value_of AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+        "SELECT 'v' AS variant, x'00' AS extent, x'00' AS signature, x'00' AS body FROM n WHERE x < 0",
+        "CREATE TABLE value_of (variant TEXT PRIMARY KEY, extent BLOB NOT NULL, signature BLOB NOT NULL, "
+        "body BLOB NOT NULL); CREATE TRIGGER slow BEFORE INSERT ON value_of BEGIN "
+        "SELECT count(*) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+        "SELECT x FROM n); END",
+    ],
+)
+def test_sql_in_a_hostile_index_never_runs_for_long(results, schema, capsysbinary):
+    with sqlite3.connect(index_path(results)) as db:
+        db.executescript(schema)
+    assert totals_output(results, capsysbinary) == (0, streamed_totals(results), b"")
+    assert done_pairs(results) == streamed_done_pairs(results)
+    assert any(name.startswith("totals:") for name in kept_values(results))  # made anew
