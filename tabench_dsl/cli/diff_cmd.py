@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 #: Pairs found in one file only that the terminal names one by one (`--json` names them all).
 SHOWN_ONLY_IN = 20
+#: Flips shown in the table: at a million pairs a table of every flip takes minutes to draw and
+#: runs far past any screen; `--json` lists them all.
+SHOWN_FLIPS = 200
 #: Characters of a reason the terminal's table shows (`--json` gives them whole).
 REASON_WIDTH = 80
 
@@ -83,4 +86,6 @@ def print_diff(diff) -> None:
     from ..review.diff import render_diff
 
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
-    console.print(render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN))
+    console.print(
+        render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN, shown_flips=SHOWN_FLIPS)
+    )

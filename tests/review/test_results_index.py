@@ -290,3 +290,18 @@ def test_sql_in_a_hostile_index_never_runs_for_long(results, schema, capsysbinar
     assert totals_output(results, capsysbinary) == (0, streamed_totals(results), b"")
     assert done_pairs(results) == streamed_done_pairs(results)
     assert any(name.startswith("totals:") for name in kept_values(results))  # made anew
+
+
+def test_the_terminal_shows_the_first_flips_and_says_how_many_more(results, tmp_path, capsys):
+    from tabench_dsl.cli.diff_cmd import SHOWN_FLIPS
+
+    flipped = tmp_path / "flipped.jsonl"
+    data = results.read_bytes().replace(b'"verdict":"pass"', b'"verdict":"PASS"')
+    flipped.write_bytes(data.replace(b'"verdict":"fail"', b'"verdict":"pass"').replace(b"PASS", b"fail"))
+    assert main(["diff", str(results), str(flipped), "--json"]) == 0
+    flips = msgspec.json.decode(capsys.readouterr().out)["flips"]
+    assert len(flips) > SHOWN_FLIPS
+    assert main(["diff", str(results), str(flipped)]) == 0
+    out = capsys.readouterr().out
+    assert f"Flipped verdicts ({len(flips)})" in out
+    assert f"and {len(flips) - SHOWN_FLIPS} more flips (--json lists them all)" in out
