@@ -148,7 +148,7 @@ class ResultsIndex:
         return found if found is not None and starts_with(self.results, found[0]) else None
 
     def _load(self, variant: str) -> tuple[Extent, bytes] | None:
-        if not _regular_file(self.path):
+        if not _regular_file(self.path) or not _header_is_ours(self.path):
             return None
         try:
             uri = self.path.absolute().as_uri() + "?mode=ro"
@@ -197,11 +197,15 @@ class ResultsIndex:
             os.close(open_new(self.path, 0o644))
         if not _regular_file(self.path):
             return
+        if not _header_is_ours(self.path):
+            raise sqlite3.DatabaseError("not a results index")
         with contextlib.closing(sqlite3.connect(self.path, timeout=5.0)) as db:
+            # Before anything is written: no journal file is made beside the index (a name there
+            # could be a link someone planted).
+            db.execute("PRAGMA journal_mode = MEMORY")
             db.execute(_SCHEMA)
             if not _schema_is_ours(db):  # a view, a trigger, another table: not one tabench made
                 raise sqlite3.DatabaseError("not a results index")
-            db.execute("PRAGMA journal_mode = MEMORY")
             with db:
                 db.execute(
                     "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)",
@@ -241,6 +245,22 @@ def _schema_is_ours(db: sqlite3.Connection) -> bool:
     db.set_progress_handler(stop_runaway, 1000)
     rows = db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").fetchall()
     return rows == _OUR_SCHEMA
+
+
+#: The first bytes of every SQLite 3 database file.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _header_is_ours(path: Path) -> bool:
+    """Whether `path` is empty (made a moment ago) or an SQLite file in rollback-journal mode, as
+    tabench makes them. A file in WAL mode is not: SQLite would open a `-wal` and a `-shm` file
+    beside it, names that could be links someone planted."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return header == b"" or (header[:16] == _SQLITE_MAGIC and header[18:20] == b"\x01\x01")
 
 
 def _regular_file(path: Path) -> bool:

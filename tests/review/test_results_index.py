@@ -305,3 +305,19 @@ def test_the_terminal_shows_the_first_flips_and_says_how_many_more(results, tmp_
     out = capsys.readouterr().out
     assert f"Flipped verdicts ({len(flips)})" in out
     assert f"and {len(flips) - SHOWN_FLIPS} more flips (--json lists them all)" in out
+
+
+def test_an_index_in_wal_mode_is_replaced_and_no_file_beside_it_is_written(results, tmp_path, capsysbinary):
+    target = tmp_path / "bystander.txt"
+    target.write_text("mine\n")
+    with sqlite3.connect(index_path(results)) as db:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("CREATE TABLE t (x)")
+    for suffix in ("-wal", "-shm", "-journal"):
+        side = index_path(results).with_name(index_path(results).name + suffix)
+        side.unlink(missing_ok=True)
+        os.symlink(target, side)
+    assert totals_output(results, capsysbinary) == (0, streamed_totals(results), b"")
+    assert done_pairs(results) == streamed_done_pairs(results)
+    assert target.read_text() == "mine\n"
+    assert any(name.startswith("totals:") for name in kept_values(results))
