@@ -12,6 +12,8 @@ truth, appended to and never rewritten; the index is a convenience any command m
   it covers unchanged. Anything else (a truncated, rewritten, foreign or stale file) is not used.
 - Every value is signed (`index_key`) together with its variant, its extent and the index's format
   version: a value tabench did not write, or wrote for another format, is never read.
+- An index holds one value of each kind (one totals, one report, one diff, one map of the standing
+  verdicts): storing one replaces the one before, so it never grows past what the file needs.
 - Any problem with the index itself (missing, corrupt, unreadable, a folder that cannot be written,
   a symbolic link in its place, a value of the wrong type or of absurd size) means only that the
   command reads the results file as it would without an index. Nothing here raises.
@@ -210,6 +212,13 @@ class ResultsIndex:
                 db.execute(
                     "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)",
                     (variant, extent, signature, body),
+                )
+                # One value of each kind (the name before its first ':'): the totals of the last
+                # decisions and options asked for, not of every state there ever was.
+                kind = variant.split(":", 1)[0] + ":"
+                db.execute(
+                    "DELETE FROM value_of WHERE substr(variant, 1, ?) = ? AND variant != ?",
+                    (len(kind), kind, variant),
                 )
 
     def _signed(self, variant: str, extent: bytes, body: bytes) -> tuple[bytes, ...]:

@@ -321,3 +321,19 @@ def test_an_index_in_wal_mode_is_replaced_and_no_file_beside_it_is_written(resul
     assert done_pairs(results) == streamed_done_pairs(results)
     assert target.read_text() == "mine\n"
     assert any(name.startswith("totals:") for name in kept_values(results))
+
+
+def test_the_index_keeps_one_value_of_each_kind(results, capsysbinary):
+    from tabench_dsl.core.price import parse_price
+
+    unpriced = totals_output(results, capsysbinary)
+    priced = []
+    for _ in range(2):
+        assert main(["totals", str(results), "--json", "--price", "input=1,output=2"]) == 0
+        priced.append(capsysbinary.readouterr().out)
+    records = list(iter_records(results))
+    expected = json_for_terminal(totals_json(compute_totals(records, price=parse_price("input=1,output=2"))))
+    assert priced == [expected + b"\n"] * 2 and priced[0] != unpriced[1]
+    done_pairs(results)
+    kinds = [name.split(":", 1)[0] for name in kept_values(results)]
+    assert sorted(kinds) == ["last-verdicts", "totals"]
