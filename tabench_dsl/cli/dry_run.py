@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     options = grading_options(args)
     judges = _judges(compiled, options)
     out = args.out or DEFAULT_OUT
-    skip = done_pairs(out) if args.resume else set()
+    skip = done_pairs(out, keep=False) if args.resume else set()  # a dry run writes nothing
     reader = AnswerReader(
         args.answers,
         compiled.questions,

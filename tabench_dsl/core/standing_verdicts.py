@@ -53,12 +53,13 @@ def _read_into(last: dict[tuple[str, str], str], path: Path, start: int, stop: i
         )
 
 
-def _standing(path: Path) -> dict[tuple[str, str], str]:
+def _standing(path: Path, *, keep: bool = True) -> dict[tuple[str, str], str]:
     """(system, question) -> the last record's verdict (after `MISSING_MARK` for a missing
     answer's), through the index beside `path`, which is brought up to date on the way. The same
-    map is given again to the next call while the file is unchanged: callers never change it."""
+    map is given again to the next call while the file is unchanged: callers never change it.
+    Without `keep` the index is read but never written."""
     now = measure(path)
-    return _standing_at(path, now) if now is not None else _read_whole(path)
+    return _standing_at(path, now, keep) if now is not None else _read_whole(path)
 
 
 def _read_whole(path: Path) -> dict[tuple[str, str], str]:
@@ -68,7 +69,7 @@ def _read_whole(path: Path) -> dict[tuple[str, str], str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _standing_at(path: Path, now: Extent) -> dict[tuple[str, str], str]:
+def _standing_at(path: Path, now: Extent, keep: bool) -> dict[tuple[str, str], str]:
     index = open_index(path)
     if index is None:
         return _read_whole(path)
@@ -76,7 +77,7 @@ def _standing_at(path: Path, now: Extent) -> dict[tuple[str, str], str]:
     kept = _decode(found[1]) if found is not None else None
     last, start = (kept, found[0].end) if kept is not None and found is not None else ({}, 0)
     _read_into(last, path, start, now.end)
-    if kept is None or start != now.end:
+    if keep and (kept is None or start != now.end):
         index.store(VARIANT, now, _encode(last.items()))
     if now.size > now.end:  # a torn last line: read as the stream reads it, never kept
         _read_into(last, path, now.end, None)
@@ -89,13 +90,14 @@ def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
     return {pair: verdict.removeprefix(MISSING_MARK) for pair, verdict in _standing(Path(path)).items()}
 
 
-def done_pairs(path: str | Path) -> set[tuple[str, str]]:
+def done_pairs(path: str | Path, *, keep: bool = True) -> set[tuple[str, str]]:
     """The pairs whose last record is final (anything but `error`); a missing file has none.
-    The same set as `results.done_pairs`, through the index."""
+    The same set as `results.done_pairs`, through the index (read only, without `keep`: a dry
+    run writes nothing)."""
     if not Path(path).exists():
         return set()
     errors = ("error", MISSING_MARK + "error")
-    return {pair for pair, verdict in _standing(Path(path)).items() if verdict not in errors}
+    return {pair for pair, verdict in _standing(Path(path), keep=keep).items() if verdict not in errors}
 
 
 def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
