@@ -68,11 +68,11 @@ def standing_totals(
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
     problems: list[str] = []
     records = counted_records(results, decisions_file, on_problem=problems.append)
+    for problem in problems:  # named before an unknown --tag stops the count, as they always were
+        on_problem(problem)
     if tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), tags)
     totals = compute_totals(records, price=price)
-    for problem in problems:
-        on_problem(problem)
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
