@@ -9,13 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.display import json_for_terminal
 from .command_help import add_command
 from .run_problems import warn_run_problems
 
+if TYPE_CHECKING:
+    from ..review.diff import Diff
+
 #: Pairs found in one file only that the terminal names one by one (`--json` names them all).
 SHOWN_ONLY_IN = 20
+#: Flips shown in the table: at a million pairs a table of every flip takes minutes to draw and
+#: runs far past any screen; `--json` lists them all.
+SHOWN_FLIPS = 200
 #: Characters of a reason the terminal's table shows (`--json` gives them whole).
 REASON_WIDTH = 80
 
@@ -39,18 +46,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..review.diff import diff_json, diff_records
-    from ..review.viewer.run import load_run
+    from ..review.diff import diff_json
+    from ..review.indexed_diff import kept_diff
 
-    first, second = load_run(args.a), load_run(args.b)
-    for loaded in (first, second):
-        warn_run_problems(loaded)
-    diff = diff_records(first.records, second.records, a_name=str(args.a), b_name=str(args.b))
+    # The diff of two files that did not change since the last `diff A B`: from A's index.
+    diff = kept_diff(args.a, args.b)
+    status = 0
+    if diff is None:
+        diff, status = _computed_diff(args.a, args.b)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(diff_json(diff)) + b"\n")
     else:
         print_diff(diff)
-    return 1 if first.problems or second.problems else 0
+    return status
+
+
+def _computed_diff(a: Path, b: Path) -> tuple[Diff, int]:
+    """The diff of `a` and `b` read from both files (their problems warned of), kept in A's index
+    when neither has a bad line or a stale decision; the diff and the exit status."""
+    from ..core.results_index import measure
+    from ..review.diff import diff_records
+    from ..review.indexed_diff import keep_diff
+    from ..review.viewer.run import load_run
+
+    before = (measure(a), measure(b))
+    first, second = load_run(a), load_run(b)
+    for loaded in (first, second):
+        warn_run_problems(loaded)
+    diff = diff_records(first.records, second.records, a_name=str(a), b_name=str(b))
+    if not (first.problems or second.problems or first.stale or second.stale):
+        keep_diff(a, b, diff, before=before)
+    return diff, 1 if first.problems or second.problems else 0
 
 
 def print_diff(diff) -> None:
@@ -60,4 +86,6 @@ def print_diff(diff) -> None:
     from ..review.diff import render_diff
 
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
-    console.print(render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN))
+    console.print(
+        render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN, shown_flips=SHOWN_FLIPS)
+    )

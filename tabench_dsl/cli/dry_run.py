@@ -195,7 +195,7 @@ def _cost_line(cost: DryRunCost | None) -> str:
 
 def run(options: GradeOptions) -> int:
     """The dry run of a `grade` command line (its options read and checked: `grade_options`)."""
-    from ..core.results import done_pairs
+    from ..core.standing_verdicts import done_pairs
     from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
     from ..language.battery import load_battery
@@ -208,7 +208,7 @@ def run(options: GradeOptions) -> int:
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
     grading = options.grading
     judges = _judges(compiled, grading)
-    skip = done_pairs(options.out) if options.resume else set()
+    skip = done_pairs(options.out, keep=False) if options.resume else set()  # a dry run writes nothing
     reader = AnswerReader(
         list(options.answers),
         compiled.questions,

@@ -87,14 +87,17 @@ def print_totals(out: Path, *, as_json: bool, run_json: dict | None = None) -> N
     of the count), or with `as_json` every figure, as `totals --json` prints them, and `run_json`
     (what this run did: its errors and their causes, its bad answer lines) is the document's
     `"run"`: the totals alone would hide them."""
-    from ..review.counted_records import counted_records
     from ..review.decisions import decisions_path
+    from ..review.indexed_totals import standing_totals
     from ..review.totals import compute_totals, totals_json
     from .totals_cmd import print_system_table
 
     problems: list[str] = []
-    records = counted_records(out, decisions_path(out), on_problem=problems.append) if out.exists() else []
-    totals = compute_totals(records)
+    # Through the index beside the results (review/indexed_totals.py), which this keeps current.
+    if out.exists():
+        totals = standing_totals(out, decisions_path(out), on_problem=problems.append)
+    else:
+        totals = compute_totals([])
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if as_json:

@@ -109,7 +109,7 @@ def worker_pool(options: GradeOptions) -> Iterator[WorkerPool | None]:
 
 def plan_grading(options: GradeOptions) -> GradingPlan:
     """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
-    from ..core.results import done_pairs
+    from ..core.standing_verdicts import done_pairs
     from ..grading.answers import count_answers
     from ..language.battery import load_battery
     from ..language.render import compile_battery

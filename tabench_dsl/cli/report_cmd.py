@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.display import shown
 from ..core.errors import UsageError
@@ -13,6 +14,9 @@ from .compare_flags import add_compare_option, load_compared
 from .price_flags import add_price_option, price_option
 from .run_problems import warn_run_problems
 from .tag_flags import add_tag_option
+
+if TYPE_CHECKING:
+    from ..core.price import Price
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,8 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..outputs import check_output
     from ..review.decisions import decisions_path
-    from ..review.report import is_report_file, write_report
-    from ..review.viewer.run import load_run
+    from ..review.indexed_report import stamped, write_page
+    from ..review.report import is_report_file
 
     price = price_option(args)
     if args.max_answers < 0:
@@ -74,15 +78,53 @@ def run(args: argparse.Namespace) -> int:
             **({} if args.compare is None else {"the results file it compares with": args.compare}),
         },
     )
+    # The page of a results file that did not change since the last report: from its index.
+    kept = _kept_page(args, price)
+    if kept is None:
+        kept = _rendered_page(args, price)
+    try:
+        write_page(args.html, stamped(kept.html))
+    except OSError as exc:
+        raise UsageError(f"{args.html}: cannot write: {exc.strerror or exc}") from None
+    total, in_full = kept.answers, kept.in_full
+    cut = "" if in_full == total else f" ({in_full} of {total} answers in full)"
+    print(f"wrote {shown(str(args.html))}: {total} answers{cut}")
+    return 0
+
+
+def _variant(args: argparse.Namespace, price: Price | None) -> str | None:
+    """The index's name for this report; None when it reads other files than the results."""
+    from ..review.indexed_report import report_variant
+
+    if args.battery is not None or args.compare is not None or not args.results.is_file():
+        return None
+    return report_variant(args.results, max_answers=args.max_answers, price=price, tags=args.tags)
+
+
+def _kept_page(args: argparse.Namespace, price: Price | None):
+    """The page kept in the results' index for exactly these inputs, or None."""
+    from ..review.indexed_report import kept_report
+
+    variant = _variant(args, price)
+    return None if variant is None else kept_report(args.results, variant)
+
+
+def _rendered_page(args: argparse.Namespace, price: Price | None):
+    """The page rendered from the results (kept in their index when it has nothing to warn of)."""
+    from ..core.results_index import measure
+    from ..review.indexed_report import KEPT_NOW, KeptReport, keep_report
+    from ..review.report import render_report
+    from ..review.viewer.run import load_run
+
+    extent = measure(args.results)
     run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
     run_data.price = price
     warn_run_problems(run_data)
     compared = load_compared(args, run_data)
-    try:
-        in_full = write_report(run_data, str(args.html), max_answers=args.max_answers, compare=compared)
-    except OSError as exc:
-        raise UsageError(f"{args.html}: cannot write: {exc.strerror or exc}") from None
+    html = render_report(run_data, max_answers=args.max_answers, now=KEPT_NOW, compare=compared)
     total = len(run_data.records)
-    cut = "" if in_full == total else f" ({in_full} of {total} answers in full)"
-    print(f"wrote {shown(str(args.html))}: {total} answers{cut}")
-    return 0
+    page = KeptReport(html, total, min(total, args.max_answers))
+    variant = _variant(args, price)
+    if variant is not None and extent is not None and not (run_data.problems or run_data.stale):
+        keep_report(args.results, variant, extent, page)
+    return page

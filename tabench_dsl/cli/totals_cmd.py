@@ -54,23 +54,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..review.counted_records import counted_records
     from ..review.decisions import decisions_path
-    from ..review.outcomes import latest
-    from ..review.slices import select_tagged
-    from ..review.totals import compute_totals, totals_json
+    from ..review.indexed_totals import standing_totals
+    from ..review.totals import totals_json
 
     price = price_option(args)
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")
     problems: list[str] = []
     decisions_file = args.decisions or decisions_path(args.results)
-    records = counted_records(args.results, decisions_file, on_problem=problems.append)
+    # Counted as always, or read back from the index beside the results when nothing changed.
+    totals = standing_totals(
+        args.results, decisions_file, price=price, tags=args.tags, on_problem=problems.append
+    )
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
-    if args.tags:  # the standing record of a pair says which slice it is in
-        records = select_tagged(latest(records).values(), args.tags)
-    totals = compute_totals(records, price=price)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(totals_json(totals)) + b"\n")
     elif args.csv:

@@ -26,13 +26,19 @@ def decoded_lines(
     path: str | Path,
     decoder: msgspec.json.Decoder[Any],
     on_bad: Callable[[int, BadLine], None],
+    *,
+    start: int = 0,
+    stop: int | None = None,
 ) -> Iterator[Any]:
     """Each line of `path` that decodes, decoded, in file order; each line that does not (blank
     lines aside) is given to `on_bad` with its 1-based number, as `numbered_lines` + `decode_line`
-    would report it. A line is decoded without its line break, which JSON reads as whitespace."""
+    would report it. A line is decoded without its line break, which JSON reads as whitespace.
+
+    `start` and `stop` read only the bytes between those offsets (each the start of a line: the
+    lines appended after an index's extent); numbers then count from the line at `start`."""
     decode = decoder.decode
     number = 0
-    for line in _lines(path):
+    for line in _lines(path, start, stop):
         number += 1
         try:
             value = decode(line)
@@ -50,12 +56,15 @@ def decoded_lines(
             on_bad(number, bad)
 
 
-def _lines(path: str | Path) -> Iterator[bytes]:
-    """The lines of `path` without their line breaks, read in blocks (a final line break ends the
-    last line; it starts no empty one)."""
+def _lines(path: str | Path, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
+    """The lines of `path` (from byte `start` to `stop`, else the end) without their line breaks,
+    read in blocks (a final line break ends the last line; it starts no empty one)."""
     with open(path, "rb") as f:
+        f.seek(start)
+        left = -1 if stop is None else stop - start
         rest = b""
-        while block := f.read(BLOCK):
+        while left and (block := f.read(BLOCK if left < 0 else min(BLOCK, left))):
+            left -= len(block) if left > 0 else 0
             block = rest + block
             lines = block.split(b"\n")
             rest = lines.pop()

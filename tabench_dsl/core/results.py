@@ -13,16 +13,16 @@ stay whole, and `--resume` continues from them once there is room.
 
 Reading: `iter_records` streams the records (bad lines are reported and skipped, with the column
 of bad text; a byte order mark is dropped: `jsonl.decode_line`), and
-`iter_light_records` the same lines without their texts, for counting; `done_pairs`
-gives the (system, question) pairs whose last record is final, so `--resume` can skip them and
-re-grade those whose last record is an `error`.
+`iter_light_records` (`light_records`) the same lines without their texts, for counting;
+`done_pairs` gives the (system, question) pairs whose last record is final, so `--resume` can skip
+them and re-grade those whose last record is an `error` (`standing_verdicts.done_pairs` gives the
+same set through the index beside the file).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,22 +33,19 @@ import msgspec
 
 from .errors import StorageError, UsageError
 from .fast_lines import decoded_lines
-from .jsonl import BadLine, is_json
-from .records import (
-    Attempt,
-    AttemptKind,
-    Audit,
-    Cause,
-    Decision,
-    JudgeInfo,
-    Outcome,
-    PanelVote,
-    Record,
-    Served,
-    Tier,
-    Tokens,
-    record_decoder,
+from .jsonl import is_json
+from .light_records import (  # re-exported: the light reading's names were first defined here
+    RAW_NULL,
+    LightAttempt,
+    LightAudit,
+    LightRecord,
+    LightServed,
+    LightVote,
+    bad_line_reporter,
+    iter_light_records,
+    light_record_decoder,
 )
+from .records import Record, record_decoder
 from .safe_open import open_for_append, open_no_link
 
 try:
@@ -240,204 +237,14 @@ def iter_records(path: str | Path, *, on_problem: Callable[[str], None] | None =
     A line that is not a record is reported to `on_problem` as `path:line: message` and skipped;
     a torn last line (no final line break) is skipped the same way.
     """
-    yield from decoded_lines(path, record_decoder, _reporter(path, on_problem))
-
-
-def _reporter(path: str | Path, on_problem: Callable[[str], None] | None) -> Callable[[int, BadLine], None]:
-    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
-
-    def report(number: int, bad: BadLine) -> None:
-        if on_problem is not None:
-            on_problem(_problem(path, number, bad))
-
-    return report
-
-
-def _problem(path: str | Path, number: int, bad: BadLine) -> str:
-    where = f"{number}" if bad.col is None else f"{number}:{bad.col}"
-    return f"{path}:{where}: not a result record: {bad.message}"
-
-
-#: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
-RAW_NULL = msgspec.Raw(b"null")
-
-
-class LightAttempt(msgspec.Struct, gc=False):
-    """An `Attempt` as totals read it: a reply or error text is only checked for being there
-    (`Raw`, RAW_NULL when absent: its bytes are never decoded)."""
-
-    kind: AttemptKind
-    raw: msgspec.Raw
-    tokens: Tokens = Tokens()
-    cache_hit: bool = False
-    error: msgspec.Raw = RAW_NULL
-    served: LightServed | None = None
-
-
-class LightServed(msgspec.Struct, gc=False):
-    """`Served` as totals read it: the model that answered (the reply's id is never read)."""
-
-    model: str | None = None
-
-
-class LightVote(msgspec.Struct, gc=False):
-    """A `PanelVote` as totals read it: without its reason, replies and facets."""
-
-    judge: JudgeInfo
-    verdict: Outcome
-    cause: Cause | None = None
-    attempts: list[LightAttempt] = []
-
-
-class LightAudit(msgspec.Struct, gc=False):
-    """An `Audit` as totals read it: its reason is kept (totals list the disagreements)."""
-
-    verdict: Outcome
-    judge: JudgeInfo
-    reason: str = ""
-    cause: Cause | None = None
-    attempts: list[LightAttempt] = []
-    panel: list[LightVote] = []
-
-
-class LightRecord(msgspec.Struct, gc=False):
-    """A `Record` without the texts totals never read (answer, reason, replies): decoding one
-    skips them without building them."""
-
-    system: str
-    question: str
-    tier: Tier
-    verdict: Outcome
-    reason: str  # required, as in `Record`: a line without one is no record (its text is dropped)
-    prompt_sha256: str
-    judge: JudgeInfo
-    facets: dict[str, bool] = {}
-    cause: Cause | None = None
-    attempts: list[LightAttempt] = []
-    injection_suspect: bool = False
-    tags: list[str] = []
-    decision: Decision | None = None
-    panel: list[LightVote] = []
-    audit: LightAudit | None = None
-    repeats: list[LightVote] = []
-
-
-def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:
-    return [
-        Attempt(
-            a.kind,
-            "" if a.raw != RAW_NULL else None,
-            tokens=a.tokens,
-            cache_hit=a.cache_hit,
-            error="" if a.error != RAW_NULL else None,
-            served=_served(a.served),
-        )
-        for a in attempts
-    ]
-
-
-def _served(served: LightServed | None) -> Served | None:
-    return Served(model=served.model) if served is not None and served.model else None
-
-
-def _light_votes(votes: list[LightVote]) -> list[PanelVote]:
-    return [PanelVote(v.judge, v.verdict, "", v.cause, attempts=_light_attempts(v.attempts)) for v in votes]
-
-
-light_record_decoder = msgspec.json.Decoder(LightRecord)
-#: Distinct attempt shapes `iter_light_records` keeps for sharing (beyond this, lists are new).
-_SHAPES_KEPT = 4096
-
-
-def iter_light_records(
-    path: str | Path, *, on_problem: Callable[[str], None] | None = None
-) -> Iterator[Record]:
-    """Stream the records of a results file as totals and decisions read them: without the texts
-    they never look at (answer, reason, reply and error texts are skipped by the decoder, never
-    built; an attempt's `raw`/`error` is "" when there was one, None when not), and with repeated
-    values shared, so 100,000 answers are counted in tens of megabytes, not hundreds.
-
-    Bad lines are reported to `on_problem` and skipped exactly as `iter_records` does.
-    """
-    shared: dict = {}
-    attempts_seen: dict = {}
-    # One empty list and dict for every record that has none: at a million records, a list each
-    # is a quarter of the memory. Readers of these records never change them.
-    none_listed: list = []
-    none_seen: dict = {}
-    intern = sys.intern
-
-    def same(value):
-        return shared.setdefault(value, value)
-
-    for record in decoded_lines(path, light_record_decoder, _reporter(path, on_problem)):
-        shape = tuple(
-            (
-                a.kind,
-                a.raw != RAW_NULL,
-                a.error != RAW_NULL,
-                a.tokens,
-                a.cache_hit,
-                a.served and a.served.model,
-            )
-            for a in record.attempts
-        )
-        attempts = attempts_seen.get(shape)
-        if attempts is None:
-            attempts = [
-                Attempt(
-                    kind,
-                    "" if raw else None,
-                    tokens=tokens,
-                    cache_hit=hit,
-                    error="" if error else None,
-                    served=Served(model=model) if model else None,
-                )
-                for kind, raw, error, tokens, hit, model in shape
-            ]
-            if len(attempts_seen) < _SHAPES_KEPT:
-                attempts_seen[shape] = attempts
-        facets = record.facets
-        extra: dict = {}
-        if record.panel:
-            extra["panel"] = _light_votes(record.panel)
-        if record.repeats:
-            extra["repeats"] = _light_votes(record.repeats)
-        if record.audit is not None:
-            audit = record.audit
-            extra["audit"] = Audit(
-                audit.verdict,
-                audit.reason,
-                audit.judge,
-                audit.cause,
-                _light_attempts(audit.attempts),
-                _light_votes(audit.panel),
-            )
-        yield Record(
-            system=intern(record.system),
-            question=intern(record.question),
-            tier=record.tier,
-            verdict=record.verdict,
-            reason="",
-            prompt_sha256=same(record.prompt_sha256),
-            judge=same(record.judge),
-            facets=shared.setdefault(tuple(facets.items()), facets) if facets else none_seen,
-            cause=record.cause,
-            attempts=attempts,
-            tolerated=none_listed,
-            warnings=none_listed,
-            injection_suspect=record.injection_suspect,
-            tags=shared.setdefault(("tags", *record.tags), record.tags) if record.tags else none_listed,
-            decision=record.decision,
-            **extra,
-        )
+    yield from decoded_lines(path, record_decoder, bad_line_reporter(path, on_problem))
 
 
 def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
     """(system, question) -> verdict of the last record of that pair in the file."""
     last: dict[tuple[str, str], str] = {}
     # Read as totals read them, without building a `Record`: only the pair and its verdict count.
-    for record in decoded_lines(path, light_record_decoder, _reporter(path, None)):
+    for record in decoded_lines(path, light_record_decoder, bad_line_reporter(path, None)):
         last[(record.system, record.question)] = record.verdict
     return last
 
@@ -447,3 +254,20 @@ def done_pairs(path: str | Path) -> set[tuple[str, str]]:
     if not Path(path).exists():
         return set()
     return {pair for pair, verdict in last_verdicts(path).items() if verdict != "error"}
+
+
+__all__ = [
+    "RAW_NULL",
+    "LightAttempt",
+    "LightAudit",
+    "LightRecord",
+    "LightServed",
+    "LightVote",
+    "ResultsWriter",
+    "done_pairs",
+    "iter_light_records",
+    "iter_records",
+    "last_verdicts",
+    "light_record_decoder",
+    "repair_tail",
+]

@@ -22,10 +22,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ..core import standing_verdicts
 from ..core.compiled import CompiledQuestion
-from ..core.fast_lines import decoded_lines
 from ..core.records import Answer, JudgeInfo, Record
-from ..core.results import light_record_decoder
 
 #: Who "judged" a missing answer: nobody, and every output that names the judge says so.
 NO_JUDGE = JudgeInfo(backend="none", model="no answer", language_model=False, label="nobody was asked")
@@ -103,15 +102,9 @@ def missing_records(
 
 def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
     """The pairs of the results file at `path` whose standing (last) record is a missing answer's;
-    none when there is no file."""
-    if not Path(path).exists():
-        return set()
-    last: dict[tuple[str, str], bool] = {}
-    # Decoded as the light reader decodes (bad lines skipped), with no `Record` built: only the
-    # pair and its cause count, and a resume reads the whole file here.
-    for record in decoded_lines(path, light_record_decoder, lambda number, bad: None):
-        last[(record.system, record.question)] = record.cause == "missing"
-    return {pair for pair, missing in last.items() if missing}
+    none when there is no file. Read through the index beside the results (a resume reads the
+    whole file here otherwise: `core.standing_verdicts`)."""
+    return standing_verdicts.recorded_missing(path)
 
 
 def missing_line(system: str, left: Sequence[str], of: int, *, recorded: bool) -> str:

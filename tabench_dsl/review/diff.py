@@ -163,8 +163,11 @@ def summary_lines(diff: Diff) -> list[str]:
     return lines
 
 
-def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
-    """The diff as `rich` renderables: the files, the figures, the flips, the one-sided pairs.
+def render_diff(
+    diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20, shown_flips: int | None = None
+):
+    """The diff as `rich` renderables: the files, the figures, the flips (the first `shown_flips`
+    of them, all when None), the one-sided pairs.
 
     Names, reasons and paths come from files anyone may have written: each is `display.literal`."""
     from rich.console import Group
@@ -181,7 +184,7 @@ def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
         flips = Table(title=f"Flipped verdicts ({len(diff.flips)})")
         for name in ("system", "question", "A", "B", "reason A", "reason B"):
             flips.add_column(name, overflow="fold")
-        for flip in diff.flips:
+        for flip in diff.flips[:shown_flips]:
             flips.add_row(
                 literal(flip.system),
                 literal(flip.question),
@@ -191,6 +194,8 @@ def render_diff(diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20):
                 literal(_cut(flip.reason_b, reason_width)),
             )
         parts.append(flips)
+        if shown_flips is not None and len(diff.flips) > shown_flips:
+            parts.append(literal(f"and {len(diff.flips) - shown_flips} more flips (--json lists them all)"))
     for side, pairs in (("A", diff.only_in_a), ("B", diff.only_in_b)):
         if pairs:
             named = ", ".join(f"{p.system}/{p.question}" for p in pairs[:shown_only_in])

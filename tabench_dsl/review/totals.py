@@ -132,16 +132,7 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        for judge, attempt in judged_attempts(record):  # a panel's judges' and an audit's too
-            if attempt.cache_hit:
-                s.cache_hits += 1
-            elif attempt.raw is not None or attempt.error is not None:
-                s.judge_calls += 1
-                spend.add_call(attempt.tokens, judge)
-            if attempt.kind == "stern":
-                s.stern_retries += 1
-            elif attempt.kind == "format":
-                s.format_retries += 1
+        _count_calls(s, spend, record)
         if record.injection_suspect:
             s.injection_suspects += 1
         for name, seen in record.facets.items():
@@ -172,6 +163,21 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
         served=served_models(standing.values()),
         stability=stability(standing.values()),
     )
+
+
+def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> None:
+    """A record's judge calls, cache hits and retries onto its system's row, their tokens onto
+    `spend` (a panel's judges' and an audit's calls too)."""
+    for judge, attempt in judged_attempts(record):
+        if attempt.cache_hit:
+            s.cache_hits += 1
+        elif attempt.raw is not None or attempt.error is not None:
+            s.judge_calls += 1
+            spend.add_call(attempt.tokens, judge)
+        if attempt.kind == "stern":
+            s.stern_retries += 1
+        elif attempt.kind == "format":
+            s.format_retries += 1
 
 
 def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:

@@ -158,12 +158,14 @@ async def test_dry_run_needs_no_key_and_skips_what_resume_skips(work: Path, caps
     assert await run(["grade", str(battery), "--answers", str(answers), "--limit", "3"]) == 0
     capsys.readouterr()
     results = (work / "results.jsonl").read_bytes()
+    index = (work / "results.index.sqlite").read_bytes()  # the closing totals' index
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", "openai:gpt-x", "--dry-run"]
     assert await run([*argv, "--resume", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)["dry_run"]
     assert (dry["answers"], dry["skipped"], dry["judge_calls"]) == (5, 3, 2)
     assert dry["judges"][0]["judge"] == "openai:gpt-x"
     assert (work / "results.jsonl").read_bytes() == results
+    assert (work / "results.index.sqlite").read_bytes() == index  # read, never written
 
 
 async def test_bad_command_lines_are_usage_errors_in_a_dry_run_too(work: Path, capsys):

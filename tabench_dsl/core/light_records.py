@@ -1,0 +1,244 @@
+"""Results records read without their texts, for counting (`iter_light_records`).
+
+Counting never looks at an answer, a reason or a reply text: `LightRecord` and its parts name only
+what totals, decisions and resume read, so the decoder skips the texts instead of building them,
+and the records it yields share their repeated values (a judge, a hash, a tag list, an attempt
+list), so a million records fit in a fraction of the memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from .fast_lines import decoded_lines
+from .jsonl import BadLine
+from .records import (
+    Attempt,
+    AttemptKind,
+    Audit,
+    Cause,
+    Decision,
+    JudgeInfo,
+    Outcome,
+    PanelVote,
+    Record,
+    Served,
+    Tier,
+    Tokens,
+)
+
+
+def bad_line_reporter(
+    path: str | Path, on_problem: Callable[[str], None] | None
+) -> Callable[[int, BadLine], None]:
+    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
+
+    def report(number: int, bad: BadLine) -> None:
+        if on_problem is not None:
+            on_problem(_problem(path, number, bad))
+
+    return report
+
+
+def _problem(path: str | Path, number: int, bad: BadLine) -> str:
+    where = f"{number}" if bad.col is None else f"{number}:{bad.col}"
+    return f"{path}:{where}: not a result record: {bad.message}"
+
+
+#: A JSON null as `Raw`: what `LightAttempt.raw` / `.error` hold when there was no text.
+RAW_NULL = msgspec.Raw(b"null")
+
+
+class LightAttempt(msgspec.Struct, gc=False):
+    """An `Attempt` as totals read it: a reply or error text is only checked for being there
+    (`Raw`, RAW_NULL when absent: its bytes are never decoded)."""
+
+    kind: AttemptKind
+    raw: msgspec.Raw
+    tokens: Tokens = Tokens()
+    cache_hit: bool = False
+    error: msgspec.Raw = RAW_NULL
+    served: LightServed | None = None
+
+
+class LightServed(msgspec.Struct, gc=False):
+    """`Served` as totals read it: the model that answered (the reply's id is never read)."""
+
+    model: str | None = None
+
+
+class LightVote(msgspec.Struct, gc=False):
+    """A `PanelVote` as totals read it: without its reason, replies and facets."""
+
+    judge: JudgeInfo
+    verdict: Outcome
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+
+
+class LightAudit(msgspec.Struct, gc=False):
+    """An `Audit` as totals read it: its reason is kept (totals list the disagreements)."""
+
+    verdict: Outcome
+    judge: JudgeInfo
+    reason: str = ""
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+    panel: list[LightVote] = []
+
+
+class LightRecord(msgspec.Struct, gc=False):
+    """A `Record` without the texts totals never read (answer, reason, replies): decoding one
+    skips them without building them."""
+
+    system: str
+    question: str
+    tier: Tier
+    verdict: Outcome
+    reason: str  # required, as in `Record`: a line without one is no record (its text is dropped)
+    prompt_sha256: str
+    judge: JudgeInfo
+    facets: dict[str, bool] = {}
+    cause: Cause | None = None
+    attempts: list[LightAttempt] = []
+    injection_suspect: bool = False
+    tags: list[str] = []
+    decision: Decision | None = None
+    panel: list[LightVote] = []
+    audit: LightAudit | None = None
+    repeats: list[LightVote] = []
+
+
+def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:
+    return [
+        Attempt(
+            a.kind,
+            "" if a.raw != RAW_NULL else None,
+            tokens=a.tokens,
+            cache_hit=a.cache_hit,
+            error="" if a.error != RAW_NULL else None,
+            served=_served(a.served),
+        )
+        for a in attempts
+    ]
+
+
+def _served(served: LightServed | None) -> Served | None:
+    return Served(model=served.model) if served is not None and served.model else None
+
+
+def _light_votes(votes: list[LightVote]) -> list[PanelVote]:
+    return [PanelVote(v.judge, v.verdict, "", v.cause, attempts=_light_attempts(v.attempts)) for v in votes]
+
+
+light_record_decoder = msgspec.json.Decoder(LightRecord)
+#: Distinct attempt shapes `iter_light_records` keeps for sharing (beyond this, lists are new).
+_SHAPES_KEPT = 4096
+
+
+def iter_light_records(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None
+) -> Iterator[Record]:
+    """Stream the records of a results file as totals and decisions read them: without the texts
+    they never look at (answer, reason, reply and error texts are skipped by the decoder, never
+    built; an attempt's `raw`/`error` is "" when there was one, None when not), and with repeated
+    values shared, so 100,000 answers are counted in tens of megabytes, not hundreds.
+
+    Bad lines are reported to `on_problem` and skipped exactly as `iter_records` does.
+    """
+    sharing = _Sharing()
+    for record in decoded_lines(path, light_record_decoder, bad_line_reporter(path, on_problem)):
+        yield sharing.record(record)
+
+
+class _Sharing:
+    """The values light records share: one object for each repeated value, so a million records
+    hold each judge, hash, tag list and attempt list once. Readers of these records never change
+    them."""
+
+    def __init__(self) -> None:
+        self.shared: dict = {}
+        self.attempts_seen: dict = {}
+        # One empty list and dict for every record that has none: at a million records, a list each
+        # is a quarter of the memory.
+        self.none_listed: list = []
+        self.none_seen: dict = {}
+
+    def same(self, value):
+        return self.shared.setdefault(value, value)
+
+    def record(self, record: LightRecord) -> Record:
+        """The `Record` a light record stands for, its repeated values shared."""
+        facets, tags = record.facets, record.tags
+        return Record(
+            system=sys.intern(record.system),
+            question=sys.intern(record.question),
+            tier=record.tier,
+            verdict=record.verdict,
+            reason="",
+            prompt_sha256=self.same(record.prompt_sha256),
+            judge=self.same(record.judge),
+            facets=self.shared.setdefault(tuple(facets.items()), facets) if facets else self.none_seen,
+            cause=record.cause,
+            attempts=self.attempts(record.attempts),
+            tolerated=self.none_listed,
+            warnings=self.none_listed,
+            injection_suspect=record.injection_suspect,
+            tags=self.shared.setdefault(("tags", *tags), tags) if tags else self.none_listed,
+            decision=record.decision,
+            **_reviews(record),
+        )
+
+    def attempts(self, light: list[LightAttempt]) -> list[Attempt]:
+        """The attempts as `Attempt`s, one list for each shape seen (up to `_SHAPES_KEPT`)."""
+        shape = tuple(
+            (
+                a.kind,
+                a.raw != RAW_NULL,
+                a.error != RAW_NULL,
+                a.tokens,
+                a.cache_hit,
+                a.served and a.served.model,
+            )
+            for a in light
+        )
+        attempts = self.attempts_seen.get(shape)
+        if attempts is None:
+            attempts = [
+                Attempt(
+                    kind,
+                    "" if raw else None,
+                    tokens=tokens,
+                    cache_hit=hit,
+                    error="" if error else None,
+                    served=Served(model=model) if model else None,
+                )
+                for kind, raw, error, tokens, hit, model in shape
+            ]
+            if len(self.attempts_seen) < _SHAPES_KEPT:
+                self.attempts_seen[shape] = attempts
+        return attempts
+
+
+def _reviews(record: LightRecord) -> dict:
+    """The panel's votes, the repeats and the blind audit of a light record, for those it has."""
+    extra: dict = {}
+    if record.panel:
+        extra["panel"] = _light_votes(record.panel)
+    if record.repeats:
+        extra["repeats"] = _light_votes(record.repeats)
+    if record.audit is not None:
+        audit = record.audit
+        extra["audit"] = Audit(
+            audit.verdict,
+            audit.reason,
+            audit.judge,
+            audit.cause,
+            _light_attempts(audit.attempts),
+            _light_votes(audit.panel),
+        )
+    return extra
