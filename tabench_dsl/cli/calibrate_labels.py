@@ -48,7 +48,7 @@ def labelled_cases(results: Path, compiled: CompiledBattery, problems: LabelProb
     from ..core.results import iter_records
     from ..grading.calibrate import labelled_case
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
-    from ..review.totals import latest
+    from ..review.outcomes import latest
 
     if not results.is_file():
         raise UsageError(f"{results}: no such results file (--labels)")

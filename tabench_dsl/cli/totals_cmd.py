@@ -94,7 +94,7 @@ def print_tables(totals, limits: Limits = EVERY_ROW) -> None:
     drop in a stated order, the system, score and interval stay whole), or wide enough not to wrap
     when the output is a pipe; each long section cut to the rows `limits` allows (`screenful`).
     """
-    from ..review.totals import render_table
+    from ..review.totals_tables import render_table
 
     console = _console()
     console.print(render_table(totals, width=console.width, limits=limits))
@@ -103,7 +103,7 @@ def print_tables(totals, limits: Limits = EVERY_ROW) -> None:
 def print_system_table(totals, results: Path) -> None:
     """Print the per-system table alone, fitted as `print_tables` fits it, and the line naming what
     else `tabench totals` shows of `results` (how `grade` ends)."""
-    from ..review.totals import system_table
+    from ..review.totals_tables import system_table
 
     console = _console()
     console.print(system_table(totals, console.width))

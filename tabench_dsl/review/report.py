@@ -27,7 +27,8 @@ from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from ..core.safe_open import open_for_rewrite
 from .diff import diff_records, summary_lines
 from .templating import Inline, inline, markup, render
-from .totals import compute_totals, judge_caption, kappa_text, usage_caption
+from .totals import compute_totals
+from .totals_tables import judge_caption, kappa_text, usage_caption
 from .viewer.charts import COLOURS, lay_out, outcome_chart
 from .viewer.run import Run, prompts_for
 

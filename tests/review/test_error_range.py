@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 from support.make_results import make_record
 
-from tabench_dsl.review.totals import compute_totals, render_table, totals_json
+from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.review.totals_tables import render_table
 
 
 def test_the_range_if_every_error_were_a_fail_or_a_pass() -> None:

@@ -11,7 +11,7 @@ import pytest
 from support.make_results import make_record, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.review.totals import SYSTEM_DROP_ORDER
+from tabench_dsl.review.totals_tables import SYSTEM_DROP_ORDER
 
 LONG = "org/very-long-model-name-v2.5-instruct"
 ALL_COLUMNS = ["system", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI", "T1", "calls"]

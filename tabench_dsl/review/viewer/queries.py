@@ -18,7 +18,8 @@ from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
 from ..outcomes import outcome
-from ..totals import SystemTotals, Totals, compute_totals, panel_caption, t1_audit_caption, usage_caption
+from ..totals import SystemTotals, Totals, compute_totals
+from ..totals_tables import panel_caption, t1_audit_caption, usage_caption
 from .charts import outcome_chart
 from .question_key import question_key
 from .run import Run, prompts_for
