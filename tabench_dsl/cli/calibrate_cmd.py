@@ -20,14 +20,8 @@ from typing import TYPE_CHECKING
 
 from ..core.display import json_for_terminal, shown
 from ..core.errors import UsageError
-from .batch_flags import (
-    BatchLog,
-    BatchOptions,
-    add_batch_options,
-    batch_options,
-    batches_left_running,
-    grader_factory,
-)
+from .batch_flags import BatchOptions, add_batch_options, batch_options, grader_factory
+from .batch_log import BatchLog, batches_left_running
 from .battery_flags import add_allow_dir
 from .cause_lines import print_causes
 from .command_help import add_command

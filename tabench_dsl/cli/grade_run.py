@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from ..grading.causes import CauseTally
 from .answer_slice import AnswerSlice, answer_slice, stderr_line
-from .batch_flags import BatchLog, batches_left_running, grader_factory
+from .batch_flags import grader_factory
+from .batch_log import BatchLog, batches_left_running
 from .grade_options import GradeOptions
 from .grading_flags import notice_line
 from .missing_answers import MissingAnswers

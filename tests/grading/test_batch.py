@@ -496,7 +496,7 @@ def test_polling_backs_off_from_seconds_to_a_minute_and_reads_the_env() -> None:
 def test_the_progress_bar_shows_the_batches() -> None:
     import io
 
-    from tabench_dsl.cli.batch_flags import BatchLog
+    from tabench_dsl.cli.batch_log import BatchLog
     from tabench_dsl.cli.progress import Progress
     from tabench_dsl.grading.batch import BatchStatus
 
