@@ -32,7 +32,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..core.jsonl import BadLine, decode_line, numbered_lines, strip_bom, text_fault
+from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
 from ..core.records import Answer
 from .inspect_log import count_log_samples, is_inspect_log, log_rows
 from .log_bounds import LogRejected
@@ -80,7 +80,10 @@ class AnswerReader:
 
     `questions` is the set of question ids the battery knows. Warnings (keys that are ignored) go to
     `on_warning`; they do not count as bad lines. `system_from` and `question_from` say where an
-    Inspect log's system and question come from (`inspect_log.log_rows`). Iterate once.
+    Inspect log's system and question come from (`inspect_log.log_rows`). `passed_over`, when
+    given, is asked about each good answer's (system, question) once every check above has passed
+    it; an answer it returns True for is counted as read but not yielded (`--resume`'s done pairs,
+    taken out here so a resumed run pays nothing more for them). Iterate once.
     """
 
     def __init__(
@@ -92,12 +95,14 @@ class AnswerReader:
         on_warning: Callable[[AnswerProblem], None] | None = None,
         system_from: str | None = None,
         question_from: str | None = None,
+        passed_over: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
         self.path = self.paths[0] if self.paths else ""
         self.system_from = system_from
         self.question_from = question_from
+        self.passed_over = passed_over
         self.questions = questions
         self.on_problem = on_problem
         self.on_warning = on_warning
@@ -161,10 +166,11 @@ class AnswerReader:
             )
 
     def _answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+        passed_over = self.passed_over
         for number, answer in self._rows():
-            empty = _empty_field(answer)
-            if empty is not None:
-                self._report(number, f"bad answer: `{empty}` is empty")
+            # `str.strip` first: the common answer has both names, and is tested without a call.
+            if not (answer.system.strip() and answer.question.strip()):
+                self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
                 continue
             if answer.question not in self.questions:
                 self._report(number, f"unknown question {answer.question!r}")
@@ -182,14 +188,22 @@ class AnswerReader:
                 continue
             seen[pair] = (self.path, number)
             self.count += 1
+            if passed_over is not None and passed_over(answer.system, answer.question):
+                continue
             yield answer
 
     def _jsonl_rows(self) -> Iterator[tuple[int, Answer]]:
         with open(self.path, "rb") as f:
-            for number, raw in numbered_lines(f):
-                try:
-                    answer = decode_line(_strict_decoder, raw)
-                except BadLine as bad:
+            for number, raw in enumerate(f, start=1):
+                # As `numbered_lines`: a line starting with `{` (nearly every line) has no BOM and
+                # is not blank, so it is taken without a call.
+                if raw[:1] != b"{":
+                    raw = strip_bom(raw)
+                    if not raw.strip():
+                        continue
+                answer = _strict_answer(raw)
+                if isinstance(answer, BadLine):
+                    bad = answer
                     if not (bad.shape and "unknown field" in bad.message):
                         kind = "bad answer" if bad.shape else "not a JSON object"
                         self._report(number, f"{kind}: {bad.message}", bad.col)
@@ -255,6 +269,21 @@ class AnswerReader:
             self._report(line, f"bad answer: {len(row)} field(s) where the header names {self.width}")
             return
         yield line, Answer(*(row[columns[field]] for field in FIELDS))
+
+
+def _strict_answer(raw: bytes) -> Answer | BadLine:
+    """Line `raw` decoded as an answer with no other key, or why not (`decode_line`'s `BadLine`).
+    A line that starts as an object is first decoded without `decode_line`'s calls; one that
+    fails is decoded again through it, so a bad line is worded exactly as it always was."""
+    if raw[:1] == b"{":
+        try:
+            return _strict_decoder.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            pass  # decoded again below, for the words and column `decode_line` gives
+    try:
+        return decode_line(_strict_decoder, raw)
+    except BadLine as bad:
+        return bad
 
 
 def _empty_field(answer: Answer) -> str | None:

@@ -52,6 +52,13 @@ class Coverage:
             seen.add(answer.question)
             yield answer
 
+    def note(self, system: str, question: str) -> None:
+        """Note one answer of `system` to `question` that is not passed through `watch`."""
+        seen = self._answered.get(system)
+        if seen is None:
+            seen = self._answered[system] = set()
+        seen.add(question)
+
     def missing(self) -> dict[str, list[str]]:
         """Each system seen that left questions unanswered -> those questions, in battery order;
         systems by name."""
