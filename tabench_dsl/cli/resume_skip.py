@@ -44,7 +44,8 @@ class ResumeSkip:
         self._filtered = any(
             part is not None for part in (chosen.questions, chosen.tagged, chosen.systems, chosen.shard)
         )
-        self._note = None if coverage is None else coverage.note
+        #: Each system's set of answered questions in `coverage`, looked up once per system.
+        self._answered: dict[str, set[str]] = {}
         #: Answers skipped as done that the slice takes (the run's `skipped`).
         self.count = 0
         self._untold = 0
@@ -53,8 +54,11 @@ class ResumeSkip:
         """True for a done pair (noted, and counted when the slice takes it): not to be graded."""
         if (system, question) not in self.skip:
             return False
-        if self._note is not None:
-            self._note(system, question)
+        if self.coverage is not None:
+            answered = self._answered.get(system)
+            if answered is None:
+                answered = self._answered[system] = self.coverage.answered_by(system)
+            answered.add(question)
         if not self._filtered or self.chosen.takes(system, question):
             self.count += 1
             self._untold += 1

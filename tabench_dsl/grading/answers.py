@@ -142,15 +142,14 @@ class AnswerReader:
         for path in self.paths:
             self.path = path
             self.unknown_keys = set()  # each file warns of its own
-            yield from self._answers(seen)
+            if is_csv(path) or is_inspect_log(path):
+                yield from self._answers(seen)
+            else:
+                yield from self._jsonl_answers(seen)
 
     def _rows(self) -> Iterator[tuple[int, Answer]]:
-        """The numbered rows of the file being read, by its suffix."""
-        if is_csv(self.path):
-            return self._csv_rows()
-        if is_inspect_log(self.path):
-            return self._log_rows()
-        return self._jsonl_rows()
+        """The numbered rows of the CSV file or Inspect log being read (JSONL: `_jsonl_answers`)."""
+        return self._csv_rows() if is_csv(self.path) else self._log_rows()
 
     def _log_rows(self) -> Iterator[tuple[int, Answer]]:
         """The rows of an Inspect log; a log that cannot be read is reported at its fault."""
@@ -178,13 +177,7 @@ class AnswerReader:
             pair = (answer.system, answer.question)
             first = seen.get(pair)
             if first is not None:
-                first_path, first_line = first
-                at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
-                self._report(
-                    number,
-                    f"duplicate answer of system {answer.system!r} to question "
-                    f"{answer.question!r} (first at {at}); skipped",
-                )
+                self._duplicate(number, pair, first)
                 continue
             seen[pair] = (self.path, number)
             self.count += 1
@@ -192,31 +185,60 @@ class AnswerReader:
                 continue
             yield answer
 
-    def _jsonl_rows(self) -> Iterator[tuple[int, Answer]]:
-        with open(self.path, "rb") as f:
+    def _duplicate(self, number: int, pair: tuple[str, str], first: tuple[str, int]) -> None:
+        first_path, first_line = first
+        at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
+        self._report(
+            number, f"duplicate answer of system {pair[0]!r} to question {pair[1]!r} (first at {at}); skipped"
+        )
+
+    def _jsonl_answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+        """The good answers of the JSONL file being read, with `_answers`'s checks in its order, in
+        one loop: no generator between the lines and the checks (a resume reads a million lines
+        only to skip them)."""
+        passed_over, questions, path = self.passed_over, self.questions, self.path
+        with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
-                # As `numbered_lines`: a line starting with `{` (nearly every line) has no BOM and
-                # is not blank, so it is taken without a call.
-                if raw[:1] != b"{":
+                if raw[:1] != b"{":  # as `numbered_lines`: a line starting so has no BOM, isn't blank
                     raw = strip_bom(raw)
                     if not raw.strip():
                         continue
-                answer = _strict_answer(raw)
-                if isinstance(answer, BadLine):
-                    bad = answer
-                    if not (bad.shape and "unknown field" in bad.message):
-                        kind = "bad answer" if bad.shape else "not a JSON object"
-                        self._report(number, f"{kind}: {bad.message}", bad.col)
-                        continue
-                    try:
-                        answer = decode_line(_decoder, raw)
-                        keys = decode_line(_keys_decoder, raw)
-                    except BadLine as bad:
-                        kind = "bad answer" if bad.shape else "not a JSON object"
-                        self._report(number, f"{kind}: {bad.message}", bad.col)
-                        continue
-                    self._unknown(number, set(keys) - set(FIELDS))
-                yield number, Answer(answer.system, answer.question, answer.answer)
+                decoded = _strict_answer(raw)
+                answer = self._loose_answer(number, raw, decoded) if isinstance(decoded, BadLine) else decoded
+                if answer is None:
+                    continue
+                system, question = answer.system, answer.question
+                if not (system.strip() and question.strip()):
+                    self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
+                    continue
+                if question not in questions:
+                    self._report(number, f"unknown question {question!r}")
+                    continue
+                pair = (system, question)
+                first = seen.get(pair)
+                if first is not None:
+                    self._duplicate(number, pair, first)
+                    continue
+                seen[pair] = (path, number)
+                self.count += 1
+                if passed_over is None or not passed_over(system, question):
+                    yield Answer(system, question, answer.answer)
+
+    def _loose_answer(self, number: int, raw: bytes, bad: BadLine) -> Answer | None:
+        """The answer of a line the strict decoder refused: one with other keys (warned of once),
+        or None once the line is reported as bad."""
+        if bad.shape and "unknown field" in bad.message:
+            try:
+                answer = decode_line(_decoder, raw)
+                keys = decode_line(_keys_decoder, raw)
+            except BadLine as again:
+                bad = again
+            else:
+                self._unknown(number, set(keys) - set(FIELDS))
+                return answer
+        kind = "bad answer" if bad.shape else "not a JSON object"
+        self._report(number, f"{kind}: {bad.message}", bad.col)
+        return None
 
     def _csv_rows(self) -> Iterator[tuple[int, Answer]]:
         if csv.field_size_limit() < CSV_FIELD_LIMIT:
