@@ -100,6 +100,7 @@ class AnswerReader:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
         self.path = self.paths[0] if self.paths else ""
+        self._index = 0  # its place in `paths`
         self.system_from = system_from
         self.question_from = question_from
         self.passed_over = passed_over
@@ -138,9 +139,12 @@ class AnswerReader:
             )
 
     def __iter__(self) -> Iterator[Answer]:
-        seen: dict[tuple[str, str], tuple[str, int]] = {}
-        for path in self.paths:
+        # pair -> where it was first given, as one int (`_where`): a tuple a pair would hold a
+        # million of in a resumed run's memory.
+        seen: dict[tuple[str, str], int] = {}
+        for index, path in enumerate(self.paths):
             self.path = path
+            self._index = index
             self.unknown_keys = set()  # each file warns of its own
             if is_csv(path) or is_inspect_log(path):
                 yield from self._answers(seen)
@@ -164,7 +168,7 @@ class AnswerReader:
                 bad.line, f"not graded, not an Inspect log it is safe to read: {bad.message}", bad.col
             )
 
-    def _answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+    def _answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
         passed_over = self.passed_over
         for number, answer in self._rows():
             # `str.strip` first: the common answer has both names, and is tested without a call.
@@ -179,24 +183,29 @@ class AnswerReader:
             if first is not None:
                 self._duplicate(number, pair, first)
                 continue
-            seen[pair] = (self.path, number)
+            seen[pair] = number * len(self.paths) + self._index
             self.count += 1
             if passed_over is not None and passed_over(answer.system, answer.question):
                 continue
             yield answer
 
-    def _duplicate(self, number: int, pair: tuple[str, str], first: tuple[str, int]) -> None:
-        first_path, first_line = first
+    def _duplicate(self, number: int, pair: tuple[str, str], first: int) -> None:
+        first_line, index = divmod(first, len(self.paths))
+        first_path = self.paths[index]
         at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
         self._report(
             number, f"duplicate answer of system {pair[0]!r} to question {pair[1]!r} (first at {at}); skipped"
         )
 
-    def _jsonl_answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+    def _jsonl_answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
         """The good answers of the JSONL file being read, with `_answers`'s checks in its order, in
         one loop: no generator between the lines and the checks (a resume reads a million lines
         only to skip them)."""
         passed_over, questions, path = self.passed_over, self.questions, self.path
+        files, index = len(self.paths), self._index
+        #: One string per distinct name: each line decodes its own copies, which a million pairs
+        #: kept in `seen` would otherwise hold.
+        names: dict[str, str] = {}
         with open(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
                 if raw[:1] != b"{":  # as `numbered_lines`: a line starting so has no BOM, isn't blank
@@ -214,12 +223,15 @@ class AnswerReader:
                 if question not in questions:
                     self._report(number, f"unknown question {question!r}")
                     continue
-                pair = (system, question)
+                pair = system, question = (
+                    names.setdefault(system, system),
+                    names.setdefault(question, question),
+                )
                 first = seen.get(pair)
                 if first is not None:
                     self._duplicate(number, pair, first)
                     continue
-                seen[pair] = (path, number)
+                seen[pair] = number * files + index
                 self.count += 1
                 if passed_over is None or not passed_over(system, question):
                     yield Answer(system, question, answer.answer)
