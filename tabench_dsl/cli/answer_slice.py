@@ -47,6 +47,13 @@ class AnswerSlice(msgspec.Struct, frozen=True):
         in_questions = self.questions is None or question in self.questions
         return in_questions and (self.tagged is None or question in self.tagged)
 
+    def takes(self, system: str, question: str) -> bool:
+        """Whether the pair passes the slice's filters (--shard, --question, --tag, --system), as
+        `select` tests them (its --limit aside)."""
+        if self.shard is not None and not self.shard.holds(system, question):
+            return False
+        return self.wants_question(question) and (self.systems is None or system in self.systems)
+
     def select(self, answers: Iterable[Answer], skip: Collection[tuple[str, str]]) -> Iterator[Answer]:
         """The answers of the slice, in file order (module docstring)."""
         left = self.limit

@@ -24,6 +24,7 @@ from .missing_answers import MissingAnswers
 from .progress import Progress
 from .reasoning_flags import with_reasoning_flag
 from .regrade import without_changed
+from .resume_skip import ResumeSkip
 from .spend_flags import capped_options
 
 if TYPE_CHECKING:
@@ -73,8 +74,9 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
         if pool is not None:
             pool.on_log = progress.log
         bad_lines: list[str] = []
-        reader = _answer_reader(options, plan.compiled, progress, bad_lines)
-        answers = plan.chosen.select(plan.unanswered.watch(reader), plan.skip)
+        done = ResumeSkip(plan.skip, plan.chosen, plan.unanswered.coverage, progress.skipped)
+        reader = _answer_reader(options, plan.compiled, progress, bad_lines, done if plan.skip else None)
+        answers = plan.chosen.select(plan.unanswered.watch(done.told(reader)), plan.skip)
         causes = CauseTally()
         batch_log = BatchLog(progress.log, progress.status) if options.batch.enabled else None
 
@@ -83,6 +85,7 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
             progress.advance(record)
 
         stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log)
+    stats.skipped += done.count  # taken out by the reader, before the grader's own skip test
     return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, plan.total)
 
 
@@ -130,10 +133,14 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
 
 
 def _answer_reader(
-    options: GradeOptions, compiled: CompiledBattery, progress: Progress, bad_lines: list[str]
+    options: GradeOptions,
+    compiled: CompiledBattery,
+    progress: Progress,
+    bad_lines: list[str],
+    done: ResumeSkip | None,
 ) -> AnswerReader:
     """The reader of the answers files: each bad line said on the progress log, the first
-    `MAX_BAD_LINES_KEPT` kept in `bad_lines` for `--json`."""
+    `MAX_BAD_LINES_KEPT` kept in `bad_lines` for `--json`; `done` takes out --resume's done pairs."""
     from ..grading.answers import AnswerReader
 
     def bad_line(problem) -> None:
@@ -148,6 +155,7 @@ def _answer_reader(
         on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
         system_from=options.system_from,
         question_from=options.question_from,
+        passed_over=None if done is None else done.passed_over,
     )
 
 

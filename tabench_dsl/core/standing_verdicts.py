@@ -97,7 +97,10 @@ def done_pairs(path: str | Path, *, keep: bool = True) -> set[tuple[str, str]]:
     if not Path(path).exists():
         return set()
     errors = ("error", MISSING_MARK + "error")
-    return {pair for pair, verdict in _standing(Path(path), keep=keep).items() if verdict not in errors}
+    standing = _standing(Path(path), keep=keep)
+    if not any(kind in errors for kind in set(standing.values())):
+        return set(standing)  # no error stands (the usual file): every pair, without a test each
+    return {pair for pair, verdict in standing.items() if verdict not in errors}
 
 
 def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
@@ -105,7 +108,10 @@ def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
     same set as `grading.missing.recorded_missing` reads from the whole file, through the index."""
     if not Path(path).exists():
         return set()
-    return {pair for pair, verdict in _standing(Path(path)).items() if verdict.startswith(MISSING_MARK)}
+    standing = _standing(Path(path))
+    if not any(kind.startswith(MISSING_MARK) for kind in set(standing.values())):
+        return set()  # no missing answer's record stands (the usual file): no test per pair
+    return {pair for pair, verdict in standing.items() if verdict.startswith(MISSING_MARK)}
 
 
 def _encode(items: Iterable[tuple[tuple[str, str], str]]) -> bytes:

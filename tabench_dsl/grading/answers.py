@@ -32,7 +32,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..core.jsonl import BadLine, decode_line, numbered_lines, strip_bom, text_fault
+from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
 from ..core.records import Answer
 from .inspect_log import count_log_samples, is_inspect_log, log_rows
 from .log_bounds import LogRejected
@@ -80,7 +80,10 @@ class AnswerReader:
 
     `questions` is the set of question ids the battery knows. Warnings (keys that are ignored) go to
     `on_warning`; they do not count as bad lines. `system_from` and `question_from` say where an
-    Inspect log's system and question come from (`inspect_log.log_rows`). Iterate once.
+    Inspect log's system and question come from (`inspect_log.log_rows`). `passed_over`, when
+    given, is asked about each good answer's (system, question) once every check above has passed
+    it; an answer it returns True for is counted as read but not yielded (`--resume`'s done pairs,
+    taken out here so a resumed run pays nothing more for them). Iterate once.
     """
 
     def __init__(
@@ -92,12 +95,15 @@ class AnswerReader:
         on_warning: Callable[[AnswerProblem], None] | None = None,
         system_from: str | None = None,
         question_from: str | None = None,
+        passed_over: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
         self.path = self.paths[0] if self.paths else ""
+        self._index = 0  # its place in `paths`
         self.system_from = system_from
         self.question_from = question_from
+        self.passed_over = passed_over
         self.questions = questions
         self.on_problem = on_problem
         self.on_warning = on_warning
@@ -133,19 +139,21 @@ class AnswerReader:
             )
 
     def __iter__(self) -> Iterator[Answer]:
-        seen: dict[tuple[str, str], tuple[str, int]] = {}
-        for path in self.paths:
+        # pair -> where it was first given, as one int (`_where`): a tuple a pair would hold a
+        # million of in a resumed run's memory.
+        seen: dict[tuple[str, str], int] = {}
+        for index, path in enumerate(self.paths):
             self.path = path
+            self._index = index
             self.unknown_keys = set()  # each file warns of its own
-            yield from self._answers(seen)
+            if is_csv(path) or is_inspect_log(path):
+                yield from self._answers(seen)
+            else:
+                yield from self._jsonl_answers(seen)
 
     def _rows(self) -> Iterator[tuple[int, Answer]]:
-        """The numbered rows of the file being read, by its suffix."""
-        if is_csv(self.path):
-            return self._csv_rows()
-        if is_inspect_log(self.path):
-            return self._log_rows()
-        return self._jsonl_rows()
+        """The numbered rows of the CSV file or Inspect log being read (JSONL: `_jsonl_answers`)."""
+        return self._csv_rows() if is_csv(self.path) else self._log_rows()
 
     def _log_rows(self) -> Iterator[tuple[int, Answer]]:
         """The rows of an Inspect log; a log that cannot be read is reported at its fault."""
@@ -160,11 +168,12 @@ class AnswerReader:
                 bad.line, f"not graded, not an Inspect log it is safe to read: {bad.message}", bad.col
             )
 
-    def _answers(self, seen: dict[tuple[str, str], tuple[str, int]]) -> Iterator[Answer]:
+    def _answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
+        passed_over = self.passed_over
         for number, answer in self._rows():
-            empty = _empty_field(answer)
-            if empty is not None:
-                self._report(number, f"bad answer: `{empty}` is empty")
+            # `str.strip` first: the common answer has both names, and is tested without a call.
+            if not (answer.system.strip() and answer.question.strip()):
+                self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
                 continue
             if answer.question not in self.questions:
                 self._report(number, f"unknown question {answer.question!r}")
@@ -172,37 +181,76 @@ class AnswerReader:
             pair = (answer.system, answer.question)
             first = seen.get(pair)
             if first is not None:
-                first_path, first_line = first
-                at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
-                self._report(
-                    number,
-                    f"duplicate answer of system {answer.system!r} to question "
-                    f"{answer.question!r} (first at {at}); skipped",
-                )
+                self._duplicate(number, pair, first)
                 continue
-            seen[pair] = (self.path, number)
+            seen[pair] = number * len(self.paths) + self._index
             self.count += 1
+            if passed_over is not None and passed_over(answer.system, answer.question):
+                continue
             yield answer
 
-    def _jsonl_rows(self) -> Iterator[tuple[int, Answer]]:
-        with open(self.path, "rb") as f:
-            for number, raw in numbered_lines(f):
-                try:
-                    answer = decode_line(_strict_decoder, raw)
-                except BadLine as bad:
-                    if not (bad.shape and "unknown field" in bad.message):
-                        kind = "bad answer" if bad.shape else "not a JSON object"
-                        self._report(number, f"{kind}: {bad.message}", bad.col)
+    def _duplicate(self, number: int, pair: tuple[str, str], first: int) -> None:
+        first_line, index = divmod(first, len(self.paths))
+        first_path = self.paths[index]
+        at = f"line {first_line}" if first_path == self.path else f"{first_path}:{first_line}"
+        self._report(
+            number, f"duplicate answer of system {pair[0]!r} to question {pair[1]!r} (first at {at}); skipped"
+        )
+
+    def _jsonl_answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
+        """The good answers of the JSONL file being read, with `_answers`'s checks in its order, in
+        one loop: no generator between the lines and the checks (a resume reads a million lines
+        only to skip them)."""
+        passed_over, questions, path = self.passed_over, self.questions, self.path
+        files, index = len(self.paths), self._index
+        #: One string per distinct name: each line decodes its own copies, which a million pairs
+        #: kept in `seen` would otherwise hold.
+        names: dict[str, str] = {}
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, start=1):
+                if raw[:1] != b"{":  # as `numbered_lines`: a line starting so has no BOM, isn't blank
+                    raw = strip_bom(raw)
+                    if not raw.strip():
                         continue
-                    try:
-                        answer = decode_line(_decoder, raw)
-                        keys = decode_line(_keys_decoder, raw)
-                    except BadLine as bad:
-                        kind = "bad answer" if bad.shape else "not a JSON object"
-                        self._report(number, f"{kind}: {bad.message}", bad.col)
-                        continue
-                    self._unknown(number, set(keys) - set(FIELDS))
-                yield number, Answer(answer.system, answer.question, answer.answer)
+                decoded = _strict_answer(raw)
+                answer = self._loose_answer(number, raw, decoded) if isinstance(decoded, BadLine) else decoded
+                if answer is None:
+                    continue
+                system, question = answer.system, answer.question
+                if not (system.strip() and question.strip()):
+                    self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
+                    continue
+                if question not in questions:
+                    self._report(number, f"unknown question {question!r}")
+                    continue
+                pair = system, question = (
+                    names.setdefault(system, system),
+                    names.setdefault(question, question),
+                )
+                first = seen.get(pair)
+                if first is not None:
+                    self._duplicate(number, pair, first)
+                    continue
+                seen[pair] = number * files + index
+                self.count += 1
+                if passed_over is None or not passed_over(system, question):
+                    yield Answer(system, question, answer.answer)
+
+    def _loose_answer(self, number: int, raw: bytes, bad: BadLine) -> Answer | None:
+        """The answer of a line the strict decoder refused: one with other keys (warned of once),
+        or None once the line is reported as bad."""
+        if bad.shape and "unknown field" in bad.message:
+            try:
+                answer = decode_line(_decoder, raw)
+                keys = decode_line(_keys_decoder, raw)
+            except BadLine as again:
+                bad = again
+            else:
+                self._unknown(number, set(keys) - set(FIELDS))
+                return answer
+        kind = "bad answer" if bad.shape else "not a JSON object"
+        self._report(number, f"{kind}: {bad.message}", bad.col)
+        return None
 
     def _csv_rows(self) -> Iterator[tuple[int, Answer]]:
         if csv.field_size_limit() < CSV_FIELD_LIMIT:
@@ -255,6 +303,21 @@ class AnswerReader:
             self._report(line, f"bad answer: {len(row)} field(s) where the header names {self.width}")
             return
         yield line, Answer(*(row[columns[field]] for field in FIELDS))
+
+
+def _strict_answer(raw: bytes) -> Answer | BadLine:
+    """Line `raw` decoded as an answer with no other key, or why not (`decode_line`'s `BadLine`).
+    A line that starts as an object is first decoded without `decode_line`'s calls; one that
+    fails is decoded again through it, so a bad line is worded exactly as it always was."""
+    if raw[:1] == b"{":
+        try:
+            return _strict_decoder.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            pass  # decoded again below, for the words and column `decode_line` gives
+    try:
+        return decode_line(_strict_decoder, raw)
+    except BadLine as bad:
+        return bad
 
 
 def _empty_field(answer: Answer) -> str | None:

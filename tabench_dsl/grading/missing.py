@@ -52,6 +52,14 @@ class Coverage:
             seen.add(answer.question)
             yield answer
 
+    def answered_by(self, system: str) -> set[str]:
+        """The questions `system` is noted as having answered, as a set to add the ones it answers
+        that are not passed through `watch` to (`cli.resume_skip`: --resume's done answers)."""
+        seen = self._answered.get(system)
+        if seen is None:
+            seen = self._answered[system] = set()
+        return seen
+
     def missing(self) -> dict[str, list[str]]:
         """Each system seen that left questions unanswered -> those questions, in battery order;
         systems by name."""

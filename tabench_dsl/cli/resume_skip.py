@@ -1,0 +1,83 @@
+"""`grade --resume`'s done pairs, taken out as the answers are read.
+
+An answer whose (system, question) already has its final record is graded no more: it is only noted
+as answered (for the account of missing answers) and, when the slice takes it, counted as skipped.
+Done in the answers reader itself (`AnswerReader(passed_over=...)`), one set lookup after the
+reader's own checks, so a resume with nothing left to grade reads the file without passing each done
+answer through the coverage, the slice and the grader's queue; every bad line is still reported, as
+the reader reports it in any run.
+
+The progress bar hears of skipped answers in batches (`BATCH`), and always before the next answer
+that is graded, so it counts them in the order they were read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Set
+from typing import TYPE_CHECKING
+
+from .answer_slice import AnswerSlice
+
+if TYPE_CHECKING:
+    from ..core.records import Answer
+    from ..grading.missing import Coverage
+
+#: Skipped answers told to the progress bar at a time (it redraws on its own clock anyway).
+BATCH = 4096
+
+
+class ResumeSkip:
+    """The done pairs `skip` of one run: `passed_over` for the reader, `count` of those skipped."""
+
+    def __init__(
+        self,
+        skip: Set[tuple[str, str]],
+        chosen: AnswerSlice,
+        coverage: Coverage | None,
+        on_skipped: Callable[[int], None],
+    ) -> None:
+        self.skip = skip
+        self.chosen = chosen
+        self.coverage = coverage
+        self.on_skipped = on_skipped
+        #: Whether the slice filters at all (most runs take every answer: no test per pair).
+        self._filtered = any(
+            part is not None for part in (chosen.questions, chosen.tagged, chosen.systems, chosen.shard)
+        )
+        #: Each system's set of answered questions in `coverage`, looked up once per system.
+        self._answered: dict[str, set[str]] = {}
+        #: Answers skipped as done that the slice takes (the run's `skipped`).
+        self.count = 0
+        self._untold = 0
+
+    def passed_over(self, system: str, question: str) -> bool:
+        """True for a done pair (noted, and counted when the slice takes it): not to be graded."""
+        if (system, question) not in self.skip:
+            return False
+        if self.coverage is not None:
+            answered = self._answered.get(system)
+            if answered is None:
+                answered = self._answered[system] = self.coverage.answered_by(system)
+            answered.add(question)
+        if not self._filtered or self.chosen.takes(system, question):
+            self.count += 1
+            self._untold += 1
+            if self._untold >= BATCH:
+                self.flush()
+        return True
+
+    def flush(self) -> None:
+        """Tell the progress bar of the skipped answers it has not heard of yet."""
+        if self._untold:
+            untold, self._untold = self._untold, 0
+            self.on_skipped(untold)
+
+    def told(self, answers: Iterable[Answer]) -> Iterator[Answer]:
+        """`answers` unchanged, the skipped answers read before each told first, and the rest when
+        reading ends (or stops: `--limit`)."""
+        try:
+            for answer in answers:
+                self.flush()
+                yield answer
+        finally:
+            self.flush()

@@ -1,0 +1,75 @@
+"""`grade --resume` takes its done pairs out while reading the answers (`cli/resume_skip.py`): the
+done answers are counted as skipped only within the slice, still count as answered for the missing
+account, and every bad line among them is still reported at its file:line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from support.helpers_grading import write_battery
+
+from tabench_dsl.cli import main
+from tabench_dsl.core.results import iter_records
+
+
+def ans(system: str, question: str, answer: str) -> str:
+    return json.dumps({"system": system, "question": question, "answer": answer})
+
+
+FIRST = [ans("a", "h01", "x"), ans("a", "h02", "7311"), ans("a", "h03", "blue"), ans("b", "h02", "7311")]
+#: The first run's answers again, with bad lines among them and one new answer (b h03, after a BOM).
+SECOND = [
+    *FIRST[:2],
+    ans("a", "h02", "again"),  # a duplicate of a done pair: still reported
+    "{oops",
+    "",
+    ans("a", "nope", "x"),
+    *FIRST[2:],
+    "\ufeff" + ans("b", "h03", "blue"),
+]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return tmp_path
+
+
+async def run_json(work: Path, capsys, lines: list[str], *extra: str) -> tuple[int, dict, str]:
+    answers = work / "answers.jsonl"
+    answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    battery = write_battery(work)
+    code = await asyncio.to_thread(main, ["grade", str(battery), "--answers", str(answers), "--json", *extra])
+    out, err = capsys.readouterr()
+    return code, json.loads(out)["run"], err
+
+
+async def test_resume_skips_done_pairs_and_reports_every_bad_line(work: Path, capsys) -> None:
+    code, _, _ = await run_json(work, capsys, FIRST)
+    assert code == 0
+    code, run, _ = await run_json(work, capsys, SECOND, "--resume")
+    assert code == 1  # the bad lines
+    assert (run["graded"], run["skipped"], run["bad_lines"]) == (1, 4, 3)
+    answers = work / "answers.jsonl"
+    assert run["bad_line_messages"] == [
+        f"{answers}:3: duplicate answer of system 'a' to question 'h02' (first at line 2); skipped",
+        f"{answers}:4: not a JSON object: JSON is malformed: object keys must be strings (byte 1)",
+        f"{answers}:6: unknown question 'nope'",
+    ]
+    assert run["missing"] == {"b": ["h01"]}  # a's done answers count as answered
+    assert [(r.system, r.question) for r in iter_records(work / "results.jsonl")][4:] == [("b", "h03")]
+
+
+async def test_resume_counts_as_skipped_only_the_slice(work: Path, capsys) -> None:
+    assert (await run_json(work, capsys, FIRST))[0] == 0
+    code, run, err = await run_json(work, capsys, FIRST, "--resume", "--system", "b")
+    assert code == 0
+    assert (run["graded"], run["skipped"], run["bad_lines"]) == (0, 1, 0)
+    assert run["missing"] == {"b": ["h01", "h03"]}
+    assert "nothing to grade: all 1 answer(s) already done (--resume)" in err
