@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from .results import iter_light_records
+from .light_records import iter_light_records
 
 
 def changed_pairs(path: str | Path, prompt_sha256: Mapping[str, str]) -> set[tuple[str, str]]:

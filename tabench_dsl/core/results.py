@@ -34,17 +34,7 @@ import msgspec
 from .errors import StorageError, UsageError
 from .fast_lines import decoded_lines
 from .jsonl import is_json
-from .light_records import (  # re-exported: the light reading's names were first defined here
-    RAW_NULL,
-    LightAttempt,
-    LightAudit,
-    LightRecord,
-    LightServed,
-    LightVote,
-    bad_line_reporter,
-    iter_light_records,
-    light_record_decoder,
-)
+from .light_records import bad_line_reporter, light_record_decoder
 from .records import Record, record_decoder
 from .safe_open import open_for_append, open_no_link
 
@@ -254,20 +244,3 @@ def done_pairs(path: str | Path) -> set[tuple[str, str]]:
     if not Path(path).exists():
         return set()
     return {pair for pair, verdict in last_verdicts(path).items() if verdict != "error"}
-
-
-__all__ = [
-    "RAW_NULL",
-    "LightAttempt",
-    "LightAudit",
-    "LightRecord",
-    "LightServed",
-    "LightVote",
-    "ResultsWriter",
-    "done_pairs",
-    "iter_light_records",
-    "iter_records",
-    "last_verdicts",
-    "light_record_decoder",
-    "repair_tail",
-]

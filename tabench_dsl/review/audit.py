@@ -76,7 +76,7 @@ def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:
         return "no such record in the results"
     if record.prompt_sha256 != audit.prompt_sha256:
         return "the prompt changed since the audit (sha256 differs)"
-    # A record read without its texts (`results.iter_light_records`) has no answer to compare.
+    # A record read without its texts (`light_records.iter_light_records`) has no answer to compare.
     if (
         isinstance(audit.answer_sha256, str)
         and record.answer

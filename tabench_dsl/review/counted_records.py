@@ -1,7 +1,7 @@
 """The records `totals` reads, with the decisions beside them applied.
 
 Counting never looks at an answer, a reason or a reply text, so the records are read without them
-(`results.iter_light_records`): a million records fit in a fraction of the memory, and the decoder
+(`light_records.iter_light_records`): a million records fit in a fraction of the memory, and the decoder
 skips those texts instead of building them. One thing needs an answer: a blind audit is dropped as
 stale when the answer it was made on changed (`audit.stale_audit_reason` compares the answer's
 sha256). When the decisions file holds such an audit, the records are read whole, so no figure can
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..core.light_records import iter_light_records
 from ..core.records import Decision, Record
-from ..core.results import iter_light_records, iter_records
+from ..core.results import iter_records
 from .decisions import apply_decisions, load_decisions
 
 
