@@ -88,8 +88,12 @@ def _deliver() -> None:
     if task is not None:
         if not task.done():
             _state.cancelled = True
-            task.cancel()
-            loop.call_soon_threadsafe(lambda: None)  # wake the loop if it sleeps
+            # Cancelled by the loop, not here: this handler runs between any two bytecodes, and
+            # `task.cancel()` cancels the future the task awaits at once, under code that has just
+            # seen it pending and is about to set its result (aiohttp's reader): that raises
+            # `InvalidStateError` inside the transport's callback. The loop runs the cancel between
+            # callbacks, where nothing is half done; scheduling it also wakes a sleeping loop.
+            loop.call_soon_threadsafe(_cancel, task)
         else:
             # The task is done but the loop is still running its last turn: an exception raised in
             # there would leave it marked running, and closing it would then fail. Acted on once
@@ -97,6 +101,11 @@ def _deliver() -> None:
             _state.pending = True
         return
     raise KeyboardInterrupt
+
+
+def _cancel(task: Any) -> None:
+    if not task.done():
+        task.cancel()
 
 
 def _on_signal(signum: int, frame: object) -> None:

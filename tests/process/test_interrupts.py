@@ -114,3 +114,43 @@ def test_a_signal_after_the_task_is_done_is_held_until_the_loop_is_closed() -> N
     finally:
         interrupts.serve(None, None)
         loop.close()
+
+
+def test_a_signal_between_a_check_and_a_set_result_cancels_only_after_that_callback() -> None:
+    """aiohttp's reader checks that the future a task awaits is pending, then sets its result; a
+    signal whose handler ran between the two and cancelled the task there would cancel that future
+    under it (`InvalidStateError` inside the transport's callback, printed as a fatal error). The
+    task is cancelled by the loop once the callback is done: the callback sets its result, and the
+    task is still cancelled at its next wait."""
+    loop = asyncio.new_event_loop()
+    raised: list[BaseException] = []
+    try:
+        waiter = loop.create_future()
+
+        async def main() -> None:
+            await waiter
+            await asyncio.sleep(30)  # where the cancel lands
+
+        def reader_callback() -> None:  # as aiohttp's `set_result(waiter, None)` does
+            if not waiter.done():
+                os.kill(os.getpid(), signal.SIGINT)  # the handler runs at the next bytecode
+                for _ in range(1000):
+                    pass
+                try:
+                    waiter.set_result(None)
+                except asyncio.InvalidStateError as exc:
+                    raised.append(exc)
+
+        with interrupts.catch_interrupts():
+            task = loop.create_task(main())
+            interrupts.serve(task, loop)
+            loop.call_soon(reader_callback)
+            with pytest.raises(asyncio.CancelledError):
+                loop.run_until_complete(task)
+            assert interrupts.cancelled()
+            interrupts.serve(None, None)
+        assert raised == []
+        assert waiter.result() is None
+    finally:
+        interrupts.serve(None, None)
+        loop.close()
