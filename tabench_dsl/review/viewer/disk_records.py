@@ -13,7 +13,6 @@ file, never another record shown in its place.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.jsonl import BadLine, decode_line
 from ...core.records import Record, record_decoder
-from .columns import OFFSET_TYPE, Table
+from .columns import Table
 
 #: Bytes the results file is read ahead: a search reads lines in file order, mostly from memory.
 _BUFFER = 1 << 20
@@ -116,20 +115,22 @@ class RecordsOnDisk:
 
 
 class Positions:
-    """(system, question) -> the position of its record, found by bisection in the columns'
-    order (system and question codes are ranks among the sorted names, so the order is theirs)."""
+    """(system, question) -> the position of its record, found by bisection: the columns are in
+    (system, question) order and their codes are ranks among the sorted names, so the system
+    column is sorted, and within one system's run so is the question column."""
 
     def __init__(self, table: Table) -> None:
         self.systems = {name: code for code, name in enumerate(table.table("system"))}
         self.questions = {name: code for code, name in enumerate(table.table("question"))}
-        width = len(self.questions)
-        systems, questions = table.columns["system"], table.columns["question"]
-        self.keys = array(OFFSET_TYPE, (s * width + q for s, q in zip(systems, questions, strict=True)))
+        self.table = table
 
     def __getitem__(self, key: tuple[str, str]) -> int:
-        wanted = self.systems[key[0]] * len(self.questions) + self.questions[key[1]]
-        position = bisect_left(self.keys, wanted)
-        if position == len(self.keys) or self.keys[position] != wanted:
+        system, question = self.systems[key[0]], self.questions[key[1]]
+        systems, questions = self.table.columns["system"], self.table.columns["question"]
+        first = bisect_left(systems, system)
+        last = bisect_left(systems, system + 1, first)
+        position = bisect_left(questions, question, first, last)
+        if position == last or questions[position] != question:
             raise KeyError(key)
         return position
 
