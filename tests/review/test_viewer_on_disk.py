@@ -5,6 +5,7 @@ decisions, and over a stale, foreign or truncated index."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import msgspec
@@ -81,6 +82,10 @@ def answers(index: Index, keys: list[tuple[str, str]]) -> list[bytes]:
     return out
 
 
+def untimed(answers: list[bytes]) -> list[bytes]:
+    return [re.sub(rb'"time":"[^"]*"', b'"time":""', answer) for answer in answers]
+
+
 def both(path: Path, **options) -> tuple[Index, DiskIndex]:
     price = options.pop("price", None)
     memory = Index(load_run(path, **options), reviewer="ana")
@@ -128,7 +133,8 @@ def test_decisions_in_the_viewer_are_the_in_memory_index_s(tmp_path: Path) -> No
         with pytest.raises(UsageError, match="not adjudicate"):
             index.decide(passed.system, passed.question, "fail")
     assert disk.awaiting() == memory.awaiting() == len(waiting) - 2
-    assert answers(disk, keys)[1:] == answers(memory, keys)[1:]  # meta names each its own file
+    # meta names each its own file; a decision's time is the second it was made in
+    assert untimed(answers(disk, keys)[1:]) == untimed(answers(memory, keys)[1:])
     assert_same(second)  # and a fresh view of the file decided through the disk index
 
 
@@ -169,3 +175,16 @@ def test_a_file_without_records_is_refused_as_load_run_refuses_it(tmp_path: Path
     with pytest.raises(UsageError) as expected:
         load_run(tmp_path / "r.jsonl", tags=["nope"])
     assert str(unknown.value) == str(expected.value)
+
+
+def test_a_file_rewritten_under_the_viewer_is_named_never_shown_as_another(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "run.jsonl", small_results())
+    disk = load_disk_index(path, reviewer="ana")
+    write_results(path, small_results()[::-1])  # rewritten in place: the lines moved
+    with pytest.raises(UsageError, match=r"run\.jsonl: the line of 'agent-a'/'h02' changed"):
+        disk.detail("agent-a", "h02")
+    disk = load_disk_index(path, reviewer="ana")
+    replaced = tmp_path / "new.jsonl"
+    write_results(replaced, small_results()[:2])
+    os.replace(replaced, path)  # replaced by another file: the viewer still reads the one it indexed
+    assert disk.detail("agent-a", "h02")["record"]["verdict"] == "pass"
