@@ -79,6 +79,7 @@ def answers(index: Index, keys: list[tuple[str, str]]) -> list[bytes]:
         for offset, limit in ((0, 50), (3, 2), (40, 500)):
             out.append(ENCODE(index.page(f, offset, limit)))
     out += [ENCODE(index.detail(*key)) for key in keys]
+    out += [ENCODE(index.audit_sample(n, seed)) for n, seed in ((1, 0), (5, 3), (200, 1))]
     return out
 
 

@@ -16,8 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import msgspec
+
 from ...core.errors import UsageError
 from ...core.price import Price
+from ...core.records import Decision, Record
+from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions, decisions_path, load_decisions
 from ..slices import check_tags
 from ..totals import Totals
@@ -77,6 +81,25 @@ class DiskIndex(Index):
             "tags": sorted({tag for tags in table.used("tags") for tag in tags}),
         }
 
+    def audit_sample(self, n: int, seed: int) -> list[Record]:
+        """As `Index.audit_sample` draws, from the columns: only the records drawn are read."""
+        table = self.table
+        decided = table.codes_where("verdict", lambda verdict: verdict in DECIDED)
+        undecided = table.codes_where("human", lambda human: human == "")
+        positions = table.narrowed(table.narrowed(range(len(table)), "verdict", decided), "human", undecided)
+        assert isinstance(self.records, RecordsOnDisk)
+        audited = {key for key, held in self.records.overlay.items() if held.audited_by_human is not None}
+        skipped = {self.position[key] for key in audited}
+        systems, questions, verdicts = (table.table(field) for field in ("system", "question", "verdict"))
+        columns = [table.columns[field] for field in ("system", "question", "verdict")]
+        candidates = (
+            _Candidate(systems[columns[0][i]], questions[columns[1][i]], verdicts[columns[2][i]])
+            for i in positions
+            if i not in skipped
+        )
+        drawn = draw_audit_sample(candidates, n, seed=seed)
+        return [self.find(candidate.system, candidate.question) for candidate in drawn]
+
     def matching(self, f: Filters) -> list[int]:
         """Positions of the records that pass every filter, in index order (as `Index.matching`)."""
         if self._cache is not None and self._cache[0] == f:
@@ -93,6 +116,16 @@ class DiskIndex(Index):
         out = list(hits)
         self._cache = (f, out)
         return out
+
+
+class _Candidate(msgspec.Struct, frozen=True, gc=False):
+    """A decided, undecided-by-a-person, unaudited record as the audit draw reads it."""
+
+    system: str
+    question: str
+    verdict: str
+    decision: Decision | None = None
+    audited_by_human: Decision | None = None
 
 
 def _tests(f: Filters) -> Iterable[tuple[str, object]]:

@@ -16,6 +16,7 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.records import Record
+from ..audit import draw_audit_sample
 from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
@@ -333,6 +334,10 @@ class Index:
                 "drift": prompts.drift,
             },
         }
+
+    def audit_sample(self, n: int, seed: int) -> list[Record]:
+        """`n` decided answers drawn for a blind audit, as `tabench adjudicate --audit` draws them."""
+        return draw_audit_sample(self.records, n, seed=seed)
 
     # -- adjudication ----------------------------------------------------------------------------
     def decide(
