@@ -7,8 +7,11 @@ their lines (`disk_records.RecordsOnDisk`), the totals come from the index (`kep
 the decisions file is overlaid at start and on each decision. The text search `q` is the one
 filter that reads texts: it reads again the lines of the records the other filters left.
 
-    `tabench view` at 1,000,000 records: the columns load in about a second where `load_run`
-    decoded every record whole (~20 s, ~2.3 GB); see bench/scale_bench.py `--only view`.
+At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
+about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
+~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
+500 MB). What still reads the whole file: `q` (a few seconds at a million), and the totals after
+a decision, which are counted again as `tabench totals` counts an appended file.
 """
 
 from __future__ import annotations
