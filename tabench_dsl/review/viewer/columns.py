@@ -82,6 +82,7 @@ class Table:
         return not count or (max(self.offsets) < end and max(self.lengths) <= end)
 
     def table(self, field: str) -> list:
+        """The names `field`'s codes stand for."""
         return self.names[FIELDS.index(field)]
 
     def code_of(self, field: str, value: object) -> int:
@@ -90,9 +91,6 @@ class Table:
         if value not in names:
             names.append(value)
         return names.index(value)
-
-    def value(self, field: str, position: int) -> object:
-        return self.table(field)[self.columns[field][position]]
 
     def used(self, field: str) -> list:
         """The values of `field` some record has, in table order."""

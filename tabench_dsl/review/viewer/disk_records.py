@@ -110,9 +110,6 @@ class RecordsOnDisk:
             "(was it rewritten?): restart `tabench view`"
         )
 
-    def close(self) -> None:
-        self._file.close()
-
 
 class Positions:
     """(system, question) -> the position of its record, found by bisection: the columns are in
