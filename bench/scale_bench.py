@@ -12,8 +12,9 @@ starts tabench's command line, so the figures can be read against what any comma
 
 Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command marked `(index build)`
 is its first run, which builds the index beside the results file; the run after it is the
-command's own figure. Exits 0, or 1 when a command exited with a status other than its expected
-one.
+command's own figure. `view` is timed until its page's first requests are answered
+(`VIEW_REQUESTS`), then stopped with an interrupt. Exits 0, or 1 when a command exited with a
+status other than its expected one.
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,6 +98,29 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, child.returncode
 
 
+def measure_view(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Start `tabench view`, read the URL it prints, ask what the page asks for first; the wall
+    seconds until every answer is in, the peak resident megabytes and the exit status after an
+    interrupt (Ctrl-C), which stops it."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    found = re.search(r"serving (http://\S+)", child.stdout.readline().decode("utf-8", "replace"))
+    wall = float("nan")
+    if found is not None:
+        for path in VIEW_REQUESTS:
+            with urllib.request.urlopen(found.group(1) + path, timeout=600) as response:
+                response.read()
+        wall = time.perf_counter() - started
+        child.send_signal(signal.SIGINT)
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 130):  # 130: stopped by the interrupt, as asked
+        sys.stderr.write(err.decode("utf-8", "replace")[-2000:])
+    return wall, usage.ru_maxrss / 1024, child.returncode
+
+
 BUILD = " (index build)"
 #: The runs, in order. A label ending in BUILD is its command's first run, which finds no index
 #: beside the results file (RESULTS.index.sqlite) and builds it, timed on its own; the run right
@@ -102,7 +129,11 @@ ORDER = (
     *("floor (import)", f"totals --json{BUILD}", "totals", "totals --json"),
     *(f"report --html{BUILD}", "report --html", f"diff A B{BUILD}", "diff A B", "export csv"),
     *(f"grade --resume{BUILD}", "grade --resume"),
+    *(f"view{BUILD}", "view"),
 )
+#: What the viewer's page asks for before it shows anything (`viewer.js`), then its first page of
+#: answers: `view` is timed from its start until all of these are answered.
+VIEW_REQUESTS = ("api/meta", "api/totals", "api/systems?offset=0&limit=50", "api/records?offset=0&limit=50")
 
 
 def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
@@ -115,6 +146,7 @@ def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
         "report --html": ["report", a, "--html", str(folder / "report.html")],
         "diff A B": ["diff", a, b],
         "export csv": ["export", a, "--format", "csv", "--out", str(folder / "export.csv")],
+        "view": ["view", a, "--no-browser", "--port", "0"],
         "grade --resume": [
             "grade",
             str(paths["battery"]),
@@ -158,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             name = label.removesuffix(BUILD)
             if wanted and name not in wanted and not label.startswith("floor"):
                 continue
-            wall, rss, status = measure([sys.executable, "-m", "tabench_dsl", *command], env)
-            failed |= status not in (0, 1)
+            run = measure_view if name == "view" else measure
+            wall, rss, status = run([sys.executable, "-m", "tabench_dsl", *command], env)
+            failed |= status not in ((0, 1, 130) if name == "view" else (0, 1))  # 130: stopped by Ctrl-C
             print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
     return 1 if failed else 0
 

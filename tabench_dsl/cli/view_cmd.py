@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from ..outputs import check_decisions_out
     from ..review.decisions import default_reviewer
     from ..review.viewer.app import serve
+    from ..review.viewer.disk_index import load_disk_index
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
 
@@ -69,14 +70,24 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number")
     started = time.monotonic()
-    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
-    run_data.price = price
-    check_decisions_out(run_data.decisions_path, results=args.results)  # decisions are appended there
-    index = Index(
-        run_data, reviewer=args.reviewer or default_reviewer(), compare=load_compared(args, run_data)
-    )
+    reviewer = args.reviewer or default_reviewer()
+    index: Index
+    if args.compare is None:  # the records stay in the file: any size starts in a second or two
+        index = load_disk_index(
+            args.results,
+            battery=args.battery,
+            allow_dirs=args.allow_dirs,
+            tags=args.tags,
+            price=price,
+            reviewer=reviewer,
+        )
+    else:  # beside a second grading, every record of both is held in memory
+        run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
+        run_data.price = price
+        index = Index(run_data, reviewer=reviewer, compare=load_compared(args, run_data))
+    check_decisions_out(index.run.decisions_path, results=args.results)  # decisions are appended there
     index.totals()
-    warn_run_problems(run_data)
+    warn_run_problems(index.run)
 
     def ready(url: str) -> None:
         print(

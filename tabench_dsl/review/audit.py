@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
 import msgspec
 
@@ -88,15 +89,34 @@ def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:
     return None
 
 
-def draw_audit_sample(records: Iterable[Record], n: int, *, seed: int = 0) -> list[Record]:
+class Drawable(Protocol):
+    """What the draw reads of a record: a `Record`, or a stand-in the viewer builds from its
+    columns so that a million records are not decoded whole to draw ten."""
+
+    @property
+    def system(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def decision(self) -> Decision | None: ...
+    @property
+    def audited_by_human(self) -> Decision | None: ...
+
+
+DrawnT = TypeVar("DrawnT", bound=Drawable)
+
+
+def draw_audit_sample(records: Iterable[DrawnT], n: int, *, seed: int = 0) -> list[DrawnT]:
     """Up to `n` of the decided, not yet audited records, stratified by (system, verdict), in a
     shuffled order that does not give the strata away (see the module docstring)."""
-    strata: dict[tuple[str, str], list[Record]] = {}
+    strata: dict[tuple[str, str], list[DrawnT]] = {}
     for record in records:
         if record.verdict in DECIDED and record.decision is None and record.audited_by_human is None:
             strata.setdefault((record.system, record.verdict), []).append(record)
     sizes = {key: len(members) for key, members in sorted(strata.items())}
-    drawn: list[Record] = []
+    drawn: list[DrawnT] = []
     for key, count in proportional_allocation(sizes, n).items():
         ranked = sorted(strata[key], key=lambda r: _rank(seed, "draw", r))
         drawn.extend(ranked[:count])
@@ -119,7 +139,7 @@ def proportional_allocation(sizes: dict[tuple[str, str], int], n: int) -> dict[t
     return counts
 
 
-def _rank(seed: int, purpose: str, record: Record) -> str:
+def _rank(seed: int, purpose: str, record: Drawable) -> str:
     return hashlib.sha256(f"{seed}\0{purpose}\0{record.system}\0{record.question}".encode()).hexdigest()
 
 

@@ -29,8 +29,13 @@ def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list
     if not tags:
         return records
     wanted = set(tags)
-    seen = {tag for record in records for tag in record.tags}
-    unknown = sorted(wanted - seen)
+    check_tags(tags, {tag for record in records for tag in record.tags})
+    return [record for record in records if wanted.intersection(record.tags)]
+
+
+def check_tags(tags: Sequence[str], seen: set[str]) -> None:
+    """Raise `UsageError` for a tag of `tags` that is not among the tags `seen` in the records."""
+    unknown = sorted(set(tags) - seen)
     if unknown:
         named = ", ".join(shown(tag) for tag in unknown)
         if not seen:
@@ -41,7 +46,6 @@ def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list
         raise UsageError(
             f"--tag: no record has tag {named} (tags in the results: {', '.join(map(shown, sorted(seen)))})"
         )
-    return [record for record in records if wanted.intersection(record.tags)]
 
 
 class TagSystem(msgspec.Struct):

@@ -24,6 +24,7 @@ from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.templating import csp_source
 from tabench_dsl.review.viewer.app import make_app
 from tabench_dsl.review.viewer.charts import COLOURS, GEOMETRY
+from tabench_dsl.review.viewer.disk_index import load_disk_index
 from tabench_dsl.review.viewer.queries import FILTER_KEYS, Index
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
 
@@ -33,8 +34,23 @@ def results(tmp_path: Path) -> Path:
     return write_results(tmp_path / "run.jsonl", small_results())
 
 
+#: The index `client_for` serves: the in-memory `Index` or the `DiskIndex` `tabench view` uses.
+INDEX_KIND = {"kind": "memory"}
+
+
+@pytest.fixture(autouse=True, params=["memory", "disk"])
+def index_kind(request: pytest.FixtureRequest):
+    """Every API test runs over both indexes: they must answer alike."""
+    INDEX_KIND["kind"] = request.param
+    yield request.param
+    INDEX_KIND["kind"] = "memory"
+
+
 async def client_for(aiohttp_client, path: Path, battery: Path | None = None, reviewer: str = "ana"):
-    index = Index(load_run(path, battery=battery), reviewer=reviewer)
+    if INDEX_KIND["kind"] == "disk":
+        index: Index = load_disk_index(path, battery=battery, reviewer=reviewer)
+    else:
+        index = Index(load_run(path, battery=battery), reviewer=reviewer)
     return await aiohttp_client(make_app(index))
 
 

@@ -11,6 +11,7 @@ from support.make_results import small_results, write_battery, write_results
 
 from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.viewer.app import make_app
+from tabench_dsl.review.viewer.disk_index import load_disk_index
 from tabench_dsl.review.viewer.queries import Index
 from tabench_dsl.review.viewer.run import load_run
 
@@ -20,11 +21,25 @@ def results(tmp_path: Path) -> Path:
     return write_results(tmp_path / "run.jsonl", small_results())
 
 
-async def client_for(aiohttp_client, path: Path, battery: Path | None = None):
-    return await aiohttp_client(make_app(Index(load_run(path, battery=battery), reviewer="ana")))
+@pytest.fixture(params=["memory", "disk"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """The index served: the in-memory `Index` or the `DiskIndex` `tabench view` uses."""
+    return request.param
 
 
-async def test_a_blind_audit_from_the_page(aiohttp_client, results: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def client_for(kind: str):
+    async def make(aiohttp_client, path: Path, battery: Path | None = None):
+        if kind == "disk":
+            index: Index = load_disk_index(path, battery=battery, reviewer="ana")
+        else:
+            index = Index(load_run(path, battery=battery), reviewer="ana")
+        return await aiohttp_client(make_app(index))
+
+    return make
+
+
+async def test_a_blind_audit_from_the_page(aiohttp_client, client_for, results: Path, tmp_path: Path) -> None:
     client = await client_for(aiohttp_client, results, write_battery(tmp_path / "battery"))
     response = await client.get("/api/audit?n=3&seed=2")
     assert response.status == 200
@@ -67,7 +82,9 @@ async def test_a_blind_audit_from_the_page(aiohttp_client, results: Path, tmp_pa
     assert len(redrawn["items"]) == 4
 
 
-async def test_audit_requests_out_of_range_and_from_elsewhere(aiohttp_client, results: Path) -> None:
+async def test_audit_requests_out_of_range_and_from_elsewhere(
+    aiohttp_client, client_for, results: Path
+) -> None:
     client = await client_for(aiohttp_client, results)
     assert (await client.get("/api/audit?n=0")).status == 400
     assert (await client.get("/api/audit?n=x")).status == 400

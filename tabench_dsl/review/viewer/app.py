@@ -136,6 +136,8 @@ async def record(request: web.Request) -> web.Response:
         return _json(request.app[INDEX_KEY].detail(system, question))
     except KeyError:
         return _error(404, f"no record for system {system!r}, question {question!r}")
+    except UsageError as exc:  # its line in the results file changed under the viewer
+        return _error(409, str(exc))
 
 
 async def decision(request: web.Request) -> web.Response:

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..audit import draw_audit_sample
 from .queries import Index
 
 #: Most answers one audit request draws.
@@ -50,7 +49,7 @@ class AuditDesk:
             raise ValueError(f"n must be within 1..{MAX_AUDIT}")
         compiled = self.index.run.compiled
         items = []
-        for record in draw_audit_sample(self.index.records, n, seed=seed):
+        for record in self.index.audit_sample(n, seed):
             token = secrets.token_urlsafe(12)
             self.tokens[token] = record.key
             question = compiled.questions.get(record.question) if compiled is not None else None

@@ -3,6 +3,8 @@
 Built once at start from a `Run` (100,000 records index in well under a second); each query is one
 pass over a list of small summary rows, and the last filtered list is kept so paging through it
 does not filter again. A decision appends to the decisions file first, then updates the index.
+`view --compare` uses it; a plain `view` uses `disk_index.DiskIndex`, the same queries over
+integer columns with the records left in the results file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.records import Record
+from ..audit import draw_audit_sample
 from ..costs import format_usd
 from ..decisions import append_decision, make_decision
 from ..diff import diff_records, summary_lines
@@ -21,6 +24,7 @@ from ..outcomes import outcome
 from ..totals import SystemTotals, Totals, compute_totals
 from ..totals_tables import panel_caption, t1_audit_caption, usage_caption
 from .charts import outcome_chart
+from .disk_records import Positions, RecordsOnDisk
 from .question_key import question_key
 from .run import Run, prompts_for
 
@@ -98,8 +102,8 @@ class Index:
         self.other: dict[tuple[str, str], Record] = (
             {} if compare is None else {r.key: r for r in compare.records}
         )
-        self.records: list[Record] = run.records
-        self.position = {r.key: i for i, r in enumerate(self.records)}
+        self.records: list[Record] | RecordsOnDisk = run.records
+        self.position: dict[tuple[str, str], int] | Positions = {r.key: i for i, r in enumerate(self.records)}
         self._search = [f"{r.answer}\n{r.reason}".casefold() for r in self.records]
         self._cache: tuple[Filters, list[int]] | None = None
         self._totals: Totals | None = None
@@ -145,13 +149,7 @@ class Index:
         """What the filters can choose from, and what the page must warn about."""
         run = self.run
         if self._choices is None:  # decisions never change these: compute them once
-            self._choices = {
-                "systems": sorted({r.system for r in self.records}),
-                "questions": sorted({r.question for r in self.records}),
-                "facets": sorted({name for r in self.records for name, seen in r.facets.items() if seen}),
-                "causes": sorted({r.cause for r in self.records if r.cause}),
-                "tags": sorted({tag for r in self.records for tag in r.tags}),
-            }
+            self._choices = self.filter_choices()
         return {
             "results": str(run.results_path),
             "decisions": str(run.decisions_path),
@@ -174,6 +172,16 @@ class Index:
                 }
                 for s in run.stale
             ],
+        }
+
+    def filter_choices(self) -> dict[str, list[str]]:
+        """The values each list filter can choose from, as the records hold them."""
+        return {
+            "systems": sorted({r.system for r in self.records}),
+            "questions": sorted({r.question for r in self.records}),
+            "facets": sorted({name for r in self.records for name, seen in r.facets.items() if seen}),
+            "causes": sorted({r.cause for r in self.records if r.cause}),
+            "tags": sorted({tag for r in self.records for tag in r.tags}),
         }
 
     # -- queries ---------------------------------------------------------------------------------
@@ -326,6 +334,10 @@ class Index:
                 "drift": prompts.drift,
             },
         }
+
+    def audit_sample(self, n: int, seed: int) -> list[Record]:
+        """`n` decided answers drawn for a blind audit, as `tabench adjudicate --audit` draws them."""
+        return draw_audit_sample(self.records, n, seed=seed)
 
     # -- adjudication ----------------------------------------------------------------------------
     def decide(

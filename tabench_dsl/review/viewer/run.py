@@ -24,7 +24,9 @@ from ..slices import select_tagged
 
 @dataclass
 class Run:
-    """The standing records of one results file, decisions applied, sorted by (system, question)."""
+    """The standing records of one results file, decisions applied, sorted by (system, question).
+
+    `records` is empty in the run of a `disk_index.DiskIndex`: its records stay in the file."""
 
     results_path: Path
     decisions_path: Path

@@ -1,0 +1,190 @@
+"""The viewer's index over a results file of any size: the records stay in the file.
+
+`DiskIndex` answers every request `Index` answers, with the same JSON, but holds no record whole
+in memory beyond a page: the list's filters run over integer columns (`columns.Table`, kept in the
+index beside the results file by `column_store`), a page's rows and a detail are decoded from
+their lines (`disk_records.RecordsOnDisk`), the totals come from the index (`kept_totals`), and
+the decisions file is overlaid at start and on each decision. The text search `q` is the one
+filter that reads texts: it reads again the lines of the records the other filters left.
+
+At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
+about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
+~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
+500 MB). What still reads the whole file: `q` (a few seconds at a million), and the totals after
+a decision, which are counted again as `tabench totals` counts an appended file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from ...core.errors import UsageError
+from ...core.price import Price
+from ...core.records import Decision, Record
+from ..audit import DECIDED, draw_audit_sample
+from ..decisions import apply_decisions, decisions_path, load_decisions
+from ..slices import check_tags
+from ..totals import Totals
+from .column_store import standing_columns
+from .columns import Table
+from .disk_records import Positions, RecordsOnDisk
+from .kept_totals import viewer_totals
+from .queries import Filters, Index
+from .run import Run, compile_battery_at
+
+
+class DiskIndex(Index):
+    """`Index` with its records read from the results file (module docstring)."""
+
+    def __init__(
+        self, run: Run, records: RecordsOnDisk, *, reviewer: str | None, tags: Sequence[str] | None
+    ) -> None:  # `Index.__init__` is not called: it would index every record in memory
+        self.run = run
+        self.reviewer = reviewer
+        self.compare = None
+        self.other = {}
+        self.records = records
+        self.position = Positions(records.table)
+        self.tags = tags
+        self._cache: tuple[Filters, list[int]] | None = None
+        self._totals: Totals | None = None
+        self._choices: dict[str, list[str]] | None = None
+
+    @property
+    def table(self) -> Table:
+        assert isinstance(self.records, RecordsOnDisk)
+        return self.records.table
+
+    def totals(self) -> Totals:
+        if self._totals is None:
+            run = self.run
+            self._totals = viewer_totals(
+                run.results_path, run.decisions_path, price=run.price, tags=self.tags
+            )
+        return self._totals
+
+    def awaiting(self) -> int:
+        table = self.table
+        adjudicate = table.codes_where("verdict", lambda verdict: verdict == "adjudicate")
+        undecided = table.codes_where("human", lambda human: human == "")
+        return len(
+            table.narrowed(table.narrowed(range(len(table)), "verdict", adjudicate), "human", undecided)
+        )
+
+    def filter_choices(self) -> dict[str, list[str]]:
+        table = self.table
+        return {
+            "systems": table.used("system"),
+            "questions": table.used("question"),
+            "facets": sorted({name for seen in table.used("facets") for name in seen}),
+            "causes": sorted(cause for cause in table.used("cause") if cause),
+            "tags": sorted({tag for tags in table.used("tags") for tag in tags}),
+        }
+
+    def audit_sample(self, n: int, seed: int) -> list[Record]:
+        """As `Index.audit_sample` draws, from the columns: only the records drawn are read."""
+        table = self.table
+        decided = table.codes_where("verdict", lambda verdict: verdict in DECIDED)
+        undecided = table.codes_where("human", lambda human: human == "")
+        positions = table.narrowed(table.narrowed(range(len(table)), "verdict", decided), "human", undecided)
+        assert isinstance(self.records, RecordsOnDisk)
+        audited = {key for key, held in self.records.overlay.items() if held.audited_by_human is not None}
+        skipped = {self.position[key] for key in audited}
+        systems, questions, verdicts = (table.table(field) for field in ("system", "question", "verdict"))
+        columns = [table.columns[field] for field in ("system", "question", "verdict")]
+        candidates = (
+            _Candidate(systems[columns[0][i]], questions[columns[1][i]], verdicts[columns[2][i]])
+            for i in positions
+            if i not in skipped
+        )
+        drawn = draw_audit_sample(candidates, n, seed=seed)
+        return [self.find(candidate.system, candidate.question) for candidate in drawn]
+
+    def matching(self, f: Filters) -> list[int]:
+        """Positions of the records that pass every filter, in index order (as `Index.matching`)."""
+        if self._cache is not None and self._cache[0] == f:
+            return self._cache[1]
+        table = self.table
+        hits: Sequence[int] = range(len(table))
+        for field, wanted in _tests(f):
+            hits = table.narrowed(hits, field, table.codes_where(field, wanted))
+        if f.compared and f.compared != "missing":  # no second grading: every pair is "missing"
+            hits = []
+        if f.q:
+            assert isinstance(self.records, RecordsOnDisk)
+            hits = self.records.matching_text(list(hits), f.q.casefold())
+        out = list(hits)
+        self._cache = (f, out)
+        return out
+
+
+class _Candidate(msgspec.Struct, frozen=True, gc=False):
+    """A decided, undecided-by-a-person, unaudited record as the audit draw reads it."""
+
+    system: str
+    question: str
+    verdict: str
+    decision: Decision | None = None
+    audited_by_human: Decision | None = None
+
+
+def _tests(f: Filters) -> Iterable[tuple[str, object]]:
+    """(field, test of a value of its table) for each filter `f` sets, as `Index.matching` reads it."""
+    for field in ("verdict", "tier", "cause", "system", "question"):
+        value = getattr(f, field)
+        if value:
+            yield field, value.__eq__
+    if f.facet:
+        yield "facets", lambda seen: f.facet in seen
+    if f.human in ("decided", "undecided"):
+        yield "human", (lambda human: human != "") if f.human == "decided" else (lambda human: human == "")
+    if f.audit:
+        audited = {"agree": ("pass",), "disagree": ("fail",)}.get(f.audit)
+        yield "audit", (lambda verdict: verdict in audited) if audited else (lambda verdict: verdict != "")
+    if f.tag:
+        yield "tags", lambda tags: f.tag in tags
+
+
+def load_disk_index(
+    results_path: str | Path,
+    *,
+    battery: str | Path | None = None,
+    allow_dirs: Iterable[str | Path] = (),
+    tags: Sequence[str] | None = None,
+    price: Price | None = None,
+    reviewer: str | None = None,
+) -> DiskIndex:
+    """The `DiskIndex` of a results file, as `Index(load_run(...))` would index it (same errors:
+    a missing file, a file with no record, an unknown tag, a bad battery)."""
+    results_path = Path(results_path)
+    if not results_path.is_file():
+        raise UsageError(f"{results_path}: no such results file")
+    table = standing_columns(results_path)
+    problems = [f"{results_path}:{problem}" for problem in table.problems]
+    if not len(table) and problems:
+        raise UsageError(f"{problems[0]} (is this a results file written by `tabench grade`?)")
+    records = RecordsOnDisk(results_path, table, {})
+    dpath = decisions_path(results_path)
+    run = Run(results_path, dpath, [], problems, price=price)  # its records: `DiskIndex.records`
+    _overlay_decisions(records, load_decisions(dpath), run)
+    if tags:
+        check_tags(tags, {tag for tagged in table.used("tags") for tag in tagged})
+        chosen = table.codes_where("tags", lambda carried: bool(set(tags).intersection(carried)))
+        table.kept(table.narrowed(range(len(table)), "tags", chosen))
+    if battery is not None:
+        run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
+        run.battery_path = Path(battery)
+    return DiskIndex(run, records, reviewer=reviewer, tags=tags)
+
+
+def _overlay_decisions(records: RecordsOnDisk, decisions, run: Run) -> None:
+    """Apply the decisions file to the records it names (read whole from the file), as `load_run`
+    applies it to every record; the stale decisions go to `run.stale`."""
+    positions = Positions(records.table)
+    named = {(decision.system, decision.question) for decision in decisions}
+    found = sorted(position for key in named if (position := positions.get(key)) is not None)
+    for record in apply_decisions([records[position] for position in found], decisions, stale=run.stale):
+        records[positions[record.key]] = record

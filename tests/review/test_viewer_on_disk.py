@@ -1,0 +1,191 @@
+"""`DiskIndex` (records left in the file, filters over integer columns kept in the index) answers
+every query with the very bytes `Index(load_run(...))` answers it with: built, loaded back, after
+decisions, and over a stale, foreign or truncated index."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from support.make_results import (
+    HOSTILE_ANSWER,
+    make_record,
+    many_results,
+    small_results,
+    write_battery,
+    write_results,
+)
+
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.core.records import record_encoder
+from tabench_dsl.core.results_index import index_path
+from tabench_dsl.review.decisions import append_decision, make_decision
+from tabench_dsl.review.viewer.column_store import read_columns
+from tabench_dsl.review.viewer.disk_index import DiskIndex, load_disk_index
+from tabench_dsl.review.viewer.queries import Filters, Index
+from tabench_dsl.review.viewer.run import load_run
+
+ENCODE = msgspec.json.Encoder().encode
+QUERIES = [
+    Filters(),
+    *(Filters(verdict=v) for v in ("pass", "fail", "adjudicate", "error", "nothing")),
+    *(Filters(tier=t) for t in ("t1", "t2")),
+    Filters(cause="malformed"),
+    Filters(system="agent-b"),
+    Filters(question="h03"),
+    Filters(facet="missing_minor"),
+    *(Filters(human=h) for h in ("decided", "undecided")),
+    *(Filters(audit=a) for a in ("audited", "agree", "disagree")),
+    Filters(q="INGEST"),
+    Filters(q="<script"),
+    Filters(q="answer 1/"),
+    Filters(tag="hard"),
+    *(Filters(compared=c) for c in ("missing", "flipped")),
+    Filters(verdict="adjudicate", system="agent-a", q="ingest"),
+]
+
+
+def mixed_results(path: Path) -> Path:
+    """Every outcome, a tag, facets, re-graded pairs, a BOM, a blank line and two bad lines."""
+    records = small_results()
+    records[1] = msgspec.structs.replace(records[1], tags=["hard", "memory"])
+    records[5] = msgspec.structs.replace(records[5], tags=["hard"])
+    records += many_results(60, systems=3)
+    lines = [record_encoder.encode(r) for r in records]
+    lines[0] = b"\xef\xbb\xbf" + lines[0]
+    lines[3:3] = [b"", b"{not json", b'{"system": "x"}']
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def decide_some(path: Path) -> None:
+    """A decision that holds, one that is stale and a blind audit, as the viewer would append."""
+    run = load_run(path)
+    adjudicate = [r for r in run.records if r.verdict == "adjudicate"]
+    decided = [r for r in run.records if r.verdict == "pass"]
+    dfile = run.decisions_path
+    append_decision(dfile, make_decision(adjudicate[0], "pass", reviewer="ana"))
+    append_decision(dfile, make_decision(decided[0], "fail", reviewer="ana"))  # stale: not adjudicate
+    append_decision(dfile, make_decision(decided[1], "fail", reviewer="bo", audit=True))
+
+
+def answers(index: Index, keys: list[tuple[str, str]]) -> list[bytes]:
+    """Everything the page can ask, each as the JSON bytes the API sends."""
+    out = [ENCODE(index.meta()), ENCODE(index.totals_payload()), ENCODE(index.systems_page("", 0, 50))]
+    for f in QUERIES:
+        for offset, limit in ((0, 50), (3, 2), (40, 500)):
+            out.append(ENCODE(index.page(f, offset, limit)))
+    out += [ENCODE(index.detail(*key)) for key in keys]
+    out += [ENCODE(index.audit_sample(n, seed)) for n, seed in ((1, 0), (5, 3), (200, 1))]
+    return out
+
+
+def untimed(answers: list[bytes]) -> list[bytes]:
+    return [re.sub(rb'"time":"[^"]*"', b'"time":""', answer) for answer in answers]
+
+
+def both(path: Path, **options) -> tuple[Index, DiskIndex]:
+    price = options.pop("price", None)
+    memory = Index(load_run(path, **options), reviewer="ana")
+    memory.run.price = price
+    return memory, load_disk_index(path, reviewer="ana", price=price, **options)
+
+
+def assert_same(path: Path, **options) -> DiskIndex:
+    memory, disk = both(path, **options)
+    keys = [r.key for r in memory.records]
+    assert len(disk.records) == len(keys)
+    assert answers(disk, keys) == answers(memory, keys)
+    assert disk.run.problems == memory.run.problems and disk.run.stale == memory.run.stale
+    return disk
+
+
+@pytest.mark.parametrize("decided", [False, True])
+def test_every_answer_is_the_in_memory_index_s_built_and_loaded(tmp_path: Path, decided: bool) -> None:
+    path = mixed_results(tmp_path / "run.jsonl")
+    if decided:
+        decide_some(path)
+    assert_same(path)  # builds the columns and the totals, and keeps them
+    assert index_path(path).exists()
+    assert_same(path)  # loaded back from the index
+    assert_same(path, tags=["hard"])
+    assert_same(path, battery=write_battery(tmp_path / "battery"))
+
+
+def test_decisions_in_the_viewer_are_the_in_memory_index_s(tmp_path: Path) -> None:
+    """The same decisions made in each kind of index (on two copies of one file) leave every
+    answer the same; a decision on a record that is not adjudicate is refused by both."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first, second = (mixed_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
+    memory = Index(load_run(first), reviewer="ana")
+    disk = load_disk_index(second, reviewer="ana")
+    keys = [r.key for r in memory.records]
+    waiting = [r.key for r in memory.records if r.verdict == "adjudicate"]
+    passed = next(r for r in memory.records if r.verdict == "pass")
+    for index in (memory, disk):
+        index.page(Filters(human="undecided"))  # a kept filtered list must not outlive a decision
+        index.totals()
+        index.decide(*waiting[1], "fail", note="n")
+        index.decide(*waiting[2], "pass")
+        index.record_audit(passed.system, passed.question, "fail")
+        with pytest.raises(UsageError, match="not adjudicate"):
+            index.decide(passed.system, passed.question, "fail")
+    assert disk.awaiting() == memory.awaiting() == len(waiting) - 2
+    # meta names each its own file; a decision's time is the second it was made in
+    assert untimed(answers(disk, keys)[1:]) == untimed(answers(memory, keys)[1:])
+    assert_same(second)  # and a fresh view of the file decided through the disk index
+
+
+def test_a_stale_truncated_or_foreign_index_changes_nothing(tmp_path: Path) -> None:
+    path = mixed_results(tmp_path / "run.jsonl")
+    assert_same(path)
+    with open(path, "ab") as f:  # appended: the kept columns no longer cover the file
+        f.write(record_encoder.encode(make_record("agent-c", "h09", "adjudicate", answer="new")) + b"\n")
+    assert assert_same(path).find("agent-c", "h09").answer == "new"
+    text = path.read_bytes()
+    path.write_bytes(text[: len(text) // 2].rsplit(b"\n", 1)[0] + b"\n")  # truncated
+    assert_same(path)
+    other = write_results(tmp_path / "other.jsonl", small_results())
+    assert_same(other)
+    os.replace(index_path(other), index_path(path))  # an index of another file beside this one
+    assert_same(path)
+    other.write_bytes(path.read_bytes().replace(b"Ingest", b"Ingeso"))  # same size, other bytes
+    os.utime(other, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    assert_same(other)
+
+
+def test_the_columns_hold_no_text_of_a_record(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "run.jsonl", small_results())
+    kept = msgspec.msgpack.encode(read_columns(path))
+    assert HOSTILE_ANSWER.encode() not in kept and b"Ingest" not in kept
+
+
+def test_a_file_without_records_is_refused_as_load_run_refuses_it(tmp_path: Path) -> None:
+    path = tmp_path / "notes.jsonl"
+    path.write_text("hello\n")
+    with pytest.raises(UsageError) as memory:
+        load_run(path)
+    with pytest.raises(UsageError) as disk:
+        load_disk_index(path)
+    assert str(disk.value) == str(memory.value)
+    with pytest.raises(UsageError) as unknown:
+        load_disk_index(write_results(tmp_path / "r.jsonl", small_results()), tags=["nope"])
+    with pytest.raises(UsageError) as expected:
+        load_run(tmp_path / "r.jsonl", tags=["nope"])
+    assert str(unknown.value) == str(expected.value)
+
+
+def test_a_file_rewritten_under_the_viewer_is_named_never_shown_as_another(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "run.jsonl", small_results())
+    disk = load_disk_index(path, reviewer="ana")
+    write_results(path, small_results()[::-1])  # rewritten in place: the lines moved
+    with pytest.raises(UsageError, match=r"run\.jsonl: the line of 'agent-a'/'h02' changed"):
+        disk.detail("agent-a", "h02")
+    disk = load_disk_index(path, reviewer="ana")
+    replaced = tmp_path / "new.jsonl"
+    write_results(replaced, small_results()[:2])
+    os.replace(replaced, path)  # replaced by another file: the viewer still reads the one it indexed
+    assert disk.detail("agent-a", "h02")["record"]["verdict"] == "pass"
