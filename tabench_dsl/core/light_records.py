@@ -242,3 +242,32 @@ def _reviews(record: LightRecord) -> dict:
             _light_votes(audit.panel),
         )
     return extra
+
+
+class OutcomeRecord(msgspec.Struct, gc=False):
+    """A `Record` as `diff` reads it: the pair, what its outcome stands on (verdict, a decision on
+    the line, the prompt a decision is checked against) and who judged it; its reason, which diff
+    shows only for the pairs that flip. Every other field is skipped by the decoder, never built."""
+
+    system: str
+    question: str
+    tier: Tier
+    verdict: Outcome
+    reason: str  # required, as in `Record`: a line without one is no record
+    prompt_sha256: str
+    judge: JudgeInfo
+    cause: Cause | None = None
+    decision: Decision | None = None
+
+
+outcome_record_decoder = msgspec.json.Decoder(OutcomeRecord)
+
+
+def iter_outcome_records(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None, stop: int | None = None
+) -> Iterator[OutcomeRecord]:
+    """Stream the records of a results file (its first `stop` bytes, all when None) as
+    `OutcomeRecord`s, bad lines reported to `on_problem` and skipped as `iter_records` does. Two
+    reads of the same bytes give the same records: a second pass may pick out what the first left
+    behind."""
+    return decoded_lines(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
