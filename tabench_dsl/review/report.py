@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import msgspec
@@ -146,12 +147,17 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
-def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
+def _fair_cut(by_pair: list[Record], limit: int) -> list[Record]:
     """`limit` records in reading order, chosen verdict by verdict and round-robin over the systems,
-    so a cut report shows every system's undecided and failed answers, not the first system's only."""
+    so a cut report shows every system's undecided and failed answers, not the first system's only.
+
+    `by_pair` is sorted by (system, question), so each (verdict, system) queue fills in question
+    order without sorting a million records first, and a queue never needs more than `limit`."""
     buckets: dict[tuple[int, str], list[Record]] = {}
-    for record in ordered:
-        buckets.setdefault(_reading_order(record)[:2], []).append(record)
+    for record in by_pair:
+        queue = buckets.setdefault(_reading_order(record)[:2], [])
+        if len(queue) < limit or limit < 1:  # (a limit of 0 has always listed every answer)
+            queue.append(record)
     chosen: list[Record] = []
     for rank in sorted({key[0] for key in buckets}):
         queues = [buckets[key] for key in sorted(buckets) if key[0] == rank]
@@ -167,8 +173,11 @@ def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
 def listed_answers(records: list[Record], max_answers: int = MAX_ANSWERS) -> list[Record]:
     """The records whose answers the page shows in full, in the page's order: all of them, or
     `max_answers` taken fairly (`_fair_cut`) when there are more."""
-    ordered = sorted(records, key=_reading_order)
-    return ordered if len(ordered) <= max_answers else _fair_cut(ordered, max_answers)
+    if len(records) <= max_answers:
+        return sorted(records, key=_reading_order)
+    if any(a.key >= b.key for a, b in pairwise(records)):  # a `Run`'s records are sorted by pair
+        records = sorted(records, key=lambda r: r.key)
+    return _fair_cut(records, max_answers)
 
 
 def render_report(

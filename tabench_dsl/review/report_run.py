@@ -66,11 +66,24 @@ def _light_run(results_path: Path, tags: Sequence[str] | None) -> Run | None:
         raise UsageError(f"{problems[0]} (is this a results file written by `tabench grade`?)")
     if failed is not None:
         raise failed
-    stale: list[StaleDecision] = []
-    records = select_tagged(apply_decisions(standing.values(), decisions, stale=stale), tags)
+    records = list(standing.values())
     del standing
+    stale: list[StaleDecision] = []
+    if decisions:
+        _apply(records, decisions, stale)
+    records = select_tagged(records, tags)
     records.sort(key=lambda r: r.key)
     return Run(results_path, dpath, records, problems, stale)
+
+
+def _apply(records: list[Record], decisions: list[Decision], stale: list[StaleDecision]) -> None:
+    """`apply_decisions` on `records` in place, given only the records the decisions name: what it
+    makes of them is the same, without an index of a million records."""
+    named = {(decision.system, decision.question) for decision in decisions}
+    at = [i for i, record in enumerate(records) if record.key in named]
+    applied = apply_decisions([records[i] for i in at], decisions, stale=stale)
+    for i, record in zip(at, applied, strict=True):
+        records[i] = record
 
 
 def _checks_answer(decision: Decision) -> bool:
