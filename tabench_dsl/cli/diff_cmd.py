@@ -65,15 +65,14 @@ def _computed_diff(a: Path, b: Path) -> tuple[Diff, int]:
     """The diff of `a` and `b` read from both files (their problems warned of), kept in A's index
     when neither has a bad line or a stale decision; the diff and the exit status."""
     from ..core.results_index import measure
-    from ..review.diff import diff_records
+    from ..review.diff_files import diff_files
     from ..review.indexed_diff import keep_diff
-    from ..review.viewer.run import load_run
 
     before = (measure(a), measure(b))
-    first, second = load_run(a), load_run(b)
+    # Streamed: per pair only its outcome, and the reasons of the flips (`review.diff_files`).
+    diff, first, second = diff_files(a, b)
     for loaded in (first, second):
         warn_run_problems(loaded)
-    diff = diff_records(first.records, second.records, a_name=str(a), b_name=str(b))
     if not (first.problems or second.problems or first.stale or second.stale):
         keep_diff(a, b, diff, before=before)
     return diff, 1 if first.problems or second.problems else 0

@@ -114,14 +114,28 @@ def _rendered_page(args: argparse.Namespace, price: Price | None):
     from ..core.results_index import measure
     from ..review.indexed_report import KEPT_NOW, KeptReport, keep_report
     from ..review.report import render_report
+    from ..review.report_run import report_run
     from ..review.viewer.run import load_run
 
     extent = measure(args.results)
-    run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
+    listed = None
+    if args.compare is None:
+        # Every record light, whole only the answers shown (`review.report_run`).
+        run_data, listed = report_run(
+            args.results,
+            max_answers=args.max_answers,
+            battery=args.battery,
+            allow_dirs=args.allow_dirs,
+            tags=args.tags,
+        )
+    else:  # the comparison shows the other file's verdict beside each answer: both read whole
+        run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
     run_data.price = price
     warn_run_problems(run_data)
     compared = load_compared(args, run_data)
-    html = render_report(run_data, max_answers=args.max_answers, now=KEPT_NOW, compare=compared)
+    html = render_report(
+        run_data, max_answers=args.max_answers, now=KEPT_NOW, compare=compared, listed=listed
+    )
     total = len(run_data.records)
     page = KeptReport(html, total, min(total, args.max_answers))
     variant = _variant(args, price)

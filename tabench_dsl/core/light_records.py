@@ -9,13 +9,13 @@ list), so a million records fit in a fraction of the memory.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 
 import msgspec
 
 from .fast_lines import decoded_lines
-from .jsonl import BadLine
+from .jsonl import BadLine, strip_bom
 from .records import (
     Attempt,
     AttemptKind,
@@ -29,6 +29,7 @@ from .records import (
     Served,
     Tier,
     Tokens,
+    record_decoder,
 )
 
 
@@ -242,3 +243,66 @@ def _reviews(record: LightRecord) -> dict:
             _light_votes(audit.panel),
         )
     return extra
+
+
+class OutcomeRecord(msgspec.Struct, gc=False):
+    """A `Record` as `diff` reads it: the pair, what its outcome stands on (verdict, a decision on
+    the line, the prompt a decision is checked against) and who judged it; its reason, which diff
+    shows only for the pairs that flip. Every other field is skipped by the decoder, never built."""
+
+    system: str
+    question: str
+    tier: Tier
+    verdict: Outcome
+    reason: str  # required, as in `Record`: a line without one is no record
+    prompt_sha256: str
+    judge: JudgeInfo
+    cause: Cause | None = None
+    decision: Decision | None = None
+
+
+outcome_record_decoder = msgspec.json.Decoder(OutcomeRecord)
+
+
+def iter_outcome_records(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None, stop: int | None = None
+) -> Iterator[OutcomeRecord]:
+    """Stream the records of a results file (its first `stop` bytes, all when None) as
+    `OutcomeRecord`s, bad lines reported to `on_problem` and skipped as `iter_records` does. Two
+    reads of the same bytes give the same records: a second pass may pick out what the first left
+    behind."""
+    return decoded_lines(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
+
+
+class _Pair(msgspec.Struct):
+    system: str
+    question: str
+
+
+_pair_decoder = msgspec.json.Decoder(_Pair)
+
+
+def iter_records_of(
+    path: str | Path, pairs: Container[tuple[str, str]]
+) -> Iterator[Record | tuple[str, str]]:
+    """The records of a results file whose (system, question) is in `pairs`, decoded whole, in file
+    order; every other line is decoded only as far as its pair (the decoder skips the rest). A line
+    of one of `pairs` that is no whole record gives its pair instead (a reader that chose `pairs`
+    with a lighter decoder learns that this one saw it otherwise); any other line that is not a
+    record is skipped without a word."""
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                pair = _pair_decoder.decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                line = strip_bom(line)  # as `fast_lines.decoded_lines` retries a line
+                try:
+                    pair = _pair_decoder.decode(line)
+                except (msgspec.DecodeError, RecursionError):
+                    continue
+            key = (pair.system, pair.question)
+            if key in pairs:
+                try:
+                    yield record_decoder.decode(line)
+                except (msgspec.DecodeError, RecursionError):
+                    yield key

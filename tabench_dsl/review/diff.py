@@ -16,12 +16,16 @@ Pairs in only one of the files are counted and named.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 import msgspec
 
-from ..core.records import Record
+from ..core.records import Decision, Record
 from ..core.stats import cohen_kappa, mcnemar_exact
 from .outcomes import outcome
+
+#: A pair's key: (system, question), or a number standing for one (`diff_files`).
+K = TypeVar("K")
 
 
 class Flip(msgspec.Struct, frozen=True):
@@ -76,15 +80,40 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
     """Compare the standing records `a` and `b` (one per pair, decisions applied)."""
     left = {record.key: record for record in a}
     right = {record.key: record for record in b}
-    a_judges, b_judges = judges_of(left.values()), judges_of(right.values())
-    flips: list[Flip] = []
+    outcomes = ((key, outcome(left[key]), outcome(right[key])) for key in sorted(left.keys() & right.keys()))
+    diff, flipped = compare_outcomes(
+        outcomes,
+        a_name=a_name,
+        b_name=b_name,
+        only_in_a=[Pair(*key) for key in sorted(left.keys() - right.keys())],
+        only_in_b=[Pair(*key) for key in sorted(right.keys() - left.keys())],
+        a_judges=judges_of(left.values()),
+        b_judges=judges_of(right.values()),
+    )
+    diff.flips = [Flip(*key, vx, vy, _reason(left[key]), _reason(right[key])) for key, vx, vy in flipped]
+    return diff
+
+
+def compare_outcomes(
+    outcomes: Iterable[tuple[K, str, str]],
+    *,
+    a_name: str,
+    b_name: str,
+    only_in_a: list[Pair],
+    only_in_b: list[Pair],
+    a_judges: list[str],
+    b_judges: list[str],
+) -> tuple[Diff, list[tuple[K, str, str]]]:
+    """The figures of a diff from the outcomes (A's, B's) of the pairs in both, in the order the
+    flips are listed; the `Diff` without its flips, and the (pair, A's outcome, B's outcome) of
+    each flip, for the caller to give their reasons (a file read in a second pass gives them only
+    for these)."""
+    flipped: list[tuple[K, str, str]] = []
     ratings: list[tuple[str, str]] = []
     with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
-    for key in sorted(left.keys() & right.keys()):
-        x, y = left[key], right[key]
-        vx, vy = outcome(x), outcome(y)
+    for key, vx, vy in outcomes:
         if vx != vy:
-            flips.append(Flip(key[0], key[1], vx, vy, _reason(x), _reason(y)))
+            flipped.append((key, vx, vy))
         if "error" in (vx, vy):
             with_error += 1
             continue
@@ -95,7 +124,7 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
         not_to_pass += vx != "pass" and vy == "pass"
     compared = len(ratings)
     agreed = sum(vx == vy for vx, vy in ratings)
-    return Diff(
+    diff = Diff(
         a=a_name,
         b=b_name,
         in_both=compared + with_error,
@@ -111,12 +140,13 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
         pass_to_not=pass_to_not,
         not_to_pass=not_to_pass,
         p_value=mcnemar_exact(pass_to_not, not_to_pass),
-        flips=flips,
-        only_in_a=[Pair(*key) for key in sorted(left.keys() - right.keys())],
-        only_in_b=[Pair(*key) for key in sorted(right.keys() - left.keys())],
+        flips=[],
+        only_in_a=only_in_a,
+        only_in_b=only_in_b,
         a_judges=a_judges,
         b_judges=b_judges,
     )
+    return diff, flipped
 
 
 def judges_of(records: Iterable[Record]) -> list[str]:
@@ -132,12 +162,16 @@ def _side(path: str, judges: list[str]) -> str:
 
 
 def _reason(record: Record) -> str:
-    """The reason a record's outcome stands on: a human decision's note (or that it was decided by
-    a person), else the tool's reason."""
-    if record.decision is not None:
-        note = f": {record.decision.note}" if record.decision.note else ""
-        return f"decided {record.decision.verdict} by {record.decision.reviewer}{note}"
-    return record.reason
+    return stated_reason(record.decision, record.reason)
+
+
+def stated_reason(decision: Decision | None, reason: str) -> str:
+    """The reason an outcome stands on: a human decision's note (or that it was decided by a
+    person), else the tool's `reason`."""
+    if decision is not None:
+        note = f": {decision.note}" if decision.note else ""
+        return f"decided {decision.verdict} by {decision.reviewer}{note}"
+    return reason
 
 
 def diff_json(diff: Diff) -> bytes:

@@ -1,12 +1,12 @@
 """A diff of two results files kept in the first one's index, for the next `diff A B` of the same files.
 
-`diff A B` reads every record of both files whole (the flips name both reasons); at a million
-records each that is minutes. The diff of two files that have not changed is the diff they had,
-so `kept_diff` gives back the `Diff` computed earlier when all it depends on is as it was: A's bytes
-(`results_index.load_exact`), B's bytes (B's `Extent` is part of the value's name), both decisions
-files' content, the two names as given, and the source of the code that counts
-(`indexed_totals.code_hash`). Only a diff of two files without bad lines or stale decisions is kept
-(`keep_diff`), so a kept one has no warning to repeat.
+`diff A B` streams both files twice (outcomes, then the reasons of the flips: `diff_files`); at a
+million records each that is still many seconds. The diff of two files that have not changed is
+the diff they had, so `kept_diff` gives back the `Diff` computed earlier when all it depends on is
+as it was: A's bytes (`results_index.load_exact`), B's bytes (B's `Extent` is part of the value's
+name), both decisions files' content, the two names as given, and the source of the code that
+counts (`indexed_totals.code_hash`). Only a diff of two files without bad lines or stale decisions
+is kept (`keep_diff`), so a kept one has no warning to repeat.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import msgspec
@@ -25,7 +26,7 @@ import msgspec
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from ..core.safe_open import open_for_rewrite
-from .diff import diff_records, summary_lines
+from .diff import Diff, diff_records, summary_lines
 from .templating import Inline, inline, markup, render
 from .totals import compute_totals
 from .totals_tables import judge_caption, kappa_text, usage_caption
@@ -146,12 +147,17 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
-def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
+def _fair_cut(by_pair: list[Record], limit: int) -> list[Record]:
     """`limit` records in reading order, chosen verdict by verdict and round-robin over the systems,
-    so a cut report shows every system's undecided and failed answers, not the first system's only."""
+    so a cut report shows every system's undecided and failed answers, not the first system's only.
+
+    `by_pair` is sorted by (system, question), so each (verdict, system) queue fills in question
+    order without sorting a million records first, and a queue never needs more than `limit`."""
     buckets: dict[tuple[int, str], list[Record]] = {}
-    for record in ordered:
-        buckets.setdefault(_reading_order(record)[:2], []).append(record)
+    for record in by_pair:
+        queue = buckets.setdefault(_reading_order(record)[:2], [])
+        if len(queue) < limit or limit < 1:  # (a limit of 0 has always listed every answer)
+            queue.append(record)
     chosen: list[Record] = []
     for rank in sorted({key[0] for key in buckets}):
         queues = [buckets[key] for key in sorted(buckets) if key[0] == rank]
@@ -164,21 +170,33 @@ def _fair_cut(ordered: list[Record], limit: int) -> list[Record]:
     return sorted(chosen, key=_reading_order)
 
 
+def listed_answers(records: list[Record], max_answers: int = MAX_ANSWERS) -> list[Record]:
+    """The records whose answers the page shows in full, in the page's order: all of them, or
+    `max_answers` taken fairly (`_fair_cut`) when there are more."""
+    if len(records) <= max_answers:
+        return sorted(records, key=_reading_order)
+    if any(a.key >= b.key for a, b in pairwise(records)):  # a `Run`'s records are sorted by pair
+        records = sorted(records, key=lambda r: r.key)
+    return _fair_cut(records, max_answers)
+
+
 def render_report(
-    run: Run, *, max_answers: int = MAX_ANSWERS, now: datetime | None = None, compare: Run | None = None
+    run: Run,
+    *,
+    max_answers: int = MAX_ANSWERS,
+    now: datetime | None = None,
+    compare: Run | None = None,
+    listed: list[Record] | None = None,
 ) -> str:
     """The whole report page for `run` as HTML text; `compare`, a second grading of the same
-    answers, adds a section of what changed (`diff.diff_records`) and its verdict beside each answer."""
+    answers, adds a section of what changed (`diff.diff_records`) and its verdict beside each answer.
+
+    `listed` is `listed_answers(run.records, max_answers)` when the caller has it, records read
+    whole where `run.records` were read without their texts (`report_run`)."""
     totals = compute_totals(run.records, price=run.price)
-    diff = (
-        None
-        if compare is None
-        else diff_records(
-            run.records, compare.records, a_name=str(run.results_path), b_name=str(compare.results_path)
-        )
-    )
-    ordered = sorted(run.records, key=_reading_order)
-    listed = ordered if len(ordered) <= max_answers else _fair_cut(ordered, max_answers)
+    diff = None if compare is None else _diff(run, compare)
+    if listed is None:
+        listed = listed_answers(run.records, max_answers)
     compiled = run.compiled
     style, script = _assets()
     return render(
@@ -202,7 +220,7 @@ def render_report(
             lay_out(outcome_chart(totals.questions, title="Outcomes per question", kind="question")),
         ],
         question_rows=totals.questions[:MAX_QUESTION_ROWS],
-        answer_count=len(ordered),
+        answer_count=len(run.records),
         listed_count=len(listed),
         verdict_order=list(_ORDER),
         # Built one at a time as the page is written, not all first: 20,000 views alive at once
@@ -216,6 +234,12 @@ def render_report(
         max_flips=MAX_FLIPS,
         other=None if compare is None else {r.key: r for r in compare.records},
         other_name="" if compare is None else compare.results_path.name,
+    )
+
+
+def _diff(run: Run, compare: Run) -> Diff:
+    return diff_records(
+        run.records, compare.records, a_name=str(run.results_path), b_name=str(compare.results_path)
     )
 
 

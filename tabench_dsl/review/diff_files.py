@@ -1,0 +1,225 @@
+"""`diff A B` read from the two files in bounded memory: the same `Diff` as `diff.diff_records` of
+both files' standing records, without ever holding a record.
+
+A diff needs per pair only its outcome (human decisions applied) and who judged it, and the
+reasons of the pairs that flip. So each file is streamed once as `OutcomeRecord`s (the decoder
+skips the answer, the replies and every other text) into one small int per pair: the pair is a
+number (`Names`: its system's and its question's ids, shared by both files) and its value packs
+the outcome with the judge's slot. The records a decision names are the only ones held (a
+decision is checked against its record's prompt and verdict, by `decisions.apply_decisions`
+itself). Once the flips are known, a second pass over the same bytes picks out their reasons.
+At a million pairs a side this is a few hundred megabytes instead of gigabytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import UsageError
+from ..core.light_records import OutcomeRecord, iter_outcome_records
+from ..core.records import Decision, JudgeInfo, Record
+from ..core.results import iter_records
+from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
+
+#: The outcomes, by the code a pair's value keeps in its two low bits.
+OUTCOMES = ("pass", "fail", "adjudicate", "error")
+_CODE = {name: code for code, name in enumerate(OUTCOMES)}
+#: Bits of a pair's number that hold its question's id (the system's id is above them).
+_QUESTION_BITS = 32
+_QUESTION_MASK = (1 << _QUESTION_BITS) - 1
+
+
+class Names:
+    """The systems and questions of both files, each with an id, so a pair is one int."""
+
+    def __init__(self) -> None:
+        self.systems: dict[str, int] = {}
+        self.questions: dict[str, int] = {}
+        self._by_id: tuple[list[str], list[str]] | None = None  # the names by id, once asked for
+
+    def key(self, system: str, question: str) -> int:
+        """The number of the pair (`system`, `question`), its names given ids when new."""
+        s = self.systems.get(system)
+        if s is None:
+            s = self.systems[system] = len(self.systems)
+            self._by_id = None
+        q = self.questions.get(question)
+        if q is None:
+            q = self.questions[question] = len(self.questions)
+            self._by_id = None
+        return s << _QUESTION_BITS | q
+
+    def known(self, system: str, question: str) -> int | None:
+        """The number of a pair whose names both have ids, else None."""
+        s, q = self.systems.get(system), self.questions.get(question)
+        return None if s is None or q is None else s << _QUESTION_BITS | q
+
+    def pair(self, key: int) -> Pair:
+        if self._by_id is None:  # dicts keep the order their ids were given in
+            self._by_id = list(self.systems), list(self.questions)
+        systems, questions = self._by_id
+        return Pair(systems[key >> _QUESTION_BITS], questions[key & _QUESTION_MASK])
+
+    def order(self) -> Callable[[int], int]:
+        """A sort key of pair numbers that orders them as (system, question) names sort."""
+        system_rank, question_rank = _ranks(self.systems), _ranks(self.questions)
+        width = len(question_rank)
+        return lambda key: system_rank[key >> _QUESTION_BITS] * width + question_rank[key & _QUESTION_MASK]
+
+
+def _ranks(ids: dict[str, int]) -> list[int]:
+    """Each id's place among the names in sorted order."""
+    rank = [0] * len(ids)
+    for place, name in enumerate(sorted(ids)):
+        rank[ids[name]] = place
+    return rank
+
+
+@dataclass
+class Side:
+    """One file as the diff reads it: per pair number, `judge slot * 4 + outcome code` (slot 0: no
+    judge counted, else `judges[slot - 1]`), the decisions standing on the pairs they name, and
+    what `warn_run_problems` says of a `viewer.run.Run` (`problems`, `stale`)."""
+
+    path: Path
+    size: int
+    codes: dict[int, int]
+    judges: list[str]
+    decided: dict[int, Decision]
+    problems: list[str] = field(default_factory=list)
+    stale: list[StaleDecision] = field(default_factory=list)
+
+    def outcome(self, key: int) -> str:
+        return OUTCOMES[self.codes[key] & 3]
+
+    def judges_in_order(self, order: Callable[[int], int]) -> list[str]:
+        """The judges of the standing T2 records in the order of the first pair each judged, as
+        `diff.judges_of` names them from records sorted by pair."""
+        first: dict[int, int] = {}
+        for key, code in self.codes.items():
+            slot = code >> 2
+            if slot:
+                place = order(key)
+                if place < first.get(slot, place + 1):
+                    first[slot] = place
+        return [self.judges[slot - 1] for slot in sorted(first, key=first.__getitem__)]
+
+    def reasons(self, keys: set[int], names: Names) -> dict[int, str]:
+        """The reason each pair of `keys` stands on (`diff.stated_reason`), read again from the
+        bytes the first pass read."""
+        found: dict[int, tuple[str, Decision | None]] = {}
+        if keys:
+            for record in iter_outcome_records(self.path, stop=self.size):
+                key = names.known(record.system, record.question)
+                if key in keys:
+                    found[key] = (record.reason, record.decision)
+        return {
+            key: stated_reason(self.decided.get(key, decision), reason)
+            for key, (reason, decision) in found.items()
+        }
+
+
+def read_side(path: str | Path, names: Names) -> Side:
+    """Read one results file as `viewer.run.load_run` would for a diff, raising what it raises:
+    `UsageError` for a missing file, one whose every line is bad, or a bad decisions file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such results file")
+    try:
+        decisions, failed = load_decisions(decisions_path(path)), None
+    except UsageError as exc:  # raised after the results are read, where `load_run` raises it
+        decisions, failed = [], exc
+    named = {names.key(d.system, d.question) for d in decisions}
+    side = Side(path, path.stat().st_size, {}, [], {})
+    held = _read_codes(side, names, named)
+    if not side.codes and side.problems:
+        raise UsageError(f"{side.problems[0]} (is this a results file written by `tabench grade`?)")
+    if failed is not None:
+        raise failed
+    if decisions:
+        _apply(side, names, held, decisions)
+    return side
+
+
+def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeRecord]:
+    """Fill `side.codes` from its file; the standing records of the pairs in `named`."""
+    codes, held = side.codes, {}
+    slots: dict[JudgeInfo, int] = {}
+    slot_of_name: dict[str, int] = {}
+    for record in iter_outcome_records(side.path, on_problem=side.problems.append, stop=side.size):
+        key = names.key(record.system, record.question)
+        slot = 0
+        if record.tier == "t2" and record.cause != "missing":
+            slot = slots.get(record.judge, 0)
+            if not slot:
+                name = record.judge.describe()
+                slot = slots[record.judge] = slot_of_name.setdefault(name, len(slot_of_name) + 1)
+                if slot > len(side.judges):
+                    side.judges.append(name)
+        decision = record.decision
+        codes[key] = slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict]
+        if key in named:
+            held[key] = record
+    return held
+
+
+def _apply(side: Side, names: Names, held: dict[int, OutcomeRecord], decisions: list[Decision]) -> None:
+    """Apply the decisions to the standing records they name, as `load_run` applies them."""
+    standing = {key: _as_record(record) for key, record in held.items()}
+    if any(d.is_audit and isinstance(d.answer_sha256, str) for d in decisions):
+        # An audit is stale when its answer changed: those records are read whole, for the answer.
+        audited = {names.key(d.system, d.question) for d in decisions if d.is_audit}
+        for record in iter_records(side.path):
+            key = names.key(record.system, record.question)
+            if key in audited and key in standing:
+                standing[key] = record
+    applied = apply_decisions(standing.values(), decisions, stale=side.stale)
+    for key, record in zip(standing, applied, strict=True):
+        if record.decision is not None:
+            side.decided[key] = record.decision
+            side.codes[key] = (side.codes[key] & ~3) | _CODE[record.decision.verdict]
+
+
+def _as_record(light: OutcomeRecord) -> Record:
+    return Record(
+        light.system,
+        light.question,
+        light.tier,
+        light.verdict,
+        "",
+        light.prompt_sha256,
+        light.judge,
+        cause=light.cause,
+        decision=light.decision,
+    )
+
+
+def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
+    """The diff of the results files `a` and `b` (named as given), with each side's problems."""
+    names = Names()
+    left, right = read_side(a, names), read_side(b, names)
+    order = names.order()
+    both = sorted(left.codes.keys() & right.codes.keys(), key=order)
+    diff, flipped = compare_outcomes(
+        ((key, left.outcome(key), right.outcome(key)) for key in both),
+        a_name=str(a),
+        b_name=str(b),
+        only_in_a=[names.pair(key) for key in sorted(left.codes.keys() - right.codes.keys(), key=order)],
+        only_in_b=[names.pair(key) for key in sorted(right.codes.keys() - left.codes.keys(), key=order)],
+        a_judges=left.judges_in_order(order),
+        b_judges=right.judges_in_order(order),
+    )
+    del both
+    keys = {key for key, _, _ in flipped}
+    reasons_a, reasons_b = left.reasons(keys, names), right.reasons(keys, names)
+    diff.flips = [
+        Flip(*_names(names.pair(key)), vx, vy, reasons_a[key], reasons_b[key]) for key, vx, vy in flipped
+    ]
+    return diff, left, right
+
+
+def _names(pair: Pair) -> tuple[str, str]:
+    return pair.system, pair.question

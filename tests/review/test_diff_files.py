@@ -1,0 +1,127 @@
+"""`diff A B` streamed from the files (`review.diff_files`) gives exactly the diff of the standing
+records read whole (`viewer.run.load_run` + `diff.diff_records`), warnings included."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from support.make_results import make_record, many_results, write_results
+
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.core.records import Decision, JudgeInfo, record_encoder
+from tabench_dsl.review.audit import answer_sha256
+from tabench_dsl.review.decisions import decisions_path
+from tabench_dsl.review.diff import diff_json, diff_records
+from tabench_dsl.review.diff_files import diff_files
+from tabench_dsl.review.viewer.run import load_run
+
+NEW = JudgeInfo(backend="anthropic", model="new-judge")
+OTHER_ENDPOINT = JudgeInfo(backend="anthropic", model="new-judge", endpoint="http://other")
+BUILTIN = JudgeInfo(backend="builtin", model="lexical", language_model=False, label="not an LLM")
+
+
+def decide(record, verdict: str, *, note: str = "", **extra) -> Decision:
+    return Decision(
+        record.system,
+        record.question,
+        verdict,
+        record.prompt_sha256,
+        "ann",
+        "2026-12-01T00:00:00Z",
+        note,
+        **extra,
+    )
+
+
+def write_decisions(results, decisions) -> None:
+    decisions_path(results).write_bytes(b"".join(record_encoder.encode(d) + b"\n" for d in decisions))
+
+
+def whole(a, b):
+    """The diff and the warnings as the whole read gives them."""
+    first, second = load_run(a), load_run(b)
+    diff = diff_records(first.records, second.records, a_name=str(a), b_name=str(b))
+    return diff_json(diff), [(run.problems, run.stale) for run in (first, second)]
+
+
+def streamed(a, b):
+    diff, first, second = diff_files(a, b)
+    return diff_json(diff), [(side.problems, side.stale) for side in (first, second)]
+
+
+@pytest.fixture
+def gradings(tmp_path):
+    """A and B over four systems: flips, re-graded pairs, one-sided pairs, several judges, decisions
+    applied, stale and replaced, audits, a decision written on a record's line, bad lines."""
+    base = many_results(400, systems=4, seed=3)
+    replace = msgspec.structs.replace
+    flip = {"pass": "fail", "fail": "pass", "adjudicate": "pass", "error": "fail"}
+    a_records = [*base[:380], make_record("zz", "q-only-a", "pass"), make_record("aa", "q00001", "fail")]
+    b_records = []
+    for i, record in enumerate(base[20:]):
+        if i % 7 == 0:
+            record = replace(record, verdict=flip[record.verdict], reason=f"B flipped {i}", judge=NEW)
+        elif i % 11 == 0:
+            record = replace(record, judge=OTHER_ENDPOINT if i % 2 else BUILTIN)
+        elif i % 13 == 0:
+            record = replace(record, cause="missing", judge=NEW)
+        b_records.append(record)
+    b_records += [replace(base[30], verdict="error", reason="re-graded, then failed")]  # the last stands
+    b_records += [replace(base[31], decision=decide(base[31], "fail", note="on the line"))]
+    a_path, b_path = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_results(a_path, a_records)
+    write_results(b_path, b_records)
+    with open(b_path, "ab") as f:
+        f.write(b'{"system": "s"}\n{not json\n')
+    adjudicated = [r for r in base[20:380] if r.verdict == "adjudicate"]
+    judged = [r for r in base if r.verdict in ("pass", "fail") and r.tier == "t2"]
+    write_decisions(
+        a_path,
+        [
+            decide(adjudicated[0], "pass", note="fine"),
+            decide(adjudicated[1], "fail"),
+            decide(adjudicated[1], "pass", note="changed my mind"),  # replaces the one above
+            replace(decide(adjudicated[2], "pass"), prompt_sha256="other"),  # stale: prompt changed
+            decide(make_record("nobody", "q", "adjudicate"), "pass"),  # stale: no such record
+            decide(judged[0], "fail", kind="audit", answer_sha256=answer_sha256(judged[0])),
+            decide(judged[1], "fail", kind="audit", answer_sha256="not the answer's"),  # stale
+        ],
+    )
+    write_decisions(b_path, [decide(r, "fail") for r in adjudicated[3:8]] + [decide(base[30], "pass")])
+    return a_path, b_path
+
+
+def test_streamed_diff_is_the_whole_read_one(gradings) -> None:
+    a, b = gradings
+    expected = whole(a, b)
+    assert streamed(a, b) == expected
+    data = msgspec.json.decode(expected[0])
+    # The fixture reaches what it means to: flips, both kinds of one-sided pairs, several judges,
+    # decided reasons, stale decisions and bad lines.
+    assert len(data["flips"]) > 40 and data["only_in_a"] and data["only_in_b"]
+    assert len(data["b_judges"]) == 3  # a judge at another endpoint has the same name
+    assert any(f["reason_b"].startswith("decided fail by ann") for f in data["flips"])
+    assert any(f["reason_a"] == "decided pass by ann: changed my mind" for f in data["flips"])
+    assert [len(problems) for problems, _ in expected[1]] == [0, 2]
+    assert len(expected[1][0][1]) == 4  # replaced, prompt changed, no such record, answer changed
+
+
+def test_same_file_on_both_sides(gradings) -> None:
+    a, _ = gradings
+    assert streamed(a, a) == whole(a, a)
+
+
+def test_errors_are_the_whole_read_ones(tmp_path, gradings) -> None:
+    a, b = gradings
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"{not json\n")
+    for other in (bad, tmp_path / "missing.jsonl"):
+        with pytest.raises(UsageError) as expected:
+            load_run(other)
+        with pytest.raises(UsageError) as got:
+            diff_files(a, other)
+        assert str(got.value) == str(expected.value)
+    decisions_path(b).write_bytes(b"{torn\n")
+    with pytest.raises(UsageError) as got:
+        diff_files(a, b)
+    assert "b.decisions.jsonl:1:" in str(got.value) and "bad decision" in str(got.value)
