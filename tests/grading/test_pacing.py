@@ -290,6 +290,60 @@ async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
     assert clock.now - started == pytest.approx(1 / 9.0)
 
 
+async def test_the_copy_of_the_bucket_does_not_count_requests_the_server_refused():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    answered = pacer.start()
+    clock.now += 0.001
+    refused = pacer.start()
+    pacer.on_push_back(refused, pause=1.0)  # sent after the answered one, but took nothing
+    pacer.on_success(answered, RateReading(requests_limit=10, requests_remaining=0, requests_reset=1.0))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started == pytest.approx(1 / 9.0, abs=0.002)  # one token's time, not two
+
+
+ONE_DEEP = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
+
+
+async def test_a_rate_the_headers_tell_exactly_is_kept_not_probed_above():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(pacer.start(), ONE_DEEP)
+    sends = []
+    for _ in range(50):  # 10 s without a 429: a probe would have risen long before
+        sends.append(await pacer.turn())
+        pacer.on_success(sends[-1], ONE_DEEP)
+    assert pacer.rate == pytest.approx(5.0 * (1 - ONE_DEEP_MARGIN))
+    gaps = {round(later - earlier, 6) for earlier, later in itertools.pairwise(sends)}
+    assert gaps == {round(0.2 / (1 - ONE_DEEP_MARGIN), 6)}
+
+
+async def test_a_push_back_from_a_bucket_one_request_deep_sends_again_at_its_reset():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(pacer.start(), ONE_DEEP)
+    early = await pacer.turn()
+    # it came 20 ms before the server's request was back (the one before it reached it late)
+    soon = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.02)
+    pacer.on_push_back(early, pause=1.0, reading=soon)
+    again = await pacer.turn()
+    assert again - early == pytest.approx(0.02 / (1 - ONE_DEEP_MARGIN))  # not a whole turn later
+
+
+async def test_a_slow_reply_from_a_bucket_one_request_deep_moves_the_next_turn_by_its_delay():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = pacer.start()
+    clock.now += 0.02  # the fastest round trip
+    pacer.on_success(first, ONE_DEEP)
+    sent = await pacer.turn()
+    clock.now += 0.03  # 10 ms slower: it most likely reached the server 10 ms late
+    pacer.on_success(sent, ONE_DEEP)
+    after = await pacer.turn()
+    assert after - sent == pytest.approx(0.01 + 0.2 / (1 - ONE_DEEP_MARGIN), abs=0.001)
+
+
 class SteppedTime(FakeTime):
     """A clock the test moves (`advance`); a sleep lasts until the clock reaches its end."""
 
