@@ -6,8 +6,8 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 `rate` a second, `capacity` deep).
 
     before any limit is known   no pacing, but a slow start: at most `window` requests in flight,
-                                START_WINDOW at first, one more for each success (so it doubles
-                                every round trip), spread over the round trip (so a bucket that
+                                START_WINDOW at first, SLOW_GROWTH more for each success (x1.25
+                                a round trip), spread over the round trip (so a bucket that
                                 empties among them costs a 429 or two, not the rest of a window)
     the rate                    what the server was seen to allow, a little more (1 + PROBE):
                                 from its headers (`rate_headers.header_limit`, a lower bound;
@@ -57,6 +57,8 @@ Clock = Callable[[], float]
 PROBE = 0.015
 #: Requests in flight before the first reply, while no limit is known (the slow start).
 START_WINDOW = 2
+#: The slow start's growth a success (x1.25 a round trip: less is sent as its first 429 returns).
+SLOW_GROWTH = 0.25
 #: A push-back with none in the last ISOLATED turns (a second at least) before it eases the rate
 #: off by 2 x PROBE at most, whatever its bound.
 ISOLATED = 20.0
@@ -244,7 +246,7 @@ class Pacer:
             if self._first_pending:
                 self._first_guess(now)
             else:
-                self.window += 1
+                self.window += SLOW_GROWTH
         if reading is not None:
             self._read(ticket, reading, tokens_needed, now)
             # Nothing left, and no copy of the bucket to pace by yet: wait for the reset.
@@ -361,10 +363,8 @@ class Pacer:
             self._set_rate(rate, now, force=True)
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises: 20 turns' time, half a second at
-        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s; at a low
-        rate a rise sooner would cost more 429s than the pace gains); never when the headers tell
-        the rate exactly."""
+        """Seconds without a push-back before the rate rises: 20 turns, 0.5 s at least (a sooner
+        rise costs more 429s than it gains at a low rate); never when the headers tell it exactly."""
         assert self.rate is not None
         return math.inf if self._exact else max(0.5, 20.0 / self.rate)
 
