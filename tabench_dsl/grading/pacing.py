@@ -6,29 +6,21 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
 `rate` a second, `capacity` deep).
 
     before any limit is known   no pacing, but a slow start: at most `window` requests in flight,
-                                START_WINDOW at first, one more for each success (so it doubles
-                                every round trip), spread over the round trip (so a bucket that
+                                START_WINDOW at first, SLOW_GROWTH more for each success (x1.25
+                                a round trip), spread over the round trip (so a bucket that
                                 empties among them costs a 429 or two, not the rest of a window)
     the rate                    what the server was seen to allow, a little more (1 + PROBE):
-                                  - from its headers: limit, remaining and reset (a lower bound:
-                                    `rate_headers.header_limit`), and the copy of its bucket is
-                                    set to what `remaining` says is left (so the senders stop
-                                    before the server has to say no);
-                                  - from its 429s: a lower bound drawn from the successes sent
-                                    between two of them (`rate_evidence.RateEvidence`);
-                                  - at the first 429 with neither, once the answers sent before
-                                    it are back: what got through in the second before it (its
-                                    bucket counted as a second's worth), a guess. It climbs by
-                                    CLIMB_STEP every CLIMB_TICK while requests go and no 429
-                                    comes, and the first 429 measures the rate: what the server
-                                    accepted since the slow start emptied its bucket, over that
-                                    time (`_climb_push_back`).
-                                Sending a little faster than the server refills keeps its bucket
-                                empty, every token used, and shows its rate again (a 429 now and
-                                then); a while without one raises the rate by PROBE, and each
-                                rise in a row by twice the last. A 429 alone in a long while eases
-                                the rate off by 2 x PROBE at most (the bounds, drawn over a span
-                                mostly below the server's rate, prove less than it is).
+                                from its headers (`rate_headers.header_limit`, a lower bound;
+                                the copy of its bucket set to what they say is left), from the
+                                successes sent between two 429s (`rate_evidence`), or, with
+                                neither, a first guess that climbs to the first 429, which
+                                measures it (`rate_climb`). Sending a little faster than the
+                                server refills keeps its bucket empty and shows its rate again;
+                                a while without a 429 raises the rate by PROBE, each rise in a row
+                                by twice the last; a 429 alone in a long while eases it off by
+                                2 x PROBE at most. A bucket one request deep tells its rate
+                                exactly (its reset): it is paced at that, never probed above, each
+                                turn drawn from the reset of the reply before (a push-back's too)
     a 429                       this request queues again for a turn; the others go on at the new
                                 rate. The Retry-After is waited out by every sender only while
                                 nothing got through yet, or when STUCK push-backs in a row came to
@@ -48,15 +40,15 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import math
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.ratelimit import RateReading
 from .rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, Climb
-from .rate_evidence import HORIZON, RateEvidence
-from .rate_headers import exhausted, header_limit
+from .rate_evidence import RateEvidence, SendLog
+from .rate_headers import HeaderRates, exhausted, header_limit, one_deep_wait
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -65,6 +57,8 @@ Clock = Callable[[], float]
 PROBE = 0.015
 #: Requests in flight before the first reply, while no limit is known (the slow start).
 START_WINDOW = 2
+#: The slow start's growth a success (x1.25 a round trip: less is sent as its first 429 returns).
+SLOW_GROWTH = 0.25
 #: A push-back with none in the last ISOLATED turns (a second at least) before it eases the rate
 #: off by 2 x PROBE at most, whatever its bound.
 ISOLATED = 20.0
@@ -76,8 +70,6 @@ DECREASE = 0.5
 SHORT_WAIT = 0.1
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
-#: Send times kept for the headers' bucket copy.
-SENDS_KEPT = 4096
 
 
 class Pacing(Protocol):
@@ -103,9 +95,8 @@ class Pacing(Protocol):
 class Pacer:
     """Send times for every sender of one judge: the module docstring's window, rate and pause.
 
-    `turn()` waits for this sender's time and returns its ticket (`start()` when `idle`, without
-    waiting); every ticket ends in one of `on_success`, `on_push_back` or `on_fault`. The clock
-    and the sleep are injectable for tests."""
+    `turn()` waits for this sender's time and returns its ticket (`start()` when `idle`, at once);
+    each ticket ends in `on_success`, `on_push_back` or `on_fault`. Clock and sleep: injectable."""
 
     def __init__(self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic) -> None:
         self.sleep = sleep
@@ -125,13 +116,14 @@ class Pacer:
         self._tat = 0.0  # the bucket copy's theoretical arrival time (GCRA), turns given included
         self._committed = 0.0  # the same, counting only the requests actually sent
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
-        self._sends: list[float] = []  # send times, in order, for the headers' bucket copy
+        self._sends = SendLog()  # for the headers' bucket copy
         self._synced = 0.0  # send time of the request whose reading last set the bucket copy
         self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
         self._limited_at = 0.0  # when the last push-back came
         self._stuck = 0  # push-backs in a row to requests sent at the current rate
-        self._header_rate = 0.0  # the highest rate the headers proved over the last HORIZON s
-        self._header_rates: deque[tuple[float, float, float]] = deque(maxlen=1024)
+        self._exact = False  # the headers tell the rate itself (a bucket one request deep)
+        self._header_rate = 0.0  # the rate the headers prove
+        self._header_rates = HeaderRates()
         self._first_pending = False  # a 429 came before any answer: the first answer sets a rate
         self._rises = 1  # the next rise without a push-back, in PROBEs
         self._limited_sent = 0.0  # send time of the last push-back
@@ -163,9 +155,7 @@ class Pacer:
         self.in_flight += 1
         if self.rate is not None:
             self._committed = max(self._committed, now) + 1.0 / self.rate
-        self._sends.append(now)
-        if len(self._sends) > 2 * SENDS_KEPT:
-            del self._sends[:SENDS_KEPT]
+        self._sends.send(now)
         return now
 
     async def turn(self) -> float:
@@ -256,7 +246,7 @@ class Pacer:
             if self._first_pending:
                 self._first_guess(now)
             else:
-                self.window += 1
+                self.window += SLOW_GROWTH
         if reading is not None:
             self._read(ticket, reading, tokens_needed, now)
             # Nothing left, and no copy of the bucket to pace by yet: wait for the reset.
@@ -279,10 +269,13 @@ class Pacer:
         now = self.clock()
         self._done()
         self.evidence.push_back(ticket, now)
+        self._sends.refuse(ticket)
         self._limited_at = now
         self._rises = 1
         if reading is not None:
             self._read(ticket, reading, 0, now, taken=False)
+            if self._exact:
+                self._one_deep(ticket, reading, now, answered=False)
         floor = self._eased(ticket) if self._climb is None else 0.0
         if self._climb is not None:
             self._climb_push_back(ticket, now)
@@ -310,11 +303,9 @@ class Pacer:
 
     def _eased(self, ticket: float) -> float:
         """The least rate after a push-back to the request sent at `ticket` (0: none). One alone
-        in a long while came as the pace had just passed the server's rate: it eases off by
-        2 x PROBE, or to the rate before the last rise if lower, no more (the bound the push-backs
-        prove may be far less: the pace was below the rate for most of their span, the bucket
-        filling up), and the push-backs before it are forgotten, so the next spans, drawn while
-        the pace is above the rate, show it."""
+        in a long while came as the pace just passed the server's: it eases off by 2 x PROBE, or to
+        the rate before the last rise if lower, no more (the push-backs' bound, drawn mostly below
+        the rate, may be far less), and the push-backs before it are forgotten."""
         isolated = self.rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / self.rate)
         self._limited_sent = max(self._limited_sent, ticket)
         raised_from, self._raised_from = self._raised_from, 0.0
@@ -337,8 +328,7 @@ class Pacer:
 
     def _first_guess(self, now: float) -> None:
         """The first rate once the slow start's answers are back, climbed from until a push-back
-        (`rate_climb`). Its first turn is a turn away (as long as a first climb of MAX_STEPS_A_SEND
-        steps at most): the slow start has just emptied the server's bucket."""
+        (`rate_climb`); its first turn a turn away (a first climb's at most): the bucket is empty."""
         if self.in_flight:
             return  # more answers on their way
         self._first_pending = False
@@ -356,7 +346,7 @@ class Pacer:
     def _climb_tick(self, now: float) -> None:
         """The climb's steps due by `now` (`Climb.steps_due`)."""
         assert self.rate is not None and self._climb is not None
-        steps = self._climb.steps_due(now, self._changed, self._sends[-1] if self._sends else None)
+        steps = self._climb.steps_due(now, self._changed, self._sends.sent[-1] if self._sends.sent else None)
         if steps:
             self._climb.step(self.rate)
             self._set_rate(self.rate * CLIMB_STEP**steps, now, force=True)
@@ -365,7 +355,7 @@ class Pacer:
         """A push-back while the rate climbs: the climb goes on (from a new start, or lower) or
         ends with the rate it measured, a little more (`Climb.push_back`)."""
         assert self.rate is not None and self._climb is not None
-        rate, going = self._climb.push_back(ticket, now, self.rate, self._sends, self.evidence)
+        rate, going = self._climb.push_back(ticket, now, self.rate, self._sends.sent, self.evidence)
         if not going:
             self._climb = None
             rate *= 1 + PROBE
@@ -373,11 +363,10 @@ class Pacer:
             self._set_rate(rate, now, force=True)
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises: 20 turns' time, half a second at
-        least (a pace PROBE above the server's meets a 429 every 1 / (rate x PROBE) s; at a low
-        rate a rise sooner would cost more 429s than the pace gains)."""
+        """Seconds without a push-back before the rate rises: 20 turns, 0.5 s at least (a sooner
+        rise costs more 429s than it gains at a low rate); never when the headers tell it exactly."""
         assert self.rate is not None
-        return max(0.5, 20.0 / self.rate)
+        return math.inf if self._exact else max(0.5, 20.0 / self.rate)
 
     def _read(
         self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
@@ -388,32 +377,44 @@ class Pacer:
             return
         self._synced = ticket
         rate, capacity, remaining = bucket
-        # Each reading is a lower bound (its whole counts hide up to one request): the highest of
-        # the last HORIZON seconds for the same bucket (requests or tokens, whichever binds now) is
-        # the closest, and a server that lowers its limit is followed.
-        self._header_rates.append((now, rate, capacity))
-        while self._header_rates[0][0] < now - HORIZON:
-            self._header_rates.popleft()
-        self._header_rate = max(bound for _, bound, deep in self._header_rates if deep == capacity)
+        # One request deep, read after a request it took: its reset is its rate (`header_limit`).
+        self._exact = taken and capacity < 2
+        self._header_rate = rate if self._exact else self._header_rates.highest(now, rate, capacity)
         self._follow(now)
         self._climb = None  # the headers tell the rate: no guess to climb from
         assert self.rate is not None
         self.capacity = max(1.0, capacity)
+        if self._exact:
+            self._one_deep(ticket, reading, now, answered=True)
+            return
         # What is left now: what the server had after this request (its whole count: up to one
         # less than it had, a margin for the jitter of arrivals), refilled since, less what was
-        # sent after it (the server counts those too).
-        sent_after = len(self._sends) - bisect.bisect_right(self._sends, ticket)
-        level = min(self.capacity, remaining + self.rate * (now - ticket)) - sent_after
+        # sent after it and not refused (the server counts those too).
+        level = min(self.capacity, remaining + self.rate * (now - ticket)) - self._sends.taken_after(ticket)
         committed = now + (self.capacity - level) / self.rate
         # The turns already given (senders waiting for their time) stay given.
         self._tat += committed - self._committed
         self._committed = committed
+
+    def _one_deep(self, ticket: float, reading: RateReading, now: float, *, answered: bool) -> None:
+        """A bucket one request deep, rate told: its request is back `reset` after this one reached
+        it (a push-back's: soon), the turns drawn again from then. A reply slower than the fastest
+        most likely reached it late (up to a quarter turn is allowed for)."""
+        wait = one_deep_wait(reading)
+        if wait is None or self.rate is None or ticket < self._synced:
+            return
+        self._synced = ticket
+        arrived = max(ticket, min(now - self.evidence.fastest, ticket + wait / 4)) if answered else ticket
+        self._committed = max(now, arrived + wait) + self._sends.taken_after(ticket) / self.rate
+        self._redraw()
 
     def _follow(self, now: float, floor: float = 0.0) -> bool:
         """Set the rate to what the server was seen to allow: its headers' rate, a little more
         than its push-backs prove, or `floor`, whichever is highest; False when none tells yet."""
         bound = self.evidence.rate_bound(now)
         target = max(self._header_rate, bound * (1 + PROBE) if bound else 0.0, floor)
+        if self._exact:
+            target = self._header_rate  # a rate the headers tell exactly is not probed above
         if not target:
             return False
         self._set_rate(target, now)

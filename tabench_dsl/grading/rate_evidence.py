@@ -32,6 +32,8 @@ CANDIDATES = 8
 SPACED = 16
 #: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
 MIN_ACCEPTED = 20
+#: Send times a `SendLog` keeps (at least).
+SENDS_KEPT = 4096
 
 
 class RateEvidence:
@@ -43,12 +45,15 @@ class RateEvidence:
         self.limited: list[float] = []  # send times of push-backs, sorted
         #: A slowly decaying maximum of the seconds from send to a success's reply.
         self.latency = 0.0
+        #: A slowly rising minimum of the same (a reply slower than it was late on its way).
+        self.fastest = float("inf")
         self._pruned = 0.0
 
     def success(self, sent: float, now: float) -> None:
         """A reply came, `now`, to a request sent at `sent`."""
         _insert(self.ok, sent)
         self.latency = max(now - sent, self.latency * 0.99)
+        self.fastest = min(now - sent, self.fastest * 1.01)
         self._prune(now)
 
     def push_back(self, sent: float, now: float) -> None:
@@ -114,6 +119,33 @@ class RateEvidence:
         horizon = now - HORIZON
         for times in (self.ok, self.limited):
             del times[: bisect.bisect_left(times, horizon)]
+
+
+class SendLog:
+    """Send times, in order, and those of the requests pushed back among them: what the server's
+    bucket was asked for after a given request (`taken_after`), for the headers' bucket copy."""
+
+    def __init__(self, kept: int = SENDS_KEPT) -> None:
+        self.sent: list[float] = []
+        self.refused: list[float] = []
+        self._kept = kept
+
+    def send(self, at: float) -> None:
+        """A request sent at `at` (the clock's now: sends come in order)."""
+        self.sent.append(at)
+        if len(self.sent) > 2 * self._kept:
+            del self.sent[: self._kept]
+
+    def refuse(self, sent: float) -> None:
+        """The request sent at `sent` was pushed back: it took nothing from the bucket."""
+        _insert(self.refused, sent)
+        if len(self.refused) > 2 * self._kept:
+            del self.refused[: self._kept]
+
+    def taken_after(self, ticket: float) -> int:
+        """Requests sent after `ticket` that the server took or may yet take (not refused)."""
+        sent = len(self.sent) - bisect.bisect_right(self.sent, ticket)
+        return sent - (len(self.refused) - bisect.bisect_right(self.refused, ticket))
 
 
 def _insert(times: list[float], value: float) -> None:

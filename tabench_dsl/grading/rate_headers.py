@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from ..core.ratelimit import RateReading
+from .rate_evidence import HORIZON
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -130,7 +132,7 @@ def refill_rate(reading: RateReading | None) -> float | None:
 
 #: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
 #: absorb a request that arrives a little early (the jitter of the network and the event loop).
-ONE_DEEP_MARGIN = 0.05
+ONE_DEEP_MARGIN = 0.01
 
 
 def header_limit(
@@ -154,3 +156,29 @@ def header_limit(
         elif taken and used >= 1 and limit / unit < 2:
             found.append((used / reset * (1 - ONE_DEEP_MARGIN), limit / unit, remaining / unit))
     return min(found, key=lambda bucket: bucket[2]) if found else None
+
+
+def one_deep_wait(reading: RateReading) -> float | None:
+    """Seconds from a request's arrival until a requests bucket one request deep holds its one
+    request again, when `reading` is of such a bucket with none left (a push-back's reading too:
+    its reset is the rest of the refill); None otherwise."""
+    if reading.requests_limit != 1 or reading.requests_remaining != 0 or reading.requests_reset is None:
+        return None
+    return reading.requests_reset / (1 - ONE_DEEP_MARGIN)
+
+
+class HeaderRates:
+    """The rates the headers proved over the last HORIZON seconds. Each is a lower bound (a
+    reading's whole counts hide up to one request): the highest for the same bucket (requests or
+    tokens, whichever binds now, told apart by its capacity) is the closest, and a server that
+    lowers its limit is followed."""
+
+    def __init__(self) -> None:
+        self._seen: deque[tuple[float, float, float]] = deque(maxlen=1024)
+
+    def highest(self, now: float, rate: float, capacity: float) -> float:
+        """The highest rate proved for a bucket `capacity` deep, this reading's `rate` included."""
+        self._seen.append((now, rate, capacity))
+        while self._seen[0][0] < now - HORIZON:
+            self._seen.popleft()
+        return max(bound for _, bound, deep in self._seen if deep == capacity)

@@ -27,6 +27,7 @@ from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import (
     DECREASE,
     PROBE,
+    SLOW_GROWTH,
     START_WINDOW,
     STUCK,
     Pacer,
@@ -158,7 +159,9 @@ async def test_pacer_is_idle_until_the_server_pushes_back_and_starts_slowly():
     assert not pacer.idle  # the slow start: START_WINDOW in flight before any reply
     for ticket in tickets:
         pacer.on_success(ticket)
-    assert pacer.idle and pacer.window == 2 * START_WINDOW  # one more for each success
+    # a quarter more for each success: x1.25 a round trip, so a deep bucket that empties under a
+    # slow start costs fewer 429s (those sent while its first 429 is on its way back)
+    assert pacer.idle and pacer.window == START_WINDOW * (1 + SLOW_GROWTH)
     assert pacer.rate is None and clock.slept == []
 
 
@@ -196,10 +199,10 @@ async def test_the_slow_start_spreads_its_window_over_the_round_trip():
     first = [pacer.start() for _ in range(START_WINDOW)]  # nothing known yet: at once
     clock.now += 0.2
     for ticket in first:
-        pacer.on_success(ticket)  # a round trip of 0.2 s; the window is now 4
-    sent = [await pacer.turn() for _ in range(4)]
-    # one every 0.2 / 4 s, not four at once into a bucket that may empty among them
-    assert [round(b - a, 6) for a, b in itertools.pairwise(sent)] == [0.05, 0.05, 0.05]
+        pacer.on_success(ticket)  # a round trip of 0.2 s; the window is now 2.5
+    sent = [await pacer.turn() for _ in range(2)]
+    # one every 0.2 / 2.5 s, not both at once into a bucket that may empty among them
+    assert [round(b - a, 6) for a, b in itertools.pairwise(sent)] == [0.08]
     assert pacer.rate is None
 
 
@@ -288,6 +291,60 @@ async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
     started = clock.now
     await pacer.turn()  # nothing left: the next request waits for the bucket to hold one again
     assert clock.now - started == pytest.approx(1 / 9.0)
+
+
+async def test_the_copy_of_the_bucket_does_not_count_requests_the_server_refused():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    answered = pacer.start()
+    clock.now += 0.001
+    refused = pacer.start()
+    pacer.on_push_back(refused, pause=1.0)  # sent after the answered one, but took nothing
+    pacer.on_success(answered, RateReading(requests_limit=10, requests_remaining=0, requests_reset=1.0))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started == pytest.approx(1 / 9.0, abs=0.002)  # one token's time, not two
+
+
+ONE_DEEP = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
+
+
+async def test_a_rate_the_headers_tell_exactly_is_kept_not_probed_above():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(pacer.start(), ONE_DEEP)
+    sends = []
+    for _ in range(50):  # 10 s without a 429: a probe would have risen long before
+        sends.append(await pacer.turn())
+        pacer.on_success(sends[-1], ONE_DEEP)
+    assert pacer.rate == pytest.approx(5.0 * (1 - ONE_DEEP_MARGIN))
+    gaps = {round(later - earlier, 6) for earlier, later in itertools.pairwise(sends)}
+    assert gaps == {round(0.2 / (1 - ONE_DEEP_MARGIN), 6)}
+
+
+async def test_a_push_back_from_a_bucket_one_request_deep_sends_again_at_its_reset():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    pacer.on_success(pacer.start(), ONE_DEEP)
+    early = await pacer.turn()
+    # it came 20 ms before the server's request was back (the one before it reached it late)
+    soon = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.02)
+    pacer.on_push_back(early, pause=1.0, reading=soon)
+    again = await pacer.turn()
+    assert again - early == pytest.approx(0.02 / (1 - ONE_DEEP_MARGIN))  # not a whole turn later
+
+
+async def test_a_slow_reply_from_a_bucket_one_request_deep_moves_the_next_turn_by_its_delay():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = pacer.start()
+    clock.now += 0.02  # the fastest round trip
+    pacer.on_success(first, ONE_DEEP)
+    sent = await pacer.turn()
+    clock.now += 0.03  # 10 ms slower: it most likely reached the server 10 ms late
+    pacer.on_success(sent, ONE_DEEP)
+    after = await pacer.turn()
+    assert after - sent == pytest.approx(0.01 + 0.2 / (1 - ONE_DEEP_MARGIN), abs=0.001)
 
 
 class SteppedTime(FakeTime):
