@@ -10,7 +10,7 @@ A record counts only if it is its pair's last, which a stream cannot know before
 first read counts every record as standing while no pair has come twice; most files have one
 record a pair, and then that read is the count. Once a pair comes again, the first read only
 numbers the pairs' last records, and a second read counts those. What some record has that must be
-read whole (a panel, audits, tags, served models, repeats) is counted by the same functions
+read whole (a panel, audits, repeats: rare) is counted by the same functions
 `compute_totals` calls, over a further read of the standing records (`totals.count_standing`).
 
 Every read after the first checks it finds the records the first numbered (each record's pair

@@ -21,8 +21,8 @@ from .costs import Spend, TokenCounts, judged_attempts
 from .error_range import ErrorRange, error_range
 from .graded_bits import GradedBits
 from .outcomes import count_outcome, latest, outcome, score_interval, score_of
-from .served import ServedModel, served_models
-from .slices import TagTotals, tag_totals
+from .served import ServedCounter, ServedModel
+from .slices import TagCounter, TagTotals
 from .stability import Stability, stability
 from .validated import ValidatedScore, validated_scores
 
@@ -118,10 +118,11 @@ def count_standing(standing: Callable[[], Iterable[Record]], *, price: Price | N
     """The totals of the standing records `standing()` gives (the last record of each pair, in the
     order `outcomes.latest` keeps them, decisions applied), counted one at a time as they come.
 
-    `standing` is called again only for what a record of the file has (a panel, an audit, tags,
-    served models, repeats), so a caller that streams them from a file (`streamed_totals`) holds one
-    record at a time, not all of them: the counts of a row, a facet and a judge, and one bit per
-    pair for the comparisons (`StandingCounter`)."""
+    `standing` is called again only for what a record of the file has (a panel, an audit, repeats:
+    rare, and counted by functions that read the records whole), so a caller that streams them from
+    a file (`streamed_totals`) holds one record at a time, not all of them: the counts of a row, a
+    facet, a tag, a served model and a judge, and one bit per pair for the comparisons
+    (`StandingCounter`)."""
     counter = StandingCounter(price)
     for record in standing():
         counter.add(record)
@@ -140,6 +141,8 @@ class StandingCounter:
         self.facets: dict[str, int] = {}
         self.judges: dict[tuple[str, str], JudgeInfo] = {}
         self.graded = GradedBits()
+        self.tagged = TagCounter()
+        self.served = ServedCounter()
         self.records = 0
         #: What some record has, so `totals` asks for the standing records again only for these.
         self.seen: set[str] = set()
@@ -165,8 +168,9 @@ class StandingCounter:
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        if _count_calls(s, self.spends[record.system], record):
-            self.seen.add("served")
+        _count_calls(s, self.spends[record.system], record)
+        self.served.add(record)
+        self.tagged.add(record)
         if record.injection_suspect:
             s.injection_suspects += 1
         for name, seen in record.facets.items():
@@ -178,15 +182,13 @@ class StandingCounter:
         self._note_reviews(record)
 
     def _note_reviews(self, record: Record) -> None:
-        """Note what of a panel, a T1 audit, a blind audit, tags and repeats the record has."""
+        """Note what of a panel, a T1 audit, a blind audit and repeats the record has."""
         if record.votes:
             self.seen.add("panel")
         if record.audited is not None:
             self.seen.add("t1_audit")
         if record.audited_by_human is not None:
             self.seen.add("human")
-        if record.tags:
-            self.seen.add("tags")
         if record.repetitions:
             self.seen.add("repeats")
 
@@ -216,19 +218,16 @@ class StandingCounter:
             panel=panel_agreement(standing()) if "panel" in seen else None,
             t1_audit=t1_audit(standing()) if "t1_audit" in seen else None,
             comparisons=compare_graded(self.graded.table()),
-            tags=tag_totals(standing()) if "tags" in seen else [],
-            served=served_models(standing()) if "served" in seen else [],
+            tags=self.tagged.totals(),
+            served=self.served.models(),
             stability=stability(standing()) if "repeats" in seen else msgspec.UNSET,
         )
 
 
-def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> bool:
+def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> None:
     """A record's judge calls, cache hits and retries onto its system's row, their tokens onto
-    `spend` (a panel's judges' and an audit's calls too); True when an attempt names the model
-    that served it (`served.served_models` counts those)."""
-    served = False
+    `spend` (a panel's judges' and an audit's calls too)."""
     for judge, attempt in judged_attempts(record):
-        served = served or attempt.served is not None
         if attempt.cache_hit:
             s.cache_hits += 1
         elif attempt.raw is not None or attempt.error is not None:
@@ -238,7 +237,6 @@ def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> bool:
             s.stern_retries += 1
         elif attempt.kind == "format":
             s.format_retries += 1
-    return served
 
 
 def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:
