@@ -2,7 +2,7 @@
 
 Counting a million records takes tens of seconds however it is done in Python, and the figures of
 a file that has not changed are the figures it had. `standing_totals` computes the totals as it
-always has (`streamed_totals`; with `--tag` or blind audits `counted_records`, `select_tagged`,
+always has (`streamed_totals`; with blind audits `counted_records`, `select_tagged`,
 `compute_totals`), keeps them in the index beside the results file (`core.results_index`) under
 a name made of everything they depend on, and gives them back while nothing of that changed:
 
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.errors import UsageError
 from ..core.price import Price
 from ..core.records import Decision
 from ..core.results_index import Extent, measure, open_index
@@ -89,16 +90,20 @@ def _count(
 ) -> Totals:
     """The totals counted from the file, each bad line's problem onto `problems` and then to
     `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the records) unless
-    `--tag` slices them or a blind audit is among the decisions: those count from the records
-    held in a list, as they always have."""
+    a blind audit is among the decisions: it needs the records whole (`counted_records`), held in
+    a list as they always were."""
     decisions = _decisions(decisions_file)
-    if not tags and not any(decision.is_audit for decision in decisions):
+    if not any(decision.is_audit for decision in decisions):
         try:
             totals = streamed_totals(
-                results, decisions, price=price, extent=extent, on_problem=problems.append
+                results, decisions, price=price, extent=extent, on_problem=problems.append, tags=tags
             )
         except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
             problems.clear()
+        except UsageError:  # an unknown --tag, after the lines that were not records are named
+            for problem in problems:
+                on_problem(problem)
+            raise
         else:
             for problem in problems:
                 on_problem(problem)

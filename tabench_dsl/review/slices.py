@@ -29,7 +29,13 @@ def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list
     if not tags:
         return records
     wanted = set(tags)
-    seen = {tag for record in records for tag in record.tags}
+    check_tags_seen(wanted, {tag for record in records for tag in record.tags})
+    return [record for record in records if wanted.intersection(record.tags)]
+
+
+def check_tags_seen(wanted: set[str], seen: set[str]) -> None:
+    """Raises `select_tagged`'s `UsageError` when a tag of `wanted` is not among the tags `seen` on
+    the standing records."""
     unknown = sorted(wanted - seen)
     if unknown:
         named = ", ".join(shown(tag) for tag in unknown)
@@ -41,7 +47,6 @@ def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list
         raise UsageError(
             f"--tag: no record has tag {named} (tags in the results: {', '.join(map(shown, sorted(seen)))})"
         )
-    return [record for record in records if wanted.intersection(record.tags)]
 
 
 class TagSystem(msgspec.Struct):

@@ -21,7 +21,7 @@ a file truncated or rewritten in between raises `ResultsChanged`, and the caller
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..core.light_records import iter_light_records
@@ -30,6 +30,7 @@ from ..core.records import Decision, Record
 from ..core.results_index import Extent, starts_with
 from .decisions import apply_decisions
 from .last_records import LastRecords, ResultsChanged
+from .slices import check_tags_seen
 from .totals import StandingCounter, Totals, count_standing
 
 __all__ = ["ResultsChanged", "streamed_totals"]
@@ -42,26 +43,54 @@ def streamed_totals(
     price: Price | None,
     extent: Extent | None,
     on_problem: Callable[[str], None],
+    tags: Sequence[str] | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
     no blind audit (those need the records whole: `counted_records`). `extent` is the file as
-    measured before this read; a file that no longer begins with it raises `ResultsChanged`."""
+    measured before this read; a file that no longer begins with it raises `ResultsChanged`.
+    With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
+    `UsageError` an unknown tag raises)."""
     decided = _by_pair(decisions)
     last = LastRecords()
+    slicing = _Slice(tags)
     counter: StandingCounter | None = StandingCounter(price)
     for record in iter_light_records(results, on_problem=on_problem):
         repeated = last.note(record.system, record.question)
         if counter is not None:
             if repeated:  # this pair's earlier record was counted: count again, from the last ones
-                counter = None
-            else:
+                counter, slicing = None, _Slice(tags)
+            elif slicing.takes(record):
                 counter.add(_decided(record, decided))
-    standing = functools.partial(_standing, results, last, decided)
+    whole = functools.partial(_standing, results, last, decided)
+    standing = functools.partial(slicing.select, whole) if tags else whole
     totals = counter.totals(standing) if counter is not None else count_standing(standing, price=price)
+    slicing.check()
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
     return totals
+
+
+class _Slice:
+    """`--tag`'s slice of the standing records as they stream by: the tags seen on them noted, so
+    an unknown tag is refused after the count as `select_tagged` refuses it before."""
+
+    def __init__(self, tags: Sequence[str] | None) -> None:
+        self.wanted = set(tags or ())
+        self.seen: set[str] = set()
+
+    def takes(self, record: Record) -> bool:
+        if not self.wanted:
+            return True
+        self.seen.update(record.tags)
+        return not self.wanted.isdisjoint(record.tags)
+
+    def select(self, standing: Callable[[], Iterable[Record]]) -> Iterator[Record]:
+        return (record for record in standing() if self.takes(record))
+
+    def check(self) -> None:
+        if self.wanted:
+            check_tags_seen(self.wanted, self.seen)
 
 
 def _by_pair(decisions: Iterable[Decision]) -> dict[tuple[str, str], list[Decision]]:

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from support.make_results import make_record, many_results, write_results
 
+from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import PanelVote, Record, Served
 from tabench_dsl.core.results_index import measure
@@ -147,3 +148,20 @@ def test_a_file_rewritten_between_its_reads_is_not_counted(tmp_path):
     write_results(path, many_results(30, systems=2))  # shorter, as if truncated after the first read
     with pytest.raises(ResultsChanged):
         streamed_totals(path, [], price=None, extent=extent, on_problem=lambda _: None)
+
+
+def test_a_tag_slice_counts_the_standing_records_of_its_tags(tmp_path):
+    from tabench_dsl.review.outcomes import latest
+    from tabench_dsl.review.slices import select_tagged
+
+    records = varied(many_results(900, systems=3, seed=8))
+    again = [msgspec.structs.replace(r, tags=[], verdict="fail") for r in records[:90:3]]  # untagged now
+    for extra in ([], again):
+        path = write_results(tmp_path / "r.jsonl", records + extra)
+        held = compute_totals(select_tagged(latest(iter_light_records(path)).values(), ["beta"]))
+        found = streamed_totals(path, [], price=None, extent=measure(path), on_problem=print, tags=["beta"])
+        assert totals_json(found) == totals_json(held)
+        with pytest.raises(
+            UsageError, match=r"^--tag: no record has tag nope \(tags in the results: alpha, beta\)$"
+        ):
+            streamed_totals(path, [], price=None, extent=None, on_problem=print, tags=["beta", "nope"])
