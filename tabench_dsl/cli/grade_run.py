@@ -156,6 +156,7 @@ def _answer_reader(
         system_from=options.system_from,
         question_from=options.question_from,
         passed_over=None if done is None else done.passed_over,
+        passed_over_all=None if done is None else done.passed_over_all,
     )
 
 

@@ -3,9 +3,10 @@
 An answer whose (system, question) already has its final record is graded no more: it is only noted
 as answered (for the account of missing answers) and, when the slice takes it, counted as skipped.
 Done in the answers reader itself (`AnswerReader(passed_over=...)`), one set lookup after the
-reader's own checks, so a resume with nothing left to grade reads the file without passing each done
-answer through the coverage, the slice and the grader's queue; every bad line is still reported, as
-the reader reports it in any run.
+reader's own checks (a block of JSONL lines at once, `passed_over_all`, when all of them are done),
+so a resume with nothing left to grade reads the file without passing each done answer through
+the coverage, the slice and the grader's queue; every bad line is still reported, as the reader
+reports it in any run.
 
 The progress bar hears of skipped answers in batches (`BATCH`), and always before the next answer
 that is graded, so it counts them in the order they were read.
@@ -13,6 +14,8 @@ that is graded, so it counts them in the order they were read.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Set
 from typing import TYPE_CHECKING
 
@@ -64,6 +67,24 @@ class ResumeSkip:
             self._untold += 1
             if self._untold >= BATCH:
                 self.flush()
+        return True
+
+    def passed_over_all(self, pairs: list[tuple[str, str]]) -> bool:
+        """`passed_over` of each of `pairs`, in one go, when every one is done (True); False, with
+        nothing noted, when any is not (the reader then asks of each answer in turn)."""
+        if not all(map(self.skip.__contains__, pairs)):
+            return False
+        if self.coverage is not None:
+            for system, group in itertools.groupby(pairs, key=operator.itemgetter(0)):
+                answered = self._answered.get(system)
+                if answered is None:
+                    answered = self._answered[system] = self.coverage.answered_by(system)
+                answered.update(map(operator.itemgetter(1), group))
+        taken = sum(1 for pair in pairs if self.chosen.takes(*pair)) if self._filtered else len(pairs)
+        self.count += taken
+        self._untold += taken
+        if self._untold >= BATCH:
+            self.flush()
         return True
 
     def flush(self) -> None:

@@ -100,7 +100,9 @@ def done_pairs(path: str | Path, *, keep: bool = True) -> set[tuple[str, str]]:
     standing = _standing(Path(path), keep=keep)
     if not any(kind in errors for kind in set(standing.values())):
         return set(standing)  # no error stands (the usual file): every pair, without a test each
-    return {pair for pair, verdict in standing.items() if verdict not in errors}
+    done = set(standing)  # every pair, then the few whose error stands taken out: half the time
+    done.difference_update([pair for pair, verdict in standing.items() if verdict in errors])
+    return done
 
 
 def recorded_missing(path: str | Path) -> set[tuple[str, str]]:

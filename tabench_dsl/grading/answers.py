@@ -49,6 +49,10 @@ class _StrictAnswer(Answer, frozen=True, forbid_unknown_fields=True):
 
 
 _strict_decoder = msgspec.json.Decoder(_StrictAnswer)
+#: A block of lines decoded in one call, as one JSON array (`_all_passed_over`).
+_block_decoder = msgspec.json.Decoder(list[_StrictAnswer])
+#: Bytes of a JSONL answers file read as one block of lines (about 4,000 answers).
+BLOCK_BYTES = 1 << 20
 _keys_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 #: The longest CSV field read (the `csv` module's default, 128 KiB, is below the 256 KiB an answer
@@ -83,7 +87,9 @@ class AnswerReader:
     Inspect log's system and question come from (`inspect_log.log_rows`). `passed_over`, when
     given, is asked about each good answer's (system, question) once every check above has passed
     it; an answer it returns True for is counted as read but not yielded (`--resume`'s done pairs,
-    taken out here so a resumed run pays nothing more for them). Iterate once.
+    taken out here so a resumed run pays nothing more for them). `passed_over_all`, given with it,
+    is asked about a JSONL block's pairs at once (`_all_passed_over`): True when it took them all.
+    Iterate once.
     """
 
     def __init__(
@@ -96,6 +102,7 @@ class AnswerReader:
         system_from: str | None = None,
         question_from: str | None = None,
         passed_over: Callable[[str, str], bool] | None = None,
+        passed_over_all: Callable[[list[tuple[str, str]]], bool] | None = None,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
@@ -104,6 +111,7 @@ class AnswerReader:
         self.system_from = system_from
         self.question_from = question_from
         self.passed_over = passed_over
+        self.passed_over_all = passed_over_all
         self.questions = questions
         self.on_problem = on_problem
         self.on_warning = on_warning
@@ -207,34 +215,83 @@ class AnswerReader:
         #: kept in `seen` would otherwise hold.
         names: dict[str, str] = {}
         with open(path, "rb") as f:
-            for number, raw in enumerate(f, start=1):
-                if raw[:1] != b"{":  # as `numbered_lines`: a line starting so has no BOM, isn't blank
-                    raw = strip_bom(raw)
-                    if not raw.strip():
+            read = 0  # lines before the block
+            while block := f.readlines(BLOCK_BYTES):
+                done = self.passed_over_all is not None and self._all_passed_over(block, read, seen, names)
+                start, read = read + 1, read + len(block)
+                if done:
+                    continue
+                for number, raw in enumerate(block, start=start):
+                    if raw[:1] != b"{":  # as `numbered_lines`: a line starting so has no BOM, isn't blank
+                        raw = strip_bom(raw)
+                        if not raw.strip():
+                            continue
+                    decoded = _strict_answer(raw)
+                    answer = (
+                        self._loose_answer(number, raw, decoded) if isinstance(decoded, BadLine) else decoded
+                    )
+                    if answer is None:
                         continue
-                decoded = _strict_answer(raw)
-                answer = self._loose_answer(number, raw, decoded) if isinstance(decoded, BadLine) else decoded
-                if answer is None:
-                    continue
-                system, question = answer.system, answer.question
-                if not (system.strip() and question.strip()):
-                    self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
-                    continue
-                if question not in questions:
-                    self._report(number, f"unknown question {question!r}")
-                    continue
-                pair = system, question = (
-                    names.setdefault(system, system),
-                    names.setdefault(question, question),
-                )
-                first = seen.get(pair)
-                if first is not None:
-                    self._duplicate(number, pair, first)
-                    continue
-                seen[pair] = number * files + index
-                self.count += 1
-                if passed_over is None or not passed_over(system, question):
-                    yield Answer(system, question, answer.answer)
+                    system, question = answer.system, answer.question
+                    if not (system.strip() and question.strip()):
+                        self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
+                        continue
+                    if question not in questions:
+                        self._report(number, f"unknown question {question!r}")
+                        continue
+                    pair = system, question = (
+                        names.setdefault(system, system),
+                        names.setdefault(question, question),
+                    )
+                    first = seen.get(pair)
+                    if first is not None:
+                        self._duplicate(number, pair, first)
+                        continue
+                    seen[pair] = number * files + index
+                    self.count += 1
+                    if passed_over is None or not passed_over(system, question):
+                        yield Answer(system, question, answer.answer)
+
+    def _all_passed_over(
+        self, block: list[bytes], number: int, seen: dict[tuple[str, str], int], names: dict[str, str]
+    ) -> bool:
+        """True when every line of `block` (lines `number` + 1 on) is a good answer with no other
+        key, the first of its pair, and `passed_over_all` takes every pair out: then each is noted
+        as the line loop notes it (its pair seen, the answer counted as read) in a few calls over
+        the block, not a loop of Python over its lines. False, nothing noted, when any line is not
+        such an answer: the block is then read line by line, its lines checked and reported as
+        ever. A resume with nothing left to grade reads its answers this way.
+
+        The lines are decoded as one JSON array. Each starts with `{`, and an answer's values are
+        strings, which cannot hold a line break, so each line is one element or the array does not
+        decode as answers: as many answers as lines means each line decoded alone to its own."""
+        if not all(line[:1] == b"{" for line in block):
+            return False
+        try:
+            answers = _block_decoder.decode(b"[" + b",".join(block) + b"]")
+        except (msgspec.DecodeError, RecursionError):
+            return False
+        if len(answers) != len(block):
+            return False
+        systems = [answer.system for answer in answers]
+        questions = [answer.question for answer in answers]
+        named = set(questions)  # each distinct name checked once
+        if not (all(map(str.strip, set(systems))) and all(map(str.strip, named))):
+            return False  # an empty name: reported by the line loop
+        if not all(map(self.questions.__contains__, named)):
+            return False
+        shared = names.setdefault  # one string per distinct name, as the line loop keeps them
+        pairs = list(zip(map(shared, systems, systems), map(shared, questions, questions), strict=True))
+        if len(set(pairs)) != len(pairs) or not seen.keys().isdisjoint(pairs):
+            return False  # a duplicate: reported by the line loop
+        assert self.passed_over_all is not None
+        if not self.passed_over_all(pairs):
+            return False
+        files = len(self.paths)
+        first = (number + 1) * files + self._index  # where each line is, as the line loop keeps it
+        seen.update(zip(pairs, range(first, first + len(pairs) * files, files), strict=True))
+        self.count += len(pairs)
+        return True
 
     def _loose_answer(self, number: int, raw: bytes, bad: BadLine) -> Answer | None:
         """The answer of a line the strict decoder refused: one with other keys (warned of once),

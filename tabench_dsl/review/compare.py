@@ -141,7 +141,12 @@ def _bits(positions: Iterable[int]) -> int:
 def compare_systems(records: Iterable[Record]) -> Comparisons:
     """Every pair of systems in `records` (standing records, decisions applied), names in sorted
     order so `a` is the first of the two, with Holm's correction across all the pairs."""
-    table = successes(records)
+    return compare_graded(successes(records))
+
+
+def compare_graded(table: dict[str, Graded]) -> Comparisons:
+    """Every pair of the systems of `table` (`successes`, or `graded_bits` as records stream by),
+    names in sorted order, with Holm's correction across all the pairs."""
     names = sorted(table)
     if len(names) > MAX_SYSTEMS:
         return Comparisons(

@@ -2,9 +2,9 @@
 
 Counting a million records takes tens of seconds however it is done in Python, and the figures of
 a file that has not changed are the figures it had. `standing_totals` computes the totals as it
-always has (`counted_records`, `select_tagged`, `compute_totals`), keeps them in the index beside
-the results file (`core.results_index`) under a name made of everything they depend on, and gives
-them back while nothing of that changed:
+always has (`streamed_totals`; with blind audits `counted_records`, `select_tagged`,
+`compute_totals`), keeps them in the index beside the results file (`core.results_index`) under
+a name made of everything they depend on, and gives them back while nothing of that changed:
 
 - the results file's bytes (`load_exact`: its size, modification time, inode and hashes of its
   content, all as they were; a file appended to, rewritten, truncated or replaced is counted again);
@@ -26,11 +26,15 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.errors import UsageError
 from ..core.price import Price
-from ..core.results_index import measure, open_index
+from ..core.records import Decision
+from ..core.results_index import Extent, measure, open_index
 from .counted_records import counted_records
+from .decisions import load_decisions
 from .outcomes import latest
 from .slices import select_tagged
+from .streamed_totals import ResultsChanged, streamed_totals
 from .totals import Totals, compute_totals
 
 #: Bytes of a decisions file hashed at a time.
@@ -67,17 +71,53 @@ def standing_totals(
             return kept.totals
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
     problems: list[str] = []
-    records = counted_records(results, decisions_file, on_problem=problems.append)
-    for problem in problems:  # named before an unknown --tag stops the count, as they always were
-        on_problem(problem)
-    if tags:  # the standing record of a pair says which slice it is in
-        records = select_tagged(latest(records).values(), tags)
-    totals = compute_totals(records, price=price)
+    totals = _count(results, decisions_file, price, tags, extent, problems, on_problem)
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
         index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems)))
     return totals
+
+
+def _count(
+    results: Path,
+    decisions_file: Path | None,
+    price: Price | None,
+    tags: Sequence[str] | None,
+    extent: Extent | None,
+    problems: list[str],
+    on_problem: Callable[[str], None],
+) -> Totals:
+    """The totals counted from the file, each bad line's problem onto `problems` and then to
+    `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the records) unless
+    a blind audit is among the decisions: it needs the records whole (`counted_records`), held in
+    a list as they always were."""
+    decisions = _decisions(decisions_file)
+    if not any(decision.is_audit for decision in decisions):
+        try:
+            totals = streamed_totals(
+                results, decisions, price=price, extent=extent, on_problem=problems.append, tags=tags
+            )
+        except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
+            problems.clear()
+        except UsageError:  # an unknown --tag, after the lines that were not records are named
+            for problem in problems:
+                on_problem(problem)
+            raise
+        else:
+            for problem in problems:
+                on_problem(problem)
+            return totals
+    records = counted_records(results, decisions_file, on_problem=problems.append)
+    for problem in problems:  # named before an unknown --tag stops the count, as they always were
+        on_problem(problem)
+    if tags:  # the standing record of a pair says which slice it is in
+        records = select_tagged(latest(records).values(), tags)
+    return compute_totals(records, price=price)
+
+
+def _decisions(path: Path | None) -> list[Decision]:
+    return load_decisions(path) if path is not None and path.is_file() else []
 
 
 def _decode(body: bytes | None) -> _KeptTotals | None:

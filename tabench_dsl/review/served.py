@@ -28,12 +28,28 @@ class ServedModel(msgspec.Struct, frozen=True):
 def served_models(records: Iterable[Record]) -> list[ServedModel]:
     """The models that answered the judge calls of `records` (the standing ones), by judge, then
     by most calls."""
-    counts: dict[tuple[str, str], int] = {}
+    counter = ServedCounter()
     for record in records:
+        counter.add(record)
+    return counter.models()
+
+
+class ServedCounter:
+    """`served_models` one record at a time (`add`), for a count that streams the records."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def add(self, record: Record) -> None:
+        """Count the calls of one standing record by the model that served each."""
+        counts = self.counts
         for judge, attempt in judged_attempts(record):
             served = attempt.served
             if served is not None and served.model and not attempt.cache_hit:
                 key = (judge.describe(), served.model)
                 counts[key] = counts.get(key, 0) + 1
-    ordered = sorted(counts.items(), key=lambda item: (item[0][0], -item[1], item[0][1]))
-    return [ServedModel(judge, model, calls) for (judge, model), calls in ordered]
+
+    def models(self) -> list[ServedModel]:
+        """The models counted, by judge, then by most calls."""
+        ordered = sorted(self.counts.items(), key=lambda item: (item[0][0], -item[1], item[0][1]))
+        return [ServedModel(judge, model, calls) for (judge, model), calls in ordered]

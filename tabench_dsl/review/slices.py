@@ -33,8 +33,9 @@ def select_tagged(records: Iterable[Record], tags: Sequence[str] | None) -> list
     return [record for record in records if wanted.intersection(record.tags)]
 
 
-def check_tags(tags: Sequence[str], seen: set[str]) -> None:
-    """Raise `UsageError` for a tag of `tags` that is not among the tags `seen` in the records."""
+def check_tags(tags: Iterable[str], seen: set[str]) -> None:
+    """Raise `select_tagged`'s `UsageError` for a tag of `tags` that is not among the tags `seen`
+    on the standing records."""
     unknown = sorted(set(tags) - seen)
     if unknown:
         named = ", ".join(shown(tag) for tag in unknown)
@@ -80,25 +81,45 @@ def tag_totals(standing: Iterable[Record]) -> list[TagTotals]:
     """Per tag, sorted: the counts and score of the standing records (decisions applied) whose
     question carries it, overall and per system. An answer counts once under each of its tags;
     the score is the totals' own, pass / (pass + fail + adjudicate)."""
-    from .outcomes import count_outcome, outcome, score_interval, score_of
-
-    tags: dict[str, TagTotals] = {}
-    cells: dict[tuple[str, str], TagSystem] = {}
+    counter = TagCounter()
     for record in standing:
+        counter.add(record)
+    return counter.totals()
+
+
+class TagCounter:
+    """`tag_totals` one record at a time (`add`), for a count that streams the records."""
+
+    def __init__(self) -> None:
+        self.tags: dict[str, TagTotals] = {}
+        self.cells: dict[tuple[str, str], TagSystem] = {}
+
+    def add(self, record: Record) -> None:
+        """Count one standing record under each of its tags."""
+        from .outcomes import count_outcome, outcome
+
+        if not record.tags:
+            return
         verdict = outcome(record)
         for tag in record.tags:
-            row = tags.setdefault(tag, TagTotals(tag=tag))
-            cell = cells.setdefault((tag, record.system), TagSystem(system=record.system))
+            row = self.tags.setdefault(tag, TagTotals(tag=tag))
+            cell = self.cells.setdefault((tag, record.system), TagSystem(system=record.system))
             count_outcome(row, verdict)
             count_outcome(cell, verdict)
-    for key in sorted(cells):
-        tags[key[0]].systems.append(cells[key])
-    scored: list[TagTotals | TagSystem] = [*tags.values(), *cells.values()]
-    for item in scored:
-        item.score = score_of(item)
-    for row in tags.values():
-        row.ci_low, row.ci_high = score_interval(row)
-    return [tags[tag] for tag in sorted(tags)]
+
+    def totals(self) -> list[TagTotals]:
+        """The tags counted, sorted, their scores and intervals worked out."""
+        from .outcomes import score_interval, score_of
+
+        tags, cells = self.tags, self.cells
+        for key in sorted(cells):
+            tags[key[0]].systems.append(cells[key])
+        scored: list[TagTotals | TagSystem] = [*tags.values(), *cells.values()]
+        for item in scored:
+            item.score = score_of(item)
+        for row in tags.values():
+            row.ci_low, row.ci_high = score_interval(row)
+        return [tags[tag] for tag in sorted(tags)]
 
 
 def tag_table(totals, limit: int | None = None):

@@ -8,7 +8,7 @@ no usable judge reply was had and a resume grades it again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -16,12 +16,13 @@ from ..core.price import Price
 from ..core.records import JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .audit import AuditAgreement, audit_agreements
-from .compare import Comparisons, compare_systems
+from .compare import Comparisons, compare_graded
 from .costs import Spend, TokenCounts, judged_attempts
 from .error_range import ErrorRange, error_range
+from .graded_bits import GradedBits
 from .outcomes import count_outcome, latest, outcome, score_interval, score_of
-from .served import ServedModel, served_models
-from .slices import TagTotals, tag_totals
+from .served import ServedCounter, ServedModel
+from .slices import TagCounter, TagTotals
 from .stability import Stability, stability
 from .validated import ValidatedScore, validated_scores
 
@@ -109,21 +110,57 @@ class Totals(msgspec.Struct):
 def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
     """Count the standing records per system, per question, per facet and per judge. `price` (the
     reader's `--price`) prices every billed judge call over the price its record carries."""
-    systems: dict[str, SystemTotals] = {}
-    spends: dict[str, Spend] = {}
-    questions: dict[str, QuestionTotals] = {}
-    facets: dict[str, int] = {}
-    judges: dict[tuple[str, str], JudgeInfo] = {}
     standing = latest(records)
-    for record in standing.values():
-        s = systems.setdefault(record.system, SystemTotals(system=record.system))
-        spend = spends.get(record.system)
-        if spend is None:
-            spend = spends[record.system] = Spend(price)
-        q = questions.setdefault(record.question, QuestionTotals(question=record.question))
+    return count_standing(standing.values, price=price)
+
+
+def count_standing(standing: Callable[[], Iterable[Record]], *, price: Price | None = None) -> Totals:
+    """The totals of the standing records `standing()` gives (the last record of each pair, in the
+    order `outcomes.latest` keeps them, decisions applied), counted one at a time as they come.
+
+    `standing` is called again only for what a record of the file has (a panel, an audit, repeats:
+    rare, and counted by functions that read the records whole), so a caller that streams them from
+    a file (`streamed_totals`) holds one record at a time, not all of them: the counts of a row, a
+    facet, a tag, a served model and a judge, and one bit per pair for the comparisons
+    (`StandingCounter`)."""
+    counter = StandingCounter(price)
+    for record in standing():
+        counter.add(record)
+    return counter.totals(standing)
+
+
+class StandingCounter:
+    """What the standing records add up to, taken one record at a time (`add`); `totals` finishes
+    the count. The state held is per system, question, facet and judge, and a bit per pair."""
+
+    def __init__(self, price: Price | None) -> None:
+        self.price = price
+        self.systems: dict[str, SystemTotals] = {}
+        self.spends: dict[str, Spend] = {}
+        self.questions: dict[str, QuestionTotals] = {}
+        self.facets: dict[str, int] = {}
+        self.judges: dict[tuple[str, str], JudgeInfo] = {}
+        self.graded = GradedBits()
+        self.tagged = TagCounter()
+        self.served = ServedCounter()
+        self.records = 0
+        #: What some record has, so `totals` asks for the standing records again only for these.
+        self.seen: set[str] = set()
+
+    def add(self, record: Record) -> None:
+        """Count one standing record."""
+        self.records += 1
+        s = self.systems.get(record.system)
+        if s is None:
+            s = self.systems[record.system] = SystemTotals(system=record.system)
+            self.spends[record.system] = Spend(self.price)
+        q = self.questions.get(record.question)
+        if q is None:
+            q = self.questions[record.question] = QuestionTotals(question=record.question)
         verdict = outcome(record)
         for row in (s, q):
             count_outcome(row, verdict)
+        self.graded.add(record.system, record.question, verdict)
         if record.decision is not None:
             if record.decision.verdict == "pass":
                 s.human_pass += 1
@@ -131,37 +168,60 @@ def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> 
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        _count_calls(s, spend, record)
+        _count_calls(s, self.spends[record.system], record)
+        self.served.add(record)
+        self.tagged.add(record)
         if record.injection_suspect:
             s.injection_suspects += 1
         for name, seen in record.facets.items():
             if seen:
-                facets[name] = facets.get(name, 0) + 1
+                self.facets[name] = self.facets.get(name, 0) + 1
                 s.facets[name] = s.facets.get(name, 0) + 1
         if record.tier == "t2" and record.cause != "missing":  # nobody judged a missing answer
-            judges.setdefault((record.judge.backend, record.judge.model), record.judge)
-    rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *questions.values()]
-    for row in rows:
-        row.score = score_of(row)
-    for s in systems.values():
-        s.ci_low, s.ci_high = score_interval(s)
-        s.if_errors = error_range(s)
-    usage = _usage(systems, spends, price)
-    _human_checks(systems, usage, standing.values())
-    return Totals(
-        usage=usage,
-        systems=sorted(systems.values(), key=lambda r: r.system),
-        questions=sorted(questions.values(), key=lambda r: r.question),
-        facets=dict(sorted(facets.items())),
-        judges=list(judges.values()),
-        records=len(standing),
-        panel=panel_agreement(standing.values()),
-        t1_audit=t1_audit(standing.values()),
-        comparisons=compare_systems(standing.values()),
-        tags=tag_totals(standing.values()),
-        served=served_models(standing.values()),
-        stability=stability(standing.values()),
-    )
+            self.judges.setdefault((record.judge.backend, record.judge.model), record.judge)
+        self._note_reviews(record)
+
+    def _note_reviews(self, record: Record) -> None:
+        """Note what of a panel, a T1 audit, a blind audit and repeats the record has."""
+        if record.votes:
+            self.seen.add("panel")
+        if record.audited is not None:
+            self.seen.add("t1_audit")
+        if record.audited_by_human is not None:
+            self.seen.add("human")
+        if record.repetitions:
+            self.seen.add("repeats")
+
+    def totals(self, standing: Callable[[], Iterable[Record]]) -> Totals:
+        """The totals counted; `standing()` gives the same records again, for those counts a
+        record must be read whole for (called only when some record has what they count)."""
+        systems, seen = self.systems, self.seen
+        rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *self.questions.values()]
+        for row in rows:
+            row.score = score_of(row)
+        for s in systems.values():
+            s.ci_low, s.ci_high = score_interval(s)
+            s.if_errors = error_range(s)
+        usage = _usage(systems, self.spends, self.price)
+        if "human" in seen:
+            _human_checks(systems, usage, standing())
+        else:  # what audit_agreements and validated_scores give when nothing was audited
+            for s in systems.values():
+                s.audit = s.validated_score = msgspec.UNSET
+        return Totals(
+            usage=usage,
+            systems=sorted(systems.values(), key=lambda r: r.system),
+            questions=sorted(self.questions.values(), key=lambda r: r.question),
+            facets=dict(sorted(self.facets.items())),
+            judges=list(self.judges.values()),
+            records=self.records,
+            panel=panel_agreement(standing()) if "panel" in seen else None,
+            t1_audit=t1_audit(standing()) if "t1_audit" in seen else None,
+            comparisons=compare_graded(self.graded.table()),
+            tags=self.tagged.totals(),
+            served=self.served.models(),
+            stability=stability(standing()) if "repeats" in seen else msgspec.UNSET,
+        )
 
 
 def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> None:

@@ -1,0 +1,51 @@
+"""Each system's graded and passed questions as bit sets, built one standing record at a time.
+
+`compare.successes` gathers the same sets from a list of records; a count that streams the
+standing records from a file (`totals.count_standing`) adds them here instead, one bit per record
+in a bytearray per system, so ten million records cost about ten million bits, not a list entry
+each. The bits number the questions in the order they first come with a graded outcome, as
+`successes` numbers them; the comparisons only count the bits two sets share, so any numbering
+gives them the same figures.
+"""
+
+from __future__ import annotations
+
+from .compare import Graded
+
+
+class GradedBits:
+    """system -> the questions it has a graded outcome for, and those it passed (`add`, `table`)."""
+
+    def __init__(self) -> None:
+        self.number: dict[str, int] = {}
+        self.graded: dict[str, bytearray] = {}
+        self.passed: dict[str, bytearray] = {}
+
+    def add(self, system: str, question: str, verdict: str) -> None:
+        """One standing record's outcome (an `error` is no graded outcome: left out)."""
+        if verdict == "error":
+            return
+        bit = self.number.setdefault(question, len(self.number))
+        graded = self.graded.get(system)
+        if graded is None:
+            graded = self.graded[system] = bytearray()
+            self.passed[system] = bytearray()
+        _set(graded, bit)
+        if verdict == "pass":
+            _set(self.passed[system], bit)
+
+    def table(self) -> dict[str, Graded]:
+        """What `compare.successes` gives for the same records."""
+        passed = self.passed
+        return {name: Graded(_number(bits), _number(passed[name])) for name, bits in self.graded.items()}
+
+
+def _set(bits: bytearray, bit: int) -> None:
+    byte = bit >> 3
+    if byte >= len(bits):
+        bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
+    bits[byte] |= 1 << (bit & 7)
+
+
+def _number(bits: bytearray) -> int:
+    return int.from_bytes(bits, "little")

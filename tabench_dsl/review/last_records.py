@@ -1,0 +1,96 @@
+"""Which record of a results file is the last of its (system, question) pair, held in arrays.
+
+A dict from pair to record number costs about a hundred bytes a pair (a tuple or a big int key, an
+int value, the table's slot): at ten million pairs, a gigabyte. Here each system and each question
+is numbered once (one dict entry per name), and each system has an `array` of 8-byte slots indexed
+by question number, holding the number of the pair's last record: a battery's systems answer the
+same questions, so ten million pairs take about 80 MB. Systems answering questions of their own
+would leave most slots empty; when the slots outgrow the records by far (`SPARSE_SLOTS`), the pairs
+move to a dict keyed by one int per pair, which holds them at the dict's cost.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+
+class ResultsChanged(Exception):
+    """A second read of a results file did not find the records the first read numbered: the file
+    was truncated or rewritten in between."""
+
+
+#: Empty slots allowed per record noted (plus `SPARSE_FLOOR`) before the pairs move to a dict.
+SPARSE_SLOTS = 4
+SPARSE_FLOOR = 1 << 20
+#: Bits of a question's number in a pair's key, once the pairs are in a dict.
+_QUESTION_BITS = 40
+
+
+class LastRecords:
+    """Record numbers (0-based, in file order) noted pair by pair (`note`); `is_last` says whether
+    a record is its pair's last. `count` is how many were noted."""
+
+    def __init__(self) -> None:
+        self.systems: dict[str, int] = {}
+        self.questions: dict[str, int] = {}
+        self.rows: list[array] = []  # per system: slot q holds 1 + the last record's number, 0 none
+        self.slots = 0
+        self.keyed: dict[int, int] | None = None  # the pairs, once sparse: key -> record number
+        self.count = 0
+
+    def note(self, system: str, question: str) -> bool:
+        """Note the next record, of this pair; True when the pair had a record before."""
+        number = self.count
+        self.count += 1
+        s = self.systems.get(system)
+        if s is None:
+            s = self.systems[system] = len(self.systems)
+            self.rows.append(array("q"))
+        q = self.questions.get(question)
+        if q is None:
+            q = self.questions[question] = len(self.questions)
+        if self.keyed is None:
+            row = self.rows[s]
+            if q < len(row):
+                before = row[q]
+                row[q] = number + 1
+                return before != 0
+            self._grow(row, q)
+            if self.keyed is None:  # still in arrays: a slot past the row's end had no record
+                row[q] = number + 1
+                return False
+        key = (s << _QUESTION_BITS) | q
+        before = self.keyed.get(key)
+        self.keyed[key] = number
+        return before is not None
+
+    def _grow(self, row: array, q: int) -> None:
+        """Slots up to question `q` on a system's row; the pairs move to a dict when sparse."""
+        grow = q + 1 - len(row)
+        row.frombytes(bytes(8 * grow))
+        self.slots += grow
+        if self.slots > SPARSE_SLOTS * self.count + SPARSE_FLOOR:
+            self._to_keyed()
+
+    def _to_keyed(self) -> None:
+        keyed: dict[int, int] = {}
+        for s, row in enumerate(self.rows):
+            for q, slot in enumerate(row):
+                if slot:
+                    keyed[(s << _QUESTION_BITS) | q] = slot - 1
+        self.keyed, self.rows, self.slots = keyed, [], 0
+
+    def is_last(self, number: int, system: str, question: str) -> bool:
+        """Whether record `number` (of this pair) is its pair's last; `ResultsChanged` when the
+        pair or the number was never noted."""
+        s, q = self.systems.get(system), self.questions.get(question)
+        if s is None or q is None or number >= self.count:
+            raise ResultsChanged
+        if self.keyed is not None:
+            last = self.keyed.get((s << _QUESTION_BITS) | q)
+        else:
+            row = self.rows[s]
+            last = row[q] - 1 if q < len(row) and row[q] else None
+        if last is None or last < number:
+            raise ResultsChanged
+        return last == number

@@ -1,0 +1,167 @@
+"""Totals counted as the records stream by (`streamed_totals`) are the totals of the records held
+in a list (`compute_totals` after `apply_decisions`), figure for figure, on real files."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+import pytest
+from support.make_results import make_record, many_results, write_results
+
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.core.light_records import iter_light_records
+from tabench_dsl.core.records import PanelVote, Record, Served
+from tabench_dsl.core.results_index import measure
+from tabench_dsl.review.decisions import apply_decisions, make_decision
+from tabench_dsl.review.last_records import LastRecords, ResultsChanged
+from tabench_dsl.review.streamed_totals import streamed_totals
+from tabench_dsl.review.totals import compute_totals, totals_json
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def held_totals(path: Path, decisions=()) -> bytes:
+    """What totals counted before: every record in a list, decisions applied, then counted."""
+    records = list(iter_light_records(path))
+    return totals_json(compute_totals(apply_decisions(records, list(decisions)) if decisions else records))
+
+
+def streamed(path: Path, decisions=(), problems: list[str] | None = None) -> bytes:
+    sink = problems if problems is not None else []
+    found = streamed_totals(path, list(decisions), price=None, extent=measure(path), on_problem=sink.append)
+    return totals_json(found)
+
+
+def varied(records: list[Record]) -> list[Record]:
+    """Tags, served models, a panel and repeats on some of the records."""
+    out = []
+    for i, record in enumerate(records):
+        if i % 3 == 0:
+            record = msgspec.structs.replace(record, tags=["alpha"] if i % 2 else ["alpha", "beta"])
+        if i % 4 == 0 and record.attempts:
+            served = [msgspec.structs.replace(a, served=Served(model=f"m-{i % 3}")) for a in record.attempts]
+            record = msgspec.structs.replace(record, attempts=served)
+        if i % 50 == 7:
+            votes = [PanelVote(record.judge, v, "") for v in ("pass", "fail" if i % 100 == 7 else "pass")]
+            record = msgspec.structs.replace(record, panel=votes)
+        if i % 70 == 3:
+            record = msgspec.structs.replace(record, repeats=[PanelVote(record.judge, "pass", "")] * 2)
+        out.append(record)
+    return out
+
+
+def test_one_record_a_pair_is_counted_in_one_read(tmp_path):
+    path = write_results(tmp_path / "r.jsonl", many_results(3000, systems=6))
+    assert streamed(path) == held_totals(path)
+
+
+def test_regraded_pairs_count_their_last_record(tmp_path):
+    records = varied(many_results(3000, systems=6, seed=3))
+    rng = random.Random(1)
+    again = [
+        msgspec.structs.replace(rng.choice(records), verdict=rng.choice(["pass", "fail", "error"]))
+        for _ in range(400)
+    ]
+    path = write_results(tmp_path / "r.jsonl", records + again)
+    assert streamed(path) == held_totals(path)
+
+
+def test_tags_panels_repeats_and_served_models_are_counted_alike(tmp_path):
+    path = write_results(tmp_path / "r.jsonl", varied(many_results(3000, systems=6, seed=4)))
+    assert streamed(path) == held_totals(path)
+    assert b'"tags":[{"tag":"alpha"' in streamed(path)
+
+
+def test_decisions_apply_to_the_standing_record_only(tmp_path):
+    first = make_record("a", "q1", "adjudicate", cause="malformed")
+    later = make_record("a", "q2", "adjudicate", cause="malformed")
+    records = [
+        first,
+        later,
+        make_record("a", "q1", "adjudicate", cause="malformed"),
+        make_record("b", "q1", "pass"),
+    ]
+    decisions = [
+        make_decision(first, "pass", reviewer="r", now=NOW),
+        make_decision(later, "fail", reviewer="r", now=NOW),
+        make_decision(later, "pass", reviewer="r", now=NOW),  # the last decision of a pair wins
+        make_decision(records[3], "fail", reviewer="r", now=NOW),  # stale: not an adjudicate
+    ]
+    path = write_results(tmp_path / "r.jsonl", records)
+    assert streamed(path, decisions) == held_totals(path, decisions)
+    assert b'"human_pass":2,"human_fail":0' in streamed(path, decisions)
+
+
+def test_bad_lines_are_named_once(tmp_path):
+    path = write_results(tmp_path / "r.jsonl", many_results(40, systems=2))
+    with open(path, "ab") as f:
+        f.write(b"not json\n")
+        f.write(msgspec.json.encode(make_record("sys-00", "q00001", "fail")) + b"\n")  # a pair again
+    problems: list[str] = []
+    assert streamed(path, problems=problems) == held_totals(path)
+    assert problems == [f"{path}:41: not a result record: JSON is malformed: invalid character (byte 4)"]
+
+
+def test_systems_with_questions_of_their_own_move_to_a_dict(tmp_path, monkeypatch):
+    import tabench_dsl.review.last_records as last_records
+
+    monkeypatch.setattr(last_records, "SPARSE_FLOOR", 16)
+    records = [
+        make_record(f"s{s}", f"q{s}-{q}", "pass" if q % 3 else "fail") for s in range(30) for q in range(5)
+    ]
+    records.append(make_record("s3", "q3-1", "fail"))
+    path = write_results(tmp_path / "r.jsonl", records)
+    assert streamed(path) == held_totals(path)
+    pairs = LastRecords()
+    for record in records:
+        pairs.note(record.system, record.question)
+    assert pairs.keyed is not None
+
+
+def test_pairs_noted_once_each_and_their_last_record():
+    pairs = LastRecords()
+    assert [pairs.note(s, q) for s, q in [("a", "1"), ("b", "1"), ("a", "1"), ("a", "2")]] == [
+        False,
+        False,
+        True,
+        False,
+    ]
+    assert [
+        pairs.is_last(n, s, q) for n, (s, q) in enumerate([("a", "1"), ("b", "1"), ("a", "1"), ("a", "2")])
+    ] == [
+        False,
+        True,
+        True,
+        True,
+    ]
+    for number, system, question in [(0, "c", "1"), (4, "a", "1"), (1, "b", "2"), (3, "a", "1")]:
+        with pytest.raises(ResultsChanged):  # a pair or a record the first read never saw
+            pairs.is_last(number, system, question)
+
+
+def test_a_file_rewritten_between_its_reads_is_not_counted(tmp_path):
+    path = write_results(tmp_path / "r.jsonl", many_results(60, systems=2) * 2)
+    extent = measure(path)
+    write_results(path, many_results(30, systems=2))  # shorter, as if truncated after the first read
+    with pytest.raises(ResultsChanged):
+        streamed_totals(path, [], price=None, extent=extent, on_problem=lambda _: None)
+
+
+def test_a_tag_slice_counts_the_standing_records_of_its_tags(tmp_path):
+    from tabench_dsl.review.outcomes import latest
+    from tabench_dsl.review.slices import select_tagged
+
+    records = varied(many_results(900, systems=3, seed=8))
+    again = [msgspec.structs.replace(r, tags=[], verdict="fail") for r in records[:90:3]]  # untagged now
+    for extra in ([], again):
+        path = write_results(tmp_path / "r.jsonl", records + extra)
+        held = compute_totals(select_tagged(latest(iter_light_records(path)).values(), ["beta"]))
+        found = streamed_totals(path, [], price=None, extent=measure(path), on_problem=print, tags=["beta"])
+        assert totals_json(found) == totals_json(held)
+        with pytest.raises(
+            UsageError, match=r"^--tag: no record has tag nope \(tags in the results: alpha, beta\)$"
+        ):
+            streamed_totals(path, [], price=None, extent=None, on_problem=print, tags=["beta", "nope"])
