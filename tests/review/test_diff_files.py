@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from support.make_results import decision_on as decide
 from support.make_results import make_record, many_results, write_results
 
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.records import Decision, JudgeInfo, record_encoder
+from tabench_dsl.core.records import JudgeInfo, record_encoder
 from tabench_dsl.review.audit import answer_sha256
 from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.diff import diff_json, diff_records
@@ -18,19 +19,6 @@ from tabench_dsl.review.viewer.run import load_run
 NEW = JudgeInfo(backend="anthropic", model="new-judge")
 OTHER_ENDPOINT = JudgeInfo(backend="anthropic", model="new-judge", endpoint="http://other")
 BUILTIN = JudgeInfo(backend="builtin", model="lexical", language_model=False, label="not an LLM")
-
-
-def decide(record, verdict: str, *, note: str = "", **extra) -> Decision:
-    return Decision(
-        record.system,
-        record.question,
-        verdict,
-        record.prompt_sha256,
-        "ann",
-        "2026-12-01T00:00:00Z",
-        note,
-        **extra,
-    )
 
 
 def write_decisions(results, decisions) -> None:

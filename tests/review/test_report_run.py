@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.make_results import many_results, small_results, write_battery, write_results
+from support.make_results import decision_on, many_results, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision, record_encoder
@@ -22,16 +22,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def decide(record, verdict: str, **extra) -> Decision:
-    return Decision(
-        record.system,
-        record.question,
-        verdict,
-        record.prompt_sha256,
-        "ann",
-        "2026-12-01T00:00:00Z",
-        "n",
-        **extra,
-    )
+    return decision_on(record, verdict, note="n", **extra)
 
 
 def pages(path: Path, max_answers: int, **options) -> tuple[str, str]:

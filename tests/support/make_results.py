@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens, record_encoder
+from tabench_dsl.core.records import Attempt, Decision, JudgeInfo, Record, Tokens, record_encoder
 
 JUDGE = JudgeInfo(backend="openai", model="test-judge-7b", language_model=True)
 #: An answer that is HTML and script: every page must show it as text.
@@ -118,6 +118,20 @@ def make_record(
             **common,
         )
     raise ValueError(outcome)
+
+
+def decision_on(record: Record, verdict: str, *, note: str = "", **extra) -> Decision:
+    """A person's decision on `record`'s pair by reviewer "ann", as `tabench view` would append it."""
+    return Decision(
+        record.system,
+        record.question,
+        verdict,
+        record.prompt_sha256,
+        "ann",
+        "2026-12-01T00:00:00Z",
+        note,
+        **extra,
+    )
 
 
 def write_results(path: Path, records: list[Record]) -> Path:
