@@ -283,15 +283,19 @@ _pair_decoder = msgspec.json.Decoder(_Pair)
 
 
 def iter_records_of(
-    path: str | Path, pairs: Container[tuple[str, str]]
+    path: str | Path, pairs: Container[tuple[str, str]], *, stop: int | None = None
 ) -> Iterator[Record | tuple[str, str]]:
-    """The records of a results file whose (system, question) is in `pairs`, decoded whole, in file
-    order; every other line is decoded only as far as its pair (the decoder skips the rest). A line
-    of one of `pairs` that is no whole record gives its pair instead (a reader that chose `pairs`
-    with a lighter decoder learns that this one saw it otherwise); any other line that is not a
-    record is skipped without a word."""
+    """The records of a results file (its first `stop` bytes, all when None) whose (system,
+    question) is in `pairs`, decoded whole, in file order; every other line is decoded only as far
+    as its pair (the decoder skips the rest). A line of one of `pairs` that is no whole record gives
+    its pair instead (a reader that chose `pairs` with a lighter decoder learns that this one saw it
+    otherwise); any other line that is not a record is skipped without a word."""
+    read = 0
     with open(path, "rb") as f:
         for line in f:
+            read += len(line)
+            if stop is not None and read > stop:
+                break  # a line appended after the caller measured the file
             try:
                 pair = _pair_decoder.decode(line)
             except (msgspec.DecodeError, RecursionError):

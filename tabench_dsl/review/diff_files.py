@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..core.light_records import OutcomeRecord, iter_outcome_records
+from ..core.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
 from ..core.records import Decision, JudgeInfo, Record
-from ..core.results import iter_records
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
 
@@ -116,6 +115,8 @@ class Side:
                 key = names.known(record.system, record.question)
                 if key in keys:
                     found[key] = (record.reason, record.decision)
+        if len(found) < len(keys):  # the file was rewritten between the two reads (not appended to)
+            raise UsageError(f"{self.path} changed while diff read it: run the diff again")
         return {
             key: stated_reason(self.decided.get(key, decision), reason)
             for key, (reason, decision) in found.items()
@@ -170,12 +171,14 @@ def _apply(side: Side, names: Names, held: dict[int, OutcomeRecord], decisions: 
     """Apply the decisions to the standing records they name, as `load_run` applies them."""
     standing = {key: _as_record(record) for key, record in held.items()}
     if any(d.is_audit and isinstance(d.answer_sha256, str) for d in decisions):
-        # An audit is stale when its answer changed: those records are read whole, for the answer.
-        audited = {names.key(d.system, d.question) for d in decisions if d.is_audit}
-        for record in iter_records(side.path):
-            key = names.key(record.system, record.question)
-            if key in audited and key in standing:
-                standing[key] = record
+        # An audit is stale when its answer changed: those records are read whole, for the answer,
+        # and only those (the other lines decoded as far as their pair).
+        audited = {(d.system, d.question) for d in decisions if d.is_audit}
+        for record in iter_records_of(side.path, audited, stop=side.size):
+            if isinstance(record, Record):  # a line only the light decoder takes keeps its light record
+                key = names.key(record.system, record.question)
+                if key in standing:
+                    standing[key] = record
     applied = apply_decisions(standing.values(), decisions, stale=side.stale)
     for key, record in zip(standing, applied, strict=True):
         if record.decision is not None:

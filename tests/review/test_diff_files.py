@@ -113,3 +113,34 @@ def test_errors_are_the_whole_read_ones(tmp_path, gradings) -> None:
     with pytest.raises(UsageError) as got:
         diff_files(a, b)
     assert "b.decisions.jsonl:1:" in str(got.value) and "bad decision" in str(got.value)
+
+
+def test_a_file_rewritten_between_the_reads_is_an_error_not_a_traceback(tmp_path, gradings) -> None:
+    """The flips' reasons are read in a second pass; a file rewritten in between (not appended to)
+    no longer holds the flipped pairs: the diff says so instead of raising a KeyError."""
+    from tabench_dsl.review.diff_files import Names, read_side
+
+    a, b = gradings
+    names = Names()
+    left, right = read_side(a, names), read_side(b, names)
+    flipped = {
+        key for key in left.codes.keys() & right.codes.keys() if left.outcome(key) != right.outcome(key)
+    }
+    assert flipped
+    write_results(a, [make_record("someone-else", "q-new", "pass")] * 50)
+    with pytest.raises(UsageError, match=r"a\.jsonl changed while diff read it"):
+        left.reasons(flipped, names)
+
+
+def test_records_of_stop_where_the_caller_measured(tmp_path) -> None:
+    """Lines appended after a reader measured the file are not read as the file it measured."""
+    from tabench_dsl.core.light_records import iter_records_of
+
+    path = tmp_path / "r.jsonl"
+    first, later = make_record("s", "q1", "pass"), make_record("s", "q1", "fail")
+    write_results(path, [first])
+    size = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(record_encoder.encode(later) + b"\n")
+    assert [r.verdict for r in iter_records_of(path, {("s", "q1")}, stop=size)] == ["pass"]
+    assert [r.verdict for r in iter_records_of(path, {("s", "q1")})] == ["pass", "fail"]
