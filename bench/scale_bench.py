@@ -13,8 +13,9 @@ starts tabench's command line, so the figures can be read against what any comma
 Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command marked `(index build)`
 is its first run, which builds the index beside the results file; the run after it is the
 command's own figure. `view` is timed until its page's first requests are answered
-(`VIEW_REQUESTS`), then stopped with an interrupt. Exits 0, or 1 when a command exited with a
-status other than its expected one.
+(`VIEW_REQUESTS`), then stopped with an interrupt; `view decide` from a decision posted on an
+adjudicated answer until the totals and the first page of answers are read again. Exits 0, or 1
+when a command exited with a status other than its expected one.
 """
 
 from __future__ import annotations
@@ -98,10 +99,12 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, child.returncode
 
 
-def measure_view(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+def measure_view(argv: list[str], env: dict[str, str], *, decide: bool = False) -> tuple[float, float, int]:
     """Start `tabench view`, read the URL it prints, ask what the page asks for first; the wall
     seconds until every answer is in, the peak resident megabytes and the exit status after an
-    interrupt (Ctrl-C), which stops it."""
+    interrupt (Ctrl-C), which stops it. With `decide` (`view decide`), the seconds are those of
+    what the page does at a decision instead: post it on the first adjudicated answer, then ask
+    for the totals and the list again."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
@@ -112,6 +115,8 @@ def measure_view(argv: list[str], env: dict[str, str]) -> tuple[float, float, in
             with urllib.request.urlopen(found.group(1) + path, timeout=600) as response:
                 response.read()
         wall = time.perf_counter() - started
+        if decide:
+            wall = time_decision(found.group(1))
         child.send_signal(signal.SIGINT)
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -119,6 +124,22 @@ def measure_view(argv: list[str], env: dict[str, str]) -> tuple[float, float, in
     if child.returncode not in (0, 130):  # 130: stopped by the interrupt, as asked
         sys.stderr.write(err.decode("utf-8", "replace")[-2000:])
     return wall, usage.ru_maxrss / 1024, child.returncode
+
+
+def time_decision(url: str) -> float:
+    """The wall seconds from posting a decision on the first adjudicated answer to the totals and
+    the first page of answers read again, as the page asks for them after a decision."""
+    with urllib.request.urlopen(url + "api/records?verdict=adjudicate&offset=0&limit=1", timeout=600) as got:
+        first = json.loads(got.read())["items"][0]
+    body = json.dumps({"system": first["system"], "question": first["question"], "verdict": "pass"})
+    started = time.perf_counter()
+    request = urllib.request.Request(
+        url + "api/decision", body.encode(), headers={"Content-Type": "application/json"}
+    )
+    for asked in (request, url + "api/totals", url + "api/records?offset=0&limit=50"):
+        with urllib.request.urlopen(asked, timeout=600) as response:
+            response.read()
+    return time.perf_counter() - started
 
 
 BUILD = " (index build)"
@@ -129,7 +150,7 @@ ORDER = (
     *("floor (import)", f"totals --json{BUILD}", "totals", "totals --json"),
     *(f"report --html{BUILD}", "report --html", f"diff A B{BUILD}", "diff A B", "export csv"),
     *(f"grade --resume{BUILD}", "grade --resume"),
-    *(f"view{BUILD}", "view"),
+    *(f"view{BUILD}", "view", "view decide"),
 )
 #: What the viewer's page asks for before it shows anything (`viewer.js`), then its first page of
 #: answers: `view` is timed from its start until all of these are answered.
@@ -147,6 +168,7 @@ def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
         "diff A B": ["diff", a, b],
         "export csv": ["export", a, "--format", "csv", "--out", str(folder / "export.csv")],
         "view": ["view", a, "--no-browser", "--port", "0"],
+        "view decide": ["view", a, "--no-browser", "--port", "0"],
         "grade --resume": [
             "grade",
             str(paths["battery"]),
@@ -190,9 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             name = label.removesuffix(BUILD)
             if wanted and name not in wanted and not label.startswith("floor"):
                 continue
-            run = measure_view if name == "view" else measure
-            wall, rss, status = run([sys.executable, "-m", "tabench_dsl", *command], env)
-            failed |= status not in ((0, 1, 130) if name == "view" else (0, 1))  # 130: stopped by Ctrl-C
+            argv = [sys.executable, "-m", "tabench_dsl", *command]
+            viewing = name.startswith("view")
+            if viewing:
+                wall, rss, status = measure_view(argv, env, decide=name == "view decide")
+            else:
+                wall, rss, status = measure(argv, env)
+            failed |= status not in ((0, 1, 130) if viewing else (0, 1))  # 130: stopped by Ctrl-C
             print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
     return 1 if failed else 0
 

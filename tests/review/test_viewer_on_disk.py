@@ -189,3 +189,42 @@ def test_a_file_rewritten_under_the_viewer_is_named_never_shown_as_another(tmp_p
     write_results(replaced, small_results()[:2])
     os.replace(replaced, path)  # replaced by another file: the viewer still reads the one it indexed
     assert disk.detail("agent-a", "h02")["record"]["verdict"] == "pass"
+
+
+def decidable_results(path: Path) -> Path:
+    """Adjudicated answers of several systems, some tagged, one of T1 (a trap deferred), beside
+    passes, fails and errors, so a decision moves every kind of count the totals hold."""
+    records = many_results(300, systems=4, seed=5)
+    replace = msgspec.structs.replace
+    waiting = [i for i, r in enumerate(records) if r.verdict == "adjudicate"]
+    for n, i in enumerate(waiting):
+        if n % 3 == 0:
+            records[i] = replace(records[i], tags=["hard", "memory"] if n % 2 else ["hard"])
+    records[waiting[3]] = replace(records[waiting[3]], tier="t1")
+    write_results(path, records)
+    return path
+
+
+@pytest.mark.parametrize("tags", [None, ["hard"]])
+def test_totals_after_each_decision_are_the_ones_counted_again(tmp_path: Path, tags) -> None:
+    """The disk index works a decision's totals out from those before it (`decided_totals`); the
+    in-memory index counts every record again. After each decision (a pass, a fail, a decision
+    changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
+    memory = Index(load_run(first, tags=tags), reviewer="ana")
+    disk = load_disk_index(second, reviewer="ana", tags=tags)
+    waiting = [r for r in memory.records if r.verdict == "adjudicate"]
+    assert len(waiting) > 12 and any(r.tier == "t1" for r in waiting) and any(r.tags for r in waiting)
+    before = ENCODE(disk.totals_payload())
+    assert before == ENCODE(memory.totals_payload())
+    decisions = [(r, "pass" if i % 2 else "fail") for i, r in enumerate(waiting)]
+    decisions += [(waiting[0], "pass"), (waiting[3], "fail"), (waiting[0], "fail")]  # minds changed
+    for record, verdict in decisions:
+        for index in (memory, disk):
+            index.decide(record.system, record.question, verdict)
+        assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload()), (record.key, verdict)
+    assert ENCODE(disk.totals_payload()) != before
+    assert disk._outcomes is not None  # the totals were worked out, not counted again
+    fresh = load_disk_index(second, tags=tags)
+    assert ENCODE(fresh.totals_payload()) == ENCODE(disk.totals_payload())

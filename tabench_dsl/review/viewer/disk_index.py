@@ -10,8 +10,9 @@ filter that reads texts: it reads again the lines of the records the other filte
 At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
 about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
 ~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
-500 MB). What still reads the whole file: `q` (a few seconds at a million), and the totals after
-a decision, which are counted again as `tabench totals` counts an appended file.
+500 MB). A decision's totals are worked out from those before it (`decided_totals`). What still
+reads the whole file: `q` (a few seconds at a million), and the totals after a person's blind
+audit, or of a run with a panel or repeats, which are counted again.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..slices import check_tags
 from ..totals import Totals
 from .column_store import standing_columns
 from .columns import Table
+from .decided_totals import Outcomes, countable, with_decision
 from .disk_records import Positions, RecordsOnDisk
 from .kept_totals import viewer_totals
 from .queries import Filters, Index
@@ -52,6 +54,7 @@ class DiskIndex(Index):
         self._cache: tuple[Filters, list[int]] | None = None
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
+        self._outcomes: Outcomes | None = None  # built at the first decision the totals take in
 
     @property
     def table(self) -> Table:
@@ -65,6 +68,23 @@ class DiskIndex(Index):
                 run.results_path, run.decisions_path, price=run.price, tags=self.tags
             )
         return self._totals
+
+    def decide(
+        self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
+    ) -> Record:
+        """`Index.decide`, the totals then worked out from those before (`decided_totals`) rather
+        than counted again from the file, where they can be."""
+        totals = self._totals
+        before = self.find(system, question)
+        if totals is not None and countable(totals) and self._outcomes is None:
+            self._outcomes = Outcomes(self.table)  # before the decision: the columns without it
+        updated = super().decide(system, question, verdict, note=note, prompt_sha256=prompt_sha256)
+        if self._outcomes is not None:
+            if totals is not None and countable(totals):
+                self._totals = with_decision(totals, before, updated, self._outcomes)
+            else:
+                self._outcomes.decided(system, question, verdict)
+        return updated
 
     def awaiting(self) -> int:
         table = self.table
