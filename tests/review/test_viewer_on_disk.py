@@ -228,3 +228,18 @@ def test_totals_after_each_decision_are_the_ones_counted_again(tmp_path: Path, t
     assert disk._outcomes is not None  # the totals were worked out, not counted again
     fresh = load_disk_index(second, tags=tags)
     assert ENCODE(fresh.totals_payload()) == ENCODE(disk.totals_payload())
+
+
+def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path) -> None:
+    """Totals worked out from those before stand on the file the viewer read: once a grading has
+    appended to it, a decision's totals are counted again from the file, as a fresh count gives."""
+    path = decidable_results(tmp_path / "run.jsonl")
+    disk = load_disk_index(path, reviewer="ana")
+    disk.totals()
+    with open(path, "ab") as f:
+        f.write(record_encoder.encode(make_record("late-system", "q00001", "pass")) + b"\n")
+    waiting = next(r for r in load_run(path).records if r.verdict == "adjudicate")
+    disk.decide(waiting.system, waiting.question, "pass")
+    fresh = Index(load_run(path), reviewer="ana")
+    assert "late-system" in ENCODE(fresh.totals_payload()).decode()
+    assert ENCODE(disk.totals_payload()) == ENCODE(fresh.totals_payload())

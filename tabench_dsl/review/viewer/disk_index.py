@@ -42,7 +42,13 @@ class DiskIndex(Index):
     """`Index` with its records read from the results file (module docstring)."""
 
     def __init__(
-        self, run: Run, records: RecordsOnDisk, *, reviewer: str | None, tags: Sequence[str] | None
+        self,
+        run: Run,
+        records: RecordsOnDisk,
+        *,
+        reviewer: str | None,
+        tags: Sequence[str] | None,
+        state: tuple[int, int, int] | None,
     ) -> None:  # `Index.__init__` is not called: it would index every record in memory
         self.run = run
         self.reviewer = reviewer
@@ -55,6 +61,7 @@ class DiskIndex(Index):
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
         self._outcomes: Outcomes | None = None  # built at the first decision the totals take in
+        self._state = state  # the results file before its columns were read (`_file_state`)
 
     @property
     def table(self) -> Table:
@@ -73,17 +80,20 @@ class DiskIndex(Index):
         self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
     ) -> Record:
         """`Index.decide`, the totals then worked out from those before (`decided_totals`) rather
-        than counted again from the file, where they can be."""
+        than counted again from the file, where they can be: while the file is as it was when the
+        viewer started (a grading appending to it meanwhile makes them counted again, as before)."""
         totals = self._totals
         before = self.find(system, question)
-        if totals is not None and countable(totals) and self._outcomes is None:
+        unchanged = _file_state(self.run.results_path) == self._state
+        worked = totals is not None and countable(totals) and unchanged
+        if worked and self._outcomes is None:
             self._outcomes = Outcomes(self.table)  # before the decision: the columns without it
         updated = super().decide(system, question, verdict, note=note, prompt_sha256=prompt_sha256)
-        if self._outcomes is not None:
-            if totals is not None and countable(totals):
-                self._totals = with_decision(totals, before, updated, self._outcomes)
-            else:
-                self._outcomes.decided(system, question, verdict)
+        if worked:
+            assert totals is not None and self._outcomes is not None
+            self._totals = with_decision(totals, before, updated, self._outcomes)
+        else:
+            self._outcomes = None  # built again from the columns, this decision in them, when next used
         return updated
 
     def awaiting(self) -> int:
@@ -168,6 +178,15 @@ def _tests(f: Filters) -> Iterable[tuple[str, object]]:
         yield "tags", lambda tags: f.tag in tags
 
 
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """The results file's size, modification time and inode: any write to it changes them."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
 def load_disk_index(
     results_path: str | Path,
     *,
@@ -182,6 +201,7 @@ def load_disk_index(
     results_path = Path(results_path)
     if not results_path.is_file():
         raise UsageError(f"{results_path}: no such results file")
+    state = _file_state(results_path)
     table = standing_columns(results_path)
     problems = [f"{results_path}:{problem}" for problem in table.problems]
     if not len(table) and problems:
@@ -197,7 +217,7 @@ def load_disk_index(
     if battery is not None:
         run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
-    return DiskIndex(run, records, reviewer=reviewer, tags=tags)
+    return DiskIndex(run, records, reviewer=reviewer, tags=tags, state=state)
 
 
 def _overlay_decisions(records: RecordsOnDisk, decisions, run: Run) -> None:
