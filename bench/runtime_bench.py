@@ -14,7 +14,14 @@
      file, so every answer is a judge call and a cache write) and the results file written;
    - `warm`: the same grading again into a new results file with the cache `cold` filled (the
      judge on the same port, so the cache keys match): every answer a cache hit, no call;
-   - `off` (with `--with-no-cache`): `--no-cache`, results written.
+   - `off` (with `--with-no-cache`): `--no-cache`, results written;
+   - `own`: the `cold` grading with the HTTP exchange canned (`_http.post_json` replaced by a
+     20 ms sleep and the mock judge's reply bytes; the request body still encoded): what tabench
+     does per answer besides aiohttp's part of a call. `cold` is about `bare` + `own`, so
+     (`bare` + `own`) / `bare` is the floor of the ratio that the HTTP client leaves (no judge
+     process runs beside it, so it meets a little less competition than the others). The start-up
+     `bare` also pays (the interpreter, aiohttp, uvloop: a bare client making no call) is taken
+     out of it.
 4. Prints CPU microseconds per answer for each, the ratio of `cold` to `bare` (target <= 1.2) and
    the efficiency = ideal wall time (calls x 20 ms / 64) / actual wall time of `cold`, process start
    included (target >= 0.85).
@@ -80,6 +87,29 @@ BARE_CLIENT = textwrap.dedent(
             pass
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
+    """
+)
+
+
+OWN_GRADE = textwrap.dedent(
+    """
+    import asyncio, sys
+    sys.path.insert(0, sys.argv[1])
+    import mock_judge
+    from tabench_dsl.grading.judges import _http
+
+    LATENCY = float(sys.argv[2]) / 1000.0
+    HEADERS = {"Content-Type": "application/json", "Content-Length": str(len(mock_judge.REPLY))}
+
+    async def canned(session, url, body, headers, timeout):
+        _http.msgspec.json.encode(body)  # encoded as a real call encodes it
+        await asyncio.sleep(LATENCY)
+        return 200, HEADERS, mock_judge.REPLY, LATENCY * 1000.0
+
+    _http.post_json = canned
+    from tabench_dsl.cli import entry
+    sys.argv = ["tabench", *sys.argv[3:]]
+    entry()
     """
 )
 
@@ -322,6 +352,19 @@ def measure_round(
         bare = Child([*bare_argv, str(CONCURRENCY), str(body)], cwd=work)
         runs["bare"] = Run("bare", bare, calls, judge.stop())
     out, cache = work / "results.jsonl", work / "cache.sqlite"
+    fresh(out, cache)
+    argv = grade_argv(battery, answers, out, "http://127.0.0.1:9/v1", cache=cache)
+    own = Child([PYTHON, "-c", OWN_GRADE, str(HERE), str(LATENCY_MS), *argv[3:]], cwd=work)
+    if count_lines(out) != calls:
+        raise SystemExit(f"own: expected {calls} records, found {count_lines(out)}")
+    # The interpreter's and aiohttp's start-up are in `bare` already: taken out of `own`.
+    with MockJudge() as judge:
+        started = Child(
+            [PYTHON, "-c", BARE_CLIENT, f"{judge.url}/chat/completions", "0", "1", str(body)], cwd=work
+        )
+        judge.stop()
+    own.cpu -= started.cpu
+    runs["own"] = Run("own", own, calls, 0.0)
     port = 0
     for mode in modes:
         fresh(out)
@@ -353,7 +396,7 @@ def bench_size(work: Path, battery: Path, body: Path, calls: int, args: argparse
         print(f"  run {run + 1}:")
         for one in runs.values():
             print(f"    {one.line(ideal)}")
-    best = {mode: min((r[mode] for r in rounds), key=lambda one: one.cpu) for mode in ["bare", *modes]}
+    best = {mode: min((r[mode] for r in rounds), key=lambda one: one.cpu) for mode in ["bare", "own", *modes]}
     print(f"  best of {len(rounds)} (CPU and wall each at their best):")
     bare = best["bare"]
     for mode, one in best.items():
@@ -361,6 +404,11 @@ def bench_size(work: Path, battery: Path, body: Path, calls: int, args: argparse
         ratio = "" if mode == "bare" else f"  {one.us / bare.us:4.2f}x bare"
         print(f"    {mode:4s} {one.us:7.1f} us CPU/answer, wall {wall:6.2f} s, eff {ideal / wall:.2f}{ratio}")
     ratio = best["cold"].us / bare.us
+    own = best["own"].us
+    print(
+        f"  tabench's own part of an answer (own): {own:.1f} us; floor of the ratio it leaves, "
+        f"(bare + own) / bare: {(bare.us + own) / bare.us:.2f}"
+    )
     efficiency = ideal / min(r["cold"].wall for r in rounds)
     print(
         f"  CPU ratio grade (cache on, results written) / bare: {ratio:.2f}   "

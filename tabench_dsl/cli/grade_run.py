@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..grading.answers import AnswerReader
     from ..grading.parallel import WorkerPool
     from ..grading.runner import RunStats
+    from ..review.run_totals import RunTotals
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
@@ -56,7 +57,8 @@ class GradingPlan:
 class RunAccount:
     """What one `grade` run met beside its stats, for its report: the answers reader (its bad lines
     and unreadable logs), the first bad lines' messages, the causes of errors and adjudicates, the
-    unanswered questions, the batch log (None without --batch) and how many answers there were."""
+    unanswered questions, the batch log (None without --batch), how many answers there were, and
+    the records written, counted (`run_totals`: the totals without a read of the file)."""
 
     reader: AnswerReader
     bad_lines: list[str]
@@ -64,10 +66,13 @@ class RunAccount:
     unanswered: MissingAnswers
     batch_log: BatchLog | None
     total: int
+    counted: RunTotals
 
 
 def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
     """Grade the answers `options` name into `options.out`; the stats and what the run met."""
+    from ..review.run_totals import RunTotals
+
     with worker_pool(options) as pool:
         plan = plan_grading(options)
         progress = Progress(plan.total)
@@ -79,14 +84,16 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
         answers = plan.chosen.select(plan.unanswered.watch(done.told(reader)), plan.skip)
         causes = CauseTally()
         batch_log = BatchLog(progress.log, progress.status) if options.batch.enabled else None
+        counted = RunTotals()
 
         def on_record(record: Record) -> None:
             causes.add(record)
             progress.advance(record)
+            counted.add(record)
 
-        stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log)
+        stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log, counted)
     stats.skipped += done.count  # taken out by the reader, before the grader's own skip test
-    return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, plan.total)
+    return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, plan.total, counted)
 
 
 @contextlib.contextmanager
@@ -168,9 +175,11 @@ def _write_results(
     progress: Progress,
     on_record: Callable[[Record], None],
     batch_log: BatchLog | None,
+    counted: RunTotals,
 ) -> RunStats:
     """Open the results file, grade `answers` into it (here, or in the `pool`), then record the
-    missing answers. A results file this run created and wrote nothing to is removed."""
+    missing answers; `counted` learns what the file held and how many records were written. A
+    results file this run created and wrote nothing to is removed."""
     from ..core.results import ResultsWriter
     from ..grading.event_loop import quiet_gc, run_event_loop
 
@@ -179,6 +188,7 @@ def _write_results(
     writer = None
     try:
         writer = ResultsWriter(out)
+        counted.follow(writer.opened_size)
         if writer.repaired:
             progress.log(f"{out}: cut a torn last line ({writer.repaired} bytes) left by an earlier crash")
         if pool is None:
@@ -196,6 +206,7 @@ def _write_results(
         progress.close()
         if writer is not None:
             writer.close()
+            counted.written = writer.count
             if created and writer.count == 0:
                 out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
     return stats

@@ -135,6 +135,8 @@ class ResultsWriter:
         # Where the last whole line ends: a failed write is cut back to it. Only this writer
         # appends (it holds the lock), so counting what it writes keeps this true.
         self._end = os.lseek(self._fd, 0, os.SEEK_END)
+        #: Bytes the file held once opened (its torn last line cut): 0 for a file this writer fills.
+        self.opened_size = self._end
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         self._unsynced = 0

@@ -49,9 +49,11 @@ from ..core.safe_open import open_new
 
 #: The cache's name inside the user's cache folder (`default_path`).
 DEFAULT_NAME = "cache.sqlite"
-#: Commit after this many new entries, or this many bytes of reply text ...
-COMMIT_EVERY = 1024
-COMMIT_BYTES = 1 << 20
+#: Commit after this many new entries, or this many bytes of reply text ... (a commit's cost is
+#: mostly the pages it touches, and hashed keys spread even a few entries over most of the table:
+#: at 1,024 a commit, the commits of a fast judge cost about 3 us more per reply than at 4,096)
+COMMIT_EVERY = 4096
+COMMIT_BYTES = 4 << 20
 #: ... or when this many seconds have passed since the last commit.
 COMMIT_SECONDS = 1.0
 

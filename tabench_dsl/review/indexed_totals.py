@@ -79,6 +79,17 @@ def standing_totals(
     return totals
 
 
+def keep_totals(results: Path, decisions_file: Path | None, totals: Totals) -> None:
+    """Keep `totals`, the totals of `results` counted another way (`run_totals`: as a grading wrote
+    the file), in its index as `standing_totals` keeps what it counts, so the next `totals` of the
+    unchanged file reads them back. The file holds no line that is not a record."""
+    variant = _variant(decisions_file, None, None)
+    index = open_index(results) if variant is not None else None
+    extent = measure(results)
+    if index is not None and variant is not None and extent is not None:
+        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, [])))
+
+
 def _count(
     results: Path,
     decisions_file: Path | None,
