@@ -206,7 +206,7 @@ def _write_results(
         progress.close()
         if writer is not None:
             writer.close()
-            counted.written = writer.count
+            counted.written, counted.end = writer.count, writer.end
             if created and writer.count == 0:
                 out.unlink(missing_ok=True)  # e.g. a judge that could not be configured
     return stats

@@ -200,6 +200,11 @@ class ResultsWriter:
         self._unsynced = 0
         self._sync_future = self._syncer.submit(os.fsync, self._fd)
 
+    @property
+    def end(self) -> int:
+        """Where the last whole line this writer wrote ends: the file's size, while it holds the lock."""
+        return self._end
+
     def close(self) -> None:
         """Wait for the helper thread, fsync everything, close. Safe to call twice."""
         if self._fd < 0:

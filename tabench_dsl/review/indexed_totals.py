@@ -79,14 +79,16 @@ def standing_totals(
     return totals
 
 
-def keep_totals(results: Path, decisions_file: Path | None, totals: Totals) -> None:
+def keep_totals(results: Path, decisions_file: Path | None, totals: Totals, *, size: int) -> None:
     """Keep `totals`, the totals of `results` counted another way (`run_totals`: as a grading wrote
     the file), in its index as `standing_totals` keeps what it counts, so the next `totals` of the
-    unchanged file reads them back. The file holds no line that is not a record."""
+    unchanged file reads them back. The file holds no line that is not a record, and was `size`
+    bytes when they were counted: a file that has grown since (another grading, once this one let
+    go of it) is not the file they count, and nothing is kept."""
     variant = _variant(decisions_file, None, None)
     index = open_index(results) if variant is not None else None
     extent = measure(results)
-    if index is not None and variant is not None and extent is not None:
+    if index is not None and variant is not None and extent is not None and extent.size == extent.end == size:
         index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, [])))
 
 

@@ -37,6 +37,8 @@ class RunTotals:
         #: (`follow`); the file is counted here only when the first is 0 and the second all counted.
         self.opened_size: int | None = None
         self.written = 0
+        #: Where the writer's last line ended: the totals are kept only for a file of that size.
+        self.end = 0
         # A bit per pair seen (question numbers, a bit array per system), to notice a pair twice.
         self._numbers: dict[str, int] = {}
         self._seen: dict[str, bytearray] = {}
@@ -81,5 +83,5 @@ class RunTotals:
         if decisions.exists():
             return None
         totals = counter.totals(lambda: iter_light_records(results))
-        keep_totals(results, decisions, totals)
+        keep_totals(results, decisions, totals, size=self.end)
         return totals

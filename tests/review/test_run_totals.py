@@ -129,7 +129,10 @@ def record(system: str, question: str) -> Record:
     )
 
 
-def counted(tmp_path: Path, records: list[Record], *, opened_size: int = 0, written: int | None = None):
+def counted(
+    tmp_path: Path, records: list[Record], *, opened_size: int = 0, written: int | None = None, grown: int = 0
+):
+    """The run's totals of a file holding `records`, which the writer left `grown` bytes shorter."""
     results = tmp_path / "r.jsonl"
     lines = (json.dumps({"system": r.system, "question": r.question}) + "\n" for r in records)
     results.write_text("".join(lines))
@@ -138,6 +141,7 @@ def counted(tmp_path: Path, records: list[Record], *, opened_size: int = 0, writ
     for one in records:
         run.add(one)
     run.written = len(records) if written is None else written
+    run.end = results.stat().st_size - grown
     return run.totals(results)
 
 
@@ -153,3 +157,26 @@ def test_the_run_gives_no_totals_when_it_cannot_know_them(tmp_path: Path) -> Non
     # Decisions beside the file change what stands.
     decisions_path(tmp_path / "r.jsonl").write_text("")
     assert counted(tmp_path, pairs) is None
+
+
+def test_the_totals_are_kept_only_for_the_bytes_the_run_wrote(tmp_path: Path, monkeypatch) -> None:
+    """A file longer than the writer left it (another grading appended once this one let go) is
+    not the file the run counted: its totals are given for the run but not kept for `totals`."""
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("counted from the file")
+
+    monkeypatch.setattr(indexed_totals, "streamed_totals", no_read)
+    results = tmp_path / "r.jsonl"
+    pairs = [record("a", "q1"), record("b", "q1")]
+    for grown, kept in ((0, True), (1, False)):
+        index_path(results).unlink(missing_ok=True)
+        assert counted(tmp_path, pairs, grown=grown) is not None
+        if kept:
+            assert (
+                indexed_totals.standing_totals(results, decisions_path(results), on_problem=print).records
+                == 2
+            )
+        else:
+            with pytest.raises(AssertionError, match="counted from the file"):
+                indexed_totals.standing_totals(results, decisions_path(results), on_problem=print)
