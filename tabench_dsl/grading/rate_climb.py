@@ -19,7 +19,11 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    or less if the bucket filled up while the climb was below the rate. Successes
                    tell too: between two of them, the second took a token the first left behind,
                    so r >= (successes after the first - (depth - 1)) / span (a bound that matters
-                   for a shallow bucket, where the first is weakest). The rate is the higher.
+                   for a shallow bucket, where the first is weakest). And the sends replayed
+                   through a copy of the bucket (`bucket_bracket`) bracket the rates that could
+                   have taken them all and refused this one: within BRACKET_WIDTH, their middle
+                   (a measure the refill during the climb does not pull down), else their least.
+                   The rate is the highest, at most the climb's own.
                    A 429 too soon to measure by ends the climb at the rate before its last
                    step; before any step (the guess was too high) it starts the climb again,
                    lower, up to CLIMB_RESTARTS times. The pace after it is the measured rate a
@@ -33,7 +37,7 @@ from __future__ import annotations
 import bisect
 import math
 
-from .rate_evidence import MIN_SPAN, RateEvidence
+from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket
 
 #: The climb's step and the least time between two (doubling every 0.28 s at most).
 CLIMB_STEP = 2**0.25
@@ -42,6 +46,8 @@ CLIMB_TICK = 0.07
 MAX_STEPS_A_SEND = 4
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
+#: The widest bracket of rates (highest over lowest) whose middle the climb ends at.
+BRACKET_WIDTH = 1.25
 #: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
 CLIMB_RESTARTS = 3
 
@@ -100,6 +106,17 @@ class Climb:
             evidence.forget_push_backs(before=ticket)
         return rate, going
 
+    def _bracketed(self, ticket: float, sends: list[float], evidence: RateEvidence) -> float:
+        """The rates the bucket could refill at, from what it took since the climb's start and its
+        refusal of the request sent at `ticket` (`bucket_bracket`): their middle (geometric), or
+        the least when they are more than BRACKET_WIDTH apart (a bucket whose depth the slow
+        start overstated, or that never filled, bounds its rate from above only loosely)."""
+        refused = set(evidence.limited[bisect.bisect_right(evidence.limited, self.since) :])
+        start, end = bisect.bisect_right(sends, self.since), bisect.bisect_left(sends, ticket)
+        taken = [sent for sent in sends[start:end] if sent not in refused]
+        least, most = bucket_bracket(self.since, taken, ticket, self.depth)
+        return math.sqrt(least * most) if most <= BRACKET_WIDTH * least else least
+
     def _measure(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
     ) -> tuple[float, bool]:
@@ -114,7 +131,10 @@ class Climb:
         accepted = sent - refused
         if accepted >= 2 and (span >= MIN_SPAN or accepted >= MEASURED):
             spaced = evidence.success_bound(self.since, ticket, self.depth) or 0.0
-            return max(accepted / span, spaced), False
+            measured = max(accepted / span, spaced)
+            if not self.one_deep:
+                measured = max(measured, min(rate, self._bracketed(ticket, sends, evidence)))
+            return measured, False
         if accepted < 2 and self.stepped_from is not None:
             # Too soon to measure, after a step: the rate before it went without a 429, so
             # soon after the bucket was emptied that little can have filled it meanwhile.

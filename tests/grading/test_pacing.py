@@ -33,7 +33,7 @@ from tabench_dsl.grading.pacing import (
     Pacer,
 )
 from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
-from tabench_dsl.grading.rate_evidence import RateEvidence
+from tabench_dsl.grading.rate_evidence import RateEvidence, bucket_bracket
 from tabench_dsl.grading.rate_headers import (
     ONE_DEEP_MARGIN,
     anthropic_reading,
@@ -307,6 +307,28 @@ def test_the_rate_follows_the_successes_sent_between_two_429s():
     evidence.push_back(now + 0.001, now + 0.001)
     assert evidence.rate_bound(now + 0.001) is None  # the answers sent before it may be on their way
     assert evidence.rate_bound(now + 0.1) == pytest.approx(25.0, rel=0.01)
+
+
+def test_a_bucket_replayed_brackets_its_rate():
+    # a bucket of 4 refilling 20 a second, empty at 0, sent to ever faster (8 up to 40 a second)
+    rate, depth = 20.0, 4.0
+    held, at, now, pace = 0.0, 0.0, 0.0, 8.0
+    taken = []
+    while True:
+        now += 1 / pace
+        pace *= 1.1
+        held = min(depth, held + rate * (now - at))
+        at = now
+        if held < 1:
+            break  # the first refused
+        held -= 1
+        taken.append(now)
+    least, most = bucket_bracket(0.0, taken, now, depth)
+    assert least <= rate <= most and most / least < 1.25
+    # what it took, sent as they were, could not have been taken at 10% less
+    assert least > rate * 0.9
+    # a bucket that took nothing bounds its rate from above only
+    assert bucket_bracket(0.0, [], 0.5, depth)[1] == pytest.approx(2.0, rel=1e-6)
 
 
 async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
