@@ -46,9 +46,9 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.ratelimit import RateReading
-from .rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, Climb
+from .rate_climb import CLIMB_TICK, MAX_STEPS_A_SEND, Climb
 from .rate_evidence import RateEvidence, SendLog
-from .rate_headers import HeaderRates, exhausted, header_limit, one_deep_wait
+from .rate_headers import ONE_DEEP_MARGIN, HeaderRates, exhausted, header_limit, one_deep_wait
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -344,21 +344,21 @@ class Pacer:
         self._climb = Climb(since=since, began=now, depth=depth)
 
     def _climb_tick(self, now: float) -> None:
-        """The climb's steps due by `now` (`Climb.steps_due`)."""
+        """The climb's rate by `now` (`Climb.tick`)."""
         assert self.rate is not None and self._climb is not None
-        steps = self._climb.steps_due(now, self._changed, self._sends.sent[-1] if self._sends.sent else None)
-        if steps:
-            self._climb.step(self.rate)
-            self._set_rate(self.rate * CLIMB_STEP**steps, now, force=True)
+        last_send = self._sends.sent[-1] if self._sends.sent else None
+        rate = self._climb.tick(now, self.rate, self._changed, last_send, self.evidence)
+        if rate is not None:
+            self._set_rate(rate, now, force=True)
 
     def _climb_push_back(self, ticket: float, now: float) -> None:
         """A push-back while the rate climbs: the climb goes on (from a new start, or lower) or
         ends with the rate it measured, a little more (`Climb.push_back`)."""
         assert self.rate is not None and self._climb is not None
         rate, going = self._climb.push_back(ticket, now, self.rate, self._sends.sent, self.evidence)
-        if not going:
+        if not going:  # a little more than measured; a hair less in a bucket one request deep
+            rate *= 1 - ONE_DEEP_MARGIN if self._climb.one_deep else 1 + PROBE
             self._climb = None
-            rate *= 1 + PROBE
         if rate != self.rate:
             self._set_rate(rate, now, force=True)
 

@@ -7,24 +7,37 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    what got through before it (`depth`)
     a step         x CLIMB_STEP, CLIMB_TICK after the last, once a request went at the last step
                    (at a low rate: up to MAX_STEPS_A_SEND steps for that request, so a rate of one
-                   a second does not take seconds a step)
+                   a second does not take seconds a step; one in a bucket one request deep, whose
+                   first 429 then brackets its rate within a step, not within four)
+    the floor      the climb never goes slower than its answers prove (`success_bound`, with the
+                   `depth` below): in a bucket one request deep each answer proves the pace it was
+                   sent at, so a first guess far too low (one a second: what got through before the
+                   first 429) is left behind at the first answer
     the first 429  sent after the climb began: the bucket was empty at both push-backs, so what
     to the climb   the server accepted in between, counted by send time (answers still on their
                    way included: a 429 would have been back first), is its refill over the span,
                    or less if the bucket filled up while the climb was below the rate. Successes
                    tell too: between two of them, the second took a token the first left behind,
                    so r >= (successes after the first - (depth - 1)) / span (a bound that matters
-                   for a shallow bucket, where the first is weakest). The rate is the higher.
+                   for a shallow bucket, where the first is weakest). And the sends replayed
+                   through a copy of the bucket (`bucket_bracket`) bracket the rates that could
+                   have taken them all and refused this one: within BRACKET_WIDTH, their middle
+                   (a measure the refill during the climb does not pull down), else their least.
+                   The rate is the highest, at most the climb's own.
                    A 429 too soon to measure by ends the climb at the rate before its last
                    step; before any step (the guess was too high) it starts the climb again,
-                   lower, up to CLIMB_RESTARTS times.
+                   lower, up to CLIMB_RESTARTS times. The pace after it is the measured rate a
+                   little more (pacing.PROBE), or a hair less in a bucket one request deep
+                   (rate_headers.ONE_DEEP_MARGIN): above its rate every other request would be
+                   refused, and it holds nothing to absorb one that arrives a little early.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 
-from .rate_evidence import MIN_SPAN, RateEvidence
+from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket
 
 #: The climb's step and the least time between two (doubling every 0.28 s at most).
 CLIMB_STEP = 2**0.25
@@ -33,6 +46,8 @@ CLIMB_TICK = 0.07
 MAX_STEPS_A_SEND = 4
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
+#: The widest bracket of rates (highest over lowest) whose middle the climb ends at.
+BRACKET_WIDTH = 1.25
 #: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
 CLIMB_RESTARTS = 3
 
@@ -51,20 +66,60 @@ class Climb:
 
     def steps_due(self, now: float, changed: float, last_send: float | None) -> int:
         """Steps to take by `now`, the rate having last been set at `changed`: none until
-        CLIMB_TICK has passed and a request went at that rate."""
+        CLIMB_TICK has passed and a request went at that rate; one at most in a bucket one
+        request deep."""
         if now - changed < CLIMB_TICK or last_send is None or last_send < changed:
             return 0
-        return min(MAX_STEPS_A_SEND, int((now - changed) / CLIMB_TICK))
+        most = 1 if self.depth < 2 else MAX_STEPS_A_SEND
+        return min(most, int((now - changed) / CLIMB_TICK))
 
-    def step(self, rate: float) -> None:
-        """The climb steps up from `rate`."""
+    @property
+    def one_deep(self) -> bool:
+        """True when the server's bucket holds one request (module docstring)."""
+        return self.depth < 2
+
+    def tick(
+        self, now: float, rate: float, changed: float, last_send: float | None, evidence: RateEvidence
+    ) -> float | None:
+        """The climb's rate by `now`, the rate having last been set at `changed` and the last
+        request sent at `last_send`: at least what its answers prove (the floor), else its steps
+        due; None when it stays."""
+        floor = evidence.success_bound(-math.inf, math.inf, self.depth)
+        if floor is not None and floor > rate:
+            self.stepped_from = floor  # proven: the climb goes on from it
+            return floor
+        steps = self.steps_due(now, changed, last_send)
+        if not steps:
+            return None
         self.stepped_from = rate
+        return rate * CLIMB_STEP**steps
 
     def push_back(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
     ) -> tuple[float, bool]:
         """A push-back to the request sent at `ticket` while climbing at `rate`: the rate from now
-        on, and whether the climb goes on (module docstring)."""
+        on, and whether the climb goes on (module docstring). When it ends, the push-backs before
+        this one are forgotten: spans from them would count the climb, below the server's rate, as
+        what the server allows."""
+        rate, going = self._measure(ticket, now, rate, sends, evidence)
+        if not going:
+            evidence.forget_push_backs(before=ticket)
+        return rate, going
+
+    def _bracketed(self, ticket: float, sends: list[float], evidence: RateEvidence) -> float:
+        """The rates the bucket could refill at, from what it took since the climb's start and its
+        refusal of the request sent at `ticket` (`bucket_bracket`): their middle (geometric), or
+        the least when they are more than BRACKET_WIDTH apart (a bucket whose depth the slow
+        start overstated, or that never filled, bounds its rate from above only loosely)."""
+        refused = set(evidence.limited[bisect.bisect_right(evidence.limited, self.since) :])
+        start, end = bisect.bisect_right(sends, self.since), bisect.bisect_left(sends, ticket)
+        taken = [sent for sent in sends[start:end] if sent not in refused]
+        least, most = bucket_bracket(self.since, taken, ticket, self.depth)
+        return math.sqrt(least * most) if most <= BRACKET_WIDTH * least else least
+
+    def _measure(
+        self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
+    ) -> tuple[float, bool]:
         if ticket <= self.began:
             self.since = max(self.since, ticket)  # met the bucket the slow start emptied
             return rate, True
@@ -76,7 +131,10 @@ class Climb:
         accepted = sent - refused
         if accepted >= 2 and (span >= MIN_SPAN or accepted >= MEASURED):
             spaced = evidence.success_bound(self.since, ticket, self.depth) or 0.0
-            return max(accepted / span, spaced), False
+            measured = max(accepted / span, spaced)
+            if not self.one_deep:
+                measured = max(measured, min(rate, self._bracketed(ticket, sends, evidence)))
+            return measured, False
         if accepted < 2 and self.stepped_from is not None:
             # Too soon to measure, after a step: the rate before it went without a 429, so
             # soon after the bucket was emptied that little can have filled it meanwhile.

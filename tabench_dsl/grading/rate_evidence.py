@@ -21,6 +21,8 @@ Only the last HORIZON seconds count, so a server that lowers its limit is follow
 from __future__ import annotations
 
 import bisect
+import math
+from collections.abc import Callable
 
 #: Seconds of sends the evidence keeps.
 HORIZON = 10.0
@@ -119,6 +121,40 @@ class RateEvidence:
         horizon = now - HORIZON
         for times in (self.ok, self.limited):
             del times[: bisect.bisect_left(times, horizon)]
+
+
+def bucket_bracket(since: float, taken: list[float], refused: float, depth: float) -> tuple[float, float]:
+    """The rates a bucket `depth` deep can refill at, given what it did: empty (less than one
+    request) at `since`, then taking every request sent at `taken` (sorted), then refusing the one
+    sent at `refused`. (lowest, highest): slower, it could not have taken them all; faster, it
+    would have had one left for the last. Found by bisection, each rate tried by replaying the
+    sends through a copy of the bucket."""
+
+    def level(rate: float, start: float) -> float | None:
+        # What the copy holds at `refused`; None when it could not have taken one of `taken`.
+        held, at = start, since
+        for sent in taken:
+            held = min(depth, held + rate * (sent - at)) - 1
+            at = sent
+            if held < -1e-9:
+                return None
+        return min(depth, held + rate * (refused - at))
+
+    def bisect_rate(fits: Callable[[float], bool], *, fitting_above: bool) -> float:
+        low, high = 1e-3, 1e6
+        for _ in range(60):
+            middle = math.sqrt(low * high)
+            if fits(middle) == fitting_above:
+                high = middle
+            else:
+                low = middle
+        return high if fitting_above else low
+
+    # Least: start the copy as full as the bucket could have been (almost one): every take fits.
+    least = bisect_rate(lambda rate: level(rate, 1.0) is not None, fitting_above=True)
+    # Most: start it empty: still less than one request left for the refused one.
+    most = bisect_rate(lambda rate: (level(rate, 0.0) or 0.0) < 1.0, fitting_above=False)
+    return least, max(least, most)
 
 
 class SendLog:

@@ -33,7 +33,7 @@ from tabench_dsl.grading.pacing import (
     Pacer,
 )
 from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
-from tabench_dsl.grading.rate_evidence import RateEvidence
+from tabench_dsl.grading.rate_evidence import RateEvidence, bucket_bracket
 from tabench_dsl.grading.rate_headers import (
     ONE_DEEP_MARGIN,
     anthropic_reading,
@@ -259,6 +259,34 @@ async def test_a_guessed_first_rate_climbs_until_a_429_that_measures_the_rate():
     assert pacer.rate == pytest.approx(climbed * (1 + PROBE))
 
 
+async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers_prove():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first, second = pacer.start(), pacer.start()
+    pacer.on_push_back(second, pause=1.0)  # one got through, the next not: a bucket one deep
+    clock.now += 0.02
+    pacer.on_success(first)
+    assert pacer.rate == pytest.approx(1.0)  # the guess: one answer in the second before the 429
+    sent = [first]
+    rates = []
+    for _ in range(4):
+        sent.append(await pacer.turn())
+        clock.now += 0.02
+        pacer.on_success(sent[-1])
+        rates.append(pacer.rate)
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    # each answer proves the bucket refills one in its gap: the rate at least that, from the first
+    # answer on (not the guess of one a second), and one climb step a request at most
+    assert all(rate >= 1 / gap * (1 - 1e-9) for rate, gap in zip(rates, gaps, strict=True))
+    assert rates[0] >= 1 / gaps[0] * (1 - 1e-9) > 3.0
+    assert all(b / a <= CLIMB_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
+    climbed = pacer.rate
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 to the climb ends it
+    # at the pace its last answers proved, a hair below (nothing in the bucket absorbs an early one)
+    assert pacer.rate == pytest.approx(max(1 / gap for gap in gaps) * (1 - ONE_DEEP_MARGIN))
+    assert pacer.rate < climbed and pacer.paused_until < clock.now
+
+
 async def test_a_climb_whose_first_429_comes_too_soon_starts_again_lower():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
@@ -279,6 +307,28 @@ def test_the_rate_follows_the_successes_sent_between_two_429s():
     evidence.push_back(now + 0.001, now + 0.001)
     assert evidence.rate_bound(now + 0.001) is None  # the answers sent before it may be on their way
     assert evidence.rate_bound(now + 0.1) == pytest.approx(25.0, rel=0.01)
+
+
+def test_a_bucket_replayed_brackets_its_rate():
+    # a bucket of 4 refilling 20 a second, empty at 0, sent to ever faster (8 up to 40 a second)
+    rate, depth = 20.0, 4.0
+    held, at, now, pace = 0.0, 0.0, 0.0, 8.0
+    taken = []
+    while True:
+        now += 1 / pace
+        pace *= 1.1
+        held = min(depth, held + rate * (now - at))
+        at = now
+        if held < 1:
+            break  # the first refused
+        held -= 1
+        taken.append(now)
+    least, most = bucket_bracket(0.0, taken, now, depth)
+    assert least <= rate <= most and most / least < 1.25
+    # what it took, sent as they were, could not have been taken at 10% less
+    assert least > rate * 0.9
+    # a bucket that took nothing bounds its rate from above only
+    assert bucket_bracket(0.0, [], 0.5, depth)[1] == pytest.approx(2.0, rel=1e-6)
 
 
 async def test_headers_set_the_rate_and_the_copy_of_the_bucket():
