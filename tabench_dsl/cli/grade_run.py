@@ -115,11 +115,10 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
     """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
     from ..core.standing_verdicts import done_pairs
     from ..grading.answers import count_answers
-    from ..language.battery import load_battery
-    from ..language.render import compile_battery
+    from ..language.compile_cache import compiled_battery
 
     out = options.out
-    compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
+    compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
     unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
