@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import TYPE_CHECKING
 
 from ..grading.causes import CauseTally
@@ -48,7 +48,7 @@ class GradingPlan:
     compiled: CompiledBattery
     chosen: AnswerSlice
     unanswered: MissingAnswers
-    skip: set[tuple[str, str]]
+    skip: Set[tuple[str, str]]
     total: int
 
 
@@ -114,7 +114,7 @@ def worker_pool(options: GradeOptions) -> Iterator[WorkerPool | None]:
 def plan_grading(options: GradeOptions) -> GradingPlan:
     """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
     from ..core.standing_verdicts import done_pairs
-    from ..grading.answers import count_answers
+    from ..grading.answer_counts import count_answers
     from ..language.compile_cache import compiled_battery
 
     out = options.out
@@ -156,6 +156,7 @@ def _answer_reader(
         question_from=options.question_from,
         passed_over=None if done is None else done.passed_over,
         passed_over_all=None if done is None else done.passed_over_all,
+        pair_numbers=None if done is None else done.numbers,
     )
 
 
