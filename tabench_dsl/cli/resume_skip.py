@@ -86,8 +86,9 @@ class ResumeSkip:
             return False
         if self.coverage is not None:
             start = 0
-            for system, group in itertools.groupby(systems):
-                stop = start + sum(1 for _ in group)
+            runs = [(systems[0], len(systems))] if len(set(systems)) == 1 else _runs(systems)
+            for system, length in runs:
+                stop = start + length
                 answered = self._answered.get(system)
                 if answered is None:
                     answered = self._answered[system] = self.coverage.answered_by(system)
@@ -118,3 +119,8 @@ class ResumeSkip:
                 yield answer
         finally:
             self.flush()
+
+
+def _runs(names: list[str]) -> list[tuple[str, int]]:
+    """Each run of equal names in `names`, as (name, its length)."""
+    return [(name, len(list(group))) for name, group in itertools.groupby(names)]

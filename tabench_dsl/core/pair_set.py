@@ -69,3 +69,36 @@ class PairSet(Set[tuple[str, str]]):
         pairs = [pair for pair in other if isinstance(pair, tuple) and len(pair) == 2]
         gone = pair_keys(self.numbers, (p[0] for p in pairs), (p[1] for p in pairs))
         return PairSet(self.numbers, self.keys.difference(gone))
+
+
+class FirstSeen:
+    """Pair key -> where the pair was first given (an int), for the duplicates a reader reports.
+
+    Keys noted a block at a time (`note_block`, a resume's done answers) go into one set, their
+    places kept as the block's first place and step: a place is worked out only when a duplicate
+    asks for it, which a clean file never does, so a million pairs cost a set's entry each."""
+
+    def __init__(self) -> None:
+        self.places: dict[int, int] = {}
+        self.blocked: set[int] = set()
+        self._blocks: list[tuple[list[int], int, int]] = []
+
+    def get(self, key: int) -> int | None:
+        place = self.places.get(key)
+        if place is None and key in self.blocked and self._blocks:
+            for keys, first, step in self._blocks:
+                self.places.update(zip(keys, range(first, first + len(keys) * step, step), strict=True))
+            self._blocks.clear()
+            place = self.places.get(key)
+        return place
+
+    def __setitem__(self, key: int, place: int) -> None:
+        self.places[key] = place
+
+    def isdisjoint(self, keys: set[int]) -> bool:
+        return self.blocked.isdisjoint(keys) and self.places.keys().isdisjoint(keys)
+
+    def note_block(self, keys: list[int], distinct: set[int], first: int, step: int) -> None:
+        """`keys` (whose set is `distinct`), first seen at places `first`, `first + step`, ..."""
+        self.blocked |= distinct
+        self._blocks.append((keys, first, step))

@@ -33,7 +33,7 @@ from pathlib import Path
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
-from ..core.pair_set import SHIFT, pair_keys
+from ..core.pair_set import SHIFT, FirstSeen, pair_keys
 from ..core.records import Answer
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
@@ -130,6 +130,7 @@ class AnswerReader:
         self.unreadable_logs = 0
         #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
         self._numbers: dict[str, int] = dict(pair_numbers or {})
+        self._good: dict[str, str] | None = None
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
@@ -154,7 +155,7 @@ class AnswerReader:
     def __iter__(self) -> Iterator[Answer]:
         # pair key (`_key`) -> where it was first given (`_where`): ints, not the tuples a
         # million pairs would hold in a resumed run's memory and hash again at each lookup.
-        seen: dict[int, int] = {}
+        seen = FirstSeen()
         for index, path in enumerate(self.paths):
             self.path = path
             self._index = index
@@ -185,7 +186,7 @@ class AnswerReader:
         number = self._numbers.setdefault  # each name numbered on first sight
         return number(system, len(self._numbers)) << SHIFT | number(question, len(self._numbers))
 
-    def _answers(self, seen: dict[int, int]) -> Iterator[Answer]:
+    def _answers(self, seen: FirstSeen) -> Iterator[Answer]:
         passed_over = self.passed_over
         for number, answer in self._rows():
             # `str.strip` first: the common answer has both names, and is tested without a call.
@@ -215,7 +216,7 @@ class AnswerReader:
             number, f"duplicate answer of system {pair[0]!r} to question {pair[1]!r} (first at {at}); skipped"
         )
 
-    def _jsonl_answers(self, seen: dict[int, int]) -> Iterator[Answer]:
+    def _jsonl_answers(self, seen: FirstSeen) -> Iterator[Answer]:
         """The good answers of the JSONL file being read, with `_answers`'s checks in its order, in
         one loop: no generator between the lines and the checks (a resume reads a million lines
         only to skip them)."""
@@ -227,7 +228,7 @@ class AnswerReader:
         with open(path, "rb") as f:
             read = 0  # lines before the block
             while block := f.readlines(BLOCK_BYTES):
-                done = self.passed_over_all is not None and self._all_passed_over(block, read, seen, names)
+                done = self.passed_over_all is not None and self._all_passed_over(block, read, seen)
                 start, read = read + 1, read + len(block)
                 if done:
                     continue
@@ -263,9 +264,7 @@ class AnswerReader:
                     if passed_over is None or not passed_over(system, question):
                         yield Answer(system, question, answer.answer)
 
-    def _all_passed_over(
-        self, block: list[bytes], number: int, seen: dict[int, int], names: dict[str, str]
-    ) -> bool:
+    def _all_passed_over(self, block: list[bytes], number: int, seen: FirstSeen) -> bool:
         """True when every line of `block` (lines `number` + 1 on) is a good answer with no other
         key, the first of its pair, and `passed_over_all` takes every pair out: then each is noted
         as the line loop notes it (its pair seen, the answer counted as read) in a few calls over
@@ -276,10 +275,13 @@ class AnswerReader:
         The lines are decoded as one JSON array. Each starts with `{`, and an answer's values are
         strings, which cannot hold a line break, so each line is one element or the array does not
         decode as answers: as many answers as lines means each line decoded alone to its own."""
-        if not all(line[:1] == b"{" for line in block):
+        joined = b",".join(block)
+        # Every line but the last ends in its one line break: each starts with `{` when each
+        # break but the last's is followed by one.
+        if joined[:1] != b"{" or joined.count(b"\n,{") != len(block) - 1:
             return False
         try:
-            answers = _block_decoder.decode(b"[" + b",".join(block) + b"]")
+            answers = _block_decoder.decode(b"[" + joined + b"]")
         except (msgspec.DecodeError, RecursionError):
             return False
         if len(answers) != len(block):
@@ -287,24 +289,28 @@ class AnswerReader:
         systems = [answer.system for answer in answers]
         questions = [answer.question for answer in answers]
         named = set(questions)  # each distinct name checked once
-        if not (all(map(str.strip, set(systems))) and all(map(str.strip, named))):
+        if not all(map(str.strip, set(systems))):
             return False  # an empty name: reported by the line loop
-        if not all(map(self.questions.__contains__, named)):
-            return False
-        shared = names.setdefault  # one string per distinct name, as the line loop keeps them
-        systems, questions = list(map(shared, systems, systems)), list(map(shared, questions, questions))
-        numbers = self._numbers
-        for name in sorted(named.union(systems).difference(numbers)):  # numbered as `_key` would
-            numbers[name] = len(numbers)
-        keys = pair_keys(numbers, systems, questions)
-        if len(set(keys)) != len(keys) or not seen.keys().isdisjoint(keys):
+        if self._good is None:  # the battery's questions with a name (not only spaces)
+            self._good = {question: question for question in self.questions if question.strip()}
+        if not self._good.keys() >= named:
+            return False  # an empty or unknown question: reported by the line loop
+        # One string per distinct question, the battery's own, as the line loop keeps them.
+        questions = list(map(self._good.__getitem__, questions))
+        keys = pair_keys(self._numbers, systems, questions)
+        if keys and min(keys) < 0:  # a name seen for the first time: numbered as `_key` would
+            for name in sorted(named.union(systems).difference(self._numbers)):
+                self._numbers[name] = len(self._numbers)
+            keys = pair_keys(self._numbers, systems, questions)
+        fresh = set(keys)
+        if len(fresh) != len(keys) or not seen.isdisjoint(fresh):
             return False  # a duplicate: reported by the line loop
         assert self.passed_over_all is not None
         if not self.passed_over_all(keys, systems, questions):
             return False
         files = len(self.paths)
         first = (number + 1) * files + self._index  # where each line is, as the line loop keeps it
-        seen.update(zip(keys, range(first, first + len(keys) * files, files), strict=True))
+        seen.note_block(keys, fresh, first, files)
         self.count += len(keys)
         return True
 
