@@ -288,18 +288,17 @@ class AnswerReader:
             return False
         systems = [answer.system for answer in answers]
         questions = [answer.question for answer in answers]
-        named = set(questions)  # each distinct name checked once
         if not all(map(str.strip, set(systems))):
             return False  # an empty name: reported by the line loop
         if self._good is None:  # the battery's questions with a name (not only spaces)
             self._good = {question: question for question in self.questions if question.strip()}
-        if not self._good.keys() >= named:
+        try:  # one string per distinct question, the battery's own, as the line loop keeps them
+            questions = list(map(self._good.__getitem__, questions))
+        except KeyError:
             return False  # an empty or unknown question: reported by the line loop
-        # One string per distinct question, the battery's own, as the line loop keeps them.
-        questions = list(map(self._good.__getitem__, questions))
         keys = pair_keys(self._numbers, systems, questions)
         if keys and min(keys) < 0:  # a name seen for the first time: numbered as `_key` would
-            for name in sorted(named.union(systems).difference(self._numbers)):
+            for name in sorted(set(questions).union(systems).difference(self._numbers)):
                 self._numbers[name] = len(self._numbers)
             keys = pair_keys(self._numbers, systems, questions)
         fresh = set(keys)
