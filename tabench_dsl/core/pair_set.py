@@ -3,9 +3,10 @@
 A Python set of a million `(system, question)` tuples costs about 150 bytes a pair and, worse, a
 tuple built and hashed for each lookup; `grade --resume` asks of every answer read whether its pair
 is done. Here each name is numbered once (`numbers`, one dict entry per distinct name) and a pair is
-the int `system << 32 | question`; a block of pairs is tested with `set.issuperset` over keys built
-by `map`, with no Python loop per pair. It reads as any `collections.abc.Set` of pairs (`in`, `len`,
-iteration, `==` with a set of tuples), so code that takes a set of pairs takes one unchanged.
+the int `system * KEY_BASE + question`; a block of pairs is tested with `set.issuperset` over keys
+built by `map` (`pair_keys`), with no Python loop per pair. It reads as any `collections.abc.Set`
+of pairs (`in`, `len`, iteration, `==` with a set of tuples), so code that takes a set of pairs
+takes one unchanged.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Set
 from itertools import repeat
 
-#: Bits of a pair's key that number its question; the system's number sits above them.
-SHIFT = 32
-#: The number `keys_of` gives a name it does not know: every key it makes is then negative, and no
-#: pair of the set has a negative key.
-UNKNOWN = -1
+#: A pair's key is its system's number times this, plus its question's (numbers below 2**32, so
+#: `divmod(key, KEY_BASE)` gives both back). Not a power of two: a set finds an int at the slot its
+#: low bits name, and `system << 32 | question` would put the pairs of every system with the same
+#: question at the same slot (50 systems: probe chains 50 long, three times slower); the golden
+#: ratio's bits spread each system's questions over the table.
+KEY_BASE = (1 << 32) + 0x9E3779B1
+#: The number `pair_keys` gives a name it does not know: every key it makes is then negative (for
+#: fewer than 2**29 names), and no pair of the set has a negative key.
+UNKNOWN = -(1 << 62)
 
 
 def pair_keys(numbers: Mapping[str, int], systems: Iterable[str], questions: Iterable[str]) -> list[int]:
@@ -27,8 +32,8 @@ def pair_keys(numbers: Mapping[str, int], systems: Iterable[str], questions: Ite
     number = numbers.get
     return list(
         map(
-            operator.or_,
-            map(operator.lshift, map(number, systems, repeat(UNKNOWN)), repeat(SHIFT)),
+            operator.add,
+            map(operator.mul, map(number, systems, repeat(UNKNOWN)), repeat(KEY_BASE)),
             map(number, questions, repeat(UNKNOWN)),
         )
     )
@@ -47,16 +52,16 @@ class PairSet(Set[tuple[str, str]]):
             return False
         system, question = pair
         s, q = self.numbers.get(system), self.numbers.get(question)
-        return s is not None and q is not None and (s << SHIFT | q) in self.keys
+        return s is not None and q is not None and (s * KEY_BASE + q) in self.keys
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         names = {number: name for name, number in self.numbers.items()}
-        mask = (1 << SHIFT) - 1
         for key in self.keys:
-            yield names[key >> SHIFT], names[key & mask]
+            s, q = divmod(key, KEY_BASE)
+            yield names[s], names[q]
 
     def has_all(self, systems: Iterable[str], questions: Iterable[str]) -> bool:
         """Whether every (system, question) of the two sequences, taken side by side, is here."""

@@ -9,7 +9,7 @@ file as it is now: the map is used only when the bytes it covers are unchanged, 
 (no final line break) is read from the file every time and never kept.
 
 The map is kept as its distinct names and two arrays into them: each pair's key (its system's and
-its question's numbers, `pair_set.SHIFT` apart) and its verdict's number. `done_pairs` builds its
+its question's numbers, `pair_set.KEY_BASE` apart) and its verdict's number. `done_pairs` builds its
 set of keys from the first array at C speed (no tuple, no dict of a million pairs), so a resume
 learns what is done from a million records in a tenth of a second; the dict is built only when the
 map must be extended by the lines appended since it was kept.
@@ -29,15 +29,15 @@ import msgspec
 
 from .fast_lines import decoded_lines
 from .light_records import light_record_decoder
-from .pair_set import SHIFT, PairSet
+from .pair_set import KEY_BASE, PairSet
 from .results_index import Extent, measure, open_index
 
 #: The index's name for this value.
-VARIANT = "last-verdicts:2"
+VARIANT = "last-verdicts:3"
 
 
 class _Kept(msgspec.Struct, array_like=True):
-    """The map as kept: `names`, each pair's key (`SHIFT` bits apart: its system's and its
+    """The map as kept: `names`, each pair's key (`pair_set.KEY_BASE` times its system's, plus its
     question's positions in `names`) and its verdict's position there, as the bytes of arrays of
     unsigned 64- and 32-bit numbers, in the order the pairs first came."""
 
@@ -51,7 +51,6 @@ class _Kept(msgspec.Struct, array_like=True):
 MISSING_MARK = "missing:"
 #: The standing verdicts that leave a pair to grade again.
 ERRORS = frozenset({"error", MISSING_MARK + "error"})
-_QUESTION_MASK = (1 << SHIFT) - 1
 
 
 class Standing:
@@ -70,7 +69,7 @@ class Standing:
         number = numbers.setdefault
         keys, verdicts = array("Q"), array("I")
         for (system, question), verdict in last.items():
-            keys.append(number(system, len(numbers)) << SHIFT | number(question, len(numbers)))
+            keys.append(number(system, len(numbers)) * KEY_BASE + number(question, len(numbers)))
             verdicts.append(number(verdict, len(numbers)))
         return cls(list(numbers), keys, verdicts)
 
@@ -90,7 +89,7 @@ class Standing:
         size = len(kept.names)
         if len(keys) != len(verdicts) or len(set(kept.names)) != size:
             return None
-        if keys and (max(keys) >> SHIFT >= size or max(verdicts) >= size or max(_questions(keys)) >= size):
+        if keys and (max(keys) // KEY_BASE >= size or max(verdicts) >= size or max(_questions(keys)) >= size):
             return None
         return cls(kept.names, keys, verdicts)
 
@@ -107,7 +106,7 @@ class Standing:
     def as_dict(self) -> dict[tuple[str, str], str]:
         """The map as a dict (pair -> verdict as kept), in the order the pairs first came."""
         name = self.names.__getitem__
-        systems = map(name, map(operator.rshift, self.keys, itertools.repeat(SHIFT)))
+        systems = map(name, map(operator.floordiv, self.keys, itertools.repeat(KEY_BASE)))
         pairs = zip(systems, map(name, _questions(self.keys)), strict=True)
         # A million new tuples would each count towards the cycle collector's next pass, which
         # walks every object there is: paused, the map builds in a fraction of the time.
@@ -121,7 +120,7 @@ class Standing:
 
 
 def _questions(keys: array) -> Iterator[int]:
-    return map(operator.and_, keys, itertools.repeat(_QUESTION_MASK))
+    return map(operator.mod, keys, itertools.repeat(KEY_BASE))
 
 
 def _ignore(number: int, bad: object) -> None:

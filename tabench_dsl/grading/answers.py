@@ -33,7 +33,7 @@ from pathlib import Path
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
-from ..core.pair_set import SHIFT, FirstSeen, pair_keys
+from ..core.pair_set import KEY_BASE, FirstSeen, pair_keys
 from ..core.records import Answer
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
@@ -184,7 +184,7 @@ class AnswerReader:
 
     def _key(self, system: str, question: str) -> int:
         number = self._numbers.setdefault  # each name numbered on first sight
-        return number(system, len(self._numbers)) << SHIFT | number(question, len(self._numbers))
+        return number(system, len(self._numbers)) * KEY_BASE + number(question, len(self._numbers))
 
     def _answers(self, seen: FirstSeen) -> Iterator[Answer]:
         passed_over = self.passed_over

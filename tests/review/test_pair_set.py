@@ -8,7 +8,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.core.pair_set import PairSet, pair_keys
+from tabench_dsl.core.pair_set import KEY_BASE, PairSet, pair_keys
 from tabench_dsl.core.standing_verdicts import Standing
 
 NAMES = st.sampled_from(["a", "b", "q1", "q2", "pass", "", " ", "é"])
@@ -48,6 +48,6 @@ def test_standing_verdicts_kept_as_arrays_give_back_their_map(last) -> None:
 
 def test_bytes_that_are_no_kept_map_give_none() -> None:
     good = Standing.of({("a", "q"): "pass"})
-    out_of_range = msgspec.msgpack.encode([good.names, (7 << 32 | 0).to_bytes(8, "little"), bytes(4)])
+    out_of_range = msgspec.msgpack.encode([good.names, (7 * KEY_BASE).to_bytes(8, "little"), bytes(4)])
     for body in (b"", b"\x93", out_of_range, msgspec.msgpack.encode([["a"], b"\x01", b""])):
         assert Standing.decode(body) is None
