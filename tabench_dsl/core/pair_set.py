@@ -30,6 +30,15 @@ def pair_keys(numbers: Mapping[str, int], systems: Iterable[str], questions: Ite
     """The key of each (system, question) under `numbers`; a pair with a name `numbers` lacks gets
     a negative key."""
     number = numbers.get
+    if isinstance(systems, list) and systems and systems.count(systems[0]) == len(systems):
+        # One system (a block of a file written system by system): its part of the key once.
+        return list(
+            map(
+                operator.add,
+                repeat(number(systems[0], UNKNOWN) * KEY_BASE),
+                map(number, questions, repeat(UNKNOWN)),
+            )
+        )
     return list(
         map(
             operator.add,

@@ -64,10 +64,13 @@ class Coverage:
         """Each system seen that left questions unanswered -> those questions, in battery order;
         systems by name."""
         result: dict[str, list[str]] = {}
+        every = set(self.questions)
         for system in sorted(self._answered):
             if self.systems is not None and system not in self.systems:
                 continue
             seen = self._answered[system]
+            if seen >= every:  # answered them all (the usual system): no test per question
+                continue
             left = [q for q in self.questions if q not in seen]
             if left:
                 result[system] = left
