@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import TYPE_CHECKING
 
 from ..grading.causes import CauseTally
@@ -49,7 +49,7 @@ class GradingPlan:
     compiled: CompiledBattery
     chosen: AnswerSlice
     unanswered: MissingAnswers
-    skip: set[tuple[str, str]]
+    skip: Set[tuple[str, str]]
     total: int
 
 
@@ -121,12 +121,11 @@ def worker_pool(options: GradeOptions) -> Iterator[WorkerPool | None]:
 def plan_grading(options: GradeOptions) -> GradingPlan:
     """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
     from ..core.standing_verdicts import done_pairs
-    from ..grading.answers import count_answers
-    from ..language.battery import load_battery
-    from ..language.render import compile_battery
+    from ..grading.answer_counts import count_answers
+    from ..language.compile_cache import compiled_battery
 
     out = options.out
-    compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
+    compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
     unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
@@ -164,6 +163,7 @@ def _answer_reader(
         question_from=options.question_from,
         passed_over=None if done is None else done.passed_over,
         passed_over_all=None if done is None else done.passed_over_all,
+        pair_numbers=None if done is None else done.numbers,
     )
 
 

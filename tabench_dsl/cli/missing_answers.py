@@ -7,7 +7,7 @@ questions of the slice it has no answer to, writing their `fail` records when as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,7 +41,7 @@ class MissingAnswers:
         self.by_system: dict[str, list[str]] = {}
         self.written = 0
 
-    def skip(self, done: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    def skip(self, done: Set[tuple[str, str]]) -> Set[tuple[str, str]]:
         """`--resume`'s done pairs without the missing ones, so a late answer to one is graded."""
         return done - self.already if self.already else done
 

@@ -15,10 +15,10 @@ that is graded, so it counts them in the order they were read.
 from __future__ import annotations
 
 import itertools
-import operator
-from collections.abc import Callable, Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import TYPE_CHECKING
 
+from ..core.pair_set import PairSet
 from .answer_slice import AnswerSlice
 
 if TYPE_CHECKING:
@@ -69,18 +69,35 @@ class ResumeSkip:
                 self.flush()
         return True
 
-    def passed_over_all(self, pairs: list[tuple[str, str]]) -> bool:
-        """`passed_over` of each of `pairs`, in one go, when every one is done (True); False, with
-        nothing noted, when any is not (the reader then asks of each answer in turn)."""
-        if not all(map(self.skip.__contains__, pairs)):
+    @property
+    def numbers(self) -> Mapping[str, int] | None:
+        """How the done pairs number names (a `PairSet`'s), for the reader's keys; None for a set."""
+        return self.skip.numbers if isinstance(self.skip, PairSet) else None
+
+    def passed_over_all(self, keys: list[int], systems: list[str], questions: list[str]) -> bool:
+        """`passed_over` of each (system, question) of the two lists side by side, in one go, when
+        every one is done (True); False, with nothing noted, when any is not (the reader then asks
+        of each answer in turn). `keys` are the pairs' keys under `numbers`."""
+        skip = self.skip
+        if isinstance(skip, PairSet):
+            if not skip.keys.issuperset(keys):
+                return False
+        elif not all(map(skip.__contains__, zip(systems, questions, strict=True))):
             return False
         if self.coverage is not None:
-            for system, group in itertools.groupby(pairs, key=operator.itemgetter(0)):
+            start = 0
+            runs = [(systems[0], len(systems))] if len(set(systems)) == 1 else _runs(systems)
+            for system, length in runs:
+                stop = start + length
                 answered = self._answered.get(system)
                 if answered is None:
                     answered = self._answered[system] = self.coverage.answered_by(system)
-                answered.update(map(operator.itemgetter(1), group))
-        taken = sum(1 for pair in pairs if self.chosen.takes(*pair)) if self._filtered else len(pairs)
+                answered.update(questions[start:stop])
+                start = stop
+        if self._filtered:
+            taken = sum(1 for pair in zip(systems, questions, strict=True) if self.chosen.takes(*pair))
+        else:
+            taken = len(systems)
         self.count += taken
         self._untold += taken
         if self._untold >= BATCH:
@@ -102,3 +119,8 @@ class ResumeSkip:
                 yield answer
         finally:
             self.flush()
+
+
+def _runs(names: list[str]) -> list[tuple[str, int]]:
+    """Each run of equal names in `names`, as (name, its length)."""
+    return [(name, len(list(group))) for name, group in itertools.groupby(names)]

@@ -27,14 +27,15 @@ may start with a byte order mark too; its bytes that are not UTF-8 are reported 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
+from ..core.pair_set import KEY_BASE, FirstSeen, pair_keys
 from ..core.records import Answer
-from .inspect_log import count_log_samples, is_inspect_log, log_rows
+from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
 
 #: The fields of an answer, in the order a CSV header usually names them.
@@ -88,8 +89,9 @@ class AnswerReader:
     given, is asked about each good answer's (system, question) once every check above has passed
     it; an answer it returns True for is counted as read but not yielded (`--resume`'s done pairs,
     taken out here so a resumed run pays nothing more for them). `passed_over_all`, given with it,
-    is asked about a JSONL block's pairs at once (`_all_passed_over`): True when it took them all.
-    Iterate once.
+    is asked about a JSONL block's pairs at once (`_all_passed_over`: their keys, `pair_set`'s,
+    with names numbered as `pair_numbers` numbers them, and their systems and questions): True
+    when it took them all. Iterate once.
     """
 
     def __init__(
@@ -102,7 +104,8 @@ class AnswerReader:
         system_from: str | None = None,
         question_from: str | None = None,
         passed_over: Callable[[str, str], bool] | None = None,
-        passed_over_all: Callable[[list[tuple[str, str]]], bool] | None = None,
+        passed_over_all: Callable[[list[int], list[str], list[str]], bool] | None = None,
+        pair_numbers: Mapping[str, int] | None = None,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
@@ -125,6 +128,9 @@ class AnswerReader:
         self.width = 0
         #: How many Inspect logs were not read at all (out of bounds or unreadable): exit 2.
         self.unreadable_logs = 0
+        #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
+        self._numbers: dict[str, int] = dict(pair_numbers or {})
+        self._good: dict[str, str] | None = None
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
@@ -147,9 +153,9 @@ class AnswerReader:
             )
 
     def __iter__(self) -> Iterator[Answer]:
-        # pair -> where it was first given, as one int (`_where`): a tuple a pair would hold a
-        # million of in a resumed run's memory.
-        seen: dict[tuple[str, str], int] = {}
+        # pair key (`_key`) -> where it was first given (`_where`): ints, not the tuples a
+        # million pairs would hold in a resumed run's memory and hash again at each lookup.
+        seen = FirstSeen()
         for index, path in enumerate(self.paths):
             self.path = path
             self._index = index
@@ -176,7 +182,11 @@ class AnswerReader:
                 bad.line, f"not graded, not an Inspect log it is safe to read: {bad.message}", bad.col
             )
 
-    def _answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
+    def _key(self, system: str, question: str) -> int:
+        number = self._numbers.setdefault  # each name numbered on first sight
+        return number(system, len(self._numbers)) * KEY_BASE + number(question, len(self._numbers))
+
+    def _answers(self, seen: FirstSeen) -> Iterator[Answer]:
         passed_over = self.passed_over
         for number, answer in self._rows():
             # `str.strip` first: the common answer has both names, and is tested without a call.
@@ -187,11 +197,12 @@ class AnswerReader:
                 self._report(number, f"unknown question {answer.question!r}")
                 continue
             pair = (answer.system, answer.question)
-            first = seen.get(pair)
+            key = self._key(*pair)
+            first = seen.get(key)
             if first is not None:
                 self._duplicate(number, pair, first)
                 continue
-            seen[pair] = number * len(self.paths) + self._index
+            seen[key] = number * len(self.paths) + self._index
             self.count += 1
             if passed_over is not None and passed_over(answer.system, answer.question):
                 continue
@@ -205,7 +216,7 @@ class AnswerReader:
             number, f"duplicate answer of system {pair[0]!r} to question {pair[1]!r} (first at {at}); skipped"
         )
 
-    def _jsonl_answers(self, seen: dict[tuple[str, str], int]) -> Iterator[Answer]:
+    def _jsonl_answers(self, seen: FirstSeen) -> Iterator[Answer]:
         """The good answers of the JSONL file being read, with `_answers`'s checks in its order, in
         one loop: no generator between the lines and the checks (a resume reads a million lines
         only to skip them)."""
@@ -217,7 +228,7 @@ class AnswerReader:
         with open(path, "rb") as f:
             read = 0  # lines before the block
             while block := f.readlines(BLOCK_BYTES):
-                done = self.passed_over_all is not None and self._all_passed_over(block, read, seen, names)
+                done = self.passed_over_all is not None and self._all_passed_over(block, read, seen)
                 start, read = read + 1, read + len(block)
                 if done:
                     continue
@@ -243,18 +254,17 @@ class AnswerReader:
                         names.setdefault(system, system),
                         names.setdefault(question, question),
                     )
-                    first = seen.get(pair)
+                    key = self._key(system, question)
+                    first = seen.get(key)
                     if first is not None:
                         self._duplicate(number, pair, first)
                         continue
-                    seen[pair] = number * files + index
+                    seen[key] = number * files + index
                     self.count += 1
                     if passed_over is None or not passed_over(system, question):
                         yield Answer(system, question, answer.answer)
 
-    def _all_passed_over(
-        self, block: list[bytes], number: int, seen: dict[tuple[str, str], int], names: dict[str, str]
-    ) -> bool:
+    def _all_passed_over(self, block: list[bytes], number: int, seen: FirstSeen) -> bool:
         """True when every line of `block` (lines `number` + 1 on) is a good answer with no other
         key, the first of its pair, and `passed_over_all` takes every pair out: then each is noted
         as the line loop notes it (its pair seen, the answer counted as read) in a few calls over
@@ -265,32 +275,42 @@ class AnswerReader:
         The lines are decoded as one JSON array. Each starts with `{`, and an answer's values are
         strings, which cannot hold a line break, so each line is one element or the array does not
         decode as answers: as many answers as lines means each line decoded alone to its own."""
-        if not all(line[:1] == b"{" for line in block):
+        joined = b",".join(block)
+        # Every line but the last ends in its one line break: each starts with `{` when each
+        # break but the last's is followed by one.
+        if joined[:1] != b"{" or joined.count(b"\n,{") != len(block) - 1:
             return False
         try:
-            answers = _block_decoder.decode(b"[" + b",".join(block) + b"]")
+            answers = _block_decoder.decode(b"[" + joined + b"]")
         except (msgspec.DecodeError, RecursionError):
             return False
         if len(answers) != len(block):
             return False
         systems = [answer.system for answer in answers]
         questions = [answer.question for answer in answers]
-        named = set(questions)  # each distinct name checked once
-        if not (all(map(str.strip, set(systems))) and all(map(str.strip, named))):
+        if not all(map(str.strip, set(systems))):
             return False  # an empty name: reported by the line loop
-        if not all(map(self.questions.__contains__, named)):
-            return False
-        shared = names.setdefault  # one string per distinct name, as the line loop keeps them
-        pairs = list(zip(map(shared, systems, systems), map(shared, questions, questions), strict=True))
-        if len(set(pairs)) != len(pairs) or not seen.keys().isdisjoint(pairs):
+        if self._good is None:  # the battery's questions with a name (not only spaces)
+            self._good = {question: question for question in self.questions if question.strip()}
+        try:  # one string per distinct question, the battery's own, as the line loop keeps them
+            questions = list(map(self._good.__getitem__, questions))
+        except KeyError:
+            return False  # an empty or unknown question: reported by the line loop
+        keys = pair_keys(self._numbers, systems, questions)
+        if keys and min(keys) < 0:  # a name seen for the first time: numbered as `_key` would
+            for name in sorted(set(questions).union(systems).difference(self._numbers)):
+                self._numbers[name] = len(self._numbers)
+            keys = pair_keys(self._numbers, systems, questions)
+        fresh = set(keys)
+        if len(fresh) != len(keys) or not seen.isdisjoint(fresh):
             return False  # a duplicate: reported by the line loop
         assert self.passed_over_all is not None
-        if not self.passed_over_all(pairs):
+        if not self.passed_over_all(keys, systems, questions):
             return False
         files = len(self.paths)
         first = (number + 1) * files + self._index  # where each line is, as the line loop keeps it
-        seen.update(zip(pairs, range(first, first + len(pairs) * files, files), strict=True))
-        self.count += len(pairs)
+        seen.note_block(keys, fresh, first, files)
+        self.count += len(keys)
         return True
 
     def _loose_answer(self, number: int, raw: bytes, bad: BadLine) -> Answer | None:
@@ -314,7 +334,7 @@ class AnswerReader:
             csv.field_size_limit(CSV_FIELD_LIMIT)
         faults: dict[int, BadLine] = {}  # line number -> its bad text, for the record holding it
         with open(self.path, "rb") as f:
-            lines = _decoded_lines(f, faults)
+            lines = csv_text_lines(f, faults)
             reader = csv.reader(lines, strict=True)
             end = 0  # the last line the csv reader has read
             columns: dict[str, int] | None = None
@@ -389,7 +409,7 @@ def _empty_field(answer: Answer) -> str | None:
     return None
 
 
-def _decoded_lines(f, faults: dict[int, BadLine]) -> Iterator[str]:
+def csv_text_lines(f, faults: dict[int, BadLine]) -> Iterator[str]:
     """The lines of binary file `f` as text for the csv reader, each keeping its line break; a BOM at
     the start of the file is dropped. A line that is not UTF-8 is passed on with its bad bytes
     replaced (so the reader keeps its place) and its fault noted in `faults` under its number."""
@@ -401,44 +421,3 @@ def _decoded_lines(f, faults: dict[int, BadLine]) -> Iterator[str]:
         except UnicodeDecodeError:
             faults[number] = text_fault(raw) or BadLine("not valid UTF-8")
             yield raw.decode("utf-8", errors="replace")
-
-
-def count_lines(path: str | Path) -> int:
-    """Lines in `path`, an upper bound on its answers, for a progress total.
-
-    Counted in 1 MiB chunks: the file is never loaded whole.
-    """
-    total = 0
-    tail = b""
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            total += chunk.count(b"\n")
-            tail = chunk
-    if tail and not tail.endswith(b"\n"):
-        total += 1
-    return total
-
-
-def count_answers(path: str | Path | Sequence[str | Path]) -> int:
-    """An upper bound on the answers in `path` (or in each of several files), for a progress total:
-    its lines for JSONL, its records after the header for CSV (where one answer may span many
-    lines), its samples for an Inspect log. Streamed."""
-    if not isinstance(path, str | Path):
-        return sum(count_answers(each) for each in path)
-    if is_inspect_log(path):
-        return count_log_samples(path)
-    if not is_csv(path):
-        return count_lines(path)
-    if csv.field_size_limit() < CSV_FIELD_LIMIT:
-        csv.field_size_limit(CSV_FIELD_LIMIT)
-    records = 0
-    with open(path, "rb") as f:
-        reader = csv.reader(_decoded_lines(f, {}), strict=True)
-        try:
-            for row in reader:
-                if any(field.strip() for field in row):
-                    records += 1
-        except csv.Error:
-            # The reader stops at the same fault; count the rest as lines (an upper bound still).
-            records += sum(1 for _ in f)
-    return max(records - 1, 0)  # the header

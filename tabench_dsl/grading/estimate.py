@@ -16,7 +16,7 @@ before a server reports real counts); a reply takes at most the judge's `max_tok
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence, Set
 
 import msgspec
 
@@ -78,7 +78,7 @@ def estimate_grading(
     judges: Sequence[JudgeIdentity],
     *,
     cache: str | None,
-    skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    skip: Set[tuple[str, str]] = frozenset(),
     max_answer_bytes: int = MAX_ANSWER_BYTES,
     repeat: int = 1,
 ) -> Estimate:

@@ -19,7 +19,7 @@ Decided where the spec is silent:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Set
 from pathlib import Path
 
 from ..core import standing_verdicts
@@ -64,10 +64,13 @@ class Coverage:
         """Each system seen that left questions unanswered -> those questions, in battery order;
         systems by name."""
         result: dict[str, list[str]] = {}
+        every = set(self.questions)
         for system in sorted(self._answered):
             if self.systems is not None and system not in self.systems:
                 continue
             seen = self._answered[system]
+            if seen >= every:  # answered them all (the usual system): no test per question
+                continue
             left = [q for q in self.questions if q not in seen]
             if left:
                 result[system] = left
@@ -98,7 +101,7 @@ def missing_records(
     *,
     battery: str,
     time: str,
-    already: set[tuple[str, str]],
+    already: Set[tuple[str, str]],
 ) -> Iterator[Record]:
     """The records `--missing-as-fail` writes for `missing` (`Coverage.missing`), leaving out the
     pairs `already` recorded as missing by an earlier run."""
@@ -108,7 +111,7 @@ def missing_records(
                 yield missing_record(system, questions[qid], battery=battery, time=time)
 
 
-def recorded_missing(path: str | Path) -> set[tuple[str, str]]:
+def recorded_missing(path: str | Path) -> Set[tuple[str, str]]:
     """The pairs of the results file at `path` whose standing (last) record is a missing answer's;
     none when there is no file. Read through the index beside the results (a resume reads the
     whole file here otherwise: `core.standing_verdicts`)."""

@@ -63,7 +63,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 
 import msgspec
 
@@ -237,7 +237,7 @@ class Grader:
         self,
         answers: Iterable[Answer],
         *,
-        skip: set[tuple[str, str]] | None = None,
+        skip: Set[tuple[str, str]] | None = None,
         concurrency: int | None = None,
     ) -> RunStats:
         """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's), in
@@ -264,7 +264,7 @@ class Grader:
             self.stats.spent_usd = self.spend_cap.spent
         return self.stats
 
-    def _pending(self, answers: Iterable[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
+    def _pending(self, answers: Iterable[Answer], skip: Set[tuple[str, str]]) -> Iterator[Answer]:
         """The answers not in `skip`; those in it are counted (and shown) as skipped."""
         for answer in answers:
             if (answer.system, answer.question) in skip:

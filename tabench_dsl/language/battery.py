@@ -14,9 +14,6 @@ the manifest line that named it, and nothing of it is read. `files` does the rea
 
 from __future__ import annotations
 
-import glob
-import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,7 +22,7 @@ import msgspec
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
-from .files import Refused, is_inside, read_spec_text, real_path
+from .files import Refused, is_inside, pattern_matches, read_spec_text, real_path
 from .manifest import MANIFEST, read_manifest
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .rubric import build_questions
@@ -213,10 +210,6 @@ def _load_scorer(value: Value, base: Path, roots: _Roots, errors: list[SpecError
     return Scorer(name=settings.name or folder.name, path=str(real_path(folder)), settings=settings)
 
 
-#: A character that makes a path piece a glob pattern.
-_GLOB_MAGIC = re.compile(r"[*?[]")
-
-
 def _rubric_files(
     patterns: list[Value], base: Path, roots: _Roots, errors: list[SpecError]
 ) -> list[tuple[str, Value]]:
@@ -253,42 +246,16 @@ def _rubric_files(
 
 
 def _matches(pattern: Value, base: Path, roots: _Roots, errors: list[SpecError]) -> list[str] | None:
-    """The files `pattern` matches, as paths from `base`, sorted; None (and an error) when its
-    fixed folder part lies outside the roots: `/**/*.rubric` is refused before any folder is listed.
-
-    The pattern's wildcards read as `glob.glob` reads them (`*` and `?` within a name, `**` for any
-    folders, names starting with '.' only when the pattern's piece does), but its `**` does not
-    enter a symlinked folder: two links back to the battery folder would make `glob.glob` list
-    paths without end. Folders and dangling links are not matches.
-    """
-    pieces = pattern.text.split("/")
-    fixed = next((i for i, piece in enumerate(pieces) if _GLOB_MAGIC.search(piece)), len(pieces) - 1)
-    prefix = "/".join(pieces[:fixed]) or ("/" if pattern.text.startswith("/") else "")
-    rest = "/".join(pieces[fixed:])
-    folder = base / prefix
-    if not is_inside(folder, roots.paths):
+    """The files `pattern` matches (`files.pattern_matches`); None, and an error, when its fixed
+    folder part lies outside the roots."""
+    matches = pattern_matches(pattern.text, base, roots.paths)
+    if matches is None:
         errors.append(
             spec_error(
                 f"rubric pattern '{pattern.text}' reaches {roots.outside}", pattern.pos, hint=HINT_OUTSIDE
             )
         )
-        return None
-    if not rest or not folder.is_dir():
-        return []
-    if "**" in rest:
-        hidden = any(piece.startswith(".") for piece in pieces[fixed:])
-        found = [
-            str(path.relative_to(folder))
-            for path in folder.glob(rest)  # `**` skips symlinked folders
-            if hidden or not any(part.startswith(".") for part in path.relative_to(folder).parts)
-        ]
-    else:  # a fixed depth: glob.glob cannot loop, and lists a folder faster than pathlib
-        found = glob.glob(rest, root_dir=folder)
-    return sorted(
-        os.path.join(prefix, name)
-        for name in found
-        if os.path.exists(folder / name) and not os.path.isdir(folder / name)
-    )
+    return matches
 
 
 def _check_rule_ids(rules: list[Rule], errors: list[SpecError]) -> None:

@@ -13,6 +13,8 @@ a refused file (not even its first line) is ever shown.
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import re
 import stat
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import NamedTuple
 
 from ..core.errors import SpecError
 
@@ -53,6 +56,46 @@ def texts_in_place_of_files(texts: Mapping[str, str]) -> Iterator[set[str]]:
         yield read
     finally:
         _IN_PLACE.reset(token)
+
+
+class Read(NamedTuple):
+    """One thing a battery's compile was made from (`recording_reads`): a spec file read (`kind`
+    "file": its path as opened, its real path, the `file_digest` of its bytes) or the files a rubric
+    pattern matched (`kind` "glob": the pattern, the folder it is read from, the digest of the
+    matches)."""
+
+    kind: str
+    name: str
+    where: str
+    digest: bytes
+
+
+_READS: ContextVar[list[Read] | None] = ContextVar("spec_reads", default=None)
+
+
+def file_digest(data: bytes) -> bytes:
+    """The digest a recorded read keeps of a file's bytes (`recording_reads`)."""
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+@contextmanager
+def recording_reads() -> Iterator[list[Read]]:
+    """Within the block, every spec file `read_spec_text` reads and every rubric pattern
+    `pattern_matches` lists is noted in the list it yields, in order: what a compiled battery was
+    made from (`compile_cache`). A text given in place of a file (`texts_in_place_of_files`) is no
+    file's bytes: it is noted with an empty digest, which nothing read from disk has."""
+    reads: list[Read] = []
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def _note(kind: str, name: str, where: str, digest: bytes) -> None:
+    reads = _READS.get()
+    if reads is not None:
+        reads.append(Read(kind, name, where, digest))
 
 
 class Refused(Exception):
@@ -89,6 +132,7 @@ def read_spec_text(file: str | Path, what: str) -> str:
         text = in_place[0].get(real)
         if text is not None:
             in_place[1].add(real)
+            _note("file", str(file), real, b"")
             return text.removeprefix("\ufeff")
     if not stat.S_ISREG(os.stat(file).st_mode):
         raise Refused("is not a regular file")
@@ -103,6 +147,7 @@ def read_spec_text(file: str | Path, what: str) -> str:
         data = f.read(MAX_SPEC_BYTES + 1)  # a file still growing is cut off here, not read whole
     if len(data) > MAX_SPEC_BYTES:
         raise Refused(f"is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB")
+    _note("file", str(file), os.path.realpath(file), file_digest(data))
     return decode_spec_bytes(data, file, what)
 
 
@@ -126,3 +171,43 @@ def decode_spec_bytes(data: bytes, path: str | Path, what: str) -> str:
             source_line=line_bytes.decode("utf-8", "backslashreplace").rstrip("\r"),
             hint="save the file as UTF-8",
         ) from None
+
+
+#: A character that makes a path piece a glob pattern.
+_GLOB_MAGIC = re.compile(r"[*?[]")
+
+
+def pattern_matches(pattern: str, base: Path, roots: Iterable[Path]) -> list[str] | None:
+    """The files rubric `pattern` matches, as paths from `base`, sorted; None when its fixed folder
+    part lies outside `roots`: `/**/*.rubric` is refused before any folder is listed.
+
+    The pattern's wildcards read as `glob.glob` reads them (`*` and `?` within a name, `**` for any
+    folders, names starting with '.' only when the pattern's piece does), but its `**` does not
+    enter a symlinked folder: two links back to the battery folder would make `glob.glob` list
+    paths without end. Folders and dangling links are not matches.
+    """
+    pieces = pattern.split("/")
+    fixed = next((i for i, piece in enumerate(pieces) if _GLOB_MAGIC.search(piece)), len(pieces) - 1)
+    prefix = "/".join(pieces[:fixed]) or ("/" if pattern.startswith("/") else "")
+    rest = "/".join(pieces[fixed:])
+    folder = base / prefix
+    if not is_inside(folder, roots):
+        return None
+    if not rest or not folder.is_dir():
+        found: list[str] = []
+    elif "**" in rest:
+        hidden = any(piece.startswith(".") for piece in pieces[fixed:])
+        found = [
+            str(path.relative_to(folder))
+            for path in folder.glob(rest)  # `**` skips symlinked folders
+            if hidden or not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        ]
+    else:  # a fixed depth: glob.glob cannot loop, and lists a folder faster than pathlib
+        found = glob.glob(rest, root_dir=folder)
+    matches = sorted(
+        os.path.join(prefix, name)
+        for name in found
+        if os.path.exists(folder / name) and not os.path.isdir(folder / name)
+    )
+    _note("glob", pattern, str(base), file_digest("\0".join(matches).encode("utf-8", "surrogatepass")))
+    return matches

@@ -73,3 +73,47 @@ async def test_resume_counts_as_skipped_only_the_slice(work: Path, capsys) -> No
     assert (run["graded"], run["skipped"], run["bad_lines"]) == (0, 1, 0)
     assert run["missing"] == {"b": ["h01", "h03"]}
     assert "nothing to grade: all 1 answer(s) already done (--resume)" in err
+
+
+def records_without_time(path: Path) -> list[dict]:
+    """The records of `path` without what the clock decides (when, and how long a call took)."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["time"] = None
+        for attempt in record["attempts"]:
+            attempt["latency_ms"] = None
+    return records
+
+
+async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
+    work: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled battery kept in the cache folder and the done pairs kept in the results index
+    change nothing a resume does: the same records, counts and messages as one that has neither."""
+    from tabench_dsl.core import standing_verdicts
+    from tabench_dsl.core.results_index import index_path
+    from tabench_dsl.language import render
+
+    assert (await run_json(work, capsys, FIRST))[0] == 0
+    results = work / "results.jsonl"
+    start = results.read_bytes()
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(work / "fresh-cache"))  # nothing kept yet
+    index_path(results).unlink()
+    without = await run_json(work, capsys, SECOND, "--resume")
+    graded_without = records_without_time(results)
+    assert list((work / "fresh-cache" / "tabench" / "compiled").glob("*.msgpack"))  # kept on the way
+
+    results.write_bytes(start)
+    standing_verdicts.done_pairs(results)  # the index of the file as it was, as a run leaves it
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("compiled or read again: what was kept was not used")
+
+    monkeypatch.setattr(render, "compile_battery", not_again)
+    monkeypatch.setattr(standing_verdicts.Standing, "of", not_again)
+    standing_verdicts._standing_at.cache_clear()
+    kept = await run_json(work, capsys, SECOND, "--resume")
+    assert kept == without
+    assert records_without_time(results) == graded_without
+    assert (kept[1]["graded"], kept[1]["skipped"], kept[1]["bad_lines"]) == (1, 4, 3)

@@ -29,7 +29,8 @@ def read(path, done, *, blocks: bool):
             return True
         return False
 
-    def passed_over_all(pairs: list[tuple[str, str]]) -> bool:
+    def passed_over_all(keys: list[int], systems: list[str], questions: list[str]) -> bool:
+        pairs = list(zip(systems, questions, strict=True))
         if all(pair in done for pair in pairs):
             passed.extend(pairs)
             taken.append(len(pairs))

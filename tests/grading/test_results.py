@@ -10,7 +10,8 @@ from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens
 from tabench_dsl.core.results import ResultsWriter, done_pairs, iter_records, repair_tail
-from tabench_dsl.grading.answers import AnswerReader, count_lines
+from tabench_dsl.grading.answer_counts import count_lines
+from tabench_dsl.grading.answers import AnswerReader
 
 JUDGE = JudgeInfo("openai", "m")
 

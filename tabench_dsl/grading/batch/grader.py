@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ class BatchGrader(Grader):
         self,
         answers: Iterable[Answer],
         *,
-        skip: set[tuple[str, str]] | None = None,
+        skip: Set[tuple[str, str]] | None = None,
         concurrency: int | None = None,
     ) -> RunStats:
         """Grade every answer not in `skip` in rounds of batches (`concurrency` does not apply)."""
@@ -180,7 +180,7 @@ class BatchGrader(Grader):
                 raise
         return self.stats
 
-    def _feed(self, answers: Iterator[Answer], skip: set[tuple[str, str]]) -> Iterator[Answer]:
+    def _feed(self, answers: Iterator[Answer], skip: Set[tuple[str, str]]) -> Iterator[Answer]:
         """The answers to grade: those in `skip` are counted as skipped; `_more` turns False once
         every answer has been handed out."""
         for answer in answers:

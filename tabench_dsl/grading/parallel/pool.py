@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 
 import msgspec
 
@@ -139,7 +139,7 @@ class WorkerPool:
         answers: Iterable[Answer],
         *,
         writer,
-        skip: set[tuple[str, str]] | None = None,
+        skip: Set[tuple[str, str]] | None = None,
         on_record: Callable[[Record], None] | None = None,
         on_skip: Callable[[], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
@@ -189,7 +189,7 @@ class WorkerPool:
         return self.stats
 
     def _pending(
-        self, answers: Iterable[Answer], skip: set[tuple[str, str]], on_skip: Callable[[], None] | None
+        self, answers: Iterable[Answer], skip: Set[tuple[str, str]], on_skip: Callable[[], None] | None
     ) -> Iterator[Answer]:
         for answer in answers:
             if (answer.system, answer.question) in skip:

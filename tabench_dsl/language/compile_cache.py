@@ -1,0 +1,211 @@
+"""A compiled battery kept on disk, reused only when it was made from the very same inputs.
+
+Compiling a battery of 20,000 questions (parsing its rubric, building and rendering its questions)
+takes seconds, and `grade --resume` compiles it again on every run. `compiled_battery` keeps what a
+compile produced in tabench's cache folder (`$XDG_CACHE_HOME/tabench/compiled/`, else
+`~/.cache/tabench/compiled/`, a folder only this user can write), one entry per battery (its
+manifest's real path and the allowed folders), and gives it back instead of compiling when nothing
+it was made from has changed, as `ccache` reuses an object file:
+
+- What a compile reads is recorded as it reads it (`files.recording_reads`): every spec file (the
+  manifest, the scorer's settings and templates, every policy and rubric file) by its path, its real
+  path and a digest of its bytes, and every rubric pattern by the files it matched. A kept compile
+  is used only when reading those again gives the same record: the same bytes at the same real
+  paths, the same matches (a rubric file added or removed), in the same order.
+- The entry is also bound to the way it was asked for (the manifest's path as given, which the
+  questions' positions carry; the real paths of the battery folder and of `--allow-dir`s) and to the
+  code that compiles: tabench's version, the Python version, the size and modification time of the
+  language layer's and core's modules and of the grammars, and the versions of Jinja2, Lark, PyYAML
+  and msgspec (`_code_key`). A change to any of them compiles afresh.
+- The entry is signed with the key that signs results indexes (`core.index_key`), so a file
+  tabench did not write, a damaged one or one of another format is never read: any doubt (a missing,
+  unreadable, corrupt or foreign entry, a failed check) means only that the battery is compiled
+  afresh, exactly as without a cache. Nothing here raises but what compiling itself raises.
+
+What the grading then changes (`grade --reasoning-tags`) is applied after, to what this returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import importlib.metadata
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from ..core.compiled import CompiledBattery
+from ..core.errors import TabenchError, UsageError
+from ..core.index_key import index_key, key_path
+from ..core.resources import grammar_dir
+from ..core.safe_open import open_new
+from ..core.version import __version__
+from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
+
+#: Bumped when what an entry holds changes: an entry of another version is never read.
+CACHE_VERSION = 1
+FOLDER = "compiled"
+MANIFEST = "battery.yaml"
+#: The libraries whose code decides a compile's output, beside tabench's own.
+LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
+_SIGNATURE_BYTES = 32
+
+
+class _Entry(msgspec.Struct, array_like=True):
+    """What is kept: the inputs' key, the reads the compile made, the compiled battery (encoded)."""
+
+    inputs: bytes
+    reads: list[Read]
+    compiled: msgspec.Raw
+
+
+def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> CompiledBattery:
+    """`render.compile_battery(battery.load_battery(path, allow_dirs=...))`, from the cache when an
+    entry made from the same inputs is there (then no spec file is parsed); otherwise compiled, and
+    kept for the next call. Raises what compiling raises."""
+    allow_dirs = list(allow_dirs)
+    where = _where(path, allow_dirs)
+    if where is not None:
+        entry_path, inputs, roots = where
+        compiled = _kept(entry_path, inputs, roots)
+        if compiled is not None:
+            return compiled
+    from .battery import load_battery
+    from .render import compile_battery
+
+    with recording_reads() as reads:
+        compiled = compile_battery(load_battery(path, allow_dirs=allow_dirs))
+    if where is not None and all(read.digest for read in reads):  # never a text an editor holds
+        _keep(where[0], _Entry(where[1], list(reads), msgspec.Raw(msgspec.msgpack.encode(compiled))))
+    return compiled
+
+
+def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:
+    """The entry's file, the key of the inputs and the folders the battery may read; None when
+    there is no cache to use (no private folder, no signing key) or the battery is one compiling
+    will refuse (then compiling says why)."""
+    try:
+        manifest = Path(path)
+        if manifest.is_dir():
+            manifest = manifest / MANIFEST
+        if not manifest.is_file() or not all(Path(folder).is_dir() for folder in allow_dirs):
+            return None
+        roots = (real_path(manifest.parent), *(real_path(folder) for folder in allow_dirs))
+        folder = _private_folder()
+        if folder is None:
+            return None
+        place = [os.path.realpath(manifest), *map(str, roots)]
+        name = hashlib.blake2b("\0".join(place).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        inputs = _digest([*place, str(manifest), _code_key()])
+        return folder / f"{name}.msgpack", inputs, roots
+    except (OSError, ValueError):
+        return None
+
+
+def _digest(parts: list[str]) -> bytes:
+    digest = hashlib.blake2b(CACHE_VERSION.to_bytes(4, "big"), digest_size=32)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
+
+
+def _code_key() -> str:
+    """What identifies the code that compiles: tabench's version, Python's, its own modules' and
+    grammars' sizes and modification times (a source checkout changes without a new version), and
+    the versions of the libraries it compiles with."""
+    parts = [__version__, sys.version]
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "language", package / "core", grammar_dir()):
+        with os.scandir(folder) as found:
+            for item in sorted(found, key=lambda item: item.name):
+                if item.name.endswith((".py", ".lark")):
+                    info = item.stat()
+                    parts.append(f"{item.path}:{info.st_size}:{info.st_mtime_ns}")
+    for library in LIBRARIES:
+        try:
+            parts.append(f"{library}=={importlib.metadata.version(library)}")
+        except importlib.metadata.PackageNotFoundError:
+            parts.append(f"{library} not installed")
+    return "\n".join(parts)
+
+
+def _private_folder() -> Path | None:
+    """The cache's folder, made 0700; None when it is not this user's alone (then nothing is kept)."""
+    folder = key_path().parent / FOLDER
+    try:
+        for each in (folder.parent, folder):  # each checked before anything is made inside it
+            each.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.lstat(each)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+    except OSError:
+        return None
+    return folder
+
+
+def _kept(entry_path: Path, inputs: bytes, roots: tuple[Path, ...]) -> CompiledBattery | None:
+    """The compiled battery the entry keeps, when it is one tabench signed, made from `inputs`,
+    and every read it records reads the same today; else None."""
+    key = index_key()
+    try:
+        with open(entry_path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            data = f.read()
+    except OSError:
+        return None
+    if key is None or not hmac.compare_digest(data[:_SIGNATURE_BYTES], _sign(key, data[_SIGNATURE_BYTES:])):
+        return None
+    try:
+        entry = msgspec.msgpack.decode(data[_SIGNATURE_BYTES:], type=_Entry)
+        if entry.inputs != inputs or _read_again(entry.reads, roots) != entry.reads:
+            return None
+        return msgspec.msgpack.decode(entry.compiled, type=CompiledBattery)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _read_again(reads: list[Read], roots: tuple[Path, ...]) -> list[Read] | None:
+    """What the same reads record today (None when one of them fails, as a changed file may)."""
+    with recording_reads() as again:
+        for read in reads:
+            try:
+                if read.kind == "file":
+                    read_spec_text(read.name, "spec file")
+                elif read.kind == "glob":
+                    pattern_matches(read.name, Path(read.where), roots)
+                else:
+                    return None
+            except (OSError, ValueError, Refused, TabenchError):  # what a changed file raises
+                return None
+        return list(again)
+
+
+def _sign(key: bytes, body: bytes) -> bytes:
+    return hashlib.blake2b(body, key=key, digest_size=_SIGNATURE_BYTES, person=b"tabench-compile").digest()
+
+
+def _keep(entry_path: Path, entry: _Entry) -> None:
+    """Write the entry under a new name and rename it into place (best effort: a folder that
+    cannot be written keeps nothing, and the next call compiles again)."""
+    key = index_key()
+    if key is None:
+        return
+    body = msgspec.msgpack.encode(entry)
+    temporary = entry_path.with_name(f"{entry_path.name}.{os.getpid()}.tmp")
+    try:
+        fd = open_new(temporary, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_sign(key, body))
+            f.write(body)
+        os.replace(temporary, entry_path)
+    except (OSError, UsageError):
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

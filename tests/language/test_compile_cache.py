@@ -1,0 +1,170 @@
+"""A compiled battery kept on disk (`language/compile_cache.py`) is given back only for the very same
+inputs: byte-identical to a fresh compile, and compiled afresh after any change to a rubric, a
+policy, the manifest, a scorer file, the files a rubric pattern matches or tabench's version, and
+whenever the kept entry is damaged or signed by another key."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.language import compile_cache, render, scorer_templates
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.compile_cache import compiled_battery
+from tabench_dsl.language.render import compile_battery
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "battery.yaml").is_file())
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "tabench" / "compiled"
+
+
+class Compiles:
+    """Counts the compiles `compiled_battery` makes (a kept entry used makes none)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = render.compile_battery
+
+        def counted(battery):
+            self.count += 1
+            return real(battery)
+
+        monkeypatch.setattr(render, "compile_battery", counted)
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
+    return Compiles(monkeypatch)
+
+
+def fresh(path: Path):
+    """A compile from the files as they are now (the templates this process keeps read again)."""
+    for cached in (scorer_templates.scorer_environment, scorer_templates.load_template, render._system_joins):
+        cached.cache_clear()
+    return compile_battery(load_battery(path))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_kept_compile_equals_a_fresh_one(case: str, tmp_path: Path, compiles: Compiles) -> None:
+    battery = tmp_path / case
+    shutil.copytree(GOLDEN / case, battery)
+    first = compiled_battery(battery)
+    second = compiled_battery(battery)
+    assert compiles.count == 1  # the second came from the cache
+    assert first == second == fresh(battery)
+    for path in (battery / "expected").glob("*.system.txt"):  # and the hand-written prompts
+        qid = path.name.removesuffix(".system.txt")
+        assert second.questions[qid].system == path.read_bytes().decode("utf-8")
+
+
+@pytest.fixture
+def battery(tmp_path: Path) -> Path:
+    """A battery with its own scorer folder (a copy of the shipped one) and a rubric pattern."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    shutil.copytree(specs_dir() / "tabench-1.1", folder / "myscorer")
+    (folder / "battery.yaml").write_text(
+        "name: cached\nscorer: myscorer\npolicies: [house.policy]\nrubrics: ['*.rubric']\n", encoding="utf-8"
+    )
+    (folder / "house.policy").write_text("S1: Judge only what the answer says.\n", encoding="utf-8")
+    (folder / "a.rubric").write_text('question q1 {\n  prompt "One?"\n  gold "Gold 1"\n}\n', encoding="utf-8")
+    return folder
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+EDITS = {
+    "rubric byte": lambda b: edit(b / "a.rubric", "Gold 1", "Gold 2"),
+    "policy": lambda b: edit(b / "house.policy", "S1: Judge", "S1: Grade"),
+    "manifest": lambda b: edit(b / "battery.yaml", "name: cached", "name: renamed"),
+    "scorer template": lambda b: edit(b / "myscorer" / "system.j2", "{{ policies }}", "{{ policies }}!"),
+    "scorer settings": lambda b: edit(b / "myscorer" / "scorer.yaml", "name: tabench-1.1", "name: mine-1.1"),
+    "a new rubric file": lambda b: (b / "b.rubric").write_text(
+        'question q2 {\n  prompt "Two?"\n  gold "Gold 2"\n}\n', encoding="utf-8"
+    ),
+}
+
+
+@pytest.mark.parametrize("change", sorted(EDITS))
+def test_any_change_compiles_afresh(change: str, battery: Path, compiles: Compiles) -> None:
+    before = compiled_battery(battery)
+    assert compiled_battery(battery) == before and compiles.count == 1
+    EDITS[change](battery)
+    expected = fresh(battery)
+    after = compiled_battery(battery)
+    assert compiles.count == 2
+    assert after == expected and after != before
+    assert compiled_battery(battery) == after and compiles.count == 2  # kept again, then reused
+
+
+def test_a_rubric_swapped_for_a_link_outside_is_refused_not_reused(
+    battery: Path, tmp_path: Path, compiles: Compiles
+) -> None:
+    compiled_battery(battery)
+    outside = tmp_path / "outside.rubric"
+    shutil.copy(battery / "a.rubric", outside)
+    (battery / "a.rubric").unlink()
+    (battery / "a.rubric").symlink_to(outside)  # the same bytes, now outside the battery folder
+    with pytest.raises(Exception, match="outside the battery folder"):
+        compiled_battery(battery)
+
+
+def test_another_tabench_version_compiles_afresh(
+    battery: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiled_battery(battery)
+    monkeypatch.setattr(compile_cache, "__version__", "99.0")
+    compiled_battery(battery)
+    assert compiles.count == 2
+
+
+def entry_of(private_cache: Path) -> Path:
+    (entry,) = private_cache.glob("*.msgpack")
+    return entry
+
+
+@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "empty", "another key"])
+def test_a_damaged_or_foreign_entry_is_never_used(
+    damage: str, battery: Path, private_cache: Path, compiles: Compiles, tmp_path: Path
+) -> None:
+    first = compiled_battery(battery)
+    entry = entry_of(private_cache)
+    data = bytearray(entry.read_bytes())
+    if damage == "flip a byte":
+        at = data.find(b"Gold 1")
+        data[at + 5] = ord("9")  # the gold answer inside the kept prompt
+        entry.write_bytes(bytes(data))
+    elif damage == "truncate":
+        entry.write_bytes(bytes(data[: len(data) // 2]))
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:
+        key = private_cache.parent / "index.key"
+        key.chmod(0o600)
+        key.write_bytes(b"k" * 32)  # the entry was signed with the key before
+    again = compiled_battery(battery)
+    assert compiles.count == 2
+    assert again == first == fresh(battery)
+
+
+def test_no_private_folder_no_cache(battery: Path, private_cache: Path, compiles: Compiles) -> None:
+    private_cache.parent.mkdir(parents=True)
+    private_cache.parent.chmod(0o777)  # a folder others can write: nothing kept there is trusted
+    try:
+        assert compiled_battery(battery) == compiled_battery(battery) == fresh(battery)
+        assert compiles.count == 2
+        assert not private_cache.exists()
+    finally:
+        private_cache.parent.chmod(0o700)
