@@ -113,16 +113,30 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _wait(driver, condition, timeout: float = 10.0):
+    """Wait until `condition` holds; an element the page redrew meanwhile (stale) is looked for again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition)
+    waiting = WebDriverWait(
+        driver, timeout, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+    )
+    return waiting.until(condition)
 
 
 def _cells(driver, system: str) -> list[str]:
-    from selenium.webdriver.common.by import By
+    """The texts of a system's row of the totals table, read in one script run: the page redraws
+    the table when new totals come (after a decision), and a row found in one call and read in
+    the next may be gone by then (a stale element)."""
+    from selenium.common.exceptions import NoSuchElementException
 
-    row = driver.find_element(By.CSS_SELECTOR, f'#totals-table tr[data-system="{system}"]')
-    return [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+    cells = driver.execute_script(
+        "const row = document.querySelector(arguments[0]);"
+        "return row === null ? null : Array.from(row.querySelectorAll('td'), td => td.innerText.trim());",
+        f'#totals-table tr[data-system="{system}"]',
+    )
+    if cells is None:
+        raise NoSuchElementException(f"no row of the totals table for {system}")  # `_wait` waits on
+    return cells
 
 
 def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
@@ -175,8 +189,8 @@ def test_filter_decide_and_see_the_totals_change(browser, viewer) -> None:
     _wait(browser, lambda d: _cells(d, "agent-a")[2] == "3")
     assert _cells(browser, "agent-a")[:8] == ["agent-a", "4", "3", "1", "0", "0", "1 pass / 0 fail", "75.0%"]
     assert _cells(browser, "agent-b")[4] == "1"  # the other adjudicate answer is still undecided
-    outcome = browser.find_element(By.CSS_SELECTOR, '#list tr.row[data-question="h04"] td.outcome').text
-    assert "human pass" in outcome
+    outcome = '#list tr.row[data-question="h04"] td.outcome'  # the list is redrawn after a decision
+    _wait(browser, lambda d: "human pass" in d.find_element(By.CSS_SELECTOR, outcome).text)
 
     # "Next answer" closes this one and opens the next adjudicate answer.
     panel.find_element(By.CSS_SELECTOR, "button.next-answer").click()
