@@ -165,9 +165,18 @@ def install() -> None:
 
 
 def ignore() -> None:
-    """Ignore SIGINT and SIGTERM from now on: the process is exiting with its status decided."""
+    """Ignore SIGINT and SIGTERM from now on: the process is exiting with its status decided.
+
+    Also clears CPython's note of a `KeyboardInterrupt` that ended code run from a string: `exec`
+    of source text, as `dataclasses` builds a class's methods when a module is imported. Under
+    `python -m`, the interpreter checks that note as it exits and, when it is set, kills itself
+    with SIGINT whatever status the program exits with, so an interrupt that landed in a lazy
+    import turned exit 130 into a death by signal (the interrupt loop saw it in about one run in
+    nine). Each evaluation of a string resets the note and sets it only if it ends in a
+    `KeyboardInterrupt`; with the signals ignored, none can come now."""
     for sig in INTERRUPT_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    exec("None")  # the reset; a code object would not do it (only source text takes that path)
 
 
 @contextlib.contextmanager
