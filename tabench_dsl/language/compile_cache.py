@@ -17,7 +17,7 @@ it was made from has changed, as `ccache` reuses an object file:
   code that compiles: tabench's version, the Python version, the size and modification time of the
   language layer's and core's modules and of the grammars, and the versions of Jinja2, Lark, PyYAML
   and msgspec (`_code_key`). A change to any of them compiles afresh.
-- The entry is signed with the key that signs results indexes (`core.index_key`), so a file
+- The entry is kept signed (`core.kept_entries`, with the key that signs results indexes), so a file
   tabench did not write, a damaged one or one of another format is never read: any doubt (a missing,
   unreadable, corrupt or foreign entry, a failed check) means only that the battery is compiled
   afresh, exactly as without a cache. Nothing here raises but what compiling itself raises.
@@ -27,12 +27,9 @@ What the grading then changes (`grade --reasoning-tags`) is applied after, to wh
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import hmac
 import importlib.metadata
 import os
-import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -40,10 +37,9 @@ from pathlib import Path
 import msgspec
 
 from ..core.compiled import CompiledBattery
-from ..core.errors import TabenchError, UsageError
-from ..core.index_key import index_key, key_path
+from ..core.errors import TabenchError
+from ..core.kept_entries import entry_name, private_folder, read_entry, write_entry
 from ..core.resources import grammar_dir
-from ..core.safe_open import open_new
 from ..core.version import __version__
 from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
 
@@ -53,7 +49,8 @@ FOLDER = "compiled"
 MANIFEST = "battery.yaml"
 #: The libraries whose code decides a compile's output, beside tabench's own.
 LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
-_SIGNATURE_BYTES = 32
+#: What an entry of this kind is signed for (`kept_entries`): no other kind's entry reads as one.
+PERSON = b"tabench-compile"
 
 
 class _Entry(msgspec.Struct, array_like=True):
@@ -81,7 +78,8 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
     with recording_reads() as reads:
         compiled = compile_battery(load_battery(path, allow_dirs=allow_dirs))
     if where is not None and all(read.digest for read in reads):  # never a text an editor holds
-        _keep(where[0], _Entry(where[1], list(reads), msgspec.Raw(msgspec.msgpack.encode(compiled))))
+        entry = _Entry(where[1], list(reads), msgspec.Raw(msgspec.msgpack.encode(compiled)))
+        write_entry(where[0], msgspec.msgpack.encode(entry), PERSON)
     return compiled
 
 
@@ -96,11 +94,11 @@ def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes,
         if not manifest.is_file() or not all(Path(folder).is_dir() for folder in allow_dirs):
             return None
         roots = (real_path(manifest.parent), *(real_path(folder) for folder in allow_dirs))
-        folder = _private_folder()
+        folder = private_folder(FOLDER)
         if folder is None:
             return None
         place = [os.path.realpath(manifest), *map(str, roots)]
-        name = hashlib.blake2b("\0".join(place).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        name = entry_name(*place)
         inputs = _digest([*place, str(manifest), _code_key()])
         return folder / f"{name}.msgpack", inputs, roots
     except (OSError, ValueError):
@@ -136,35 +134,14 @@ def _code_key() -> str:
     return "\n".join(parts)
 
 
-def _private_folder() -> Path | None:
-    """The cache's folder, made 0700; None when it is not this user's alone (then nothing is kept)."""
-    folder = key_path().parent / FOLDER
-    try:
-        for each in (folder.parent, folder):  # each checked before anything is made inside it
-            each.mkdir(mode=0o700, parents=True, exist_ok=True)
-            info = os.lstat(each)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-                return None
-    except OSError:
-        return None
-    return folder
-
-
 def _kept(entry_path: Path, inputs: bytes, roots: tuple[Path, ...]) -> CompiledBattery | None:
     """The compiled battery the entry keeps, when it is one tabench signed, made from `inputs`,
     and every read it records reads the same today; else None."""
-    key = index_key()
-    try:
-        with open(entry_path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            data = f.read()
-    except OSError:
-        return None
-    if key is None or not hmac.compare_digest(data[:_SIGNATURE_BYTES], _sign(key, data[_SIGNATURE_BYTES:])):
+    body = read_entry(entry_path, PERSON)
+    if body is None:
         return None
     try:
-        entry = msgspec.msgpack.decode(data[_SIGNATURE_BYTES:], type=_Entry)
+        entry = msgspec.msgpack.decode(body, type=_Entry)
         if entry.inputs != inputs or _read_again(entry.reads, roots) != entry.reads:
             return None
         return msgspec.msgpack.decode(entry.compiled, type=CompiledBattery)
@@ -186,26 +163,3 @@ def _read_again(reads: list[Read], roots: tuple[Path, ...]) -> list[Read] | None
             except (OSError, ValueError, Refused, TabenchError):  # what a changed file raises
                 return None
         return list(again)
-
-
-def _sign(key: bytes, body: bytes) -> bytes:
-    return hashlib.blake2b(body, key=key, digest_size=_SIGNATURE_BYTES, person=b"tabench-compile").digest()
-
-
-def _keep(entry_path: Path, entry: _Entry) -> None:
-    """Write the entry under a new name and rename it into place (best effort: a folder that
-    cannot be written keeps nothing, and the next call compiles again)."""
-    key = index_key()
-    if key is None:
-        return
-    body = msgspec.msgpack.encode(entry)
-    temporary = entry_path.with_name(f"{entry_path.name}.{os.getpid()}.tmp")
-    try:
-        fd = open_new(temporary, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_sign(key, body))
-            f.write(body)
-        os.replace(temporary, entry_path)
-    except (OSError, UsageError):
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)

@@ -1,0 +1,90 @@
+"""Entries tabench keeps for itself in its cache folder, signed, so a kept entry is only ever one
+this user's tabench wrote.
+
+What a command works out at length from files it is given (a compiled battery, the scan of an
+answers file) is kept in a folder of tabench's cache (`$XDG_CACHE_HOME/tabench/<kind>/`, else
+`~/.cache/tabench/<kind>/`) that only this user can write: made 0700, and not used at all when it
+is anyone else's or others may write it. Each entry is one file, signed with the key that signs
+results indexes (`index_key`) under a personalisation of its kind, written under a new name and
+renamed into place, so a reader sees a whole entry or none. Reading gives the entry's body only when
+its signature checks: a file tabench did not write, a damaged one or one of another kind reads as
+no entry, and the caller then works its value out afresh. Keeping is best effort: a folder that
+cannot be written keeps nothing. Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import stat
+from pathlib import Path
+
+from .errors import UsageError
+from .index_key import index_key, key_path
+from .safe_open import open_new
+
+SIGNATURE_BYTES = 32
+
+
+def private_folder(kind: str) -> Path | None:
+    """The folder of entries of `kind`, made 0700; None when it is not this user's alone."""
+    folder = key_path().parent / kind
+    try:
+        for each in (folder.parent, folder):  # each checked before anything is made inside it
+            each.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.lstat(each)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+    except OSError:
+        return None
+    return folder
+
+
+def entry_name(*parts: str) -> str:
+    """A file name for the entry that `parts` (real paths, say) name: a digest, so any text is safe."""
+    joined = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(joined, digest_size=20).hexdigest()
+
+
+def read_entry(path: Path, person: bytes) -> bytes | None:
+    """The body of the entry at `path` when its signature is this user's key's for `person`; None
+    when there is no such entry (missing, unreadable, not a regular file, unsigned, damaged)."""
+    key = index_key()
+    if key is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            data = f.read()
+    except OSError:
+        return None
+    body = data[SIGNATURE_BYTES:]
+    if not hmac.compare_digest(data[:SIGNATURE_BYTES], _sign(key, body, person)):
+        return None
+    return body
+
+
+def write_entry(path: Path, body: bytes, person: bytes) -> None:
+    """Keep `body` at `path`, signed for `person`: written under a new name, then renamed into place."""
+    key = index_key()
+    if key is None:
+        return
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = open_new(temporary, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_sign(key, body, person))
+            f.write(body)
+        os.replace(temporary, path)
+    except BaseException as stopped:  # an interrupt too: no half-written file left in the folder
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if not isinstance(stopped, OSError | UsageError):
+            raise
+
+
+def _sign(key: bytes, body: bytes, person: bytes) -> bytes:
+    return hashlib.blake2b(body, key=key, digest_size=SIGNATURE_BYTES, person=person).digest()
