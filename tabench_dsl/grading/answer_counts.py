@@ -9,7 +9,7 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from .answers import CSV_FIELD_LIMIT, csv_text_lines, is_csv
+from .answers_csv import CSV_FIELD_LIMIT, csv_text_lines, is_csv
 from .inspect_log import count_log_samples, is_inspect_log
 
 

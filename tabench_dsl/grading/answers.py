@@ -18,6 +18,8 @@ lines are ignored. Keys (JSONL) or columns (CSV) other than the three are ignore
 naming them (not one per line: a file exported with an `id` on every line would otherwise bury the
 real problems). The file is never loaded whole: grading
 100,000 answers holds one record at a time (plus the set of pairs seen, to catch duplicates).
+A resumed grading of one JSONL file keeps what reading it found (`answers_scan`), and the next
+resume over the same bytes replays that instead of decoding the file again.
 
 JSONL lines are decoded by `jsonl.decode_line`: a byte order mark is dropped, and bytes that are not
 UTF-8 or a lone surrogate escape are reported as `path:line:col: message`, at the fault. A CSV file
@@ -26,20 +28,18 @@ may start with a byte order mark too; its bytes that are not UTF-8 are reported 
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
-from ..core.jsonl import BadLine, decode_line, strip_bom, text_fault
+from ..core.jsonl import BadLine, decode_line, strip_bom
 from ..core.pair_set import KEY_BASE, FirstSeen, pair_keys
 from ..core.records import Answer
+from .answers_csv import FIELDS, CsvRows, is_csv
+from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
-
-#: The fields of an answer, in the order a CSV header usually names them.
-FIELDS = ("system", "question", "answer")
 
 _decoder = msgspec.json.Decoder(Answer)
 
@@ -56,10 +56,6 @@ _block_decoder = msgspec.json.Decoder(list[_StrictAnswer])
 BLOCK_BYTES = 1 << 20
 _keys_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
-#: The longest CSV field read (the `csv` module's default, 128 KiB, is below the 256 KiB an answer
-#: may be before grading calls it oversized). A quote left open reads at most this much.
-CSV_FIELD_LIMIT = 64 << 20
-
 
 class AnswerProblem(msgspec.Struct, frozen=True):
     """One skipped line of an answers file; `col` is set when the fault's column is known (bad text)."""
@@ -74,11 +70,6 @@ class AnswerProblem(msgspec.Struct, frozen=True):
         return f"{self.path}:{where}: {self.message}"
 
 
-def is_csv(path: str | Path) -> bool:
-    """True when `path` is read as CSV (its extension is `.csv`, in any case)."""
-    return Path(path).suffix.lower() == ".csv"
-
-
 class AnswerReader:
     """Iterate the good answers of `path` (a file, or a sequence of files read in turn); bad lines
     go to `on_problem` and are counted.
@@ -91,7 +82,9 @@ class AnswerReader:
     taken out here so a resumed run pays nothing more for them). `passed_over_all`, given with it,
     is asked about a JSONL block's pairs at once (`_all_passed_over`: their keys, `pair_set`'s,
     with names numbered as `pair_numbers` numbers them, and their systems and questions): True
-    when it took them all. Iterate once.
+    when it took them all. `keep_scans` (with `passed_over_all`, one JSONL file): keep a scan of
+    the file read to its end, or replay the one kept for the same bytes (`answers_scan`). Iterate
+    once.
     """
 
     def __init__(
@@ -106,6 +99,7 @@ class AnswerReader:
         passed_over: Callable[[str, str], bool] | None = None,
         passed_over_all: Callable[[list[int], list[str], list[str]], bool] | None = None,
         pair_numbers: Mapping[str, int] | None = None,
+        keep_scans: bool = False,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
         #: The file being read (the first before reading starts); problems are reported in it.
@@ -124,16 +118,18 @@ class AnswerReader:
         self.count = 0
         #: The ignored keys (or CSV columns) already warned about.
         self.unknown_keys: set[str] = set()
-        #: The number of columns the CSV header names (every record must have as many).
-        self.width = 0
         #: How many Inspect logs were not read at all (out of bounds or unreadable): exit 2.
         self.unreadable_logs = 0
         #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
         self._numbers: dict[str, int] = dict(pair_numbers or {})
         self._good: dict[str, str] | None = None
+        self.keep_scans = keep_scans and passed_over_all is not None and len(self.paths) == 1
+        self._recorder: ScanRecorder | None = None
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:
         self.problems += 1
+        if self._recorder is not None:
+            self._recorder.note(line, message, col, warning=False)
         if self.on_problem is not None:
             self.on_problem(AnswerProblem(self.path, line, message, col))
 
@@ -142,15 +138,12 @@ class AnswerReader:
         if not new:
             return
         self.unknown_keys.update(new)
+        names = ", ".join(repr(key) for key in new)
+        message = f"unknown key(s) {names} ignored (warned once, not on every line that has them)"
+        if self._recorder is not None:
+            self._recorder.note(line, message, None, warning=True)
         if self.on_warning is not None:
-            names = ", ".join(repr(key) for key in new)
-            self.on_warning(
-                AnswerProblem(
-                    self.path,
-                    line,
-                    f"unknown key(s) {names} ignored (warned once, not on every line that has them)",
-                )
-            )
+            self.on_warning(AnswerProblem(self.path, line, message))
 
     def __iter__(self) -> Iterator[Answer]:
         # pair key (`_key`) -> where it was first given (`_where`): ints, not the tuples a
@@ -162,12 +155,19 @@ class AnswerReader:
             self.unknown_keys = set()  # each file warns of its own
             if is_csv(path) or is_inspect_log(path):
                 yield from self._answers(seen)
+            elif self.keep_scans and (scan := kept_scan(path, self.questions)) is not None:
+                yield from self._scanned_answers(scan_items(scan, path))
             else:
+                self._recorder = ScanRecorder(path, self.questions) if self.keep_scans else None
                 yield from self._jsonl_answers(seen)
+                if self._recorder is not None:  # the file read to its end
+                    self._recorder.keep()
 
     def _rows(self) -> Iterator[tuple[int, Answer]]:
         """The numbered rows of the CSV file or Inspect log being read (JSONL: `_jsonl_answers`)."""
-        return self._csv_rows() if is_csv(self.path) else self._log_rows()
+        if is_csv(self.path):
+            return iter(CsvRows(self.path, self._report, self._unknown))
+        return self._log_rows()
 
     def _log_rows(self) -> Iterator[tuple[int, Answer]]:
         """The rows of an Inspect log; a log that cannot be read is reported at its fault."""
@@ -228,6 +228,8 @@ class AnswerReader:
         with open(path, "rb") as f:
             read = 0  # lines before the block
             while block := f.readlines(BLOCK_BYTES):
+                if self._recorder is not None:
+                    self._recorder.read(block, read + 1)
                 done = self.passed_over_all is not None and self._all_passed_over(block, read, seen)
                 start, read = read + 1, read + len(block)
                 if done:
@@ -261,6 +263,8 @@ class AnswerReader:
                         continue
                     seen[key] = number * files + index
                     self.count += 1
+                    if self._recorder is not None:
+                        self._recorder.good(number, system, question)
                     if passed_over is None or not passed_over(system, question):
                         yield Answer(system, question, answer.answer)
 
@@ -311,7 +315,30 @@ class AnswerReader:
         first = (number + 1) * files + self._index  # where each line is, as the line loop keeps it
         seen.note_block(keys, fresh, first, files)
         self.count += len(keys)
+        if self._recorder is not None:
+            self._recorder.good_block(systems, questions)
         return True
+
+    def _scanned_answers(self, items: Iterator[Note | Chunk]) -> Iterator[Answer]:
+        """The answers of a file's kept scan still to grade (each read from its offset); its
+        problems and warnings reported again where they were, its done answers noted in chunks."""
+        passed_over, passed_over_all = self.passed_over, self.passed_over_all
+        assert passed_over_all is not None
+        for item in items:
+            if isinstance(item, Note):
+                if item.warning:
+                    if self.on_warning is not None:
+                        self.on_warning(AnswerProblem(self.path, item.line, item.message))
+                else:
+                    self._report(item.line, item.message, item.col)
+                continue
+            self.count += len(item.systems)
+            keys = pair_keys(self._numbers, item.systems, item.questions)
+            if passed_over_all(keys, item.systems, item.questions):
+                continue
+            for i, pair in enumerate(zip(item.systems, item.questions, strict=True)):
+                if passed_over is None or not passed_over(*pair):
+                    yield item.answer(i)
 
     def _loose_answer(self, number: int, raw: bytes, bad: BadLine) -> Answer | None:
         """The answer of a line the strict decoder refused: one with other keys (warned of once),
@@ -328,58 +355,6 @@ class AnswerReader:
         kind = "bad answer" if bad.shape else "not a JSON object"
         self._report(number, f"{kind}: {bad.message}", bad.col)
         return None
-
-    def _csv_rows(self) -> Iterator[tuple[int, Answer]]:
-        if csv.field_size_limit() < CSV_FIELD_LIMIT:
-            csv.field_size_limit(CSV_FIELD_LIMIT)
-        faults: dict[int, BadLine] = {}  # line number -> its bad text, for the record holding it
-        with open(self.path, "rb") as f:
-            lines = csv_text_lines(f, faults)
-            reader = csv.reader(lines, strict=True)
-            end = 0  # the last line the csv reader has read
-            columns: dict[str, int] | None = None
-            while True:
-                start = end + 1
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    return
-                except csv.Error as exc:
-                    self._report(start, f"bad CSV: {exc}; the rest of the file is not read")
-                    return
-                end = reader.line_num
-                fault = next((faults.pop(n) for n in range(start, end + 1) if n in faults), None)
-                if not any(field.strip() for field in row):
-                    continue  # a blank line
-                if fault is not None:
-                    self._report(start, f"bad answer: {fault.message}", fault.col)
-                    continue
-                if columns is None:
-                    columns = self._csv_header(start, row)
-                    if columns is None:
-                        return
-                    continue
-                yield from self._csv_answer(start, row, columns)
-
-    def _csv_header(self, line: int, row: list[str]) -> dict[str, int] | None:
-        names = [name.strip() for name in row]
-        missing = [field for field in FIELDS if field not in names]
-        if missing:
-            self._report(
-                line,
-                f"bad CSV header: no {', '.join(missing)} column; the first record must name the "
-                "system, question and answer columns; the rest of the file is not read",
-            )
-            return None
-        self._unknown(line, [name for name in names if name not in FIELDS])
-        self.width = len(names)
-        return {field: names.index(field) for field in FIELDS}
-
-    def _csv_answer(self, line: int, row: list[str], columns: dict[str, int]) -> Iterator[tuple[int, Answer]]:
-        if len(row) != self.width:
-            self._report(line, f"bad answer: {len(row)} field(s) where the header names {self.width}")
-            return
-        yield line, Answer(*(row[columns[field]] for field in FIELDS))
 
 
 def _strict_answer(raw: bytes) -> Answer | BadLine:
@@ -407,17 +382,3 @@ def _empty_field(answer: Answer) -> str | None:
     if not answer.question.strip():
         return "question"
     return None
-
-
-def csv_text_lines(f, faults: dict[int, BadLine]) -> Iterator[str]:
-    """The lines of binary file `f` as text for the csv reader, each keeping its line break; a BOM at
-    the start of the file is dropped. A line that is not UTF-8 is passed on with its bad bytes
-    replaced (so the reader keeps its place) and its fault noted in `faults` under its number."""
-    for number, raw in enumerate(f, start=1):
-        if number == 1:
-            raw = strip_bom(raw)
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            faults[number] = text_fault(raw) or BadLine("not valid UTF-8")
-            yield raw.decode("utf-8", errors="replace")

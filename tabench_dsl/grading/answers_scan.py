@@ -1,0 +1,219 @@
+"""What reading a JSONL answers file found, kept so that `grade --resume` does not decode it again.
+
+A resume reads every answer only to learn that its pair is done: at a million answers (150 MB) the
+decoding alone takes a second, run after run, though the file has not changed. So a resumed
+grading that reads an answers file to its end keeps a scan of it (`ScanRecorder`): each good
+answer's system, question and byte offset, and every problem and warning the reader reported, at
+its place among the answers. The next resume over the very same bytes replays the scan
+(`scan_items`) instead of decoding: the done answers are noted in blocks, as the reader notes them,
+each problem and warning is reported again where it was, and only the answers still to grade are
+read, each from its offset.
+
+The scan is used only for the same inputs: the SHA-256 of the file's bytes (hashed again before
+every use: about a tenth of a second for 150 MB), the battery's question ids (an unknown question is
+a problem) and the reading code (tabench's version, the reader's modules, msgspec's version). It is
+kept in tabench's cache folder (`core.kept_entries`: this user's, signed), one entry per answers
+file's real path; anything else (no entry, a damaged or foreign one, another file's bytes) reads
+the file as ever. An answer read from its offset that is not the one the scan names (the file was
+changed while it was read) stops the run with a `UsageError`.
+
+Decided: only a run reading one JSONL file keeps or replays a scan (a duplicate across files names
+the first file's line, which a scan of one file cannot hold); CSV files and Inspect logs are read
+as ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import itertools
+import os
+from array import array
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+import msgspec
+
+from ..core.errors import UsageError
+from ..core.jsonl import BadLine, decode_line
+from ..core.kept_entries import entry_name, private_folder, read_entry, write_entry
+from ..core.records import Answer
+from ..core.version import __version__
+
+#: Bumped when what a scan holds changes: a scan of another version is never read.
+CACHE_VERSION = 1
+FOLDER = "answers"
+PERSON = b"tabench-answers"
+#: Good answers handed over at a time (`Chunk`): the reader asks if all of them are done at once.
+CHUNK = 4096
+_decoder = msgspec.json.Decoder(Answer)
+
+
+class Note(msgspec.Struct, array_like=True, frozen=True):
+    """A problem (or a warning) the reader reported, after `after` good answers."""
+
+    after: int
+    warning: bool
+    line: int
+    message: str
+    col: int | None = None
+
+
+class Scan(msgspec.Struct, array_like=True):
+    """A file's scan: its key, the names, each good answer's system and question (indexes into
+    `names`, as `array('I')` bytes) and offset (`array('Q')` bytes), and the notes in file order."""
+
+    inputs: bytes
+    names: list[str]
+    systems: bytes
+    questions: bytes
+    offsets: bytes
+    notes: list[Note]
+
+
+class Chunk:
+    """Good answers in file order, for the reader to note: their systems and questions, and
+    `answer(i)`, the i-th one read from its offset in the file."""
+
+    def __init__(self, file, systems: list[str], questions: list[str], offsets: array) -> None:
+        self.file = file
+        self.systems = systems
+        self.questions = questions
+        self.offsets = offsets
+
+    def answer(self, i: int) -> Answer:
+        self.file.seek(self.offsets[i])
+        try:
+            answer = decode_line(_decoder, self.file.readline())
+        except BadLine:
+            answer = None
+        if answer is None or (answer.system, answer.question) != (self.systems[i], self.questions[i]):
+            raise UsageError(f"{self.file.name}: the answers file changed while it was read; grade again")
+        return Answer(self.systems[i], self.questions[i], answer.answer)
+
+
+def kept_scan(path: str, questions: Collection[str]) -> Scan | None:
+    """The scan kept for the file at `path` when it was made from the same bytes, questions and
+    code; None otherwise."""
+    where = _entry_path(path)
+    body = None if where is None else read_entry(where, PERSON)
+    if body is None:
+        return None
+    try:
+        scan = msgspec.msgpack.decode(body, type=Scan)
+        with open(path, "rb") as f:
+            content = hashlib.file_digest(f, "sha256").digest()
+        inputs = _inputs(content, questions)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return scan if scan.inputs == inputs else None
+
+
+def scan_items(scan: Scan, path: str) -> Iterator[Note | Chunk]:
+    """The scan's notes and chunks of good answers, in the file's order."""
+    names = scan.names
+    systems, questions = array("I", scan.systems), array("I", scan.questions)
+    offsets = array("Q", scan.offsets)
+    with open(path, "rb") as f:
+        done = 0
+        for after, notes in itertools.groupby(scan.notes, key=lambda note: note.after):
+            yield from _chunks(f, names, systems, questions, offsets, done, after)
+            done = after
+            yield from notes
+        yield from _chunks(f, names, systems, questions, offsets, done, len(offsets))
+
+
+def _chunks(f, names: list[str], systems: array, questions: array, offsets: array, start: int, stop: int):
+    for first in range(start, stop, CHUNK):
+        last = min(first + CHUNK, stop)
+        yield Chunk(
+            f,
+            list(map(names.__getitem__, systems[first:last])),
+            list(map(names.__getitem__, questions[first:last])),
+            offsets[first:last],
+        )
+
+
+class ScanRecorder:
+    """Builds the scan of one JSONL file as the reader reads it: `read` each block of lines read,
+    then `good`/`good_block` its good answers and `note` its problems; `keep` once the file is
+    read to its end."""
+
+    def __init__(self, path: str, questions: Collection[str]) -> None:
+        self.path = path
+        self.questions = questions
+        self._digest = hashlib.sha256()
+        self._numbers: dict[str, int] = {}
+        self._systems, self._questions, self._offsets = array("I"), array("I"), array("Q")
+        self._notes: list[Note] = []
+        self._end = 0  # bytes read before the block
+        self._first = 1  # the block's first line number
+        self._starts: list[int] = []  # each line of the block's offset
+
+    def read(self, block: list[bytes], first: int) -> None:
+        """Lines `first` on, as read from the file."""
+        self._digest.update(b"".join(block))
+        self._starts = list(itertools.accumulate(map(len, block), initial=self._end))
+        self._end = self._starts.pop()
+        self._first = first
+
+    def good(self, number: int, system: str, question: str) -> None:
+        """Line `number` of the block is a good answer."""
+        self._systems.append(self._number(system))
+        self._questions.append(self._number(question))
+        self._offsets.append(self._starts[number - self._first])
+
+    def good_block(self, systems: list[str], questions: list[str]) -> None:
+        """Every line of the block is a good answer, of these systems and questions."""
+        numbers = self._numbers
+        for name in set(systems).union(questions).difference(numbers):  # new names, numbered in bulk
+            numbers[name] = len(numbers)
+        self._systems.extend(map(numbers.__getitem__, systems))
+        self._questions.extend(map(numbers.__getitem__, questions))
+        self._offsets.extend(self._starts)
+
+    def note(self, line: int, message: str, col: int | None, *, warning: bool) -> None:
+        self._notes.append(Note(len(self._offsets), warning, line, message, col))
+
+    def keep(self) -> None:
+        where = _entry_path(self.path)
+        if where is None:
+            return
+        names = list(self._numbers)
+        try:
+            inputs = _inputs(self._digest.digest(), self.questions)
+        except OSError:
+            return
+        columns = (self._systems.tobytes(), self._questions.tobytes(), self._offsets.tobytes())
+        scan = Scan(inputs, names, *columns, self._notes)
+        write_entry(where, msgspec.msgpack.encode(scan), PERSON)
+
+    def _number(self, name: str) -> int:
+        return self._numbers.setdefault(name, len(self._numbers))
+
+
+def _entry_path(path: str) -> Path | None:
+    folder = private_folder(FOLDER)
+    return None if folder is None else folder / f"{entry_name(os.path.realpath(path))}.msgpack"
+
+
+def _inputs(content: bytes, questions: Collection[str]) -> bytes:
+    """The key of a scan: the file's SHA-256, the battery's question ids, the reading code."""
+    digest = hashlib.blake2b(CACHE_VERSION.to_bytes(4, "big"), digest_size=32)
+    digest.update(content)
+    for part in (*sorted(questions), *_code()):
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
+
+
+def _code() -> list[str]:
+    """What identifies the reading code: tabench's version, its reader's modules (size and time:
+    a source checkout changes without a new version) and msgspec's version."""
+    parts = [__version__, f"msgspec=={importlib.metadata.version('msgspec')}"]
+    package = Path(__file__).resolve().parents[1]
+    for module in ("grading/answers.py", "grading/answers_scan.py", "core/jsonl.py", "core/records.py"):
+        info = (package / module).stat()
+        parts.append(f"{module}:{info.st_size}:{info.st_mtime_ns}")
+    return parts

@@ -1,0 +1,196 @@
+"""A resumed grading keeps what reading a JSONL answers file found (`grading/answers_scan.py`); the
+next reading of the same bytes replays it. What a replay yields, counts and reports is what reading
+the file gives, bad lines, warnings and duplicates included, whichever pairs are done; any change
+to the file, the battery's questions or the kept entry reads the file afresh."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.grading import answers as answers_module
+from tabench_dsl.grading import answers_scan
+from tabench_dsl.grading.answers import AnswerReader
+
+QUESTIONS = {f"q{n}" for n in range(300)}
+
+
+def line(system: str, question: str, answer: str = "a") -> str:
+    return json.dumps({"system": system, "question": question, "answer": answer})
+
+
+class Replays:
+    """Counts the kept scans replayed (a file read afresh replays none)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = answers_scan.scan_items
+
+        def counted(scan, path):
+            self.count += 1
+            return real(scan, path)
+
+        monkeypatch.setattr(answers_module, "scan_items", counted)
+
+
+@pytest.fixture
+def replays(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Replays:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(answers_module, "BLOCK_BYTES", 400)  # about eight lines a block
+    monkeypatch.setattr(answers_scan, "CHUNK", 5)  # chunks that end between notes and across them
+    return Replays(monkeypatch)
+
+
+def read(path, done, *, keep: bool = True, questions=QUESTIONS):
+    """The answers yielded, the problems and warnings (worded, in order), the pairs passed over
+    and the count."""
+    said: list[str] = []
+    passed: list[tuple[str, str]] = []
+
+    def passed_over(system: str, question: str) -> bool:
+        if (system, question) in done:
+            passed.append((system, question))
+            return True
+        return False
+
+    def passed_over_all(keys: list[int], systems: list[str], questions: list[str]) -> bool:
+        pairs = list(zip(systems, questions, strict=True))
+        if all(pair in done for pair in pairs):
+            passed.extend(pairs)
+            return True
+        return False
+
+    reader = AnswerReader(
+        path,
+        questions,
+        on_problem=lambda p: said.append(f"problem {p.render()}"),
+        on_warning=lambda p: said.append(f"warning {p.render()}"),
+        passed_over=passed_over,
+        passed_over_all=passed_over_all,
+        keep_scans=keep,
+    )
+    got = [(a.system, a.question, a.answer) for a in reader]
+    return got, said, passed, reader.count, reader.problems
+
+
+BAD = [
+    "",
+    "\ufeff" + line("s0", "q201"),  # a byte order mark
+    "not json",
+    '{"system": "s0", "question": "q2"',  # torn
+    line("", "q6"),  # an empty name
+    line("s0", "nope"),  # an unknown question
+    line("s0", "q0"),  # a duplicate of the first line
+    json.dumps({"system": "s0", "question": "q202", "answer": "x", "extra": 1}),  # another key
+    json.dumps({"system": "s1", "question": "q203", "answer": "y", "extra": 1, "more": 2}),
+    json.dumps({"system": "s0", "question": "q8", "answer": 3}),
+    line("s0", "q204") + "\r",
+]
+#: The answers among the lines above that are good (a BOM, other keys, a carriage return).
+GOOD_AMONG_BAD = {("s0", "q201"), ("s0", "q202"), ("s1", "q203"), ("s0", "q204")}
+
+
+@pytest.fixture
+def answers(tmp_path: Path) -> tuple[Path, list[tuple[str, str]]]:
+    rows = [(f"s{n % 3}", f"q{n}") for n in range(120)]
+    text = [line(s, q, f"answer {s} {q}") for s, q in rows]
+    for place, bad in enumerate(BAD):
+        text.insert(7 + place * 9, bad)
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    return path, rows
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 0.9, 1.0])
+def test_a_replay_reads_as_the_file_does(answers, replays: Replays, share: float) -> None:
+    path, rows = answers
+    done = set(rows[: int(len(rows) * share)][::-1][::2]) if share < 1 else {*rows, *GOOD_AMONG_BAD}
+    fresh = read(path, done, keep=False)
+    assert read(path, done) == fresh  # read, and its scan kept
+    assert replays.count == 0
+    assert read(path, done) == fresh  # the scan replayed
+    assert replays.count == 1
+    assert fresh[3] == len(rows) + 4 and fresh[4] == len(BAD) - 5  # the file is what the test means
+    assert any("unknown key(s) 'extra' ignored" in said for said in fresh[1])
+
+
+def test_a_changed_file_is_read_afresh(answers, replays: Replays) -> None:
+    path, rows = answers
+    done = {*rows, *GOOD_AMONG_BAD}
+    read(path, done)
+    text = path.read_text(encoding="utf-8").replace('"answer s1 q4"', '"answer s1 q5"')  # same size
+    path.write_text(text, encoding="utf-8")
+    got = read(path, done - {("s1", "q4")})
+    assert replays.count == 0
+    assert got[0] == [("s1", "q4", "answer s1 q5")]
+
+
+def test_other_questions_read_afresh(answers, replays: Replays) -> None:
+    path, rows = answers
+    read(path, set(rows))
+    fewer = QUESTIONS - {"q9"}
+    got = read(path, set(rows), questions=fewer)
+    assert replays.count == 0
+    assert "problem " + f"{path}:" in " ".join(got[1]) and any("unknown question 'q9'" in s for s in got[1])
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "foreign key"])
+def test_a_damaged_or_foreign_entry_is_never_replayed(answers, replays: Replays, tmp_path, damage) -> None:
+    path, rows = answers
+    fresh = read(path, set(rows[:60]), keep=False)
+    read(path, set(rows[:60]))
+    (entry,) = (tmp_path / "xdg" / "tabench" / "answers").iterdir()
+    data = bytearray(entry.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 1
+        entry.write_bytes(bytes(data))
+    elif damage == "truncate":
+        entry.write_bytes(bytes(data[: len(data) - 3]))
+    else:  # a valid entry signed by another user's key
+        key = tmp_path / "xdg" / "tabench" / "index.key"
+        key.write_bytes(os.urandom(len(key.read_bytes())))
+    assert read(path, set(rows[:60])) == fresh
+    assert replays.count == 0
+
+
+def test_a_file_changed_while_it_is_replayed_stops_the_run(answers, replays: Replays) -> None:
+    path, rows = answers
+    read(path, set(rows[:100]))
+    reader = AnswerReader(
+        path,
+        QUESTIONS,
+        passed_over=lambda s, q: (s, q) in set(rows[:100]),
+        passed_over_all=lambda keys, systems, questions: False,
+        keep_scans=True,
+    )
+    it = iter(reader)
+    next(it)  # the scan checked against the file's bytes, and replayed
+    assert replays.count == 1
+    path.write_text(path.read_text(encoding="utf-8").replace('"s1"', '"s9"'), encoding="utf-8")
+    with pytest.raises(UsageError, match="changed while it was read"):
+        list(it)
+
+
+def test_several_files_or_a_plain_read_keep_nothing(answers, replays: Replays, tmp_path) -> None:
+    path, _ = answers
+    other = tmp_path / "more.jsonl"
+    other.write_text(line("s7", "q1") + "\n", encoding="utf-8")
+    list(AnswerReader([path, other], QUESTIONS, passed_over_all=lambda *a: False, keep_scans=True))
+    list(AnswerReader(path, QUESTIONS, keep_scans=True))  # no resume: nothing to skip
+    folder = tmp_path / "xdg" / "tabench" / "answers"
+    assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_a_read_stopped_early_keeps_nothing(answers, replays: Replays, tmp_path) -> None:
+    path, _ = answers
+    it = iter(AnswerReader(path, QUESTIONS, passed_over_all=lambda *a: False, keep_scans=True))
+    next(it)
+    it.close()  # as `--limit` stops reading
+    folder = tmp_path / "xdg" / "tabench" / "answers"
+    assert not folder.exists() or not any(folder.iterdir())
+    read(path, set())
+    assert replays.count == 0
