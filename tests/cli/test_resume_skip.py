@@ -88,10 +88,12 @@ def records_without_time(path: Path) -> list[dict]:
 async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
     work: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The compiled battery kept in the cache folder and the done pairs kept in the results index
-    change nothing a resume does: the same records, counts and messages as one that has neither."""
+    """The compiled battery and the answers file's scan kept in the cache folder and the done pairs
+    kept in the results index change nothing a resume does: the same records, counts and messages
+    as one that has none of them."""
     from tabench_dsl.core import standing_verdicts
     from tabench_dsl.core.results_index import index_path
+    from tabench_dsl.grading import answers as answers_module
     from tabench_dsl.language import render
 
     assert (await run_json(work, capsys, FIRST))[0] == 0
@@ -103,6 +105,7 @@ async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
     without = await run_json(work, capsys, SECOND, "--resume")
     graded_without = records_without_time(results)
     assert list((work / "fresh-cache" / "tabench" / "compiled").glob("*.msgpack"))  # kept on the way
+    assert list((work / "fresh-cache" / "tabench" / "answers").glob("*.msgpack"))
 
     results.write_bytes(start)
     standing_verdicts.done_pairs(results)  # the index of the file as it was, as a run leaves it
@@ -112,6 +115,8 @@ async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
 
     monkeypatch.setattr(render, "compile_battery", not_again)
     monkeypatch.setattr(standing_verdicts.Standing, "of", not_again)
+    monkeypatch.setattr(answers_module, "_strict_answer", not_again)  # no answer line decoded
+    monkeypatch.setattr(answers_module.AnswerReader, "_all_passed_over", not_again)
     standing_verdicts._standing_at.cache_clear()
     kept = await run_json(work, capsys, SECOND, "--resume")
     assert kept == without
