@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.done_pairs import DonePairs
 
 from tabench_dsl.grading import answers as answers_module
 from tabench_dsl.grading.answers import AnswerReader
@@ -20,32 +21,16 @@ def line(system: str, question: str, answer: str = "a") -> str:
 def read(path, done, *, blocks: bool):
     """The answers yielded, the problems (worded), the pairs passed over and the count."""
     problems: list[str] = []
-    passed: list[tuple[str, str]] = []
-    taken: list[int] = []
-
-    def passed_over(system: str, question: str) -> bool:
-        if (system, question) in done:
-            passed.append((system, question))
-            return True
-        return False
-
-    def passed_over_all(keys: list[int], systems: list[str], questions: list[str]) -> bool:
-        pairs = list(zip(systems, questions, strict=True))
-        if all(pair in done for pair in pairs):
-            passed.extend(pairs)
-            taken.append(len(pairs))
-            return True
-        return False
-
+    pairs = DonePairs(done)
     reader = AnswerReader(
         path,
         QUESTIONS,
         on_problem=lambda p: problems.append(f"{p.line}:{p.col}: {p.message}"),
-        passed_over=passed_over,
-        passed_over_all=passed_over_all if blocks else None,
+        passed_over=pairs.passed_over,
+        passed_over_all=pairs.passed_over_all if blocks else None,
     )
     got = [(a.system, a.question, a.answer) for a in reader]
-    return got, problems, passed, reader.count, taken
+    return got, problems, pairs.passed, reader.count, pairs.taken
 
 
 @pytest.fixture

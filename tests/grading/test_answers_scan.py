@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from support.done_pairs import DonePairs
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.grading import answers as answers_module
@@ -49,32 +50,18 @@ def read(path, done, *, keep: bool = True, questions=QUESTIONS):
     """The answers yielded, the problems and warnings (worded, in order), the pairs passed over
     and the count."""
     said: list[str] = []
-    passed: list[tuple[str, str]] = []
-
-    def passed_over(system: str, question: str) -> bool:
-        if (system, question) in done:
-            passed.append((system, question))
-            return True
-        return False
-
-    def passed_over_all(keys: list[int], systems: list[str], questions: list[str]) -> bool:
-        pairs = list(zip(systems, questions, strict=True))
-        if all(pair in done for pair in pairs):
-            passed.extend(pairs)
-            return True
-        return False
-
+    pairs = DonePairs(done)
     reader = AnswerReader(
         path,
         questions,
         on_problem=lambda p: said.append(f"problem {p.render()}"),
         on_warning=lambda p: said.append(f"warning {p.render()}"),
-        passed_over=passed_over,
-        passed_over_all=passed_over_all,
+        passed_over=pairs.passed_over,
+        passed_over_all=pairs.passed_over_all,
         keep_scans=keep,
     )
     got = [(a.system, a.question, a.answer) for a in reader]
-    return got, said, passed, reader.count, reader.problems
+    return got, said, pairs.passed, reader.count, reader.problems
 
 
 BAD = [

@@ -1,0 +1,30 @@
+"""A resume's done pairs as the answers reader asks of them (`AnswerReader(passed_over=...,
+passed_over_all=...)`), noting each pair passed over and each block taken whole."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+
+
+class DonePairs:
+    """`passed_over` and `passed_over_all` for the pairs `done`; `passed` lists the pairs passed
+    over in the order the reader asked, `taken` the size of each block taken whole."""
+
+    def __init__(self, done: Set[tuple[str, str]]) -> None:
+        self.done = done
+        self.passed: list[tuple[str, str]] = []
+        self.taken: list[int] = []
+
+    def passed_over(self, system: str, question: str) -> bool:
+        if (system, question) in self.done:
+            self.passed.append((system, question))
+            return True
+        return False
+
+    def passed_over_all(self, keys: list[int], systems: list[str], questions: list[str]) -> bool:
+        pairs = list(zip(systems, questions, strict=True))
+        if all(pair in self.done for pair in pairs):
+            self.passed.extend(pairs)
+            self.taken.append(len(pairs))
+            return True
+        return False
