@@ -37,7 +37,7 @@ from ..core.jsonl import BadLine, decode_line, strip_bom
 from ..core.pair_set import KEY_BASE, FirstSeen, pair_keys
 from ..core.records import Answer
 from .answers_csv import FIELDS, CsvRows, is_csv
-from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items
+from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
 
@@ -123,7 +123,9 @@ class AnswerReader:
         #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
         self._numbers: dict[str, int] = dict(pair_numbers or {})
         self._good: dict[str, str] | None = None
-        self.keep_scans = keep_scans and passed_over_all is not None and len(self.paths) == 1
+        self.keep_scans = (
+            keep_scans and passed_over_all is not None and len(self.paths) == 1 and scannable(self.paths[0])
+        )
         self._recorder: ScanRecorder | None = None
 
     def _report(self, line: int, message: str, col: int | None = None) -> None:

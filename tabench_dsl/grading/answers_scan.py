@@ -28,6 +28,7 @@ import hashlib
 import importlib.metadata
 import itertools
 import os
+import stat
 from array import array
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -90,6 +91,15 @@ class Chunk:
         if answer is None or (answer.system, answer.question) != (self.systems[i], self.questions[i]):
             raise UsageError(f"{self.file.name}: the answers file changed while it was read; grade again")
         return Answer(self.systems[i], self.questions[i], answer.answer)
+
+
+def scannable(path: str) -> bool:
+    """Whether a scan of `path` can be kept and replayed: a regular file (a pipe read to hash it
+    would be read up)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def kept_scan(path: str, questions: Collection[str]) -> Scan | None:
