@@ -10,6 +10,10 @@ renamed into place, so a reader sees a whole entry or none. Reading gives the en
 its signature checks: a file tabench did not write, a damaged one or one of another kind reads as
 no entry, and the caller then works its value out afresh. Keeping is best effort: a folder that
 cannot be written keeps nothing. Nothing here raises.
+
+Entries are not kept for ever: an entry used is touched (its modification time is its last use),
+and keeping one removes the entries of its kind unused for `UNUSED_DAYS` (a battery or answers
+file long gone leaves nothing behind but its last month).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hashlib
 import hmac
 import os
 import stat
+import time
 from pathlib import Path
 
 from .errors import UsageError
@@ -26,6 +31,8 @@ from .index_key import index_key, key_path
 from .safe_open import open_new
 
 SIGNATURE_BYTES = 32
+#: An entry unused for this long is removed when another entry of its kind is kept.
+UNUSED_DAYS = 30
 
 
 def private_folder(kind: str) -> Path | None:
@@ -64,6 +71,8 @@ def read_entry(path: Path, person: bytes) -> bytes | None:
     body = data[SIGNATURE_BYTES:]
     if not hmac.compare_digest(data[:SIGNATURE_BYTES], _sign(key, body, person)):
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # used now: not removed as unused
     return body
 
 
@@ -79,11 +88,23 @@ def write_entry(path: Path, body: bytes, person: bytes) -> None:
             f.write(_sign(key, body, person))
             f.write(body)
         os.replace(temporary, path)
+        _remove_unused(path.parent)
     except BaseException as stopped:  # an interrupt too: no half-written file left in the folder
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if not isinstance(stopped, OSError | UsageError):
             raise
+
+
+def _remove_unused(folder: Path) -> None:
+    """Remove the entries in `folder` unused for `UNUSED_DAYS` (regular files only, never a link)."""
+    before = time.time() - UNUSED_DAYS * 86400
+    with os.scandir(folder) as found:
+        for item in found:
+            info = item.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < before:
+                with contextlib.suppress(OSError):
+                    os.unlink(item.path)
 
 
 def _sign(key: bytes, body: bytes, person: bytes) -> bytes:

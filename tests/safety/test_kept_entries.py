@@ -1,0 +1,47 @@
+"""Entries kept in tabench's cache folder (`core/kept_entries.py`): read back only when this user's
+key signed them for the same kind, and removed once unused for a month."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tabench_dsl.core import kept_entries
+from tabench_dsl.core.kept_entries import private_folder, read_entry, write_entry
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    made = private_folder("things")
+    assert made == tmp_path / "xdg" / "tabench" / "things"
+    return made
+
+
+def test_an_entry_reads_back_for_its_kind_only(folder: Path) -> None:
+    write_entry(folder / "a", b"body", b"tabench-things")
+    assert read_entry(folder / "a", b"tabench-things") == b"body"
+    assert read_entry(folder / "a", b"tabench-others") is None
+    (folder / "b").write_bytes((folder / "a").read_bytes()[:-1] + b"!")
+    assert read_entry(folder / "b", b"tabench-things") is None
+
+
+def test_a_folder_others_may_write_is_not_used(folder: Path) -> None:
+    folder.chmod(0o777)
+    assert private_folder("things") is None
+
+
+def test_entries_unused_for_a_month_go_when_another_is_kept(folder: Path) -> None:
+    month = kept_entries.UNUSED_DAYS * 86400
+    for name in ("old", "used", "recent"):
+        write_entry(folder / name, name.encode(), b"tabench-things")
+    long_ago = time.time() - month - 3600
+    for name in ("old", "used"):
+        os.utime(folder / name, (long_ago, long_ago))
+    os.utime(folder / "recent", (time.time() - month + 3600,) * 2)
+    assert read_entry(folder / "used", b"tabench-things") == b"used"  # a use is its new time
+    write_entry(folder / "new", b"new", b"tabench-things")
+    assert sorted(p.name for p in folder.iterdir()) == ["new", "recent", "used"]
