@@ -243,3 +243,19 @@ def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path
     fresh = Index(load_run(path), reviewer="ana")
     assert "late-system" in ENCODE(fresh.totals_payload()).decode()
     assert ENCODE(disk.totals_payload()) == ENCODE(fresh.totals_payload())
+
+
+def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_path: Path) -> None:
+    """Totals worked out from those before stand on the decisions file the viewer read too: once
+    someone else (another viewer, on the same run) has appended a decision to it, this viewer's
+    next decision counts the totals again, as a fresh view counts them, with both decisions (the
+    count of answers awaiting a person is this index's own, which knows only its decisions)."""
+    path = decidable_results(tmp_path / "run.jsonl")
+    disk = load_disk_index(path, reviewer="ana")
+    disk.totals()
+    waiting = [r for r in load_run(path).records if r.verdict == "adjudicate"]
+    other = load_disk_index(path, reviewer="bo")  # a second viewer of the same run
+    other.decide(waiting[0].system, waiting[0].question, "pass")
+    disk.decide(waiting[1].system, waiting[1].question, "fail")
+    fresh = load_disk_index(path, reviewer="ana")
+    assert ENCODE(disk.totals()) == ENCODE(fresh.totals())
