@@ -32,6 +32,7 @@ import stat
 from array import array
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -102,29 +103,36 @@ def scannable(path: str) -> bool:
         return False
 
 
-def kept_scan(path: str, questions: Collection[str]) -> Scan | None:
+def kept_scan(path: str, questions: Collection[str]) -> tuple[Scan, BinaryIO] | None:
     """The scan kept for the file at `path` when it was made from the same bytes, questions and
-    code; None otherwise."""
+    code, with the file open: the one whose bytes were checked, which the replay reads its answers
+    from (a file renamed into its place meanwhile is another); None otherwise."""
     where = _entry_path(path)
     body = None if where is None else read_entry(where, PERSON)
     if body is None:
         return None
+    f = None
     try:
         scan = msgspec.msgpack.decode(body, type=Scan)
-        with open(path, "rb") as f:
-            content = hashlib.file_digest(f, "sha256").digest()
-        inputs = _inputs(content, questions)
+        f = open(path, "rb")  # noqa: SIM115 -- handed to `scan_items`, which closes it
+        inputs = _inputs(hashlib.file_digest(f, "sha256").digest(), questions)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return scan if scan.inputs == inputs else None
+        inputs = None
+    if f is not None and inputs is not None and scan.inputs == inputs:
+        f.seek(0)
+        return scan, f
+    if f is not None:
+        f.close()
+    return None
 
 
-def scan_items(scan: Scan, path: str) -> Iterator[Note | Chunk]:
-    """The scan's notes and chunks of good answers, in the file's order."""
+def scan_items(scan: Scan, f: BinaryIO) -> Iterator[Note | Chunk]:
+    """The scan's notes and chunks of good answers, in the file's order, the answers read from
+    `f` (`kept_scan`'s), which is closed once they are."""
     names = scan.names
     systems, questions = array("I", scan.systems), array("I", scan.questions)
     offsets = array("Q", scan.offsets)
-    with open(path, "rb") as f:
+    with f:
         done = 0
         for after, notes in itertools.groupby(scan.notes, key=lambda note: note.after):
             yield from _chunks(f, names, systems, questions, offsets, done, after)
