@@ -33,9 +33,9 @@ class Replays:
         self.count = 0
         real = answers_scan.scan_items
 
-        def counted(scan, f):
+        def counted(*args):
             self.count += 1
-            return real(scan, f)
+            return real(*args)
 
         monkeypatch.setattr(answers_module, "scan_items", counted)
 
@@ -226,3 +226,34 @@ def test_a_file_replaced_after_its_bytes_were_checked_is_not_read_for_them(
     monkeypatch.setattr(hashlib, "file_digest", then_replaced)
     assert read(path, done) == fresh
     assert replays.count == 1 and not newer.exists()
+
+
+def test_a_file_rewritten_in_place_after_its_bytes_were_checked_stops_the_run(
+    tmp_path: Path, replays: Replays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written over in place once its bytes were checked (`>` in a shell: the same file,
+    new bytes) is not replayed with the old scan's problems and the new answers: the run stops,
+    as it does when a line read is not the one the scan names, though here each line is."""
+    path = tmp_path / "answers.jsonl"
+    old = [line("s0", "q0"), "not json: a line exactly as long as an answer one!!", line("s0", "q2", "old")]
+    new = [old[0], line("s0", "q1", "one"), line("s0", "q2", "new")]
+    assert [len(x) for x in new] == [len(x) for x in old]
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    os.utime(path, (1e9, 1e9))  # written long ago: the rewrite below is not within its clock tick
+    done = {("s0", "q0")}
+    read(path, done)  # the scan kept
+    real = hashlib.file_digest
+    rewritten: list[bool] = []
+
+    def then_rewritten(f, digest):
+        found = real(f, digest)
+        if not rewritten:
+            with open(path, "r+b") as again:  # the same file, its bytes written over
+                again.write(("\n".join(new) + "\n").encode())
+            rewritten.append(True)
+        return found
+
+    monkeypatch.setattr(hashlib, "file_digest", then_rewritten)
+    with pytest.raises(UsageError, match="changed while it was read"):
+        read(path, done)
+    assert replays.count == 1
