@@ -249,7 +249,11 @@ def _inputs(content: bytes, questions: Collection[str]) -> bytes:
 def _code() -> list[str]:
     """What identifies the reading code: tabench's version, its reader's modules (size and time:
     a source checkout changes without a new version) and msgspec's version."""
-    parts = [__version__, f"msgspec=={importlib.metadata.version('msgspec')}"]
+    try:
+        decoder = f"msgspec=={importlib.metadata.version('msgspec')}"
+    except importlib.metadata.PackageNotFoundError:  # a copy without its metadata (bundled)
+        decoder = f"msgspec {getattr(msgspec, '__version__', 'of unknown version')}"
+    parts = [__version__, decoder]
     package = Path(__file__).resolve().parents[1]
     for module in ("grading/answers.py", "grading/answers_scan.py", "core/jsonl.py", "core/records.py"):
         info = (package / module).stat()

@@ -6,6 +6,7 @@ to the file, the battery's questions or the kept entry reads the file afresh."""
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -256,4 +257,22 @@ def test_a_file_rewritten_in_place_after_its_bytes_were_checked_stops_the_run(
     monkeypatch.setattr(hashlib, "file_digest", then_rewritten)
     with pytest.raises(UsageError, match="changed while it was read"):
         read(path, done)
+    assert replays.count == 1
+
+
+def test_no_package_metadata_reads_and_keeps_as_ever(
+    answers, replays: Replays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An install whose msgspec has no package metadata (a bundled or vendored copy): the scan's
+    key names it so, and a resume reads, keeps and replays as ever, with no traceback."""
+    path, rows = answers
+    done = {*rows, *GOOD_AMONG_BAD}
+    fresh = read(path, done, keep=False)
+
+    def no_metadata(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+    assert read(path, done) == fresh
+    assert read(path, done) == fresh
     assert replays.count == 1
