@@ -157,8 +157,8 @@ class AnswerReader:
             self.unknown_keys = set()  # each file warns of its own
             if is_csv(path) or is_inspect_log(path):
                 yield from self._answers(seen)
-            elif self.keep_scans and (scan := kept_scan(path, self.questions)) is not None:
-                yield from self._scanned_answers(scan_items(scan, path))
+            elif self.keep_scans and (kept := kept_scan(path, self.questions)) is not None:
+                yield from self._scanned_answers(scan_items(*kept))
             else:
                 self._recorder = ScanRecorder(path, self.questions) if self.keep_scans else None
                 yield from self._jsonl_answers(seen)

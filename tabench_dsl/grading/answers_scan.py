@@ -14,8 +14,9 @@ every use: about a tenth of a second for 150 MB), the battery's question ids (an
 a problem) and the reading code (tabench's version, the reader's modules, msgspec's version). It is
 kept in tabench's cache folder (`core.kept_entries`: this user's, signed), one entry per answers
 file's real path; anything else (no entry, a damaged or foreign one, another file's bytes) reads
-the file as ever. An answer read from its offset that is not the one the scan names (the file was
-changed while it was read) stops the run with a `UsageError`.
+the file as ever. The answers are read from the file whose bytes were hashed, kept open; one read
+from its offset that is not the one the scan names, or read once the file was written to since its
+bytes were hashed (its size or modification time changed), stops the run with a `UsageError`.
 
 Decided: only a run reading one JSONL file keeps or replays a scan (a duplicate across files names
 the first file's line, which a scan of one file cannot hold); CSV files and Inspect logs are read
@@ -32,6 +33,7 @@ import stat
 from array import array
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -76,11 +78,12 @@ class Chunk:
     """Good answers in file order, for the reader to note: their systems and questions, and
     `answer(i)`, the i-th one read from its offset in the file."""
 
-    def __init__(self, file, systems: list[str], questions: list[str], offsets: array) -> None:
+    def __init__(self, file, systems: list[str], questions: list[str], offsets: array, stamp: Stamp) -> None:
         self.file = file
         self.systems = systems
         self.questions = questions
         self.offsets = offsets
+        self.stamp = stamp
 
     def answer(self, i: int) -> Answer:
         self.file.seek(self.offsets[i])
@@ -88,7 +91,12 @@ class Chunk:
             answer = decode_line(_decoder, self.file.readline())
         except BadLine:
             answer = None
-        if answer is None or (answer.system, answer.question) != (self.systems[i], self.questions[i]):
+        written = stamp_of(self.file) != self.stamp  # written to since its bytes were checked
+        if (
+            written
+            or answer is None
+            or (answer.system, answer.question) != (self.systems[i], self.questions[i])
+        ):
             raise UsageError(f"{self.file.name}: the answers file changed while it was read; grade again")
         return Answer(self.systems[i], self.questions[i], answer.answer)
 
@@ -102,38 +110,57 @@ def scannable(path: str) -> bool:
         return False
 
 
-def kept_scan(path: str, questions: Collection[str]) -> Scan | None:
+#: A file's size and modification time (`stamp_of`): a write to it changes them (its renaming or
+#: removal does not: the bytes read through a file kept open stay the ones hashed).
+Stamp = tuple[int, int]
+
+
+def stamp_of(f: BinaryIO) -> Stamp:
+    info = os.fstat(f.fileno())
+    return info.st_size, info.st_mtime_ns
+
+
+def kept_scan(path: str, questions: Collection[str]) -> tuple[Scan, BinaryIO, Stamp] | None:
     """The scan kept for the file at `path` when it was made from the same bytes, questions and
-    code; None otherwise."""
+    code, with the file open (the one whose bytes were checked, which the replay reads its answers
+    from: a file renamed into its place meanwhile is another) and its `Stamp` before they were
+    (a write to it since stops the replay); None otherwise."""
     where = _entry_path(path)
     body = None if where is None else read_entry(where, PERSON)
     if body is None:
         return None
+    f = None
     try:
         scan = msgspec.msgpack.decode(body, type=Scan)
-        with open(path, "rb") as f:
-            content = hashlib.file_digest(f, "sha256").digest()
-        inputs = _inputs(content, questions)
+        f = open(path, "rb")  # noqa: SIM115 -- handed to `scan_items`, which closes it
+        stamp = stamp_of(f)
+        inputs = _inputs(hashlib.file_digest(f, "sha256").digest(), questions)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return scan if scan.inputs == inputs else None
+        inputs = None
+    if f is not None and inputs is not None and scan.inputs == inputs:
+        f.seek(0)
+        return scan, f, stamp
+    if f is not None:
+        f.close()
+    return None
 
 
-def scan_items(scan: Scan, path: str) -> Iterator[Note | Chunk]:
-    """The scan's notes and chunks of good answers, in the file's order."""
+def scan_items(scan: Scan, f: BinaryIO, stamp: Stamp) -> Iterator[Note | Chunk]:
+    """The scan's notes and chunks of good answers, in the file's order, the answers read from
+    `f` (`kept_scan`'s, as it was at `stamp`), which is closed once they are."""
     names = scan.names
     systems, questions = array("I", scan.systems), array("I", scan.questions)
     offsets = array("Q", scan.offsets)
-    with open(path, "rb") as f:
+    with f:
         done = 0
         for after, notes in itertools.groupby(scan.notes, key=lambda note: note.after):
-            yield from _chunks(f, names, systems, questions, offsets, done, after)
+            yield from _chunks(f, stamp, names, systems, questions, offsets, done, after)
             done = after
             yield from notes
-        yield from _chunks(f, names, systems, questions, offsets, done, len(offsets))
+        yield from _chunks(f, stamp, names, systems, questions, offsets, done, len(offsets))
 
 
-def _chunks(f, names: list[str], systems: array, questions: array, offsets: array, start: int, stop: int):
+def _chunks(f, stamp: Stamp, names: list[str], systems: array, questions: array, offsets: array, start, stop):
     for first in range(start, stop, CHUNK):
         last = min(first + CHUNK, stop)
         yield Chunk(
@@ -141,6 +168,7 @@ def _chunks(f, names: list[str], systems: array, questions: array, offsets: arra
             list(map(names.__getitem__, systems[first:last])),
             list(map(names.__getitem__, questions[first:last])),
             offsets[first:last],
+            stamp,
         )
 
 
@@ -221,7 +249,11 @@ def _inputs(content: bytes, questions: Collection[str]) -> bytes:
 def _code() -> list[str]:
     """What identifies the reading code: tabench's version, its reader's modules (size and time:
     a source checkout changes without a new version) and msgspec's version."""
-    parts = [__version__, f"msgspec=={importlib.metadata.version('msgspec')}"]
+    try:
+        decoder = f"msgspec=={importlib.metadata.version('msgspec')}"
+    except importlib.metadata.PackageNotFoundError:  # a copy without its metadata (bundled)
+        decoder = f"msgspec {getattr(msgspec, '__version__', 'of unknown version')}"
+    parts = [__version__, decoder]
     package = Path(__file__).resolve().parents[1]
     for module in ("grading/answers.py", "grading/answers_scan.py", "core/jsonl.py", "core/records.py"):
         info = (package / module).stat()

@@ -5,6 +5,8 @@ to the file, the battery's questions or the kept entry reads the file afresh."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -32,9 +34,9 @@ class Replays:
         self.count = 0
         real = answers_scan.scan_items
 
-        def counted(scan, path):
+        def counted(*args):
             self.count += 1
-            return real(scan, path)
+            return real(*args)
 
         monkeypatch.setattr(answers_module, "scan_items", counted)
 
@@ -197,3 +199,80 @@ def test_a_pipe_is_read_as_ever_and_keeps_nothing(answers, replays: Replays, tmp
         assert got[0] == fresh[0] and got[3] == fresh[3]
     assert replays.count == 0
     assert not any((tmp_path / "xdg" / "tabench" / "answers").glob("*"))
+
+
+def test_a_file_replaced_after_its_bytes_were_checked_is_not_read_for_them(
+    tmp_path: Path, replays: Replays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay reads the answers from the very file whose bytes were hashed to check the scan:
+    one renamed into its place in between (a newer export) is not where the offsets are read."""
+    path, newer = tmp_path / "answers.jsonl", tmp_path / "newer.jsonl"
+    old = [line("s0", "q0"), "not json: a line exactly as long as an answer one!!", line("s0", "q2", "old")]
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    new = [old[0], line("s0", "q1", "one"), line("s0", "q2", "new")]
+    assert [len(x) for x in new] == [len(x) for x in old]
+    newer.write_text("\n".join(new) + "\n", encoding="utf-8")
+    done = {("s0", "q0")}
+    fresh = read(path, done, keep=False)
+    assert fresh[0] == [("s0", "q2", "old")]
+    read(path, done)  # the scan kept
+    real = hashlib.file_digest
+
+    def then_replaced(f, digest):
+        found = real(f, digest)
+        if newer.exists():
+            os.replace(newer, path)  # once the bytes are checked, before any answer is read
+        return found
+
+    monkeypatch.setattr(hashlib, "file_digest", then_replaced)
+    assert read(path, done) == fresh
+    assert replays.count == 1 and not newer.exists()
+
+
+def test_a_file_rewritten_in_place_after_its_bytes_were_checked_stops_the_run(
+    tmp_path: Path, replays: Replays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written over in place once its bytes were checked (`>` in a shell: the same file,
+    new bytes) is not replayed with the old scan's problems and the new answers: the run stops,
+    as it does when a line read is not the one the scan names, though here each line is."""
+    path = tmp_path / "answers.jsonl"
+    old = [line("s0", "q0"), "not json: a line exactly as long as an answer one!!", line("s0", "q2", "old")]
+    new = [old[0], line("s0", "q1", "one"), line("s0", "q2", "new")]
+    assert [len(x) for x in new] == [len(x) for x in old]
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    os.utime(path, (1e9, 1e9))  # written long ago: the rewrite below is not within its clock tick
+    done = {("s0", "q0")}
+    read(path, done)  # the scan kept
+    real = hashlib.file_digest
+    rewritten: list[bool] = []
+
+    def then_rewritten(f, digest):
+        found = real(f, digest)
+        if not rewritten:
+            with open(path, "r+b") as again:  # the same file, its bytes written over
+                again.write(("\n".join(new) + "\n").encode())
+            rewritten.append(True)
+        return found
+
+    monkeypatch.setattr(hashlib, "file_digest", then_rewritten)
+    with pytest.raises(UsageError, match="changed while it was read"):
+        read(path, done)
+    assert replays.count == 1
+
+
+def test_no_package_metadata_reads_and_keeps_as_ever(
+    answers, replays: Replays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An install whose msgspec has no package metadata (a bundled or vendored copy): the scan's
+    key names it so, and a resume reads, keeps and replays as ever, with no traceback."""
+    path, rows = answers
+    done = {*rows, *GOOD_AMONG_BAD}
+    fresh = read(path, done, keep=False)
+
+    def no_metadata(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+    assert read(path, done) == fresh
+    assert read(path, done) == fresh
+    assert replays.count == 1

@@ -243,3 +243,40 @@ def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path
     fresh = Index(load_run(path), reviewer="ana")
     assert "late-system" in ENCODE(fresh.totals_payload()).decode()
     assert ENCODE(disk.totals_payload()) == ENCODE(fresh.totals_payload())
+
+
+def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_path: Path) -> None:
+    """Totals worked out from those before stand on the decisions file the viewer read too: once
+    someone else (another viewer, on the same run) has appended a decision to it, this viewer's
+    next decision counts the totals again, as a fresh view counts them, with both decisions (the
+    count of answers awaiting a person is this index's own, which knows only its decisions)."""
+    path = decidable_results(tmp_path / "run.jsonl")
+    disk = load_disk_index(path, reviewer="ana")
+    disk.totals()
+    waiting = [r for r in load_run(path).records if r.verdict == "adjudicate"]
+    other = load_disk_index(path, reviewer="bo")  # a second viewer of the same run
+    other.decide(waiting[0].system, waiting[0].question, "pass")
+    disk.decide(waiting[1].system, waiting[1].question, "fail")
+    fresh = load_disk_index(path, reviewer="ana")
+    assert ENCODE(disk.totals()) == ENCODE(fresh.totals())
+
+
+def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does(tmp_path: Path) -> None:
+    """A results file is data from elsewhere: a record may name one tag twice, which a count of
+    the file counts twice under that tag. The totals worked out after a decision on it are those
+    counted again."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    for name in ("a", "b"):
+        path = decidable_results(tmp_path / name / "run.jsonl")
+        records = list(load_run(path).records)
+        i = next(i for i, r in enumerate(records) if r.verdict == "adjudicate")
+        records[i] = msgspec.structs.replace(records[i], tags=["hard", "hard"])
+        write_results(path, records)
+    memory = Index(load_run(tmp_path / "a" / "run.jsonl"), reviewer="ana")
+    disk = load_disk_index(tmp_path / "b" / "run.jsonl", reviewer="ana")
+    assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+    twice = next(r for r in memory.records if r.tags == ["hard", "hard"])
+    for index in (memory, disk):
+        index.decide(twice.system, twice.question, "pass")
+    assert disk._outcomes is not None  # worked out, not counted again
+    assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())

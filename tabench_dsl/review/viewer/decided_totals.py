@@ -91,8 +91,9 @@ def with_decision(totals: Totals, before: Record, after: Record, outcomes: Outco
     for tag in totals.tags:
         if tag.tag in after.tags:
             cell = next(cell for cell in tag.systems if cell.system == after.system)
-            for counts in (tag, cell):
-                _move(counts, was, now)
+            for _ in range(after.tags.count(tag.tag)):  # as often as a count counts it (a tag twice)
+                for counts in (tag, cell):
+                    _move(counts, was, now)
             tag.score, cell.score = score_of(tag), score_of(cell)
             tag.ci_low, tag.ci_high = score_interval(tag)
     totals.comparisons = compare_graded(outcomes.graded)

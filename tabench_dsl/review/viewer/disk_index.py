@@ -48,7 +48,7 @@ class DiskIndex(Index):
         *,
         reviewer: str | None,
         tags: Sequence[str] | None,
-        state: tuple[int, int, int] | None,
+        state: tuple[_State, _State],
     ) -> None:  # `Index.__init__` is not called: it would index every record in memory
         self.run = run
         self.reviewer = reviewer
@@ -61,7 +61,9 @@ class DiskIndex(Index):
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
         self._outcomes: Outcomes | None = None  # built at the first decision the totals take in
-        self._state = state  # the results file before its columns were read (`_file_state`)
+        #: The results file before its columns were read and the decisions file before its
+        #: decisions were (`_file_state`); the second then as this index's last decision left it.
+        self._state = state
 
     @property
     def table(self) -> Table:
@@ -80,15 +82,19 @@ class DiskIndex(Index):
         self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
     ) -> Record:
         """`Index.decide`, the totals then worked out from those before (`decided_totals`) rather
-        than counted again from the file, where they can be: while the file is as it was when the
-        viewer started (a grading appending to it meanwhile makes them counted again, as before)."""
+        than counted again from the file, where they can be: while the results file is as it was
+        when the viewer started and the decisions file as this index left it (a grading appending
+        to the one, or another viewer deciding into the other, makes them counted again)."""
         totals = self._totals
         before = self.find(system, question)
-        unchanged = _file_state(self.run.results_path) == self._state
+        run = self.run
+        unchanged = (_file_state(run.results_path), _file_state(run.decisions_path)) == self._state
         worked = totals is not None and countable(totals) and unchanged
         if worked and self._outcomes is None:
             self._outcomes = Outcomes(self.table)  # before the decision: the columns without it
         updated = super().decide(system, question, verdict, note=note, prompt_sha256=prompt_sha256)
+        if unchanged:  # the decisions file holds what this index holds: its own decision added
+            self._state = (self._state[0], _file_state(run.decisions_path))
         if worked:
             assert totals is not None and self._outcomes is not None
             self._totals = with_decision(totals, before, updated, self._outcomes)
@@ -178,7 +184,10 @@ def _tests(f: Filters) -> Iterable[tuple[str, object]]:
         yield "tags", lambda tags: f.tag in tags
 
 
-def _file_state(path: Path) -> tuple[int, int, int] | None:
+_State = tuple[int, int, int] | None
+
+
+def _file_state(path: Path) -> _State:
     """The results file's size, modification time and inode: any write to it changes them."""
     try:
         info = path.stat()
@@ -203,11 +212,12 @@ def load_disk_index(
         raise UsageError(f"{results_path}: no such results file")
     state = _file_state(results_path)
     table = standing_columns(results_path)
+    dpath = decisions_path(results_path)
+    state_of_decisions = _file_state(dpath)  # before they are read, as the results are
     problems = [f"{results_path}:{problem}" for problem in table.problems]
     if not len(table) and problems:
         raise UsageError(f"{problems[0]} (is this a results file written by `tabench grade`?)")
     records = RecordsOnDisk(results_path, table, {})
-    dpath = decisions_path(results_path)
     run = Run(results_path, dpath, [], problems, price=price)  # its records: `DiskIndex.records`
     _overlay_decisions(records, load_decisions(dpath), run)
     if tags:
@@ -217,7 +227,7 @@ def load_disk_index(
     if battery is not None:
         run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
-    return DiskIndex(run, records, reviewer=reviewer, tags=tags, state=state)
+    return DiskIndex(run, records, reviewer=reviewer, tags=tags, state=(state, state_of_decisions))
 
 
 def _overlay_decisions(records: RecordsOnDisk, decisions, run: Run) -> None:
