@@ -66,6 +66,12 @@ class PairSet(Set[tuple[str, str]]):
     def __len__(self) -> int:
         return len(self.keys)
 
+    @classmethod
+    def _from_iterable(cls, pairs: Iterable[object]) -> set:
+        """What `Set`'s operators (`&`, `|`, `^`, `set - PairSet`) build: a plain set of the
+        pairs (its default, `cls(pairs)`, would take the pairs for `numbers`)."""
+        return set(pairs)
+
     def __iter__(self) -> Iterator[tuple[str, str]]:
         names = {number: name for name, number in self.numbers.items()}
         for key in self.keys:

@@ -33,6 +33,9 @@ def test_a_pair_set_is_the_set_of_its_pairs(pairs, others, probe) -> None:
     systems, questions = [s for s, _ in others], [q for _, q in others]
     assert done.keys.issuperset(pair_keys(numbers, systems, questions)) == (others <= pairs)
     assert done.has_all(systems, questions) == (others <= pairs)
+    # `Set`'s other operators, either side: the plain sets they stand for
+    assert (done & others, done | others, done ^ others) == (pairs & others, pairs | others, pairs ^ others)
+    assert (others & done, others | done, others - done) == (others & pairs, others | pairs, others - pairs)
 
 
 @settings(derandomize=True, max_examples=200, deadline=None)
