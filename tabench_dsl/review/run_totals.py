@@ -11,9 +11,11 @@ as they were.
 
 No totals are given (the file is read as before) when the grading did not open the file empty
 (`--resume`, an earlier run's records), a decisions file is beside it (decisions change what
-stands), a pair came twice (the last record stands, and the first was counted), or not every
-record written was counted. What a record must be read whole for (a panel, audits, repeats) is
-read from the file, as the streamed count reads it (`StandingCounter.totals`).
+stands), the file is longer than the writer left it (another grading appended once this one let go:
+the file's totals are then the ones its heading promises), a pair came twice (the last record
+stands, and the first was counted), or not every record written was counted. What a record must be
+read whole for (a panel, audits, repeats) is read from the file, as the streamed count reads it
+(`StandingCounter.totals`).
 """
 
 from __future__ import annotations
@@ -80,8 +82,15 @@ class RunTotals:
         if counter is None or self.opened_size != 0 or counter.records != self.written:
             return None
         decisions = decisions_path(results)
-        if decisions.exists():
+        if decisions.exists() or _size(results) != self.end:  # another grading appended since
             return None
         totals = counter.totals(lambda: iter_light_records(results))
         keep_totals(results, decisions, totals, size=self.end)
         return totals
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None

@@ -159,24 +159,19 @@ def test_the_run_gives_no_totals_when_it_cannot_know_them(tmp_path: Path) -> Non
     assert counted(tmp_path, pairs) is None
 
 
-def test_the_totals_are_kept_only_for_the_bytes_the_run_wrote(tmp_path: Path, monkeypatch) -> None:
+def test_a_file_another_grading_appended_to_is_read_again(tmp_path: Path, monkeypatch) -> None:
     """A file longer than the writer left it (another grading appended once this one let go) is
-    not the file the run counted: its totals are given for the run but not kept for `totals`."""
+    not the file the run counted: no totals are given for it (the file is read), and none kept."""
+    results = tmp_path / "r.jsonl"
+    pairs = [record("a", "q1"), record("b", "q1")]
+    assert counted(tmp_path, pairs) is not None
+    assert indexed_totals.standing_totals(results, decisions_path(results), on_problem=print).records == 2
+    index_path(results).unlink()
+    assert counted(tmp_path, pairs, grown=1) is None
 
     def no_read(*args, **kwargs):
         raise AssertionError("counted from the file")
 
     monkeypatch.setattr(indexed_totals, "streamed_totals", no_read)
-    results = tmp_path / "r.jsonl"
-    pairs = [record("a", "q1"), record("b", "q1")]
-    for grown, kept in ((0, True), (1, False)):
-        index_path(results).unlink(missing_ok=True)
-        assert counted(tmp_path, pairs, grown=grown) is not None
-        if kept:
-            assert (
-                indexed_totals.standing_totals(results, decisions_path(results), on_problem=print).records
-                == 2
-            )
-        else:
-            with pytest.raises(AssertionError, match="counted from the file"):
-                indexed_totals.standing_totals(results, decisions_path(results), on_problem=print)
+    with pytest.raises(AssertionError, match="counted from the file"):  # nothing kept for it
+        indexed_totals.standing_totals(results, decisions_path(results), on_problem=print)
