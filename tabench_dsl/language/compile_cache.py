@@ -155,6 +155,8 @@ def _read_again(reads: list[Read], roots: tuple[Path, ...]) -> list[Read] | None
         for read in reads:
             try:
                 if read.kind == "file":
+                    if str(real_path(read.name)) != read.where:  # a link now, maybe out of bounds:
+                        return None  # not read here (compiling then says why it is refused)
                     read_spec_text(read.name, "spec file")
                 elif read.kind == "glob":
                     pattern_matches(read.name, Path(read.where), roots)

@@ -5,8 +5,10 @@ whenever the kept entry is damaged or signed by another key."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -117,8 +119,30 @@ def test_a_rubric_swapped_for_a_link_outside_is_refused_not_reused(
     shutil.copy(battery / "a.rubric", outside)
     (battery / "a.rubric").unlink()
     (battery / "a.rubric").symlink_to(outside)  # the same bytes, now outside the battery folder
-    with pytest.raises(Exception, match="outside the battery folder"):
+    opened: list[str] = []
+    real_open = open
+
+    def watched_open(file, *args, **kwargs):
+        opened.append(os.path.realpath(file) if isinstance(file, str | Path) else file)
+        return real_open(file, *args, **kwargs)
+
+    with (
+        mock.patch("builtins.open", watched_open),
+        mock.patch("os.open", _watched_os_open(opened)),
+        pytest.raises(Exception, match="outside the battery folder"),
+    ):
         compiled_battery(battery)
+    assert str(outside) not in opened  # not even read to check the kept entry against it
+
+
+def _watched_os_open(opened: list):
+    real = os.open
+
+    def watched(path, *args, **kwargs):
+        opened.append(os.path.realpath(path))
+        return real(path, *args, **kwargs)
+
+    return watched
 
 
 def test_another_tabench_version_compiles_afresh(
