@@ -7,8 +7,9 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    what got through before it (`depth`)
     a step         x CLIMB_STEP, CLIMB_TICK after the last, once a request went at the last step
                    (at a low rate: up to MAX_STEPS_A_SEND steps for that request, so a rate of one
-                   a second does not take seconds a step; one in a bucket one request deep, whose
-                   first 429 then brackets its rate within a step, not within four)
+                   a second does not take seconds a step; one of ONE_DEEP_STEP in a bucket one
+                   request deep, whose first 429 then brackets its rate within that step: what
+                   the pace after it loses, as nothing more may be learnt without more 429s)
     the floor      the climb never goes slower than its answers prove (`success_bound`, with the
                    `depth` below): in a bucket one request deep each answer proves the pace it was
                    sent at, so a first guess far too low (one a second: what got through before the
@@ -39,11 +40,16 @@ import math
 
 from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket
 
-#: The climb's step and the least time between two (doubling every 0.28 s at most).
+#: The climb's step and the least time between two (doubling every 0.14 s at most: while the
+#: climb is below the server's rate its bucket is full, and what it refills is lost).
 CLIMB_STEP = 2**0.25
-CLIMB_TICK = 0.07
+CLIMB_TICK = 0.035
 #: The most steps one request's success takes (x2: a sparse rate climbs by request, not by tick).
 MAX_STEPS_A_SEND = 4
+#: The climb's first turn, at most this long after its guess (seconds).
+FIRST_TURN = 0.28
+#: A bucket one request deep: the climb's one step a request.
+ONE_DEEP_STEP = 2**0.125
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
 #: The widest bracket of rates (highest over lowest) whose middle the climb ends at.
@@ -92,7 +98,7 @@ class Climb:
         if not steps:
             return None
         self.stepped_from = rate
-        return rate * CLIMB_STEP**steps
+        return rate * (ONE_DEEP_STEP if self.one_deep else CLIMB_STEP**steps)
 
     def push_back(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence

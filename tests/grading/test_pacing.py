@@ -32,7 +32,7 @@ from tabench_dsl.grading.pacing import (
     STUCK,
     Pacer,
 )
-from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
+from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, ONE_DEEP_STEP
 from tabench_dsl.grading.rate_evidence import RateEvidence, bucket_bracket
 from tabench_dsl.grading.rate_headers import (
     ONE_DEEP_MARGIN,
@@ -179,8 +179,9 @@ async def test_a_429_after_answers_paces_at_what_got_through_without_a_pause():
     assert pacer.paused_until < clock.now  # nobody waits out the Retry-After
     started = clock.now
     pacer.on_fault(await pacer.turn())  # the first a turn away (the bucket was just emptied),
-    pacer.on_fault(await pacer.turn())  # the next a turn later
-    assert clock.now - started == pytest.approx(2 / 16.0)
+    assert clock.now - started == pytest.approx(1 / 16.0)
+    pacer.on_fault(await pacer.turn())  # the next a turn later, at the climb's next step
+    assert clock.now - started == pytest.approx(1 / 16.0 + 1 / (16.0 * CLIMB_STEP))
 
 
 async def test_a_429_whose_answers_on_their_way_all_fail_reopens_the_slow_start():
@@ -279,21 +280,29 @@ async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers
     # answer on (not the guess of one a second), and one climb step a request at most
     assert all(rate >= 1 / gap * (1 - 1e-9) for rate, gap in zip(rates, gaps, strict=True))
     assert rates[0] >= 1 / gaps[0] * (1 - 1e-9) > 3.0
-    assert all(b / a <= CLIMB_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
+    assert all(b / a <= ONE_DEEP_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
     climbed = pacer.rate
     pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 to the climb ends it
     # at the pace its last answers proved, a hair below (nothing in the bucket absorbs an early one)
     assert pacer.rate == pytest.approx(max(1 / gap for gap in gaps) * (1 - ONE_DEEP_MARGIN))
     assert pacer.rate < climbed and pacer.paused_until < clock.now
+    # the climb bracketed the rate within a small step: the first rise waits twice as long
+    paced = pacer.rate
+    clock.now += 30 / paced
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == paced
+    clock.now += 20 / paced
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(paced * (1 + PROBE))
 
 
 async def test_a_climb_whose_first_429_comes_too_soon_starts_again_lower():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    slow_start_then_429(clock, pacer, 20)
-    assert pacer.rate == pytest.approx(20.0)
-    pacer.on_push_back(await pacer.turn(), pause=1.0)  # 1 / 20 s after the slow start's: too soon
-    assert pacer.rate == pytest.approx(20.0 / CLIMB_STEP**2)
+    slow_start_then_429(clock, pacer, 40)
+    assert pacer.rate == pytest.approx(40.0)
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # 1 / 40 s after the slow start's: too soon
+    assert pacer.rate == pytest.approx(40.0 / CLIMB_STEP**2)
     assert pacer.paused_until < clock.now
 
 
