@@ -76,11 +76,8 @@ class Pacing(Protocol):
 
     @property
     def idle(self) -> bool: ...
-
     def start(self) -> float: ...
-
     async def turn(self) -> float: ...
-
     def on_success(
         self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0
     ) -> None: ...
@@ -359,8 +356,11 @@ class Pacer:
             self._climb, rate = None, rate * (1 - ONE_DEEP_MARGIN if one_deep else 1 + PROBE)
         if rate != self.rate:
             self._set_rate(rate, now, force=True)
-        if ended and one_deep:  # its climb brackets the rate within a small step: the first rise
-            self._limited_at = now + self._probe_after()  # waits twice as long
+        if ended and one_deep and self.evidence.ok:  # the first rise waits twice as long (a small
+            # step brackets the rate); the next turn a turn after the last answer's, not this 429's
+            self._limited_at, last = now + self._probe_after(), self.evidence.ok[-1]
+            self._committed = max(now, last + (1 + self.sends.taken_after(last)) / rate)
+            self._redraw()
 
     def _probe_after(self) -> float:
         """Seconds without a push-back before the rate rises: 20 turns, 0.5 s at least (a sooner

@@ -288,8 +288,13 @@ async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers
     # at the pace its last answers proved, a hair below (nothing in the bucket absorbs an early one)
     assert pacer.rate == pytest.approx(max(1 / gap for gap in gaps) * (1 - ONE_DEEP_MARGIN))
     assert pacer.rate < climbed and pacer.paused_until < clock.now
-    # the climb bracketed the rate within a small step: the first rise waits twice as long
     paced = pacer.rate
+    # the bucket took nothing since the last answer: the next turn is a turn after its request,
+    # not a turn after the one refused (which would lose most of a turn)
+    ticket = await pacer.turn()
+    assert ticket == pytest.approx(sent[-1] + 1 / paced)
+    pacer.on_success(ticket)
+    # the climb bracketed the rate within a small step: the first rise waits twice as long
     clock.now += 30 / paced
     pacer.on_success(await pacer.turn())
     assert pacer.rate == paced
