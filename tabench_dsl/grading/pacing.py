@@ -111,7 +111,7 @@ class Pacer:
         self._tat = 0.0  # the bucket copy's theoretical arrival time (GCRA), turns given included
         self._committed = 0.0  # the same, counting only the requests actually sent
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
-        self.sends = SendLog()  #: send times (the headers' bucket copy, the climb's replay)
+        self._sends = SendLog()  # for the headers' bucket copy
         self._synced = 0.0  # send time of the request whose reading last set the bucket copy
         self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
         self._limited_at = 0.0  # when the last push-back came
@@ -150,7 +150,7 @@ class Pacer:
         self.in_flight += 1
         if self.rate is not None:
             self._committed = max(self._committed, now) + 1.0 / self.rate
-        self.sends.send(now)
+        self._sends.send(now)
         return now
 
     async def turn(self) -> float:
@@ -264,7 +264,7 @@ class Pacer:
         now = self.clock()
         self._done()
         self.evidence.push_back(ticket, now)
-        self.sends.refuse(ticket)
+        self._sends.refuse(ticket)
         self._limited_at = now
         self._rises = 1
         if reading is not None:
@@ -341,7 +341,7 @@ class Pacer:
     def _climb_tick(self, now: float) -> None:
         """The climb's rate by `now` (`Climb.tick`)."""
         assert self.rate is not None and self._climb is not None
-        last_send = self.sends.sent[-1] if self.sends.sent else None
+        last_send = self._sends.sent[-1] if self._sends.sent else None
         rate = self._climb.tick(now, self.rate, self._changed, last_send, self.evidence)
         if rate is not None:
             self._set_rate(rate, now, force=True)
@@ -350,7 +350,7 @@ class Pacer:
         """A push-back while the rate climbs: the climb goes on (from a new start, or lower) or
         ends with the rate it measured, a little more (`Climb.push_back`)."""
         assert self.rate is not None and self._climb is not None
-        rate, going = self._climb.push_back(ticket, now, self.rate, self.sends.sent, self.evidence)
+        rate, going = self._climb.push_back(ticket, now, self.rate, self._sends.sent, self.evidence)
         one_deep, ended = self._climb.one_deep, not going
         if ended:  # a little more than measured; a hair less in a bucket one request deep
             self._climb, rate = None, rate * (1 - ONE_DEEP_MARGIN if one_deep else 1 + PROBE)
@@ -359,7 +359,7 @@ class Pacer:
         if ended and one_deep and self.evidence.ok:  # the first rise waits twice as long (a small
             # step brackets the rate); the next turn a turn after the last answer's, not this 429's
             self._limited_at, last = now + self._probe_after(), self.evidence.ok[-1]
-            self._committed = max(now, last + (1 + self.sends.taken_after(last)) / rate)
+            self._committed = max(now, last + (1 + self._sends.taken_after(last)) / rate)
             self._redraw()
 
     def _probe_after(self) -> float:
@@ -390,7 +390,7 @@ class Pacer:
         # What is left now: what the server had after this request (its whole count: up to one
         # less than it had, a margin for the jitter of arrivals), refilled since, less what was
         # sent after it and not refused (the server counts those too).
-        level = min(self.capacity, remaining + self.rate * (now - ticket)) - self.sends.taken_after(ticket)
+        level = min(self.capacity, remaining + self.rate * (now - ticket)) - self._sends.taken_after(ticket)
         committed = now + (self.capacity - level) / self.rate
         # The turns already given (senders waiting for their time) stay given.
         self._tat += committed - self._committed
@@ -405,7 +405,7 @@ class Pacer:
             return
         self._synced = ticket
         arrived = max(ticket, min(now - self.evidence.fastest, ticket + wait / 4)) if answered else ticket
-        self._committed = max(now, arrived + wait) + self.sends.taken_after(ticket) / self.rate
+        self._committed = max(now, arrived + wait) + self._sends.taken_after(ticket) / self.rate
         self._redraw()
 
     def _follow(self, now: float, floor: float = 0.0) -> bool:

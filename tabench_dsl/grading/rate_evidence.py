@@ -202,18 +202,6 @@ class SendLog:
         if len(self.sent) > 2 * self._kept:
             del self.sent[: self._kept]
 
-    def move(self, ticket: float, sent: float, now: float) -> float:
-        """The request given the send time `ticket` went at `sent` (a worker's, relayed: its
-        permit's trip and its loop's delay later), kept within [`ticket`, `now`] (a clock that
-        disagrees cannot put it before its turn or after its outcome); the time it is known by."""
-        sent = min(max(sent, ticket), now)
-        at = bisect.bisect_left(self.sent, ticket)
-        if sent == ticket or at == len(self.sent) or self.sent[at] != ticket:
-            return ticket  # not a send this log holds (gone from it): left as it was
-        del self.sent[at]
-        bisect.insort(self.sent, sent)
-        return sent
-
     def refuse(self, sent: float) -> None:
         """The request sent at `sent` was pushed back: it took nothing from the bucket."""
         _insert(self.refused, sent)

@@ -101,15 +101,13 @@ class Permit(msgspec.Struct, tag="permit"):
 
 class Paced(msgspec.Struct, tag="paced"):
     """How the request sent on `ticket` ended, for the shared pacer: a reply (with its rate-limit
-    reading and the tokens it was paced for), a push-back (and the pause it asked for), or a fault;
-    `sent`: when the worker sent it (its monotonic clock, the parent's on one machine; 0: unsent)."""
+    reading and the tokens it was paced for), a push-back (and the pause it asked for), or a fault."""
 
     ticket: float
     outcome: Literal["success", "push_back", "fault"]
     pause: float = 0.0
     reading: RateReading | None = None
     tokens: int = 0
-    sent: float = 0.0
 
 
 _encoder = msgspec.msgpack.Encoder()

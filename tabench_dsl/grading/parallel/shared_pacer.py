@@ -5,24 +5,18 @@ times and learns from every worker's replies, so one worker's 429 slows them all
       turn()            --- Turn(ask) ------->   Pacer.turn(), then
                         <-- Permit(ask, ticket)  (the ticket is the parent's clock's send time)
       on_success / on_push_back / on_fault
-                        --- Paced(ticket, sent, ...) -> the same call on the Pacer,
-                                                 the request known by `sent` (when it went)
+                        --- Paced(ticket, ...) ->  the same call on the Pacer
 
 Each pacer alone would learn the server's rate as if it were the only sender, and the workers
 together would send N times that. A worker's request costs two small frames more than before
-(its `Turn` and its `Paced`) and one back (`Permit`). The pacer reads the parent's clock only,
-but for when a worker sent on its permit (the `Permit`'s trip and the worker's loop delay after
-the ticket): the server saw the request then, and the pacer knows it by that time once its
-`Paced` is back (`SendLog.move`; the monotonic clock is the machine's, one for every process,
-and a time outside its turn and its outcome is kept within them). A ticket granted to a sender
-that is gone (cancelled while it waited, or a worker that died) is ended as a fault, so the
-pacer's count of requests in flight stays true.
+(its `Turn` and its `Paced`) and one back (`Permit`); the parent's clock is the only one the
+pacer reads. A ticket granted to a sender that is gone (cancelled while it waited, or a worker
+that died) is ended as a fault, so the pacer's count of requests in flight stays true.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -37,12 +31,10 @@ class RelayedPacer:
     """The worker's pacer (`pacing.Pacing`): every turn is the parent's `Permit`, every outcome a
     `Paced` frame. `send` writes a frame to the parent; `permit` is given each `Permit` read."""
 
-    def __init__(self, send: Send, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, send: Send) -> None:
         self._send = send
-        self._clock = clock
         self._asks: dict[int, asyncio.Future[float]] = {}
         self._next_ask = 0
-        self._sent: dict[float, list[float]] = {}  # when each ticket's request went
 
     @property
     def idle(self) -> bool:
@@ -60,21 +52,9 @@ class RelayedPacer:
         granted = self._asks[ask] = asyncio.get_running_loop().create_future()
         self._send(Turn(ask))
         try:
-            ticket = await granted
+            return await granted
         finally:
             self._asks.pop(ask, None)
-        self._sent.setdefault(ticket, []).append(self._clock())  # its sender goes now
-        return ticket
-
-    def _sent_on(self, ticket: float) -> float:
-        """When the request granted `ticket` went (0: not known), forgotten once told."""
-        times = self._sent.get(ticket)
-        if not times:
-            return 0.0
-        sent = times.pop(0)
-        if not times:
-            del self._sent[ticket]
-        return sent
 
     def permit(self, permit: Permit) -> None:
         """The parent's answer to a `Turn`; one for a sender no longer waiting ends at once."""
@@ -86,17 +66,15 @@ class RelayedPacer:
 
     def on_success(self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0) -> None:
         """A reply came to the request sent on `ticket`."""
-        self._send(
-            Paced(ticket, "success", reading=reading, tokens=tokens_needed, sent=self._sent_on(ticket))
-        )
+        self._send(Paced(ticket, "success", reading=reading, tokens=tokens_needed))
 
     def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None:
         """The request sent on `ticket` was pushed back (a 429)."""
-        self._send(Paced(ticket, "push_back", pause=pause, reading=reading, sent=self._sent_on(ticket)))
+        self._send(Paced(ticket, "push_back", pause=pause, reading=reading))
 
     def on_fault(self, ticket: float) -> None:
         """The request sent on `ticket` ended otherwise."""
-        self._send(Paced(ticket, "fault", sent=self._sent_on(ticket)))
+        self._send(Paced(ticket, "fault"))
 
 
 class PacerHost:
@@ -128,16 +106,12 @@ class PacerHost:
         held[outcome.ticket] -= 1
         if held[outcome.ticket] == 0:
             del held[outcome.ticket]
-        pacer = self.pacer
-        ticket = outcome.ticket
-        if outcome.sent:  # the server saw it then: the pacer knows it by that time from now on
-            ticket = pacer.sends.move(ticket, outcome.sent, pacer.clock())
         if outcome.outcome == "success":
-            pacer.on_success(ticket, outcome.reading, outcome.tokens)
+            self.pacer.on_success(outcome.ticket, outcome.reading, outcome.tokens)
         elif outcome.outcome == "push_back":
-            pacer.on_push_back(ticket, pause=outcome.pause, reading=outcome.reading)
+            self.pacer.on_push_back(outcome.ticket, pause=outcome.pause, reading=outcome.reading)
         else:
-            pacer.on_fault(ticket)
+            self.pacer.on_fault(outcome.ticket)
 
     def forget(self, worker: int) -> None:
         """A worker is gone: the tickets it held end as faults."""
