@@ -30,10 +30,8 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
                                 reply whose headers say nothing is left until their reset
 
 A push-back or a reply is matched to its request by the ticket `turn()` (or `start()`) returned:
-the time it was sent.
-
-The headers are read into a `RateReading`, and what a reading tells of the server's bucket, by
-`rate_headers` (OpenAI's and Anthropic's).
+the time it was sent. The headers are read into a `RateReading`, and what a reading tells of the
+server's bucket, by `rate_headers` (OpenAI's and Anthropic's).
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.ratelimit import RateReading
-from .rate_climb import CLIMB_TICK, MAX_STEPS_A_SEND, Climb
+from .rate_climb import CLIMB_TICK, FIRST_TURN, Climb
 from .rate_evidence import RateEvidence, SendLog
 from .rate_headers import ONE_DEEP_MARGIN, HeaderRates, exhausted, header_limit, one_deep_wait
 
@@ -78,11 +76,8 @@ class Pacing(Protocol):
 
     @property
     def idle(self) -> bool: ...
-
     def start(self) -> float: ...
-
     async def turn(self) -> float: ...
-
     def on_success(
         self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0
     ) -> None: ...
@@ -339,7 +334,7 @@ class Pacer:
             self._room.set()
             return
         self._set_rate(guess, now)
-        self._tat = self._committed = now + min(1.0 / guess, CLIMB_TICK * MAX_STEPS_A_SEND)
+        self._tat = self._committed = now + min(1.0 / guess, FIRST_TURN)
         depth = bisect.bisect_right(self.evidence.ok, since)
         self._climb = Climb(since=since, began=now, depth=depth)
 
@@ -356,11 +351,16 @@ class Pacer:
         ends with the rate it measured, a little more (`Climb.push_back`)."""
         assert self.rate is not None and self._climb is not None
         rate, going = self._climb.push_back(ticket, now, self.rate, self._sends.sent, self.evidence)
-        if not going:  # a little more than measured; a hair less in a bucket one request deep
-            rate *= 1 - ONE_DEEP_MARGIN if self._climb.one_deep else 1 + PROBE
-            self._climb = None
+        one_deep, ended = self._climb.one_deep, not going
+        if ended:  # a little more than measured; a hair less in a bucket one request deep
+            self._climb, rate = None, rate * (1 - ONE_DEEP_MARGIN if one_deep else 1 + PROBE)
         if rate != self.rate:
             self._set_rate(rate, now, force=True)
+        if ended and one_deep and self.evidence.ok:  # the first rise waits twice as long (a small
+            # step brackets the rate); the next turn a turn after the last answer's, not this 429's
+            self._limited_at, last = now + self._probe_after(), self.evidence.ok[-1]
+            self._committed = max(now, last + (1 + self._sends.taken_after(last)) / rate)
+            self._redraw()
 
     def _probe_after(self) -> float:
         """Seconds without a push-back before the rate rises: 20 turns, 0.5 s at least (a sooner

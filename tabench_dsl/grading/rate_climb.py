@@ -7,8 +7,9 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    what got through before it (`depth`)
     a step         x CLIMB_STEP, CLIMB_TICK after the last, once a request went at the last step
                    (at a low rate: up to MAX_STEPS_A_SEND steps for that request, so a rate of one
-                   a second does not take seconds a step; one in a bucket one request deep, whose
-                   first 429 then brackets its rate within a step, not within four)
+                   a second does not take seconds a step; one of ONE_DEEP_STEP in a bucket one
+                   request deep, whose first 429 then brackets its rate within that step: what
+                   the pace after it loses, as nothing more may be learnt without more 429s)
     the floor      the climb never goes slower than its answers prove (`success_bound`, with the
                    `depth` below): in a bucket one request deep each answer proves the pace it was
                    sent at, so a first guess far too low (one a second: what got through before the
@@ -23,6 +24,10 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    through a copy of the bucket (`bucket_bracket`) bracket the rates that could
                    have taken them all and refused this one: within BRACKET_WIDTH, their middle
                    (a measure the refill during the climb does not pull down), else their least.
+                   A shallow bucket is replayed from the first send, full then, at each depth up
+                   to the slow start's count (`full_bucket_bracket`): that count overstates it
+                   by what refilled during the slow start, and one depth alone fitting every
+                   send tells it (4, not 5, at 20 a second 0.2 s deep: a rate 20% higher).
                    The rate is the highest, at most the climb's own.
                    A 429 too soon to measure by ends the climb at the rate before its last
                    step; before any step (the guess was too high) it starts the climb again,
@@ -37,17 +42,24 @@ from __future__ import annotations
 import bisect
 import math
 
-from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket
+from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket, full_bucket_bracket
 
-#: The climb's step and the least time between two (doubling every 0.28 s at most).
+#: The climb's step and the least time between two (doubling every 0.14 s at most: while the
+#: climb is below the server's rate its bucket is full, and what it refills is lost).
 CLIMB_STEP = 2**0.25
-CLIMB_TICK = 0.07
+CLIMB_TICK = 0.035
 #: The most steps one request's success takes (x2: a sparse rate climbs by request, not by tick).
 MAX_STEPS_A_SEND = 4
+#: The climb's first turn, at most this long after its guess (seconds).
+FIRST_TURN = 0.28
+#: A bucket one request deep: the climb's one step a request.
+ONE_DEEP_STEP = 2**0.125
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
 #: The widest bracket of rates (highest over lowest) whose middle the climb ends at.
 BRACKET_WIDTH = 1.25
+#: The most requests through before the climb for which its bracket replays every send (`Climb`).
+REPLAYED_DEPTH = 32
 #: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
 CLIMB_RESTARTS = 3
 
@@ -92,7 +104,7 @@ class Climb:
         if not steps:
             return None
         self.stepped_from = rate
-        return rate * CLIMB_STEP**steps
+        return rate * (ONE_DEEP_STEP if self.one_deep else CLIMB_STEP**steps)
 
     def push_back(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
@@ -114,8 +126,30 @@ class Climb:
         refused = set(evidence.limited[bisect.bisect_right(evidence.limited, self.since) :])
         start, end = bisect.bisect_right(sends, self.since), bisect.bisect_left(sends, ticket)
         taken = [sent for sent in sends[start:end] if sent not in refused]
-        least, most = bucket_bracket(self.since, taken, ticket, self.depth)
+        least, most = self._from_the_start(ticket, sends, evidence) or bucket_bracket(
+            self.since, taken, ticket, self.depth
+        )
         return math.sqrt(least * most) if most <= BRACKET_WIDTH * least else least
+
+    def _from_the_start(
+        self, ticket: float, sends: list[float], evidence: RateEvidence
+    ) -> tuple[float, float] | None:
+        """The same bracket from every send since the first, the bucket full then, for a shallow
+        bucket (up to REPLAYED_DEPTH through before the climb): the slow start's successes before
+        its first 429 overstate the depth by what refilled meanwhile (5 for 4 is a rate 20% low),
+        so each depth up to theirs is tried: the rates of the one that fits it all; None when none
+        or more than one does (the bucket was not full at the first, or is deeper; or the sends
+        do not tell the depth: the slow start's count then bounds the rate from below)."""
+        before = bisect.bisect_right(sends, self.since)
+        if before > REPLAYED_DEPTH or not sends or sends[0] > self.since:
+            return None
+        events = sends[: bisect.bisect_right(sends, ticket)]
+        refused = set(evidence.limited[: bisect.bisect_right(evidence.limited, ticket)])
+        if ticket not in refused or sends[0] in refused:
+            return None
+        brackets = [full_bucket_bracket(events, refused, float(depth)) for depth in range(1, before + 1)]
+        fitting = [bracket for bracket in brackets if bracket is not None]
+        return fitting[0] if len(fitting) == 1 else None
 
     def _measure(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence

@@ -157,6 +157,36 @@ def bucket_bracket(since: float, taken: list[float], refused: float, depth: floa
     return least, max(least, most)
 
 
+def full_bucket_bracket(sends: list[float], refused: set[float], depth: float) -> tuple[float, float] | None:
+    """The rates a bucket `depth` deep, full at the first of `sends` (sorted), can refill at, given
+    it refused those sent at `refused` and took every other: (lowest, highest), or None when no
+    rate could have done it all (the depth is not its own, or it was not full then)."""
+
+    def replay(rate: float) -> tuple[bool, bool]:
+        # (every take fitted, every refusal found less than one left): the first rises with the
+        # rate, the second falls
+        held, at, fits, refuses = depth, sends[0], True, True
+        for sent in sends:
+            held = min(depth, held + rate * (sent - at))
+            at = sent
+            if sent in refused:
+                refuses = refuses and held < 1.0
+            else:
+                fits = fits and held >= 1.0 - 1e-9
+                held -= 1
+        return fits, refuses
+
+    low, high = 1e-3, 1e6
+    for _ in range(40):  # the least rate every take fits at
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if replay(middle)[0] else (middle, high)
+    least, low, high = high, 1e-3, 1e6
+    for _ in range(40):  # the most every refusal still finds less than one left at
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if replay(middle)[1] else (low, middle)
+    return (least, low) if least <= low else None
+
+
 class SendLog:
     """Send times, in order, and those of the requests pushed back among them: what the server's
     bucket was asked for after a given request (`taken_after`), for the headers' bucket copy."""

@@ -32,7 +32,7 @@ from tabench_dsl.grading.pacing import (
     STUCK,
     Pacer,
 )
-from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND
+from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, ONE_DEEP_STEP
 from tabench_dsl.grading.rate_evidence import RateEvidence, bucket_bracket
 from tabench_dsl.grading.rate_headers import (
     ONE_DEEP_MARGIN,
@@ -179,8 +179,9 @@ async def test_a_429_after_answers_paces_at_what_got_through_without_a_pause():
     assert pacer.paused_until < clock.now  # nobody waits out the Retry-After
     started = clock.now
     pacer.on_fault(await pacer.turn())  # the first a turn away (the bucket was just emptied),
-    pacer.on_fault(await pacer.turn())  # the next a turn later
-    assert clock.now - started == pytest.approx(2 / 16.0)
+    assert clock.now - started == pytest.approx(1 / 16.0)
+    pacer.on_fault(await pacer.turn())  # the next a turn later, at the climb's next step
+    assert clock.now - started == pytest.approx(1 / 16.0 + 1 / (16.0 * CLIMB_STEP))
 
 
 async def test_a_429_whose_answers_on_their_way_all_fail_reopens_the_slow_start():
@@ -250,9 +251,11 @@ async def test_a_guessed_first_rate_climbs_until_a_429_that_measures_the_rate():
     steps = round(math.log(pacer.rate / 4.0, CLIMB_STEP))
     assert pacer.rate == pytest.approx(4.0 * CLIMB_STEP**steps)
     assert accepted * MAX_STEPS_A_SEND >= steps and clock.now - emptied >= steps * CLIMB_TICK
+    before = pacer.rate
     pacer.on_push_back(await pacer.turn(), pause=1.0)  # the bucket is empty again
-    # what it accepted in between is its refill: the rate, a little more
-    assert pacer.rate == pytest.approx(accepted / (clock.now - emptied) * (1 + PROBE))
+    # what it accepted in between is its refill (or less: it may have filled up meanwhile, as a
+    # replay of every send through a bucket full at the first tells): the rate, a little more
+    assert accepted / (clock.now - emptied) * (1 + PROBE) <= pacer.rate <= before * (1 + PROBE)
     climbed = pacer.rate
     clock.now += 5.0
     pacer.on_success(await pacer.turn())  # the climb is over: a probe's small rise
@@ -279,21 +282,71 @@ async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers
     # answer on (not the guess of one a second), and one climb step a request at most
     assert all(rate >= 1 / gap * (1 - 1e-9) for rate, gap in zip(rates, gaps, strict=True))
     assert rates[0] >= 1 / gaps[0] * (1 - 1e-9) > 3.0
-    assert all(b / a <= CLIMB_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
+    assert all(b / a <= ONE_DEEP_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
     climbed = pacer.rate
     pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 to the climb ends it
     # at the pace its last answers proved, a hair below (nothing in the bucket absorbs an early one)
     assert pacer.rate == pytest.approx(max(1 / gap for gap in gaps) * (1 - ONE_DEEP_MARGIN))
     assert pacer.rate < climbed and pacer.paused_until < clock.now
+    paced = pacer.rate
+    # the bucket took nothing since the last answer: the next turn is a turn after its request,
+    # not a turn after the one refused (which would lose most of a turn)
+    ticket = await pacer.turn()
+    assert ticket == pytest.approx(sent[-1] + 1 / paced)
+    pacer.on_success(ticket)
+    # the climb bracketed the rate within a small step: the first rise waits twice as long
+    clock.now += 30 / paced
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == paced
+    clock.now += 20 / paced
+    pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(paced * (1 + PROBE))
+
+
+class Bucket:
+    """A server's token bucket: `rate` a second, `depth` deep, full at first."""
+
+    def __init__(self, clock: FakeTime, rate: float, depth: float) -> None:
+        self.clock, self.rate, self.depth = clock, rate, depth
+        self.level, self.at = depth, clock.now
+
+    def take(self) -> bool:
+        self.level = min(self.depth, self.level + self.rate * (self.clock.now - self.at))
+        self.at = self.clock.now
+        if self.level < 1.0:
+            return False
+        self.level -= 1.0
+        return True
+
+
+async def test_a_shallow_bucket_the_slow_start_overstated_is_measured_from_the_first_send():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    bucket = Bucket(clock, rate=20.0, depth=4.0)
+    # the slow start: five through (the fifth refilled meanwhile), then the first 429
+    for gap in (0.0, 0.002, 0.026, 0.012, 0.012, 0.011):
+        clock.now += gap
+        ticket = pacer.start()
+        pacer.on_success(ticket) if bucket.take() else pacer.on_push_back(ticket, pause=1.0)
+    assert pacer.rate == pytest.approx(5.0)  # five in the second before: a depth of five, overstated
+    while True:  # the climb, to its first 429
+        ticket = await pacer.turn()
+        if not bucket.take():
+            pacer.on_push_back(ticket, pause=1.0)
+            break
+        pacer.on_success(ticket)
+    # every send replayed through a bucket full at the first tells its depth, four, and its rate
+    # within a bracket about 20 (counted from the first 429, with five, it was 16 or less)
+    assert 19.0 <= pacer.rate / (1 + PROBE) <= 22.5
 
 
 async def test_a_climb_whose_first_429_comes_too_soon_starts_again_lower():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
-    slow_start_then_429(clock, pacer, 20)
-    assert pacer.rate == pytest.approx(20.0)
-    pacer.on_push_back(await pacer.turn(), pause=1.0)  # 1 / 20 s after the slow start's: too soon
-    assert pacer.rate == pytest.approx(20.0 / CLIMB_STEP**2)
+    slow_start_then_429(clock, pacer, 40)
+    assert pacer.rate == pytest.approx(40.0)
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # 1 / 40 s after the slow start's: too soon
+    assert pacer.rate == pytest.approx(40.0 / CLIMB_STEP**2)
     assert pacer.paused_until < clock.now
 
 
