@@ -7,7 +7,7 @@ answer; the record keeps the answer as given, and `reasoning` says what was cut)
     over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
                      `--t1-audit`, a hashed share of them is also graded below, the verdict kept in
-                     `audit` while the T1 pass stands: `audit_share`)
+                     `audit` while the T1 pass stands: `shards.audit_share`)
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
       fail with a pass-shaped reason
@@ -61,7 +61,6 @@ Decided where the spec is silent:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 
@@ -83,6 +82,7 @@ from .oversized import cut_answer, oversized_reason
 from .panel import Panel
 from .record_maker import RecordMaker
 from .repeats import combine_repeats
+from .shards import audit_share
 from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import TrapCheck, t1_deferred
@@ -140,15 +140,6 @@ def t1_keys(battery: CompiledBattery) -> dict[str, tuple[frozenset[str], ...]]:
     if not battery.t1:
         return {}
     return {q.id: tuple(tokens(k) for k in (q.gold, *q.accept)) for q in battery.questions.values() if q.t1}
-
-
-def audit_share(system: str, question: str) -> float:
-    """Where the pair falls in [0, 1): the first 8 bytes of the sha256 of `system`, NUL, `question`,
-    as a fraction. `--t1-audit F` audits the T1 passes whose share is below F, so a rerun (or
-    another process of `--workers`) picks the same ones, and a larger F keeps the ones a smaller
-    one picked."""
-    digest = hashlib.sha256(f"{system}\0{question}".encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 def _oversize(text: str, limit: int) -> int | None:

@@ -1,7 +1,7 @@
 """`grade --shard K/N`: one grading split over N machines, each grading the answers of its shard.
 
 An answer's shard is where its pair falls under the hash the T1 audit already uses
-(`runner.audit_share`: the sha256 of system, NUL, question): shard K of N holds the pairs whose
+(`audit_share`: the sha256 of system, NUL, question): shard K of N holds the pairs whose
 share lies in [(K-1)/N, K/N). The hash depends on the pair alone, so a shard holds the same answers
 on every run and every machine, whatever the answers file's order or the other flags (`--resume`,
 the reply cache, `--batch`, `--workers` see only the shard's answers). K counts from 1, as a SLURM
@@ -10,6 +10,7 @@ array's `--array=1-N` does; `tabench merge` joins the shards' results files afte
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -17,9 +18,17 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.records import Answer
-from .runner import audit_share
 
 _SHARD = re.compile(r"(\d{1,9})/(\d{1,9})")
+
+
+def audit_share(system: str, question: str) -> float:
+    """Where the pair falls in [0, 1): the first 8 bytes of the sha256 of `system`, NUL, `question`,
+    as a fraction. `--t1-audit F` audits the T1 passes whose share is below F, so a rerun (or
+    another process of `--workers`) picks the same ones, and a larger F keeps the ones a smaller
+    one picked."""
+    digest = hashlib.sha256(f"{system}\0{question}".encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 class Shard(msgspec.Struct, frozen=True):

@@ -13,7 +13,7 @@ from support.judge_server import Fault
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.results import iter_records
-from tabench_dsl.grading.runner import audit_share
+from tabench_dsl.grading.shards import audit_share
 
 
 def answers_file(folder: Path, rows: list[tuple[str, str, str]]) -> Path:

@@ -14,8 +14,7 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import Answer
 from tabench_dsl.core.results import iter_records
-from tabench_dsl.grading.runner import audit_share
-from tabench_dsl.grading.shards import Shard, in_shard, parse_shard
+from tabench_dsl.grading.shards import Shard, audit_share, in_shard, parse_shard
 
 
 async def run(argv: list[str]) -> int:
