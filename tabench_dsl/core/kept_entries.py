@@ -24,6 +24,7 @@ import hmac
 import os
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import UsageError
@@ -66,14 +67,26 @@ def read_entry(path: Path, person: bytes) -> bytes | None:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return None
             data = f.read()
+            body = data[SIGNATURE_BYTES:]
+            if not hmac.compare_digest(data[:SIGNATURE_BYTES], _sign(key, body, person)):
+                return None
+            with contextlib.suppress(OSError):
+                os.utime(f.fileno())  # used now: not removed as unused (the file read, never a path)
     except OSError:
         return None
-    body = data[SIGNATURE_BYTES:]
-    if not hmac.compare_digest(data[:SIGNATURE_BYTES], _sign(key, body, person)):
-        return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # used now: not removed as unused
     return body
+
+
+def inputs_key(version: int, parts: Iterable[str], *, head: bytes = b"") -> bytes:
+    """The key of what an entry was made from: `version`, `head` (a digest of the bytes it was
+    made from), then each part with its length, so no two lists of parts give the same bytes."""
+    digest = hashlib.blake2b(version.to_bytes(4, "big"), digest_size=32)
+    digest.update(head)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
 
 
 def write_entry(path: Path, body: bytes, person: bytes) -> None:

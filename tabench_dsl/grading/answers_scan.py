@@ -39,7 +39,7 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
-from ..core.kept_entries import entry_name, private_folder, read_entry, write_entry
+from ..core.kept_entries import entry_name, inputs_key, private_folder, read_entry, write_entry
 from ..core.records import Answer
 from ..core.version import __version__
 
@@ -237,13 +237,7 @@ def _entry_path(path: str) -> Path | None:
 
 def _inputs(content: bytes, questions: Collection[str]) -> bytes:
     """The key of a scan: the file's SHA-256, the battery's question ids, the reading code."""
-    digest = hashlib.blake2b(CACHE_VERSION.to_bytes(4, "big"), digest_size=32)
-    digest.update(content)
-    for part in (*sorted(questions), *_code()):
-        data = part.encode("utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.digest()
+    return inputs_key(CACHE_VERSION, (*sorted(questions), *_code()), head=content)
 
 
 def _code() -> list[str]:

@@ -27,7 +27,6 @@ What the grading then changes (`grade --reasoning-tags`) is applied after, to wh
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import sys
@@ -38,7 +37,7 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import TabenchError
-from ..core.kept_entries import entry_name, private_folder, read_entry, write_entry
+from ..core.kept_entries import entry_name, inputs_key, private_folder, read_entry, write_entry
 from ..core.resources import grammar_dir
 from ..core.version import __version__
 from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
@@ -99,19 +98,10 @@ def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes,
             return None
         place = [os.path.realpath(manifest), *map(str, roots)]
         name = entry_name(*place)
-        inputs = _digest([*place, str(manifest), _code_key()])
+        inputs = inputs_key(CACHE_VERSION, [*place, str(manifest), _code_key()])
         return folder / f"{name}.msgpack", inputs, roots
     except (OSError, ValueError):
         return None
-
-
-def _digest(parts: list[str]) -> bytes:
-    digest = hashlib.blake2b(CACHE_VERSION.to_bytes(4, "big"), digest_size=32)
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.digest()
 
 
 def _code_key() -> str:
