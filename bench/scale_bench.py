@@ -39,6 +39,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 #: Records built and written at a time: the generator holds a list, so large files go in chunks.
 CHUNK = 100_000
+#: Questions a bench rubric file holds.
+RUBRIC_QUESTIONS = 50_000
 
 
 def write_files(folder: Path, records: int, systems: int) -> dict[str, Path]:
@@ -71,16 +73,22 @@ def write_files(folder: Path, records: int, systems: int) -> dict[str, Path]:
 
 
 def write_battery(folder: Path, questions: int) -> Path:
-    """A battery named as the generator's records are, with questions q00000 onwards."""
+    """A battery named as the generator's records are, with questions q00000 onwards, in rubric
+    files of `RUBRIC_QUESTIONS` each (a spec file may hold 8 MiB: 10,000,000 records over 50 systems
+    have 200,000 questions)."""
     folder.mkdir()
+    parts = range(0, max(questions, 1), RUBRIC_QUESTIONS)
+    rubrics = ", ".join(f"memos-{n}.rubric" for n in range(len(parts)))
     (folder / "battery.yaml").write_text(
-        "name: memos-agent\nscorer: tabench-1.1\npolicies: [memos.policy]\nrubrics: [memos.rubric]\n"
+        f"name: memos-agent\nscorer: tabench-1.1\npolicies: [memos.policy]\nrubrics: [{rubrics}]\n"
     )
     (folder / "memos.policy").write_text("S1: Judge only what the answer says.\n")
-    blocks = (
-        f'question q{q:05d} {{\n  prompt "Question {q}?"\n  gold "Gold {q}"\n}}\n' for q in range(questions)
-    )
-    (folder / "memos.rubric").write_text("".join(blocks))
+    for n, first in enumerate(parts):
+        blocks = (
+            f'question q{q:05d} {{\n  prompt "Question {q}?"\n  gold "Gold {q}"\n}}\n'
+            for q in range(first, min(first + RUBRIC_QUESTIONS, questions))
+        )
+        (folder / f"memos-{n}.rubric").write_text("".join(blocks))
     return folder
 
 

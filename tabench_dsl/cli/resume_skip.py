@@ -47,8 +47,6 @@ class ResumeSkip:
         self._filtered = any(
             part is not None for part in (chosen.questions, chosen.tagged, chosen.systems, chosen.shard)
         )
-        #: Each system's set of answered questions in `coverage`, looked up once per system.
-        self._answered: dict[str, set[str]] = {}
         #: Answers skipped as done that the slice takes (the run's `skipped`).
         self.count = 0
         self._untold = 0
@@ -58,10 +56,7 @@ class ResumeSkip:
         if (system, question) not in self.skip:
             return False
         if self.coverage is not None:
-            answered = self._answered.get(system)
-            if answered is None:
-                answered = self._answered[system] = self.coverage.answered_by(system)
-            answered.add(question)
+            self.coverage.note_all(system, (question,))
         if not self._filtered or self.chosen.takes(system, question):
             self.count += 1
             self._untold += 1
@@ -89,10 +84,7 @@ class ResumeSkip:
             runs = [(systems[0], len(systems))] if len(set(systems)) == 1 else _runs(systems)
             for system, length in runs:
                 stop = start + length
-                answered = self._answered.get(system)
-                if answered is None:
-                    answered = self._answered[system] = self.coverage.answered_by(system)
-                answered.update(questions[start:stop])
+                self.coverage.note_all(system, questions if len(runs) == 1 else questions[start:stop])
                 start = stop
         if self._filtered:
             taken = sum(1 for pair in zip(systems, questions, strict=True) if self.chosen.takes(*pair))

@@ -8,6 +8,8 @@ rendering the template with that answer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from .nodes import Exemplar, JudgeDefaults
@@ -47,7 +49,9 @@ class CompiledBattery(msgspec.Struct, frozen=True):
 
     name: str
     scorer: str
-    questions: dict[str, CompiledQuestion]
+    #: Id -> question, in the battery's order: a dict when compiled, a `kept_questions.KeptQuestions`
+    #: when read from the compile cache (each question decoded when first asked for).
+    questions: Mapping[str, CompiledQuestion]
     user: Frame
     stern: Frame
     settings: ScorerSettings

@@ -34,6 +34,8 @@ from .safe_open import open_new
 SIGNATURE_BYTES = 32
 #: An entry unused for this long is removed when another entry of its kind is kept.
 UNUSED_DAYS = 30
+#: The bytes `open_entry` reads at a time to check a signature.
+CHECK_CHUNK = 1 << 20
 
 
 def private_folder(kind: str) -> Path | None:
@@ -77,6 +79,73 @@ def read_entry(path: Path, person: bytes) -> bytes | None:
     return body
 
 
+class EntryFile:
+    """A kept entry whose signature has checked, left open so its body is read a part at a time
+    (`read`): what a command needs of a large entry, never the whole of it in memory. The file read
+    is the one that was checked: an entry is replaced by a rename, never rewritten in place, so the
+    open file keeps the checked bytes."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self._fd = fd
+        #: The body's size in bytes.
+        self.size = size
+
+    def read(self, start: int, length: int) -> bytes:
+        """`length` bytes of the body from `start` (fewer only past its end)."""
+        length = max(0, min(length, self.size - start))
+        parts: list[bytes] = []
+        at = SIGNATURE_BYTES + start
+        while length > 0:
+            part = os.pread(self._fd, length, at)
+            if not part:
+                break
+            parts.append(part)
+            at += len(part)
+            length -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def open_entry(path: Path, person: bytes) -> EntryFile | None:
+    """The entry at `path`, open, when its signature is this user's key's for `person` (checked
+    by reading it through once, `CHECK_CHUNK` at a time); None as `read_entry` gives None."""
+    key = index_key()
+    if key is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    checked = None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_size >= SIGNATURE_BYTES:
+            signature = os.pread(fd, SIGNATURE_BYTES, 0)
+            digest = hashlib.blake2b(key=key, digest_size=SIGNATURE_BYTES, person=person)
+            at = SIGNATURE_BYTES
+            while chunk := os.pread(fd, CHECK_CHUNK, at):
+                digest.update(chunk)
+                at += len(chunk)
+            if at == info.st_size and hmac.compare_digest(signature, digest.digest()):
+                checked = EntryFile(fd, info.st_size - SIGNATURE_BYTES)
+                with contextlib.suppress(OSError):
+                    os.utime(fd)  # used now: not removed as unused
+    except OSError:
+        pass
+    finally:
+        if checked is None:
+            os.close(fd)
+    return checked
+
+
 def inputs_key(version: int, parts: Iterable[str], *, head: bytes = b"") -> bytes:
     """The key of what an entry was made from: `version`, `head` (a digest of the bytes it was
     made from), then each part with its length, so no two lists of parts give the same bytes."""
@@ -89,17 +158,23 @@ def inputs_key(version: int, parts: Iterable[str], *, head: bytes = b"") -> byte
     return digest.digest()
 
 
-def write_entry(path: Path, body: bytes, person: bytes) -> None:
-    """Keep `body` at `path`, signed for `person`: written under a new name, then renamed into place."""
+def write_entry(path: Path, body: bytes | Iterable[bytes], person: bytes) -> None:
+    """Keep `body` (bytes, or its parts in order) at `path`, signed for `person`: written under a
+    new name, then renamed into place."""
     key = index_key()
     if key is None:
         return
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    digest = hashlib.blake2b(key=key, digest_size=SIGNATURE_BYTES, person=person)
     try:
         fd = open_new(temporary, 0o600)
         with os.fdopen(fd, "wb") as f:
-            f.write(_sign(key, body, person))
-            f.write(body)
+            f.write(bytes(SIGNATURE_BYTES))  # the signature's place, filled once the body is known
+            for part in [body] if isinstance(body, bytes) else body:
+                digest.update(part)
+                f.write(part)
+            f.seek(0)
+            f.write(digest.digest())
         os.replace(temporary, path)
         _remove_unused(path.parent)
     except BaseException as stopped:  # an interrupt too: no half-written file left in the folder

@@ -72,7 +72,7 @@ from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
 from ..core.redact import secrets_in
 from ..core.results import RecordSink
-from ..core.tiers import t1_passes, tokens
+from ..core.tiers import T1Keys, t1_passes
 from .asking import Asker
 from .cache import ReplyCache
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
@@ -132,14 +132,6 @@ class RunStats(msgspec.Struct):
                 self.cache_hits += 1
             else:
                 self.calls += 1
-
-
-def t1_keys(battery: CompiledBattery) -> dict[str, tuple[frozenset[str], ...]]:
-    """The T1 keys of each question T1 may pass, as token sets, computed once per run: its gold
-    answer and each accepted variant (none when the battery turns T1 off)."""
-    if not battery.t1:
-        return {}
-    return {q.id: tuple(tokens(k) for k in (q.gold, *q.accept)) for q in battery.questions.values() if q.t1}
 
 
 def _oversize(text: str, limit: int) -> int | None:
@@ -210,7 +202,7 @@ class Grader:
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
         self._trap = TrapCheck(battery)
-        self._t1_keys = t1_keys(battery)
+        self._t1_keys = T1Keys(battery.t1)
         self.records = RecordMaker(battery, judge.info)
         #: The asks of the judge; the exchange is this class's (a batch grading overrides it).
         self.asker = Asker(
@@ -307,7 +299,7 @@ class Grader:
                 cause="oversized",
                 reason=oversized_reason(size, sha256, self.max_answer_bytes),
             )
-        keys = self._t1_keys.get(question.id)
+        keys = self._t1_keys.of(question)
         if keys is not None and t1_passes(answer.answer, keys):
             carried = self._trap.carried(answer.answer, question)
             if carried:  # T1 defers to the judge: the answer may make the claim the trap warns of

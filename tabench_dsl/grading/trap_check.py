@@ -21,14 +21,17 @@ def t1_deferred(words: list[str]) -> str:
 
 
 class TrapCheck:
-    """The trap words of each question of `battery`, as sets, computed once for the run."""
+    """The trap words of each question of `battery` T1 may pass, as sets, each made the first time
+    the run asks for its question's."""
 
     def __init__(self, battery: CompiledBattery) -> None:
-        self._words = {
-            q.id: frozenset(q.trap_words) for q in battery.questions.values() if q.trap_words and q.t1
-        }
+        self._words: dict[str, frozenset[str]] = {}
 
     def carried(self, answer: str, question: CompiledQuestion) -> list[str]:
         """The trap words of `question` that `answer` carries, sorted; empty when none."""
+        if not (question.trap_words and question.t1):
+            return []
         words = self._words.get(question.id)
-        return carried_trap_words(answer, words) if words else []
+        if words is None:
+            words = self._words[question.id] = frozenset(question.trap_words)
+        return carried_trap_words(answer, words)

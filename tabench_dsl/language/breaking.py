@@ -18,10 +18,11 @@ Results of a `renamed` question keep their meaning, under their old id.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.compiled import CompiledBattery
+from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.nodes import Battery, Question
 
 #: The kinds of change, in the order reports list them.
@@ -113,7 +114,9 @@ def compare(old: Side, new: Side) -> list[Change]:
     return sorted(changes, key=lambda c: order[c.kind])  # stable: file order within a kind
 
 
-def _gone_and_new(old_q: dict, new_q: dict) -> list[Change]:
+def _gone_and_new(
+    old_q: Mapping[str, CompiledQuestion], new_q: Mapping[str, CompiledQuestion]
+) -> list[Change]:
     """Removed, renamed and added questions: an id on one side only, paired by SYSTEM prompt."""
     added = {qid: q for qid, q in new_q.items() if qid not in old_q}
     by_prompt: dict[str, list[str]] = defaultdict(list)

@@ -21,6 +21,9 @@ it was made from has changed, as `ccache` reuses an object file:
   tabench did not write, a damaged one or one of another format is never read: any doubt (a missing,
   unreadable, corrupt or foreign entry, a failed check) means only that the battery is compiled
   afresh, exactly as without a cache. Nothing here raises but what compiling itself raises.
+- The entry holds each question encoded on its own, after a head that names where each one is and
+  its digest: what is given back reads a question from the entry when it is first asked for
+  (`core.kept_questions`), so a run holds the prompts of the questions it grades, not all of them.
 
 What the grading then changes (`grade --reasoning-tags`) is applied after, to what this returns.
 """
@@ -29,7 +32,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import struct
 import sys
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -37,27 +42,36 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import TabenchError
-from ..core.kept_entries import entry_name, inputs_key, private_folder, read_entry, write_entry
+from ..core.kept_entries import entry_name, inputs_key, open_entry, private_folder, write_entry
+from ..core.kept_questions import KeptQuestions, question_digest
 from ..core.resources import grammar_dir
 from ..core.version import __version__
 from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
 
 #: Bumped when what an entry holds changes: an entry of another version is never read.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 FOLDER = "compiled"
 MANIFEST = "battery.yaml"
 #: The libraries whose code decides a compile's output, beside tabench's own.
 LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
 #: What an entry of this kind is signed for (`kept_entries`): no other kind's entry reads as one.
 PERSON = b"tabench-compile"
+#: The head's length, before it in an entry.
+HEAD_SIZE = struct.Struct(">Q")
 
 
 class _Entry(msgspec.Struct, array_like=True):
-    """What is kept: the inputs' key, the reads the compile made, the compiled battery (encoded)."""
+    """What is kept before the questions: the inputs' key, the reads the compile made, the compiled
+    battery without its questions (encoded), the questions' ids in order, where each one's bytes
+    end in the entry (the bytes of an array of unsigned 64-bit numbers) and their digests
+    (`kept_questions.question_digest`, one after another)."""
 
     inputs: bytes
     reads: list[Read]
     compiled: msgspec.Raw
+    ids: list[str]
+    ends: bytes
+    digests: bytes
 
 
 def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> CompiledBattery:
@@ -77,9 +91,28 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
     with recording_reads() as reads:
         compiled = compile_battery(load_battery(path, allow_dirs=allow_dirs))
     if where is not None and all(read.digest for read in reads):  # never a text an editor holds
-        entry = _Entry(where[1], list(reads), msgspec.Raw(msgspec.msgpack.encode(compiled)))
-        write_entry(where[0], msgspec.msgpack.encode(entry), PERSON)
+        write_entry(where[0], _entry_parts(where[1], list(reads), compiled), PERSON)
     return compiled
+
+
+def _entry_parts(inputs: bytes, reads: list[Read], compiled: CompiledBattery) -> list[bytes]:
+    """An entry's body, in parts: the length of the head (8 bytes), the head (`_Entry`), then each
+    question encoded on its own, so a run decodes only the questions it grades (`KeptQuestions`)."""
+    encode = msgspec.msgpack.encode
+    questions = [encode(question) for question in compiled.questions.values()]
+    rest = encode(msgspec.structs.replace(compiled, questions={}))
+    ends, at = array("Q"), 0
+    for question in questions:
+        at += len(question)
+        ends.append(at)
+    digests = b"".join(map(question_digest, questions))
+    head = _Entry(inputs, reads, msgspec.Raw(rest), list(compiled.questions), b"", digests)
+    # The ends are offsets in the body, after the head: the head's size depends on the ends'
+    # bytes only through their length, which is known, so it is encoded once with zeros first.
+    size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(ends)))))
+    start = HEAD_SIZE.size + size
+    head.ends = array("Q", (start + end for end in ends)).tobytes()
+    return [HEAD_SIZE.pack(size), encode(head), *questions]
 
 
 def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:
@@ -126,17 +159,27 @@ def _code_key() -> str:
 
 def _kept(entry_path: Path, inputs: bytes, roots: tuple[Path, ...]) -> CompiledBattery | None:
     """The compiled battery the entry keeps, when it is one tabench signed, made from `inputs`,
-    and every read it records reads the same today; else None."""
-    body = read_entry(entry_path, PERSON)
-    if body is None:
+    and every read it records reads the same today; else None. Its questions are read from the
+    entry as they are asked for (`KeptQuestions`)."""
+    entry = open_entry(entry_path, PERSON)
+    if entry is None:
         return None
     try:
-        entry = msgspec.msgpack.decode(body, type=_Entry)
-        if entry.inputs != inputs or _read_again(entry.reads, roots) != entry.reads:
+        (size,) = HEAD_SIZE.unpack(entry.read(0, HEAD_SIZE.size).rjust(HEAD_SIZE.size, b"\0"))
+        head = msgspec.msgpack.decode(entry.read(HEAD_SIZE.size, size), type=_Entry)
+        if head.inputs != inputs or _read_again(head.reads, roots) != head.reads:
+            entry.close()
             return None
-        return msgspec.msgpack.decode(entry.compiled, type=CompiledBattery)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        ends = array("Q")
+        ends.frombytes(head.ends)
+        compiled = msgspec.msgpack.decode(head.compiled, type=CompiledBattery)
+        if ends and ends[-1] != entry.size:
+            raise ValueError("an entry that does not end where its questions do")
+        questions = KeptQuestions(entry, head.ids, HEAD_SIZE.size + size, ends, head.digests)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        entry.close()
         return None
+    return msgspec.structs.replace(compiled, questions=questions)
 
 
 def _read_again(reads: list[Read], roots: tuple[Path, ...]) -> list[Read] | None:

@@ -276,3 +276,31 @@ def test_no_package_metadata_reads_and_keeps_as_ever(
     assert read(path, done) == fresh
     assert read(path, done) == fresh
     assert replays.count == 1
+
+
+def test_a_scan_changed_in_place_while_it_is_replayed_stops_the_run(
+    answers, replays: Replays, tmp_path
+) -> None:
+    """A kept scan's columns are read a chunk at a time after its entry was checked: one written to
+    in place meanwhile (only tabench's own cache file could be) is never read as the scan."""
+    path, rows = answers
+    done = set(rows)
+    read(path, done)
+    (entry,) = (tmp_path / "xdg" / "tabench" / "answers").iterdir()
+    pairs = DonePairs(done)
+    reader = AnswerReader(
+        path,
+        QUESTIONS,
+        passed_over=pairs.passed_over,
+        passed_over_all=pairs.passed_over_all,
+        keep_scans=True,
+    )
+    it = iter(reader)
+    next(it)  # the first good answer not done (one of the bad lines' good answers): replaying
+    assert replays.count == 1
+    with open(entry, "r+b") as f:  # a byte of the last chunk's offsets, the columns' last part
+        size = os.fstat(f.fileno()).st_size
+        f.seek(size - 16)
+        f.write(b"\xff")
+    with pytest.raises(UsageError, match="changed while in use"):
+        list(it)

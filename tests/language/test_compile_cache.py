@@ -12,6 +12,7 @@ from unittest import mock
 
 import pytest
 
+from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.resources import specs_dir
 from tabench_dsl.language import compile_cache, render, scorer_templates
 from tabench_dsl.language.battery import load_battery
@@ -192,3 +193,54 @@ def test_no_private_folder_no_cache(battery: Path, private_cache: Path, compiles
         assert not private_cache.exists()
     finally:
         private_cache.parent.chmod(0o700)
+
+
+def three_questions(battery: Path) -> None:
+    (battery / "a.rubric").write_text(
+        "".join(f'question q{n} {{\n  prompt "Question {n}?"\n  gold "Gold {n}"\n}}\n' for n in (1, 2, 3)),
+        encoding="utf-8",
+    )
+
+
+def test_a_kept_battery_reads_each_question_when_asked_and_checks_its_bytes(
+    battery: Path, private_cache: Path, compiles: Compiles
+) -> None:
+    three_questions(battery)
+    first = compiled_battery(battery)
+    kept = compiled_battery(battery)
+    assert compiles.count == 1
+    assert type(kept.questions).__name__ == "KeptQuestions"  # not a dict decoded whole
+    assert list(kept.questions) == ["q1", "q2", "q3"] and len(kept.questions) == 3
+    assert "q2" in kept.questions and "q4" not in kept.questions
+    assert kept.questions["q2"] == first.questions["q2"]
+    # q3's bytes changed in place after the entry was checked, as only a write to tabench's own
+    # cache file could: q3 is refused when asked for, never given as another question.
+    entry = entry_of(private_cache)
+    data = entry.read_bytes()
+    at = data.rfind(b"Gold 3")
+    with open(entry, "r+b") as f:
+        f.seek(at)
+        f.write(b"Gold 9")
+    with pytest.raises(UsageError, match="changed while in use"):
+        kept.questions["q3"]
+    assert kept.questions["q2"].gold == "Gold 2"
+    assert kept.questions["q1"] == first.questions["q1"]  # read from the file after the change
+    with pytest.raises(KeyError):
+        kept.questions["q4"]
+    # The changed entry fails its signature next time: compiled afresh.
+    assert compiled_battery(battery) == fresh(battery)
+    assert compiles.count == 2
+
+
+def test_a_kept_battery_goes_to_a_worker_whole(battery: Path, compiles: Compiles) -> None:
+    from tabench_dsl.grading.parallel.frames import HEAD, WorkerConfig, config_decoder, frame
+    from tabench_dsl.grading.session import GradingOptions
+
+    three_questions(battery)
+    compiled_battery(battery)
+    kept = compiled_battery(battery)
+    assert type(kept.questions).__name__ == "KeptQuestions"
+    sent = frame(WorkerConfig(battery=kept, options=GradingOptions(judge="builtin")))
+    received = config_decoder.decode(sent[HEAD:])
+    assert type(received.battery.questions) is dict
+    assert received.battery == fresh(battery)

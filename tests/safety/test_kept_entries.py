@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.core import kept_entries
-from tabench_dsl.core.kept_entries import private_folder, read_entry, write_entry
+from tabench_dsl.core.kept_entries import open_entry, private_folder, read_entry, write_entry
 
 
 @pytest.fixture
@@ -27,6 +27,27 @@ def test_an_entry_reads_back_for_its_kind_only(folder: Path) -> None:
     assert read_entry(folder / "a", b"tabench-others") is None
     (folder / "b").write_bytes((folder / "a").read_bytes()[:-1] + b"!")
     assert read_entry(folder / "b", b"tabench-things") is None
+
+
+def test_an_entry_written_in_parts_opens_checked_and_reads_in_parts(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 3)  # the signature checked over many reads
+    write_entry(folder / "a", [b"head", b"-", b"questions"], b"tabench-things")
+    assert read_entry(folder / "a", b"tabench-things") == b"head-questions"
+    entry = open_entry(folder / "a", b"tabench-things")
+    assert entry is not None and entry.size == 14
+    assert entry.read(5, 9) == b"questions" and entry.read(0, 4) == b"head"
+    assert entry.read(12, 10) == b"ns"  # past the end: what there is
+    entry.close()
+    assert open_entry(folder / "a", b"tabench-others") is None
+    data = (folder / "a").read_bytes()
+    for name, damaged in (("cut", data[:-1]), ("flipped", data[:-1] + b"!"), ("short", data[:5])):
+        (folder / name).write_bytes(damaged)
+        assert open_entry(folder / name, b"tabench-things") is None
+    (folder / "link").symlink_to(folder / "a")  # an entry is never read through a link
+    assert open_entry(folder / "link", b"tabench-things") is None
+    assert open_entry(folder / "missing", b"tabench-things") is None
 
 
 def test_a_folder_others_may_write_is_not_used(folder: Path) -> None:

@@ -14,6 +14,7 @@ how the request it sent then ended (`Paced`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
@@ -110,7 +111,15 @@ class Paced(msgspec.Struct, tag="paced"):
     tokens: int = 0
 
 
-_encoder = msgspec.msgpack.Encoder()
+def _plain(value: object) -> object:
+    """What a frame holds of a value msgspec does not encode itself: a battery's questions read
+    from the compile cache (`kept_questions.KeptQuestions`) go to a worker whole, as a dict."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise NotImplementedError(f"a frame cannot hold {type(value).__name__}")
+
+
+_encoder = msgspec.msgpack.Encoder(enc_hook=_plain)
 #: Decodes what a worker sends (the parent's side).
 reply_decoder = msgspec.msgpack.Decoder(Hello | Records | Notice | Failed | Done | Turn | Paced)
 #: Decodes the parent's first frame (the worker's side).
