@@ -118,15 +118,16 @@ def _rendered_page(args: argparse.Namespace, price: Price | None):
     from ..review.viewer.run import load_run
 
     extent = measure(args.results)
-    listed = None
+    listed = totals = None
     if args.compare is None:
         # Every record light, whole only the answers shown (`review.report_run`).
-        run_data, listed = report_run(
+        run_data, listed, totals = report_run(
             args.results,
             max_answers=args.max_answers,
             battery=args.battery,
             allow_dirs=args.allow_dirs,
             tags=args.tags,
+            price=price,
         )
     else:  # the comparison shows the other file's verdict beside each answer: both read whole
         run_data = load_run(args.results, battery=args.battery, allow_dirs=args.allow_dirs, tags=args.tags)
@@ -134,9 +135,9 @@ def _rendered_page(args: argparse.Namespace, price: Price | None):
     warn_run_problems(run_data)
     compared = load_compared(args, run_data)
     html = render_report(
-        run_data, max_answers=args.max_answers, now=KEPT_NOW, compare=compared, listed=listed
+        run_data, max_answers=args.max_answers, now=KEPT_NOW, compare=compared, listed=listed, totals=totals
     )
-    total = len(run_data.records)
+    total = len(run_data.records) if totals is None else totals.records
     page = KeptReport(html, total, min(total, args.max_answers))
     variant = _variant(args, price)
     if variant is not None and extent is not None and not (run_data.problems or run_data.stale):

@@ -15,10 +15,10 @@ when it finds the marker there (`is_report_file`), so it never writes over a fil
 
 from __future__ import annotations
 
+import bisect
 import os
 from datetime import UTC, datetime
 from functools import cache
-from itertools import pairwise
 from pathlib import Path
 
 import msgspec
@@ -28,7 +28,7 @@ from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from ..core.safe_open import open_for_rewrite
 from .diff import Diff, diff_records, summary_lines
 from .templating import Inline, inline, markup, render
-from .totals import compute_totals
+from .totals import Totals, compute_totals
 from .totals_tables import judge_caption, kappa_text, usage_caption
 from .viewer.charts import COLOURS, lay_out, outcome_chart
 from .viewer.run import Run, prompts_for
@@ -147,37 +147,60 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
-def _fair_cut(by_pair: list[Record], limit: int) -> list[Record]:
-    """`limit` records in reading order, chosen verdict by verdict and round-robin over the systems,
-    so a cut report shows every system's undecided and failed answers, not the first system's only.
+class FairCut:
+    """The records `listed_answers` chooses, chosen as they come, in any order (`add` each
+    standing record once): `limit` records in reading order, chosen verdict by verdict and
+    round-robin over the systems, so a cut report shows every system's undecided and failed answers,
+    not the first system's only.
 
-    `by_pair` is sorted by (system, question), so each (verdict, system) queue fills in question
-    order without sorting a million records first, and a queue never needs more than `limit`."""
-    buckets: dict[tuple[int, str], list[Record]] = {}
-    for record in by_pair:
-        queue = buckets.setdefault(_reading_order(record)[:2], [])
-        if len(queue) < limit or limit < 1:  # (a limit of 0 has always listed every answer)
-            queue.append(record)
-    chosen: list[Record] = []
-    for rank in sorted({key[0] for key in buckets}):
-        queues = [buckets[key] for key in sorted(buckets) if key[0] == rank]
-        for i in range(max(len(q) for q in queues)):
-            for queue in queues:
-                if i < len(queue):
-                    chosen.append(queue[i])
-                    if len(chosen) == limit:
-                        return sorted(chosen, key=_reading_order)
-    return sorted(chosen, key=_reading_order)
+    Each (verdict, system) queue keeps the `limit` first of its records in question order, which is
+    all the choice ever takes from it: never more than `limit` records a queue, whatever the number
+    of records added (a limit below 1 keeps every record, as it lists every answer)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.queues: dict[tuple[int, str], list[Record]] = {}
+
+    def add(self, record: Record) -> None:
+        self.count += 1
+        queue = self.queues.setdefault(_reading_order(record)[:2], [])
+        if len(queue) < self.limit or self.limit < 1:
+            if queue and record.question < queue[-1].question:
+                bisect.insort(queue, record, key=_question)
+            else:
+                queue.append(record)  # the usual case: a system's records come in question order
+        elif record.question < queue[-1].question:
+            bisect.insort(queue, record, key=_question)
+            queue.pop()
+
+    def chosen(self) -> list[Record]:
+        """The records chosen, in reading order."""
+        if self.count <= self.limit or self.limit < 1:
+            return sorted((r for queue in self.queues.values() for r in queue), key=_reading_order)
+        chosen: list[Record] = []
+        for rank in sorted({key[0] for key in self.queues}):
+            queues = [self.queues[key] for key in sorted(self.queues) if key[0] == rank]
+            for i in range(max(len(q) for q in queues)):
+                for queue in queues:
+                    if i < len(queue):
+                        chosen.append(queue[i])
+                        if len(chosen) == self.limit:
+                            return sorted(chosen, key=_reading_order)
+        return sorted(chosen, key=_reading_order)
+
+
+def _question(record: Record) -> str:
+    return record.question
 
 
 def listed_answers(records: list[Record], max_answers: int = MAX_ANSWERS) -> list[Record]:
     """The records whose answers the page shows in full, in the page's order: all of them, or
-    `max_answers` taken fairly (`_fair_cut`) when there are more."""
-    if len(records) <= max_answers:
-        return sorted(records, key=_reading_order)
-    if any(a.key >= b.key for a, b in pairwise(records)):  # a `Run`'s records are sorted by pair
-        records = sorted(records, key=lambda r: r.key)
-    return _fair_cut(records, max_answers)
+    `max_answers` taken fairly (`FairCut`) when there are more."""
+    cut = FairCut(max_answers)
+    for record in records:
+        cut.add(record)
+    return cut.chosen()
 
 
 def render_report(
@@ -187,13 +210,18 @@ def render_report(
     now: datetime | None = None,
     compare: Run | None = None,
     listed: list[Record] | None = None,
+    totals: Totals | None = None,
 ) -> str:
     """The whole report page for `run` as HTML text; `compare`, a second grading of the same
     answers, adds a section of what changed (`diff.diff_records`) and its verdict beside each answer.
 
     `listed` is `listed_answers(run.records, max_answers)` when the caller has it, records read
-    whole where `run.records` were read without their texts (`report_run`)."""
-    totals = compute_totals(run.records, price=run.price)
+    whole where `run.records` were read without their texts (`report_run`); `totals` is
+    `compute_totals` of the run's standing records, when they streamed by and `run.records` holds
+    none of them (`report_run`)."""
+    answer_count = len(run.records) if totals is None else totals.records
+    if totals is None:
+        totals = compute_totals(run.records, price=run.price)
     diff = None if compare is None else _diff(run, compare)
     if listed is None:
         listed = listed_answers(run.records, max_answers)
@@ -220,7 +248,7 @@ def render_report(
             lay_out(outcome_chart(totals.questions, title="Outcomes per question", kind="question")),
         ],
         question_rows=totals.questions[:MAX_QUESTION_ROWS],
-        answer_count=len(run.records),
+        answer_count=answer_count,
         listed_count=len(listed),
         verdict_order=list(_ORDER),
         # Built one at a time as the page is written, not all first: 20,000 views alive at once

@@ -1,14 +1,15 @@
-"""A results file as `report --html` reads it: every standing record without its texts, and whole
-only the answers the page shows.
+"""A results file as `report --html` reads it: its totals and the answers it shows chosen as the
+records stream by, and whole only the answers the page shows.
 
-The page counts every record but shows at most `--max-answers` of them in full. So the standing
-records are read as totals reads them (`light_records.iter_light_records`: no answer, reason or
-reply text is built), which is all the totals, the charts and the choice of the answers shown
-need; then a second pass decodes whole only the lines of the answers shown
-(`light_records.iter_records_of`), each given the decision and audit the light read applied. The
-page is the one `viewer.run.load_run` gives, byte for byte. Where a light read could tell otherwise
-(an audit that checks its answer, an answer shown whose line only the light decoder takes), the
-file is read whole as before.
+The page counts every record but shows at most `--max-answers` of them in full. So nothing is held
+per record: the totals are counted as `totals` counts them (`streamed_totals`), the answers shown
+are chosen as the records stream by (`streamed_listing`, without their texts), and a last pass
+decodes whole only the lines of the answers shown (`light_records.iter_records_of`), each given
+the decision and audit the light read applied. A file that changed between these reads (a grading
+appending) is read again. The page is the one `viewer.run.load_run` gives, byte for byte. Where a
+streamed read could tell otherwise (an audit that checks its answer, an answer shown whose line
+only the light decoder takes, `--max-answers 0`, which shows every answer) the standing records
+are held, read light or whole as before.
 """
 
 from __future__ import annotations
@@ -20,12 +21,21 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.light_records import iter_light_records, iter_records_of
+from ..core.price import Price
 from ..core.records import Decision, Record
+from ..core.results_index import measure
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from .last_records import ResultsChanged
 from .outcomes import latest
 from .report import listed_answers
 from .slices import select_tagged
+from .streamed_listing import streamed_listing
+from .streamed_totals import streamed_totals
+from .totals import Totals
 from .viewer.run import Run, compile_battery_at, load_run
+
+#: Streamed reads tried before the file is read whole (each is tried again when the file changed).
+STREAM_TRIES = 2
 
 
 def report_run(
@@ -35,18 +45,90 @@ def report_run(
     battery: str | Path | None = None,
     allow_dirs: Iterable[str | Path] = (),
     tags: Sequence[str] | None = None,
-) -> tuple[Run, list[Record]]:
-    """The run `load_run` reads (its records light) and the records its page shows in full (read
-    whole, `report.listed_answers` of them); raises what `load_run` raises."""
-    run = _light_run(Path(results_path), tags)
-    listed = None if run is None else _whole(run, listed_answers(run.records, max_answers))
-    if run is None or listed is None:
-        run = load_run(results_path, tags=tags)
-        listed = listed_answers(run.records, max_answers)
+    price: Price | None = None,
+) -> tuple[Run, list[Record], Totals | None]:
+    """The run `load_run` reads, the records its page shows in full (read whole,
+    `report.listed_answers` of them) and, when the records streamed by and the run holds none of
+    them, its totals at `price` (`streamed`); raises what `load_run` raises."""
+    path = Path(results_path)
+    read = _streamed(path, tags, max_answers, price) if max_answers >= 1 else None
+    if read is not None:
+        run, listed, totals = read
+    else:
+        (run, listed), totals = _held(path, tags, max_answers), None
     if battery is not None:
         run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
-    return run, listed
+    return run, listed, totals
+
+
+def _held(path: Path, tags: Sequence[str] | None, max_answers: int) -> tuple[Run, list[Record]]:
+    """The run with its standing records held (light where they can be) and the answers shown."""
+    light = _light_run(path, tags)
+    listed = None if light is None else _whole(light, listed_answers(light.records, max_answers))
+    if light is not None and listed is not None:
+        return light, listed
+    run = load_run(path, tags=tags)
+    return run, listed_answers(run.records, max_answers)
+
+
+def _streamed(
+    path: Path, tags: Sequence[str] | None, max_answers: int, price: Price | None
+) -> tuple[Run, list[Record], Totals] | None:
+    """The run with no records, the answers shown (whole) and the totals, each counted or chosen
+    as the records stream by (`streamed_totals`, `streamed_listing`), so a page of ten million
+    records never holds them; None where the file is read as before: decisions holding an audit
+    of an answer, no standing record (then that read says why), a file changed between reads, an
+    answer shown whose line only the light decoder takes."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such results file")
+    dpath = decisions_path(path)
+    try:
+        decisions, failed = load_decisions(dpath), None
+    except UsageError as exc:  # raised after the results are read, where `load_run` raises it
+        decisions, failed = [], exc
+    if any(_checks_answer(decision) for decision in decisions):
+        return None
+    for _ in range(STREAM_TRIES):  # a file growing meanwhile (a grading appending) is read again
+        read = _stream(path, dpath, decisions, failed, tags, max_answers, price)
+        if read is not None:
+            return read
+    return None
+
+
+def _stream(
+    path: Path,
+    dpath: Path,
+    decisions: list[Decision],
+    failed: UsageError | None,
+    tags: Sequence[str] | None,
+    max_answers: int,
+    price: Price | None,
+) -> tuple[Run, list[Record], Totals] | None:
+    """One streamed read of `_streamed`'s; None when the file changed during it (or as there)."""
+    problems: list[str] = []
+    before = measure(path)
+    try:
+        try:
+            totals = streamed_totals(
+                path, decisions, price=price, extent=before, on_problem=problems.append, tags=tags
+            )
+        except UsageError:  # a tag no record has: said after a bad decisions file, as before
+            if failed is not None:
+                raise failed from None
+            raise
+        if not totals.records:
+            return None
+        if failed is not None:
+            raise failed
+        listed, stale = streamed_listing(path, decisions, tags=tags, limit=max_answers)
+    except ResultsChanged:
+        return None
+    if before is None or measure(path) != before:  # the totals and the answers shown of one file
+        return None
+    run = Run(path, dpath, [], problems, stale)
+    whole = _whole(run, listed)
+    return None if whole is None else (run, whole, totals)
 
 
 def _light_run(results_path: Path, tags: Sequence[str] | None) -> Run | None:

@@ -33,7 +33,7 @@ from .last_records import LastRecords, ResultsChanged
 from .slices import check_tags
 from .totals import StandingCounter, Totals, count_standing
 
-__all__ = ["ResultsChanged", "streamed_totals"]
+__all__ = ["ResultsChanged", "TagSlice", "decided_record", "decisions_by_pair", "streamed_totals"]
 
 
 def streamed_totals(
@@ -51,17 +51,17 @@ def streamed_totals(
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
     `UsageError` an unknown tag raises)."""
-    decided = _by_pair(decisions)
+    decided = decisions_by_pair(decisions)
     last = LastRecords()
-    slicing = _Slice(tags)
+    slicing = TagSlice(tags)
     counter: StandingCounter | None = StandingCounter(price)
     for record in iter_light_records(results, on_problem=on_problem):
         repeated = last.note(record.system, record.question)
         if counter is not None:
             if repeated:  # this pair's earlier record was counted: count again, from the last ones
-                counter, slicing = None, _Slice(tags)
+                counter, slicing = None, TagSlice(tags)
             elif slicing.takes(record):
-                counter.add(_decided(record, decided))
+                counter.add(decided_record(record, decided))
     whole = functools.partial(_standing, results, last, decided)
     standing = functools.partial(slicing.select, whole) if tags else whole
     totals = counter.totals(standing) if counter is not None else count_standing(standing, price=price)
@@ -71,7 +71,7 @@ def streamed_totals(
     return totals
 
 
-class _Slice:
+class TagSlice:
     """`--tag`'s slice of the standing records as they stream by: the tags seen on them noted, so
     an unknown tag is refused after the count as `select_tagged` refuses it before."""
 
@@ -93,14 +93,14 @@ class _Slice:
             check_tags(self.wanted, self.seen)
 
 
-def _by_pair(decisions: Iterable[Decision]) -> dict[tuple[str, str], list[Decision]]:
+def decisions_by_pair(decisions: Iterable[Decision]) -> dict[tuple[str, str], list[Decision]]:
     decided: dict[tuple[str, str], list[Decision]] = {}
     for decision in decisions:
         decided.setdefault((decision.system, decision.question), []).append(decision)
     return decided
 
 
-def _decided(record: Record, decided: dict[tuple[str, str], list[Decision]]) -> Record:
+def decided_record(record: Record, decided: dict[tuple[str, str], list[Decision]]) -> Record:
     """A standing record with its pair's decisions applied, as `apply_decisions` applies them to
     the last record of a pair (the only record of the pair it is given)."""
     found = decided.get(record.key) if decided else None
@@ -117,7 +117,7 @@ def _standing(
         if number == last.count:
             break
         if last.is_last(number, record.system, record.question):
-            yield _decided(record, decided)
+            yield decided_record(record, decided)
         number += 1
     if number < last.count:
         raise ResultsChanged

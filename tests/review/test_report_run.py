@@ -3,6 +3,7 @@ the page is the one the whole read gives (`viewer.run.load_run`), byte for byte.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,8 +29,8 @@ def decide(record, verdict: str, **extra) -> Decision:
 def pages(path: Path, max_answers: int, **options) -> tuple[str, str]:
     """The page from the whole read and from `report_run`, with the same options."""
     whole = render_report(load_run(path, **options), max_answers=max_answers, now=NOW)
-    run, listed = report_run(path, max_answers=max_answers, **options)
-    return whole, render_report(run, max_answers=max_answers, now=NOW, listed=listed)
+    run, listed, totals = report_run(path, max_answers=max_answers, **options)
+    return whole, render_report(run, max_answers=max_answers, now=NOW, listed=listed, totals=totals)
 
 
 @pytest.fixture
@@ -66,8 +67,8 @@ def test_with_tags_and_a_battery(big: Path, tmp_path: Path) -> None:
     small = write_results(tmp_path / "small.jsonl", small_results())
     battery = write_battery(tmp_path / "battery")
     whole = render_report(load_run(small, battery=battery), now=NOW)
-    run, listed = report_run(small, max_answers=1000, battery=battery)
-    assert render_report(run, now=NOW, listed=listed) == whole
+    run, listed, totals = report_run(small, max_answers=1000, battery=battery)
+    assert render_report(run, now=NOW, listed=listed, totals=totals) == whole
 
 
 def test_an_audit_of_a_changed_answer_reads_the_file_whole(tmp_path: Path) -> None:
@@ -101,3 +102,93 @@ def test_the_command_writes_the_same_page(big: Path, tmp_path: Path, capsys) -> 
     page = out.read_text(encoding="utf-8")
     start = page.index("generated ")
     assert page[:start] + stamp + page[start + len(stamp) :] == whole
+
+
+@pytest.mark.parametrize("max_answers", [25, 1000])
+def test_a_page_streams_its_records_and_holds_none(big: Path, max_answers: int, monkeypatch) -> None:
+    """The streamed read (`streamed_totals`, `streamed_listing`) gives the page: no record is held
+    but the answers shown, and the whole read is never asked for."""
+    from tabench_dsl.review import report_run as report_run_module
+
+    def never(*args, **kwargs):
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(report_run_module, "load_run", never)
+    monkeypatch.setattr(report_run_module, "_light_run", never)
+    run, listed, totals = report_run(big, max_answers=max_answers)
+    assert run.records == [] and totals is not None and totals.records == 600
+    assert len(listed) == min(max_answers, 600)
+    monkeypatch.undo()
+    whole = render_report(load_run(big), max_answers=max_answers, now=NOW)
+    assert render_report(run, max_answers=max_answers, now=NOW, listed=listed, totals=totals) == whole
+    assert [d.decision.verdict for d in run.stale] == ["fail"]  # the decision on another prompt
+
+
+ORDER = {"adjudicate": 0, "error": 1, "fail": 2, "pass": 3}
+
+
+def reference_listed(records, limit: int):
+    """The answers a page lists, worked out by hand from the rule: sorted by pair, each (verdict,
+    system) queue its first `limit`, then verdict by verdict, one of each system's queue in turn,
+    until `limit`; in reading order (verdict, system, question)."""
+
+    def reading(r):
+        verdict = r.decision.verdict if r.decision else r.verdict
+        return (ORDER.get(verdict, 9), r.system, r.question)
+
+    if len(records) <= limit:
+        return sorted(records, key=reading)
+    queues: dict = {}
+    for r in sorted(records, key=lambda r: r.key):
+        queue = queues.setdefault(reading(r)[:2], [])
+        if len(queue) < limit:
+            queue.append(r)
+    chosen = []
+    for rank in sorted({key[0] for key in queues}):
+        rows = [queues[key] for key in sorted(queues) if key[0] == rank]
+        for i in range(max(map(len, rows))):
+            for queue in rows:
+                if i < len(queue) and len(chosen) < limit:
+                    chosen.append(queue[i])
+    return sorted(chosen, key=reading)
+
+
+def test_records_arriving_in_any_order_are_chosen_by_the_rule() -> None:
+    from tabench_dsl.review.report import _ORDER, FairCut
+
+    assert {k: v for k, v in _ORDER.items() if k in ORDER} == ORDER  # the page's verdict order
+    records = many_results(900, systems=4, seed=11)
+    shuffled = sorted(records, key=lambda r: hashlib.sha256(r.question.encode()).digest())
+    for limit in (1, 7, 100, 900, 901):
+        cut = FairCut(limit)
+        for record in shuffled:
+            cut.add(record)
+        assert cut.chosen() == reference_listed(records, limit)
+        assert all(len(queue) <= limit for queue in cut.queues.values())
+
+
+def test_a_file_growing_while_it_streams_is_read_again(big: Path, monkeypatch) -> None:
+    """A grading appending between the totals' read and the answers' read: the page is never the
+    totals of one file and the answers of another, but the grown file's, read again."""
+    from tabench_dsl.review import report_run as report_run_module
+
+    real = report_run_module.streamed_listing
+    later = many_results(30, systems=2, seed=99)
+    grown: list[int] = []
+
+    def appended_meanwhile(*args, **kwargs):
+        if not grown:
+            with open(big, "ab") as f:
+                f.write(b"".join(record_encoder.encode(r) + b"\n" for r in later))
+            grown.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report_run_module, "streamed_listing", appended_meanwhile)
+    run, listed, totals = report_run(big, max_answers=40)
+    assert grown and totals is not None and run.records == []
+    monkeypatch.undo()
+    whole = load_run(big)
+    assert totals.records == len(whole.records)
+    assert render_report(run, max_answers=40, now=NOW, listed=listed, totals=totals) == render_report(
+        whole, max_answers=40, now=NOW
+    )

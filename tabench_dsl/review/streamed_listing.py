@@ -1,0 +1,75 @@
+"""The answers a cut report shows in full, chosen as the results stream by (`report --html`).
+
+`report.listed_answers` chooses from a list of every standing record: at ten million records that
+list alone takes gigabytes. Here the file is read as a stream, and each standing record, its
+pair's decisions applied and within the `--tag` slice, is handed to a `report.FairCut`, which keeps
+at most `limit` light records a verdict and system. A stream cannot know a record is its pair's
+last before the end: while no pair has come twice (most files), every record read is; once one
+comes again, that read only numbers each pair's last record (`last_records.LastRecords`, 8 bytes a
+pair) and a second read hands those over. What it chooses is what `listed_answers` chooses
+from the list. The decisions that do not apply are found as `report_run` finds them: from the
+standing records they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..core.light_records import iter_light_records
+from ..core.records import Decision, Record
+from .decisions import StaleDecision, apply_decisions
+from .last_records import LastRecords, ResultsChanged
+from .report import FairCut
+from .streamed_totals import TagSlice, decided_record, decisions_by_pair
+
+
+def streamed_listing(
+    results: Path, decisions: list[Decision], *, tags: Sequence[str] | None, limit: int
+) -> tuple[list[Record], list[StaleDecision]]:
+    """`listed_answers(records, limit)` of the standing records of `results` (light), with the
+    decisions applied and only those of `tags`, and the decisions that do not apply (`stale`, as
+    `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads."""
+    last = LastRecords()
+    decided = decisions_by_pair(decisions)
+    chosen: _Choice | None = _Choice(decided, tags, limit)
+    for record in iter_light_records(results):  # its bad lines are reported by the totals' read
+        repeated = last.note(record.system, record.question)
+        if chosen is not None:
+            if repeated:  # the records seen so far are not all standing: chosen on a second read
+                chosen = None
+            else:
+                chosen.add(record)
+    if chosen is None:
+        chosen = _Choice(decided, tags, limit)
+        number = 0
+        for record in iter_light_records(results):
+            if number == last.count:
+                break
+            if last.is_last(number, record.system, record.question):
+                chosen.add(record)
+            number += 1
+        if number < last.count:
+            raise ResultsChanged
+    stale: list[StaleDecision] = []
+    if decisions:
+        apply_decisions(chosen.named, decisions, stale=stale)
+    return chosen.cut.chosen(), stale
+
+
+class _Choice:
+    """The standing records handed over (`add`), decided, sliced and cut; those decisions name
+    kept aside (`named`)."""
+
+    def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
+        self.decided = decided
+        self.slicing = TagSlice(tags)
+        self.cut = FairCut(limit)
+        self.named: list[Record] = []
+
+    def add(self, record: Record) -> None:
+        if self.decided and record.key in self.decided:
+            self.named.append(record)
+        record = decided_record(record, self.decided)
+        if self.slicing.takes(record):
+            self.cut.add(record)
