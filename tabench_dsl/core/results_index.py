@@ -183,8 +183,8 @@ class ResultsIndex:
             try:
                 self._write(variant, encoded, signature, body, fresh=fresh)
                 return
-            except sqlite3.OperationalError:  # locked, read-only, full: left as it is
-                return
+            except (sqlite3.OperationalError, sqlite3.DataError):  # locked, read-only, full, or a
+                return  # value over SQLite's length limit (1e9 bytes): left as it is, never made anew
             except sqlite3.DatabaseError:  # not a database, or a damaged one: made anew
                 continue
             except (sqlite3.Error, OSError, UsageError, ValueError):

@@ -337,3 +337,24 @@ def test_the_index_keeps_one_value_of_each_kind(results, capsysbinary):
     done_pairs(results)
     kinds = [name.split(":", 1)[0] for name in kept_values(results)]
     assert sorted(kinds) == ["last-verdicts", "totals"]
+
+
+def test_a_value_too_big_for_sqlite_is_not_kept_and_the_others_stay(results, monkeypatch, capsysbinary):
+    """SQLite refuses a value over its length limit (1e9 bytes by default: the viewer's columns of
+    ten million records): that value is not kept, and the index is never made anew for it."""
+    totals_output(results, capsysbinary)  # the totals kept
+    done_pairs(results)  # and the standing verdicts
+    before = kept_values(results)
+    real_connect = sqlite3.connect
+
+    def small_limit(*args, **kwargs):
+        db = real_connect(*args, **kwargs)
+        db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 4096)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", small_limit)
+    index = open_index(results)
+    assert index is not None
+    index.store("viewer-columns:big", measure(results), b"x" * 10_000)
+    monkeypatch.undo()
+    assert kept_values(results) == before
