@@ -80,15 +80,10 @@ def _streamed(
     records never holds them; None where the file is read as before: decisions holding an audit
     of an answer, no standing record (then that read says why), a file changed between reads, an
     answer shown whose line only the light decoder takes."""
-    if not path.is_file():
-        raise UsageError(f"{path}: no such results file")
-    dpath = decisions_path(path)
-    try:
-        decisions, failed = load_decisions(dpath), None
-    except UsageError as exc:  # raised after the results are read, where `load_run` raises it
-        decisions, failed = [], exc
-    if any(_checks_answer(decision) for decision in decisions):
+    found = _decisions(path)
+    if found is None:
         return None
+    dpath, decisions, failed = found
     for _ in range(STREAM_TRIES):  # a file growing meanwhile (a grading appending) is read again
         read = _stream(path, dpath, decisions, failed, tags, max_answers, price)
         if read is not None:
@@ -131,17 +126,28 @@ def _stream(
     return None if whole is None else (run, whole, totals)
 
 
-def _light_run(results_path: Path, tags: Sequence[str] | None) -> Run | None:
-    """`load_run` of the file, read light; None when its decisions hold an audit of an answer."""
-    if not results_path.is_file():
-        raise UsageError(f"{results_path}: no such results file")
-    dpath = decisions_path(results_path)
+def _decisions(path: Path) -> tuple[Path, list[Decision], UsageError | None] | None:
+    """The decisions file's path, its decisions and the error reading it gave (raised after the
+    results are read, where `load_run` raises it); None when they hold an audit of an answer (the
+    records are then read whole). A missing results file is a `UsageError`."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such results file")
+    dpath = decisions_path(path)
     try:
         decisions, failed = load_decisions(dpath), None
-    except UsageError as exc:  # raised after the results are read, where `load_run` raises it
+    except UsageError as exc:
         decisions, failed = [], exc
     if any(_checks_answer(decision) for decision in decisions):
         return None
+    return dpath, decisions, failed
+
+
+def _light_run(results_path: Path, tags: Sequence[str] | None) -> Run | None:
+    """`load_run` of the file, read light; None when its decisions hold an audit of an answer."""
+    found = _decisions(results_path)
+    if found is None:
+        return None
+    dpath, decisions, failed = found
     problems: list[str] = []
     standing = latest(iter_light_records(results_path, on_problem=problems.append))
     if not standing and problems:
