@@ -3,12 +3,12 @@
 A battery of 200,000 questions holds 200,000 SYSTEM prompts (about 900 MB of text for the shipped
 scorer), while `grade --resume` with a few answers left to grade needs the prompts of those few
 only, and the ids of all. `KeptQuestions` is the battery's mapping id -> `CompiledQuestion` over a
-checked kept entry (`kept_entries.EntryFile`) that holds each question encoded on its own: the ids
-and where each question's bytes are come in memory, and a question is decoded from the entry the
-first time it is asked for (then kept, as a run asks for the same question again), and only once
-its bytes give the digest the entry's head keeps for it: the whole entry's signature was checked
-when it was opened, and a file changed in place since can never give a question but its own. Asking whether a
-question is there, iterating the ids or counting them decodes nothing.
+checked kept entry (`kept_entries.EntryFile`) that holds each question encoded on its own. The ids
+and where each question's bytes are come in memory; a question is decoded from the entry the first
+time it is asked for (then kept, as a run asks for the same question again), and only once its
+bytes give the digest the entry's signed head keeps for it, so a file changed in place since its
+signature was checked can never give a question but its own. Asking whether a question is there,
+iterating the ids or counting them decodes nothing.
 
 It reads as any mapping of the questions (`in`, `len`, iteration in the battery's order, `[]`,
 and, by `Mapping`'s own methods, `get`, `items`, `values` and `==` with a dict); `items()` and
