@@ -123,6 +123,14 @@ def _run(argv: list[str]) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"tabench: error: {shown(where + str(exc.strerror or exc))}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        # Python 3.11 wraps what a class body's `__set_name__` raises in a RuntimeError: an interrupt
+        # that lands while a module defining a dataclass is imported (the ending's tables are
+        # imported late) comes out so, and is an interrupt all the same.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            print(INTERRUPTED, file=sys.stderr)
+            return 130
+        raise
 
 
 def entry() -> None:

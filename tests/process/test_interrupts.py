@@ -154,3 +154,34 @@ def test_a_signal_between_a_check_and_a_set_result_cancels_only_after_that_callb
     finally:
         interrupts.serve(None, None)
         loop.close()
+
+
+class _InterruptedHere:
+    """A class attribute whose `__set_name__` is where the interrupt lands: the signal handler
+    raises `KeyboardInterrupt` at whatever line runs, here while a class body is being made."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_while_a_class_is_made_exits_130(monkeypatch, capsys) -> None:
+    """Python 3.11 wraps it in a RuntimeError ("Error calling __set_name__"): still an interrupt,
+    exit 130 with its message, no traceback; any other RuntimeError is not taken for one."""
+    from tabench_dsl.cli import totals_cmd
+
+    def imports_late(args) -> int:
+        class Limits:  # as a module imported at the end of a command defines one
+            whole = _InterruptedHere()
+
+        return 0
+
+    monkeypatch.setattr(totals_cmd, "run", imports_late)
+    assert main(["totals", "whatever.jsonl"]) == 130
+    assert capsys.readouterr().err.strip() == INTERRUPTED
+
+    def fails(args) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(totals_cmd, "run", fails)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["totals", "whatever.jsonl"])
