@@ -56,7 +56,7 @@ class ResumeSkip:
         if (system, question) not in self.skip:
             return False
         if self.coverage is not None:
-            self.coverage.note_all(system, (question,))
+            self.coverage.note(system, question)
         if not self._filtered or self.chosen.takes(system, question):
             self.count += 1
             self._untold += 1

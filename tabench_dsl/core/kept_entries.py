@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import os
 import stat
+import struct
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,6 +35,10 @@ from .safe_open import open_new
 SIGNATURE_BYTES = 32
 #: An entry unused for this long is removed when another entry of its kind is kept.
 UNUSED_DAYS = 30
+#: The length of a body's head, before it (`with_head`).
+HEAD_SIZE = struct.Struct(">Q")
+#: The size of the digest a head keeps of each part read later (`part_digest`).
+PART_DIGEST_BYTES = 16
 #: The bytes `open_entry` reads at a time to check a signature.
 CHECK_CHUNK = 1 << 20
 
@@ -56,27 +61,6 @@ def entry_name(*parts: str) -> str:
     """A file name for the entry that `parts` (real paths, say) name: a digest, so any text is safe."""
     joined = "\0".join(parts).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(joined, digest_size=20).hexdigest()
-
-
-def read_entry(path: Path, person: bytes) -> bytes | None:
-    """The body of the entry at `path` when its signature is this user's key's for `person`; None
-    when there is no such entry (missing, unreadable, not a regular file, unsigned, damaged)."""
-    key = index_key()
-    if key is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            data = f.read()
-            body = data[SIGNATURE_BYTES:]
-            if not hmac.compare_digest(data[:SIGNATURE_BYTES], _sign(key, body, person)):
-                return None
-            with contextlib.suppress(OSError):
-                os.utime(f.fileno())  # used now: not removed as unused (the file read, never a path)
-    except OSError:
-        return None
-    return body
 
 
 class EntryFile:
@@ -104,6 +88,11 @@ class EntryFile:
             length -= len(part)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
+    def read_head(self) -> tuple[bytes, int]:
+        """The head of a body written as `with_head` lays it out, and where the rest begins."""
+        (size,) = HEAD_SIZE.unpack(self.read(0, HEAD_SIZE.size).rjust(HEAD_SIZE.size, b"\0"))
+        return self.read(HEAD_SIZE.size, size), HEAD_SIZE.size + size
+
     def close(self) -> None:
         fd, self._fd = self._fd, -1
         if fd >= 0:
@@ -116,7 +105,8 @@ class EntryFile:
 
 def open_entry(path: Path, person: bytes) -> EntryFile | None:
     """The entry at `path`, open, when its signature is this user's key's for `person` (checked
-    by reading it through once, `CHECK_CHUNK` at a time); None as `read_entry` gives None."""
+    by reading it through once, `CHECK_CHUNK` at a time); None when there is no such entry
+    (missing, unreadable, a link, not a regular file, unsigned, damaged)."""
     key = index_key()
     if key is None:
         return None
@@ -144,6 +134,22 @@ def open_entry(path: Path, person: bytes) -> EntryFile | None:
         if checked is None:
             os.close(fd)
     return checked
+
+
+def with_head(head: bytes, rest: Iterable[bytes]) -> list[bytes]:
+    """A body in parts: the head's length (`HEAD_SIZE`), the head, then the rest, which a reader
+    reads a part at a time from where `EntryFile.read_head` says it begins."""
+    return [HEAD_SIZE.pack(len(head)), head, *rest]
+
+
+def part_digest(*parts: bytes) -> bytes:
+    """The digest a head keeps of a part of the rest (`PART_DIGEST_BYTES`), which is read later,
+    long after the entry's signature was checked: a file written in place since never reads as
+    its own."""
+    digest = hashlib.blake2b(digest_size=PART_DIGEST_BYTES)
+    for part in parts:
+        digest.update(part)
+    return digest.digest()
 
 
 def inputs_key(version: int, parts: Iterable[str], *, head: bytes = b"") -> bytes:
@@ -193,7 +199,3 @@ def _remove_unused(folder: Path) -> None:
             if stat.S_ISREG(info.st_mode) and info.st_mtime < before:
                 with contextlib.suppress(OSError):
                     os.unlink(item.path)
-
-
-def _sign(key: bytes, body: bytes, person: bytes) -> bytes:
-    return hashlib.blake2b(body, key=key, digest_size=SIGNATURE_BYTES, person=person).digest()

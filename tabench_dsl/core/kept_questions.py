@@ -17,7 +17,6 @@ and, by `Mapping`'s own methods, `get`, `items`, `values` and `==` with a dict);
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterator, Mapping
 
@@ -25,21 +24,18 @@ import msgspec
 
 from .compiled import CompiledQuestion
 from .errors import UsageError
-from .kept_entries import EntryFile
-
-#: The size of the digest kept for each question's bytes.
-DIGEST_BYTES = 16
+from .kept_entries import PART_DIGEST_BYTES, EntryFile, part_digest
 
 _decoder = msgspec.msgpack.Decoder(CompiledQuestion)
 
 
 class KeptQuestions(Mapping[str, CompiledQuestion]):
     """The questions whose ids are `ids` (in the battery's order), question `i` encoded in `entry`'s
-    body from `ends[i - 1]` (from `start` for the first) to `ends[i]`, its bytes' `question_digest`
+    body from `ends[i - 1]` (from `start` for the first) to `ends[i]`, its bytes' `kept_entries.part_digest`
     the `i`th of `digests`."""
 
     def __init__(self, entry: EntryFile, ids: list[str], start: int, ends: array, digests: bytes) -> None:
-        if not len(ids) == len(ends) == len(digests) // DIGEST_BYTES or len(digests) % DIGEST_BYTES:
+        if not len(ids) == len(ends) == len(digests) // PART_DIGEST_BYTES or len(digests) % PART_DIGEST_BYTES:
             raise ValueError("one end and one digest per question")
         self._entry = entry
         self._ids = ids
@@ -55,8 +51,8 @@ class KeptQuestions(Mapping[str, CompiledQuestion]):
             place = self._places[qid]  # KeyError for an id the battery lacks
             first = self._ends[place - 1] if place else self._start
             body = self._entry.read(first, self._ends[place] - first)
-            kept = self._digests[place * DIGEST_BYTES : (place + 1) * DIGEST_BYTES]
-            if question_digest(body) != kept:
+            kept = self._digests[place * PART_DIGEST_BYTES : (place + 1) * PART_DIGEST_BYTES]
+            if part_digest(body) != kept:
                 raise UsageError(
                     "tabench's kept compile of the battery changed while in use (its cache file was "
                     "written in place): run the command again"
@@ -73,8 +69,3 @@ class KeptQuestions(Mapping[str, CompiledQuestion]):
 
     def __len__(self) -> int:
         return len(self._ids)
-
-
-def question_digest(body: bytes) -> bytes:
-    """The digest kept for an encoded question's bytes."""
-    return hashlib.blake2b(body, digest_size=DIGEST_BYTES).digest()

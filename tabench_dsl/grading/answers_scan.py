@@ -34,7 +34,6 @@ import importlib.metadata
 import itertools
 import os
 import stat
-import struct
 from array import array
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -44,7 +43,17 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
-from ..core.kept_entries import EntryFile, entry_name, inputs_key, open_entry, private_folder, write_entry
+from ..core.kept_entries import (
+    PART_DIGEST_BYTES,
+    EntryFile,
+    entry_name,
+    inputs_key,
+    open_entry,
+    part_digest,
+    private_folder,
+    with_head,
+    write_entry,
+)
 from ..core.records import Answer
 from ..core.version import __version__
 
@@ -69,7 +78,7 @@ class Note(msgspec.Struct, array_like=True, frozen=True):
 
 class Scan(msgspec.Struct, array_like=True):
     """A file's scan, as its entry's head: its key, the names, how many good answers there are, the
-    notes in file order, and a digest (`chunk_digest`) of each `CHUNK` of the columns that follow
+    notes in file order, and a digest (`kept_entries.part_digest`) of each `CHUNK` of the columns that follow
     the head: each good answer's system and question (indexes into `names`, as `array('I')`
     bytes), then each one's offset (`array('Q')` bytes)."""
 
@@ -78,20 +87,6 @@ class Scan(msgspec.Struct, array_like=True):
     count: int
     notes: list[Note]
     digests: bytes
-
-
-#: The size of the digest kept for each chunk of the columns.
-DIGEST_BYTES = 16
-#: The head's length, before it in an entry.
-HEAD_SIZE = struct.Struct(">Q")
-
-
-def chunk_digest(systems: bytes, questions: bytes, offsets: bytes) -> bytes:
-    """The digest kept for one chunk of the three columns."""
-    digest = hashlib.blake2b(systems, digest_size=DIGEST_BYTES)
-    digest.update(questions)
-    digest.update(offsets)
-    return digest.digest()
 
 
 class Columns:
@@ -112,12 +107,9 @@ class Columns:
             read(self.start + 4 * (count + first), 4 * (last - first)),
             read(self.start + 8 * count + 8 * first, 8 * (last - first)),
         )
-        number = first // CHUNK
-        if (
-            first % CHUNK
-            or last - first > CHUNK
-            or chunk_digest(*parts) != self.scan.digests[number * DIGEST_BYTES : (number + 1) * DIGEST_BYTES]
-        ):
+        at = first // CHUNK * PART_DIGEST_BYTES
+        kept = self.scan.digests[at : at + PART_DIGEST_BYTES]
+        if first % CHUNK or last - first > CHUNK or part_digest(*parts) != kept:
             raise UsageError("tabench's kept scan of an answers file changed while in use: grade again")
         return array("I", parts[0]), array("I", parts[1]), array("Q", parts[2])
 
@@ -180,13 +172,10 @@ def kept_scan(path: str, questions: Collection[str]) -> tuple[Columns, BinaryIO,
     f = None
     inputs = None
     try:
-        (size,) = HEAD_SIZE.unpack(entry.read(0, HEAD_SIZE.size).rjust(HEAD_SIZE.size, b"\0"))
-        scan = msgspec.msgpack.decode(entry.read(HEAD_SIZE.size, size), type=Scan)
+        body, start = entry.read_head()
+        scan = msgspec.msgpack.decode(body, type=Scan)
         chunks = -(-scan.count // CHUNK)
-        if (
-            entry.size == HEAD_SIZE.size + size + 16 * scan.count
-            and len(scan.digests) == chunks * DIGEST_BYTES
-        ):
+        if entry.size == start + 16 * scan.count and len(scan.digests) == chunks * PART_DIGEST_BYTES:
             f = open(path, "rb")  # noqa: SIM115 -- handed to `scan_items`, which closes it
             stamp = stamp_of(f)
             inputs = _inputs(hashlib.file_digest(f, "sha256").digest(), questions)
@@ -194,7 +183,7 @@ def kept_scan(path: str, questions: Collection[str]) -> tuple[Columns, BinaryIO,
         inputs = None
     if f is not None and inputs is not None and scan.inputs == inputs:
         f.seek(0)
-        return Columns(entry, HEAD_SIZE.size + size, scan), f, stamp
+        return Columns(entry, start, scan), f, stamp
     entry.close()
     if f is not None:
         f.close()
@@ -286,7 +275,7 @@ class ScanRecorder:
         count = len(self._offsets)
         columns = (self._systems.tobytes(), self._questions.tobytes(), self._offsets.tobytes())
         digests = b"".join(
-            chunk_digest(
+            part_digest(
                 columns[0][4 * first : 4 * (first + CHUNK)],
                 columns[1][4 * first : 4 * (first + CHUNK)],
                 columns[2][8 * first : 8 * (first + CHUNK)],
@@ -294,7 +283,7 @@ class ScanRecorder:
             for first in range(0, count, CHUNK)
         )
         head = msgspec.msgpack.encode(Scan(inputs, names, count, self._notes, digests))
-        write_entry(where, [HEAD_SIZE.pack(len(head)), head, *columns], PERSON)
+        write_entry(where, with_head(head, columns), PERSON)
 
     def _number(self, name: str) -> int:
         return self._numbers.setdefault(name, len(self._numbers))

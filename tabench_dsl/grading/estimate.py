@@ -122,7 +122,7 @@ class _OfflineTiers:
         self.skip = skip
         self.max_answer_bytes = max_answer_bytes
         self.keys = T1Keys(battery.t1)
-        self.trap = TrapCheck(battery)
+        self.trap = TrapCheck()
 
     def left_for_judge(self, answer: Answer, estimate: Estimate) -> str | None:
         """The text the judge would grade of `answer` (its reasoning cut), or None when it never

@@ -69,6 +69,10 @@ class Coverage:
             row[place(answer.question, spare)] = 1
             yield answer
 
+    def note(self, system: str, question: str) -> None:
+        """Note `system` as having answered `question` (an answer not passed through `watch`)."""
+        self._row(system)[self._places.get(question, self._spare)] = 1
+
     def note_all(self, system: str, questions: Iterable[str]) -> None:
         """Note `system` as having answered each of `questions` (answers not passed through
         `watch`: --resume's done answers, `cli.resume_skip`), at C speed."""

@@ -201,7 +201,7 @@ class Grader:
         self.stats = RunStats(judge=judge.info.describe())
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
-        self._trap = TrapCheck(battery)
+        self._trap = TrapCheck()
         self._t1_keys = T1Keys(battery.t1)
         self.records = RecordMaker(battery, judge.info)
         #: The asks of the judge; the exchange is this class's (a batch grading overrides it).

@@ -8,7 +8,7 @@ against them. Such an answer is graded by the judge as any T2 answer, and its re
 
 from __future__ import annotations
 
-from ..core.compiled import CompiledBattery, CompiledQuestion
+from ..core.compiled import CompiledQuestion
 from ..core.trap_words import carried_trap_words
 
 #: The start of the warning a record carries when T1 deferred to the judge (`t1_deferred`).
@@ -21,10 +21,10 @@ def t1_deferred(words: list[str]) -> str:
 
 
 class TrapCheck:
-    """The trap words of each question of `battery` T1 may pass, as sets, each made the first time
-    the run asks for its question's."""
+    """The trap words of each question T1 may pass, as sets, each made the first time the run asks
+    for its question's."""
 
-    def __init__(self, battery: CompiledBattery) -> None:
+    def __init__(self) -> None:
         self._words: dict[str, frozenset[str]] = {}
 
     def carried(self, answer: str, question: CompiledQuestion) -> list[str]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import struct
 import sys
 from array import array
 from collections.abc import Iterable
@@ -42,8 +41,17 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import TabenchError
-from ..core.kept_entries import entry_name, inputs_key, open_entry, private_folder, write_entry
-from ..core.kept_questions import KeptQuestions, question_digest
+from ..core.kept_entries import (
+    HEAD_SIZE,
+    entry_name,
+    inputs_key,
+    open_entry,
+    part_digest,
+    private_folder,
+    with_head,
+    write_entry,
+)
+from ..core.kept_questions import KeptQuestions
 from ..core.resources import grammar_dir
 from ..core.version import __version__
 from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
@@ -56,15 +64,13 @@ MANIFEST = "battery.yaml"
 LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
 #: What an entry of this kind is signed for (`kept_entries`): no other kind's entry reads as one.
 PERSON = b"tabench-compile"
-#: The head's length, before it in an entry.
-HEAD_SIZE = struct.Struct(">Q")
 
 
 class _Entry(msgspec.Struct, array_like=True):
     """What is kept before the questions: the inputs' key, the reads the compile made, the compiled
     battery without its questions (encoded), the questions' ids in order, where each one's bytes
     end in the entry (the bytes of an array of unsigned 64-bit numbers) and their digests
-    (`kept_questions.question_digest`, one after another)."""
+    (`kept_entries.part_digest`, one after another)."""
 
     inputs: bytes
     reads: list[Read]
@@ -105,14 +111,14 @@ def _entry_parts(inputs: bytes, reads: list[Read], compiled: CompiledBattery) ->
     for question in questions:
         at += len(question)
         ends.append(at)
-    digests = b"".join(map(question_digest, questions))
+    digests = b"".join(map(part_digest, questions))
     head = _Entry(inputs, reads, msgspec.Raw(rest), list(compiled.questions), b"", digests)
     # The ends are offsets in the body, after the head: the head's size depends on the ends'
     # bytes only through their length, which is known, so it is encoded once with zeros first.
     size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(ends)))))
     start = HEAD_SIZE.size + size
     head.ends = array("Q", (start + end for end in ends)).tobytes()
-    return [HEAD_SIZE.pack(size), encode(head), *questions]
+    return with_head(encode(head), questions)
 
 
 def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:
@@ -165,8 +171,8 @@ def _kept(entry_path: Path, inputs: bytes, roots: tuple[Path, ...]) -> CompiledB
     if entry is None:
         return None
     try:
-        (size,) = HEAD_SIZE.unpack(entry.read(0, HEAD_SIZE.size).rjust(HEAD_SIZE.size, b"\0"))
-        head = msgspec.msgpack.decode(entry.read(HEAD_SIZE.size, size), type=_Entry)
+        body, start = entry.read_head()
+        head = msgspec.msgpack.decode(body, type=_Entry)
         if head.inputs != inputs or _read_again(head.reads, roots) != head.reads:
             entry.close()
             return None
@@ -175,7 +181,7 @@ def _kept(entry_path: Path, inputs: bytes, roots: tuple[Path, ...]) -> CompiledB
         compiled = msgspec.msgpack.decode(head.compiled, type=CompiledBattery)
         if ends and ends[-1] != entry.size:
             raise ValueError("an entry that does not end where its questions do")
-        questions = KeptQuestions(entry, head.ids, HEAD_SIZE.size + size, ends, head.digests)
+        questions = KeptQuestions(entry, head.ids, start, ends, head.digests)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
         entry.close()
         return None

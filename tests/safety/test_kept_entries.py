@@ -10,7 +10,18 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.core import kept_entries
-from tabench_dsl.core.kept_entries import open_entry, private_folder, read_entry, write_entry
+from tabench_dsl.core.kept_entries import open_entry, private_folder, write_entry
+
+
+def read_entry(path: Path, person: bytes) -> bytes | None:
+    """The whole body of the entry at `path` as `open_entry` checks it, or None."""
+    entry = open_entry(path, person)
+    if entry is None:
+        return None
+    try:
+        return entry.read(0, entry.size)
+    finally:
+        entry.close()
 
 
 @pytest.fixture
