@@ -45,7 +45,10 @@ async def test_a_blind_audit_from_the_page(aiohttp_client, client_for, results: 
     assert response.status == 200
     drawn = await response.json()
     assert drawn["seed"] == 2 and len(drawn["items"]) == 3
-    text = json.dumps(drawn)
+    # The tokens are random letters (any word may turn up in one by chance): the rest is read.
+    text = json.dumps(
+        [{key: value for key, value in item.items() if key != "token"} for item in drawn["items"]]
+    )
     # Blind: the draw says nothing of who wrote each answer or what the judge made of it.
     for hidden in ("agent-a", "agent-b", "pass", "fail", "Names all four", "Claims a Summarize", "T1"):
         assert hidden not in text
