@@ -156,6 +156,18 @@ def iter_light_records(
         yield sharing.record(record)
 
 
+class LightLines:
+    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), their
+    repeated values shared: for a reader that picks the lines itself."""
+
+    def __init__(self) -> None:
+        self._sharing = _Sharing()
+
+    def decode(self, line: bytes) -> Record:
+        """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
+        return self._sharing.record(light_record_decoder.decode(line))
+
+
 class _Sharing:
     """The values light records share: one object for each repeated value, so a million records
     hold each judge, hash, tag list and attempt list once. Readers of these records never change

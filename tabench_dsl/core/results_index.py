@@ -140,8 +140,13 @@ class ResultsIndex:
     def load_exact(self, variant: str) -> bytes | None:
         """The value `variant` when it was computed from the file exactly as it is now."""
         now = measure(self.results)
+        return self.load_at(variant, now) if now is not None else None
+
+    def load_at(self, variant: str, extent: Extent) -> bytes | None:
+        """The value `variant` when it was computed from exactly `extent` (the file as measured by
+        the caller: the parts of one value, each loaded against one measure, are of one file)."""
         found = self._load(variant)
-        return found[1] if found is not None and now is not None and found[0] == now else None
+        return found[1] if found is not None and found[0] == extent else None
 
     def load_prefix(self, variant: str) -> tuple[Extent, bytes] | None:
         """The value `variant` and the extent it covers, when the file still starts with those

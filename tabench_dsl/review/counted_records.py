@@ -27,11 +27,11 @@ def counted_records(
     decisions = (
         load_decisions(decisions_file) if decisions_file is not None and decisions_file.is_file() else []
     )
-    read = iter_records if any(_checks_answer(d) for d in decisions) else iter_light_records
+    read = iter_records if any(checks_answer(d) for d in decisions) else iter_light_records
     records = list(read(results, on_problem=on_problem))
     return apply_decisions(records, decisions) if decisions else records
 
 
-def _checks_answer(decision: Decision) -> bool:
+def checks_answer(decision: Decision) -> bool:
     """True for an audit that names the answer it was made on (it is stale if that changed)."""
     return decision.is_audit and isinstance(decision.answer_sha256, str)

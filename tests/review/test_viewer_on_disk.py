@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import msgspec
@@ -23,7 +24,7 @@ from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import record_encoder
 from tabench_dsl.core.results_index import index_path
 from tabench_dsl.review.decisions import append_decision, make_decision
-from tabench_dsl.review.viewer.column_store import read_columns
+from tabench_dsl.review.viewer.column_store import PARTS, standing_columns
 from tabench_dsl.review.viewer.disk_index import DiskIndex, load_disk_index
 from tabench_dsl.review.viewer.queries import Filters, Index
 from tabench_dsl.review.viewer.run import load_run
@@ -139,6 +140,62 @@ def test_decisions_in_the_viewer_are_the_in_memory_index_s(tmp_path: Path) -> No
     assert_same(second)  # and a fresh view of the file decided through the disk index
 
 
+def test_a_blind_audit_of_an_answer_since_changed_counts_in_neither_index(tmp_path: Path) -> None:
+    """The totals the viewer counts from the records' lines read them whole when an audit names
+    its answer: an answer graded again (same prompt, still passed) makes the audit stale."""
+    path = mixed_results(tmp_path / "run.jsonl")
+    run = load_run(path)
+    passed = next(r for r in run.records if r.verdict == "pass" and r.answer)
+    append_decision(run.decisions_path, make_decision(passed, "fail", reviewer="bo", audit=True))
+    again = msgspec.structs.replace(passed, answer=passed.answer + " (graded again)")
+    with open(path, "ab") as f:
+        f.write(record_encoder.encode(again) + b"\n")
+    disk = assert_same(path)
+    row = next(s for s in disk.totals().systems if s.system == passed.system)
+    assert row.audit is msgspec.UNSET or row.audit.n == 0
+
+
+def test_the_standing_record_of_each_pair_in_order_from_full_and_sparse_systems(tmp_path: Path) -> None:
+    """Records in no order, pairs graded two or three times: the viewer lists each pair's last
+    record in (system, question) order, for a system that answered every question (its
+    questions put in order by a table) and for one that answered a few (by a sort)."""
+    import random
+
+    shuffle = random.Random(7).shuffle
+    questions = [f"q{n:02d}" for n in range(40)]
+    graded = [("zeta-full", q) for q in questions] + [("alpha-few", q) for q in ("q31", "q02", "q17")]
+    records = []
+    for round_ in range(3):
+        chosen = graded if round_ == 0 else graded[round_::3]
+        outcomes = ("pass", "fail", "adjudicate")
+        records += [
+            make_record(s, q, outcomes[(round_ + n) % 3], answer=f"round {round_}")
+            for n, (s, q) in enumerate(chosen)
+        ]
+    shuffle(records)
+    records.sort(key=lambda r: r.answer)  # each pair's rounds in file order, pairs shuffled within a round
+    path = write_results(tmp_path / "run.jsonl", records)
+    disk = assert_same(path)
+    listed = [disk.records[position] for position in range(len(disk.records))]
+    assert [r.key for r in listed] == sorted({r.key for r in records})
+    last = {r.key: r.answer for r in records}
+    assert [r.answer for r in listed] == [last[r.key] for r in listed]
+    assert {r.answer for r in listed} == {"round 0", "round 1", "round 2"}
+
+
+def test_a_part_of_the_kept_columns_missing_is_read_again(tmp_path: Path) -> None:
+    path = mixed_results(tmp_path / "run.jsonl")
+    assert_same(path)
+    with sqlite3.connect(index_path(path)) as db:
+        db.execute("DELETE FROM value_of WHERE variant LIKE 'viewer-columns-verdict:%'")
+    db.close()
+    assert_same(path)  # the columns read again from the file, every part kept again
+    with sqlite3.connect(index_path(path)) as db:
+        kept = {row[0].split(":")[0] for row in db.execute("SELECT variant FROM value_of")}
+    db.close()
+    assert {f"viewer-columns-{part}" for part in PARTS} | {"viewer-columns"} <= kept
+
+
 def test_a_stale_truncated_or_foreign_index_changes_nothing(tmp_path: Path) -> None:
     path = mixed_results(tmp_path / "run.jsonl")
     assert_same(path)
@@ -159,7 +216,9 @@ def test_a_stale_truncated_or_foreign_index_changes_nothing(tmp_path: Path) -> N
 
 def test_the_columns_hold_no_text_of_a_record(tmp_path: Path) -> None:
     path = write_results(tmp_path / "run.jsonl", small_results())
-    kept = msgspec.msgpack.encode(read_columns(path))
+    assert len(standing_columns(path)) == len({record.key for record in small_results()})
+    kept = index_path(path).read_bytes()  # every part the index keeps of the columns
+    assert b"viewer-columns-offsets:" in kept
     assert HOSTILE_ANSWER.encode() not in kept and b"Ingest" not in kept
 
 

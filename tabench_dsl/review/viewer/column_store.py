@@ -1,20 +1,29 @@
-"""The viewer's columns (`columns.Columns`), read from a results file once and kept in its index.
+"""The viewer's columns (`columns.Table`), read from a results file once and kept in its index.
 
 The first `tabench view` of a file reads every line with the full record decoder (so exactly the
 lines `load_run` takes for records are records here, and the others are named with the same
 words), keeps the standing record of each pair as a row of codes and its line's offset and
-length, and stores the columns in the index beside the file (`core.results_index`) under a name
-that carries the hash of the code that made them (`indexed_totals.code_hash`). Later views of the
-unchanged file load them (`load_exact`: the whole file as it was, byte for byte by its hashes,
-size, time and inode); any other file, or a value that does not read back as whole, consistent
-columns, is read again. Building holds the rows as integers only: a million records build in a
-few hundred megabytes.
+length, and stores the columns in the index beside the file (`core.results_index`) under names
+that carry the hash of the code that made them (`indexed_totals.code_hash`): the names and the
+count as one value, each column's array as a value of its own, so neither keeping nor loading
+ever holds a second copy of them all (at ten million records the columns are 480 MB). Later views
+of the unchanged file load them (every part computed from the file exactly as it is, byte for
+byte by its hashes, size, time and inode); any other file, or parts that do not read back as
+whole, consistent columns, is read again.
+
+Building holds integers only, in arrays: each record's codes as the file gives them (48 bytes a
+record), then the standing ones put in (system, question) order by a counting sort on the system
+and, within each system, a table indexed by question (or a sort, where a system answered few of
+the questions): no object per record or per pair is made.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, pairwise
+from operator import itemgetter
 from pathlib import Path
 
 import msgspec
@@ -23,12 +32,15 @@ from ...core.fast_lines import BLOCK
 from ...core.jsonl import BadLine, decode_line, strip_bom
 from ...core.light_records import bad_line_reporter
 from ...core.records import Record, record_decoder
-from ...core.results_index import measure, open_index
+from ...core.results_index import Extent, ResultsIndex, measure, open_index
 from ..indexed_totals import code_hash
-from .columns import CODE_TYPE, FIELDS, OFFSET_TYPE, SET_FIELDS, Columns, Table
+from .columns import CODE_TYPE, FIELDS, OFFSET_TYPE, SET_FIELDS, Columns, Table, array_of
 
-#: The start of the index's name for the columns (one such value per index).
+#: The start of the names the columns are kept under: the head (names, count), then one per column.
 VARIANT = "viewer-columns:"
+#: The arrays kept beside the head, each as its own value (the kind of value is named before ':').
+PARTS = (*FIELDS, "offsets", "lengths")
+_CODE_BYTES = array(CODE_TYPE).itemsize
 
 
 def standing_columns(results: Path) -> Table:
@@ -36,15 +48,15 @@ def standing_columns(results: Path) -> Table:
     bytes, else read from the file (and kept for the next view)."""
     now = measure(results)
     index = open_index(results)
-    variant = VARIANT + code_hash()
     if index is not None and now is not None:
-        table = _decoded(index.load_exact(variant), now.size)
+        table = _loaded(index, now)
         if table is not None:
             return table
-    kept = read_columns(results)
+    table = read_columns(results, extent=now)
     if index is not None and now is not None and not _torn(now.size, now.end):
-        index.store(variant, now, msgspec.msgpack.encode(kept))
-    return Table(kept)
+        for variant, body in _kept_parts(table):
+            index.store(variant, now, body)
+    return table
 
 
 def _torn(size: int, end: int) -> bool:
@@ -52,48 +64,134 @@ def _torn(size: int, end: int) -> bool:
     return size != end
 
 
-def _decoded(body: bytes | None, size: int) -> Table | None:
+def _part_variant(part: str | None) -> str:
+    """The name part `part` is kept under (None: the head), with the hash of the code."""
+    kind = VARIANT if part is None else f"viewer-columns-{part}:"
+    return kind + code_hash()
+
+
+def _kept_parts(table: Table) -> Iterator[tuple[str, bytes]]:
+    """(name, value) of each part of `table` as the index keeps it: the head, then each array."""
+    sets = len(FIELDS) - SET_FIELDS
+    names = [list(names) for names in table.names[:sets]]
+    head = Columns(
+        names,
+        [[list(s) for s in table.names[f]] for f in range(sets, len(FIELDS))],
+        len(table),
+        table.problems,
+    )
+    yield _part_variant(None), msgspec.msgpack.encode(head)
+    arrays = {**table.columns, "offsets": table.offsets, "lengths": table.lengths}
+    for part in PARTS:
+        yield _part_variant(part), arrays[part].tobytes()
+
+
+def _loaded(index: ResultsIndex, now: Extent) -> Table | None:
+    """The columns kept for exactly `now`, every part of them, or None."""
+    body = index.load_at(_part_variant(None), now)
     if body is None:
         return None
     try:
-        table = Table(msgspec.msgpack.decode(body, type=Columns))
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        head = msgspec.msgpack.decode(body, type=Columns)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return table if table.valid(size) else None
+    arrays: dict[str, array] = {}
+    for part in PARTS:
+        data = index.load_at(_part_variant(part), now)
+        if data is None:
+            return None
+        arrays[part] = array_of(OFFSET_TYPE if part == "offsets" else CODE_TYPE, data)
+        del data  # one part's bytes at a time
+    offsets, lengths = arrays.pop("offsets"), arrays.pop("lengths")
+    table = Table(head, arrays, offsets, lengths, now)
+    return table if table.valid(head.count, now.size) else None
 
 
-def read_columns(results: Path) -> Columns:
+def read_columns(results: Path, *, extent: Extent | None = None) -> Table:
     """Read every line of `results` into the columns of its standing records ((system, question)
-    order); the lines that are not records named in `problems` (`line: message`)."""
-    tables: list[dict] = [{} for _ in FIELDS]
-    rows: dict[tuple[int, int], tuple[int, ...]] = {}
-    problems: list[str] = []
-    prefix = f"{results}:"
-    report = bad_line_reporter(results, lambda problem: problems.append(problem.removeprefix(prefix)))
-    for offset, length, record in _records(results, report):
-        codes = [
-            table.setdefault(value, len(table)) for table, value in zip(tables, _values(record), strict=True)
-        ]
-        key = (codes[0], codes[1])
-        rows.pop(key, None)
-        rows[key] = (offset, length, *codes[2:])
-    names = [list(table) for table in tables]
-    # The list shows (system, question) order: codes become ranks among the sorted names.
-    ranks = [_ranks(names[0]), _ranks(names[1])]
-    names[0], names[1] = sorted(names[0]), sorted(names[1])
-    order = sorted(rows, key=lambda key: (ranks[0][key[0]], ranks[1][key[1]]))
-    columns = [array(CODE_TYPE, (ranks[f][key[f]] for key in order)) for f in (0, 1)]
-    standing = [rows[key] for key in order]
-    columns += [array(CODE_TYPE, (row[f] for row in standing)) for f in range(2, len(FIELDS))]
+    order); the lines that are not records named in `problems` (`line: message`). `extent` is
+    the file as measured before the read, kept with the columns."""
+    read = _Read(results)
+    systems, questions = (list(table) for table in read.tables[:2])
+    ranks = [_ranks(systems), _ranks(questions)]
+    order = _standing_order(read.codes[0], read.codes[1], ranks, len(questions))
+    # The list shows (system, question) order: system and question codes become ranks among the
+    # sorted names. Each column is put in that order in turn, the one it came from let go.
+    columns: dict[str, array] = {}
+    for f, field in enumerate(FIELDS):
+        source, read.codes[f] = read.codes[f], array(CODE_TYPE)
+        if f < 2:
+            rank = ranks[f]
+            columns[field] = array(CODE_TYPE, (rank[source[i]] for i in order))
+        else:
+            columns[field] = array(CODE_TYPE, map(source.__getitem__, order))
+        del source
+    offsets = array(OFFSET_TYPE, map(read.offsets.__getitem__, order))
+    lengths = array(CODE_TYPE, map(read.lengths.__getitem__, order))
+    names = [sorted(systems), sorted(questions), *(list(table) for table in read.tables[2:])]
     sets = len(FIELDS) - SET_FIELDS
-    return Columns(
-        names[:sets],
-        [[list(members) for members in table] for table in names[sets:]],
-        [column.tobytes() for column in columns],
-        array(OFFSET_TYPE, (row[0] for row in standing)).tobytes(),
-        array(CODE_TYPE, (row[1] for row in standing)).tobytes(),
-        problems,
+    head = Columns(
+        names[:sets], [[list(s) for s in table] for table in names[sets:]], len(order), read.problems
     )
+    return Table(head, columns, offsets, lengths, extent)
+
+
+class _Read:
+    """Every record of a file as codes in arrays, in file order: `codes[f]` the code of field
+    `FIELDS[f]` (into `tables[f]`, its values in the order first met), with each line's offset
+    and length, and the lines that were not records in `problems`."""
+
+    def __init__(self, results: Path) -> None:
+        self.tables: list[dict] = [{} for _ in FIELDS]
+        self.codes = [array(CODE_TYPE) for _ in FIELDS]
+        self.offsets, self.lengths = array(OFFSET_TYPE), array(CODE_TYPE)
+        self.problems: list[str] = []
+        prefix = f"{results}:"
+        report = bad_line_reporter(
+            results, lambda problem: self.problems.append(problem.removeprefix(prefix))
+        )
+        pairs = list(zip(self.tables, self.codes, strict=True))
+        for offset, length, record in _records(results, report):
+            for (table, column), value in zip(pairs, _values(record), strict=True):
+                column.append(table.setdefault(value, len(table)))
+            self.offsets.append(offset)
+            self.lengths.append(length)
+
+
+def _standing_order(systems: array, questions: array, ranks: list[list[int]], count: int) -> array:
+    """The positions (in file order) of each pair's last record, in (system, question) order:
+    the records counted into buckets by their system's rank, then each bucket's questions put
+    in order (`count`: how many questions there are)."""
+    system_rank, question_rank = ranks
+    sizes = [0] * (len(system_rank) + 1)
+    for code, size in Counter(systems).items():
+        sizes[system_rank[code] + 1] = size
+    starts = list(accumulate(sizes))
+    by_system = array(CODE_TYPE, bytes(len(systems) * _CODE_BYTES))
+    fill = starts[:-1]
+    for position, code in enumerate(systems):
+        rank = system_rank[code]
+        by_system[fill[rank]] = position
+        fill[rank] += 1
+    order = array(CODE_TYPE)
+    for first, end in pairwise(starts):
+        bucket = by_system[first:end]
+        order.extend(_last_by_question(bucket, [question_rank[questions[p]] for p in bucket], count))
+    return order
+
+
+def _last_by_question(positions: array, ranks: list[int], count: int) -> Iterable[int]:
+    """Of one system's `positions` (ascending) with their questions' `ranks`, the last position
+    of each question, in question order. A table of `count` slots where the system answered a
+    good part of the questions (walking it costs no more than the answers), else a stable sort."""
+    if len(positions) * 4 >= count:
+        slots = array(CODE_TYPE, bytes(count * _CODE_BYTES))
+        for position, rank in zip(positions, ranks, strict=True):
+            slots[rank] = position + 1  # 0: no answer; a later record of the pair overwrites
+        return [slot - 1 for slot in slots if slot]
+    keyed = sorted(zip(ranks, positions, strict=True), key=itemgetter(0))  # stable: file order kept
+    last = [position for (rank, position), (following, _) in pairwise(keyed) if rank != following]
+    return [*last, keyed[-1][1]] if keyed else last
 
 
 def _ranks(names: list) -> list[int]:

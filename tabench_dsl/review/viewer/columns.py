@@ -18,7 +18,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-#: The coded fields, in the order `Columns.codes` holds them.
+from ...core.results_index import Extent
+
+#: The coded fields, in the order `Columns.names` and `Columns.sets` hold their tables.
 FIELDS: tuple[str, ...] = (
     "system",
     "question",
@@ -37,43 +39,52 @@ CODE_TYPE, OFFSET_TYPE = "I", "Q"
 
 
 class Columns(msgspec.Struct, array_like=True):
-    """The columns as they are kept (msgpack): the names each code stands for, the codes as bytes.
+    """What the index keeps of the columns beside the codes themselves (msgpack): the names each
+    code stands for and how many records there are. Each column is kept as its own value, its
+    array's bytes (`column_store`), so no value is ever a copy of the whole.
 
     `names[f]` is the table of field `FIELDS[f]` for the fields of one string each ("" for none:
     no cause, no human decision, no T1 audit); `sets` the tables of the last two, `facets` (those
-    seen) and `tags`: their distinct sets, each as a list. `codes[f]` is field `FIELDS[f]`'s
-    column; `offsets` and `lengths` locate each record's line. `problems` are the lines that were
-    not records, each as `line: message` (without the file's name).
+    seen) and `tags`: their distinct sets, each as a list. `problems` are the lines that were not
+    records, each as `line: message` (without the file's name).
     """
 
     names: list[list[str]]
     sets: list[list[list[str]]]
-    codes: list[bytes]
-    offsets: bytes
-    lengths: bytes
+    count: int
     problems: list[str]
 
 
 class Table:
-    """The columns unpacked for use: one `array` per field and the names behind its codes."""
+    """The columns in use: one `array` per field (`columns[f]`: field f's code of each record),
+    the names behind its codes, and the offset and length of each record's line. `extent` is
+    the results file the columns were read from (`results_index.Extent`), when known."""
 
-    def __init__(self, kept: Columns) -> None:
-        self.names: list[list] = [list(names) for names in kept.names] + [list(s) for s in kept.sets]
-        self.columns = {name: _array(CODE_TYPE, data) for name, data in zip(FIELDS, kept.codes, strict=True)}
-        self.offsets = _array(OFFSET_TYPE, kept.offsets)
-        self.lengths = _array(CODE_TYPE, kept.lengths)
-        self.problems = kept.problems
+    def __init__(
+        self,
+        head: Columns,
+        columns: dict[str, array],
+        offsets: array,
+        lengths: array,
+        extent: Extent | None = None,
+    ) -> None:
+        self.names: list[list] = [list(names) for names in head.names] + [list(s) for s in head.sets]
+        self.columns = columns
+        self.offsets = offsets
+        self.lengths = lengths
+        self.problems = head.problems
+        self.extent = extent
 
     def __len__(self) -> int:
         return len(self.offsets)
 
-    def valid(self, end: int) -> bool:
-        """Whether every column has one value per record and every line lies within the first
-        `end` bytes of the file (else the value is not used). The codes themselves are not walked
-        (a million of each would cost a second at every start): the value is signed together with
-        the hash of the code that wrote it (`column_store`), so no other codes are ever read."""
-        count = len(self.offsets)
-        if len(self.names) != len(FIELDS) or len(self.lengths) != count:
+    def valid(self, count: int, end: int) -> bool:
+        """Whether every column has the `count` values the head names and every line lies within
+        the first `end` bytes of the file (else the columns are not used). The codes themselves
+        are not walked (ten million of each would cost seconds at every start): each value is
+        signed together with the hash of the code that wrote it (`column_store`), so no other
+        codes are ever read."""
+        if len(self.names) != len(FIELDS) or len(self.offsets) != count or len(self.lengths) != count:
             return False
         if any(len(column) != count for column in self.columns.values()):
             return False
@@ -119,7 +130,8 @@ class Table:
         self.lengths = array(CODE_TYPE, map(self.lengths.__getitem__, chosen))
 
 
-def _array(kind: str, data: bytes) -> array:
+def array_of(kind: str, data: bytes) -> array:
+    """The `array` of type `kind` whose bytes `data` are (a trailing part of a value dropped)."""
     values = array(kind)
-    values.frombytes(data[: len(data) - len(data) % values.itemsize])
+    values.frombytes(memoryview(data)[: len(data) - len(data) % values.itemsize])
     return values

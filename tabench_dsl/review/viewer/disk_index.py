@@ -10,7 +10,8 @@ filter that reads texts: it reads again the lines of the records the other filte
 At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
 about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
 ~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
-500 MB). A decision's totals are worked out from those before it (`decided_totals`). What still
+200 MB; at ten million records about 1 GB, the columns themselves 480 MB). A decision's totals
+are worked out from those before it (`decided_totals`). What still
 reads the whole file: `q` (a few seconds at a million), and the totals after a person's blind
 audit, or of a run with a panel or repeats, which are counted again.
 """
@@ -73,8 +74,9 @@ class DiskIndex(Index):
     def totals(self) -> Totals:
         if self._totals is None:
             run = self.run
+            assert isinstance(self.records, RecordsOnDisk)
             self._totals = viewer_totals(
-                run.results_path, run.decisions_path, price=run.price, tags=self.tags
+                run.results_path, run.decisions_path, price=run.price, tags=self.tags, on_disk=self.records
             )
         return self._totals
 

@@ -13,14 +13,16 @@ file, never another record shown in its place.
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ...core.errors import UsageError
-from ...core.jsonl import BadLine, decode_line
+from ...core.jsonl import strip_bom
 from ...core.records import Record, record_decoder
 from .columns import Table
 
@@ -91,16 +93,31 @@ class RecordsOnDisk:
                 hits.add(position)
         return [position for position in positions if position in hits]
 
+    def each_from_file(self, decode: Callable[[bytes], Record]) -> Iterator[Record]:
+        """Every record at the columns' positions, in their order, as `decode` reads its line,
+        never one held (`overlay`): the file as the columns saw it. Each line is read on its own
+        (`pread`), so the order costs no read-ahead thrown away."""
+        offsets, lengths = self.table.offsets, self.table.lengths
+        with open(self.path, "rb", buffering=0) as f:
+            fd = f.fileno()
+            for position in range(len(self.table)):
+                record = self._decoded(position, os.pread(fd, lengths[position], offsets[position]), decode)
+                if record.key != self.key(position):
+                    raise self._changed(position)
+                yield record
+
     def _decode(self, position: int, decoder):
         self._file.seek(self.table.offsets[position])
-        line = self._file.read(self.table.lengths[position])
+        return self._decoded(position, self._file.read(self.table.lengths[position]), decoder.decode)
+
+    def _decoded(self, position: int, line: bytes, decode: Callable[[bytes], Any]) -> Any:
         try:
-            return decoder.decode(line)
+            return decode(line)
         except (msgspec.DecodeError, RecursionError):
             pass
         try:
-            return decode_line(decoder, line)  # a byte order mark before the first line
-        except BadLine:
+            return decode(strip_bom(line))  # a byte order mark before the first line
+        except (msgspec.DecodeError, RecursionError):
             raise self._changed(position) from None
 
     def _changed(self, position: int) -> UsageError:

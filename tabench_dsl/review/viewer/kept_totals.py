@@ -8,30 +8,46 @@ decoded unless an audit checks one) and kept under a name made of every input, a
 `indexed_totals` keeps its own: the results file's bytes (`load_exact`), the decisions file's
 sha256, `--price`, `--tag` and the hash of the code that counts. A decision changes the decisions
 file, so the next totals are counted again (the whole file is read then).
+
+While the file is as the viewer's columns read it, the standing records are read at the places
+the columns keep, in their order, one at a time (`RecordsOnDisk.each_from_file`): no record is
+held beyond the one counted, so ten million records are counted in the memory of the counts.
+A file changed since is counted as `counted_records` reads it, its records held.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
 
+from ...core.light_records import LightLines
 from ...core.price import Price
+from ...core.records import Record, record_decoder
 from ...core.results_index import measure, open_index
-from ..counted_records import counted_records
+from ..counted_records import checks_answer, counted_records
+from ..decisions import load_decisions
 from ..indexed_totals import code_hash, decisions_hash
 from ..outcomes import latest
 from ..slices import select_tagged
-from ..totals import Totals, compute_totals
+from ..streamed_totals import decided_record, decisions_by_pair
+from ..totals import Totals, compute_totals, count_standing
+from .disk_records import RecordsOnDisk
 
 
 def viewer_totals(
-    results: Path, decisions_file: Path, *, price: Price | None, tags: Sequence[str] | None
+    results: Path,
+    decisions_file: Path,
+    *,
+    price: Price | None,
+    tags: Sequence[str] | None,
+    on_disk: RecordsOnDisk | None = None,
 ) -> Totals:
     """The totals `Index.totals` computes for the run `load_run(results, tags=tags)` at `price`,
-    from the index when it holds them for exactly these inputs."""
+    from the index when it holds them for exactly these inputs. `on_disk`: the standing records
+    of that run (their `--tag` slice taken), read from the file while it is as they saw it."""
     variant = _variant(decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     if index is not None and variant is not None:
@@ -42,13 +58,31 @@ def viewer_totals(
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
-    records = counted_records(results, decisions_file, on_problem=_named_elsewhere)
-    standing = select_tagged(latest(records).values(), tags)
-    standing.sort(key=lambda record: record.key)
-    totals = compute_totals(standing, price=price)
+    if on_disk is not None and extent is not None and on_disk.table.extent == extent:
+        totals = _counted_in_place(on_disk, decisions_file, price)
+    else:
+        records = counted_records(results, decisions_file, on_problem=_named_elsewhere)
+        standing = select_tagged(latest(records).values(), tags)
+        standing.sort(key=lambda record: record.key)
+        totals = compute_totals(standing, price=price)
     if index is not None and variant is not None and extent is not None:
         index.store(variant, extent, msgspec.json.encode(totals))
     return totals
+
+
+def _counted_in_place(on_disk: RecordsOnDisk, decisions_file: Path, price: Price | None) -> Totals:
+    """The totals of the records `on_disk` places, read from their lines in its order with the
+    decisions file applied, as `counted_records` reads them (whole where an audit checks an
+    answer, else light)."""
+    decisions = load_decisions(decisions_file) if decisions_file.is_file() else []
+    decided = decisions_by_pair(decisions)
+    whole = any(checks_answer(decision) for decision in decisions)
+
+    def standing() -> Iterator[Record]:
+        decode = record_decoder.decode if whole else LightLines().decode
+        return (decided_record(record, decided) for record in on_disk.each_from_file(decode))
+
+    return count_standing(standing, price=price)
 
 
 def _named_elsewhere(problem: str) -> None:
