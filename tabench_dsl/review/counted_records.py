@@ -10,7 +10,7 @@ differ from what a whole read gives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..core.light_records import iter_light_records
@@ -24,14 +24,18 @@ def counted_records(
 ) -> list[Record]:
     """The records of `results` as counting reads them, in file order, the decisions of
     `decisions_file` (when it exists) applied; bad lines go to `on_problem`."""
-    decisions = (
-        load_decisions(decisions_file) if decisions_file is not None and decisions_file.is_file() else []
-    )
-    read = iter_records if any(checks_answer(d) for d in decisions) else iter_light_records
+    decisions = decisions_beside(decisions_file)
+    read = iter_records if reads_whole(decisions) else iter_light_records
     records = list(read(results, on_problem=on_problem))
     return apply_decisions(records, decisions) if decisions else records
 
 
-def checks_answer(decision: Decision) -> bool:
-    """True for an audit that names the answer it was made on (it is stale if that changed)."""
-    return decision.is_audit and isinstance(decision.answer_sha256, str)
+def decisions_beside(decisions_file: Path | None) -> list[Decision]:
+    """The decisions of `decisions_file`, none when there is no such file."""
+    return load_decisions(decisions_file) if decisions_file is not None and decisions_file.is_file() else []
+
+
+def reads_whole(decisions: Iterable[Decision]) -> bool:
+    """True when the records must be read whole to count them with `decisions`: one of them is an
+    audit that names the answer it was made on (it is stale if that changed)."""
+    return any(decision.is_audit and isinstance(decision.answer_sha256, str) for decision in decisions)

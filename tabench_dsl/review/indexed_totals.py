@@ -28,10 +28,8 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.price import Price
-from ..core.records import Decision
 from ..core.results_index import Extent, measure, open_index
-from .counted_records import counted_records
-from .decisions import load_decisions
+from .counted_records import counted_records, decisions_beside
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, streamed_totals
@@ -105,7 +103,7 @@ def _count(
     `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the records) unless
     a blind audit is among the decisions: it needs the records whole (`counted_records`), held in
     a list as they always were."""
-    decisions = _decisions(decisions_file)
+    decisions = decisions_beside(decisions_file)
     if not any(decision.is_audit for decision in decisions):
         try:
             totals = streamed_totals(
@@ -127,10 +125,6 @@ def _count(
     if tags:  # the standing record of a pair says which slice it is in
         records = select_tagged(latest(records).values(), tags)
     return compute_totals(records, price=price)
-
-
-def _decisions(path: Path | None) -> list[Decision]:
-    return load_decisions(path) if path is not None and path.is_file() else []
 
 
 def _decode(body: bytes | None) -> _KeptTotals | None:

@@ -24,6 +24,7 @@ from ..core.light_records import iter_light_records, iter_records_of
 from ..core.price import Price
 from ..core.records import Decision, Record
 from ..core.results_index import measure
+from .counted_records import reads_whole
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from .last_records import ResultsChanged
 from .outcomes import latest
@@ -137,7 +138,7 @@ def _decisions(path: Path) -> tuple[Path, list[Decision], UsageError | None] | N
         decisions, failed = load_decisions(dpath), None
     except UsageError as exc:
         decisions, failed = [], exc
-    if any(_checks_answer(decision) for decision in decisions):
+    if reads_whole(decisions):
         return None
     return dpath, decisions, failed
 
@@ -172,11 +173,6 @@ def _apply(records: list[Record], decisions: list[Decision], stale: list[StaleDe
     applied = apply_decisions([records[i] for i in at], decisions, stale=stale)
     for i, record in zip(at, applied, strict=True):
         records[i] = record
-
-
-def _checks_answer(decision: Decision) -> bool:
-    """True for an audit that names the answer it was made on (it is stale if that changed)."""
-    return decision.is_audit and isinstance(decision.answer_sha256, str)
 
 
 def _whole(run: Run, listed: list[Record]) -> list[Record] | None:

@@ -126,8 +126,11 @@ def read_columns(results: Path, *, extent: Extent | None = None) -> Table:
         else:
             columns[field] = array(CODE_TYPE, map(source.__getitem__, order))
         del source
-    offsets = array(OFFSET_TYPE, map(read.offsets.__getitem__, order))
-    lengths = array(CODE_TYPE, map(read.lengths.__getitem__, order))
+    places, read.offsets = read.offsets, array(OFFSET_TYPE)
+    offsets = array(OFFSET_TYPE, map(places.__getitem__, order))
+    places, read.lengths = read.lengths, array(CODE_TYPE)
+    lengths = array(CODE_TYPE, map(places.__getitem__, order))
+    del places
     names = [sorted(systems), sorted(questions), *(list(table) for table in read.tables[2:])]
     sets = len(FIELDS) - SET_FIELDS
     head = Columns(

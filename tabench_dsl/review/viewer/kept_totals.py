@@ -27,8 +27,7 @@ from ...core.light_records import LightLines
 from ...core.price import Price
 from ...core.records import Record, record_decoder
 from ...core.results_index import measure, open_index
-from ..counted_records import checks_answer, counted_records
-from ..decisions import load_decisions
+from ..counted_records import counted_records, decisions_beside, reads_whole
 from ..indexed_totals import code_hash, decisions_hash
 from ..outcomes import latest
 from ..slices import select_tagged
@@ -74,9 +73,9 @@ def _counted_in_place(on_disk: RecordsOnDisk, decisions_file: Path, price: Price
     """The totals of the records `on_disk` places, read from their lines in its order with the
     decisions file applied, as `counted_records` reads them (whole where an audit checks an
     answer, else light)."""
-    decisions = load_decisions(decisions_file) if decisions_file.is_file() else []
+    decisions = decisions_beside(decisions_file)
     decided = decisions_by_pair(decisions)
-    whole = any(checks_answer(decision) for decision in decisions)
+    whole = reads_whole(decisions)
 
     def standing() -> Iterator[Record]:
         decode = record_decoder.decode if whole else LightLines().decode
