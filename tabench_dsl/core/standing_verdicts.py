@@ -11,8 +11,11 @@ file as it is now: the map is used only when the bytes it covers are unchanged, 
 The map is kept as its distinct names and two arrays into them: each pair's key (its system's and
 its question's numbers, `pair_set.KEY_BASE` apart) and its verdict's number. `done_pairs` builds its
 set of keys from the first array at C speed (no tuple, no dict of a million pairs), so a resume
-learns what is done from a million records in a tenth of a second; the dict is built only when the
-map must be extended by the lines appended since it was kept.
+learns what is done from a million records in a tenth of a second. Reading lines builds the same
+arrays directly (`_Growing`, each pair's place in a `pair_table.PairTable`), and the lines appended
+since the map was kept are read into arrays of their own, then put into a copy of the kept ones
+(`_extended`): no dict of pairs is built on either path, so the first resume of ten million
+records holds arrays, not gigabytes of tuples and strings.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import msgspec
 from .fast_lines import decoded_lines
 from .light_records import light_record_decoder
 from .pair_set import KEY_BASE, PairSet
+from .pair_table import PairTable
 from .results_index import Extent, measure, open_index
 
 #: The index's name for this value.
@@ -65,13 +69,10 @@ class Standing:
 
     @classmethod
     def of(cls, last: Mapping[tuple[str, str], str]) -> Standing:
-        numbers: dict[str, int] = {}
-        number = numbers.setdefault
-        keys, verdicts = array("Q"), array("I")
+        growing = _Growing()
         for (system, question), verdict in last.items():
-            keys.append(number(system, len(numbers)) * KEY_BASE + number(question, len(numbers)))
-            verdicts.append(number(verdict, len(numbers)))
-        return cls(list(numbers), keys, verdicts)
+            growing.note(system, question, verdict)
+        return growing.standing()
 
     def encode(self) -> bytes:
         return msgspec.msgpack.encode(_Kept(self.names, self.keys.tobytes(), self.verdicts.tobytes()))
@@ -127,11 +128,65 @@ def _ignore(number: int, bad: object) -> None:
     """Bad lines are no pair's record; `totals` names them (resume never did)."""
 
 
-def _read_into(last: dict[tuple[str, str], str], path: Path, start: int, stop: int | None) -> None:
+class _Growing:
+    """The map as a read builds it: each name numbered once, each pair's key and verdict number
+    appended where the pair first comes, and where each pair is in them (`PairTable`), so a later
+    record of the pair changes its verdict in place. No tuple, string or dict entry is kept for a
+    pair: ten million records are read in the memory of their arrays, not of a dict of pairs."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self.keys, self.verdicts = array("Q"), array("I")
+        self.places = PairTable()
+
+    def note(self, system: str, question: str, verdict: str) -> None:
+        numbers = self.numbers
+        number = numbers.setdefault
+        s, q = number(system, len(numbers)), number(question, len(numbers))
+        v = number(verdict, len(numbers))
+        at = self.places.get(s, q)
+        if at < 0:
+            self.places.put(s, q, len(self.keys))
+            self.keys.append(s * KEY_BASE + q)
+            self.verdicts.append(v)
+        else:
+            self.verdicts[at] = v
+
+    def standing(self) -> Standing:
+        """The map read so far (its arrays are this builder's: taken once the read is done)."""
+        return Standing(list(self.numbers), self.keys, self.verdicts)
+
+
+def _extended(kept: Standing, appended: Standing) -> Standing:
+    """`kept` with the pairs of `appended` (read from the lines after it) put in: a pair it holds
+    takes its new verdict where it is, a new one comes after, as a dict of pairs updated in order
+    would hold them. Only the appended pairs are looked for among the kept keys (`compress`)."""
+    names, numbers = list(kept.names), dict(kept.numbers)  # the kept map is shared: never changed
+    number = []  # each appended name's number among the kept ones
+    for name in appended.names:
+        if name not in numbers:
+            numbers[name] = len(names)
+            names.append(name)
+        number.append(numbers[name])
+    new_keys = [number[key // KEY_BASE] * KEY_BASE + number[key % KEY_BASE] for key in appended.keys]
+    wanted = set(new_keys)
+    keys, verdicts = array("Q", kept.keys), array("I", kept.verdicts)
+    places = {keys[at]: at for at in itertools.compress(range(len(keys)), map(wanted.__contains__, keys))}
+    for key, verdict in zip(new_keys, appended.verdicts, strict=True):
+        at = places.get(key)
+        if at is None:
+            keys.append(key)
+            verdicts.append(number[verdict])
+        else:
+            verdicts[at] = number[verdict]
+    return Standing(names, keys, verdicts)
+
+
+def _read_into(growing: _Growing, path: Path, start: int, stop: int | None) -> None:
     for record in decoded_lines(path, light_record_decoder, _ignore, start=start, stop=stop):
         verdict = record.verdict
-        last[(record.system, record.question)] = (
-            MISSING_MARK + verdict if record.cause == "missing" else verdict
+        growing.note(
+            record.system, record.question, MISSING_MARK + verdict if record.cause == "missing" else verdict
         )
 
 
@@ -140,34 +195,33 @@ def _standing(path: Path, *, keep: bool = True) -> Standing:
     the way. The same map is given again to the next call while the file is unchanged: callers
     never change it. Without `keep` the index is read but never written."""
     now = measure(path)
-    return _standing_at(path, now, keep) if now is not None else Standing.of(_read_whole(path))
+    return _standing_at(path, now, keep) if now is not None else _read_whole(path)
 
 
-def _read_whole(path: Path) -> dict[tuple[str, str], str]:
-    last: dict[tuple[str, str], str] = {}
-    _read_into(last, path, 0, None)
-    return last
+def _read_whole(path: Path) -> Standing:
+    growing = _Growing()
+    _read_into(growing, path, 0, None)
+    return growing.standing()
 
 
 @functools.lru_cache(maxsize=1)
 def _standing_at(path: Path, now: Extent, keep: bool) -> Standing:
     index = open_index(path)
     if index is None:
-        return Standing.of(_read_whole(path))
+        return _read_whole(path)
     found = index.load_prefix(VARIANT)
     kept = Standing.decode(found[1]) if found is not None else None
     start = found[0].end if kept is not None and found is not None else 0
     if kept is not None and start == now.end == now.size:
-        return kept  # nothing appended since, no torn line: the arrays as kept, no dict built
-    last = kept.as_dict() if kept is not None else {}
-    _read_into(last, path, start, now.end)
-    standing = Standing.of(last)
+        return kept  # nothing appended since, no torn line: the arrays as kept
+    growing = _Growing()
+    _read_into(growing, path, start, now.end)
     if keep and (kept is None or start != now.end):
-        index.store(VARIANT, now, standing.encode())
+        whole = growing.standing() if kept is None else _extended(kept, growing.standing())
+        index.store(VARIANT, now, whole.encode())
     if now.size > now.end:  # a torn last line: read as the stream reads it, never kept
-        _read_into(last, path, now.end, None)
-        standing = Standing.of(last)
-    return standing
+        _read_into(growing, path, now.end, None)
+    return growing.standing() if kept is None else _extended(kept, growing.standing())
 
 
 def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:

@@ -358,3 +358,71 @@ def test_a_value_too_big_for_sqlite_is_not_kept_and_the_others_stay(results, mon
     index.store("viewer-columns:big", measure(results), b"x" * 10_000)
     monkeypatch.undo()
     assert kept_values(results) == before
+
+
+def standing_by_hand(lines: list[tuple[str, str, str, bool]]) -> tuple[set, set]:
+    """The done and the recorded-missing pairs of records (system, question, outcome, missing),
+    the last record of each pair standing, worked out here without any of tabench's readers."""
+    last: dict[tuple[str, str], tuple[str, bool]] = {}
+    for system, question, outcome, missing in lines:
+        last[(system, question)] = (outcome, missing)
+    done = {pair for pair, (outcome, _) in last.items() if outcome != "error"}
+    return done, {pair for pair, (_, missing) in last.items() if missing}
+
+
+def write_lines(path, lines, mode: str = "wb") -> None:
+    with open(path, mode) as f:
+        for system, question, outcome, missing in lines:
+            record = make_record(system, question, outcome)
+            if missing:
+                record = msgspec.structs.replace(record, cause="missing")
+            f.write(record_encoder.encode(record) + b"\n")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_done_pairs_kept_then_extended_are_the_pairs_the_records_leave(tmp_path, seed):
+    """Records re-graded, recorded missing then answered, names that are both a system and a
+    question: the pairs read through the index, first from nothing, then from the kept map and
+    the lines appended after it, are the ones the records leave."""
+    import random
+
+    from tabench_dsl.grading.missing import recorded_missing
+
+    rng = random.Random(seed)
+    names = ["s1", "s2", "q1", "q2", "q3", "pass", "error"]
+    lines = [
+        (
+            rng.choice(names[:3]),
+            rng.choice(names[2:]),
+            rng.choice(["pass", "fail", "error"]),
+            rng.random() < 0.2,
+        )
+        for _ in range(rng.randrange(1, 60))
+    ]
+    cut = rng.randrange(len(lines) + 1)
+    path = tmp_path / "run.jsonl"
+    write_lines(path, lines[:cut])
+    if cut:
+        done, missing = standing_by_hand(lines[:cut])
+        assert done_pairs(path) == done and recorded_missing(path) == missing
+    write_lines(path, lines[cut:], "ab")
+    done, missing = standing_by_hand(lines)
+    assert done_pairs(path) == done and recorded_missing(path) == missing
+    assert open_index(path).load_prefix(VARIANT)[0] == measure(path)  # the whole file kept
+    index_path(path).unlink()
+    assert done_pairs(path) == done and recorded_missing(path) == missing  # read from nothing
+
+
+def test_many_systems_each_answering_few_of_many_questions(tmp_path):
+    """Where a table of each system's questions would hold far more slots than there are pairs
+    (here 400 systems, each answering 2 of 800 questions), the pairs are still the records'."""
+    lines = [
+        (f"s{n}", f"q{(n * 2 + k) % 800}", "pass" if k else "error", False)
+        for n in range(400)
+        for k in (0, 1)
+    ]
+    lines += [(f"s{n}", f"q{n * 2 % 800}", "fail", False) for n in range(0, 400, 3)]  # re-graded
+    path = tmp_path / "run.jsonl"
+    write_lines(path, lines)
+    done, _ = standing_by_hand(lines)
+    assert done_pairs(path) == done and len(done) == 400 + len(range(0, 400, 3))

@@ -1,0 +1,93 @@
+"""A map from a pair of small ids (a system's and a question's) to a non-negative int, in arrays.
+
+A dict of ten million pairs costs about a hundred bytes a pair (a key object, a value object and
+a slot each). The pairs of a results file are dense (most systems answer most questions), so here
+each system has a row of 4-byte cells indexed by question id (0: no value, else the value + 1),
+grown as ids come. Where the rows would hold far more cells than there are pairs (many systems,
+each answering a few of many questions), the table moves once to a dict from the pair's number:
+either way a pair costs a few cells, never a row of every question there is.
+"""
+
+from __future__ import annotations
+
+from array import array
+from itertools import compress
+
+#: The rows' cells may come to this many for each pair held, plus `_SLACK`, before the table
+#: moves to a dict (a row grows to twice its length, so a dense file stays well below it).
+_CELLS_A_PAIR = 4
+_SLACK = 1 << 16
+#: A pair's number in the dict: its system's id above these bits, its question's below.
+_QUESTION_BITS = 32
+
+
+class PairTable:
+    """(system id, question id) -> value (an int >= 0, below 2**32 - 1); -1 for a pair not held."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, array] = {}
+        self.cells = 0
+        self.count = 0
+        self.spread: dict[int, int] | None = None
+        self._grouped: dict[int, list[int]] | None = None  # the dict's questions by system, once asked
+
+    def __len__(self) -> int:
+        return self.count
+
+    def get(self, s: int, q: int) -> int:
+        if self.spread is not None:
+            return self.spread.get(s << _QUESTION_BITS | q, -1)
+        row = self.rows.get(s)
+        return row[q] - 1 if row is not None and q < len(row) else -1
+
+    def put(self, s: int, q: int, value: int) -> None:
+        if self.spread is not None:
+            self._grouped = None
+            key = s << _QUESTION_BITS | q
+            self.count += key not in self.spread
+            self.spread[key] = value
+            return
+        row = self.rows.get(s)
+        if row is None:
+            row = self.rows[s] = array("I")
+        if q >= len(row):
+            more = max(q + 1, 2 * len(row)) - len(row)
+            if self.cells + more > _CELLS_A_PAIR * self.count + _SLACK:
+                self._spread()
+                self.put(s, q, value)
+                return
+            self.cells += more
+            row.frombytes(bytes(row.itemsize * more))
+        self.count += not row[q]
+        row[q] = value + 1
+
+    def systems(self) -> set[int]:
+        """The ids of the systems with a pair held."""
+        if self.spread is not None:
+            return set(self._by_system())
+        return {s for s, row in self.rows.items() if any(row)}
+
+    def questions_of(self, s: int) -> list[int]:
+        """The ids of the questions held for system `s`, ascending."""
+        if self.spread is not None:
+            return self._by_system().get(s, [])
+        row = self.rows.get(s)
+        return list(compress(range(len(row)), row)) if row is not None else []
+
+    def _by_system(self) -> dict[int, list[int]]:
+        if self._grouped is None:
+            grouped: dict[int, list[int]] = {}
+            mask = (1 << _QUESTION_BITS) - 1
+            for key in sorted(self.spread or ()):
+                grouped.setdefault(key >> _QUESTION_BITS, []).append(key & mask)
+            self._grouped = grouped
+        return self._grouped
+
+    def _spread(self) -> None:
+        self.spread = {
+            s << _QUESTION_BITS | q: cell - 1
+            for s, row in self.rows.items()
+            for q, cell in zip(compress(range(len(row)), row), compress(row, row), strict=True)
+        }
+        self.rows.clear()
+        self.cells = 0
