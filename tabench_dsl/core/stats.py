@@ -18,7 +18,8 @@ Paired counts follow the usual 2x2 table of two verdicts on the same items:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 import msgspec
 
@@ -131,22 +132,35 @@ def newcombe_paired_interval(counts: PairedCounts, z: float = Z95) -> tuple[floa
     return max(-1.0, low), min(1.0, high)
 
 
+#: A rating: any value that can be counted.
+R = TypeVar("R", bound=Hashable)
+
+
 def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
     """Cohen's kappa of two ratings of the same items: (observed - chance agreement) / (1 - chance).
 
     Chance agreement is the sum over categories of the product of the two raters' shares. None
     when there is no item, or when chance agreement is 1 (both gave one and the same category to
     every item: agreement is total but kappa is undefined)."""
-    n = len(pairs)
+    counts: dict[tuple[Hashable, Hashable], int] = {}
+    for pair in pairs:
+        counts[pair] = counts.get(pair, 0) + 1
+    return cohen_kappa_of_counts(counts)
+
+
+def cohen_kappa_of_counts(counts: Mapping[tuple[R, R], int]) -> float | None:
+    """`cohen_kappa` of the items whose (first rating, second rating) `counts` counts: the same
+    figure from a table of the ratings' combinations (exact integer sums, so the same float)."""
+    n = sum(counts.values())
     if n == 0:
         return None
-    first: dict[Hashable, int] = {}
-    second: dict[Hashable, int] = {}
+    first: dict[R, int] = {}
+    second: dict[R, int] = {}
     agreed = 0
-    for x, y in pairs:
-        first[x] = first.get(x, 0) + 1
-        second[y] = second.get(y, 0) + 1
-        agreed += x == y
+    for (x, y), count in counts.items():
+        first[x] = first.get(x, 0) + count
+        second[y] = second.get(y, 0) + count
+        agreed += count if x == y else 0
     observed = agreed / n
     chance = sum(count * second.get(category, 0) for category, count in first.items()) / (n * n)
     if chance >= 1.0:

@@ -21,7 +21,7 @@ from typing import TypeVar
 import msgspec
 
 from ..core.records import Decision, Record
-from ..core.stats import cohen_kappa, mcnemar_exact
+from ..core.stats import cohen_kappa_of_counts, mcnemar_exact
 from .outcomes import outcome
 
 #: A pair's key: (system, question), or a number standing for one (`diff_files`).
@@ -109,7 +109,7 @@ def compare_outcomes(
     each flip, for the caller to give their reasons (a file read in a second pass gives them only
     for these)."""
     flipped: list[tuple[K, str, str]] = []
-    ratings: list[tuple[str, str]] = []
+    ratings: dict[tuple[str, str], int] = {}  # (A's, B's) -> how many pairs: a table, not a list of pairs
     with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
     for key, vx, vy in outcomes:
         if vx != vy:
@@ -117,13 +117,13 @@ def compare_outcomes(
         if "error" in (vx, vy):
             with_error += 1
             continue
-        ratings.append((vx, vy))
+        ratings[(vx, vy)] = ratings.get((vx, vy), 0) + 1
         a_pass += vx == "pass"
         b_pass += vy == "pass"
         pass_to_not += vx == "pass" and vy != "pass"
         not_to_pass += vx != "pass" and vy == "pass"
-    compared = len(ratings)
-    agreed = sum(vx == vy for vx, vy in ratings)
+    compared = sum(ratings.values())
+    agreed = sum(count for (vx, vy), count in ratings.items() if vx == vy)
     diff = Diff(
         a=a_name,
         b=b_name,
@@ -132,7 +132,7 @@ def compare_outcomes(
         with_error=with_error,
         agreed=agreed,
         agreement=agreed / compared if compared else None,
-        kappa=cohen_kappa(ratings),
+        kappa=cohen_kappa_of_counts(ratings),
         a_pass=a_pass,
         b_pass=b_pass,
         a_pass_rate=a_pass / compared if compared else None,

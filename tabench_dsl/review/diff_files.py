@@ -13,12 +13,14 @@ At a million pairs a side this is a few hundred megabytes instead of gigabytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
+from ..core.pair_table import PairTable
 from ..core.records import Decision, JudgeInfo, Record
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
@@ -62,12 +64,6 @@ class Names:
         systems, questions = self._by_id
         return Pair(systems[key >> _QUESTION_BITS], questions[key & _QUESTION_MASK])
 
-    def order(self) -> Callable[[int], int]:
-        """A sort key of pair numbers that orders them as (system, question) names sort."""
-        system_rank, question_rank = _ranks(self.systems), _ranks(self.questions)
-        width = len(question_rank)
-        return lambda key: system_rank[key >> _QUESTION_BITS] * width + question_rank[key & _QUESTION_MASK]
-
 
 def _ranks(ids: dict[str, int]) -> list[int]:
     """Each id's place among the names in sorted order."""
@@ -79,32 +75,18 @@ def _ranks(ids: dict[str, int]) -> list[int]:
 
 @dataclass
 class Side:
-    """One file as the diff reads it: per pair number, `judge slot * 4 + outcome code` (slot 0: no
-    judge counted, else `judges[slot - 1]`), the decisions standing on the pairs they name, and
-    what `warn_run_problems` says of a `viewer.run.Run` (`problems`, `stale`)."""
+    """One file as the diff reads it: per pair (its system's and its question's ids),
+    `judge slot * 4 + outcome code` (slot 0: no judge counted, else `judges[slot - 1]`), the
+    decisions standing on the pairs they name, and what `warn_run_problems` says of a
+    `viewer.run.Run` (`problems`, `stale`)."""
 
     path: Path
     size: int
-    codes: dict[int, int]
+    codes: PairTable
     judges: list[str]
     decided: dict[int, Decision]
     problems: list[str] = field(default_factory=list)
     stale: list[StaleDecision] = field(default_factory=list)
-
-    def outcome(self, key: int) -> str:
-        return OUTCOMES[self.codes[key] & 3]
-
-    def judges_in_order(self, order: Callable[[int], int]) -> list[str]:
-        """The judges of the standing T2 records in the order of the first pair each judged, as
-        `diff.judges_of` names them from records sorted by pair."""
-        first: dict[int, int] = {}
-        for key, code in self.codes.items():
-            slot = code >> 2
-            if slot:
-                place = order(key)
-                if place < first.get(slot, place + 1):
-                    first[slot] = place
-        return [self.judges[slot - 1] for slot in sorted(first, key=first.__getitem__)]
 
     def reasons(self, keys: set[int], names: Names) -> dict[int, str]:
         """The reason each pair of `keys` stands on (`diff.stated_reason`), read again from the
@@ -134,7 +116,7 @@ def read_side(path: str | Path, names: Names) -> Side:
     except UsageError as exc:  # raised after the results are read, where `load_run` raises it
         decisions, failed = [], exc
     named = {names.key(d.system, d.question) for d in decisions}
-    side = Side(path, path.stat().st_size, {}, [], {})
+    side = Side(path, path.stat().st_size, PairTable(), [], {})
     held = _read_codes(side, names, named)
     if not side.codes and side.problems:
         raise UsageError(f"{side.problems[0]} (is this a results file written by `tabench grade`?)")
@@ -161,7 +143,8 @@ def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeR
                 if slot > len(side.judges):
                     side.judges.append(name)
         decision = record.decision
-        codes[key] = slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict]
+        code = slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict]
+        codes.put(key >> _QUESTION_BITS, key & _QUESTION_MASK, code)
         if key in named:
             held[key] = record
     return held
@@ -183,7 +166,8 @@ def _apply(side: Side, names: Names, held: dict[int, OutcomeRecord], decisions: 
     for key, record in zip(standing, applied, strict=True):
         if record.decision is not None:
             side.decided[key] = record.decision
-            side.codes[key] = (side.codes[key] & ~3) | _CODE[record.decision.verdict]
+            s, q = key >> _QUESTION_BITS, key & _QUESTION_MASK
+            side.codes.put(s, q, (side.codes.get(s, q) & ~3) | _CODE[record.decision.verdict])
 
 
 def _as_record(light: OutcomeRecord) -> Record:
@@ -204,24 +188,63 @@ def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
     """The diff of the results files `a` and `b` (named as given), with each side's problems."""
     names = Names()
     left, right = read_side(a, names), read_side(b, names)
-    order = names.order()
-    both = sorted(left.codes.keys() & right.codes.keys(), key=order)
+    walked = _Walked(names, left.codes, right.codes)
     diff, flipped = compare_outcomes(
-        ((key, left.outcome(key), right.outcome(key)) for key in both),
+        walked.in_both(),
         a_name=str(a),
         b_name=str(b),
-        only_in_a=[names.pair(key) for key in sorted(left.codes.keys() - right.codes.keys(), key=order)],
-        only_in_b=[names.pair(key) for key in sorted(right.codes.keys() - left.codes.keys(), key=order)],
-        a_judges=left.judges_in_order(order),
-        b_judges=right.judges_in_order(order),
+        only_in_a=[names.pair(key) for key in walked.only_in_a],
+        only_in_b=[names.pair(key) for key in walked.only_in_b],
+        a_judges=[left.judges[slot - 1] for slot in walked.a_slots],
+        b_judges=[right.judges[slot - 1] for slot in walked.b_slots],
     )
-    del both
+    del walked
     keys = {key for key, _, _ in flipped}
     reasons_a, reasons_b = left.reasons(keys, names), right.reasons(keys, names)
     diff.flips = [
         Flip(*_names(names.pair(key)), vx, vy, reasons_a[key], reasons_b[key]) for key, vx, vy in flipped
     ]
     return diff, left, right
+
+
+class _Walked:
+    """Both sides' pairs walked once in (system, question) order, as the names sort: the pairs in
+    both with their outcome codes (in arrays: a byte a side), the pairs only one side has, and
+    the judge slots of each side in the order of the first pair each judged (as `diff.judges_of`
+    names them from records sorted by pair)."""
+
+    def __init__(self, names: Names, left: PairTable, right: PairTable) -> None:
+        self.keys, self.a, self.b = array("Q"), array("B"), array("B")
+        self.only_in_a: list[int] = []
+        self.only_in_b: list[int] = []
+        a_slots: dict[int, None] = {}
+        b_slots: dict[int, None] = {}
+        question_rank = _ranks(names.questions)
+        systems = left.systems() | right.systems()
+        for system in sorted(names.systems):
+            s = names.systems[system]
+            if s not in systems:
+                continue
+            questions = set(left.questions_of(s)).union(right.questions_of(s))
+            for q in sorted(questions, key=question_rank.__getitem__):
+                x, y = left.get(s, q), right.get(s, q)
+                key = s << _QUESTION_BITS | q
+                if x >= 0 and y >= 0:
+                    self.keys.append(key)
+                    self.a.append(x & 3)
+                    self.b.append(y & 3)
+                else:
+                    (self.only_in_a if x >= 0 else self.only_in_b).append(key)
+                if x >> 2 > 0:
+                    a_slots.setdefault(x >> 2)
+                if y >> 2 > 0:
+                    b_slots.setdefault(y >> 2)
+        self.a_slots, self.b_slots = list(a_slots), list(b_slots)
+
+    def in_both(self) -> Iterator[tuple[int, str, str]]:
+        """(pair, A's outcome, B's outcome) of each pair in both, in order."""
+        for key, x, y in zip(self.keys, self.a, self.b, strict=True):
+            yield key, OUTCOMES[x], OUTCOMES[y]
 
 
 def _names(pair: Pair) -> tuple[str, str]:

@@ -123,8 +123,11 @@ def test_a_file_rewritten_between_the_reads_is_an_error_not_a_traceback(tmp_path
     a, b = gradings
     names = Names()
     left, right = read_side(a, names), read_side(b, names)
-    flipped = {
-        key for key in left.codes.keys() & right.codes.keys() if left.outcome(key) != right.outcome(key)
+    flipped = {  # pairs in both whose outcome codes (the two low bits) differ
+        s << 32 | q
+        for s in left.codes.systems() & right.codes.systems()
+        for q in left.codes.questions_of(s)
+        if right.codes.get(s, q) >= 0 and left.codes.get(s, q) & 3 != right.codes.get(s, q) & 3
     }
     assert flipped
     write_results(a, [make_record("someone-else", "q-new", "pass")] * 50)
@@ -144,3 +147,19 @@ def test_records_of_stop_where_the_caller_measured(tmp_path) -> None:
         f.write(record_encoder.encode(later) + b"\n")
     assert [r.verdict for r in iter_records_of(path, {("s", "q1")}, stop=size)] == ["pass"]
     assert [r.verdict for r in iter_records_of(path, {("s", "q1")})] == ["pass", "fail"]
+
+
+def test_judges_are_named_in_the_order_of_the_first_pair_each_judged(tmp_path) -> None:
+    """The file meets the judges in one order, the pairs sorted by name in the other: the diff
+    names them as the sorted pairs meet them, as the whole read does."""
+    replace = msgspec.structs.replace
+    first_met = replace(make_record("sys-b", "q1", "pass"), judge=NEW)
+    first_sorted = replace(make_record("sys-a", "q1", "fail"), judge=BUILTIN)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_results(a, [first_met, first_sorted])
+    write_results(b, [first_met, first_sorted, replace(make_record("sys-a", "q0", "pass"), judge=NEW)])
+    expected = whole(a, b)
+    assert streamed(a, b) == expected
+    data = msgspec.json.decode(expected[0])
+    assert data["a_judges"] == [BUILTIN.describe(), NEW.describe()]
+    assert data["b_judges"] == [NEW.describe(), BUILTIN.describe()]
