@@ -25,7 +25,7 @@ import os
 import stat
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import UsageError
@@ -136,10 +136,13 @@ def open_entry(path: Path, person: bytes) -> EntryFile | None:
     return checked
 
 
-def with_head(head: bytes, rest: Iterable[bytes]) -> list[bytes]:
+def with_head(head: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
     """A body in parts: the head's length (`HEAD_SIZE`), the head, then the rest, which a reader
-    reads a part at a time from where `EntryFile.read_head` says it begins."""
-    return [HEAD_SIZE.pack(len(head)), head, *rest]
+    reads a part at a time from where `EntryFile.read_head` says it begins (taken from `rest` as
+    they are written: a generator's parts are made one at a time)."""
+    yield HEAD_SIZE.pack(len(head))
+    yield head
+    yield from rest
 
 
 def part_digest(*parts: bytes) -> bytes:

@@ -34,7 +34,7 @@ import importlib.metadata
 import os
 import sys
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -98,27 +98,34 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
         compiled = compile_battery(load_battery(path, allow_dirs=allow_dirs))
     if where is not None and all(read.digest for read in reads):  # never a text an editor holds
         write_entry(where[0], _entry_parts(where[1], list(reads), compiled), PERSON)
+        # The run goes on with the entry just written, as the next run would: its questions read
+        # as they are asked for, every compiled prompt let go (a resume grades few of them).
+        kept = _kept(*where)
+        if kept is not None:
+            return kept
     return compiled
 
 
-def _entry_parts(inputs: bytes, reads: list[Read], compiled: CompiledBattery) -> list[bytes]:
+def _entry_parts(inputs: bytes, reads: list[Read], compiled: CompiledBattery) -> Iterator[bytes]:
     """An entry's body, in parts: the length of the head (8 bytes), the head (`_Entry`), then each
-    question encoded on its own, so a run decodes only the questions it grades (`KeptQuestions`)."""
+    question encoded on its own, so a run decodes only the questions it grades (`KeptQuestions`).
+    The questions are encoded twice, for the head's ends and digests, then as they are written:
+    never all of their bytes at once (at 200,000 questions, hundreds of megabytes)."""
     encode = msgspec.msgpack.encode
-    questions = [encode(question) for question in compiled.questions.values()]
-    rest = encode(msgspec.structs.replace(compiled, questions={}))
-    ends, at = array("Q"), 0
-    for question in questions:
-        at += len(question)
+    ends, at, digests = array("Q"), 0, []
+    for question in compiled.questions.values():
+        encoded = encode(question)
+        at += len(encoded)
         ends.append(at)
-    digests = b"".join(map(part_digest, questions))
-    head = _Entry(inputs, reads, msgspec.Raw(rest), list(compiled.questions), b"", digests)
+        digests.append(part_digest(encoded))
+    rest = encode(msgspec.structs.replace(compiled, questions={}))
+    head = _Entry(inputs, reads, msgspec.Raw(rest), list(compiled.questions), b"", b"".join(digests))
     # The ends are offsets in the body, after the head: the head's size depends on the ends'
     # bytes only through their length, which is known, so it is encoded once with zeros first.
     size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(ends)))))
     start = HEAD_SIZE.size + size
     head.ends = array("Q", (start + end for end in ends)).tobytes()
-    return with_head(encode(head), questions)
+    return with_head(encode(head), map(encode, compiled.questions.values()))
 
 
 def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:
