@@ -3,12 +3,13 @@ both files' standing records, without ever holding a record.
 
 A diff needs per pair only its outcome (human decisions applied) and who judged it, and the
 reasons of the pairs that flip. So each file is streamed once as `OutcomeRecord`s (the decoder
-skips the answer, the replies and every other text) into one small int per pair: the pair is a
-number (`Names`: its system's and its question's ids, shared by both files) and its value packs
-the outcome with the judge's slot. The records a decision names are the only ones held (a
-decision is checked against its record's prompt and verdict, by `decisions.apply_decisions`
-itself). Once the flips are known, a second pass over the same bytes picks out their reasons.
-At a million pairs a side this is a few hundred megabytes instead of gigabytes.
+skips the answer, the replies and every other text) into one small int per pair, kept in a
+`pair_table.PairTable` (a 4-byte cell, no Python object): the pair is its system's and its
+question's ids (`Names`, shared by both files) and its value packs the outcome with the judge's
+slot. The records a decision names are the only ones held (a decision is checked against its
+record's prompt and verdict, by `decisions.apply_decisions` itself). Both sides are then walked
+once in (system, question) order (`_Walked`), and once the flips are known, a second pass over
+the same bytes picks out their reasons. Two files of ten million records are diffed in 0.7 GB.
 """
 
 from __future__ import annotations
