@@ -65,7 +65,7 @@ class PairTable:
         """The ids of the systems with a pair held."""
         if self.spread is not None:
             return set(self._by_system())
-        return {s for s, row in self.rows.items() if any(row)}
+        return set(self.rows)  # a row is made by the put that fills one of its cells
 
     def questions_of(self, s: int) -> list[int]:
         """The ids of the questions held for system `s`, ascending."""
@@ -87,7 +87,8 @@ class PairTable:
         self.spread = {
             s << _QUESTION_BITS | q: cell - 1
             for s, row in self.rows.items()
-            for q, cell in zip(compress(range(len(row)), row), compress(row, row), strict=True)
+            for q, cell in enumerate(row)
+            if cell
         }
         self.rows.clear()
         self.cells = 0
