@@ -112,6 +112,10 @@ def viewer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield url, results
 
 
+#: The filters the answers list shown was chosen by, as the page marks it once the rows are in.
+LISTED_BY = "return document.querySelector('#list tbody').dataset.filters || ''"
+
+
 def _wait(driver, condition, timeout: float = 10.0):
     """Wait until `condition` holds; an element the page redrew meanwhile (stale) is looked for again."""
     from selenium.common.exceptions import StaleElementReferenceException
@@ -364,6 +368,8 @@ def test_a_second_grading_tags_and_pairs_on_the_page(browser, tmp_path: Path) ->
         assert "B: " + str(second) in lines and "flipped:" in lines
         browser.find_element(By.CSS_SELECTOR, "#compared-lines button").click()
         _wait(browser, lambda d: "compared=flipped" in d.current_url)
+        # The address changes when the list is asked for; the rows are replaced when it comes.
+        _wait(browser, lambda d: "compared=flipped" in d.execute_script(LISTED_BY))
         rows = browser.find_elements(By.CSS_SELECTOR, "#list tr.row")
         assert rows and all("B: pass" in row.find_element(By.CSS_SELECTOR, "td.outcome").text for row in rows)
 

@@ -6,7 +6,9 @@
 // comes in the page as JSON (viewer/page.py): this script keeps no copy of it.
 const CONSTANTS = JSON.parse(document.getElementById("constants").textContent);
 const FILTERS = CONSTANTS.filters;
-const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null };
+// `listed`: the number of the last list asked for; a page that comes back after a later one was
+// asked for is dropped, so a slow answer to an old filter never replaces the list of a new one.
+const state = { filters: {}, offset: 0, limit: 50, total: 0, meta: null, listed: 0 };
 // The totals table pages and searches as the answers list does, one page from the server at a time
 // (/api/systems): a run of 4,000 systems is not one table of 4,000 rows.
 const systemsState = { q: "", offset: 0, limit: 50 };
@@ -308,9 +310,12 @@ async function loadList() {
   if (state.offset) shown.set("offset", state.offset);
   history.replaceState(null, "", shown.toString() ? "?" + shown : location.pathname);
   for (const c of document.querySelectorAll("#answers .pager .count")) setText(c, "Loading…");
+  const asked = ++state.listed;
   const page = await api("/api/records?" + params);
+  if (asked !== state.listed) return;  // a later list was asked for meanwhile: it shows, not this one
   state.total = page.total;
   listBody.replaceChildren(...page.items.map(rowFor));
+  listBody.dataset.filters = shown.toString();  // what the rows shown were chosen by
   if (!page.items.length) {
     listBody.append(el("tr", null, el("td", { colspan: 5, class: "muted" }, "No answer matches these filters.")));
   }
