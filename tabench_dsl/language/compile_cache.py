@@ -52,6 +52,7 @@ from ..core.kept_entries import (
     write_entry,
 )
 from ..core.kept_questions import KeptQuestions
+from ..core.nodes import Battery
 from ..core.resources import grammar_dir
 from ..core.version import __version__
 from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
@@ -95,37 +96,51 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
     from .render import compile_battery
 
     with recording_reads() as reads:
-        compiled = compile_battery(load_battery(path, allow_dirs=allow_dirs))
-    if where is not None and all(read.digest for read in reads):  # never a text an editor holds
-        write_entry(where[0], _entry_parts(where[1], list(reads), compiled), PERSON)
-        # The run goes on with the entry just written, as the next run would: its questions read
-        # as they are asked for, every compiled prompt let go (a resume grades few of them).
-        kept = _kept(*where)
-        if kept is not None:
-            return kept
-    return compiled
+        battery = load_battery(path, allow_dirs=allow_dirs)
+        # Compiled here, where every read is recorded; kept, each question is compiled again as
+        # it is written, so no more than one compiled prompt is held at a time (at 200,000
+        # questions, a gigabyte of them and of the UTF-8 copies their encoding leaves behind).
+        parts = _EntryParts(where[1], battery) if where is not None else None
+    if where is None or parts is None or not all(read.digest for read in reads):  # an editor's text
+        return compile_battery(battery)
+    write_entry(where[0], parts.body(list(reads)), PERSON)
+    # The run goes on with the entry just written, as the next run would: its questions read as
+    # they are asked for (a resume grades few of them).
+    kept = _kept(*where)
+    return kept if kept is not None else compile_battery(battery)
 
 
-def _entry_parts(inputs: bytes, reads: list[Read], compiled: CompiledBattery) -> Iterator[bytes]:
+class _EntryParts:
     """An entry's body, in parts: the length of the head (8 bytes), the head (`_Entry`), then each
     question encoded on its own, so a run decodes only the questions it grades (`KeptQuestions`).
-    The questions are encoded twice, for the head's ends and digests, then as they are written:
-    never all of their bytes at once (at 200,000 questions, hundreds of megabytes)."""
-    encode = msgspec.msgpack.encode
-    ends, at, digests = array("Q"), 0, []
-    for question in compiled.questions.values():
-        encoded = encode(question)
-        at += len(encoded)
-        ends.append(at)
-        digests.append(part_digest(encoded))
-    rest = encode(msgspec.structs.replace(compiled, questions={}))
-    head = _Entry(inputs, reads, msgspec.Raw(rest), list(compiled.questions), b"", b"".join(digests))
-    # The ends are offsets in the body, after the head: the head's size depends on the ends'
-    # bytes only through their length, which is known, so it is encoded once with zeros first.
-    size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(ends)))))
-    start = HEAD_SIZE.size + size
-    head.ends = array("Q", (start + end for end in ends)).tobytes()
-    return with_head(encode(head), map(encode, compiled.questions.values()))
+    The questions are compiled and encoded twice: here for the head's ends and digests, then as
+    they are written (`body`), never all of them at once."""
+
+    def __init__(self, inputs: bytes, battery: Battery) -> None:
+        from .render import compiled_frame, compiled_questions
+
+        self.inputs, self.battery = inputs, battery
+        self.ends, self.ids, at, digests = array("Q"), [], 0, []
+        for question in compiled_questions(battery):
+            encoded = msgspec.msgpack.encode(question)
+            at += len(encoded)
+            self.ends.append(at)
+            self.ids.append(question.id)
+            digests.append(part_digest(encoded))
+        self.digests = b"".join(digests)
+        self.rest = msgspec.msgpack.encode(compiled_frame(battery, {}))
+
+    def body(self, reads: list[Read]) -> Iterator[bytes]:
+        from .render import compiled_questions
+
+        encode = msgspec.msgpack.encode
+        head = _Entry(self.inputs, reads, msgspec.Raw(self.rest), self.ids, b"", self.digests)
+        # The ends are offsets in the body, after the head: the head's size depends on the ends'
+        # bytes only through their length, which is known, so it is encoded once with zeros first.
+        size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(self.ends)))))
+        start = HEAD_SIZE.size + size
+        head.ends = array("Q", (start + end for end in self.ends)).tobytes()
+        return with_head(encode(head), map(encode, compiled_questions(self.battery)))
 
 
 def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from json.encoder import encode_basestring as _json_string  # json.dumps' own, in C
 from pathlib import Path
@@ -294,12 +294,17 @@ def compile_battery(battery: Battery) -> CompiledBattery:
     `judge:` values filling the keys the manifest leaves out. A question's `t1` is the effective
     value (the battery's and the question's switch both on).
     """
+    return compiled_frame(battery, {q.id: q for q in compiled_questions(battery)})
+
+
+def compiled_questions(battery: Battery) -> Iterator[CompiledQuestion]:
+    """Each question of `battery` compiled, in its order, one at a time (a cache writing them
+    need never hold every prompt at once)."""
     system_of = _system_filler(battery.scorer)
     policies = policies_text(battery.policies)
-    questions: dict[str, CompiledQuestion] = {}
     for q in battery.questions:
         system = system_of(policies, q)
-        questions[q.id] = CompiledQuestion(
+        yield CompiledQuestion(
             id=q.id,
             system=system,
             sha256=sha256_hex(system),
@@ -312,6 +317,10 @@ def compile_battery(battery: Battery) -> CompiledBattery:
             if battery.t1_trap
             else (),
         )
+
+
+def compiled_frame(battery: Battery, questions: Mapping[str, CompiledQuestion]) -> CompiledBattery:
+    """`battery` compiled around `questions` (`compile_battery`'s, or none)."""
     return CompiledBattery(
         name=battery.name,
         scorer=battery.scorer.name,

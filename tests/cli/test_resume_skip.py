@@ -114,6 +114,7 @@ async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
         raise AssertionError("compiled or read again: what was kept was not used")
 
     monkeypatch.setattr(render, "compile_battery", not_again)
+    monkeypatch.setattr(render, "compiled_questions", not_again)
     monkeypatch.setattr(standing_verdicts._Growing, "note", not_again)
     monkeypatch.setattr(answers_module, "_strict_answer", not_again)  # no answer line decoded
     monkeypatch.setattr(answers_module.AnswerReader, "_all_passed_over", not_again)

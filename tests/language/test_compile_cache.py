@@ -14,6 +14,7 @@ import pytest
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.resources import specs_dir
+from tabench_dsl.language import battery as battery_module
 from tabench_dsl.language import compile_cache, render, scorer_templates
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.compile_cache import compiled_battery
@@ -30,17 +31,18 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 class Compiles:
-    """Counts the compiles `compiled_battery` makes (a kept entry used makes none)."""
+    """Counts the compiles `compiled_battery` makes (a kept entry used makes none): each one
+    parses the battery (`battery.load_battery`) once."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        real = render.compile_battery
+        real = battery_module.load_battery
 
-        def counted(battery):
+        def counted(*args, **kwargs):
             self.count += 1
-            return real(battery)
+            return real(*args, **kwargs)
 
-        monkeypatch.setattr(render, "compile_battery", counted)
+        monkeypatch.setattr(battery_module, "load_battery", counted)
 
 
 @pytest.fixture
