@@ -164,6 +164,7 @@ def _answer_reader(
         passed_over=None if done is None else done.passed_over,
         passed_over_all=None if done is None else done.passed_over_all,
         pair_numbers=None if done is None else done.numbers,
+        pair_cells=None if done is None else done.cells,
         keep_scans=done is not None,
     )
 

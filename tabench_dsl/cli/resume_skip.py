@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import TYPE_CHECKING
 
+from ..core.key_cells import KeyCells
 from ..core.pair_set import PairSet
 from .answer_slice import AnswerSlice
 
@@ -68,6 +69,12 @@ class ResumeSkip:
     def numbers(self) -> Mapping[str, int] | None:
         """How the done pairs number names (a `PairSet`'s), for the reader's keys; None for a set."""
         return self.skip.numbers if isinstance(self.skip, PairSet) else None
+
+    @property
+    def cells(self) -> KeyCells | None:
+        """The done pairs' keys (a `PairSet`'s), whose rows the reader lays the pairs it sees out
+        in; None for a set."""
+        return self.skip.keys if isinstance(self.skip, PairSet) else None
 
     def passed_over_all(self, keys: list[int], systems: list[str], questions: list[str]) -> bool:
         """`passed_over` of each (system, question) of the two lists side by side, in one go, when

@@ -3,8 +3,9 @@
 A Python set of a million `(system, question)` tuples costs about 150 bytes a pair and, worse, a
 tuple built and hashed for each lookup; `grade --resume` asks of every answer read whether its pair
 is done. Here each name is numbered once (`numbers`, one dict entry per distinct name) and a pair is
-the int `system * KEY_BASE + question`; a block of pairs is tested with `set.issuperset` over keys
-built by `map` (`pair_keys`), with no Python loop per pair. It reads as any `collections.abc.Set`
+the int `system * KEY_BASE + question`, held in `key_cells.KeyCells` (a byte a pair where the
+pairs are dense); a block of pairs is tested over keys built by `map` (`pair_keys`), with no Python
+loop per pair. It reads as any `collections.abc.Set`
 of pairs (`in`, `len`, iteration, `==` with a set of tuples), so code that takes a set of pairs
 takes one unchanged.
 """
@@ -12,15 +13,12 @@ takes one unchanged.
 from __future__ import annotations
 
 import operator
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Set
 from itertools import repeat
 
-#: A pair's key is its system's number times this, plus its question's (numbers below 2**32, so
-#: `divmod(key, KEY_BASE)` gives both back). Not a power of two: a set finds an int at the slot its
-#: low bits name, and `system << 32 | question` would put the pairs of every system with the same
-#: question at the same slot (50 systems: probe chains 50 long, three times slower); the golden
-#: ratio's bits spread each system's questions over the table.
-KEY_BASE = (1 << 32) + 0x9E3779B1
+from .key_cells import KEY_BASE, KeyCells
+
 #: The number `pair_keys` gives a name it does not know: every key it makes is then negative (for
 #: fewer than 2**29 names), and no pair of the set has a negative key.
 UNKNOWN = -(1 << 62)
@@ -54,7 +52,7 @@ class PairSet(Set[tuple[str, str]]):
 
     def __init__(self, numbers: Mapping[str, int] | None = None, keys: Iterable[int] = ()) -> None:
         self.numbers: Mapping[str, int] = {} if numbers is None else numbers
-        self.keys = keys if isinstance(keys, set) else set(keys)
+        self.keys = keys if isinstance(keys, KeyCells) else KeyCells(keys)
 
     def __contains__(self, pair: object) -> bool:
         if not (isinstance(pair, tuple) and len(pair) == 2):
@@ -85,7 +83,7 @@ class PairSet(Set[tuple[str, str]]):
     def __sub__(self, other: Iterable[object]) -> PairSet:
         """The pairs here that are not in `other` (any collection of pairs)."""
         if isinstance(other, PairSet) and other.numbers is self.numbers:
-            return PairSet(self.numbers, self.keys - other.keys)
+            return PairSet(self.numbers, self.keys.difference(other.keys))
         pairs = [pair for pair in other if isinstance(pair, tuple) and len(pair) == 2]
         gone = pair_keys(self.numbers, (p[0] for p in pairs), (p[1] for p in pairs))
         return PairSet(self.numbers, self.keys.difference(gone))
@@ -94,18 +92,19 @@ class PairSet(Set[tuple[str, str]]):
 class FirstSeen:
     """Pair key -> where the pair was first given (an int), for the duplicates a reader reports.
 
-    Keys noted a block at a time (`note_block`, a resume's done answers) go into one set, their
-    places kept as the block's first place and step: a place is worked out only when a duplicate
-    asks for it, which a clean file never does, so a million pairs cost a set's entry each."""
+    Keys noted a block at a time (`note_block`, a resume's done answers) go into `KeyCells` (laid
+    out as `like`'s, the done pairs', when given: a byte a pair), their places kept as the block's
+    keys in an array, its first place and step: a place is worked out only when a duplicate asks
+    for it, which a clean file never does, so ten million pairs cost a few bytes each."""
 
-    def __init__(self) -> None:
+    def __init__(self, like: KeyCells | None = None) -> None:
         self.places: dict[int, int] = {}
-        self.blocked: set[int] = set()
-        self._blocks: list[tuple[list[int], int, int]] = []
+        self.blocked = KeyCells() if like is None else KeyCells(like=like)
+        self._blocks: list[tuple[array, int, int]] = []
 
     def get(self, key: int) -> int | None:
         place = self.places.get(key)
-        if place is None and key in self.blocked and self._blocks:
+        if place is None and self._blocks and key in self.blocked:
             for keys, first, step in self._blocks:
                 self.places.update(zip(keys, range(first, first + len(keys) * step, step), strict=True))
             self._blocks.clear()
@@ -115,10 +114,10 @@ class FirstSeen:
     def __setitem__(self, key: int, place: int) -> None:
         self.places[key] = place
 
-    def isdisjoint(self, keys: set[int]) -> bool:
+    def isdisjoint(self, keys: list[int]) -> bool:
         return self.blocked.isdisjoint(keys) and self.places.keys().isdisjoint(keys)
 
-    def note_block(self, keys: list[int], distinct: set[int], first: int, step: int) -> None:
-        """`keys` (whose set is `distinct`), first seen at places `first`, `first + step`, ..."""
-        self.blocked |= distinct
-        self._blocks.append((keys, first, step))
+    def note_block(self, keys: list[int], first: int, step: int) -> None:
+        """`keys` (no two alike), first seen at places `first`, `first + step`, ..."""
+        self.blocked.add_all(keys)
+        self._blocks.append((array("q", keys), first, step))

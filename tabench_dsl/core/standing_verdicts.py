@@ -31,8 +31,9 @@ from pathlib import Path
 import msgspec
 
 from .fast_lines import decoded_lines
+from .key_cells import DENSE_FROM, KEY_BASE
 from .light_records import light_record_decoder
-from .pair_set import KEY_BASE, PairSet
+from .pair_set import PairSet
 from .pair_table import PairTable
 from .results_index import Extent, measure, open_index
 
@@ -102,7 +103,9 @@ class Standing:
             return PairSet(self.numbers, self.keys)
         if not picked:
             return PairSet(self.numbers)
-        return PairSet(self.numbers, itertools.compress(self.keys, map(picked.__contains__, self.verdicts)))
+        kept = itertools.compress(self.keys, map(picked.__contains__, self.verdicts))
+        # Few pairs: straight into the set they are held in; many: an array, laid out in rows.
+        return PairSet(self.numbers, set(kept) if len(self.keys) < DENSE_FROM else array("Q", kept))
 
     def as_dict(self) -> dict[tuple[str, str], str]:
         """The map as a dict (pair -> verdict as kept), in the order the pairs first came."""

@@ -34,7 +34,8 @@ from pathlib import Path
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom
-from ..core.pair_set import KEY_BASE, FirstSeen, pair_keys
+from ..core.key_cells import KEY_BASE, KeyCells
+from ..core.pair_set import FirstSeen, pair_keys
 from ..core.records import Answer
 from .answers_csv import FIELDS, CsvRows, is_csv
 from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
@@ -82,9 +83,9 @@ class AnswerReader:
     taken out here so a resumed run pays nothing more for them). `passed_over_all`, given with it,
     is asked about a JSONL block's pairs at once (`_all_passed_over`: their keys, `pair_set`'s,
     with names numbered as `pair_numbers` numbers them, and their systems and questions): True
-    when it took them all. `keep_scans` (with `passed_over_all`, one JSONL file): keep a scan of
-    the file read to its end, or replay the one kept for the same bytes (`answers_scan`). Iterate
-    once.
+    when it took them all; `pair_cells`, the done pairs' keys, lays out the pairs seen alike.
+    `keep_scans` (with `passed_over_all`, one JSONL file): keep a scan of the file read to its
+    end, or replay the one kept for the same bytes (`answers_scan`). Iterate once.
     """
 
     def __init__(
@@ -99,6 +100,7 @@ class AnswerReader:
         passed_over: Callable[[str, str], bool] | None = None,
         passed_over_all: Callable[[list[int], list[str], list[str]], bool] | None = None,
         pair_numbers: Mapping[str, int] | None = None,
+        pair_cells: KeyCells | None = None,
         keep_scans: bool = False,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
@@ -122,6 +124,8 @@ class AnswerReader:
         self.unreadable_logs = 0
         #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
         self._numbers: dict[str, int] = dict(pair_numbers or {})
+        #: The done pairs' keys, whose rows the pairs seen are laid out in (a byte a pair).
+        self._pair_cells = pair_cells
         self._good: dict[str, str] | None = None
         self.keep_scans = (
             keep_scans and passed_over_all is not None and len(self.paths) == 1 and scannable(self.paths[0])
@@ -150,7 +154,7 @@ class AnswerReader:
     def __iter__(self) -> Iterator[Answer]:
         # pair key (`_key`) -> where it was first given (`_where`): ints, not the tuples a
         # million pairs would hold in a resumed run's memory and hash again at each lookup.
-        seen = FirstSeen()
+        seen = FirstSeen(self._pair_cells)
         for index, path in enumerate(self.paths):
             self.path = path
             self._index = index
@@ -307,15 +311,14 @@ class AnswerReader:
             for name in sorted(set(questions).union(systems).difference(self._numbers)):
                 self._numbers[name] = len(self._numbers)
             keys = pair_keys(self._numbers, systems, questions)
-        fresh = set(keys)
-        if len(fresh) != len(keys) or not seen.isdisjoint(fresh):
+        if len(set(keys)) != len(keys) or not seen.isdisjoint(keys):
             return False  # a duplicate: reported by the line loop
         assert self.passed_over_all is not None
         if not self.passed_over_all(keys, systems, questions):
             return False
         files = len(self.paths)
         first = (number + 1) * files + self._index  # where each line is, as the line loop keeps it
-        seen.note_block(keys, fresh, first, files)
+        seen.note_block(keys, first, files)
         self.count += len(keys)
         if self._recorder is not None:
             self._recorder.good_block(systems, questions)

@@ -12,7 +12,16 @@ import pytest
 from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
+from tabench_dsl.core import key_cells
 from tabench_dsl.core.results import iter_records
+
+
+@pytest.fixture(autouse=True, params=["keys in a set", "keys in rows"])
+def key_layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test both ways `core/key_cells.py` holds pair keys: a few keys go to a set, and here
+    to rows too (as ten million would)."""
+    if request.param == "keys in rows":
+        monkeypatch.setattr(key_cells, "DENSE_FROM", 0)
 
 
 def ans(system: str, question: str, answer: str) -> str:

@@ -8,6 +8,9 @@ import json
 import pytest
 from support.done_pairs import DonePairs
 
+from tabench_dsl.core import key_cells
+from tabench_dsl.core.key_cells import KeyCells
+from tabench_dsl.core.pair_set import pair_keys
 from tabench_dsl.grading import answers as answers_module
 from tabench_dsl.grading.answers import AnswerReader
 
@@ -22,15 +25,30 @@ def read(path, done, *, blocks: bool):
     """The answers yielded, the problems (worded), the pairs passed over and the count."""
     problems: list[str] = []
     pairs = DonePairs(done)
+    # The pairs seen laid out as a resume lays them out, in the rows of the done pairs' systems
+    # (with `key_layout`'s rows) or in a set; s0 and s1 are numbered first, so s2's pairs, numbered
+    # as the reader comes to them, have no row.
+    numbers = {name: n for n, name in enumerate(["s0", "s1", *sorted(QUESTIONS)])}
+    layout = KeyCells(pair_keys(numbers, [s for s in ("s0", "s1") for _ in QUESTIONS], sorted(QUESTIONS) * 2))
     reader = AnswerReader(
         path,
         QUESTIONS,
         on_problem=lambda p: problems.append(f"{p.line}:{p.col}: {p.message}"),
         passed_over=pairs.passed_over,
         passed_over_all=pairs.passed_over_all if blocks else None,
+        pair_numbers=numbers,
+        pair_cells=layout,
     )
     got = [(a.system, a.question, a.answer) for a in reader]
     return got, problems, pairs.passed, reader.count, pairs.taken
+
+
+@pytest.fixture(autouse=True, params=["keys in a set", "keys in rows"])
+def key_layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test both ways `core/key_cells.py` holds pair keys: a few keys go to a set, and here
+    to rows too (as ten million would)."""
+    if request.param == "keys in rows":
+        monkeypatch.setattr(key_cells, "DENSE_FROM", 0)
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.core.pair_set import KEY_BASE, PairSet, pair_keys
+from tabench_dsl.core.key_cells import KEY_BASE
+from tabench_dsl.core.pair_set import PairSet, pair_keys
 from tabench_dsl.core.standing_verdicts import Standing
 
 NAMES = st.sampled_from(["a", "b", "q1", "q2", "pass", "", " ", "é"])
