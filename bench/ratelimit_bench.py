@@ -1,6 +1,6 @@
 """Rate-limit bench: does `tabench grade` get the most out of a judge's rate limit, losing nothing?
 
-    python bench/ratelimit_bench.py [--seconds 8] [--rates 20,100] [--bursts 1] [--modes headers,bare]
+    python bench/ratelimit_bench.py [--seconds 15] [--rates 20,100] [--bursts 1] [--modes headers,bare]
                                     [--limits requests] [--workers 1] [--latency-ms 20]
                                     [--concurrency 64] [--answers N] [--retry-after S] [--sweep]
 
@@ -13,7 +13,9 @@
    carries OpenAI's rate-limit headers (`x-ratelimit-{limit,remaining,reset}-{requests,tokens}`,
    resets as "250ms" / "1s"); in mode `bare` none, so pacing has only the 429s to learn from.
 2. Writes a battery (T1 off: every answer is one judge call) and `--seconds` of the limit's worth
-   of answers (`--answers` sets the count instead).
+   of answers (`--answers` sets the count instead). The default, 15 s, is the work a point of
+   issue #23's sweep is measured over: at 5 a second, 75 answers, so 5% of 429s is 3 (the slow
+   start's, the climb's and, in a bucket one request deep, the settling's: `rate_climb.Settle`).
 3. Runs a real `tabench grade --no-cache --concurrency 64 [--workers N]` in this process
    (`cli.main`), default flags otherwise.
 4. Prints, per point: goodput as a share of what the bucket could have given (successful judge
@@ -280,7 +282,7 @@ def main_bench(args) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=0, help="answers per point (default: --seconds)")
-    parser.add_argument("--seconds", type=float, default=8.0, help="seconds of the limit's work a point")
+    parser.add_argument("--seconds", type=float, default=15.0, help="seconds of the limit's work a point")
     parser.add_argument("--rates", default="20,100", help="the limits to try, requests a second")
     parser.add_argument("--bursts", default="1", help="bucket depths to try, in seconds of the limit")
     parser.add_argument("--limits", default="requests", help="requests, tokens (tokens per minute)")

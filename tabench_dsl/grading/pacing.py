@@ -14,7 +14,11 @@ exchange `Pacer.turn()` hands out a send time from a copy of the server's token 
                                 the copy of its bucket set to what they say is left), from the
                                 successes sent between two 429s (`rate_evidence`), or, with
                                 neither, a first guess that climbs to the first 429, which
-                                measures it (`rate_climb`). Sending a little faster than the
+                                measures it (`rate_climb`; in a bucket one request deep, known
+                                by its 429s alone, the pace then settles upwards from a little
+                                below what the climb proved, an answer a step, and each turn comes
+                                a turn after the last request actually sent, never sooner:
+                                `rate_climb.Settle`). Sending a little faster than the
                                 server refills keeps its bucket empty and shows its rate again;
                                 a while without a 429 raises the rate by PROBE, each rise in a row
                                 by twice the last; a 429 alone in a long while eases it off by
@@ -44,9 +48,9 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.ratelimit import RateReading
-from .rate_climb import CLIMB_TICK, FIRST_TURN, Climb
+from .rate_climb import ARRIVAL_JITTER, CLIMB_TICK, FIRST_TURN, Climb, Settle, safe_pace
 from .rate_evidence import RateEvidence, SendLog
-from .rate_headers import ONE_DEEP_MARGIN, HeaderRates, exhausted, header_limit, one_deep_wait
+from .rate_headers import HeaderRates, exhausted, header_limit, one_deep_wait
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -68,6 +72,10 @@ DECREASE = 0.5
 SHORT_WAIT = 0.1
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
+#: Turns without a push-back before the rate rises: in a bucket one request deep, known by its
+#: 429s alone, a rise past its rate is always refused, so it is tried rarely (1% of the turns).
+PROBE_TURNS = 20.0
+ONE_DEEP_PROBE_TURNS = 100.0
 
 
 class Pacing(Protocol):
@@ -93,9 +101,13 @@ class Pacer:
     `turn()` waits for this sender's time and returns its ticket (`start()` when `idle`, at once);
     each ticket ends in `on_success`, `on_push_back` or `on_fault`. Clock and sleep: injectable."""
 
-    def __init__(self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic, jitter: float = ARRIVAL_JITTER
+    ) -> None:
         self.sleep = sleep
         self.clock = clock
+        #: Seconds a request may reach the server early, against its turn (`rate_climb.Settle`).
+        self.jitter = jitter
         #: Requests per second, or None while no limit is known.
         self.rate: float | None = None
         #: Requests the copy of the server's bucket holds (a burst the pace allows).
@@ -124,7 +136,9 @@ class Pacer:
         self._limited_sent = 0.0  # send time of the last push-back
         self._raised_from = 0.0  # the rate before the last rise, until a push-back
         self._climb: Climb | None = None  # while the rate is the slow start's guess
+        self._settle: Settle | None = None  # a climb found the bucket one request deep
         self._first_limited = 0.0  # send time of the slow start's last push-back
+        self._first_back = 0.0  # when it came back
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
@@ -173,10 +187,28 @@ class Pacer:
             slot = max(now, self._tat - (self.capacity - 1.0) * interval)
             self._tat = max(self._tat, now) + interval
             if slot <= now or await self._wait_for(slot):
+                await self._one_deep_spacing()
                 return self.start()
             # The schedule was redrawn while this sender waited (a pause, a new rate): its time
             # is void, it queues again at once (not when its old time comes: a slow first rate
             # would otherwise go on spacing every waiting sender for one more turn each).
+
+    @property
+    def _found_one_deep(self) -> bool:
+        """True once a climb found the server's bucket one request deep (no header told)."""
+        return self._settle is not None or (self._climb is not None and self._climb.one_deep)
+
+    async def _one_deep_spacing(self) -> None:
+        """In a bucket one request deep (`Settle`), a turn after the last request actually sent:
+        that bucket holds nothing a late send leaves behind, so the schedule does not catch up
+        after one (a sender woken late would otherwise take the next turn less than a turn after
+        it, and meet an empty bucket)."""
+        while self._settle is not None and self.rate is not None:
+            last = self._sends.last_taken()  # a refused request took nothing
+            wait = -1.0 if last is None else last + 1.0 / self.rate - self.clock()
+            if wait <= 0:
+                return
+            await self.sleep(wait)
 
     async def _wait_for(self, slot: float) -> bool:
         """Wait until `slot`; False when the schedule was redrawn meanwhile. While the rate climbs,
@@ -250,6 +282,13 @@ class Pacer:
                 self._pause(now, wait)
         if self._climb is not None:
             self._climb_tick(now)
+        elif (
+            self._settle is not None
+            and self.rate is not None
+            and ticket >= self._changed  # sent at the current pace
+            and (pace := self._settle.answered(self.rate)) is not None
+        ):
+            self._set_rate(pace, now, force=True)
         elif self.rate is not None and now - max(self._limited_at, self._changed) > self._probe_after():
             # No push-back for a while: the pace is below the server's; each rise in a row is
             # twice the last (up to 16 x PROBE), so a pace far too slow catches up in seconds.
@@ -271,6 +310,9 @@ class Pacer:
             self._read(ticket, reading, 0, now, taken=False)
             if self._exact:
                 self._one_deep(ticket, reading, now, answered=False)
+        if self._settle is not None and self.rate is not None:
+            self._settled(ticket, now)
+            return
         floor = self._eased(ticket) if self._climb is None else 0.0
         if self._climb is not None:
             self._climb_push_back(ticket, now)
@@ -280,9 +322,10 @@ class Pacer:
                 # through. Nobody else sends until they are back.
                 self._first_pending = True
                 self._first_limited = max(self._first_limited, ticket)
+                self._first_back = now
                 self.window = 0
-            elif self.evidence.recent_rate(ticket) is not None:
-                self._first_limited = ticket
+            elif self.evidence.recent_rate(now) is not None:
+                self._first_limited, self._first_back = ticket, now
                 self._first_guess(now)
             else:
                 self._first_pending = False
@@ -328,7 +371,9 @@ class Pacer:
             return  # more answers on their way
         self._first_pending = False
         since = self._first_limited
-        guess = self.evidence.recent_rate(since)
+        # What got through before the 429 came back: requests sent at once reach the server in
+        # any order, and one sent a moment after the refused one may have been let through first.
+        guess = self.evidence.recent_rate(max(since, self._first_back))
         if guess is None:  # none of them got through: the slow start again
             self.window = max(self.window, START_WINDOW)
             self._room.set()
@@ -352,21 +397,45 @@ class Pacer:
         assert self.rate is not None and self._climb is not None
         rate, going = self._climb.push_back(ticket, now, self.rate, self._sends.sent, self.evidence)
         one_deep, ended = self._climb.one_deep, not going
-        if ended:  # a little more than measured; a hair less in a bucket one request deep
-            self._climb, rate = None, rate * (1 - ONE_DEEP_MARGIN if one_deep else 1 + PROBE)
+        if ended and one_deep:  # from a little below what it measured, the pace settles (`Settle`)
+            self._settle = Settle(proven=rate, refused=self.rate, jitter=self.jitter)
+            self._climb, rate = None, safe_pace(rate, self.jitter)
+        elif ended:  # a little more than measured
+            self._climb, rate = None, rate * (1 + PROBE)
         if rate != self.rate:
             self._set_rate(rate, now, force=True)
-        if ended and one_deep and self.evidence.ok:  # the first rise waits twice as long (a small
-            # step brackets the rate); the next turn a turn after the last answer's, not this 429's
-            self._limited_at, last = now + self._probe_after(), self.evidence.ok[-1]
+        if ended and one_deep:
+            self._after_last_answer(now, rate)
+
+    def _settled(self, ticket: float, now: float) -> None:
+        """A push-back once a climb found the bucket one request deep (`Settle`): the pace falls to
+        a little below the last one answered; the push-backs before this one are forgotten, as at
+        the climb's end, and the next turn is a turn after the last answer's."""
+        assert self._settle is not None and self.rate is not None
+        # The pace the request was sent at: the current one, unless it rose since.
+        sent_at = self.rate if ticket >= self._changed else self._settle.proven
+        rate = self._settle.pushed_back(sent_at)
+        self._limited_at = now
+        self._limited_sent = max(self._limited_sent, ticket)
+        self.evidence.forget_push_backs(before=ticket)
+        self._set_rate(rate, now, force=True)
+        self._after_last_answer(now, rate)
+
+    def _after_last_answer(self, now: float, rate: float) -> None:
+        """The next turn a turn after the last answer's request (in a bucket one request deep a
+        429 took nothing: a turn after it would lose most of a turn)."""
+        if self.evidence.ok:
+            last = self.evidence.ok[-1]
             self._committed = max(now, last + (1 + self._sends.taken_after(last)) / rate)
             self._redraw()
 
     def _probe_after(self) -> float:
-        """Seconds without a push-back before the rate rises: 20 turns, 0.5 s at least (a sooner
-        rise costs more 429s than it gains at a low rate); never when the headers tell it exactly."""
+        """Seconds without a push-back before the rate rises: PROBE_TURNS turns (ONE_DEEP_PROBE_TURNS
+        in a bucket one request deep), 0.5 s at least (a sooner rise costs more 429s than it gains
+        at a low rate); never when the headers tell it exactly."""
         assert self.rate is not None
-        return math.inf if self._exact else max(0.5, 20.0 / self.rate)
+        turns = ONE_DEEP_PROBE_TURNS if self._found_one_deep else PROBE_TURNS
+        return math.inf if self._exact else max(0.5, turns / self.rate)
 
     def _read(
         self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
@@ -381,7 +450,7 @@ class Pacer:
         self._exact = taken and capacity < 2
         self._header_rate = rate if self._exact else self._header_rates.highest(now, rate, capacity)
         self._follow(now)
-        self._climb = None  # the headers tell the rate: no guess to climb from
+        self._climb = self._settle = None  # the headers tell the rate: no guess to climb from
         assert self.rate is not None
         self.capacity = max(1.0, capacity)
         if self._exact:
@@ -424,8 +493,12 @@ class Pacer:
         rate = max(rate, MIN_RATE)
         if self.rate is not None and not force and abs(rate / self.rate - 1) < 0.02:
             return
+        last = self._sends.last_taken() if self._found_one_deep else None
         if self.rate is None:
             self._committed = max(now, self.paused_until)
+        elif last is not None:
+            # One deep, the bucket owes nothing but the turn after the last request it took.
+            self._committed = max(now, last + 1.0 / rate)
         elif self._committed > now:
             # The requests the bucket copy owes stay owed, repaid at the new rate (a faster rate
             # must not wait out the last turn given at the slower one).

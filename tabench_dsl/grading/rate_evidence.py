@@ -208,6 +208,14 @@ class SendLog:
         if len(self.refused) > 2 * self._kept:
             del self.refused[: self._kept]
 
+    def last_taken(self) -> float | None:
+        """The send time of the last request the server took or may yet take (not refused)."""
+        for sent in reversed(self.sent):
+            at = bisect.bisect_left(self.refused, sent)
+            if at == len(self.refused) or self.refused[at] != sent:
+                return sent
+        return None
+
     def taken_after(self, ticket: float) -> int:
         """Requests sent after `ticket` that the server took or may yet take (not refused)."""
         sent = len(self.sent) - bisect.bisect_right(self.sent, ticket)

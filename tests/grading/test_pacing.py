@@ -26,13 +26,21 @@ from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing import (
     DECREASE,
+    ONE_DEEP_PROBE_TURNS,
     PROBE,
     SLOW_GROWTH,
     START_WINDOW,
     STUCK,
     Pacer,
 )
-from tabench_dsl.grading.rate_climb import CLIMB_STEP, CLIMB_TICK, MAX_STEPS_A_SEND, ONE_DEEP_STEP
+from tabench_dsl.grading.rate_climb import (
+    ARRIVAL_JITTER,
+    CLIMB_STEP,
+    CLIMB_TICK,
+    MAX_STEPS_A_SEND,
+    ONE_DEEP_STEP,
+    SETTLE_STEP,
+)
 from tabench_dsl.grading.rate_evidence import RateEvidence, bucket_bracket
 from tabench_dsl.grading.rate_headers import (
     ONE_DEEP_MARGIN,
@@ -285,8 +293,10 @@ async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers
     assert all(b / a <= ONE_DEEP_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates[1:]))
     climbed = pacer.rate
     pacer.on_push_back(await pacer.turn(), pause=1.0)  # the first 429 to the climb ends it
-    # at the pace its last answers proved, a hair below (nothing in the bucket absorbs an early one)
-    assert pacer.rate == pytest.approx(max(1 / gap for gap in gaps) * (1 - ONE_DEEP_MARGIN))
+    # at a little below the pace its last answers proved (nothing in the bucket absorbs an early
+    # one): ARRIVAL_JITTER more a turn
+    proven = max(1 / gap for gap in gaps)
+    assert pacer.rate == pytest.approx(1 / (1 / proven + ARRIVAL_JITTER))
     assert pacer.rate < climbed and pacer.paused_until < clock.now
     paced = pacer.rate
     # the bucket took nothing since the last answer: the next turn is a turn after its request,
@@ -294,13 +304,94 @@ async def test_a_climb_in_a_bucket_one_request_deep_goes_at_the_pace_its_answers
     ticket = await pacer.turn()
     assert ticket == pytest.approx(sent[-1] + 1 / paced)
     pacer.on_success(ticket)
-    # the climb bracketed the rate within a small step: the first rise waits twice as long
-    clock.now += 30 / paced
+    # each answer to a request sent at the pace proves it: the pace settles upwards a small step
+    # an answer, up to a little below the pace refused
+    rates = [paced, pacer.rate]
+    while rates[-1] != rates[-2]:
+        pacer.on_success(await pacer.turn())
+        rates.append(pacer.rate)
+    assert rates[1] == pytest.approx(paced * SETTLE_STEP)
+    assert all(b / a <= SETTLE_STEP * (1 + 1e-9) for a, b in itertools.pairwise(rates))
+    ceiling = 1 / (1 / climbed + ARRIVAL_JITTER)
+    assert rates[-1] == pytest.approx(ceiling)
+    # refused there after all (it arrived early, or the limit fell): a step below, a little less
+    pacer.on_push_back(await pacer.turn(), pause=1.0)
+    settled = 1 / (1 / (ceiling / SETTLE_STEP) + ARRIVAL_JITTER)
+    assert pacer.rate == pytest.approx(settled)
+    # and kept: a rise past the rate of a bucket one request deep is always refused, so it is tried
+    # only after ONE_DEEP_PROBE_TURNS turns without a push-back
+    for _ in range(int(ONE_DEEP_PROBE_TURNS) - 2):
+        pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(settled)
+    for _ in range(3):
+        pacer.on_success(await pacer.turn())
+    assert pacer.rate == pytest.approx(settled * (1 + PROBE))
+
+
+async def test_a_429_to_the_first_of_two_sent_at_once_guesses_from_the_second_let_through():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = pacer.start()
+    clock.now += 0.0001
+    second = pacer.start()
+    clock.now += 0.001
+    pacer.on_push_back(first, pause=1.0)  # the server took the second first: one deep
+    clock.now += 0.02
+    pacer.on_success(second)
+    # what got through before the 429 came back is the guess (not the slow start once more, whose
+    # next two at once would meet the same empty bucket)
+    assert pacer.rate == pytest.approx(1.0) and pacer.paused_until < clock.now
+
+
+async def test_a_rise_refused_while_settling_keeps_the_last_pace_answered_a_little_below():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first, second = pacer.start(), pacer.start()
+    pacer.on_push_back(second, pause=1.0)
+    clock.now += 0.02
+    pacer.on_success(first)
+    climbed = 0.0
+    while pacer.rate < 4.0:  # the climb, to past four a second
+        climbed = pacer.rate
+        pacer.on_success(await pacer.turn())
+    refused = pacer.rate
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the climb ends: settling
+    answered = pacer.rate
     pacer.on_success(await pacer.turn())
-    assert pacer.rate == paced
-    clock.now += 20 / paced
-    pacer.on_success(await pacer.turn())
-    assert pacer.rate == pytest.approx(paced * (1 + PROBE))
+    rising = pacer.rate
+    assert rising == pytest.approx(answered * SETTLE_STEP) and rising < refused
+    pacer.on_push_back(await pacer.turn(), pause=1.0)  # the rise refused
+    assert pacer.rate == pytest.approx(1 / (1 / answered + ARRIVAL_JITTER))
+    assert climbed < pacer.rate < rising
+
+
+@pytest.mark.parametrize("rate", [4.4, 4.7, 5.0, 5.3, 5.6])
+async def test_a_bucket_one_request_deep_known_by_its_429s_alone_is_paced_near_its_rate(rate):
+    """The whole way, slow start to settled pace, against a bucket one request deep whose rate
+    falls anywhere within the climb's steps (20 ms a reply, 1 ms a refusal): 75 answers get at
+    least 95% of what the bucket gives, for 3 429s at most (the slow start's, the climb's and the
+    settling's)."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    bucket = Bucket(clock, rate=rate, depth=1.0)
+    outcomes = [(ticket, bucket.take()) for ticket in (pacer.start(), pacer.start())]  # at once
+    began = clock.now
+    answered, refused, last = 0, 0, began
+    while answered < 75:
+        if not outcomes:
+            ticket = pacer.start() if pacer.idle else await pacer.turn()
+            outcomes.append((ticket, bucket.take()))
+        ticket, taken = outcomes.pop(0)
+        if taken:
+            answered, last = answered + 1, clock.now
+            clock.now += 0.02
+            pacer.on_success(ticket)
+        else:
+            refused += 1
+            clock.now += 0.001
+            pacer.on_push_back(ticket, pause=1.0)
+    assert refused <= 3
+    assert answered / (1 + rate * (last - began)) >= 0.95
 
 
 class Bucket:

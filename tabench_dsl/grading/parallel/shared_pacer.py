@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from ...core.ratelimit import RateReading
 from ..pacing import Pacer
+from ..rate_climb import RELAYED_ARRIVAL_JITTER
 from .frames import Paced, Permit, Turn
 
 Send = Callable[[object], None]
@@ -82,7 +83,7 @@ class PacerHost:
     turns being waited for (`close` cancels them)."""
 
     def __init__(self, pacer: Pacer | None = None) -> None:
-        self.pacer = pacer or Pacer()
+        self.pacer = pacer or Pacer(jitter=RELAYED_ARRIVAL_JITTER)
         self._held: dict[int, Counter[float]] = {}
         self._granting: set[asyncio.Task[None]] = set()
 
