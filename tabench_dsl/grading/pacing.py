@@ -72,6 +72,9 @@ DECREASE = 0.5
 SHORT_WAIT = 0.1
 #: The slowest pace, requests a second.
 MIN_RATE = 0.01
+#: The longest a request sent on a ticket may follow it (a turn relayed to a `--workers` process):
+#: a send time reported later than that is not taken for it (`Pacer.sent_at`).
+RELAY_DELAY = 0.05
 #: Turns without a push-back before the rate rises: in a bucket one request deep, known by its
 #: 429s alone, a rise past its rate is always refused, so it is tried rarely (1% of the turns).
 PROBE_TURNS = 20.0
@@ -139,6 +142,7 @@ class Pacer:
         self._settle: Settle | None = None  # a climb found the bucket one request deep
         self._first_limited = 0.0  # send time of the slow start's last push-back
         self._first_back = 0.0  # when it came back
+        self._sent_late = (0.0, 0.0)  # the last ticket whose request went later, and when
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
@@ -204,7 +208,7 @@ class Pacer:
         after one (a sender woken late would otherwise take the next turn less than a turn after
         it, and meet an empty bucket)."""
         while self._settle is not None and self.rate is not None:
-            last = self._sends.last_taken()  # a refused request took nothing
+            last = self._last_sent()  # a refused request took nothing
             wait = -1.0 if last is None else last + 1.0 / self.rate - self.clock()
             if wait <= 0:
                 return
@@ -260,6 +264,18 @@ class Pacer:
             await asyncio.wait((sleeper, redrawn), return_when=asyncio.FIRST_COMPLETED)
         finally:
             sleeper.cancel()
+
+    def sent_at(self, ticket: float, sent: float) -> None:
+        """The request on `ticket` was sent at `sent`, later than the ticket (a turn relayed to a
+        worker process reaches it through a pipe): a bucket one request deep is paced from when
+        it was sent (`_last_sent`). Ignored past RELAY_DELAY (not the same clock, or no relay)."""
+        if 0.0 < sent - ticket <= RELAY_DELAY and ticket >= self._sent_late[0]:
+            self._sent_late = (ticket, sent)
+
+    def _last_sent(self) -> float | None:
+        """When the last request the server took or may yet take (not refused) was sent."""
+        last = self._sends.last_taken()
+        return self._sent_late[1] if last is not None and last == self._sent_late[0] else last
 
     def on_success(self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0) -> None:
         """A reply came to the request sent at `ticket`: the slow start widens, the headers set the
@@ -493,7 +509,7 @@ class Pacer:
         rate = max(rate, MIN_RATE)
         if self.rate is not None and not force and abs(rate / self.rate - 1) < 0.02:
             return
-        last = self._sends.last_taken() if self._found_one_deep else None
+        last = self._last_sent() if self._found_one_deep else None
         if self.rate is None:
             self._committed = max(now, self.paused_until)
         elif last is not None:

@@ -67,9 +67,6 @@ CLIMB_RESTARTS = 3
 #: the seconds a turn it is kept below a pace proven or refused (requests arrive that much early).
 SETTLE_STEP = 2 ** (1 / 64)
 ARRIVAL_JITTER = 0.003
-#: The same for turns granted to `--workers` processes (`parallel.shared_pacer`): a grant reaches
-#: its worker through a pipe, so the worker's send follows the grant by a few milliseconds more.
-RELAYED_ARRIVAL_JITTER = 0.0045
 
 
 class Climb:

@@ -365,19 +365,16 @@ async def test_a_rise_refused_while_settling_keeps_the_last_pace_answered_a_litt
     assert climbed < pacer.rate < rising
 
 
-@pytest.mark.parametrize("rate", [4.4, 4.7, 5.0, 5.3, 5.6])
-async def test_a_bucket_one_request_deep_known_by_its_429s_alone_is_paced_near_its_rate(rate):
-    """The whole way, slow start to settled pace, against a bucket one request deep whose rate
-    falls anywhere within the climb's steps (20 ms a reply, 1 ms a refusal): 75 answers get at
-    least 95% of what the bucket gives, for 3 429s at most (the slow start's, the climb's and the
-    settling's)."""
-    clock = FakeTime()
-    pacer = Pacer(sleep=clock.sleep, clock=clock)
+async def paced_against_one_deep(
+    clock: FakeTime, pacer: Pacer, rate: float, answers: int
+) -> tuple[int, float]:
+    """`answers` answers from a bucket one request deep at `rate`, the slow start's two sent at
+    once, 20 ms a reply and 1 ms a refusal: (429s, the share of what the bucket gave)."""
     bucket = Bucket(clock, rate=rate, depth=1.0)
     outcomes = [(ticket, bucket.take()) for ticket in (pacer.start(), pacer.start())]  # at once
     began = clock.now
     answered, refused, last = 0, 0, began
-    while answered < 75:
+    while answered < answers:
         if not outcomes:
             ticket = pacer.start() if pacer.idle else await pacer.turn()
             outcomes.append((ticket, bucket.take()))
@@ -390,8 +387,34 @@ async def test_a_bucket_one_request_deep_known_by_its_429s_alone_is_paced_near_i
             refused += 1
             clock.now += 0.001
             pacer.on_push_back(ticket, pause=1.0)
+    return refused, answered / (1 + rate * (last - began))
+
+
+@pytest.mark.parametrize("rate", [4.4, 4.7, 5.0, 5.3, 5.6])
+async def test_a_bucket_one_request_deep_known_by_its_429s_alone_is_paced_near_its_rate(rate):
+    """The whole way, slow start to settled pace, against a bucket one request deep whose rate
+    falls anywhere within the climb's steps: 75 answers get at least 95% of what the bucket gives,
+    for 3 429s at most (the slow start's, the climb's and the settling's)."""
+    clock = FakeTime()
+    refused, share = await paced_against_one_deep(clock, Pacer(sleep=clock.sleep, clock=clock), rate, 75)
     assert refused <= 3
-    assert answered / (1 + rate * (last - began)) >= 0.95
+    assert share >= 0.95
+
+
+async def test_a_bucket_one_request_deep_is_paced_from_when_a_relayed_request_was_sent():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    await paced_against_one_deep(clock, pacer, 5.0, 30)
+    assert pacer.rate is not None
+    turn = 1 / pacer.rate
+    ticket = await pacer.turn()
+    pacer.sent_at(ticket, ticket + 0.01)  # the worker it was relayed to sent it 10 ms later
+    pacer.on_success(ticket)
+    assert await pacer.turn() == pytest.approx(ticket + 0.01 + turn)  # a turn after that
+    later = await pacer.turn()
+    pacer.sent_at(later, later + 1.0)  # not a relay's delay (another clock): not taken
+    pacer.on_success(later)
+    assert await pacer.turn() == pytest.approx(later + turn)
 
 
 class Bucket:

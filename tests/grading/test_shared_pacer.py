@@ -5,6 +5,7 @@ worker's 429 slows every worker, and a ticket nobody will end is ended for it.""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -111,6 +112,20 @@ async def test_a_ticket_nobody_waits_for_or_a_worker_that_died_is_ended_as_a_fau
     assert host.pacer.in_flight == 0
     host.paced(0, Paced(clock.now, "success"))  # a stray outcome for a ticket it no longer holds
     assert host.pacer.in_flight == 0 and host.pacer.evidence.ok == []
+
+
+async def test_a_worker_tells_when_it_sent_on_each_ticket():
+    frames: list[object] = []
+    relay = RelayedPacer(frames.append)
+    waiting = asyncio.ensure_future(relay.turn())
+    await asyncio.sleep(0)
+    granted = time.monotonic()
+    relay.permit(Permit(1, granted))
+    ticket = await waiting
+    relay.on_success(ticket)
+    told = frames[-1]
+    assert isinstance(told, Paced) and told.ticket == granted
+    assert granted <= told.sent <= time.monotonic()  # the system's clock, as the parent's pacer
 
 
 def test_the_relayed_pacer_never_sends_without_a_turn():

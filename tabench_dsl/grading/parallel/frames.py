@@ -109,6 +109,8 @@ class Paced(msgspec.Struct, tag="paced"):
     pause: float = 0.0
     reading: RateReading | None = None
     tokens: int = 0
+    #: When the worker sent it (the system's monotonic clock; 0.0: not sent, or not known).
+    sent: float = 0.0
 
 
 def _plain(value: object) -> object:

@@ -5,24 +5,27 @@ times and learns from every worker's replies, so one worker's 429 slows them all
       turn()            --- Turn(ask) ------->   Pacer.turn(), then
                         <-- Permit(ask, ticket)  (the ticket is the parent's clock's send time)
       on_success / on_push_back / on_fault
-                        --- Paced(ticket, ...) ->  the same call on the Pacer
+                        --- Paced(ticket, ...) ->  the same call on the Pacer (and, first, when
+                                                   the worker sent it: `Pacer.sent_at`)
 
 Each pacer alone would learn the server's rate as if it were the only sender, and the workers
 together would send N times that. A worker's request costs two small frames more than before
 (its `Turn` and its `Paced`) and one back (`Permit`); the parent's clock is the only one the
-pacer reads. A ticket granted to a sender that is gone (cancelled while it waited, or a worker
+pacer reads, but for the worker's send times, which a bucket one request deep is paced from
+(they are read only when they follow their ticket by a plausible relay delay). A ticket granted
+to a sender that is gone (cancelled while it waited, or a worker
 that died) is ended as a fault, so the pacer's count of requests in flight stays true.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Callable
 
 from ...core.ratelimit import RateReading
 from ..pacing import Pacer
-from ..rate_climb import RELAYED_ARRIVAL_JITTER
 from .frames import Paced, Permit, Turn
 
 Send = Callable[[object], None]
@@ -36,6 +39,7 @@ class RelayedPacer:
         self._send = send
         self._asks: dict[int, asyncio.Future[float]] = {}
         self._next_ask = 0
+        self._sent: dict[float, float] = {}  # ticket -> when this worker sent on it
 
     @property
     def idle(self) -> bool:
@@ -53,9 +57,11 @@ class RelayedPacer:
         granted = self._asks[ask] = asyncio.get_running_loop().create_future()
         self._send(Turn(ask))
         try:
-            return await granted
+            ticket = await granted
         finally:
             self._asks.pop(ask, None)
+        self._sent[ticket] = time.monotonic()  # the sender sends as soon as its turn is back
+        return ticket
 
     def permit(self, permit: Permit) -> None:
         """The parent's answer to a `Turn`; one for a sender no longer waiting ends at once."""
@@ -67,15 +73,20 @@ class RelayedPacer:
 
     def on_success(self, ticket: float, reading: RateReading | None = None, tokens_needed: int = 0) -> None:
         """A reply came to the request sent on `ticket`."""
-        self._send(Paced(ticket, "success", reading=reading, tokens=tokens_needed))
+        sent = self._sent_on(ticket)
+        self._send(Paced(ticket, "success", reading=reading, tokens=tokens_needed, sent=sent))
 
     def on_push_back(self, ticket: float, *, pause: float, reading: RateReading | None = None) -> None:
         """The request sent on `ticket` was pushed back (a 429)."""
-        self._send(Paced(ticket, "push_back", pause=pause, reading=reading))
+        self._send(Paced(ticket, "push_back", pause=pause, reading=reading, sent=self._sent_on(ticket)))
 
     def on_fault(self, ticket: float) -> None:
         """The request sent on `ticket` ended otherwise."""
+        self._sent.pop(ticket, None)
         self._send(Paced(ticket, "fault"))
+
+    def _sent_on(self, ticket: float) -> float:
+        return self._sent.pop(ticket, 0.0)
 
 
 class PacerHost:
@@ -83,7 +94,7 @@ class PacerHost:
     turns being waited for (`close` cancels them)."""
 
     def __init__(self, pacer: Pacer | None = None) -> None:
-        self.pacer = pacer or Pacer(jitter=RELAYED_ARRIVAL_JITTER)
+        self.pacer = pacer or Pacer()
         self._held: dict[int, Counter[float]] = {}
         self._granting: set[asyncio.Task[None]] = set()
 
@@ -107,6 +118,8 @@ class PacerHost:
         held[outcome.ticket] -= 1
         if held[outcome.ticket] == 0:
             del held[outcome.ticket]
+        if outcome.sent:
+            self.pacer.sent_at(outcome.ticket, outcome.sent)
         if outcome.outcome == "success":
             self.pacer.on_success(outcome.ticket, outcome.reading, outcome.tokens)
         elif outcome.outcome == "push_back":
