@@ -315,6 +315,9 @@ class ReplyCache:
             )
             for key, r in self._pending.items()
         ]
+        # In key order: each insert then walks down next to the one before it, through pages still
+        # in SQLite's cache (hashed keys in arrival order land all over the table).
+        rows.sort()
         try:
             # BEGIN ... COMMIT, retried by sqlite under busy_timeout when another process writes.
             with self._db:

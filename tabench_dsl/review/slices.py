@@ -16,6 +16,7 @@ import msgspec
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.records import Record
+from .outcomes import count_outcome, outcome, score_interval, score_of
 
 #: Most systems the per-tag table gives a score column each (more would not fit a terminal).
 MAX_TAG_COLUMNS = 6
@@ -96,8 +97,6 @@ class TagCounter:
 
     def add(self, record: Record) -> None:
         """Count one standing record under each of its tags."""
-        from .outcomes import count_outcome, outcome
-
         if not record.tags:
             return
         verdict = outcome(record)
@@ -109,8 +108,6 @@ class TagCounter:
 
     def totals(self) -> list[TagTotals]:
         """The tags counted, sorted, their scores and intervals worked out."""
-        from .outcomes import score_interval, score_of
-
         tags, cells = self.tags, self.cells
         for key in sorted(cells):
             tags[key[0]].systems.append(cells[key])
