@@ -327,7 +327,10 @@ class Pacer:
             if self._exact:
                 self._one_deep(ticket, reading, now, answered=False)
         if self._settle is not None and self.rate is not None:
+            at_pace = ticket >= self._changed  # sent at the current pace (before it moves)
             self._settled(ticket, now)
+            if at_pace:
+                self._stuck_push_back(now, pause)
             return
         floor = self._eased(ticket) if self._climb is None else 0.0
         if self._climb is not None:
@@ -349,11 +352,17 @@ class Pacer:
                 self._pause(now, pause)  # nothing got through yet: nothing to pace by
                 return
         if self.rate is not None and ticket >= self._changed:
-            self._stuck += 1
-            if self._stuck >= STUCK and self.rate is not None:
-                self._stuck = 0
-                self._pause(now, pause)
-                self._set_rate(self.rate * DECREASE, now, force=True)
+            self._stuck_push_back(now, pause)
+
+    def _stuck_push_back(self, now: float, pause: float) -> None:
+        """One more push-back in a row to a request sent at the current rate: STUCK of them are a
+        quota, not a bucket: every sender waits `pause`, and the rate falls by DECREASE."""
+        assert self.rate is not None
+        self._stuck += 1
+        if self._stuck >= STUCK:
+            self._stuck = 0
+            self._pause(now, pause)
+            self._set_rate(self.rate * DECREASE, now, force=True)
 
     def _eased(self, ticket: float) -> float:
         """The least rate after a push-back to the request sent at `ticket` (0: none). One alone

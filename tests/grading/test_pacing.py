@@ -634,6 +634,21 @@ async def test_429s_in_a_row_at_the_current_rate_pause_every_sender_and_slow_dow
     assert pacer.rate < before * DECREASE * 1.1
 
 
+
+async def test_429s_in_a_row_in_a_bucket_one_request_deep_pause_every_sender_and_slow_down_too():
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    await paced_against_one_deep(clock, pacer, 5.0, 30)  # settled
+    for _ in range(STUCK):  # then a quota: every request refused
+        before = pacer.rate
+        assert before is not None
+        pacer.on_push_back(await pacer.turn(), pause=2.0)
+        if pacer.paused_until > clock.now:
+            break
+    assert pacer.paused_until == pytest.approx(clock.now + 2.0)
+    assert pacer.rate < before * DECREASE * 1.1
+
+
 # -- rate limits against the scripted server -------------------------------------------------------
 
 
