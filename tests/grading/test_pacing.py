@@ -634,7 +634,6 @@ async def test_429s_in_a_row_at_the_current_rate_pause_every_sender_and_slow_dow
     assert pacer.rate < before * DECREASE * 1.1
 
 
-
 async def test_429s_in_a_row_in_a_bucket_one_request_deep_pause_every_sender_and_slow_down_too():
     clock = FakeTime()
     pacer = Pacer(sleep=clock.sleep, clock=clock)
