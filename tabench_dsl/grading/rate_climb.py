@@ -191,7 +191,7 @@ class Climb:
 class Settle:
     """A bucket one request deep, known by its 429s alone, once its climb is over: its 429 left
     the rate between the pace the climb's answers proved and the pace refused, a climb step
-    (ONE_DEEP_STEP, 9%) apart, and pacing at the lower end would lose up to that much of the limit
+    (ONE_DEEP_STEP, 19%) apart, and pacing at the lower end would lose up to that much of the limit
     for the whole run. One deep, every answer to a request sent at the current pace proves that
     pace (the request took what refilled since the one before it), so each such answer raises the
     pace by SETTLE_STEP at no cost (`answered`), up to a little below the refused pace; the next

@@ -13,8 +13,8 @@ together would send N times that. A worker's request costs two small frames more
 (its `Turn` and its `Paced`) and one back (`Permit`); the parent's clock is the only one the
 pacer reads, but for the worker's send times, which a bucket one request deep is paced from
 (they are read only when they follow their ticket by a plausible relay delay). A ticket granted
-to a sender that is gone (cancelled while it waited, or a worker
-that died) is ended as a fault, so the pacer's count of requests in flight stays true.
+to a sender that is gone (cancelled while it waited, or a worker that died) is ended as a fault,
+so the pacer's count of requests in flight stays true.
 """
 
 from __future__ import annotations
