@@ -63,7 +63,7 @@ class Turns:
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
         self._sends = SendLog()  # every send, and those refused
         self._sent_late = (0.0, 0.0)  # the last ticket whose request went later, and when
-        self._changed = 0.0  # when the rate was last set
+        self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
 
