@@ -132,7 +132,8 @@ class Turns:
             slot = max(now, self._tat - (self.capacity - 1.0) * interval)
             self._tat = max(self._tat, now) + interval
             if slot <= now or await self._wait_for(slot):
-                await self._one_deep_spacing()
+                if self._spaced_by_sends:  # no coroutine a turn where no bucket was found one deep
+                    await self._one_deep_spacing()
                 return self.start()
         # The schedule was redrawn while this sender waited (a pause, a new rate): its time
         # is void, it queues again at once (not when its old time comes: a slow first rate
