@@ -18,11 +18,10 @@ from ..core.errors import TransportError, UsageError
 from ..core.records import Attempt, AttemptKind, Cause
 from ..core.redact import scrub
 from .cache import CachedReply, ReplyCache
-from .cache_keys import cache_key
+from .cache_keys import reply_key
 from .judges.base import Completion, Judge, Message
 from .judges.request_hash import request_sha256
 from .reachability import ReachabilityWatch
-from .repeats import repeat_kind
 from .reply_endings import cut_off, doubled_budget, final_text, truncated_reason
 from .reply_endings import problem as reply_problem
 from .spend_cap import SpendCap
@@ -109,22 +108,13 @@ class Asker:
         repetition: int = 0,
     ) -> Asked:
         """One attempt of `judge`, from the cache when it holds the reply; appended to `attempts`.
-        The cache key names the judge (backend, endpoint, model, parameters), so each judge of a
-        panel has entries of its own, and the ask's number, so each `--repeat` ask has its own."""
+        The cache key (`cache_keys.reply_key`, for the lookup and the store alike) names the judge
+        as built (backend, endpoint, model, parameters, request shape), so each judge of a panel has
+        entries of its own, and the ask's number, so each `--repeat` ask has its own."""
         sha = request_sha256(messages)
-        key = None
-        keyed = judge.params
         cache = None if judge.info.deterministic else self.cache
-        if cache is not None:
-            info = judge.info
-            key = cache_key(
-                info.backend,
-                judge.params,
-                messages,
-                repeat_kind(kind, repetition),
-                endpoint=info.endpoint,
-                shape=judge.request_shape,
-            )
+        key = None if cache is None else reply_key(judge, messages, kind, repetition)
+        if cache is not None and key is not None:
             hit = cache.get(key)
             if hit is not None:
                 return self._decoded(self._cached(kind, hit, sha), attempts, tolerated)
@@ -137,10 +127,6 @@ class Asker:
         latency = completion.latency_ms or (time.perf_counter() - started) * 1000.0
         content = self.received(completion.content)
         if cache is not None and key is not None:
-            if judge.params is not keyed:  # the judge dropped a refused parameter on this call
-                key = cache_key(
-                    judge.info.backend, judge.params, messages, kind, endpoint=judge.info.endpoint
-                )
             cache.put(key, content, completion.tokens, stop=completion.stop, refusal=completion.refusal)
         attempt = Attempt(
             kind,

@@ -17,9 +17,26 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .judges.base import JudgeParams, Message
+from .judges.base import Judge, JudgeIdentity, JudgeParams, Message
+from .repeats import repeat_kind
 
 _key_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def reply_key(
+    judge: Judge | JudgeIdentity, messages: Sequence[Message], kind: str, repetition: int = 0
+) -> str:
+    """The cache key of ask number `repetition` (0-based, `--repeat`) of `judge` with `messages` as
+    attempt `kind` (`first`, `format`, `stern`): the module docstring's one rule."""
+    info = judge.info
+    return cache_key(
+        info.backend,
+        judge.params,
+        messages,
+        repeat_kind(kind, repetition),
+        endpoint=info.endpoint,
+        shape=judge.request_shape,
+    )
 
 
 def cache_key(

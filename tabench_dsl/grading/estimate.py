@@ -25,9 +25,8 @@ from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
 from ..core.tiers import T1Keys, t1_passes
 from .cache import CacheReader, open_cache_reader
-from .cache_keys import cache_key
+from .cache_keys import reply_key
 from .judges.base import JudgeIdentity, Message
-from .repeats import repeat_kind
 from .runner import MAX_ANSWER_BYTES
 from .transport import estimate_tokens
 from .trap_check import TrapCheck
@@ -100,7 +99,7 @@ def estimate_grading(
             messages = [Message("system", question.system), Message("user", battery.user.fill(final))]
             for row in zip(judges, estimate.judges, readers, asked, strict=True):
                 for r in range(repeat):
-                    _count_ask(*row, question.id, messages, repeat_kind("first", r))
+                    _count_ask(*row, question.id, messages, r)
     finally:
         for reader in readers:
             if reader is not None:
@@ -150,14 +149,12 @@ def _count_ask(
     seen: set[str],
     question: str,
     messages: list[Message],
-    kind: str,
+    repetition: int,
 ) -> None:
-    """Count one first ask of `judge`: a reply cache hit, or a call with its prompt's size."""
+    """Count first ask number `repetition` (`--repeat`) of `judge`: a reply cache hit, or a call
+    with its prompt's size."""
     if reader is not None:
-        info = judge.info
-        key = cache_key(
-            info.backend, judge.params, messages, kind, endpoint=info.endpoint, shape=judge.request_shape
-        )
+        key = reply_key(judge, messages, "first", repetition)
         if reader.has(key):
             asks.cache_hits += 1
             return

@@ -156,17 +156,17 @@ async def test_a_refused_temperature_is_dropped_once_said_and_keyed(
     assert len(server.rejections) == 1 and server.calls == 3 and stats.calls == 3
     assert "temperature" in server.requests[0]
     assert all("temperature" not in r for r in server.requests[1:])
-    assert judge.params.temperature is None
+    assert judge.sent_temperature is None and judge.params.temperature == 0  # as built: the key
     assert len(warnings) == 1
     assert warnings[0].endswith(
         "refused temperature 0: asking without it (the model's own default) for the rest of the run"
     )
-    # The replies are cached under the parameters they were asked with: a new run, which starts
-    # with temperature 0 again, is refused once more and then served from the cache.
+    # The replies are cached under the judge as it was built: a new run, which starts with
+    # temperature 0 again, is served every reply from the cache and asks nothing.
     again, stats, _ = await _grade_with(name, env, tmp_path / "r2.jsonl", battery, answers, cache=cache)
     cache.close()
     assert [r.verdict for r in again] == ["pass"] * 3
-    assert len(server.rejections) == 2 and server.calls == 4 and stats.cache_hits == 2
+    assert len(server.rejections) == 1 and server.calls == 3 and stats.cache_hits == 3
 
 
 @pytest.mark.parametrize(

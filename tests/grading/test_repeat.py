@@ -102,6 +102,29 @@ async def test_repeat_asks_k_times_flags_the_unstable_and_replays_from_the_cache
     )
 
 
+async def test_a_rerun_after_a_refused_temperature_asks_nothing(work: Path, judge_server, capsys) -> None:
+    # Every lookup and every store keys an ask alike (the judge as built, the ask's number, the
+    # request's shape), also the ask the judge made again without the refused temperature: so a
+    # second run finds every reply the first stored.
+    server = await judge_server(flipping_judge(), refuse_temperature=True)
+    battery = write_battery(work)
+    argv = ["grade", str(battery), "--answers", str(answers_file(work)), "--judge", server.url]
+    argv += ["--model", "m", "--repeat", "2", "--structured", "on", "--cache", str(work / "c.sqlite")]
+    assert await asyncio.to_thread(main, [*argv, "--out", str(work / "r.jsonl")]) == 0
+    assert "refused temperature 0" in capsys.readouterr().err
+    assert len(server.rejections) == 1 and server.calls == 4  # two T2 answers, two asks each
+    assert all("response_format" in body for body in server.requests)
+    first = {r.system: r for r in iter_records(work / "r.jsonl") if r.tier == "t2"}
+
+    assert await asyncio.to_thread(main, [*argv, "--out", str(work / "again.jsonl")]) == 0
+    assert len(server.rejections) == 1 and server.calls == 4
+    again = {r.system: r for r in iter_records(work / "again.jsonl") if r.tier == "t2"}
+    assert {s: [v.verdict for v in r.repetitions] for s, r in again.items()} == {
+        s: [v.verdict for v in r.repetitions] for s, r in first.items()
+    }
+    assert all(a.cache_hit for r in again.values() for v in r.repetitions for a in v.attempts)
+
+
 def test_the_rule_of_the_asks_by_hand() -> None:
     from support.make_results import make_record
 

@@ -257,6 +257,8 @@ class HttpJudge(Judge):
         self._key_withheld = key_withheld
         self._headers = {"content-type": "application/json", **self.wire_headers(self._api_key)}
         self.shape = RequestShape()
+        #: Whether the server refused `temperature` (`drop_refused_temperature`): none is sent then.
+        self.temperature_refused = False
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -326,20 +328,27 @@ class HttpJudge(Judge):
     def drop_refused_temperature(self, status: int, payload: bytes) -> bool:
         """Whether the server refused `temperature` itself (`wire_errors.refused_field`: gpt-5 and
         the o-series take only their default, newer Claude models call it deprecated): then this
-        judge sends none for the rest of the run, its `params` (and so the reply cache's key) say
-        so, `warn` is told once, and the call is made again at once. A call in flight when another
-        made the change is asked again too."""
+        judge sends none for the rest of the run (`sent_temperature`), `warn` is told once, and the
+        call is made again at once. A call in flight when another made the change is asked again
+        too. Like the other forms a refusal adopts, this is how the request is sent, not what was
+        asked: `params` (and so the reply cache's key) stay as the judge was built, so a rerun finds
+        the replies this run stored."""
         if not refused_field(status, payload, "temperature"):
             return False
-        if self.params.temperature is not None:
-            dropped = self.params.temperature
-            self.params = msgspec.structs.replace(self.params, temperature=None)
+        dropped = self.sent_temperature
+        if dropped is not None:
+            self.temperature_refused = True
             if self.warn is not None:
                 self.warn(
                     f"{self.info.backend} judge ({self.params.model}) refused temperature {dropped:g}: "
                     "asking without it (the model's own default) for the rest of the run"
                 )
         return True
+
+    @property
+    def sent_temperature(self) -> float | None:
+        """The temperature requests carry: the judge's, unless the server refused it (None)."""
+        return None if self.temperature_refused else self.params.temperature
 
     def rate_reading(self, headers: Mapping[str, str]) -> RateReading | None:
         """What the reply's rate-limit headers say (`pacing` has each provider's parser); by

@@ -166,8 +166,8 @@ class AnthropicJudge(HttpJudge):
             "max_tokens": self.params.max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in messages if m.role != "system"],
         }
-        if self.params.temperature is not None:
-            body["temperature"] = self.params.temperature
+        if self.sent_temperature is not None:
+            body["temperature"] = self.sent_temperature
         if self.params.thinking_budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.params.thinking_budget}
         if system and self.prompt_cache:

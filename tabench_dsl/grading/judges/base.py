@@ -57,7 +57,8 @@ class JudgeParams(msgspec.Struct, frozen=True):
     """Decoding parameters sent with every call (and part of the cache key)."""
 
     model: str
-    #: None: no temperature is sent (the server refused it: `HttpJudge.drop_refused_temperature`).
+    #: None: no temperature is sent (with a thinking budget: `decoding.decoding_params`); one the
+    #: server refuses stops being sent but stays here (`HttpJudge.drop_refused_temperature`).
     temperature: float | None = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
     #: OpenAI's `reasoning_effort`, sent when set (`decoding.decoding_params`).

@@ -188,8 +188,8 @@ class OpenAIJudge(HttpJudge):
             "model": self.params.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
         }
-        if self.params.temperature is not None:
-            body["temperature"] = self.params.temperature
+        if self.sent_temperature is not None:
+            body["temperature"] = self.sent_temperature
         body[self._token_field] = self.params.max_tokens
         if self.params.reasoning_effort is not None:
             body["reasoning_effort"] = self.params.reasoning_effort
