@@ -98,6 +98,7 @@ def report(options: GradeOptions, estimate: Estimate, bad_lines: int) -> int:
                 "skipped": estimate.skipped,
                 "oversized": estimate.oversized,
                 "t1_passes": estimate.t1_passes,
+                "t1_audits": estimate.t1_audits,
                 **{field: estimate.total(field) for field in _SUMMED},
                 "bad_lines": bad_lines,
                 "token_estimate": TOKEN_ESTIMATE,
@@ -136,7 +137,8 @@ def _text(
         + (f" ({e.skipped:,} already done, skipped by --resume)" if e.skipped else "")
         + (f"; {bad_lines:,} bad answer line(s)" if bad_lines else ""),
         f"oversized (not sent, adjudicate): {e.oversized:,}",
-        f"T1 passes: {e.t1_passes:,}",
+        f"T1 passes: {e.t1_passes:,}"
+        + (f" ({e.t1_audits:,} of them also asked of the judge, --t1-audit)" if e.t1_audits else ""),
     ]
     for asks, one in zip(e.judges, costs, strict=True):
         lines.extend(_judge_lines(options, asks, one))
@@ -225,6 +227,7 @@ def run(options: GradeOptions) -> int:
         skip=skip,
         max_answer_bytes=grading.max_answer_bytes,
         repeat=grading.repeat,
+        t1_audit=grading.t1_audit,
     )
     return report(options, estimate, reader.problems)
 

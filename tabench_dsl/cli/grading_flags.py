@@ -134,7 +134,7 @@ def grading_options(args: argparse.Namespace) -> GradingOptions:
     """The `session.GradingOptions` of a grade, calibrate or probe command line, read from `args`
     once and checked: an option out of range is a `UsageError` naming it. The commands pass the
     result on; nothing reads these flags from the `Namespace` again."""
-    from ..grading.runner import MAX_ANSWER_BYTES
+    from ..grading.route import MAX_ANSWER_BYTES
     from ..grading.session import GradingOptions
 
     _check_ranges(args)

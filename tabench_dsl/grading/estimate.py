@@ -1,35 +1,34 @@
 """What a grading would send, counted before anything is sent: `estimate_grading` (`grade --dry-run`).
 
 It walks the answers as `runner.Grader.grade` would, offline: an answer `--resume` skips is
-skipped, an oversized one goes to a person, T1 (offline by nature) passes what it passes, and each
-answer left is one first ask, unless the reply cache already holds the reply to that very request
-(the key `runner` looks up: judge, endpoint, parameters, messages, attempt `first`). The cache is
-read, never written (`cache.CacheReader`); no judge is built and nothing is contacted.
+skipped, and each other goes the route `route.Router` gives it, the grading's own rule: an
+oversized one goes to a person, T1 (offline by nature) passes what it passes, a `--t1-audit` share
+of those passes is asked of the judge once, and each answer left is one first ask (`--repeat`
+asks each of them K times), unless the reply cache already holds the reply to that very request
+(`cache_keys.reply_key`, the key the grading looks up). The cache is read, never written
+(`cache.CacheReader`); no judge is built and nothing is contacted.
 
 A judge panel asks each of its judges: each has its own cache entries and its own counts. Only
 first asks are counted: a format re-ask or a stern retry depends on the reply, so it cannot be
-known in advance (each adds at most one more call of about the same size); `--t1-audit` asks are
-not counted either. Tokens are estimated
+known in advance (each adds at most one more call of about the same size). Tokens are estimated
 from characters, four to a token (`transport.estimate_tokens`, the estimate `--tpm` pacing uses
 before a server reports real counts); a reply takes at most the judge's `max_tokens`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence, Set
+from collections.abc import Iterable, Sequence, Set
 
 import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
-from ..core.tiers import T1Keys, t1_passes
 from .cache import CacheReader, open_cache_reader
 from .cache_keys import reply_key
 from .judges.base import JudgeIdentity, Message
-from .runner import MAX_ANSWER_BYTES
+from .route import MAX_ANSWER_BYTES, Route, Router
 from .transport import estimate_tokens
-from .trap_check import TrapCheck
 
 #: How tokens are estimated, in the words outputs show it with.
 TOKEN_ESTIMATE = "characters / 4, the estimate --tpm pacing uses"
@@ -57,13 +56,15 @@ class JudgeAsks(msgspec.Struct):
 
 class Estimate(msgspec.Struct):
     """The counts of a dry run: the answers, those `--resume` skips, the oversized ones, the T1
-    passes, and what each judge would be asked (`judges`: one, or each judge of a panel, which
-    grades every answer T1 leaves)."""
+    passes (and those audited), and what each judge would be asked (`judges`: one, or each judge
+    of a panel, which grades every answer T1 leaves)."""
 
     answers: int = 0
     skipped: int = 0
     oversized: int = 0
     t1_passes: int = 0
+    #: The T1 passes the judge also grades (`--t1-audit`), each asked once of each judge.
+    t1_audits: int = 0
     judges: list[JudgeAsks] = msgspec.field(default_factory=list)
 
     def total(self, field: str) -> int:
@@ -80,25 +81,31 @@ def estimate_grading(
     skip: Set[tuple[str, str]] = frozenset(),
     max_answer_bytes: int = MAX_ANSWER_BYTES,
     repeat: int = 1,
+    t1_audit: float = 0.0,
 ) -> Estimate:
     """Count what grading `answers` would send to `judges` (one, or a panel's; module docstring);
     `cache` is the reply cache file (None: `--no-cache`); `repeat` the asks per answer (`--repeat`,
-    each with its own cache entry)."""
+    each with its own cache entry); `t1_audit` the share of T1 passes the judge also grades."""
     estimate = Estimate(judges=[JudgeAsks(j.info, j.params.max_tokens) for j in judges])
-    offline = _OfflineTiers(battery, skip, max_answer_bytes)
+    router = Router(battery, max_answer_bytes=max_answer_bytes, t1_audit=t1_audit)
     asked: list[set[str]] = [set() for _ in judges]
     readers = [open_cache_reader(cache, j.info) for j in judges]
     try:
         for asks, reader in zip(estimate.judges, readers, strict=True):
             asks.cache_read = reader is not None
         for answer in answers:
-            final = offline.left_for_judge(answer, estimate)
-            if final is None:
+            estimate.answers += 1
+            if (answer.system, answer.question) in skip:
+                estimate.skipped += 1
                 continue
+            final = cut_reasoning(answer.answer, battery.reasoning_tags).final  # what is graded
             question = battery.questions[answer.question]
+            count = _first_asks(router.route(answer.system, question, final).route, repeat, estimate)
+            if not count:
+                continue
             messages = [Message("system", question.system), Message("user", battery.user.fill(final))]
             for row in zip(judges, estimate.judges, readers, asked, strict=True):
-                for r in range(repeat):
+                for r in range(count):
                     _count_ask(*row, question.id, messages, r)
     finally:
         for reader in readers:
@@ -110,36 +117,19 @@ def estimate_grading(
     return estimate
 
 
-class _OfflineTiers:
-    """What comes before the judge, as `runner.Grader.grade` does it: `--resume`'s skip, the
-    oversized answers, and T1 (a pass carrying the trap's words is the judge's: `trap_check`)."""
-
-    def __init__(
-        self, battery: CompiledBattery, skip: Collection[tuple[str, str]], max_answer_bytes: int
-    ) -> None:
-        self.battery = battery
-        self.skip = skip
-        self.max_answer_bytes = max_answer_bytes
-        self.keys = T1Keys(battery.t1)
-        self.trap = TrapCheck()
-
-    def left_for_judge(self, answer: Answer, estimate: Estimate) -> str | None:
-        """The text the judge would grade of `answer` (its reasoning cut), or None when it never
-        reaches the judge; counted in `estimate` either way."""
-        estimate.answers += 1
-        if (answer.system, answer.question) in self.skip:
-            estimate.skipped += 1
-            return None
-        final = cut_reasoning(answer.answer, self.battery.reasoning_tags).final  # what is graded
-        if len(final.encode("utf-8", "surrogatepass")) > self.max_answer_bytes:
-            estimate.oversized += 1
-            return None
-        question = self.battery.questions[answer.question]
-        t1_keys = self.keys.of(question)
-        if t1_keys is not None and t1_passes(final, t1_keys) and not self.trap.carried(final, question):
-            estimate.t1_passes += 1
-            return None
-        return final
+def _first_asks(route: Route, repeat: int, estimate: Estimate) -> int:
+    """How many first asks each judge gets for an answer on `route`, the answers that never reach
+    the judge counted in `estimate`: an audited T1 pass and a T1 pass the trap defers are asked
+    once, as `runner.Grader` asks them, the rest of the judge's answers `repeat` times."""
+    if route is Route.OVERSIZED:
+        estimate.oversized += 1
+        return 0
+    if route is Route.T1 or route is Route.AUDIT:
+        estimate.t1_passes += 1
+        if route is Route.T1:
+            return 0
+        estimate.t1_audits += 1
+    return repeat if route is Route.JUDGE else 1
 
 
 def _count_ask(

@@ -2,7 +2,8 @@
 adjudicate, the cache and the results file.
 
 For each answer, its reasoning blocks cut first (`core.reasoning`: T1 and the judge read the final
-answer; the record keeps the answer as given, and `reasoning` says what was cut):
+answer; the record keeps the answer as given, and `reasoning` says what was cut), then routed to
+its tier by `route` (the rule the dry run counts by too):
 
     over `max_answer_bytes` of UTF-8           -> adjudicate (oversized); no judge call, no T1
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
@@ -72,7 +73,6 @@ from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
 from ..core.redact import secrets_in
 from ..core.results import RecordSink
-from ..core.tiers import T1Keys, t1_passes
 from .asking import Asker
 from .cache import ReplyCache
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
@@ -82,15 +82,13 @@ from .oversized import cut_answer, oversized_reason
 from .panel import Panel
 from .record_maker import RecordMaker
 from .repeats import combine_repeats
-from .shards import audit_share
+from .route import MAX_ANSWER_BYTES, Route, Router
 from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
-from .trap_check import TrapCheck, t1_deferred
+from .trap_check import t1_deferred
 
 #: The reason a T1 pass carries.
 T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
-#: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
-MAX_ANSWER_BYTES = 256 * 1024
 
 
 class RunStats(msgspec.Struct):
@@ -132,16 +130,6 @@ class RunStats(msgspec.Struct):
                 self.cache_hits += 1
             else:
                 self.calls += 1
-
-
-def _oversize(text: str, limit: int) -> int | None:
-    """The size of `text` in bytes of UTF-8 when it is over `limit`, else None. A text of at most
-    limit/4 characters cannot be over it (4 bytes a character at most): most answers are never
-    encoded."""
-    if len(text) * 4 <= limit:
-        return None
-    size = len(text.encode("utf-8", "surrogatepass"))
-    return size if size > limit else None
 
 
 class Grader:
@@ -201,8 +189,8 @@ class Grader:
         self.stats = RunStats(judge=judge.info.describe())
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
-        self._trap = TrapCheck()
-        self._t1_keys = T1Keys(battery.t1)
+        #: Which tier decides each answer (`route`, the rule the dry run counts by too).
+        self.router = Router(battery, max_answer_bytes=max_answer_bytes, t1_audit=t1_audit)
         self.records = RecordMaker(battery, judge.info)
         #: The asks of the judge; the exchange is this class's (a batch grading overrides it).
         self.asker = Asker(
@@ -289,8 +277,9 @@ class Grader:
         """Grade one answer (its final text): an oversized one goes to a person, else T1 first, else
         the judge with its re-ask and stern retry."""
         question = self.battery.questions[answer.question]
-        size = _oversize(answer.answer, self.max_answer_bytes)
-        if size is not None:
+        routed = self.router.route(answer.system, question, answer.answer)
+        route = routed.route
+        if route is Route.OVERSIZED:
             cut, size, sha256 = cut_answer(answer.answer, self.max_answer_bytes)
             return self.records.make(
                 Answer(answer.system, answer.question, cut),
@@ -299,14 +288,12 @@ class Grader:
                 cause="oversized",
                 reason=oversized_reason(size, sha256, self.max_answer_bytes),
             )
-        keys = self._t1_keys.of(question)
-        if keys is not None and t1_passes(answer.answer, keys):
-            carried = self._trap.carried(answer.answer, question)
-            if carried:  # T1 defers to the judge: the answer may make the claim the trap warns of
-                judged = await self.steps.grade_t2(answer, question)
-                return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(carried)])
+        if route is Route.TRAP:  # T1 defers to the judge: the answer may make the claim the trap warns of
+            judged = await self.steps.grade_t2(answer, question)
+            return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(routed.carried)])
+        if route is Route.T1 or route is Route.AUDIT:
             record = self.records.make(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
-            if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
+            if route is Route.AUDIT:
                 # T1 is final: the pass stands, the judge's verdict is only kept beside it.
                 judged = await self.steps.grade_t2(answer, question)
                 audit = Audit(

@@ -28,7 +28,8 @@ from .judges.base import DEFAULT_TIMEOUT, Judge
 from .judges.decoding import DecodingFlags
 from .judges.request_shape import RequestOptions
 from .panel import Panel
-from .runner import MAX_ANSWER_BYTES, Grader
+from .route import MAX_ANSWER_BYTES
+from .runner import Grader
 from .transport import DEFAULT_RATE_LIMIT_WAIT
 
 if TYPE_CHECKING:

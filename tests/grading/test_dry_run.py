@@ -263,3 +263,20 @@ async def test_a_panel_is_counted_judge_by_judge_at_each_price(work: Path, capsy
     tokens = dry["judges"][0]["prompt_tokens"]
     # openai: tokens * 1 + 4 * 300 * 2; anthropic: tokens * 3 + 4 * 300 * 15
     assert dry["cost_usd"]["total_max"] == round((tokens + 2400 + tokens * 3 + 18000) / 1e6, 9)
+
+
+async def test_the_dry_run_counts_the_t1_audit_asks_the_grading_makes(work: Path, capsys, judge_server):
+    server = await judge_server([PASS])
+    battery = write_battery(work)
+    answers = answers_file(work / "answers.jsonl", ROWS)
+    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+    argv += ["--t1-audit", "1", "--no-cache"]
+    assert await run([*argv, "--dry-run", "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)["dry_run"]
+    assert server.calls == 0
+    assert (dry["t1_passes"], dry["t1_audits"]) == (1, 1)
+    assert await run(argv) == 0
+    # Four answers T1 leaves to the judge and the audited T1 pass: as many calls as counted.
+    assert dry["judge_calls"] == server.calls == 5
+    assert await run([*argv, "--dry-run"]) == 0
+    assert "T1 passes: 1 (1 of them also asked of the judge, --t1-audit)" in capsys.readouterr().out

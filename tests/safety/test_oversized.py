@@ -28,7 +28,7 @@ from tabench_dsl.grading.judges._http import MAX_BODY_BYTES
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
-from tabench_dsl.grading.runner import MAX_ANSWER_BYTES
+from tabench_dsl.grading.route import MAX_ANSWER_BYTES
 from tabench_dsl.grading.verdict import MAX_REPLY_BYTES, REPLY_CUT_MARK, cut_reply, decode_reply
 
 OVERSIZED = CAUSE_TEXTS["oversized"]

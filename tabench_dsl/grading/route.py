@@ -1,0 +1,83 @@
+"""The route of an answer: which tier decides it and how often the judge is asked, the one rule the
+grading loop (`runner.Grader`) follows and the dry run (`estimate`) counts.
+
+For an answer's final text (its reasoning blocks cut: `core.reasoning`):
+
+    over `max_answer_bytes` of UTF-8        -> OVERSIZED: a person decides; no T1, no judge call
+    T1 passes, carrying the trap's words    -> TRAP: the judge decides, asked once (`trap_check`)
+    T1 passes, in the `--t1-audit` share    -> AUDIT: the T1 pass stands, the judge is asked once
+                                               and its verdict kept beside it (`shards.audit_share`)
+    T1 passes                               -> T1: no judge call
+    else                                    -> JUDGE: the judge decides, each `--repeat` ask
+
+An oversized answer is not tried against T1: the longer an answer, the likelier it holds every gold
+token by chance (or by stuffing).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from ..core.compiled import CompiledBattery, CompiledQuestion
+from ..core.tiers import T1Keys, t1_passes
+from .shards import audit_share
+from .trap_check import TrapCheck
+
+#: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
+MAX_ANSWER_BYTES = 256 * 1024
+
+
+class Route(enum.Enum):
+    """Which tier decides an answer (module docstring)."""
+
+    OVERSIZED = "oversized"
+    TRAP = "trap"
+    AUDIT = "audit"
+    T1 = "t1"
+    JUDGE = "judge"
+
+
+class Routed(msgspec.Struct, frozen=True):
+    """An answer's route, with the trap words a T1 pass carries (for the warning of a TRAP)."""
+
+    route: Route
+    carried: list[str] = msgspec.field(default_factory=list)
+
+
+def oversize(text: str, limit: int) -> int | None:
+    """The size of `text` in bytes of UTF-8 when it is over `limit`, else None. A text of at most
+    limit/4 characters cannot be over it (4 bytes a character at most): most answers are never
+    encoded."""
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
+class Router:
+    """Routes the answers of one battery (module docstring); `t1_audit` is the share of T1 passes
+    the judge also grades (`--t1-audit`)."""
+
+    def __init__(
+        self, battery: CompiledBattery, *, max_answer_bytes: int = MAX_ANSWER_BYTES, t1_audit: float = 0.0
+    ) -> None:
+        self.max_answer_bytes = max_answer_bytes
+        self.t1_audit = t1_audit
+        self._t1_keys = T1Keys(battery.t1)
+        self._trap = TrapCheck()
+
+    def route(self, system: str, question: CompiledQuestion, final: str) -> Routed:
+        """The route of system `system`'s answer to `question` whose final text is `final`."""
+        if oversize(final, self.max_answer_bytes) is not None:
+            return Routed(Route.OVERSIZED)
+        keys = self._t1_keys.of(question)
+        if keys is None or not t1_passes(final, keys):
+            return Routed(Route.JUDGE)
+        carried = self._trap.carried(final, question)
+        if carried:
+            return Routed(Route.TRAP, carried=carried)
+        if self.t1_audit > 0 and audit_share(system, question.id) < self.t1_audit:
+            return Routed(Route.AUDIT)
+        return Routed(Route.T1)
