@@ -207,5 +207,5 @@ def _cache_path(flag: str | None) -> str:
 
 
 def notice_line(notice: str) -> str:
-    """How a line a judge says during the run (`Judge.warn`) is shown on stderr."""
+    """How a line a judge says during the run (`Judge.notice`) is shown on stderr."""
     return f"tabench: notice: {shown(notice, lines=True)}"

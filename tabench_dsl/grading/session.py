@@ -92,7 +92,7 @@ async def open_grader(
     pacer: Pacing | None = None,
 ) -> AsyncIterator[Grader]:
     """A `Grader` for `battery` with the judge, transport and cache `options` name, open for the
-    `async with` block. `on_notice` gets each line a judge says during the run (`Judge.warn`:
+    `async with` block. `on_notice` gets each line a judge says during the run (`Judge.notice`:
     a refused parameter dropped, a structured-output fallback), once; `env` (default: the process
     environment) gives the keys and base URLs. `grader` makes the grader (a `batch.BatchGrader`
     for `--batch`) from the battery, the judge and `Grader`'s keyword arguments; `pacer` paces its
@@ -109,10 +109,8 @@ async def open_grader(
     limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm), pacer=pacer)
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
-        judge = await open_judge(battery, options, session=session, env=env)
+        judge = await open_judge(battery, options, session=session, env=env, notice=on_notice)
         try:
-            for member in judge.members if isinstance(judge, Panel) else (judge,):
-                member.warn = on_notice
             cache = open_reply_cache(options.cache, judge.info)
             try:
                 yield grader(
@@ -144,12 +142,14 @@ async def open_judge(
     *,
     session: aiohttp.ClientSession,
     env: Mapping[str, str],
+    notice: Callable[[str], None] | None = None,
 ) -> Judge | Panel:
     """The one judge `options` and the manifest choose, or their panel: `--judge` given more than
     once, else (no `--judge` at all) the manifest's `judge: {panel: [...]}`. A panel judge from the
     manifest is chosen as the manifest's `judge.backend` is (a URL or a replay file is refused);
     what it leaves out comes from the `judge:` mapping around it, and `--model` fills only a model
-    neither names. Members built before a failure are closed."""
+    neither names. Every judge built tells `notice` what it changes in its requests during the run.
+    Members built before a failure are closed."""
     from .judges.factory import make_judge
     from .panel import RULES
 
@@ -167,6 +167,7 @@ async def open_judge(
             price=options.price,
             request=options.request,
             decoding=options.decoding,
+            notice=notice,
         )
 
     chosen = chosen_judges(options, manifest)

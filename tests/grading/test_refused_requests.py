@@ -119,8 +119,8 @@ async def test_a_4xx_in_fastapi_shape_says_why(tmp_path: Path, judge_server) -> 
 
 async def _grade_with(judge_name: str, env: dict, out: Path, battery, answers, *, cache=None, warnings=None):
     async with aiohttp.ClientSession() as session:
-        judge = make_judge(judge_name, model="judge-m", session=session, env=env, timeout=5.0)
-        judge.warn = None if warnings is None else warnings.append
+        notice = None if warnings is None else warnings.append
+        judge = make_judge(judge_name, model="judge-m", session=session, env=env, timeout=5.0, notice=notice)
         with ResultsWriter(out) as writer:
             grader = Grader(
                 battery,

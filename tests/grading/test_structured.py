@@ -152,9 +152,8 @@ async def test_auto_asks_again_without_the_schema_for_the_rest_of_the_run(
         return Raw(status, body) if "response_format" in request else PASS
 
     server = await judge_server(reply)
-    j = judge(server, http_session, "auto")
     told: list[str] = []
-    j.warn = told.append
+    j = judge(server, http_session, "auto", notice=told.append)
     for _ in range(3):
         assert (await j.complete(MESSAGES)).content == PASS
     # The json_schema form, then the json_object form, both refused; then none, for good.

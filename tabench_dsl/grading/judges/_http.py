@@ -311,8 +311,8 @@ class HttpJudge(Judge):
         if self.ask_again(status, payload):
             return True
         said = self.shape.refused(status, payload, self.info.backend)
-        if said is not None and self.warn is not None:
-            self.warn(said)
+        if said is not None and self.notice is not None:
+            self.notice(said)
         return said is not None
 
     def connection(self) -> tuple[aiohttp.ClientSession, Mapping[str, str]]:
@@ -328,7 +328,7 @@ class HttpJudge(Judge):
     def drop_refused_temperature(self, status: int, payload: bytes) -> bool:
         """Whether the server refused `temperature` itself (`wire_errors.refused_field`: gpt-5 and
         the o-series take only their default, newer Claude models call it deprecated): then this
-        judge sends none for the rest of the run (`sent_temperature`), `warn` is told once, and the
+        judge sends none for the rest of the run (`sent_temperature`), `notice` is told once, and the
         call is made again at once. A call in flight when another made the change is asked again
         too. Like the other forms a refusal adopts, this is how the request is sent, not what was
         asked: `params` (and so the reply cache's key) stay as the judge was built, so a rerun finds
@@ -338,8 +338,8 @@ class HttpJudge(Judge):
         dropped = self.sent_temperature
         if dropped is not None:
             self.temperature_refused = True
-            if self.warn is not None:
-                self.warn(
+            if self.notice is not None:
+                self.notice(
                     f"{self.info.backend} judge ({self.params.model}) refused temperature {dropped:g}: "
                     "asking without it (the model's own default) for the rest of the run"
                 )

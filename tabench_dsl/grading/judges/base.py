@@ -19,8 +19,9 @@ plain attributes and methods (never probes with `getattr`):
     with_max_tokens(n)   the judge asking with another token budget (default: a shallow copy)
     batch_endpoint()     where its provider's batch service is (`BatchEndpoint`), or None: no
                          `--batch` (default)
-    warn                 where the judge says, once, what it changed in its requests during the
-                         run (a refused parameter dropped); set by whoever shows it (default: None)
+    notice               where the judge says, once, what it changed in its requests during the
+                         run (a refused parameter dropped); given when it is built
+                         (`factory.make_judge`), never changed after (default: None)
 
 It registers itself under a kind (`registry.register_judge`) so that `factory.make_judge` finds it
 from a `--judge` name; the HTTP backends share their plumbing in `_http.HttpJudge`.
@@ -138,8 +139,8 @@ class Judge(abc.ABC):
         """Send `shape`'s additions with every request; a judge that makes no request ignores them."""
 
     #: Told, once, what the judge changed in its requests during the run (a refused temperature
-    #: dropped), for the caller to show; None: nobody listens.
-    warn: Callable[[str], None] | None = None
+    #: dropped), for the caller to show; None: nobody listens. Set as the judge is built.
+    notice: Callable[[str], None] | None = None
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message]) -> Completion:

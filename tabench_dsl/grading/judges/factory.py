@@ -55,7 +55,7 @@ keys may go).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -103,13 +103,15 @@ def make_judge(
     price: Price | None = None,
     request: RequestOptions | None = None,
     decoding: DecodingFlags | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> Judge:
     """The judge `name` names, chosen and configured as the module docstring says; raises `UsageError`
     for a bad judge name, a missing model, a missing key, or a judge URL or replay file only the manifest
     names (`manifest_backend_problem`). `session` is needed by the HTTP backends;
     `env` defaults to the process environment; `settings` are the scorer's (its judge defaults; the builtin
     judge reads its markers and facet names). A model named with nothing to reach it is a
-    `UsageError` (`choose_judge`), never the builtin judge in its place."""
+    `UsageError` (`choose_judge`), never the builtin judge in its place. `notice` is told what the judge
+    changes in its requests during the run (`Judge.notice`)."""
     manifest = manifest_judge or JudgeDefaults()
     env = os.environ if env is None else env
     backend, setup = judge_setup(
@@ -124,6 +126,7 @@ def make_judge(
     )
     judge = backend.build(setup)
     judge.shape_requests(request_shape(request, manifest, settings))
+    judge.notice = notice
     price = price or manifest.price
     if price is not None:
         # Set here, once for every backend: a price is what the user was billed, not part of a

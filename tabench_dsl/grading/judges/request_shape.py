@@ -12,7 +12,7 @@ cache key (`digest`).
 `structured` is `off` (the default: nothing is sent), `on` (the scorer's reply schema is sent in the
 protocol's form, `HttpJudge.structured_fields`) or `auto` (sent, and when the server refuses it, a
 400 or 422 naming the field, asked again without it for the rest of the run, said once through the
-judge's `warn`). The decoder and the contradiction check stay the authority on every reply either way.
+judge's `notice`). The decoder and the contradiction check stay the authority on every reply either way.
 
 `digest` is "" when nothing is added, so the reply cache keys of a plain grading stay what they
 were; otherwise it names the structured mode, the schema, the body fields and the headers' hashes.

@@ -77,7 +77,7 @@ class Failed(msgspec.Struct, tag="failed"):
 
 
 class Notice(msgspec.Struct, tag="notice"):
-    """A line the worker's judge said during the run (a refused temperature dropped: `Judge.warn`),
+    """A line the worker's judge said during the run (a refused temperature dropped: `Judge.notice`),
     for the parent to show once however many workers say it."""
 
     text: str

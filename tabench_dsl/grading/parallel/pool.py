@@ -146,7 +146,7 @@ class WorkerPool:
     ) -> RunStats:
         """Grade every answer not in `skip` with `config` (its concurrency is split between the
         workers, and so are its rate limits); return the run's counts. `on_notice` gets each line a
-        judge says during the run (`Judge.warn`), once."""
+        judge says during the run (`Judge.notice`), once."""
         self._say = on_notice
         if not self._workers:
             self.start()

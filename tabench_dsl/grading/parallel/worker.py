@@ -71,17 +71,19 @@ async def _grade_what_comes() -> None:
         if not transport.is_closing():
             transport.write(frame(message))
 
+    def notice(text: str) -> None:
+        """What a judge says during the run goes to the parent."""
+        send(Notice(text))
+
     first = await read_frame(reader)
     if first is None:
         return  # the parent is gone before it configured us
     config = config_decoder.decode(first)
     pacer = RelayedPacer(send)  # every send time is the parent's, shared by all the workers
     try:
-        async with open_grader(config.battery, config.options, pacer=pacer) as grader:
+        async with open_grader(config.battery, config.options, pacer=pacer, on_notice=notice) as grader:
             gc.freeze()  # the battery and the judge, as the single process freezes them
             send(Hello(grader.judge.info.describe()))
-            for member in grader.members:  # what a judge says during the run goes to the parent
-                member.warn = lambda text: send(Notice(text))
             if not await _grade_answers(grader, reader, out, send, pacer, config.options.concurrency):
                 return  # the parent is gone or not listening: stop grading now
         send(Done())  # after the cache is committed: the parent may stop us now
