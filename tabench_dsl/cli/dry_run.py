@@ -198,12 +198,13 @@ def _cost_line(cost: DryRunCost | None) -> str:
 def run(options: GradeOptions) -> int:
     """The dry run of a `grade` command line (its options read and checked: `grade_options`)."""
     from ..core.standing_verdicts import done_pairs
+    from ..grading.answer_slice import answer_slice
     from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
     from ..language.battery import load_battery
     from ..language.render import compile_battery
-    from .answer_slice import answer_slice, stderr_line
     from .reasoning_flags import with_reasoning_flag
+    from .slice_flags import stderr_line
 
     compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)

@@ -36,13 +36,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .answer_slice import DEFAULT_OUT, add_slice_options
 from .batch_flags import add_batch_options
 from .battery_flags import add_allow_dir
 from .command_help import add_command
 from .grading_flags import add_grading_options
 from .reasoning_flags import add_reasoning_option
 from .scale_flags import add_scale_options
+from .slice_flags import DEFAULT_OUT, add_slice_options
 from .spend_flags import add_max_cost_option
 
 

@@ -2,7 +2,7 @@
 ending report are handed that struct and never look at the `argparse.Namespace` again.
 
 Each group of flags is read by the module that defines it (`grading_flags`, `batch_flags`,
-`spend_flags`, `reasoning_flags`, `answer_slice`), which raises the `UsageError` naming the flag;
+`spend_flags`, `reasoning_flags`, `slice_flags`), which raises the `UsageError` naming the flag;
 this module puts the groups together and checks what only `grade` has.
 """
 
@@ -14,12 +14,13 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import UsageError
+from ..grading.answer_slice import SliceFlags
 from ..grading.inspect_log import is_inspect_log
 from ..grading.session import GradingOptions
-from .answer_slice import DEFAULT_OUT, SliceFlags, slice_flags
 from .batch_flags import BatchOptions, batch_options
 from .grading_flags import grading_options
 from .reasoning_flags import reasoning_tags_option
+from .slice_flags import DEFAULT_OUT, slice_flags
 from .spend_flags import max_cost_option
 
 

@@ -14,17 +14,18 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Set
 from typing import TYPE_CHECKING
 
+from ..grading.answer_slice import AnswerSlice, answer_slice
 from ..grading.causes import CauseTally
-from .answer_slice import AnswerSlice, answer_slice, stderr_line
+from ..grading.missing_answers import MissingAnswers
+from ..grading.resume_skip import ResumeSkip
 from .batch_flags import grader_factory
 from .batch_log import BatchLog, batches_left_running
 from .grade_options import GradeOptions
 from .grading_flags import notice_line
-from .missing_answers import MissingAnswers
 from .progress import Progress
 from .reasoning_flags import with_reasoning_flag
 from .regrade import without_changed
-from .resume_skip import ResumeSkip
+from .slice_flags import stderr_line
 from .spend_flags import capped_options
 
 if TYPE_CHECKING:

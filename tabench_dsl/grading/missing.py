@@ -75,7 +75,7 @@ class Coverage:
 
     def note_all(self, system: str, questions: Iterable[str]) -> None:
         """Note `system` as having answered each of `questions` (answers not passed through
-        `watch`: --resume's done answers, `cli.resume_skip`), at C speed."""
+        `watch`: --resume's done answers, `resume_skip`), at C speed."""
         row = self._row(system)
         places = map(self._places.get, questions, repeat(self._spare))
         deque(map(row.__setitem__, places, repeat(1)), maxlen=0)

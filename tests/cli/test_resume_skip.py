@@ -1,4 +1,4 @@
-"""`grade --resume` takes its done pairs out while reading the answers (`cli/resume_skip.py`): the
+"""`grade --resume` takes its done pairs out while reading the answers (`grading/resume_skip.py`): the
 done answers are counted as skipped only within the slice, still count as answered for the missing
 account, and every bad line among them is still reported at its file:line."""
 

@@ -24,7 +24,7 @@ from .answer_slice import AnswerSlice
 
 if TYPE_CHECKING:
     from ..core.records import Answer
-    from ..grading.missing import Coverage
+    from .missing import Coverage
 
 #: Skipped answers told to the progress bar at a time (it redraws on its own clock anyway).
 BATCH = 4096

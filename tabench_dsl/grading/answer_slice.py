@@ -1,6 +1,6 @@
-"""The slice of the answers a `grade` command line grades (`--question`, `--system`, `--tag`,
-`--limit`, `--shard`), checked once against the battery into a frozen `AnswerSlice` that the grading,
-the dry run and the account of missing answers all read.
+"""The slice of the answers a grading grades (`--question`, `--system`, `--tag`, `--limit`,
+`--shard`), checked once against the battery into a frozen `AnswerSlice` that the grading, the dry
+run and the account of missing answers all read.
 
 The filters come first, so `--resume` skips only among them; `--limit` counts the answers that will
 be graded, not those `--resume` skips (they pass through, to be counted as skipped), so each
@@ -10,25 +10,18 @@ is not read.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from ..core.display import shown
 from ..core.errors import UsageError
-from ..grading.shards import Shard, in_shard
-from .tag_flags import add_tag_option
+from .shards import Shard, in_shard
 
 if TYPE_CHECKING:
     from ..core.compiled import CompiledQuestion
     from ..core.records import Answer
-
-#: Where results go when `--out` is not given (relative to the working folder).
-DEFAULT_OUT = Path("results.jsonl")
 
 
 class AnswerSlice(msgspec.Struct, frozen=True):
@@ -70,56 +63,14 @@ class AnswerSlice(msgspec.Struct, frozen=True):
 
 
 class SliceFlags(msgspec.Struct, frozen=True):
-    """The slice options of a `grade` command line, read once, before the battery is known:
-    `--question`, `--tag`, `--system`, `--shard` and `--limit` (None: not given)."""
+    """The slice options of a grading (a `grade` command line's, read once, before the battery is
+    known): `--question`, `--tag`, `--system`, `--shard` and `--limit` (None: not given)."""
 
     questions: tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None
     systems: tuple[str, ...] | None = None
     shard: Shard | None = None
     limit: int | None = None
-
-
-def add_slice_options(parser: argparse.ArgumentParser) -> None:
-    """`--limit`, `--question` and `--system`: grade a slice of the answers first (a quick look at a
-    new judge or battery before paying for the whole file)."""
-    add = parser.add_argument
-    add(
-        "--limit",
-        type=int,
-        default=None,
-        metavar="N",
-        help="send at most N answers to grading (after --question/--system; answers --resume skips "
-        "do not count)",
-    )
-    add(
-        "--question",
-        action="append",
-        dest="questions",
-        default=None,
-        metavar="ID",
-        help="grade only the answers to this question (repeatable)",
-    )
-    add(
-        "--system",
-        action="append",
-        dest="systems",
-        default=None,
-        metavar="NAME",
-        help="grade only the answers of this system (repeatable)",
-    )
-    add_tag_option(parser, verb="grade")
-
-
-def slice_flags(args: argparse.Namespace) -> SliceFlags:
-    """The slice options of `args`, as given (`answer_slice` checks them against the battery)."""
-    return SliceFlags(
-        questions=tuple(args.questions) if args.questions else None,
-        tags=tuple(args.tags) if args.tags else None,
-        systems=tuple(args.systems) if args.systems else None,
-        shard=getattr(args, "shard", None),
-        limit=args.limit,
-    )
 
 
 def answer_slice(
@@ -150,8 +101,3 @@ def answer_slice(
         shard=flags.shard,
         limit=flags.limit,
     )
-
-
-def stderr_line(line: str) -> None:
-    """One line of untrusted text on stderr, shown literally (`core.display`)."""
-    print(shown(line, lines=True), file=sys.stderr)

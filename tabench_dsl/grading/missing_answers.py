@@ -15,8 +15,8 @@ from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.records import Answer, Record
 from ..core.results import ResultsWriter
-from ..grading.missing import Coverage, missing_line, missing_records, recorded_missing
 from .answer_slice import AnswerSlice
+from .missing import Coverage, missing_line, missing_records, recorded_missing
 
 #: Systems named one a line on stderr; `grade --json` lists every one.
 MAX_SYSTEM_LINES = 20
