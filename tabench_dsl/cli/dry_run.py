@@ -197,24 +197,22 @@ def _cost_line(cost: DryRunCost | None) -> str:
 
 def run(options: GradeOptions) -> int:
     """The dry run of a `grade` command line (its options read and checked: `grade_options`)."""
-    from ..core.standing_verdicts import done_pairs
-    from ..grading.answer_slice import answer_slice
-    from ..grading.answers import AnswerReader
     from ..grading.estimate import estimate_grading
+    from ..grading.plan import GradingPlan
     from ..language.battery import load_battery
     from ..language.render import compile_battery
+    from .grade_run import say_regraded
     from .reasoning_flags import with_reasoning_flag
     from .slice_flags import stderr_line
 
     compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
-    chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+    plan = GradingPlan(compiled, options.out, options.plan, keep_index=False)  # a dry run writes nothing
+    say_regraded(plan)
     grading = options.grading
     judges = _judges(compiled, grading)
-    skip = done_pairs(options.out, keep=False) if options.resume else set()  # a dry run writes nothing
-    reader = AnswerReader(
+    reader = plan.reader(
         list(options.answers),
-        compiled.questions,
         on_problem=lambda p: stderr_line(p.render()),
         on_warning=lambda p: stderr_line(f"tabench: warning: {p.render()}"),
         system_from=options.system_from,
@@ -222,14 +220,15 @@ def run(options: GradeOptions) -> int:
     )
     estimate = estimate_grading(
         compiled,
-        chosen.select(reader, skip),
+        plan.answers(reader),
         judges,
         cache=grading.cache,
-        skip=skip,
         max_answer_bytes=grading.max_answer_bytes,
         repeat=grading.repeat,
         t1_audit=grading.t1_audit,
     )
+    estimate.skipped = plan.skipped  # the done pairs the plan took out are answers of the slice too
+    estimate.answers += plan.skipped
     return report(options, estimate, reader.problems)
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import UsageError
-from ..grading.answer_slice import SliceFlags
 from ..grading.inspect_log import is_inspect_log
+from ..grading.plan import PlanOptions
 from ..grading.session import GradingOptions
 from .batch_flags import BatchOptions, batch_options
 from .grading_flags import grading_options
@@ -27,25 +27,22 @@ from .spend_flags import max_cost_option
 class GradeOptions(msgspec.Struct, frozen=True):
     """Everything a `grade` command line says, checked: the battery (and `--allow-dir`s), the answers
     files (a folder already expanded to its Inspect logs) and how Inspect logs name systems and
-    questions, the results file (`--out`, else `DEFAULT_OUT`) and whether to go on with it
-    (`--resume`, `--regrade-changed`), how to grade (`grading`, `--max-cost` included), the batch
-    flags, the slice, `--reasoning-tags` (None: the manifest's), `--workers`, `--missing-as-fail`,
-    `--json` and `--dry-run`."""
+    questions, the results file (`--out`, else `DEFAULT_OUT`), what to grade of the answers (`plan`:
+    the slice, `--resume`, `--regrade-changed`, `--missing-as-fail`), how to grade (`grading`,
+    `--max-cost` included), the batch flags, `--reasoning-tags` (None: the manifest's),
+    `--workers`, `--json` and `--dry-run`."""
 
     battery: Path
     answers: tuple[Path, ...]
     out: Path
     grading: GradingOptions
     batch: BatchOptions
-    slice: SliceFlags
+    plan: PlanOptions
     allow_dirs: tuple[Path, ...] = ()
     system_from: str | None = None
     question_from: str | None = None
-    resume: bool = False
-    regrade_changed: bool = False
     reasoning_tags: tuple[tuple[str, str], ...] | None = None
     workers: int = 1
-    missing_as_fail: bool = False
     json: bool = False
     dry_run: bool = False
 
@@ -71,15 +68,17 @@ def grade_options(args: argparse.Namespace) -> GradeOptions:
         out=args.out or DEFAULT_OUT,
         grading=msgspec.structs.replace(grading, max_cost=max_cost),
         batch=batch,
-        slice=slice_flags(args),
+        plan=PlanOptions(
+            slice=slice_flags(args),
+            resume=args.resume,
+            missing_as_fail=args.missing_as_fail,
+            regrade_changed=args.regrade_changed,
+        ),
         allow_dirs=tuple(args.allow_dirs),
         system_from=args.system_from,
         question_from=args.question_from,
-        resume=args.resume,
-        regrade_changed=args.regrade_changed,
         reasoning_tags=reasoning_tags_option(args),
         workers=workers,
-        missing_as_fail=args.missing_as_fail,
         json=args.json,
         dry_run=args.dry_run,
     )
@@ -115,7 +114,7 @@ def check_results_file(options: GradeOptions) -> None:
     for path in options.answers[1:]:
         inputs[f"the answers file {path}"] = path
     check_results_out(out, option="--out", inputs=inputs)
-    if not options.resume and out.exists() and out.stat().st_size > 0:
+    if not options.plan.resume and out.exists() and out.stat().st_size > 0:
         raise UsageError(
             f"{out} already holds results; pass --resume to continue that grading, or another --out"
         )

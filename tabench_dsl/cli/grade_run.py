@@ -11,47 +11,32 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Iterator, Set
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from ..grading.answer_slice import AnswerSlice, answer_slice
 from ..grading.causes import CauseTally
 from ..grading.missing_answers import MissingAnswers
-from ..grading.resume_skip import ResumeSkip
 from .batch_flags import grader_factory
 from .batch_log import BatchLog, batches_left_running
 from .grade_options import GradeOptions
 from .grading_flags import notice_line
 from .progress import Progress
 from .reasoning_flags import with_reasoning_flag
-from .regrade import without_changed
 from .slice_flags import stderr_line
 from .spend_flags import capped_options
 
 if TYPE_CHECKING:
-    from ..core.compiled import CompiledBattery
     from ..core.records import Answer, Record
     from ..core.results import ResultsWriter
     from ..grading.answers import AnswerReader
     from ..grading.parallel import WorkerPool
+    from ..grading.plan import GradingPlan
     from ..grading.runner import RunStats
     from ..review.run_totals import RunTotals
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
-
-
-@dataclasses.dataclass(frozen=True)
-class GradingPlan:
-    """What one run grades, worked out before the first answer is read: the compiled battery (with
-    `--reasoning-tags`), the slice, the account of unanswered questions, the pairs skipped
-    (`--resume`, less `--regrade-changed`'s) and how many answers the progress bar expects."""
-
-    compiled: CompiledBattery
-    chosen: AnswerSlice
-    unanswered: MissingAnswers
-    skip: Set[tuple[str, str]]
-    total: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,14 +60,13 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
     from ..review.run_totals import RunTotals
 
     with worker_pool(options) as pool:
-        plan = plan_grading(options)
-        progress = Progress(plan.total)
+        plan, total = plan_grading(options)
+        progress = Progress(total)
         if pool is not None:
             pool.on_log = progress.log
         bad_lines: list[str] = []
-        done = ResumeSkip(plan.skip, plan.chosen, plan.unanswered.coverage, progress.skipped)
-        reader = _answer_reader(options, plan.compiled, progress, bad_lines, done if plan.skip else None)
-        answers = plan.chosen.select(plan.unanswered.watch(done.told(reader)), plan.skip)
+        reader = _answer_reader(options, plan, progress, bad_lines)
+        answers = plan.answers(reader, on_skipped=progress.skipped)
         causes = CauseTally()
         batch_log = BatchLog(progress.log, progress.status) if options.batch.enabled else None
         counted = RunTotals()
@@ -93,8 +77,8 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
             counted.add(record)
 
         stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log, counted)
-    stats.skipped += done.count  # taken out by the reader, before the grader's own skip test
-    return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, plan.total, counted)
+    stats.skipped += plan.skipped  # taken out by the reader, before the grader's own skip test
+    return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, total, counted)
 
 
 @contextlib.contextmanager
@@ -119,54 +103,49 @@ def worker_pool(options: GradeOptions) -> Iterator[WorkerPool | None]:
             pool.close()
 
 
-def plan_grading(options: GradeOptions) -> GradingPlan:
-    """The battery compiled, the slice checked against it, and the pairs `--resume` skips."""
-    from ..core.standing_verdicts import done_pairs
+def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
+    """The battery compiled (with `--reasoning-tags`), what the run grades of the answers
+    (`grading.plan`), and how many answers the progress bar expects; says on stderr how many
+    `--regrade-changed` grades again."""
     from ..grading.answer_counts import count_answers
+    from ..grading.plan import GradingPlan
     from ..language.compile_cache import compiled_battery
 
-    out = options.out
     compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
-    chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
-    unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
-    skip = unanswered.skip(done_pairs(out)) if options.resume else set()
-    if options.regrade_changed:
-        skip = without_changed(out, compiled, skip)
-    total = count_answers(list(options.answers))
-    if chosen.limit is not None:  # the answers --resume skips pass the limit and count as done
-        total = min(total, chosen.limit + len(skip))
-    return GradingPlan(compiled, chosen, unanswered, skip, total)
+    plan = GradingPlan(compiled, options.out, options.plan)
+    say_regraded(plan)
+    return plan, plan.expected(count_answers(list(options.answers)))
+
+
+def say_regraded(plan: GradingPlan) -> None:
+    """`--regrade-changed`'s line on stderr: how many done answers are graded again."""
+    if plan.regraded is not None:
+        print(
+            f"--regrade-changed: {plan.regraded.answers} answer(s) of {plan.regraded.questions} question(s) "
+            "graded again: their prompt changed since they were graded",
+            file=sys.stderr,
+        )
 
 
 def _answer_reader(
-    options: GradeOptions,
-    compiled: CompiledBattery,
-    progress: Progress,
-    bad_lines: list[str],
-    done: ResumeSkip | None,
+    options: GradeOptions, plan: GradingPlan, progress: Progress, bad_lines: list[str]
 ) -> AnswerReader:
-    """The reader of the answers files: each bad line said on the progress log, the first
-    `MAX_BAD_LINES_KEPT` kept in `bad_lines` for `--json`; `done` takes out --resume's done pairs."""
-    from ..grading.answers import AnswerReader
+    """The reader of the answers files (`GradingPlan.reader`: --resume's done pairs taken out):
+    each bad line said on the progress log, the first `MAX_BAD_LINES_KEPT` kept in `bad_lines` for
+    `--json`."""
 
     def bad_line(problem) -> None:
         if len(bad_lines) < MAX_BAD_LINES_KEPT:
             bad_lines.append(problem.render())
         progress.log(problem.render())
 
-    return AnswerReader(
+    return plan.reader(
         list(options.answers),
-        compiled.questions,
         on_problem=bad_line,
         on_warning=lambda p: progress.log(f"tabench: warning: {p.render()}"),
         system_from=options.system_from,
         question_from=options.question_from,
-        passed_over=None if done is None else done.passed_over,
-        passed_over_all=None if done is None else done.passed_over_all,
-        pair_numbers=None if done is None else done.numbers,
-        pair_cells=None if done is None else done.cells,
-        keep_scans=done is not None,
     )
 
 
@@ -204,7 +183,7 @@ def _write_results(
             )
         with quiet_gc(), batches_left_running(options.batch, out):
             stats = run_event_loop(grading)
-        plan.unanswered.finish(writer, on_record)
+        plan.finish(writer, on_record)
     finally:
         progress.close()
         if writer is not None:

@@ -243,10 +243,11 @@ def done_pairs(path: str | Path, *, keep: bool = True) -> PairSet:
     return _standing(Path(path), keep=keep).pairs_where(lambda verdict: verdict not in ERRORS)
 
 
-def recorded_missing(path: str | Path) -> PairSet:
+def recorded_missing(path: str | Path, *, keep: bool = True) -> PairSet:
     """The pairs whose standing record is a missing answer's; none when there is no file. The
     same set as `grading.missing.recorded_missing` reads from the whole file, through the index.
-    Numbered as `done_pairs` numbers them while the file is unchanged."""
+    Numbered as `done_pairs` numbers them while the file is unchanged; the index read only without
+    `keep`, as `done_pairs` reads it."""
     if not Path(path).exists():
         return PairSet()
-    return _standing(Path(path)).pairs_where(lambda verdict: verdict.startswith(MISSING_MARK))
+    return _standing(Path(path), keep=keep).pairs_where(lambda verdict: verdict.startswith(MISSING_MARK))

@@ -1,7 +1,8 @@
 """What a grading would send, counted before anything is sent: `estimate_grading` (`grade --dry-run`).
 
-It walks the answers as `runner.Grader.grade` would, offline: an answer `--resume` skips is
-skipped, and each other goes the route `route.Router` gives it, the grading's own rule: an
+It walks the answers to grade (`plan.GradingPlan.answers`: `--resume`'s done pairs already taken
+out, the caller counts them) as `runner.Grader.grade` would, offline: each goes the route
+`route.Router` gives it, the grading's own rule: an
 oversized one goes to a person, T1 (offline by nature) passes what it passes, a `--t1-audit` share
 of those passes is asked of the judge once, and each answer left is one first ask (`--repeat`
 asks each of them K times), unless the reply cache already holds the reply to that very request
@@ -17,7 +18,7 @@ before a server reports real counts); a reply takes at most the judge's `max_tok
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -78,7 +79,6 @@ def estimate_grading(
     judges: Sequence[JudgeIdentity],
     *,
     cache: str | None,
-    skip: Set[tuple[str, str]] = frozenset(),
     max_answer_bytes: int = MAX_ANSWER_BYTES,
     repeat: int = 1,
     t1_audit: float = 0.0,
@@ -95,9 +95,6 @@ def estimate_grading(
             asks.cache_read = reader is not None
         for answer in answers:
             estimate.answers += 1
-            if (answer.system, answer.question) in skip:
-                estimate.skipped += 1
-                continue
             final = cut_reasoning(answer.answer, battery.reasoning_tags).final  # what is graded
             question = battery.questions[answer.question]
             count = _first_asks(router.route(answer.system, question, final).route, repeat, estimate)

@@ -128,11 +128,11 @@ def missing_records(
                 yield missing_record(system, questions[qid], battery=battery, time=time)
 
 
-def recorded_missing(path: str | Path) -> Set[tuple[str, str]]:
+def recorded_missing(path: str | Path, *, keep: bool = True) -> Set[tuple[str, str]]:
     """The pairs of the results file at `path` whose standing (last) record is a missing answer's;
     none when there is no file. Read through the index beside the results (a resume reads the
     whole file here otherwise: `core.standing_verdicts`)."""
-    return standing_verdicts.recorded_missing(path)
+    return standing_verdicts.recorded_missing(path, keep=keep)
 
 
 def missing_line(system: str, left: Sequence[str], of: int, *, recorded: bool) -> str:

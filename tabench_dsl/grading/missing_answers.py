@@ -14,7 +14,7 @@ from pathlib import Path
 from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.records import Answer, Record
-from ..core.results import ResultsWriter
+from ..core.results import RecordSink
 from .answer_slice import AnswerSlice
 from .missing import Coverage, missing_line, missing_records, recorded_missing
 
@@ -26,9 +26,17 @@ class MissingAnswers:
     """The coverage of one `grade` run and the missing records an earlier run of it wrote."""
 
     def __init__(
-        self, chosen: AnswerSlice, compiled: CompiledBattery, out: Path, *, record: bool, resume: bool
+        self,
+        chosen: AnswerSlice,
+        compiled: CompiledBattery,
+        out: Path | None,
+        *,
+        record: bool,
+        resume: bool,
+        keep_index: bool = True,
     ) -> None:
-        """`record`: `--missing-as-fail`; `resume`: `--resume` (an earlier run's missing records)."""
+        """`record`: `--missing-as-fail`; `resume`: `--resume` (an earlier run's missing records, read
+        through the results' index, which is kept only with `keep_index`)."""
         self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
         #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
         systems = set(chosen.systems) if chosen.systems is not None else None
@@ -37,7 +45,7 @@ class MissingAnswers:
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,
         #: and an answer given for one since is graded over it.
-        self.already = recorded_missing(out) if resume else set()
+        self.already = recorded_missing(out, keep=keep_index) if resume and out is not None else set()
         self.by_system: dict[str, list[str]] = {}
         self.written = 0
 
@@ -49,7 +57,7 @@ class MissingAnswers:
         """The answers read, noted before the slice options filter them."""
         return answers if self.coverage is None else self.coverage.watch(answers)
 
-    def finish(self, writer: ResultsWriter, on_record: Callable[[Record], None]) -> None:
+    def finish(self, writer: RecordSink, on_record: Callable[[Record], None]) -> None:
         """After the grading: find what is missing and, with `--missing-as-fail`, write its records
         (each passed to `on_record`, as a graded one is)."""
         if self.coverage is None:

@@ -109,6 +109,10 @@ class ResumeSkip:
             untold, self._untold = self._untold, 0
             self.on_skipped(untold)
 
+    def taken_out(self, answers: Iterable[Answer]) -> Iterator[Answer]:
+        """`answers` without the done pairs (`passed_over`), for answers no reader read."""
+        return (answer for answer in answers if not self.passed_over(answer.system, answer.question))
+
     def told(self, answers: Iterable[Answer]) -> Iterator[Answer]:
         """`answers` unchanged, the skipped answers read before each told first, and the rest when
         reading ends (or stops: `--limit`)."""

@@ -73,7 +73,7 @@ def test_grade_reads_its_command_line_into_one_frozen_struct(work: Path, capsys)
     options = grade_options(args)
     assert vars(args) == before
     assert options.grading.price is not None and options.grading.price.output == 2.0
-    assert (options.workers, options.slice.limit, options.answers) == (1, 3, (answers,))
+    assert (options.workers, options.plan.slice.limit, options.answers) == (1, 3, (answers,))
     assert options.out == Path("results.jsonl") and options.grading.cache is None
     with pytest.raises(AttributeError):
         options.workers = 2  # type: ignore[misc]
