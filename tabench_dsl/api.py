@@ -8,18 +8,20 @@
     print(compiled.questions["parse-errors"].system)
     records = tb.grade(compiled, "examples/lark-internals/answers.jsonl", out="results.jsonl")
     # with a judge of your own: tb.grade(compiled, answers, tb.GradingOptions(judge="openai:gpt-4.1"))
+    # go on with a grading, or grade a slice: tb.grade(compiled, answers, out=..., resume=True, limit=50)
     totals = tb.totals(tb.read_results("results.jsonl"))
     print(totals.systems[0].system, totals.systems[0].score)
 
 Each verb is what the command of the same name does, without printing: `grade` is `tabench grade`
-(T1, the judge, re-ask, stern retry, adjudicate, the reply cache, an append-only results file) and
+(T1, the judge, re-ask, stern retry, adjudicate, the reply cache, an append-only results file, and
+what to grade: the slice, `--resume`, `--missing-as-fail`, decided by the same `grading.plan`) and
 `totals` is `tabench totals` (the last record of each pair standing). The CLI is built on the same
 layers; this module is the one place a script needs to import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,15 +95,36 @@ def grade(
     *,
     out: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    resume: bool = False,
+    questions: Collection[str] | None = None,
+    systems: Collection[str] | None = None,
+    tags: Collection[str] | None = None,
+    limit: int | None = None,
+    missing_as_fail: bool = False,
 ) -> list[Record]:
     """Grade `answers` against `battery` and return their records, in the order they finished.
 
     `answers` is an answers file (JSONL) or an iterable of `Answer`s or `{"system", "question",
-    "answer"}` mappings; `options`, `out` and `env` are those of `agrade`. Runs its own event loop:
-    from inside one, await `agrade` instead."""
+    "answer"}` mappings; `options`, `out`, `env` and what to grade of the answers (`resume`,
+    `questions`, `systems`, `tags`, `limit`, `missing_as_fail`) are those of `agrade`. Runs its own
+    event loop: from inside one, await `agrade` instead."""
     from .grading.event_loop import run_event_loop
 
-    return run_event_loop(lambda: agrade(battery, answers, options, out=out, env=env))
+    return run_event_loop(
+        lambda: agrade(
+            battery,
+            answers,
+            options,
+            out=out,
+            env=env,
+            resume=resume,
+            questions=questions,
+            systems=systems,
+            tags=tags,
+            limit=limit,
+            missing_as_fail=missing_as_fail,
+        )
+    )
 
 
 async def agrade(
@@ -111,6 +134,12 @@ async def agrade(
     *,
     out: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    resume: bool = False,
+    questions: Collection[str] | None = None,
+    systems: Collection[str] | None = None,
+    tags: Collection[str] | None = None,
+    limit: int | None = None,
+    missing_as_fail: bool = False,
 ) -> list[Record]:
     """`grade`, awaited. `options` say how to grade, as `tabench grade`'s flags do (default
     `GradingOptions()`: the judge `tabench grade` would choose, no reply cache): `judge` a judge
@@ -118,8 +147,18 @@ async def agrade(
     of T1 passes also sent to the judge; `cache` a reply cache file; `price` the judges' price.
     `out` is a results file the records are appended to (created when missing; an existing one must
     be a results file); `env` where keys and base URLs are read (default: the process
-    environment)."""
+    environment).
+
+    What to grade of the answers is decided as `tabench grade` decides it (`grading.plan`):
+    `questions`, `systems` and `tags` grade only the answers to those questions, of those systems,
+    to the questions with one of those tags (`--question`, `--system`, `--tag`); `limit` grades at
+    most that many (`--limit`); `resume` grades no answer whose pair already has a final record in
+    `out` (`--resume`); `missing_as_fail` records `fail` for each question of the slice a system
+    gave no answer to (`--missing-as-fail`). The records returned are those written: the graded
+    answers' and the missing answers'."""
     from .core.results import ResultsWriter
+    from .grading.answer_slice import SliceFlags
+    from .grading.plan import GradingPlan, PlanOptions
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
 
@@ -129,11 +168,23 @@ async def agrade(
         raise UsageError("t1_audit must be a share from 0 to 1")
     if out is not None:
         check_results_out(out, option="out")
+    chosen = SliceFlags(questions=_names(questions), tags=_names(tags), systems=_names(systems), limit=limit)
+    plan_options = PlanOptions(slice=chosen, resume=resume, missing_as_fail=missing_as_fail)
+    plan = GradingPlan(compiled, None if out is None else Path(out), plan_options)
+    read = plan.reader(answers) if isinstance(answers, str | Path) else _answers(answers, compiled)
     records: list[Record] = []
     with ResultsWriter(out) if out is not None else _NoFile() as writer:
         async with open_grader(compiled, options, writer=writer, on_record=records.append, env=env) as grader:
-            await grader.run(_answers(answers, compiled))
+            await grader.run(plan.answers(read))
+        plan.finish(writer, records.append)
     return records
+
+
+def _names(names: Collection[str] | None) -> tuple[str, ...] | None:
+    """A slice filter as `SliceFlags` holds it: None (or nothing) filters nothing."""
+    if isinstance(names, str):
+        raise UsageError(f"a slice filter is a collection of names, not the string {names!r}")
+    return tuple(names) if names else None
 
 
 class _NoFile:
@@ -154,15 +205,8 @@ class _NoFile:
         pass
 
 
-def _answers(
-    answers: Iterable[Answer | Mapping[str, Any]] | str | Path, compiled: CompiledBattery
-) -> Iterable[Answer]:
-    """The answers to grade: a file read as `tabench grade` reads it (bad lines skipped), or the
-    given items, each checked to name a question of the battery."""
-    if isinstance(answers, str | Path):
-        from .grading.answers import AnswerReader
-
-        return AnswerReader(answers, compiled.questions)
+def _answers(answers: Iterable[Answer | Mapping[str, Any]], compiled: CompiledBattery) -> list[Answer]:
+    """The given answers, each checked to name a question of the battery."""
     items: list[Answer] = []
     for item in answers:
         answer = item if isinstance(item, Answer) else Answer(**dict(item))

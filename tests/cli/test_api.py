@@ -154,3 +154,48 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "lark-internals" in done.stdout and "score" in done.stdout
+
+
+def test_the_library_resumes_and_slices_as_the_command_does(tmp_path: Path, capsys) -> None:
+    # The same answers graded step by step by `tabench grade` into one file and by `tb.grade` into
+    # another: each step's new records are the same, and the records `tb.grade` returns are those
+    # it appended. Four answers of agent-c are left out, for --missing-as-fail to record.
+    lines = [line for line in (EXAMPLE / "answers.jsonl").read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in lines]
+    kept = [line for line, row in zip(lines, rows, strict=True) if row["system"] != "agent-c"]
+    kept += [line for line, row in zip(lines, rows, strict=True) if row["system"] == "agent-c"][4:]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("\n".join(kept) + "\n")
+    cli_out, api_out = tmp_path / "cli.jsonl", tmp_path / "api.jsonl"
+    questions = sorted({row["question"] for row in rows})[:5]
+    steps: list[tuple[dict, list[str], bool]] = [
+        ({"limit": 7}, ["--limit", "7"], False),
+        (
+            {"resume": True, "systems": ["agent-b", "agent-c"], "questions": questions, "limit": 4},
+            ["--resume", "--system", "agent-b", "--system", "agent-c"]
+            + [flag for q in questions for flag in ("--question", q)]
+            + ["--limit", "4"],
+            True,  # the library given the answers themselves, not their file
+        ),
+        ({"resume": True, "missing_as_fail": True}, ["--resume", "--missing-as-fail"], False),
+    ]
+
+    def key(r):
+        return (r.system, r.question, r.tier, r.verdict, r.cause, r.reason, r.prompt_sha256)
+
+    for plan, flags, given in steps:
+        before = len(list(tb.read_results(api_out))) if api_out.exists() else 0
+        source = [json.loads(line) for line in kept] if given else answers
+        records = tb.grade(EXAMPLE, source, out=api_out, **plan)
+        assert list(map(key, records)) == list(map(key, list(tb.read_results(api_out))[before:]))
+        cli_before = len(list(tb.read_results(cli_out))) if cli_out.exists() else 0
+        argv = ["grade", str(EXAMPLE), "--answers", str(answers), "--out", str(cli_out), "--no-cache"]
+        assert main([*argv, *flags]) == 0
+        written = list(tb.read_results(cli_out))[cli_before:]
+        assert sorted(map(key, records)) == sorted(map(key, written))
+        assert records
+    capsys.readouterr()
+    left_out = [row["question"] for row in rows if row["system"] == "agent-c"][:4]
+    missing = [(r.system, r.question) for r in tb.read_results(api_out) if r.cause == "missing"]
+    assert sorted(missing) == sorted(("agent-c", question) for question in left_out)
+    assert sorted(map(key, tb.read_results(api_out))) == sorted(map(key, tb.read_results(cli_out)))
