@@ -77,7 +77,7 @@ def grade_answers(options: GradeOptions) -> tuple[RunStats, RunAccount]:
             counted.add(record)
 
         stats = _write_results(options, plan, pool, answers, progress, on_record, batch_log, counted)
-    stats.skipped += plan.skipped  # taken out by the reader, before the grader's own skip test
+    stats.skipped = plan.skipped  # the done pairs the plan took out (--resume)
     return stats, RunAccount(reader, bad_lines, causes, plan.unanswered, batch_log, total, counted)
 
 
@@ -210,11 +210,10 @@ async def _grade(
         capped_options(options.grading, options.out),
         writer=writer,
         on_record=on_record,
-        on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
         grader=grader_factory(options.batch, batch_log),
     ) as grader:
-        stats = await grader.run(answers, skip=plan.skip)
+        stats = await grader.run(answers)
         if batch_log is not None:
             batch_log.finished(grader)
         return stats
@@ -235,8 +234,6 @@ async def _grade_in_workers(
         WorkerConfig(battery=plan.compiled, options=options.grading),
         answers,
         writer=writer,
-        skip=plan.skip,
         on_record=on_record,
-        on_skip=progress.skipped,
         on_notice=lambda notice: progress.log(notice_line(notice)),
     )

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping
 
 import msgspec
 
@@ -137,8 +137,7 @@ class Grader:
     to `writer` (`run` needs one; a caller of `grade` alone, such as a `--workers` process, need not
     give it).
 
-    `cache` is None for `--no-cache`; `on_record` is called after each record is written and
-    `on_skip` for each answer skipped as done (progress).
+    `cache` is None for `--no-cache`; `on_record` is called after each record is written.
     `env` is searched for keys to scrub from replies and error messages (default: the process
     environment). An answer over `max_answer_bytes` of UTF-8 ends `adjudicate` unsent (`oversized`).
     `t1_audit` is the share of T1 passes also sent to the judge (`--t1-audit`, `audit_share`).
@@ -154,7 +153,6 @@ class Grader:
         policy: RetryPolicy | None = None,
         limiter: AdaptiveLimiter | None = None,
         on_record: Callable[[Record], None] | None = None,
-        on_skip: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
         t1_audit: float = 0.0,
@@ -185,7 +183,6 @@ class Grader:
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or AdaptiveLimiter(8)
         self.on_record = on_record
-        self.on_skip = on_skip
         self.stats = RunStats(judge=judge.info.describe())
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
@@ -208,14 +205,14 @@ class Grader:
         self,
         answers: Iterable[Answer],
         *,
-        skip: Set[tuple[str, str]] | None = None,
         concurrency: int | None = None,
     ) -> RunStats:
-        """Grade every answer not in `skip`, `concurrency` at a time (default: the limiter's), in
+        """Grade `answers` (what to grade is the grading plan's: `plan.GradingPlan.answers`),
+        `concurrency` at a time (default: the limiter's), in
         the order `dispatch` chooses for this battery and judge."""
         if self.writer is None:
             raise ValueError("Grader.run needs a writer")
-        pending = self._pending(answers, skip or set())
+        pending = iter(answers)
         workers = max(1, concurrency or self.limiter.max_concurrency)
         if groups_by_question(self.battery, deterministic=self.judge.info.deterministic):
             order: QuestionOrder | FileOrder = QuestionOrder(
@@ -234,16 +231,6 @@ class Grader:
         if self.spend_cap is not None:
             self.stats.spent_usd = self.spend_cap.spent
         return self.stats
-
-    def _pending(self, answers: Iterable[Answer], skip: Set[tuple[str, str]]) -> Iterator[Answer]:
-        """The answers not in `skip`; those in it are counted (and shown) as skipped."""
-        for answer in answers:
-            if (answer.system, answer.question) in skip:
-                self.stats.skipped += 1
-                if self.on_skip is not None:
-                    self.on_skip()
-                continue
-            yield answer
 
     async def _worker(self, order: QuestionOrder | FileOrder) -> None:
         # One shared order: each `next` runs to completion between awaits, or waits for a reply.

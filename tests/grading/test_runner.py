@@ -22,6 +22,7 @@ from tabench_dsl.core.records import Answer
 from tabench_dsl.core.results import done_pairs
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judge_step import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
+from tabench_dsl.grading.plan import GradingPlan, PlanOptions
 from tabench_dsl.grading.runner import T1_REASON
 
 STERN_OPENING = (
@@ -213,8 +214,9 @@ async def test_resume_skips_done_pairs_and_regrades_errors(tmp_path: Path, judge
     assert done_pairs(out) == {("a", "h01"), ("b", "h03")}
     broken[0] = False
     before = server.calls
-    records, stats = await grade(battery, server.url, answers, out, skip=done_pairs(out))
-    assert server.calls == before + 1 and stats.skipped == 2 and stats.graded == 1
+    plan = GradingPlan(battery, out, PlanOptions(resume=True))  # what `grade --resume` grades
+    records, stats = await grade(battery, server.url, plan.answers(answers), out)
+    assert server.calls == before + 1 and plan.skipped == 2 and stats.graded == 1
     assert [(r.system, r.question, r.verdict) for r in records][-1] == ("a", "h03", "fail")
     assert len(records) == 4
     assert done_pairs(out) == {("a", "h01"), ("a", "h03"), ("b", "h03")}

@@ -86,7 +86,6 @@ async def grade(
     *,
     cache: ReplyCache | None = None,
     policy: RetryPolicy | None = None,
-    skip: set[tuple[str, str]] | None = None,
     env: Mapping[str, str] | None = None,
     concurrency: int = 4,
 ) -> tuple[list[Record], RunStats]:
@@ -104,7 +103,7 @@ async def grade(
                 limiter=AdaptiveLimiter(concurrency),
                 env=env,
             )
-            stats = await grader.run(answers, skip=skip)
+            stats = await grader.run(answers)
     return list(iter_records(out)), stats
 
 

@@ -16,7 +16,7 @@ Retries in later rounds count against `--retries` as live transport retries do. 
 names another request form (`HttpJudge.ask_again`: OpenAI's `max_completion_tokens`) is sent again
 in that form without counting.
 
-`run` keeps `Grader.run`'s contract (answers, `skip`; records written as each answer finishes) and
+`run` keeps `Grader.run`'s contract (the answers to grade; records written as each answer finishes) and
 grades `answers_in_flight` answers at a time: every answer in flight is one task, and all of them
 together make each round.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,10 +138,9 @@ class BatchGrader(Grader):
         self,
         answers: Iterable[Answer],
         *,
-        skip: Set[tuple[str, str]] | None = None,
         concurrency: int | None = None,
     ) -> RunStats:
-        """Grade every answer not in `skip` in rounds of batches (`concurrency` does not apply)."""
+        """Grade `answers` in rounds of batches (`concurrency` does not apply)."""
         if self.writer is None:
             raise ValueError("BatchGrader.run needs a writer")
         path = self.ledger_file
@@ -162,7 +161,7 @@ class BatchGrader(Grader):
                 on_status=self.on_status,
             )
             self._more = True  # until the feed runs dry
-            feed = self._feed(iter(answers), skip or set())
+            feed = self._feed(iter(answers))
             tasks: set[asyncio.Task] = set()
             try:
                 while True:
@@ -180,16 +179,9 @@ class BatchGrader(Grader):
                 raise
         return self.stats
 
-    def _feed(self, answers: Iterator[Answer], skip: Set[tuple[str, str]]) -> Iterator[Answer]:
-        """The answers to grade: those in `skip` are counted as skipped; `_more` turns False once
-        every answer has been handed out."""
-        for answer in answers:
-            if (answer.system, answer.question) in skip:
-                self.stats.skipped += 1
-                if self.on_skip is not None:
-                    self.on_skip()
-                continue
-            yield answer
+    def _feed(self, answers: Iterator[Answer]) -> Iterator[Answer]:
+        """The answers to grade; `_more` turns False once every answer has been handed out."""
+        yield from answers
         self._more = False
 
     def _top_up(self, feed: Iterator[Answer], tasks: set[asyncio.Task], rounds: Rounds) -> None:

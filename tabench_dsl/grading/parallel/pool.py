@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator, Set
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -139,18 +139,16 @@ class WorkerPool:
         answers: Iterable[Answer],
         *,
         writer,
-        skip: Set[tuple[str, str]] | None = None,
         on_record: Callable[[Record], None] | None = None,
-        on_skip: Callable[[], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
     ) -> RunStats:
-        """Grade every answer not in `skip` with `config` (its concurrency is split between the
-        workers, and so are its rate limits); return the run's counts. `on_notice` gets each line a
-        judge says during the run (`Judge.notice`), once."""
+        """Grade `answers` (the grading plan's: `plan.GradingPlan.answers`) with `config` (its
+        concurrency is split between the workers, and so are its rate limits); return the run's
+        counts. `on_notice` gets each line a judge says during the run (`Judge.notice`), once."""
         self._say = on_notice
         if not self._workers:
             self.start()
-        pending = self._pending(answers, skip or set(), on_skip)
+        pending = iter(answers)
         if _groups(config.battery, config.options):
             # As many answers may be out as the workers are handed at most.
             self._order = QuestionOrder(pending, concurrency=sum(w.cap for w in self._workers))
@@ -187,17 +185,6 @@ class WorkerPool:
                 if worker.pipe is not None:
                     worker.pipe.close()
         return self.stats
-
-    def _pending(
-        self, answers: Iterable[Answer], skip: Set[tuple[str, str]], on_skip: Callable[[], None] | None
-    ) -> Iterator[Answer]:
-        for answer in answers:
-            if (answer.system, answer.question) in skip:
-                self.stats.skipped += 1
-                if on_skip is not None:
-                    on_skip()
-                continue
-            yield answer
 
     def _top_up(self, worker: _Worker) -> None:
         """Hand `worker` answers up to its cap (in one frame, once a quarter of the cap is free);
