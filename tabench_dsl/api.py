@@ -74,7 +74,7 @@ def compile_battery(battery: Battery | str | Path) -> CompiledBattery:
 
 def read_results(path: str | Path) -> Iterator[Record]:
     """The records of a results file, in file order (a line that is not a record is skipped)."""
-    from .core.results import iter_records
+    from .store.results import iter_records
 
     return iter_records(path)
 
@@ -156,11 +156,11 @@ async def agrade(
     `out` (`--resume`); `missing_as_fail` records `fail` for each question of the slice a system
     gave no answer to (`--missing-as-fail`). The records returned are those written: the graded
     answers' and the missing answers'."""
-    from .core.results import ResultsWriter
     from .grading.answer_slice import SliceFlags
     from .grading.plan import GradingPlan, PlanOptions
     from .grading.session import GradingOptions, open_grader
     from .outputs import check_results_out
+    from .store.results import ResultsWriter
 
     compiled = battery if isinstance(battery, CompiledBattery) else compile_battery(battery)
     options = GradingOptions() if options is None else options

@@ -112,7 +112,7 @@ def holds_records(path: Path, decoder: msgspec.json.Decoder) -> bool:
 
 def is_results_file(path: Path) -> bool:
     """True for a results file `tabench grade` wrote (`holds_records` of result records)."""
-    from .core.light_records import light_record_decoder
+    from .store.light_records import light_record_decoder
 
     return holds_records(path, light_record_decoder)
 

@@ -45,10 +45,10 @@ class LabelProblems:
 
 def labelled_cases(results: Path, compiled: CompiledBattery, problems: LabelProblems) -> list[Case]:
     """The people's verdicts on the standing records of `results` as calibration cases."""
-    from ..core.results import iter_records
     from ..grading.calibrate import labelled_case
     from ..review.decisions import apply_decisions, decisions_path, load_decisions
     from ..review.outcomes import latest
+    from ..store.results import iter_records
 
     if not results.is_file():
         raise UsageError(f"{results}: no such results file (--labels)")

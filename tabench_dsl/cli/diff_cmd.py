@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
 def _computed_diff(a: Path, b: Path) -> tuple[Diff, int]:
     """The diff of `a` and `b` read from both files (their problems warned of), kept in A's index
     when neither has a bad line or a stale decision; the diff and the exit status."""
-    from ..core.results_index import measure
     from ..review.diff_files import diff_files
     from ..review.indexed_diff import keep_diff
+    from ..store.results_index import measure
 
     before = (measure(a), measure(b))
     # Streamed: per pair only its outcome, and the reasons of the flips (`review.diff_files`).

@@ -28,12 +28,12 @@ from .spend_flags import capped_options
 
 if TYPE_CHECKING:
     from ..core.records import Answer, Record
-    from ..core.results import ResultsWriter
     from ..grading.answers import AnswerReader
     from ..grading.parallel import WorkerPool
     from ..grading.plan import GradingPlan
     from ..grading.runner import RunStats
     from ..review.run_totals import RunTotals
+    from ..store.results import ResultsWriter
 
 #: Bad answer lines whose messages `grade --json` lists (all are counted and named on stderr).
 MAX_BAD_LINES_KEPT = 100
@@ -162,8 +162,8 @@ def _write_results(
     """Open the results file, grade `answers` into it (here, or in the `pool`), then record the
     missing answers; `counted` learns what the file held and how many records were written. A
     results file this run created and wrote nothing to is removed."""
-    from ..core.results import ResultsWriter
     from ..grading.event_loop import quiet_gc, run_event_loop
+    from ..store.results import ResultsWriter
 
     out = options.out
     created = not out.exists()

@@ -111,11 +111,11 @@ def _kept_page(args: argparse.Namespace, price: Price | None):
 
 def _rendered_page(args: argparse.Namespace, price: Price | None):
     """The page rendered from the results (kept in their index when it has nothing to warn of)."""
-    from ..core.results_index import measure
     from ..review.indexed_report import KEPT_NOW, KeptReport, keep_report
     from ..review.report import render_report
     from ..review.report_run import report_run
     from ..review.viewer.run import load_run
+    from ..store.results_index import measure
 
     extent = measure(args.results)
     listed = totals = None

@@ -45,8 +45,8 @@ def max_cost_option(args: argparse.Namespace, *, workers: int, batch: bool) -> f
 def spent_in(results: Path, price: Price | None) -> float:
     """The priced spend of every judge call in `results` (earlier runs of this grading), in USD,
     at `price` (`--price`) over the price each record carries; calls with neither cost nothing here."""
-    from ..core.light_records import iter_light_records
     from ..review.costs import cost_usd, judged_attempts
+    from ..store.light_records import iter_light_records
 
     if not results.is_file():
         return 0.0

@@ -34,9 +34,9 @@ from pathlib import Path
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom
-from ..core.key_cells import KEY_BASE, KeyCells
-from ..core.pair_set import FirstSeen, pair_keys
 from ..core.records import Answer
+from ..store.key_cells import KEY_BASE, KeyCells
+from ..store.pair_set import FirstSeen, pair_keys
 from .answers_csv import FIELDS, CsvRows, is_csv
 from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
 from .inspect_log import is_inspect_log, log_rows

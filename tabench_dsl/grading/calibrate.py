@@ -255,7 +255,7 @@ async def calibrate(
     records to the results file `out` (appended), and summarise them against the expected
     verdicts. With `labelled`, grade those cases (people's verdicts on an earlier grading,
     `labelled_case`) instead of the exemplars."""
-    from ..core.results import ResultsWriter, iter_records
+    from ..store.results import ResultsWriter, iter_records
 
     items = cases(compiled) if labelled is None else labelled
     with ResultsWriter(out) as writer:

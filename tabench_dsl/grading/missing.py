@@ -25,9 +25,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, S
 from itertools import compress, repeat
 from pathlib import Path
 
-from ..core import standing_verdicts
 from ..core.compiled import CompiledQuestion
 from ..core.records import Answer, JudgeInfo, Record
+from ..store import standing_verdicts
 
 #: Who "judged" a missing answer: nobody, and every output that names the judge says so.
 NO_JUDGE = JudgeInfo(backend="none", model="no answer", language_model=False, label="nobody was asked")
@@ -131,7 +131,7 @@ def missing_records(
 def recorded_missing(path: str | Path, *, keep: bool = True) -> Set[tuple[str, str]]:
     """The pairs of the results file at `path` whose standing (last) record is a missing answer's;
     none when there is no file. Read through the index beside the results (a resume reads the
-    whole file here otherwise: `core.standing_verdicts`)."""
+    whole file here otherwise: `store.standing_verdicts`)."""
     return standing_verdicts.recorded_missing(path, keep=keep)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.records import Answer, Record
-from ..core.results import RecordSink
+from ..store.results import RecordSink
 from .answer_slice import AnswerSlice
 from .missing import Coverage, missing_line, missing_records, recorded_missing
 

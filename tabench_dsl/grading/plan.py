@@ -23,10 +23,10 @@ import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import UsageError
-from ..core.prompt_changes import changed_pairs
 from ..core.records import Answer, Record
-from ..core.results import RecordSink
-from ..core.standing_verdicts import done_pairs
+from ..store.prompt_changes import changed_pairs
+from ..store.results import RecordSink
+from ..store.standing_verdicts import done_pairs
 from .answer_slice import SliceFlags, answer_slice
 from .answers import AnswerProblem, AnswerReader
 from .missing_answers import MissingAnswers

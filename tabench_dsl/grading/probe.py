@@ -168,7 +168,7 @@ def summarise_probe(
 async def probe(compiled: CompiledBattery, grader, *, out, seed: int = 0) -> ProbeReport:
     """Grade every probe case of `compiled` with `grader` (`session.open_grader`), writing the
     records to the results file `out` (appended), and summarise them."""
-    from ..core.results import ResultsWriter, iter_records
+    from ..store.results import ResultsWriter, iter_records
     from .calibrate import answers
 
     items = probe_cases(compiled, seed=seed)

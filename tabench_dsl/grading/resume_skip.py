@@ -18,8 +18,8 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import TYPE_CHECKING
 
-from ..core.key_cells import KeyCells
-from ..core.pair_set import PairSet
+from ..store.key_cells import KeyCells
+from ..store.pair_set import PairSet
 from .answer_slice import AnswerSlice
 
 if TYPE_CHECKING:

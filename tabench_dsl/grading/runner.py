@@ -72,7 +72,7 @@ from ..core.errors import UsageError
 from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
 from ..core.redact import secrets_in
-from ..core.results import RecordSink
+from ..store.results import RecordSink
 from .asking import Asker
 from .cache import ReplyCache
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question

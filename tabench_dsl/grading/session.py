@@ -22,7 +22,7 @@ from ..core.errors import UsageError
 from ..core.nodes import JudgeDefaults
 from ..core.price import Price
 from ..core.records import Record
-from ..core.results import RecordSink
+from ..store.results import RecordSink
 from .cache import open_reply_cache
 from .judges.base import DEFAULT_TIMEOUT, Judge
 from .judges.decoding import DecodingFlags

@@ -227,8 +227,8 @@ def _results_writer(compiled: CompiledBattery, out: str | None):
     if out is None:
         yield None
         return
-    from ..core.results import ResultsWriter
     from ..outputs import check_results_out
+    from ..store.results import ResultsWriter
 
     check_results_out(out, option="out")
     with ResultsWriter(out) as writer:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..core.light_records import iter_light_records
 from ..core.records import Decision, Record
-from ..core.results import iter_records
+from ..store.light_records import iter_light_records
+from ..store.results import iter_records
 from .decisions import apply_decisions, load_decisions
 
 

@@ -24,8 +24,8 @@ from ..core.errors import StorageError, UsageError
 from ..core.jsonl import BadLine, decode_line, numbered_lines
 from ..core.records import Decision, Record, decision_decoder, record_encoder
 from ..core.redact import scrub, secrets_in
-from ..core.results import repair_tail
 from ..core.safe_open import open_for_append
+from ..store.results import repair_tail
 from .audit import answer_sha256, attach_audits
 
 #: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..core.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
-from ..core.pair_table import PairTable
 from ..core.records import Decision, JudgeInfo, Record
+from ..store.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
+from ..store.pair_table import PairTable
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..core.records import Decision, Record
-from ..core.results import iter_records
+from ..store.results import iter_records
 from .decisions import apply_decisions
 
 

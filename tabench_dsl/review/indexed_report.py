@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 
 from ..core.price import Price
-from ..core.results_index import Extent, open_index
 from ..core.safe_open import open_for_rewrite
+from ..store.results_index import Extent, open_index
 from .decisions import decisions_path
 from .indexed_totals import code_hash, decisions_hash
 

@@ -3,7 +3,7 @@
 Counting a million records takes tens of seconds however it is done in Python, and the figures of
 a file that has not changed are the figures it had. `standing_totals` computes the totals as it
 always has (`streamed_totals`; with blind audits `counted_records`, `select_tagged`,
-`compute_totals`), keeps them in the index beside the results file (`core.results_index`) under
+`compute_totals`), keeps them in the index beside the results file (`store.results_index`) under
 a name made of everything they depend on, and gives them back while nothing of that changed:
 
 - the results file's bytes (`load_exact`: its size, modification time, inode and hashes of its
@@ -28,7 +28,7 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.price import Price
-from ..core.results_index import Extent, measure, open_index
+from ..store.results_index import Extent, measure, open_index
 from .counted_records import counted_records, decisions_beside
 from .outcomes import latest
 from .slices import select_tagged

@@ -24,7 +24,7 @@ from typing import IO
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, is_json, numbered_lines
-from ..core.light_records import light_record_decoder
+from ..store.light_records import light_record_decoder
 
 #: Conflicts kept with their detail (every conflict is counted).
 MAX_CONFLICTS_KEPT = 1000

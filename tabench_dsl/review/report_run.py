@@ -20,10 +20,10 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import UsageError
-from ..core.light_records import iter_light_records, iter_records_of
 from ..core.price import Price
 from ..core.records import Decision, Record
-from ..core.results_index import measure
+from ..store.light_records import iter_light_records, iter_records_of
+from ..store.results_index import measure
 from .counted_records import reads_whole
 from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
 from .last_records import ResultsChanged

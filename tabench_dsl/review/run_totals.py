@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.light_records import iter_light_records
 from ..core.records import Record
+from ..store.light_records import iter_light_records
 from .decisions import decisions_path
 from .indexed_totals import keep_totals
 from .totals import StandingCounter, Totals

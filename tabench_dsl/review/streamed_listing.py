@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.light_records import iter_light_records
 from ..core.records import Decision, Record
+from ..store.light_records import iter_light_records
 from .decisions import StaleDecision, apply_decisions
 from .last_records import LastRecords, ResultsChanged
 from .report import FairCut

@@ -24,10 +24,10 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..core.light_records import iter_light_records
 from ..core.price import Price
 from ..core.records import Decision, Record
-from ..core.results_index import Extent, starts_with
+from ..store.light_records import iter_light_records
+from ..store.results_index import Extent, starts_with
 from .decisions import apply_decisions
 from .last_records import LastRecords, ResultsChanged
 from .slices import check_tags

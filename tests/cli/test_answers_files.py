@@ -15,8 +15,8 @@ import pytest
 from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.answer_counts import count_answers
+from tabench_dsl.store.results import iter_records
 
 
 async def run(argv: list[str]) -> int:

@@ -16,8 +16,8 @@ from support.helpers_grading import FAIL, PASS, user_content, write_battery
 from support.judge_server import Fault, Raw
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.cache import default_path
+from tabench_dsl.store.results import iter_records
 
 
 def answers_file(folder: Path, lines: list[str | dict]) -> Path:

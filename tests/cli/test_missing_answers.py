@@ -14,9 +14,9 @@ import pytest
 from support.helpers_grading import PASS, user_content, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import iter_records
 
 TAGGED = """\
 question h01 {

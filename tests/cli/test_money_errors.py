@@ -12,7 +12,7 @@ from support.helpers_grading import PASS, write_battery
 from support.provider_replies import OPENAI_NO_QUOTA
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 
 async def _run(argv: list[str]) -> int:

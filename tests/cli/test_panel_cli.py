@@ -12,8 +12,8 @@ from support.helpers_grading import FAIL, PASS, user_content, write_battery
 from support.judge_server import Fault
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.shards import audit_share
+from tabench_dsl.store.results import iter_records
 
 
 def answers_file(folder: Path, rows: list[tuple[str, str, str]]) -> Path:

@@ -10,7 +10,7 @@ import pytest
 from support.helpers_grading import RUBRIC, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 
 def _answers(folder: Path) -> Path:

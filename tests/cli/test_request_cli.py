@@ -13,7 +13,7 @@ from support.helpers_grading import PASS, write_battery
 from support.judge_server import Raw
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 #: `compile --part schema` of a tabench-1.1 battery, written out by hand.
 SCHEMA_TEXT = """\

@@ -12,13 +12,13 @@ import pytest
 from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core import key_cells
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store import key_cells
+from tabench_dsl.store.results import iter_records
 
 
 @pytest.fixture(autouse=True, params=["keys in a set", "keys in rows"])
 def key_layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test both ways `core/key_cells.py` holds pair keys: a few keys go to a set, and here
+    """Each test both ways `store/key_cells.py` holds pair keys: a few keys go to a set, and here
     to rows too (as ten million would)."""
     if request.param == "keys in rows":
         monkeypatch.setattr(key_cells, "DENSE_FROM", 0)
@@ -100,10 +100,10 @@ async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
     """The compiled battery and the answers file's scan kept in the cache folder and the done pairs
     kept in the results index change nothing a resume does: the same records, counts and messages
     as one that has none of them."""
-    from tabench_dsl.core import standing_verdicts
-    from tabench_dsl.core.results_index import index_path
     from tabench_dsl.grading import answers as answers_module
     from tabench_dsl.language import render
+    from tabench_dsl.store import standing_verdicts
+    from tabench_dsl.store.results_index import index_path
 
     assert (await run_json(work, capsys, FIRST))[0] == 0
     results = work / "results.jsonl"

@@ -13,8 +13,8 @@ from support.helpers_grading import FAIL, PASS, user_content, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import Answer
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.shards import Shard, audit_share, in_shard, parse_shard
+from tabench_dsl.store.results import iter_records
 
 
 async def run(argv: list[str]) -> int:

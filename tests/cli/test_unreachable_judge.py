@@ -18,7 +18,7 @@ from support.helpers_grading import PASS, write_battery
 from support.judge_server import Fault
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 
 async def run(argv: list[str]) -> int:

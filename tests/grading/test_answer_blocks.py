@@ -8,11 +8,11 @@ import json
 import pytest
 from support.done_pairs import DonePairs
 
-from tabench_dsl.core import key_cells
-from tabench_dsl.core.key_cells import KeyCells
-from tabench_dsl.core.pair_set import pair_keys
 from tabench_dsl.grading import answers as answers_module
 from tabench_dsl.grading.answers import AnswerReader
+from tabench_dsl.store import key_cells
+from tabench_dsl.store.key_cells import KeyCells
+from tabench_dsl.store.pair_set import pair_keys
 
 QUESTIONS = {f"q{n}" for n in range(300)}
 
@@ -45,7 +45,7 @@ def read(path, done, *, blocks: bool):
 
 @pytest.fixture(autouse=True, params=["keys in a set", "keys in rows"])
 def key_layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test both ways `core/key_cells.py` holds pair keys: a few keys go to a set, and here
+    """Each test both ways `store/key_cells.py` holds pair keys: a few keys go to a set, and here
     to rows too (as ten million would)."""
     if request.param == "keys in rows":
         monkeypatch.setattr(key_cells, "DENSE_FROM", 0)

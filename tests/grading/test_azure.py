@@ -14,10 +14,10 @@ from support.helpers_grading import PASS, write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.azure import DEFAULT_API_VERSION
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.identity import judge_identity
+from tabench_dsl.store.results import iter_records
 
 KEY = "azure-canary-Kq81Zx0Pw3"
 

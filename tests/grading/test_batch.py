@@ -21,8 +21,8 @@ from support.batch_server import ERRORED, BatchServer, start_batch_server
 from support.helpers_grading import CONTRADICTION, FAIL, MALFORMED, PASS, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.batch import Ended, Submitted, read_ledger
+from tabench_dsl.store.results import iter_records
 
 KEY = "sk-test-batch-0123456789abcdef0123"
 

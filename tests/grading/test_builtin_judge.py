@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from tabench_dsl.cli import main
 from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.errors import TransportError
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.core.scorer import Markers, ScorerSettings
 from tabench_dsl.grading.judges.base import Message
 from tabench_dsl.grading.judges.builtin import BuiltinJudge
 from tabench_dsl.grading.verdict import decode_reply
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import iter_records
 
 RUBRIC = '''
 question stages {

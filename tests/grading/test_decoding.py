@@ -13,7 +13,6 @@ from support.helpers_grading import PASS, compiled_battery, fast_policy
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.nodes import JudgeDefaults, JudgeReasoning
 from tabench_dsl.core.records import Answer
-from tabench_dsl.core.results import ResultsWriter
 from tabench_dsl.core.scorer import JudgeSettings
 from tabench_dsl.grading.cache_keys import cache_key
 from tabench_dsl.grading.judges.base import JudgeParams, Message
@@ -21,6 +20,7 @@ from tabench_dsl.grading.judges.decoding import Decoding, DecodingFlags, decodin
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.identity import judge_identity
 from tabench_dsl.grading.runner import Grader
+from tabench_dsl.store.results import ResultsWriter
 
 SCORER = JudgeSettings(temperature=0.2, max_tokens=400)
 

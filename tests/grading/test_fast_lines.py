@@ -8,11 +8,11 @@ from pathlib import Path
 
 from support.make_results import make_record, many_results, write_results
 
-from tabench_dsl.core.fast_lines import BLOCK
 from tabench_dsl.core.jsonl import BOM, BadLine, decode_line, numbered_lines
-from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import record_decoder, record_encoder
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.fast_lines import BLOCK
+from tabench_dsl.store.light_records import iter_light_records
+from tabench_dsl.store.results import iter_records
 
 
 def line_by_line(path: Path) -> tuple[list, list[str]]:

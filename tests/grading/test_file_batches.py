@@ -19,8 +19,8 @@ from support.batch_files import answer_round, check_request_line, output_line, p
 from support.helpers_grading import CONTRADICTION, FAIL, MALFORMED, PASS, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.batch import Ended, Submitted, read_ledger
+from tabench_dsl.store.results import iter_records
 
 MIXED = [
     ("a", "h02", "the port is 7311 ans-t1"),  # T1 settles it

@@ -24,15 +24,15 @@ from support.judge_server import Fault
 
 from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import Answer, JudgeInfo, PanelVote, Record, record_decoder, record_encoder
-from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.panel import Panel, Rule, decide
 from tabench_dsl.grading.runner import Grader, RunStats
 from tabench_dsl.grading.transport import AdaptiveLimiter
 from tabench_dsl.review.totals import compute_totals
+from tabench_dsl.store.light_records import iter_light_records
+from tabench_dsl.store.results import ResultsWriter, iter_records
 
 AZURE = [Answer("a", "h03", "azure")]
 

@@ -27,7 +27,6 @@ from support.judge_server import Raw
 from tabench_dsl.cli import main
 from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.records import Answer, Attempt, JudgeInfo, Record, Tokens
-from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.dispatch import OPENING, READY, WARM_SECONDS, QuestionOrder
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
@@ -38,6 +37,7 @@ from tabench_dsl.grading.runner import Grader
 from tabench_dsl.grading.transport import AdaptiveLimiter
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import ResultsWriter, iter_records
 
 PARAMS = JudgeParams(model="judge-m", temperature=0.0, max_tokens=64)
 SYSTEM = "You grade answers. Gold: four stages."  # 6 words

@@ -16,9 +16,9 @@ from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecErrors
 from tabench_dsl.core.reasoning import ReasoningInfo
 from tabench_dsl.core.records import Answer, Record, record_decoder, record_encoder
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import iter_records
 
 #: The gold names `asdict`, the trap the function that does not exist: an answer whose reasoning
 #: recalls the gold but whose final answer names the trap must not pass T1.

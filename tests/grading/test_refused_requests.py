@@ -24,12 +24,12 @@ from support.provider_replies import (
 
 from tabench_dsl.core.errors import JudgeError, UsageError
 from tabench_dsl.core.records import Answer
-from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.wire_errors import error_message, money_error, refused_field
 from tabench_dsl.grading.runner import Grader
 from tabench_dsl.grading.transport import AdaptiveLimiter
+from tabench_dsl.store.results import ResultsWriter, iter_records
 
 ANSWER = Answer("a", "h03", "azure")
 

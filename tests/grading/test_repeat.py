@@ -11,11 +11,11 @@ import pytest
 from support.helpers_grading import FAIL, PASS, user_content, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import Record
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.repeats import combine_repeats, repeat_kind
 from tabench_dsl.review.totals import compute_totals
+from tabench_dsl.store.light_records import iter_light_records
+from tabench_dsl.store.results import iter_records
 
 
 @pytest.fixture

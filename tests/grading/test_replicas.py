@@ -12,9 +12,9 @@ import pytest
 from support.helpers_grading import PASS
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.base import Message
 from tabench_dsl.grading.replicas import Replica, prompt_key, rendezvous
+from tabench_dsl.store.results import iter_records
 
 QUESTIONS = 12
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens
-from tabench_dsl.core.results import ResultsWriter, done_pairs, iter_records, repair_tail
 from tabench_dsl.grading.answer_counts import count_lines
 from tabench_dsl.grading.answers import AnswerReader
+from tabench_dsl.store.light_records import iter_light_records
+from tabench_dsl.store.results import ResultsWriter, done_pairs, iter_records, repair_tail
 
 JUDGE = JudgeInfo("openai", "m")
 

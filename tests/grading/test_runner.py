@@ -19,11 +19,11 @@ from support.helpers_grading import (
 from support.judge_server import Fault
 
 from tabench_dsl.core.records import Answer
-from tabench_dsl.core.results import done_pairs
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judge_step import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
 from tabench_dsl.grading.plan import GradingPlan, PlanOptions
 from tabench_dsl.grading.runner import T1_REASON
+from tabench_dsl.store.results import done_pairs
 
 STERN_OPENING = (
     "STERN RETRY: your previous judgment contradicted itself (fail verdict with a pass-shaped reason). "
@@ -253,9 +253,9 @@ async def test_rerun_replays_a_reask_from_its_own_cache_entry(tmp_path: Path, ju
 
 
 async def test_recorded_errors_carry_no_key_nor_anything_key_shaped(tmp_path: Path) -> None:
-    from tabench_dsl.core.results import ResultsWriter, iter_records
     from tabench_dsl.grading.judges.replay import ReplayJudge
     from tabench_dsl.grading.runner import Grader
+    from tabench_dsl.store.results import ResultsWriter, iter_records
 
     secret = "zq-live-secret-value-42"
     folder = tmp_path / secret

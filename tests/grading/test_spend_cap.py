@@ -13,9 +13,9 @@ from support.helpers_grading import PASS, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.core.price import Price
 from tabench_dsl.core.records import Tokens
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.base import Message
 from tabench_dsl.grading.spend_cap import MESSAGE_OVERHEAD, SpendCap, SpendCapReached, tokens_cost, worst_cost
+from tabench_dsl.store.results import iter_records
 
 PRICE = Price(input=2.0, output=10.0, cache_write=4.0)
 

@@ -15,9 +15,9 @@ from support.helpers_grading import PASS, write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import JudgeInfo
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.base import Completion, Judge, JudgeIdentity, JudgeParams, Message
 from tabench_dsl.grading.judges.registry import JudgeSetup, register_identity, register_judge
+from tabench_dsl.store.results import iter_records
 
 ASKED: list[list[Message]] = []
 

@@ -15,7 +15,7 @@ from support.compat_server import start_compat_server
 from support.helpers_grading import PASS, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 KEY = "sk-recipe-canary-0123456789abcdef"
 

@@ -30,8 +30,8 @@ from support.helpers_grading import CONTRADICTION, FAIL, PASS, write_battery
 from support.inspect_run import SUT_MODEL, run_task, servers_in_thread
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.inspect import battery_scorer
+from tabench_dsl.store.results import iter_records
 
 # The first test pays for the Inspect run (tens of seconds on a loaded machine); `inspect score`
 # starts Inspect again in a process of its own.

@@ -27,8 +27,8 @@ from support.inspect_run import run_task, servers_in_thread
 from support.judge_server import Raw
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.inspect import battery_scorer
+from tabench_dsl.store.results import iter_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -15,9 +15,9 @@ import pytest
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecErrors
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import iter_records
 
 SHIPPED = Path(__file__).resolve().parents[2] / "specs" / "tabench-1.1"
 SHIPPED_FACETS = "facets: [extra_correct_info, missing_minor, erroneous_assertion]"

@@ -11,11 +11,11 @@ import pytest
 from support.helpers_grading import RUBRIC, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 from tabench_dsl.review.viewer.queries import Index
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.results import iter_records
 
 TAGGED = RUBRIC.replace('  gold "7311"\n', '  gold "7311"\n  tags "easy" "ops:network"\n').replace(
     "  t1 off\n", '  t1 off\n  tags "easy"\n'

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from support.helpers_grading import verdict, write_battery
 
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "lark-internals"

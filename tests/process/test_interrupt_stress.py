@@ -25,7 +25,7 @@ from support.interrupted_grading import (
     write_answers,
 )
 
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 pytestmark = pytest.mark.slow  # 48 gradings in subprocesses, each interrupted and resumed
 

@@ -37,8 +37,8 @@ from support.interrupted_grading import start_grade as start_one_grade
 from support.judge_server import Fault
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.parallel import parse_workers
+from tabench_dsl.store.results import iter_records
 
 #: What the judge says to answer n, by n % 7, ask after ask (the last reply repeats).
 SCRIPTS: list[list[str | Fault]] = [

@@ -17,10 +17,10 @@ from support.helpers_grading import PASS, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.core.price import Price, parse_price
 from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens
-from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.language.battery import load_battery, read_battery
 from tabench_dsl.review.costs import cost_usd, format_usd
 from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.store.results import ResultsWriter, iter_records
 
 PRICE = Price(input=0.40, cached_input=0.10, output=1.60)
 PRICED = JudgeInfo(backend="openai", model="m", price=PRICE)

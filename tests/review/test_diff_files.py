@@ -137,7 +137,7 @@ def test_a_file_rewritten_between_the_reads_is_an_error_not_a_traceback(tmp_path
 
 def test_records_of_stop_where_the_caller_measured(tmp_path) -> None:
     """Lines appended after a reader measured the file are not read as the file it measured."""
-    from tabench_dsl.core.light_records import iter_records_of
+    from tabench_dsl.store.light_records import iter_records_of
 
     path = tmp_path / "r.jsonl"
     first, later = make_record("s", "q1", "pass"), make_record("s", "q1", "fail")

@@ -11,10 +11,10 @@ from support.make_results import make_record, many_results, write_results
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.review.decisions import apply_decisions
 from tabench_dsl.review.export import write_records
 from tabench_dsl.review.export_stream import standing_positions, standing_records
+from tabench_dsl.store.results import iter_records
 
 
 def decision(system: str, question: str, verdict: str, sha: str, note: str = "") -> Decision:

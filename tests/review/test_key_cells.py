@@ -1,4 +1,4 @@
-"""Pair keys held as a byte a key (`core/key_cells.py`) read as the plain set of ints they stand
+"""Pair keys held as a byte a key (`store/key_cells.py`) read as the plain set of ints they stand
 for, whichever way they are laid out: in rows, in the set beside them, or in another's rows."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.core import key_cells
-from tabench_dsl.core.key_cells import KEY_BASE, KeyCells
+from tabench_dsl.store import key_cells
+from tabench_dsl.store.key_cells import KEY_BASE, KeyCells
 
 # Few systems and questions so that keys meet; question 200,000 makes the rows of two systems too
 # wide for a few keys (every key then goes to the set); system 9 and question 7 are rarely in the

@@ -1,5 +1,5 @@
-"""Done pairs as one int a pair (`core/pair_set.py`) read as the set of tuples they stand for, and
-the standing verdicts kept as arrays (`core/standing_verdicts.Standing`) give back the map they
+"""Done pairs as one int a pair (`store/pair_set.py`) read as the set of tuples they stand for, and
+the standing verdicts kept as arrays (`store/standing_verdicts.Standing`) give back the map they
 were made from, or nothing when their bytes are not such a map."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.core.key_cells import KEY_BASE
-from tabench_dsl.core.pair_set import PairSet, pair_keys
-from tabench_dsl.core.standing_verdicts import Standing
+from tabench_dsl.store.key_cells import KEY_BASE
+from tabench_dsl.store.pair_set import PairSet, pair_keys
+from tabench_dsl.store.standing_verdicts import Standing
 
 NAMES = st.sampled_from(["a", "b", "q1", "q2", "pass", "", " ", "é"])
 PAIRS = st.sets(st.tuples(NAMES, NAMES), max_size=12)

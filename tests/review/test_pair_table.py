@@ -1,4 +1,4 @@
-"""A pair table (`core/pair_table.py`) holds what a dict of its pairs holds, in rows while the pairs
+"""A pair table (`store/pair_table.py`) holds what a dict of its pairs holds, in rows while the pairs
 are dense and in a dict once rows would hold far more cells than pairs."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.core.pair_table import PairTable
+from tabench_dsl.store.pair_table import PairTable
 
 IDS = st.integers(min_value=0, max_value=40) | st.integers(min_value=0, max_value=200_000)
 PUTS = st.lists(st.tuples(IDS, IDS, st.integers(min_value=0, max_value=2**32 - 2)), max_size=300)

@@ -1,4 +1,4 @@
-"""The index beside a results file (core/results_index.py): figures read through it are the
+"""The index beside a results file (store/results_index.py): figures read through it are the
 figures the results file gives, whatever state the index is in.
 
 Every test compares `totals --json` (and `--resume`'s done pairs) with the same figures computed
@@ -19,12 +19,12 @@ from support.make_results import make_record, many_results, small_results, write
 from tabench_dsl.cli import main
 from tabench_dsl.core.display import json_for_terminal
 from tabench_dsl.core.records import Decision, record_encoder
-from tabench_dsl.core.results import done_pairs as streamed_done_pairs
-from tabench_dsl.core.results import iter_records
-from tabench_dsl.core.results_index import index_path, measure, open_index
-from tabench_dsl.core.standing_verdicts import VARIANT, done_pairs
 from tabench_dsl.review.decisions import apply_decisions, decisions_path, load_decisions
 from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.store.results import done_pairs as streamed_done_pairs
+from tabench_dsl.store.results import iter_records
+from tabench_dsl.store.results_index import index_path, measure, open_index
+from tabench_dsl.store.standing_verdicts import VARIANT, done_pairs
 
 
 def streamed_totals(path) -> bytes:

@@ -12,13 +12,13 @@ import pytest
 from support.make_results import make_record, many_results, write_results
 
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.light_records import iter_light_records
 from tabench_dsl.core.records import PanelVote, Record, Served
-from tabench_dsl.core.results_index import measure
 from tabench_dsl.review.decisions import apply_decisions, make_decision
 from tabench_dsl.review.last_records import LastRecords, ResultsChanged
 from tabench_dsl.review.streamed_totals import streamed_totals
 from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.store.light_records import iter_light_records
+from tabench_dsl.store.results_index import measure
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

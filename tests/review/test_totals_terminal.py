@@ -11,7 +11,7 @@ import pytest
 from support.helpers_grading import MALFORMED, PASS, write_battery
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ from support.helpers_grading import write_battery
 from support.limited_run import limited
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.batch import Ended, Submitted, ledger_path
 from tabench_dsl.grading.batch.ledger import Ledger
+from tabench_dsl.store.results import iter_records
 
 OPENAI_CANARY = "sk-canary-hostile-0a1b2c3d4e5f60718293"
 ANTHROPIC_CANARY = "sk-ant-api03-canary-hostile-9f8e7d6c5b4a"
@@ -390,7 +390,7 @@ def test_a_lock_link_shipped_in_a_battery_is_not_written_through(work: Path, cap
 
 def test_appending_never_goes_through_a_link_even_past_the_check(work: Path) -> None:
     from tabench_dsl.core.errors import UsageError
-    from tabench_dsl.core.results import ResultsWriter
+    from tabench_dsl.store.results import ResultsWriter
 
     target = work / "target.jsonl"
     (work / "link.jsonl").symlink_to(target)

@@ -18,7 +18,7 @@ from support.helpers_grading import write_battery
 from support.limited_run import ROOT, limited
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
+from tabench_dsl.store.results import iter_records
 
 
 @pytest.fixture

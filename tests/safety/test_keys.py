@@ -23,9 +23,9 @@ from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.nodes import JudgeDefaults
 from tabench_dsl.core.records import Answer
 from tabench_dsl.core.redact import REDACTED, scrub
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import choose_judge, make_judge, manifest_backend_problem
+from tabench_dsl.store.results import iter_records
 
 CANARY = "sk-canary-keys-5b1d9e7c3a2f4068"
 #: A part of the canary no scrubbed text may hold either (a masked echo keeps the key's tail).

@@ -22,7 +22,6 @@ from support.judge_server import Fault, Raw
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import CAUSE_TEXTS, Answer
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges._http import MAX_BODY_BYTES
 from tabench_dsl.grading.judges.anthropic import AnthropicJudge
@@ -30,6 +29,7 @@ from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.route import MAX_ANSWER_BYTES
 from tabench_dsl.grading.verdict import MAX_REPLY_BYTES, REPLY_CUT_MARK, cut_reply, decode_reply
+from tabench_dsl.store.results import iter_records
 
 OVERSIZED = CAUSE_TEXTS["oversized"]
 

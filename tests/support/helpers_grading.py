@@ -12,13 +12,13 @@ import aiohttp
 
 from tabench_dsl.core.compiled import CompiledBattery
 from tabench_dsl.core.records import Answer, Record
-from tabench_dsl.core.results import ResultsWriter, iter_records
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.runner import Grader, RunStats
 from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
+from tabench_dsl.store.results import ResultsWriter, iter_records
 
 RUBRIC = """\
 question h01 {

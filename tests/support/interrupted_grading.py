@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from support.helpers_grading import FAIL, PASS, user_content
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.parallel import WORKER_COMMAND
+from tabench_dsl.store.results import iter_records
 
 #: Answers in the file: 40 systems x 3 questions.
 COUNT = 120

@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 
 from ...core.jsonl import BadLine, decode_line, numbered_lines
-from ...core.results import repair_tail
 from ...core.safe_open import open_for_append
+from ...store.results import repair_tail
 
 
 class Submitted(msgspec.Struct, tag="submitted", frozen=True):

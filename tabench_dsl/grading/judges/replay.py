@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...core.errors import JudgeError, TransportError, UsageError
 from ...core.records import Attempt, JudgeInfo
-from ...core.results import iter_records
+from ...store.results import iter_records
 from .base import Completion, Judge, JudgeIdentity, JudgeParams, Message
 from .registry import JudgeSetup, register_identity, register_judge
 from .request_hash import request_sha256

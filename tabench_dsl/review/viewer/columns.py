@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from ...core.results_index import Extent
+from ...store.results_index import Extent
 
 #: The coded fields, in the order `Columns.names` and `Columns.sets` hold their tables.
 FIELDS: tuple[str, ...] = (

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import msgspec
 
-from ...core.light_records import LightLines
 from ...core.price import Price
 from ...core.records import Record, record_decoder
-from ...core.results_index import measure, open_index
+from ...store.light_records import LightLines
+from ...store.results_index import measure, open_index
 from ..counted_records import counted_records, decisions_beside, reads_whole
 from ..indexed_totals import code_hash, decisions_hash
 from ..outcomes import latest

@@ -69,7 +69,7 @@ def load_run(
     answers to questions with any of these tags (`--tag`, `slices.select_tagged`). Raises
     `UsageError` for a missing results file or an unknown tag; a bad battery raises its `SpecErrors`.
     """
-    from ...core.results import iter_records
+    from ...store.results import iter_records
 
     results_path = Path(results_path)
     if not results_path.is_file():

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from .jsonl import BadLine, decode_line, strip_bom
+from ..core.jsonl import BadLine, decode_line, strip_bom
 
 #: Bytes read at a time: lines are split from large blocks rather than read one `readline` each.
 BLOCK = 1 << 22

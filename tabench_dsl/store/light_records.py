@@ -14,9 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from .fast_lines import decoded_lines
-from .jsonl import BadLine, strip_bom
-from .records import (
+from ..core.jsonl import BadLine, strip_bom
+from ..core.records import (
     Attempt,
     AttemptKind,
     Audit,
@@ -31,6 +30,7 @@ from .records import (
     Tokens,
     record_decoder,
 )
+from .fast_lines import decoded_lines
 
 
 def bad_line_reporter(

@@ -31,12 +31,12 @@ from typing import Protocol
 
 import msgspec
 
-from .errors import StorageError, UsageError
+from ..core.errors import StorageError, UsageError
+from ..core.jsonl import is_json
+from ..core.records import Record, record_decoder
+from ..core.safe_open import open_for_append, open_no_link
 from .fast_lines import decoded_lines
-from .jsonl import is_json
 from .light_records import bad_line_reporter, light_record_decoder
-from .records import Record, record_decoder
-from .safe_open import open_for_append, open_no_link
 
 try:
     import fcntl

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import msgspec
 
-from .errors import UsageError
-from .index_key import index_key, sign, signed_by
-from .safe_open import open_new
+from ..core.errors import UsageError
+from ..core.index_key import index_key, sign, signed_by
+from ..core.safe_open import open_new
 
 #: Bumped when what a value means changes: a value of another version fails its signature.
 INDEX_VERSION = 1
