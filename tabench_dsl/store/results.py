@@ -36,7 +36,7 @@ from ..core.jsonl import is_json
 from ..core.records import Record, record_decoder
 from ..core.safe_open import open_for_append, open_no_link
 from .fast_lines import decoded_lines
-from .light_records import bad_line_reporter, light_record_decoder
+from .light_records import bad_line_reporter
 
 try:
     import fcntl
@@ -235,19 +235,3 @@ def iter_records(path: str | Path, *, on_problem: Callable[[str], None] | None =
     a torn last line (no final line break) is skipped the same way.
     """
     yield from decoded_lines(path, record_decoder, bad_line_reporter(path, on_problem))
-
-
-def last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
-    """(system, question) -> verdict of the last record of that pair in the file."""
-    last: dict[tuple[str, str], str] = {}
-    # Read as totals read them, without building a `Record`: only the pair and its verdict count.
-    for record in decoded_lines(path, light_record_decoder, bad_line_reporter(path, None)):
-        last[(record.system, record.question)] = record.verdict
-    return last
-
-
-def done_pairs(path: str | Path) -> set[tuple[str, str]]:
-    """The pairs whose last record is final (anything but `error`); a missing file has none."""
-    if not Path(path).exists():
-        return set()
-    return {pair for pair, verdict in last_verdicts(path).items() if verdict != "error"}

@@ -4,8 +4,8 @@
 million records for that takes tens of seconds; the index beside the results file
 (`results_index`) keeps the map pair -> last verdict for the bytes it was computed from, and a
 later call reads only the lines appended since (the normal case after a grading), then stores the
-map again for the whole file. What it returns is always what `results.last_verdicts` gives for the
-file as it is now: the map is used only when the bytes it covers are unchanged, and a torn last line
+map again for the whole file. What it returns is always what reading every record of the file as
+it is now gives: the map is used only when the bytes it covers are unchanged, and a torn last line
 (no final line break) is read from the file every time and never kept.
 
 The map is kept as its distinct names and two arrays into them: each pair's key (its system's and
@@ -227,17 +227,10 @@ def _standing_at(path: Path, now: Extent, keep: bool) -> Standing:
     return growing.standing() if kept is None else _extended(kept, growing.standing())
 
 
-def indexed_last_verdicts(path: str | Path) -> dict[tuple[str, str], str]:
-    """(system, question) -> verdict of the last record of that pair, as `results.last_verdicts`
-    gives it, read through the index beside `path`."""
-    standing = _standing(Path(path)).as_dict()
-    return {pair: verdict.removeprefix(MISSING_MARK) for pair, verdict in standing.items()}
-
-
 def done_pairs(path: str | Path, *, keep: bool = True) -> PairSet:
-    """The pairs whose last record is final (anything but `error`); a missing file has none.
-    The same set as `results.done_pairs`, through the index (read only, without `keep`: a dry
-    run writes nothing)."""
+    """The pairs whose last record is final (anything but `error`); a missing file has none. Read
+    through the index (read only, without `keep`: a dry run writes nothing); the one place a
+    grading learns what is done (`grading.plan`)."""
     if not Path(path).exists():
         return PairSet()
     return _standing(Path(path), keep=keep).pairs_where(lambda verdict: verdict not in ERRORS)

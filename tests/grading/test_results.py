@@ -11,7 +11,8 @@ from tabench_dsl.core.records import Attempt, JudgeInfo, Record, Tokens
 from tabench_dsl.grading.answer_counts import count_lines
 from tabench_dsl.grading.answers import AnswerReader
 from tabench_dsl.store.light_records import iter_light_records
-from tabench_dsl.store.results import ResultsWriter, done_pairs, iter_records, repair_tail
+from tabench_dsl.store.results import ResultsWriter, iter_records, repair_tail
+from tabench_dsl.store.standing_verdicts import done_pairs
 
 JUDGE = JudgeInfo("openai", "m")
 

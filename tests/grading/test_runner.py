@@ -23,7 +23,7 @@ from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judge_step import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
 from tabench_dsl.grading.plan import GradingPlan, PlanOptions
 from tabench_dsl.grading.runner import T1_REASON
-from tabench_dsl.store.results import done_pairs
+from tabench_dsl.store.standing_verdicts import done_pairs
 
 STERN_OPENING = (
     "STERN RETRY: your previous judgment contradicted itself (fail verdict with a pass-shaped reason). "

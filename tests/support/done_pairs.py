@@ -4,6 +4,18 @@ passed_over_all=...)`), noting each pair passed over and each block taken whole.
 from __future__ import annotations
 
 from collections.abc import Set
+from pathlib import Path
+
+from tabench_dsl.store.results import iter_records
+
+
+def read_done_pairs(path: str | Path) -> set[tuple[str, str]]:
+    """The pairs whose last record is final (anything but `error`), worked out by reading every
+    record: what the index's `standing_verdicts.done_pairs` must give."""
+    if not Path(path).exists():
+        return set()
+    last = {(record.system, record.question): record.verdict for record in iter_records(path)}
+    return {pair for pair, verdict in last.items() if verdict != "error"}
 
 
 class DonePairs:
