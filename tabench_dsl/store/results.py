@@ -13,10 +13,9 @@ stay whole, and `--resume` continues from them once there is room.
 
 Reading: `iter_records` streams the records (bad lines are reported and skipped, with the column
 of bad text; a byte order mark is dropped: `jsonl.decode_line`), and
-`iter_light_records` (`light_records`) the same lines without their texts, for counting;
-`done_pairs` gives the (system, question) pairs whose last record is final, so `--resume` can skip
-them and re-grade those whose last record is an `error` (`standing_verdicts.done_pairs` gives the
-same set through the index beside the file).
+`iter_light_records` (`light_records`) the same lines without their texts, for counting; the
+(system, question) pairs whose last record is final, which `--resume` skips, come through the
+index beside the file (`standing_verdicts.done_pairs`).
 """
 
 from __future__ import annotations
