@@ -3,10 +3,15 @@ are dense and in a dict once rows would hold far more cells than pairs."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.make_results import make_record, write_results
 
 from tabench_dsl.store.pair_table import PairTable
+from tabench_dsl.store.prompt_changes import changed_pairs
 
 IDS = st.integers(min_value=0, max_value=40) | st.integers(min_value=0, max_value=200_000)
 PUTS = st.lists(st.tuples(IDS, IDS, st.integers(min_value=0, max_value=2**32 - 2)), max_size=300)
@@ -48,3 +53,29 @@ def test_a_dense_table_stays_in_rows() -> None:
             table.put(s, q, q)
     assert table.spread is None and len(table) == 100_000
     assert table.cells <= 4 * len(table) and table.get(49, 1999) == 1999
+
+
+@settings(derandomize=True, max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "é", ""]),
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from(["pass", "fail", "error", "t1"]),
+            st.sampled_from(["old", "new"]),
+        ),
+        max_size=30,
+    )
+)
+def test_the_changed_pairs_are_those_whose_last_record_is_final_under_another_prompt(rows) -> None:
+    now = {"q1": "new", "q2": "new"}  # q3 is not in the battery any more
+    last = {(system, question): (outcome, prompt) for system, question, outcome, prompt in rows}
+    expected = {
+        pair
+        for pair, (outcome, prompt) in last.items()
+        if outcome != "error" and pair[1] in now and prompt != now[pair[1]]
+    }
+    records = [make_record(s, q, outcome, prompt_sha256=prompt) for s, q, outcome, prompt in rows]
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_results(Path(folder) / "r.jsonl", records)
+        assert changed_pairs(path, now) == expected
