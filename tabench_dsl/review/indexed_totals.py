@@ -9,7 +9,7 @@ a name made of everything they depend on, and gives them back while nothing of t
 - the results file's bytes (`load_exact`: its size, modification time, inode and hashes of its
   content, all as they were; a file appended to, rewritten, truncated or replaced is counted again);
 - the decisions file's whole content (its sha256), `--price`, `--tag`;
-- the files of the code that counts (`core` and `review`, hashed once per process): an upgrade or
+- the files of the code that counts (`core`, `store` and `review`, hashed once per process): an upgrade or
   an edit of tabench counts again rather than serve figures an older version computed.
 
 The lines that were not records are kept too, and named again on every call, as a fresh count
@@ -162,11 +162,11 @@ def decisions_hash(path: Path | None) -> str | None:
 
 @functools.cache
 def code_hash() -> str:
-    """sha256 of the files of `core` and `review` (their source, the report's templates), where
-    every figure and page is made."""
+    """sha256 of the files of `core`, `store` and `review` (their source, the report's templates),
+    where every figure and page is made."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for folder in ("core", "review"):
+    for folder in ("core", "store", "review"):
         for source in sorted((package / folder).rglob("*")):
             if source.is_file() and "__pycache__" not in source.parts:
                 digest.update(source.relative_to(package).as_posix().encode() + b"\0")
