@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -71,21 +72,36 @@ class AnswerProblem(msgspec.Struct, frozen=True):
         return f"{self.path}:{where}: {self.message}"
 
 
+class DoneFilter(Protocol):
+    """The pairs a resumed grading takes out as the answers are read (`resume_skip.ResumeSkip`).
+
+    `passed_over` is asked about each good answer's (system, question) once every check of the
+    reader has passed it: True takes the answer out (counted as read, not yielded).
+    `passed_over_all` is asked about a JSONL block's pairs at once (their keys, `pair_set`'s, with
+    names numbered as `numbers` numbers them, and their systems and questions): True when it took
+    them all. `cells`, the done pairs' keys, lays out the pairs seen alike (None: a set)."""
+
+    @property
+    def numbers(self) -> Mapping[str, int] | None: ...
+
+    @property
+    def cells(self) -> KeyCells | None: ...
+
+    def passed_over(self, system: str, question: str) -> bool: ...
+
+    def passed_over_all(self, keys: list[int], systems: list[str], questions: list[str]) -> bool: ...
+
+
 class AnswerReader:
     """Iterate the good answers of `path` (a file, or a sequence of files read in turn); bad lines
     go to `on_problem` and are counted.
 
     `questions` is the set of question ids the battery knows. Warnings (keys that are ignored) go to
     `on_warning`; they do not count as bad lines. `system_from` and `question_from` say where an
-    Inspect log's system and question come from (`inspect_log.log_rows`). `passed_over`, when
-    given, is asked about each good answer's (system, question) once every check above has passed
-    it; an answer it returns True for is counted as read but not yielded (`--resume`'s done pairs,
-    taken out here so a resumed run pays nothing more for them). `passed_over_all`, given with it,
-    is asked about a JSONL block's pairs at once (`_all_passed_over`: their keys, `pair_set`'s,
-    with names numbered as `pair_numbers` numbers them, and their systems and questions): True
-    when it took them all; `pair_cells`, the done pairs' keys, lays out the pairs seen alike.
-    `keep_scans` (with `passed_over_all`, one JSONL file): keep a scan of the file read to its
-    end, or replay the one kept for the same bytes (`answers_scan`). Iterate once.
+    Inspect log's system and question come from (`inspect_log.log_rows`). `done`, when given,
+    takes `--resume`'s done pairs out as they are read (`DoneFilter`), so a resumed run pays
+    nothing more for them. `keep_scans` (with `done`, one JSONL file): keep a scan of the file read
+    to its end, or replay the one kept for the same bytes (`answers_scan`). Iterate once.
     """
 
     def __init__(
@@ -97,10 +113,7 @@ class AnswerReader:
         on_warning: Callable[[AnswerProblem], None] | None = None,
         system_from: str | None = None,
         question_from: str | None = None,
-        passed_over: Callable[[str, str], bool] | None = None,
-        passed_over_all: Callable[[list[int], list[str], list[str]], bool] | None = None,
-        pair_numbers: Mapping[str, int] | None = None,
-        pair_cells: KeyCells | None = None,
+        done: DoneFilter | None = None,
         keep_scans: bool = False,
     ) -> None:
         self.paths = [str(path)] if isinstance(path, str | Path) else [str(p) for p in path]
@@ -109,8 +122,8 @@ class AnswerReader:
         self._index = 0  # its place in `paths`
         self.system_from = system_from
         self.question_from = question_from
-        self.passed_over = passed_over
-        self.passed_over_all = passed_over_all
+        self.passed_over = None if done is None else done.passed_over
+        self.passed_over_all = None if done is None else done.passed_over_all
         self.questions = questions
         self.on_problem = on_problem
         self.on_warning = on_warning
@@ -122,13 +135,13 @@ class AnswerReader:
         self.unknown_keys: set[str] = set()
         #: How many Inspect logs were not read at all (out of bounds or unreadable): exit 2.
         self.unreadable_logs = 0
-        #: Each name's number in a pair's key (`_key`): `pair_numbers`'s, then new names' after.
-        self._numbers: dict[str, int] = dict(pair_numbers or {})
+        #: Each name's number in a pair's key (`_key`): `done.numbers`, then new names' after.
+        self._numbers: dict[str, int] = dict((None if done is None else done.numbers) or {})
         #: The done pairs' keys, whose rows the pairs seen are laid out in (a byte a pair).
-        self._pair_cells = pair_cells
+        self._pair_cells = None if done is None else done.cells
         self._good: dict[str, str] | None = None
         self.keep_scans = (
-            keep_scans and passed_over_all is not None and len(self.paths) == 1 and scannable(self.paths[0])
+            keep_scans and done is not None and len(self.paths) == 1 and scannable(self.paths[0])
         )
         self._recorder: ScanRecorder | None = None
 

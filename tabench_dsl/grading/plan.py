@@ -119,10 +119,7 @@ class GradingPlan:
             on_warning=on_warning,
             system_from=system_from,
             question_from=question_from,
-            passed_over=None if done is None else done.passed_over,
-            passed_over_all=None if done is None else done.passed_over_all,
-            pair_numbers=None if done is None else done.numbers,
-            pair_cells=None if done is None else done.cells,
+            done=done,
             keep_scans=done is not None and self.keep_index,
         )
 

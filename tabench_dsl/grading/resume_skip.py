@@ -2,7 +2,7 @@
 
 An answer whose (system, question) already has its final record is graded no more: it is only noted
 as answered (for the account of missing answers) and, when the slice takes it, counted as skipped.
-Done in the answers reader itself (`AnswerReader(passed_over=...)`), one set lookup after the
+Done in the answers reader itself (`AnswerReader(done=...)`, `answers.DoneFilter`), one set lookup after the
 reader's own checks (a block of JSONL lines at once, `passed_over_all`, when all of them are done),
 so a resume with nothing left to grade reads the file without passing each done answer through
 the coverage, the slice and the grader's queue; every bad line is still reported, as the reader

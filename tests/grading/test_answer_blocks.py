@@ -1,4 +1,4 @@
-"""A resume reads blocks of done answers at once (`AnswerReader(passed_over_all=...)`); what it
+"""A resume reads blocks of done answers at once (`AnswerReader(done=...)`); what it
 reads, counts and reports is what the line-by-line reading gives, bad lines and all."""
 
 from __future__ import annotations
@@ -24,20 +24,17 @@ def line(system: str, question: str, answer: str = "a") -> str:
 def read(path, done, *, blocks: bool):
     """The answers yielded, the problems (worded), the pairs passed over and the count."""
     problems: list[str] = []
-    pairs = DonePairs(done)
     # The pairs seen laid out as a resume lays them out, in the rows of the done pairs' systems
     # (with `key_layout`'s rows) or in a set; s0 and s1 are numbered first, so s2's pairs, numbered
     # as the reader comes to them, have no row.
     numbers = {name: n for n, name in enumerate(["s0", "s1", *sorted(QUESTIONS)])}
     layout = KeyCells(pair_keys(numbers, [s for s in ("s0", "s1") for _ in QUESTIONS], sorted(QUESTIONS) * 2))
+    pairs = DonePairs(done, blocks=blocks, numbers=numbers, cells=layout)
     reader = AnswerReader(
         path,
         QUESTIONS,
         on_problem=lambda p: problems.append(f"{p.line}:{p.col}: {p.message}"),
-        passed_over=pairs.passed_over,
-        passed_over_all=pairs.passed_over_all if blocks else None,
-        pair_numbers=numbers,
-        pair_cells=layout,
+        done=pairs,
     )
     got = [(a.system, a.question, a.answer) for a in reader]
     return got, problems, pairs.passed, reader.count, pairs.taken

@@ -59,8 +59,7 @@ def read(path, done, *, keep: bool = True, questions=QUESTIONS):
         questions,
         on_problem=lambda p: said.append(f"problem {p.render()}"),
         on_warning=lambda p: said.append(f"warning {p.render()}"),
-        passed_over=pairs.passed_over,
-        passed_over_all=pairs.passed_over_all,
+        done=pairs,
         keep_scans=keep,
     )
     got = [(a.system, a.question, a.answer) for a in reader]
@@ -150,13 +149,7 @@ def test_a_damaged_or_foreign_entry_is_never_replayed(answers, replays: Replays,
 def test_a_file_changed_while_it_is_replayed_stops_the_run(answers, replays: Replays) -> None:
     path, rows = answers
     read(path, set(rows[:100]))
-    reader = AnswerReader(
-        path,
-        QUESTIONS,
-        passed_over=lambda s, q: (s, q) in set(rows[:100]),
-        passed_over_all=lambda keys, systems, questions: False,
-        keep_scans=True,
-    )
+    reader = AnswerReader(path, QUESTIONS, done=DonePairs(set(rows[:100]), blocks=False), keep_scans=True)
     it = iter(reader)
     next(it)  # the scan checked against the file's bytes, and replayed
     assert replays.count == 1
@@ -169,7 +162,7 @@ def test_several_files_or_a_plain_read_keep_nothing(answers, replays: Replays, t
     path, _ = answers
     other = tmp_path / "more.jsonl"
     other.write_text(line("s7", "q1") + "\n", encoding="utf-8")
-    list(AnswerReader([path, other], QUESTIONS, passed_over_all=lambda *a: False, keep_scans=True))
+    list(AnswerReader([path, other], QUESTIONS, done=DonePairs(set(), blocks=False), keep_scans=True))
     list(AnswerReader(path, QUESTIONS, keep_scans=True))  # no resume: nothing to skip
     folder = tmp_path / "xdg" / "tabench" / "answers"
     assert not folder.exists() or not any(folder.iterdir())
@@ -177,7 +170,7 @@ def test_several_files_or_a_plain_read_keep_nothing(answers, replays: Replays, t
 
 def test_a_read_stopped_early_keeps_nothing(answers, replays: Replays, tmp_path) -> None:
     path, _ = answers
-    it = iter(AnswerReader(path, QUESTIONS, passed_over_all=lambda *a: False, keep_scans=True))
+    it = iter(AnswerReader(path, QUESTIONS, done=DonePairs(set(), blocks=False), keep_scans=True))
     next(it)
     it.close()  # as `--limit` stops reading
     folder = tmp_path / "xdg" / "tabench" / "answers"
@@ -288,13 +281,7 @@ def test_a_scan_changed_in_place_while_it_is_replayed_stops_the_run(
     read(path, done)
     (entry,) = (tmp_path / "xdg" / "tabench" / "answers").iterdir()
     pairs = DonePairs(done)
-    reader = AnswerReader(
-        path,
-        QUESTIONS,
-        passed_over=pairs.passed_over,
-        passed_over_all=pairs.passed_over_all,
-        keep_scans=True,
-    )
+    reader = AnswerReader(path, QUESTIONS, done=pairs, keep_scans=True)
     it = iter(reader)
     next(it)  # the first good answer not done (one of the bad lines' good answers): replaying
     assert replays.count == 1
