@@ -5,8 +5,10 @@ Writes a results file of N records (the test generator's records, `make_results.
 of the file's questions and an answers file holding every answer whose record is final (so
 `grade --resume` has nothing left to grade), then runs each command as its own process and
 prints its wall time and peak resident memory (the child's own `ru_maxrss`, from `os.wait4`).
-A floor measured in the same run is printed first: the time and memory of a process that only
-starts tabench's command line, so the figures can be read against what any command costs here.
+Two floors measured in the same run are printed first: the time and memory of a process that only
+starts tabench's command line, and of one msgspec pass over the results file (a process that
+decodes every line to Python values and does nothing else: what any first read costs at least).
+Each first run (no index yet) is also given as a multiple of the msgspec pass.
 
     python bench/scale_bench.py [--records 1000000] [--systems 50] [--only totals,diff]
 
@@ -151,11 +153,28 @@ def time_decision(url: str) -> float:
 
 
 BUILD = " (index build)"
+MSGSPEC_PASS = "floor (msgspec pass)"
+#: The msgspec pass, as a process of its own: every line of the file decoded, blocks of lines read
+#: at a time (what `store.fast_lines` reads with), nothing kept.
+MSGSPEC_PASS_CODE = """
+import sys, msgspec
+decode = msgspec.json.Decoder().decode
+with open(sys.argv[1], "rb") as f:
+    rest = b""
+    while block := f.read(1 << 24):
+        lines = (rest + block).split(b"\\n")
+        rest = lines.pop()
+        for line in lines:
+            if line:
+                decode(line)
+    if rest.strip():
+        decode(rest)
+"""
 #: The runs, in order. A label ending in BUILD is its command's first run, which finds no index
 #: beside the results file (RESULTS.index.sqlite) and builds it, timed on its own; the run right
 #: after it is the command's figure.
 ORDER = (
-    *("floor (import)", f"totals --json{BUILD}", "totals", "totals --json"),
+    *("floor (import)", MSGSPEC_PASS, f"totals --json{BUILD}", "totals", "totals --json"),
     *(f"report --html{BUILD}", "report --html", f"diff A B{BUILD}", "diff A B", "export csv"),
     *(f"grade --resume{BUILD}", "grade --resume"),
     *(f"view{BUILD}", "view", "view decide"),
@@ -215,19 +234,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         every = commands(paths, folder)
-        runs = [(label, every[label.removesuffix(BUILD)]) for label in ORDER]
-        for label, command in runs:
+        floor = float("nan")
+        for label in ORDER:
             name = label.removesuffix(BUILD)
             if wanted and name not in wanted and not label.startswith("floor"):
                 continue
-            argv = [sys.executable, "-m", "tabench_dsl", *command]
+            if label == MSGSPEC_PASS:
+                wall, rss, status = measure([sys.executable, "-c", MSGSPEC_PASS_CODE, str(paths["a"])], env)
+                floor = wall
+                print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
+                continue
+            argv = [sys.executable, "-m", "tabench_dsl", *every[name]]
             viewing = name.startswith("view")
             if viewing:
                 wall, rss, status = measure_view(argv, env, decide=name == "view decide")
             else:
                 wall, rss, status = measure(argv, env)
             failed |= status not in ((0, 1, 130) if viewing else (0, 1))  # 130: stopped by Ctrl-C
-            print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
+            ratio = f"  {wall / floor:4.1f}x the msgspec pass" if label.endswith(BUILD) else ""
+            print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status}){ratio}", flush=True)
     return 1 if failed else 0
 
 
