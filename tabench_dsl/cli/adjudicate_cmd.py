@@ -129,9 +129,10 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
     from ..outputs import check_decisions_out
-    from ..review.decisions import append_decision, default_reviewer, make_decision
+    from ..review.decisions import default_reviewer, make_decision
     from ..review.viewer.question_key import question_key
     from ..review.viewer.run import load_run
+    from ..store.decisions import append_decision
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout

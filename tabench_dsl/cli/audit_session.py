@@ -75,7 +75,8 @@ def choose(stdin: TextIO, out: TextIO) -> str:
 def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: TextIO, out: TextIO) -> int:
     """Draw `count` answers and audit them one at a time; each audit is appended as it is made."""
     from ..review.audit import draw_audit_sample
-    from ..review.decisions import append_decision, make_decision
+    from ..review.decisions import make_decision
+    from ..store.decisions import append_decision
 
     queue = draw_audit_sample(run_data.records, count, seed=seed)
     if not queue:

@@ -46,8 +46,9 @@ class LabelProblems:
 def labelled_cases(results: Path, compiled: CompiledBattery, problems: LabelProblems) -> list[Case]:
     """The people's verdicts on the standing records of `results` as calibration cases."""
     from ..grading.calibrate import labelled_case
-    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.decisions import apply_decisions
     from ..review.outcomes import latest
+    from ..store.decisions import decisions_path, load_decisions
     from ..store.results import iter_records
 
     if not results.is_file():

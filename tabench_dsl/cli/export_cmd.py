@@ -51,9 +51,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..outputs import check_output
-    from ..review.decisions import decisions_path, load_decisions
     from ..review.export import is_export_file, write_records
     from ..review.export_stream import standing_positions, standing_records
+    from ..store.decisions import decisions_path, load_decisions
 
     if not args.results.is_file():
         raise UsageError(f"{args.results}: no such results file")

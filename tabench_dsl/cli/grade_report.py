@@ -92,9 +92,9 @@ def print_totals(
     (what this run did: its errors and their causes, its bad answer lines) is the document's
     `"run"`: the totals alone would hide them. `counted` are the file's totals when the run counted
     them as it wrote the file (`review.run_totals`); else they are read from it."""
-    from ..review.decisions import decisions_path
     from ..review.indexed_totals import standing_totals
     from ..review.totals import compute_totals, totals_json
+    from ..store.decisions import decisions_path
     from .totals_cmd import print_system_table
 
     problems: list[str] = []

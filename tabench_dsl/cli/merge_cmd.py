@@ -49,7 +49,7 @@ def _check_outputs(out: Path, results: list[Path]) -> tuple[Path, Path]:
     """Usage errors of OUT and the files beside it; their paths (decisions, ledger)."""
     from ..grading.batch import ledger_path
     from ..outputs import check_output, is_decisions_file, is_results_file
-    from ..review.decisions import decisions_path
+    from ..store.decisions import decisions_path
 
     for path in results:
         if not path.is_file():
@@ -78,8 +78,8 @@ def _is_ledger(path: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Merge, say what was merged, return the exit status."""
     from ..grading.batch import ledger_path
-    from ..review.decisions import decisions_path, load_decisions
     from ..review.merge import join_lines, merge_results
+    from ..store.decisions import decisions_path, load_decisions
 
     decisions_out, ledger_out = _check_outputs(args.out, args.results)
     summary = merge_results(args.out, args.results)

@@ -57,9 +57,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..outputs import check_output
-    from ..review.decisions import decisions_path
     from ..review.indexed_report import stamped, write_page
     from ..review.report import is_report_file
+    from ..store.decisions import decisions_path
 
     price = price_option(args)
     if args.max_answers < 0:

@@ -54,9 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..review.decisions import decisions_path
     from ..review.indexed_totals import standing_totals
     from ..review.totals import totals_json
+    from ..store.decisions import decisions_path
 
     price = price_option(args)
     if not args.results.is_file():

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..core.records import Decision, Record
+from ..store.decisions import load_decisions
 from ..store.light_records import iter_light_records
 from ..store.results import iter_records
-from .decisions import apply_decisions, load_decisions
+from .decisions import apply_decisions
 
 
 def counted_records(

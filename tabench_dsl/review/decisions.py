@@ -1,7 +1,8 @@
 """Human decisions on `adjudicate` records, kept beside the results they judge.
 
 A results file `RUN.jsonl` is never rewritten; a person's verdict on one of its `adjudicate` records is
-appended to `RUN.decisions.jsonl` as one `records.Decision` per line. Applying decisions pairs each
+appended to `RUN.decisions.jsonl` as one `records.Decision` per line (the file is the results
+store's: `store.decisions`). Applying decisions pairs each
 with the latest record of its (system, question): the last decision for a pair wins, provided it was
 made on the same prompt (its `prompt_sha256` matches) and the record is still `adjudicate`. Any other
 decision is stale: it is ignored and reported, so a re-graded or re-compiled answer is never judged
@@ -10,26 +11,17 @@ by a decision made on different text.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
-import io
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import msgspec
 
-from ..core.errors import StorageError, UsageError
-from ..core.jsonl import BadLine, decode_line, numbered_lines
-from ..core.records import Decision, Record, decision_decoder, record_encoder
+from ..core.errors import UsageError
+from ..core.records import Decision, Record
 from ..core.redact import scrub, secrets_in
-from ..core.safe_open import open_for_append
-from ..store.results import repair_tail
 from .audit import answer_sha256, attach_audits
-
-#: The suffix that replaces `.jsonl` in a results file's name to name its decisions file.
-DECISIONS_SUFFIX = ".decisions.jsonl"
 
 
 class StaleDecision(msgspec.Struct, frozen=True):
@@ -37,71 +29,6 @@ class StaleDecision(msgspec.Struct, frozen=True):
 
     decision: Decision
     reason: str
-
-
-def decisions_path(results_path: str | Path) -> Path:
-    """`runs/x.jsonl` -> `runs/x.decisions.jsonl` (a name without `.jsonl` gets the suffix added)."""
-    path = Path(results_path)
-    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
-    return path.with_name(stem + DECISIONS_SUFFIX)
-
-
-def load_decisions(path: str | Path) -> list[Decision]:
-    """Every decision in the file, in written order; a missing file has none.
-
-    A last line without its line break that does not decode is a write torn by a crash and is
-    skipped; any other bad line raises `UsageError` naming `path:line:col` (a byte order mark is
-    dropped, bad text is placed at its column: `jsonl.decode_line`).
-    """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read decisions: {exc.strerror}") from exc
-    decisions: list[Decision] = []
-    for number, line in numbered_lines(io.BytesIO(data)):
-        try:
-            decisions.append(decode_line(decision_decoder, line))
-        except BadLine as bad:
-            if not line.endswith(b"\n"):  # no line break after it: a torn final write
-                break
-            col = bad.col or decode_error_col(bad)
-            raise UsageError(f"{path}:{number}:{col}: bad decision: {bad.message}") from None
-    return decisions
-
-
-def append_decision(path: str | Path, decision: Decision) -> None:
-    """Append one decision as a JSON line and flush it to disk.
-
-    A torn last line left by a crash is cut off first (`results.repair_tail`: a last line without
-    its line break, or one that is not JSON), so the new line starts on a line of its own. A disk
-    that refuses the line (full, an I/O error) gets its partial line taken back and raises
-    `StorageError`: the decisions before it stay whole.
-    """
-    path = Path(path)
-    line = record_encoder.encode(decision) + b"\n"
-    if path.is_file():
-        repair_tail(path)
-    # Unbuffered, as `ResultsWriter` writes: a refused write leaves nothing in a buffer that closing
-    # the file would try to write again after the partial line was taken back.
-    fd = open_for_append(path, 0o666)
-    try:
-        end = os.lseek(fd, 0, os.SEEK_END)
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, end)
-            raise StorageError(
-                f"{path}: cannot append the decision: {exc.strerror or exc}; the decisions before it are kept"
-            ) from None
-    finally:
-        os.close(fd)
 
 
 def apply_decisions(
@@ -187,17 +114,6 @@ def default_reviewer() -> str:
         return getpass.getuser()
     except (OSError, KeyError):
         return "unknown"
-
-
-def decode_error_col(exc: Exception) -> int:
-    """The 1-based column msgspec's `(byte N)` points at, or 1 when it names none."""
-    text = str(exc)
-    marker = "(byte "
-    at = text.rfind(marker)
-    if at < 0:
-        return 1
-    digits = text[at + len(marker) :].split(")", 1)[0]
-    return int(digits) + 1 if digits.isdigit() else 1
 
 
 def _stale_reason(record: Record | None, decision: Decision) -> str | None:

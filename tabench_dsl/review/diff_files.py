@@ -21,9 +21,10 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.records import Decision, JudgeInfo, Record
+from ..store.decisions import decisions_path, load_decisions
 from ..store.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
 from ..store.pair_table import PairTable
-from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from .decisions import StaleDecision, apply_decisions
 from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
 
 #: The outcomes, by the code a pair's value keeps in its two low bits.

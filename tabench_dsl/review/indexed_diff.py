@@ -16,8 +16,8 @@ from pathlib import Path
 
 import msgspec
 
+from ..store.decisions import decisions_path
 from ..store.results_index import Extent, measure, open_index
-from .decisions import decisions_path
 from .diff import Diff
 from .indexed_totals import code_hash, decisions_hash
 

@@ -23,8 +23,8 @@ import msgspec
 
 from ..core.price import Price
 from ..core.safe_open import open_for_rewrite
+from ..store.decisions import decisions_path
 from ..store.results_index import Extent, open_index
-from .decisions import decisions_path
 from .indexed_totals import code_hash, decisions_hash
 
 #: The time a kept page is rendered with, replaced by the time of each write.

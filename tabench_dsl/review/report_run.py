@@ -22,10 +22,11 @@ import msgspec
 from ..core.errors import UsageError
 from ..core.price import Price
 from ..core.records import Decision, Record
+from ..store.decisions import decisions_path, load_decisions
 from ..store.light_records import iter_light_records, iter_records_of
 from ..store.results_index import measure
 from .counted_records import reads_whole
-from .decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from .decisions import StaleDecision, apply_decisions
 from .last_records import ResultsChanged
 from .outcomes import latest
 from .report import listed_answers

@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.records import Record
+from ..store.decisions import decisions_path
 from ..store.light_records import iter_light_records
-from .decisions import decisions_path
 from .indexed_totals import keep_totals
 from .totals import StandingCounter, Totals
 

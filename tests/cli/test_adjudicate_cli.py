@@ -11,8 +11,8 @@ import pytest
 from support.make_results import HOSTILE_ANSWER, make_record, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.viewer.run import compile_battery_at
+from tabench_dsl.store.decisions import load_decisions
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from support.make_results import small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.review.decisions import load_decisions
+from tabench_dsl.store.decisions import load_decisions
 
 
 @pytest.fixture

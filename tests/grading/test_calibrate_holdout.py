@@ -105,7 +105,8 @@ def test_calibrate_warns_when_a_battery_holds_nothing_out(work: Path, capsys) ->
 def test_calibrate_labels_measures_a_judge_against_earlier_human_verdicts(work: Path, capsys) -> None:
     from support.make_results import make_record, write_results
 
-    from tabench_dsl.review.decisions import append_decision, make_decision
+    from tabench_dsl.review.decisions import make_decision
+    from tabench_dsl.store.decisions import append_decision
 
     battery = write_battery(work, SEEN)
     sha = compile_battery(load_battery(battery)).questions["stages"].sha256

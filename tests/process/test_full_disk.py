@@ -221,7 +221,7 @@ async def test_reply_cache_on_a_full_disk(tmp_path: Path, judge_server) -> None:
 def test_decisions_file_refused_keeps_the_decisions_before(tmp_path: Path) -> None:
     from support.make_results import small_results, write_results
 
-    from tabench_dsl.review.decisions import decisions_path, load_decisions
+    from tabench_dsl.store.decisions import decisions_path, load_decisions
 
     results = write_results(tmp_path / "run.jsonl", small_results())
     decisions = decisions_path(results)

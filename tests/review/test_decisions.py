@@ -11,14 +11,9 @@ from support.make_results import make_record, sha, small_results
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import Decision
-from tabench_dsl.review.decisions import (
-    append_decision,
-    apply_decisions,
-    decisions_path,
-    load_decisions,
-    make_decision,
-)
+from tabench_dsl.review.decisions import apply_decisions, make_decision
 from tabench_dsl.review.totals import compute_totals
+from tabench_dsl.store.decisions import append_decision, decisions_path, load_decisions
 
 
 def decision(system: str, question: str, verdict: str, prompt: str | None = None, note: str = "") -> Decision:

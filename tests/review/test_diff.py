@@ -8,8 +8,8 @@ import pytest
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision, JudgeInfo, Record, record_encoder
-from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.diff import diff_records
+from tabench_dsl.store.decisions import decisions_path
 
 OLD = JudgeInfo(backend="openai", model="old-judge")
 NEW = JudgeInfo(backend="anthropic", model="new-judge")

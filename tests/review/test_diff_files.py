@@ -11,10 +11,10 @@ from support.make_results import make_record, many_results, write_results
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import JudgeInfo, record_encoder
 from tabench_dsl.review.audit import answer_sha256
-from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.diff import diff_json, diff_records
 from tabench_dsl.review.diff_files import diff_files
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.decisions import decisions_path
 
 NEW = JudgeInfo(backend="anthropic", model="new-judge")
 OTHER_ENDPOINT = JudgeInfo(backend="anthropic", model="new-judge", endpoint="http://other")

@@ -16,8 +16,8 @@ from support.make_results import HOSTILE_ANSWER, make_record, small_results, wri
 from tabench_dsl.cli import main
 from tabench_dsl.core.price import Price
 from tabench_dsl.core.records import Decision
-from tabench_dsl.review.decisions import append_decision, decisions_path
 from tabench_dsl.review.export import EARLIER_COLUMNS, RECORD_COLUMNS
+from tabench_dsl.store.decisions import append_decision, decisions_path
 
 #: An answer CSV must quote: a comma, quotes, a line break and a carriage return.
 CSV_HOSTILE = 'first, "second"\r\nthird\n'

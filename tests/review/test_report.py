@@ -12,11 +12,11 @@ from support.make_results import make_record, sha, small_results, write_battery,
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision
-from tabench_dsl.review.decisions import append_decision
 from tabench_dsl.review.report import render_report
 from tabench_dsl.review.templating import csp_source
 from tabench_dsl.review.viewer.charts import COLOURS
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
+from tabench_dsl.store.decisions import append_decision
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from support.make_results import decision_on, many_results, small_results, write
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Decision, record_encoder
 from tabench_dsl.review.audit import answer_sha256
-from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.report import render_report
 from tabench_dsl.review.report_run import report_run
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.decisions import decisions_path
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

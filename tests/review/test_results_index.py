@@ -20,8 +20,9 @@ from support.make_results import make_record, many_results, small_results, write
 from tabench_dsl.cli import main
 from tabench_dsl.core.display import json_for_terminal
 from tabench_dsl.core.records import Decision, record_encoder
-from tabench_dsl.review.decisions import apply_decisions, decisions_path, load_decisions
+from tabench_dsl.review.decisions import apply_decisions
 from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.store.decisions import decisions_path, load_decisions
 from tabench_dsl.store.results import iter_records
 from tabench_dsl.store.results_index import index_path, measure, open_index
 from tabench_dsl.store.standing_verdicts import VARIANT, done_pairs

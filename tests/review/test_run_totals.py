@@ -15,9 +15,9 @@ from support.judge_server import Fault
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Answer, JudgeInfo, Record
 from tabench_dsl.review import indexed_totals, streamed_totals
-from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.run_totals import RunTotals
 from tabench_dsl.review.totals import compute_totals, totals_json
+from tabench_dsl.store.decisions import decisions_path
 from tabench_dsl.store.results import iter_records
 from tabench_dsl.store.results_index import index_path
 

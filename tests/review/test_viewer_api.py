@@ -20,13 +20,13 @@ from support.make_results import (
 )
 
 from tabench_dsl.core.records import CAUSE_TEXTS
-from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.templating import csp_source
 from tabench_dsl.review.viewer.app import make_app
 from tabench_dsl.review.viewer.charts import COLOURS, GEOMETRY
 from tabench_dsl.review.viewer.disk_index import load_disk_index
 from tabench_dsl.review.viewer.queries import FILTER_KEYS, Index
 from tabench_dsl.review.viewer.run import compile_battery_at, load_run
+from tabench_dsl.store.decisions import load_decisions
 
 
 @pytest.fixture

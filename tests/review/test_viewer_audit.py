@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.make_results import small_results, write_battery, write_results
 
-from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.viewer.app import make_app
 from tabench_dsl.review.viewer.disk_index import load_disk_index
 from tabench_dsl.review.viewer.queries import Index
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.decisions import load_decisions
 
 
 @pytest.fixture

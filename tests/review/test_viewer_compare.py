@@ -10,10 +10,10 @@ from msgspec.structs import replace
 from test_diff import BOTH, NEW, OLD, rec, write
 
 from tabench_dsl.core.records import Decision, record_encoder
-from tabench_dsl.review.decisions import decisions_path
 from tabench_dsl.review.viewer.app import make_app
 from tabench_dsl.review.viewer.queries import Index
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.decisions import decisions_path
 
 
 @pytest.fixture

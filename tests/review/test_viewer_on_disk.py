@@ -22,11 +22,12 @@ from support.make_results import (
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import record_encoder
-from tabench_dsl.review.decisions import append_decision, make_decision
+from tabench_dsl.review.decisions import make_decision
 from tabench_dsl.review.viewer.column_store import PARTS, standing_columns
 from tabench_dsl.review.viewer.disk_index import DiskIndex, load_disk_index
 from tabench_dsl.review.viewer.queries import Filters, Index
 from tabench_dsl.review.viewer.run import load_run
+from tabench_dsl.store.decisions import append_decision
 from tabench_dsl.store.results_index import index_path
 
 ENCODE = msgspec.json.Encoder().encode

@@ -15,7 +15,8 @@ from support.make_results import JUDGE, make_record, small_results, write_result
 from tabench_dsl.cli import main
 from tabench_dsl.core.jsonl import text_fault
 from tabench_dsl.core.records import record_encoder
-from tabench_dsl.review.decisions import append_decision, decisions_path, make_decision
+from tabench_dsl.review.decisions import make_decision
+from tabench_dsl.store.decisions import append_decision, decisions_path
 from tabench_dsl.store.results import iter_records
 
 REPO = Path(__file__).resolve().parents[2]

@@ -253,7 +253,8 @@ def test_adjudicate_shows_bidi_and_c1_controls(tmp_path: Path, monkeypatch, caps
 
 
 def test_warnings_of_result_readers_show_names_as_text(tmp_path: Path, monkeypatch, capsys) -> None:
-    from tabench_dsl.review.decisions import append_decision, make_decision
+    from tabench_dsl.review.decisions import make_decision
+    from tabench_dsl.store.decisions import append_decision
 
     results = write_results(tmp_path / "run.jsonl", small_results())
     ghost = make_record(ESC_NAME, "h04", "adjudicate")

@@ -15,7 +15,7 @@ from support.helpers_grading import write_battery
 from support.make_results import small_results, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.review.decisions import decisions_path
+from tabench_dsl.store.decisions import decisions_path
 
 NOTES = b"my notes, not written by tabench\nlast line without a line break"
 

@@ -26,8 +26,9 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.price import Price
 from ...core.records import Decision, Record
+from ...store.decisions import decisions_path, load_decisions
 from ..audit import DECIDED, draw_audit_sample
-from ..decisions import apply_decisions, decisions_path, load_decisions
+from ..decisions import apply_decisions
 from ..slices import check_tags
 from ..totals import Totals
 from .column_store import standing_columns

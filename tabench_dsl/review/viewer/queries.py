@@ -16,9 +16,10 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.records import Record
+from ...store.decisions import append_decision
 from ..audit import draw_audit_sample
 from ..costs import format_usd
-from ..decisions import append_decision, make_decision
+from ..decisions import make_decision
 from ..diff import diff_records, summary_lines
 from ..outcomes import outcome
 from ..totals import SystemTotals, Totals, compute_totals

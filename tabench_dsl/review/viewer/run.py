@@ -17,7 +17,8 @@ from ...core.compiled import CompiledBattery
 from ...core.errors import UsageError
 from ...core.price import Price
 from ...core.records import Record
-from ..decisions import StaleDecision, apply_decisions, decisions_path, load_decisions
+from ...store.decisions import decisions_path, load_decisions
+from ..decisions import StaleDecision, apply_decisions
 from ..outcomes import latest
 from ..slices import select_tagged
 
