@@ -218,7 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--systems", type=int, default=50)
     parser.add_argument("--only", default="", help="comma-separated command names to run (default: all)")
+    parser.add_argument("--write-to", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.write_to is not None:  # the files written by a process of their own (see below)
+        write_files(args.write_to, args.records, args.systems)
+        return 0
 
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="160")
     for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
@@ -229,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         env["TABENCH_CACHE"] = str(folder / "cache")
         env["XDG_CACHE_HOME"] = str(folder / "xdg")  # the index's signing key, made for this run
         started = time.perf_counter()
-        paths = write_files(folder, args.records, args.systems)
+        # Written by a child process: a child's peak memory (`ru_maxrss`) starts from its parent's,
+        # which holding the generator's records would raise above every command's own.
+        writer = [sys.executable, __file__, "--write-to", str(folder), "--records", str(args.records)]
+        subprocess.run([*writer, "--systems", str(args.systems)], env=env, check=True)
+        paths = {name: folder / f"{name}.jsonl" for name in ("a", "b", "answers")}
+        paths["battery"] = folder / "battery"
         size = paths["a"].stat().st_size / 1e6
         print(f"wrote {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
