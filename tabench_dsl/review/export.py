@@ -177,8 +177,10 @@ def csv_lines(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterato
     """`csv_text` one line at a time (each with its line break), the header first."""
     columns = list(columns)
     yield ",".join(_csv_field(column) for column in columns) + "\n"
+    cell = _csv_cell
     for row in rows:
-        yield ",".join(_csv_field(_csv_value(row.get(column))) for column in columns) + "\n"
+        get = row.get
+        yield ",".join([cell(get(column)) for column in columns]) + "\n"
 
 
 #: What makes a CSV field quoted. The `csv` module's QUOTE_MINIMAL leaves a lone carriage return
@@ -199,6 +201,23 @@ def spreadsheet_safe(text: str) -> str:
     """`text` with a leading `'` when it starts like a formula, so a spreadsheet shows it, never
     runs it (an answer `=HYPERLINK(...)` stays text). Every CSV tabench writes goes through this."""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _csv_cell(value: Any) -> str:
+    """One row's field as `_csv_field(_csv_value(value))` writes it: the kinds of value an export
+    row holds most (text, None, whole numbers, booleans) without the steps they cannot need (a
+    number holds no quote, comma or line break); any other kind takes the steps."""
+    kind = type(value)
+    if kind is str:
+        text = "'" + value if value.startswith(FORMULA_STARTS) else value
+        return '"' + text.replace('"', '""') + '"' if _NEEDS_QUOTES.search(text) else text
+    if value is None:
+        return ""
+    if kind is int:
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
+    return _csv_field(_csv_value(value))
 
 
 def _csv_value(value: Any) -> Any:
