@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from aiohttp import web
@@ -44,6 +44,7 @@ from fidelity_data import Item, load_set, write_battery
 import tabench_dsl as tb
 from tabench_dsl.core import tiers
 from tabench_dsl.core.stats import cohen_kappa
+from tabench_dsl.core.t1_v2 import RULES
 from tabench_dsl.grading.session import GradingOptions
 
 #: The shared data folder: `../shared/data` seen from the repository (or from a worktree under it).
@@ -87,15 +88,26 @@ def baselines(item: Item) -> dict[str, bool]:
 # --- T1 called directly --------------------------------------------------------------------------
 
 
-def t1_verdicts(compiled: tb.CompiledBattery, items: list[Item], rule: str) -> list[bool]:  # type: ignore[name-defined]
-    """Whether T1 under `rule` passes each item, as the runner asks it."""
-    passes_of: Callable[..., bool] | None = getattr(tiers, "rule_passes", None)
-    if passes_of is None:  # before rule v2: the one rule there is
-        if rule != "v1":
-            raise SystemExit(f"this tabench has no T1 rule {rule!r}")
-        keys = tiers.T1Keys(True)
-        return [tiers.t1_passes(i.answer, keys.of(compiled.questions[i.question]) or ()) for i in items]
-    return [passes_of(rule, compiled.questions[i.question], i.answer) for i in items]
+def t1_verdicts(items: list[Item], rule: str) -> list[bool]:
+    """Whether T1 under `rule` passes each item (T1's own function, as lint and grading ask it)."""
+    return [tiers.rule_passes(rule, i.answer, gold=i.gold, accept=i.accept, prompt=i.prompt) for i in items]
+
+
+def print_rule_effects(items: list[Item]) -> None:
+    """What each rule of v2 buys: the answers it alone sends to the judge, split into those people
+    accept (coverage lost) and those they reject (false passes removed)."""
+    found = [tiers.V2Keys(i.gold, i.accept, i.prompt).objections(i.answer) for i in items]
+    passed = [any(not rules for rules in keys) for keys in found]
+    print(
+        "\nRule v2, each rule's effect (answers only it sends to the judge; v2 without the rule would pass)"
+    )
+    print(f"{'rule':<16}{'lost (people accept)':>22}{'false passes removed':>22}")
+    for rule in RULES:
+        alone = [
+            n for n, keys in enumerate(found) if not passed[n] and any(not (rules - {rule}) for rules in keys)
+        ]
+        accepted = sum(items[n].human for n in alone)
+        print(f"{rule:<16}{accepted:>22}{len(alone) - accepted:>22}")
 
 
 # --- the perfect judge ---------------------------------------------------------------------------
@@ -254,11 +266,12 @@ async def bench_set(name: str, items: list[Item], rules: list[str], graded_rule:
         f"{pct(sum(i.human for i in items), len(items)).strip()}% accepted by people"
     )
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
-        t1_setting = "true" if not hasattr(tiers, "rule_passes") else f"{{rule: {graded_rule}}}"
-        folder = write_battery(items, Path(tmp), t1=t1_setting)
+        folder = write_battery(items, Path(tmp), t1=f"{{rule: {graded_rule}}}")
         compiled = tb.compile_battery(folder)
-        t1 = {rule: t1_verdicts(compiled, items, rule) for rule in rules}
+        t1 = {rule: t1_verdicts(items, rule) for rule in rules}
         print_t1(items, t1)
+        if "v2" in rules:
+            print_rule_effects(items)
         columns: dict[str, list[bool]] = {}
         for judge in ("perfect", "builtin"):
             start = time.perf_counter()
@@ -290,8 +303,6 @@ def main(argv: Iterable[str] | None = None) -> int:
     )
     args = parser.parse_args(list(argv) if argv is not None else None)
     rules = ["v1", "v2"] if args.t1_rule == "both" else [args.t1_rule]
-    if not hasattr(tiers, "rule_passes"):
-        rules = ["v1"]
     graded_rule = rules[-1]
     for name in ("nq301", "evouna") if args.set == "all" else (args.set,):
         items = load_set(name, args.data)

@@ -25,6 +25,7 @@ from .progress import Progress
 from .reasoning_flags import with_reasoning_flag
 from .regrade import without_changed
 from .resume_skip import ResumeSkip
+from .resume_t1 import check_t1_rule
 from .spend_flags import capped_options
 
 if TYPE_CHECKING:
@@ -129,6 +130,8 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
     unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
+    if options.resume:
+        check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
     skip = unanswered.skip(done_pairs(out)) if options.resume else set()
     if options.regrade_changed:
         skip = without_changed(out, compiled, skip)

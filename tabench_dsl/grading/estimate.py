@@ -23,7 +23,7 @@ import msgspec
 from ..core.compiled import CompiledBattery
 from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
-from ..core.tiers import T1Keys, t1_passes
+from ..core.tiers import T1Keys
 from .cache import CacheReader, open_cache_reader
 from .cache_keys import cache_key
 from .judges.base import JudgeIdentity, Message
@@ -121,7 +121,7 @@ class _OfflineTiers:
         self.battery = battery
         self.skip = skip
         self.max_answer_bytes = max_answer_bytes
-        self.keys = T1Keys(battery.t1)
+        self.keys = T1Keys(battery.t1, battery.t1_rule)
         self.trap = TrapCheck()
 
     def left_for_judge(self, answer: Answer, estimate: Estimate) -> str | None:
@@ -136,8 +136,7 @@ class _OfflineTiers:
             estimate.oversized += 1
             return None
         question = self.battery.questions[answer.question]
-        t1_keys = self.keys.of(question)
-        if t1_keys is not None and t1_passes(final, t1_keys) and not self.trap.carried(final, question):
+        if self.keys.passes(question, final) and not self.trap.carried(final, question):
             estimate.t1_passes += 1
             return None
         return final

@@ -72,7 +72,7 @@ from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
 from ..core.redact import secrets_in
 from ..core.results import RecordSink
-from ..core.tiers import T1Keys, t1_passes
+from ..core.tiers import T1Keys, t1_reason
 from .asking import Asker
 from .cache import ReplyCache
 from .dispatch import SINGLE_PROCESS_OPEN_AHEAD, FileOrder, QuestionOrder, groups_by_question
@@ -88,7 +88,6 @@ from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import TrapCheck, t1_deferred
 
 #: The reason a T1 pass carries.
-T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
 #: Answers longer than this many bytes of UTF-8 are not sent to the judge (`--max-answer-bytes`).
 MAX_ANSWER_BYTES = 256 * 1024
 
@@ -202,7 +201,7 @@ class Grader:
         env = os.environ if env is None else env
         self._secrets = [*secrets_in(env), *(s for member in self.members for s in member.secrets)]
         self._trap = TrapCheck()
-        self._t1_keys = T1Keys(battery.t1)
+        self._t1_keys = T1Keys(battery.t1, battery.t1_rule)
         self.records = RecordMaker(battery, judge.info)
         #: The asks of the judge; the exchange is this class's (a batch grading overrides it).
         self.asker = Asker(
@@ -299,13 +298,14 @@ class Grader:
                 cause="oversized",
                 reason=oversized_reason(size, sha256, self.max_answer_bytes),
             )
-        keys = self._t1_keys.of(question)
-        if keys is not None and t1_passes(answer.answer, keys):
+        if self._t1_keys.passes(question, answer.answer):
             carried = self._trap.carried(answer.answer, question)
             if carried:  # T1 defers to the judge: the answer may make the claim the trap warns of
                 judged = await self.steps.grade_t2(answer, question)
                 return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(carried)])
-            record = self.records.make(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
+            rule = self._t1_keys.rule
+            record = self.records.make(answer, question, tier="t1", verdict="pass", reason=t1_reason(rule))
+            record = msgspec.structs.replace(record, t1_rule=rule)
             if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
                 # T1 is final: the pass stands, the judge's verdict is only kept beside it.
                 judged = await self.steps.grade_t2(answer, question)
