@@ -135,10 +135,14 @@ def read_key(key: str) -> Key:
 
 
 def _has(tokens: Sequence[str], phrases: Iterable[tuple[str, ...]]) -> bool:
+    """Whether one of `phrases` stands in `tokens` (a phrase's first word looked up first)."""
+    present = set(tokens)
     for phrase in phrases:
+        if phrase[0] not in present:
+            continue
         n = len(phrase)
         for i in range(len(tokens) - n + 1):
-            if tuple(tokens[i : i + n]) == phrase:
+            if tokens[i] == phrase[0] and tuple(tokens[i : i + n]) == phrase:
                 return True
     return False
 
