@@ -4,16 +4,21 @@ Converts NQ301 and the EVOUNA half under `--data` (bench/fidelity_data.py) to a 
 answers file in a temp folder, then prints per system and overall:
 
 - T1: coverage (share of answers passed) and precision against people, for each `--t1-rule`
-  (the core T1 functions called directly, as the runner calls them);
-- the perfect judge through tabench: `tabench grade` (library API, the reply cache off) with a
+  (T1's own function, `tiers.rule_passes`), and under v2 what each of its rules buys: the answers
+  only that rule sends to the judge, people-accepted (coverage lost) and rejected (false passes
+  removed);
+- the perfect judge through tabench: `tabench grade` (library API, the reply cache off; the
+  battery's `t1: {rule: ...}` is the last rule measured, v2 under `both`) with a
   local Chat Completions server that answers each request with the people's verdict on that
   answer; its agreement with people is what T1's false passes cost a perfect judge;
 - the builtin judge through tabench (T1 then builtin), agreement and Cohen's kappa, beside three
   baselines on the same answers: exact match (normalised answer equals a normalised key), lexical
   match (a normalised key contained in the normalised answer, the published EVOUNA baseline) and
-  token F1 >= 0.5 against the best key (SQuAD's token F1; 0.5 is the threshold EVOUNA reports);
+  token F1 >= 0.5 against the best key (SQuAD's token F1; the threshold is this bench's choice:
+  half the tokens shared both ways, the point where precision and recall can both be a majority);
   SQuAD normalisation: lowercase, punctuation and the articles a/an/the dropped, spaces collapsed;
-- on NQ301, the agreement between annotators (pairwise, and Cohen's kappa): the human ceiling.
+- on NQ301, the agreement between annotators, the human ceiling: annotator 1 against 2 (both
+  labelled every answer; the third mostly breaks their ties), and each against the people's verdict.
 
 It prints; it never fails on a figure.
 

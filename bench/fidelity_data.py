@@ -125,9 +125,9 @@ def load_set(name: str, data: Path) -> list[Item]:
     if name == "nq301":
         folder = data / "nq301" if (data / "nq301").is_dir() else data
         return load_nq301(folder) if (folder / "NQ301_human.tsv").exists() else []
-    for sub in ("evouna-dev", "evouna-test", "evouna"):
-        if (data / sub).is_dir():
-            return load_evouna(data / sub)
+    for sub in sorted(data.glob("evouna*")):  # evouna-dev/, or the held-out half's folder
+        if sub.is_dir():
+            return load_evouna(sub)
     return load_evouna(data)
 
 
