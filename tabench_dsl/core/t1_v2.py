@@ -160,12 +160,11 @@ def _occurrences(words: list[Word], key: Key) -> list[int]:
     return [i for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n]) == key.words]
 
 
-def _listed(words: list[Word], start: int, end: int, others: list[Key]) -> bool:
+def _listed(words: list[Word], start: int, end: int, clause_end: int, others: list[Key]) -> bool:
     """Whether the key at words[start:end] is one of several candidates its clause lists: joined to
     a neighbour by `or`, `/` or `vs`, or an item of a comma list ("A, B, C" or "A, B and C"), and
     the neighbouring item is not a key too."""
     clause = words[start].clause
-    same = [i for i in range(len(words)) if words[i].clause == clause]
     after = words[end] if end < len(words) and words[end].clause == clause else None
     before = words[start - 1] if start and words[start - 1].clause == clause else None
     alternative = (after is not None and (after.text in ALTERNATIVES or "/" in after.gap)) or (
@@ -173,7 +172,7 @@ def _listed(words: list[Word], start: int, end: int, others: list[Key]) -> bool:
     )
     comma_after = after is not None and "," in after.gap and after.text not in STOP_WORDS
     comma_before = before is not None and "," in words[start].gap
-    rest = [w for w in words[end + 1 : same[-1] + 1]][:8] if after is not None else []
+    rest = words[end + 1 : min(clause_end, end + 9)] if after is not None else []
     more_after = any("," in w.gap or w.text in LIST_WORDS for w in rest)
     and_after = after is not None and after.text in LIST_WORDS
     in_list = (comma_after and more_after) or (comma_before and (comma_after or and_after))
@@ -206,6 +205,7 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
     tokens = texts(words)
     v1_present = tokens_v1(answer)
     declined = _has(tokens, DECLINES)
+    clauses = _Clauses(words)
     key_years = {w for k in keys for w in k.words if _is_year(w)}
     other_years = key_years and any(_is_year(t) and t not in key_years for t in tokens)
     found: list[set[str]] = []
@@ -226,16 +226,12 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
             rules.add("contiguous")
             found.append(rules)
             continue
+        others = [k for k in keys if k is not key]
         best: set[str] | None = None
         for start in starts:
             end = start + len(key.words)
-            clause = [w.text for w in words if w.clause == words[start].clause]
-            here = set()
-            if _negated(clause):
-                here.add("negation")
-            if _has(clause, HEDGES):
-                here.add("hedge")
-            if _listed(words, start, end, [k for k in keys if k is not key]):
+            here = set(clauses.rules(words[start].clause))
+            if _listed(words, start, end, clauses.end(words[start].clause), others):
                 here.add("candidates")
             if _fuller_date(words, start, end, key, keys):
                 here.add("date")
@@ -243,5 +239,36 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
                 here.add("first_sentence")
             if best is None or len(here) < len(best):
                 best = here
+            if not best:
+                break
         found.append(rules | (best or set()))
     return found
+
+
+class _Clauses:
+    """The clauses of an answer's words: where each ends, and what each negates or hedges, each
+    found once however often a key occurs in it (an answer of one key repeated 40,000 times costs
+    one pass over its words, not one per occurrence)."""
+
+    def __init__(self, words: list[Word]) -> None:
+        self.spans: dict[int, list[int]] = {}
+        for i, word in enumerate(words):
+            self.spans.setdefault(word.clause, [i, i + 1])[1] = i + 1
+        self.words = words
+        self.found: dict[int, frozenset[str]] = {}
+
+    def end(self, clause: int) -> int:
+        return self.spans[clause][1]
+
+    def rules(self, clause: int) -> frozenset[str]:
+        """`negation` and `hedge`, when the clause does."""
+        found = self.found.get(clause)
+        if found is None:
+            first, end = self.spans[clause]
+            tokens = texts(self.words[first:end])
+            found = self.found[clause] = frozenset(
+                rule
+                for rule, says in (("negation", _negated(tokens)), ("hedge", _has(tokens, HEDGES)))
+                if says
+            )
+        return found

@@ -112,3 +112,11 @@ def test_a_key_given_as_the_whole_answer_passes(key: str) -> None:
         return  # punctuation alone is a weak key
     assert v2(key, key, prompt="Which one?")
     assert v2(f"{key}.", key, prompt="Which one?")
+
+
+def test_a_long_answer_of_one_key_repeated_is_read_once_per_clause() -> None:
+    # 40,000 occurrences: each clause is read once, not once per occurrence (a quadratic reading
+    # would take minutes here). The verdicts are the short answers' verdicts.
+    assert v2("Paris " * 40_000, "Paris")
+    assert not v2("It is not Paris; " * 20_000, "Paris")
+    assert objected("Lyon. " * 20_000 + "Paris.", "Paris") == {"first_sentence"}
