@@ -40,6 +40,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -278,14 +279,17 @@ async def bench_set(name: str, items: list[Item], rules: list[str], graded_rule:
         if "v2" in rules:
             print_rule_effects(items)
         columns: dict[str, list[bool]] = {}
-        for judge in ("perfect", "builtin"):
+        # The perfect judge under every rule measured (what T1's false passes cost it), builtin
+        # under the battery's.
+        runs = [("perfect", rule) for rule in rules] + [("builtin", graded_rule)]
+        for judge, rule in runs:
             start = time.perf_counter()
-            verdicts, tier_counts = await grade_through(compiled, items, folder / "answers.jsonl", judge)
-            columns[f"{judge} ({graded_rule})"] = [
-                verdicts.get((i.pair_system, i.question), False) for i in items
-            ]
+            battery = msgspec.structs.replace(compiled, t1_rule=rule)
+            verdicts, tier_counts = await grade_through(battery, items, folder / "answers.jsonl", judge)
+            columns[f"{judge} ({rule})"] = [verdicts.get((i.pair_system, i.question), False) for i in items]
             seconds = time.perf_counter() - start
-            print(f"  graded with {judge} through tabench in {seconds:.1f}s: {dict(tier_counts)}")
+            counts = dict(tier_counts)
+            print(f"  graded with {judge}, T1 rule {rule}, through tabench in {seconds:.1f}s: {counts}")
         base = [baselines(i) for i in items]
         for key in ("exact", "lexical", "f1>=0.5"):
             columns[key] = [b[key] for b in base]
