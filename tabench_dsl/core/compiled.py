@@ -15,6 +15,7 @@ import msgspec
 from .nodes import Exemplar, JudgeDefaults
 from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
+from .tiers import DEFAULT_T1_RULE
 
 
 class Frame(msgspec.Struct, frozen=True):
@@ -42,6 +43,8 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     #: The trap's own words (`trap_words`): an answer carrying one goes to the judge, not T1's pass.
     #: Empty without a trap or with the manifest's `t1_trap: false`.
     trap_words: tuple[str, ...] = ()
+    #: The question's prompt: T1 rule v2 sends on an answer whose key only echoes it.
+    prompt: str = ""
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):
@@ -62,3 +65,5 @@ class CompiledBattery(msgspec.Struct, frozen=True):
     reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
     #: The manifest's `t1_trap`: T1 defers to the judge when an answer carries the trap's words.
     t1_trap: bool = True
+    #: The manifest's T1 rule (`tiers.T1_RULES`): how T1 decides a pass.
+    t1_rule: str = DEFAULT_T1_RULE

@@ -14,6 +14,7 @@ import msgspec
 from .price import Price
 from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
+from .tiers import DEFAULT_T1_RULE
 
 ExemplarKind = Literal["correct", "incorrect", "partial"]
 Expect = Literal["pass", "fail"]
@@ -154,6 +155,8 @@ class Battery(msgspec.Struct, frozen=True):
     reasoning_tags: tuple[tuple[str, str], ...] = DEFAULT_REASONING_TAGS
     #: The manifest's `t1_trap` (docs/language.md section 8.1).
     t1_trap: bool = True
+    #: The manifest's T1 rule (`t1: {rule: v1}`; `tiers.T1_RULES`), `DEFAULT_T1_RULE` when unnamed.
+    t1_rule: str = DEFAULT_T1_RULE
 
     def question(self, qid: str) -> Question | None:
         for q in self.questions:

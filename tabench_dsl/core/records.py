@@ -229,6 +229,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     panel: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
     #: The judge's verdict on a T1 pass chosen by `--t1-audit`; absent from every other record.
     audit: Audit | msgspec.UnsetType = msgspec.UNSET
+    #: The T1 rule that passed a T1 record (`tiers.T1_RULES`); absent from every other record. A T1
+    #: record without it was written before rules had names, by rule v1.
+    t1_rule: str | msgspec.UnsetType = msgspec.UNSET
     #: What was cut from `answer` before grading (its reasoning blocks, `core.reasoning`), with the
     #: final answer T1 and the judge graded; absent when nothing was cut.
     reasoning: ReasoningInfo | msgspec.UnsetType = msgspec.UNSET

@@ -26,6 +26,7 @@ from ..core.errors import UsageError
 from ..core.records import Answer, Record
 from ..store.prompt_changes import changed_pairs
 from ..store.results import RecordSink
+from ..store.resume_t1 import check_t1_rule
 from ..store.standing_verdicts import done_pairs
 from .answer_slice import SliceFlags, answer_slice
 from .answers import AnswerProblem, AnswerReader
@@ -83,6 +84,7 @@ class GradingPlan:
         )
         skip: Set[tuple[str, str]] = set()
         if options.resume and out is not None:
+            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
             skip = self.unanswered.skip(done_pairs(out, keep=keep_index))
         #: What `regrade_changed` takes back out of the done pairs (None: not asked for).
         self.regraded: Regraded | None = None

@@ -21,7 +21,7 @@ import enum
 import msgspec
 
 from ..core.compiled import CompiledBattery, CompiledQuestion
-from ..core.tiers import T1Keys, t1_passes
+from ..core.tiers import T1Keys
 from .shards import audit_share
 from .trap_check import TrapCheck
 
@@ -65,15 +65,16 @@ class Router:
     ) -> None:
         self.max_answer_bytes = max_answer_bytes
         self.t1_audit = t1_audit
-        self._t1_keys = T1Keys(battery.t1)
+        self._t1_keys = T1Keys(battery.t1, battery.t1_rule)
+        #: The battery's T1 rule, which every T1 pass records.
+        self.t1_rule = self._t1_keys.rule
         self._trap = TrapCheck()
 
     def route(self, system: str, question: CompiledQuestion, final: str) -> Routed:
         """The route of system `system`'s answer to `question` whose final text is `final`."""
         if oversize(final, self.max_answer_bytes) is not None:
             return Routed(Route.OVERSIZED)
-        keys = self._t1_keys.of(question)
-        if keys is None or not t1_passes(final, keys):
+        if not self._t1_keys.passes(question, final):
             return Routed(Route.JUDGE)
         carried = self._trap.carried(final, question)
         if carried:

@@ -72,6 +72,7 @@ from ..core.errors import UsageError
 from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
 from ..core.redact import secrets_in
+from ..core.tiers import t1_reason
 from ..store.results import RecordSink
 from .asking import Asker
 from .cache import ReplyCache
@@ -86,10 +87,6 @@ from .route import MAX_ANSWER_BYTES, Route, Router
 from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import t1_deferred
-
-#: The reason a T1 pass carries.
-T1_REASON = "T1: every token of the gold answer (or of an accepted variant) is in the answer"
-
 
 class RunStats(msgspec.Struct):
     """What one run did (the totals come from the results file)."""
@@ -279,7 +276,9 @@ class Grader:
             judged = await self.steps.grade_t2(answer, question)
             return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(routed.carried)])
         if route is Route.T1 or route is Route.AUDIT:
-            record = self.records.make(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
+            rule = self.router.t1_rule
+            record = self.records.make(answer, question, tier="t1", verdict="pass", reason=t1_reason(rule))
+            record = msgspec.structs.replace(record, t1_rule=rule)
             if route is Route.AUDIT:
                 # T1 is final: the pass stands, the judge's verdict is only kept beside it.
                 judged = await self.steps.grade_t2(answer, question)

@@ -22,6 +22,7 @@ import msgspec
 from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
+from ..core.tiers import DEFAULT_T1_RULE
 from .files import Refused, is_inside, pattern_matches, read_spec_text, real_path
 from .manifest import MANIFEST, read_manifest
 from .parse import RawQuestion, parse_policy, parse_rubric
@@ -46,6 +47,8 @@ class Loaded(msgspec.Struct):
     judge_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
     #: The manifest's `t1_trap` (T1 defers to the judge on the trap's words).
     t1_trap: bool = True
+    #: The manifest's T1 rule (`tiers.T1_RULES`).
+    t1_rule: str = DEFAULT_T1_RULE
 
 
 def load_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> Battery:
@@ -94,7 +97,7 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
     questions = build_questions(raw, errors, scorer.settings.facets if scorer is not None else None)
 
     errors.sort(key=lambda e: (e.path, e.line, e.col))
-    t1 = values["t1"].value if "t1" in values else True
+    t1, t1_rule = values["t1"].value if "t1" in values else (True, DEFAULT_T1_RULE)
     t1_trap = values["t1_trap"].value if "t1_trap" in values else True
     judge = values["judge"].value if "judge" in values else None
     battery = None
@@ -108,13 +111,13 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
             t1=t1,
             judge=judge or JudgeDefaults(),
             t1_trap=t1_trap,
+            t1_rule=t1_rule,
         )
         if "reasoning_tags" in values:
             battery = msgspec.structs.replace(battery, reasoning_tags=values["reasoning_tags"].value)
     judge_pos = values["judge"].parts if "judge" in values else {}
-    return Loaded(
-        battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos, t1_trap=t1_trap
-    )
+    found = (battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos)
+    return Loaded(*found, t1_trap=t1_trap, t1_rule=t1_rule)
 
 
 def manifest_path(path: str | Path) -> Path:

@@ -5,8 +5,9 @@ Both batteries are loaded and compiled; each question is classified by what grad
     removed   in OLD only, and no question of NEW has its SYSTEM prompt
     added     in NEW only, and no question of OLD had its SYSTEM prompt
     renamed   in OLD only, and a question in NEW only has the same SYSTEM prompt (a new id)
-    key       gold, accepted variants, trap or T1 switch changed (what T1 decides on, and what
-              the judge is told is right)
+    key       gold, accepted variants, trap, T1 switch or T1 rule changed (what T1 decides on
+              and how, and what the judge is told is right): a new `t1: {rule: ...}` changes the
+              verdicts of every question T1 may pass
     prompt    the SYSTEM prompt's bytes differ, or the USER or STERN frame does (a new scorer)
     cosmetic  the question's source text differs, its prompt and keys do not
 
@@ -93,8 +94,8 @@ def compare(old: Side, new: Side) -> list[Change]:
     then in OLD's question order (NEW's for additions)."""
     old_q, new_q = old.compiled.questions, new.compiled.questions
     frames_differ = (old.compiled.user, old.compiled.stern) != (new.compiled.user, new.compiled.stern)
-    old_keys = {q.id: _keys(q, old.battery.t1) for q in old.battery.questions}
-    new_keys = {q.id: _keys(q, new.battery.t1) for q in new.battery.questions}
+    old_keys = {q.id: _keys(q, old.battery) for q in old.battery.questions}
+    new_keys = {q.id: _keys(q, new.battery) for q in new.battery.questions}
     changes: list[Change] = []
     for qid, before in old_q.items():
         after = new_q.get(qid)
@@ -137,8 +138,10 @@ def _gone_and_new(
     return changes
 
 
-def _keys(question: Question, battery_t1: bool) -> tuple[object, ...]:
-    return (question.gold, question.accept, question.trap, battery_t1 and question.t1)
+def _keys(question: Question, battery: Battery) -> tuple[object, ...]:
+    """What T1 and the judge decide `question` on: its keys, its trap, and T1's switch and rule."""
+    t1 = battery.t1 and question.t1
+    return (question.gold, question.accept, question.trap, t1, battery.t1_rule if t1 else None)
 
 
 def breaks(changes: list[Change]) -> bool:

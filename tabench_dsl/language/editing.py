@@ -44,7 +44,7 @@ FIELD_DOCS: dict[str, str] = {
     "facet": '`facet NAME "text"` (any number): one `NAME: text` line of the facet guide.',
     "exemplar": '`exemplar KIND "answer" why "reason" [expect pass|fail]`: a graded example in the '
     "exemplars list; KIND is correct, partial or incorrect; `expect` is for calibrate only.",
-    "t1": "`t1 off` or `t1 on`: switches the token-subset tier for this question; never rendered.",
+    "t1": "`t1 off` or `t1 on`: switches T1, the mechanical tier, for this question; never rendered.",
     "tags": '`tags "name" ...` (once): labels for slicing the totals; never rendered.',
 }
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
-from ..core.tiers import t1_passes
+from ..core.tiers import DEFAULT_T1_RULE, rule_passes
 from ..core.trap_words import carried_trap_words, trap_words
 from .battery import Loaded, read_battery
 from .yaml_io import position
@@ -59,14 +59,18 @@ def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
                 )
             )
     for question in loaded.questions:
-        problems.extend(_question_warnings(question, t1=loaded.t1, t1_trap=loaded.t1_trap))
+        problems.extend(
+            _question_warnings(question, t1=loaded.t1, t1_trap=loaded.t1_trap, t1_rule=loaded.t1_rule)
+        )
     if loaded.battery is not None and not any(p.severity == "error" for p in problems):
         problems.extend(_marker_warnings(loaded.battery.scorer))
     problems.sort(key=lambda p: (p.path, p.line, p.col))
     return problems
 
 
-def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) -> list[SpecError]:
+def _question_warnings(
+    question: Question, *, t1: bool, t1_trap: bool = True, t1_rule: str = DEFAULT_T1_RULE
+) -> list[SpecError]:
     warnings = []
     if not question.exemplars:
         warnings.append(
@@ -88,7 +92,6 @@ def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) ->
                 )
             )
     if t1 and question.t1:
-        keys = [question.gold, *question.accept]
         trap = frozenset(
             trap_words(question.trap, gold=question.gold, accept=question.accept, prompt=question.prompt)
             if t1_trap
@@ -97,7 +100,13 @@ def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) ->
         for exemplar in question.exemplars:
             if (
                 exemplar.expected == "fail"
-                and t1_passes(exemplar.answer, keys)
+                and rule_passes(
+                    t1_rule,
+                    exemplar.answer,
+                    gold=question.gold,
+                    accept=question.accept,
+                    prompt=question.prompt,
+                )
                 and not carried_trap_words(exemplar.answer, trap)  # such an answer goes to the judge
             ):
                 warnings.append(

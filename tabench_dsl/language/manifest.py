@@ -16,6 +16,7 @@ import yaml
 
 from ..core.errors import SpecError, UsageError
 from ..core.nodes import Pos
+from ..core.tiers import DEFAULT_T1_RULE, T1_RULES
 from .files import Refused, read_spec_text
 from .manifest_judge import check_judge
 from .reasoning_tags import check_reasoning_tags
@@ -130,10 +131,46 @@ def _check_files(key: str):
 
 
 def _check_t1(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    """`t1: true | false` (the default rule), or `t1: {rule: v1 | v2}` (on, under that rule): the
+    value is (on, rule)."""
     if isinstance(node, yaml.ScalarNode) and node.tag == YAML_TAG + "bool":
-        return Value(construct(node), node.value, position(node, path))
-    errors.append(spec_error(f"t1 must be true or false, not {node_text(node)}", position(node, path)))
-    return None
+        return Value((construct(node), DEFAULT_T1_RULE), node.value, position(node, path))
+    if not isinstance(node, yaml.MappingNode):
+        errors.append(
+            spec_error(
+                f"t1 must be true, false or {{rule: {' | '.join(T1_RULES)}}}, not {node_text(node)}",
+                position(node, path),
+            )
+        )
+        return None
+    rule: str | None = None
+    parts: dict[str, Pos] = {}
+    for key_node, value_node in node.value:
+        if not (isinstance(key_node, yaml.ScalarNode) and key_node.value == "rule"):
+            errors.append(
+                spec_error(f"t1 has one key, rule, not {node_text(key_node)}", position(key_node, path))
+            )
+            return None
+        if (
+            isinstance(value_node, yaml.ScalarNode)
+            and value_node.tag == YAML_TAG + "str"
+            and value_node.value in T1_RULES
+        ):
+            rule, parts["rule"] = value_node.value, position(value_node, path)
+        else:
+            errors.append(
+                spec_error(
+                    f"t1 rule must be one of {', '.join(T1_RULES)}, not {node_text(value_node)}",
+                    position(value_node, path),
+                )
+            )
+            return None
+    if rule is None:
+        errors.append(
+            spec_error(f"t1 names no rule: write t1: {{rule: {DEFAULT_T1_RULE}}}", position(node, path))
+        )
+        return None
+    return Value((True, rule), rule, position(node, path), parts)
 
 
 def _check_t1_trap(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:

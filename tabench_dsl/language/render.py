@@ -316,6 +316,7 @@ def compiled_questions(battery: Battery) -> Iterator[CompiledQuestion]:
             trap_words=trap_words(q.trap, gold=q.gold, accept=q.accept, prompt=q.prompt)
             if battery.t1_trap
             else (),
+            prompt=q.prompt,
         )
 
 
@@ -332,4 +333,5 @@ def compiled_frame(battery: Battery, questions: Mapping[str, CompiledQuestion]) 
         judge=_judge_defaults(battery),
         reasoning_tags=battery.reasoning_tags,
         t1_trap=battery.t1_trap,
+        t1_rule=battery.t1_rule,
     )

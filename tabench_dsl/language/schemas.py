@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.price import PRICE_KEYS, REQUIRED_PRICE_KEYS
 from ..core.scorer import SECTION_KEYS, SECTIONS
+from ..core.tiers import DEFAULT_T1_RULE, T1_RULES
 from .judge_reasoning import EFFORTS, MIN_BUDGET
 from .manifest import BATTERY_NAME, MANIFEST_KEYS, REQUIRED_KEYS
 from .manifest_judge import JUDGE_KEYS, PANEL_JUDGE_KEYS, PANEL_RULES, STRUCTURED_VALUES
@@ -97,7 +98,19 @@ MANIFEST_FRAGMENTS: dict[str, dict[str, Any]] = {
     },
     "policies": {**_FILES, "description": "Policy files, rendered in the order given."},
     "rubrics": {**_FILES, "description": "Glob patterns of rubric files (** matches any depth)."},
-    "t1": {"type": "boolean", "description": "The token-subset tier for the whole battery (default true)."},
+    "t1": {
+        "oneOf": [
+            {"type": "boolean"},
+            {
+                "type": "object",
+                "properties": {"rule": {"enum": list(T1_RULES)}},
+                "required": ["rule"],
+                "additionalProperties": False,
+            },
+        ],
+        "description": f"T1, the mechanical tier that only passes: true (rule {DEFAULT_T1_RULE}), false, or "
+        "{rule: v1 | v2} (default true).",
+    },
     "t1_trap": {
         "type": "boolean",
         "description": "T1 sends an answer carrying the trap's own words to the judge (default true).",

@@ -50,6 +50,9 @@ def write_battery(root: Path, reasoning_tags: str | None = None) -> Path:
     if reasoning_tags is not None:
         manifest += f"reasoning_tags: {reasoning_tags}\n"
     manifest += "t1_trap: false\n"
+    # Rule v1, the token subset: the reasoning's "dataclasses with asdict" holds the gold's tokens
+    # (v2 would want them together); these tests are about what the cut leaves T1 to read.
+    manifest += "t1: {rule: v1}\n"
     (folder / "battery.yaml").write_text(manifest, encoding="utf-8")
     (folder / "questions.rubric").write_text(RUBRIC, encoding="utf-8")
     return folder

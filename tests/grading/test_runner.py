@@ -19,10 +19,10 @@ from support.helpers_grading import (
 from support.judge_server import Fault
 
 from tabench_dsl.core.records import Answer
+from tabench_dsl.core.tiers import t1_reason
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judge_step import FAIL_SHAPED_PASS as FAIL_SHAPED_WARNING
 from tabench_dsl.grading.plan import GradingPlan, PlanOptions
-from tabench_dsl.grading.runner import T1_REASON
 from tabench_dsl.store.standing_verdicts import done_pairs
 
 STERN_OPENING = (
@@ -42,7 +42,8 @@ async def test_t1_pass_makes_no_call(tmp_path: Path, judge_server) -> None:
     records, stats = await grade(battery, server.url, answers, tmp_path / "r.jsonl")
     by = {r.key: r for r in records}
     assert by[("a", "h01")].tier == "t1" and by[("a", "h01")].verdict == "pass"  # the accepted variant
-    assert by[("a", "h02")].tier == "t1" and by[("a", "h02")].reason == T1_REASON
+    assert by[("a", "h02")].tier == "t1" and by[("a", "h02")].reason == t1_reason("v2")
+    assert by[("a", "h02")].t1_rule == "v2"  # the battery names no rule: the default
     assert by[("a", "h02")].attempts == []
     assert by[("b", "h02")].tier == "t2" and by[("b", "h02")].verdict == "fail"
     assert server.calls == 1 and user_content(server.requests[0]).endswith("It listens on 7312.")

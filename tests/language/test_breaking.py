@@ -184,3 +184,17 @@ def test_two_git_revisions(tmp_path: Path, capsys) -> None:
     assert "git archive:" in capsys.readouterr().err
     assert main(["breaking", "--git", str(battery), "HEAD", "--", "--output=/tmp/x"]) == 2
     assert "not a git revision: '--output=/tmp/x'" in capsys.readouterr().err
+
+
+def test_a_new_t1_rule_changes_the_verdicts_of_every_question_t1_may_pass(tmp_path: Path, capsys) -> None:
+    rubric = (
+        'question a {\n  prompt "p"\n  gold "g"\n}\nquestion b {\n  prompt "q"\n  gold "h"\n  t1 off\n}\n'
+    )
+    old = _battery(tmp_path, "old", rubric)
+    new = _battery(tmp_path, "new", rubric)
+    (old / "battery.yaml").write_text(MANIFEST.replace("    ", "") + "t1: {rule: v1}\n", encoding="utf-8")
+    # `new` names no rule: the default, v2. Question b has T1 off: the rule changes nothing there.
+    assert main(["breaking", str(old), str(new)]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == "key       a"
+    (new / "battery.yaml").write_text(MANIFEST.replace("    ", "") + "t1: {rule: v1}\n", encoding="utf-8")
+    assert main(["breaking", str(old), str(new)]) == 0

@@ -134,7 +134,7 @@ def test_every_error_in_one_pass_sorted(tmp_path: Path, monkeypatch: pytest.Monk
         load_battery("bat")
     located = [(e.path, e.line, e.col, e.message) for e in raised.value.errors]
     assert located == [
-        ("bat/battery.yaml", 5, 5, "t1 must be true or false, not 'maybe'"),
+        ("bat/battery.yaml", 5, 5, "t1 must be true, false or {rule: v1 | v2}, not 'maybe'"),
         ("bat/memos.policy", 2, 1, "duplicate rule id 'S1'"),
         ("bat/questions/a.rubric", 1, 1, "question 'h02' has no prompt"),
         ("bat/questions/a.rubric", 3, 9, "unknown facet 'nope'"),

@@ -58,7 +58,9 @@ def make_record(
     )
     tok = Tokens(prompt=812, completion=41)
     if outcome == "t1":
-        return Record(tier="t1", verdict="pass", reason="T1: gold tokens found in the answer", **common)
+        # Named as `grade` names it today: the default rule (a record naming none is v1's).
+        reason = "T1: gold tokens found in the answer"
+        return Record(tier="t1", verdict="pass", reason=reason, t1_rule="v2", **common)
     if outcome == "pass":
         raw = reply("pass", "Names all four stages in order.", **(facets or {}))
         return Record(

@@ -1,0 +1,94 @@
+"""How T1 rule v2 reads a text: words and numbers in order, each with its clause and what stands before it.
+
+Rule v1 reads a text as a set of `\\w+` runs (`tiers.tokens`). Rule v2 (`t1_v2`) needs more: the
+order of the words, numbers read as numbers, and where clauses end. `read(text)` gives the
+casefolded NFKC text as a list of `Word`s:
+
+- a number is one token, whatever separates its digits: `1,499.00` and `1499` are `1499`, `6.8`
+  is `6.8` (never a piece: `8` is not in it), an ordinal is its number (`12th` is `12`), a decade
+  keeps its `s` (`1920s` is not `1920`); a percent sign, `percent` or `per cent` is the token `%`;
+- any other run of word characters is a word (`350Z`, `byWilliam`);
+- punctuation is not a token, but `.`, `!`, `?`, `;`, `:` and line breaks end a clause, and each
+  word keeps the punctuation before it (`gap`), which is how a listed candidate is seen.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
+
+#: A number (digits with `.` or `,` between digit runs; an ordinal or decade suffix), a percent
+#: sign, or a run of word characters. A number glued to letters (`350Z`, `20111st`) is a word.
+_TOKEN = re.compile(r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>st|nd|rd|th|s)?(?!\w)|(?P<pct>%)|\w+")
+#: A number whose commas separate thousands (`1,499`, `12,000,000.5`).
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+#: What ends a clause between two tokens: a full stop, `!`, `?`, `;`, `:` or a line break.
+_CLAUSE_END = re.compile(r"[.!?;:\n\u3002]")
+#: What ends a sentence: a full stop, `!` or `?` before a space, or a line break.
+_SENTENCE_END = re.compile(r"[.!?\u3002](?:\s|$)|\n")
+
+
+#: A token of rule v1: a run of word characters (Unicode-aware, as Python's `\w`).
+TOKEN = re.compile(r"\w+")
+
+
+def tokens(text: str) -> frozenset[str]:
+    r"""Rule v1's reading: the set of casefolded `\w+` runs in the NFKC form of `text`."""
+    return frozenset(m.casefold() for m in TOKEN.findall(unicodedata.normalize("NFKC", text)))
+
+
+class Word(NamedTuple):
+    """One token of a text, its clause's number, and the text between it and the token before."""
+
+    text: str
+    clause: int
+    gap: str
+    sentence: int
+
+
+def number(digits: str) -> str:
+    """The canonical spelling of a number as written: thousands separators dropped, trailing
+    fractional zeros dropped (`1,499.00` -> `1499`); a comma that is not a thousands separator
+    is kept (`13,5` stays itself)."""
+    if _THOUSANDS.fullmatch(digits):
+        digits = digits.replace(",", "")
+    if "," in digits or "." not in digits:
+        return digits
+    try:
+        value = Decimal(digits)
+    except InvalidOperation:  # pragma: no cover - the pattern only lets digits through
+        return digits
+    text = format(value.normalize(), "f")
+    return text
+
+
+def read(text: str) -> list[Word]:
+    """The tokens of `text` (NFKC, casefolded) in order: numbers as numbers, `%` for percent."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    words: list[Word] = []
+    clause = sentence = 0
+    end = 0
+    for match in _TOKEN.finditer(text):
+        gap = text[end : match.start()]
+        end = match.end()
+        if words and _CLAUSE_END.search(gap):
+            clause += 1
+            sentence += bool(_SENTENCE_END.search(gap))
+        if match["num"] is not None:
+            token = number(match["num"]) + ("s" if match["suffix"] == "s" else "")
+        elif match["pct"] is not None:
+            token = "%"
+        else:
+            token = match[0]
+        if token == "cent" and words and words[-1].text == "per" and not gap.strip():
+            words[-1] = words[-1]._replace(text="%")
+            continue
+        words.append(Word("%" if token == "percent" else token, clause, gap, sentence))
+    return words
+
+
+def texts(words: list[Word]) -> list[str]:
+    """The tokens' texts alone."""
+    return [w.text for w in words]
