@@ -1,0 +1,79 @@
+"""The builtin judge where people disagreed with it (issue 40): footnote markers and run-together
+words of chat answers, decades and ordinals, structured answers, command-line flags in a trap, and
+golds made only of little words. Each case is hand-checked against what a person would say."""
+
+from __future__ import annotations
+
+import pytest
+
+from tabench_dsl.grading.judges.builtin import judge
+
+
+def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str, ...] = ()) -> str:
+    question = {"question": "Q?", "answer_gold": gold, "accepted_variants": list(variants)}
+    if trap is not None:
+        question["honesty_trap"] = trap
+    return judge(question, answer).verdict
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "expected"),
+    [
+        # footnote digits glued to a word or a year, superscript and bracketed markers
+        ("William Wyler", "The film was directed byWilliam Wyler1.", "pass"),
+        ("1986", "It first opened in 19861.", "pass"),
+        ("Elena Anaya", "She is portrayed by Elena Anaya\u2076, a Spanish actress.", "pass"),
+        ("Lady Gaga", "The halftime show was performed by Lady Gaga[1].", "pass"),
+        ("Sacramento Kings", "TheSacramento Kings are the oldest team.", "pass"),
+        # a glued footnote is a second reading, never a licence to match a piece of a number
+        ("12", "The pool starts 120 workers.", "fail"),
+        ("1986", "It opened in 1988.", "fail"),
+        ("`python3`", "It needs python3.", "pass"),  # the text as written is read too
+        # decades are not their first year; ordinals are their number
+        ("the 1920s", "In the 1920s.", "pass"),
+        ("the 1920s", "In 1920.", "fail"),
+        ("the 90s", "They were discontinued in the late 1990s.", "pass"),
+        ("12th", "It finished 12.", "pass"),
+        ("12", "Wisconsin is the 12th-largest state.", "pass"),
+        ("12", "Wisconsin is the 13th-largest state.", "fail"),
+        # golds of little words only: the gold itself is the element
+        ("four", "There are four original books.", "pass"),
+        ("four", "There are 4 seasons.", "pass"),
+        ("four", "There are seven books.", "fail"),
+        ("second", "India is the second most populous country.", "pass"),
+        ("second", "India is the 2nd most populous country.", "pass"),
+        ("second", "India is the third most populous country.", "fail"),
+    ],
+)
+def test_readings(gold: str, answer: str, expected: str) -> None:
+    assert verdict(gold, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "expected"),
+    [
+        ('`{"1": "a"}`', 'The reply is {"1": "a"}.', "pass"),
+        ('`{"1": "a"}`', 'The reply is {"1": "b"}.', "fail"),
+        ('{"1": "a"}', '{"1": "a"}', "pass"),
+        ('{"1": "a"}', '{"2": "b"}', "fail"),
+    ],
+)
+def test_structured_answers(gold: str, answer: str, expected: str) -> None:
+    assert verdict(gold, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Use -s.", "fail"),  # asserts the flag the trap says does not exist
+        ("Pass --quiet; there is no -s flag.", "pass"),
+        ("Pass --quiet. It's the quiet flag's job.", "pass"),  # `'s` is not the flag `-s`
+    ],
+)
+def test_trap_flag(answer: str, expected: str) -> None:
+    assert verdict("Pass `--quiet`", answer, trap="There is no -s flag.") == expected
+
+
+def test_long_flag_may_be_named_without_dashes() -> None:
+    assert verdict("Pass `--verbose`", "Turn on the verbose option.") == "pass"
+    assert verdict("Pass `--verbose`", "Pass --verbose.") == "pass"
