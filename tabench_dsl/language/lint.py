@@ -8,8 +8,12 @@ Warnings (severity "warning") are things that load but are probably not what the
 a rule without an id, a question without exemplars, an accepted variant equal to the gold answer,
 an exemplar expected to fail that T1 would pass before the judge ever saw it, a section marker
 of the scorer's `builtin:` settings that its templates do not contain (the builtin judge would
-fail every answer), and a judge backend that is a URL (a server only the battery names gets no
-API key unless the user names it with `--judge`).
+fail every answer), a judge backend that is a URL (a server only the battery names gets no
+API key unless the user names it with `--judge`), and a trap that reads as the false claim itself
+rather than the truth that exposes it (`trap_words.states_truth`).
+
+An accepted variant that differs from the gold only in case is no warning: every grader compares
+without case, so it is redundant but harmless, and imported data sets carry many.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from urllib.parse import urlsplit
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
-from ..core.trap_words import carried_trap_words, trap_words
+from ..core.trap_words import carried_trap_words, states_truth, trap_words
 from .battery import Loaded, read_battery
 from .yaml_io import position
 
@@ -76,9 +80,18 @@ def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) ->
                 hint="graded examples (exemplar correct|partial|incorrect) show the judge where the line is",
             )
         )
-    gold = question.gold.strip().casefold()
+    if question.trap is not None and not states_truth(question.trap):
+        warnings.append(
+            _warning(
+                "the trap reads as the false claim itself, not the truth that exposes it",
+                question.field_pos.get("trap", question.pos),
+                hint='a trap states what is true, as a person would check an answer: "There is no '
+                'Summarize stage.", not "The pipeline has a Summarize stage."',
+            )
+        )
+    gold = question.gold.strip()
     for i, variant in enumerate(question.accept):
-        if variant.strip().casefold() == gold:
+        if variant.strip() == gold:
             at = question.field_pos.get(f"accept.{i}", question.pos)
             warnings.append(
                 _warning(

@@ -77,3 +77,13 @@ def test_trap_flag(answer: str, expected: str) -> None:
 def test_long_flag_may_be_named_without_dashes() -> None:
     assert verdict("Pass `--verbose`", "Turn on the verbose option.") == "pass"
     assert verdict("Pass `--verbose`", "Pass --verbose.") == "pass"
+
+
+def test_the_trap_is_the_truth_its_denied_names_fail_its_other_names_do_not() -> None:
+    trap = "There is no Summarize stage; Compact runs last."
+    gold = "Ingest, Index, Recall, Compact"
+    assert verdict(gold, "Ingest, Index, Recall, Compact, then Summarize.", trap=trap) == "fail"
+    assert verdict(gold, "Ingest, Index, Recall and Compact; there is no Summarize.", trap=trap) == "pass"
+    # A trap that denies nothing names only truths: naming them is no trapped claim.
+    answer = "Ingest, Index, Recall; Compact runs last."
+    assert verdict("Ingest, Index, Recall", answer, trap="Compact runs last.") == "pass"

@@ -27,7 +27,7 @@ RUBRIC = """\
     question h01 {
       prompt "Which stages make up the pipeline?"
       gold "Ingest, Index"
-      accept " ingest, INDEX "
+      accept " Ingest, Index "
       exemplar correct "Ingest, Index." why "both named"
       exemplar partial "Ingest, Index and Summarize." why "adds a stage"
       exemplar incorrect "Ingest and Index? No." why "takes it back" expect pass
@@ -51,7 +51,7 @@ T1_HINT = (
 
 WARNINGS = f"""\
 bat/a.rubric:4:3: warning: accepted variant equals the gold answer
-      accept " ingest, INDEX "
+      accept " Ingest, Index "
       ^
 hint: remove it: the gold answer is always accepted
 bat/a.rubric:6:3: warning: T1 would pass this partial exemplar, which expects fail
