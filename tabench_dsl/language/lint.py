@@ -22,11 +22,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import msgspec
+
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
 from ..core.trap_words import carried_trap_words, states_truth, trap_words
 from .battery import Loaded, read_battery
+from .codes import code_of
 from .yaml_io import position
 
 #: The hint for an exemplar expected to fail that T1 would pass.
@@ -42,13 +45,43 @@ HINT_URL_JUDGE = (
 )
 
 
-def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> list[SpecError]:
-    """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column.
+class LintRun(msgspec.Struct):
+    """What one lint found: its problems, and the warning codes to show only as a count (the
+    manifest's `lint: count` and the user's)."""
+
+    problems: list[SpecError]
+    counted: frozenset[str] = frozenset()
+
+
+def lint_battery(
+    path: str | Path, *, allow_dirs: Iterable[str | Path] = (), ignore: Iterable[str] = ()
+) -> list[SpecError]:
+    """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column;
+    warnings of a code the manifest's `lint: ignore` or `ignore` names are left out.
 
     `allow_dirs` as for `battery.load_battery`. Raises `UsageError` only when there is no battery
     at `path` (or an allowed folder is not a folder).
     """
+    return lint_run(path, allow_dirs=allow_dirs, ignore=ignore).problems
+
+
+def lint_run(
+    path: str | Path,
+    *,
+    allow_dirs: Iterable[str | Path] = (),
+    ignore: Iterable[str] = (),
+    count: Iterable[str] = (),
+) -> LintRun:
+    """`lint_battery`'s problems, with the codes to count (the manifest's `lint: count` and `count`)."""
     loaded = read_battery(path, allow_dirs=allow_dirs)
+    problems = _problems(loaded)
+    off = loaded.lint.ignore | frozenset(ignore)
+    kept = [p for p in problems if p.severity == "error" or code_of(p) not in off]
+    return LintRun(kept, (loaded.lint.count | frozenset(count)) - off)
+
+
+def _problems(loaded: Loaded) -> list[SpecError]:
+    """Every error and warning of `loaded`, sorted by path, line and column."""
     problems = list(loaded.errors)
     if loaded.scorer is not None:
         problems.extend(_template_errors(loaded))

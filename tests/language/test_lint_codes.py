@@ -39,6 +39,8 @@ CASE_CODES = {
     "bad-reasoning-tag-blank": "E305",
     "bad-reasoning-tags-shape": "E305",
     "bad-reasoning-tags-value": "E305",
+    "bad-lint-code": "E305",
+    "unknown-lint-key": "E302",
     "continuation-without-a-rule": "E104",
     "duplicate-field": "E202",
     "duplicate-manifest-key": "E303",
