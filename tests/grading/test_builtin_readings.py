@@ -43,6 +43,14 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("second", "India is the second most populous country.", "pass"),
         ("second", "India is the 2nd most populous country.", "pass"),
         ("second", "India is the third most populous country.", "fail"),
+        # accents, a title before a name, an aside in parentheses, a count word inside prose
+        ("Paul Baumer", "It is told by Paul B\u00e4umer.", "pass"),
+        ("Sir Ernest Rutherford", "It was Ernest Rutherford.", "pass"),
+        ("Stephen King", "It was written by Stephen Fry.", "fail"),  # a name's last word is no title
+        ("Cutback (surfing move)", "It is a cutback.", "pass"),
+        ("12 threads (`MAX_WORKERS`)", "It starts 12 threads.", "fail"),  # an aside with code is asked
+        ("eight years", "The tenure is five years.", "fail"),
+        ("eight years", "The tenure is eight years.", "pass"),
     ],
 )
 def test_readings(gold: str, answer: str, expected: str) -> None:

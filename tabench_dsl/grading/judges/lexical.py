@@ -14,7 +14,10 @@ verb ending (`-s`, `-es`, `-ed`, `-ing`, a final `e`), and reads the number word
 and the ordinals first..twentieth as digits (`four` == `4`, `second` == `2nd` == `2`, `12th` ==
 `12`). Numbers are otherwise exact: `12` never matches `120`, and a decade is not its first year
 (`the 1920s` != `1920`; `90s` == `1990s`). A command-line flag keeps its dash (`-s` is not the `s`
-of "it's"). A gold of little words only ("four", "second") is its own element.
+of "it's"). A gold of little words only ("four", "second") is its own element, and a
+count word in a gold ("eight years") is one as a digit is. Accents are dropped (`Bäumer` ==
+`Baumer`); a title before a name is not asked for (`Sir Ernest Rutherford` is named by "Ernest
+Rutherford"), nor is an aside in parentheses that holds no code (`Cutback (surfing move)`).
 
 Chat answers carry footnote markers (superscripts, `[1]`, digits glued on: `Wyler1`, `19861`) and
 run-together words (`byWilliam`): an answer is also read without them (`unglued`), and a name is
@@ -97,6 +100,8 @@ ELEMENT = re.compile(
     r"|(?P<flag>(?<![\w-])--?[A-Za-z][\w-]*)"
     r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:st|nd|rd|th|s)?(?![\w.]\w))"
     r"|(?P<cap>\b[A-Z][\w]*)"
+    r"|(?P<count>\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty)\b)"
 )
 
 #: A word token of normalised text: a dotted number stays whole (`3.11`), words split on the rest.
@@ -170,8 +175,10 @@ def unglued(text: str) -> str:
 
 
 def _prepare(text: str) -> str:
-    """NFKC, casefold, contractions spelled out, thousands separators and `()` suffixes dropped."""
+    """NFKC, casefold, accents dropped, contractions spelled out, thousands separators and `()`
+    suffixes dropped."""
     text = unicodedata.normalize("NFKC", FOOTNOTE_MARK.sub("", text)).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))  # ä == a
     text = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
     text = text.replace("n't", " not").replace("cannot", "can not")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
@@ -218,11 +225,26 @@ def _is_sentence_word(match: re.Match[str]) -> bool:
     return not re.search(r"[A-Z\d_]", word[1:])
 
 
+#: Titles before a name ("Sir Ernest Rutherford", "King Belshazzar"): the name is the element.
+TITLES: frozenset[str] = frozenset(
+    _wordlist("sir dame lord lady king queen prince princess saint st dr mr mrs ms president general captain")
+)
+
+
+def _is_title(match: re.Match[str]) -> bool:
+    word = match.group("cap")
+    return (
+        word is not None
+        and word.casefold().rstrip(".") in TITLES
+        and bool(re.match(r"\.? [A-Z]", match.string[match.end() :]))
+    )
+
+
 def elements_of(text: str) -> list[Element]:
     """The elements named in `text`, in order, without duplicates."""
     found: dict[str, Element] = {}
     for match in ELEMENT.finditer(text):
-        if _is_sentence_word(match):
+        if _is_sentence_word(match) or _is_title(match):
             continue
         kind = match.lastgroup or ""
         raw = match.group(kind)
@@ -337,8 +359,14 @@ def _list_item_element(item: str) -> Element | None:
     return Element(text=item.strip(), forms=("".join(bag),), bag=bag)
 
 
+#: An aside in parentheses after a word ("Cutback (surfing move)", "Bryophyta (disambiguation)"):
+#: it qualifies the gold and is not asked of an answer, unless it holds code.
+ASIDE = re.compile(r"\s+\([^()`]+\)")
+
+
 def gold_key(gold: str) -> GoldKey:
     """Read `gold` as a `GoldKey` (see the module docstring for what an element is)."""
+    gold = ASIDE.sub("", gold).strip() or gold
     head, items = _count_header(gold)
     found = elements_of(gold)
     if head:  # a count that the list spells out ("Four stages: ...") is named by listing
