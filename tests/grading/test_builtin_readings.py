@@ -29,6 +29,9 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("12", "The pool starts 120 workers.", "fail"),
         ("1986", "It opened in 1988.", "fail"),
         ("`python3`", "It needs python3.", "pass"),  # the text as written is read too
+        ("`items[0]`", "Read items[0].", "pass"),
+        ("`items[0]`", "Read items[1].", "fail"),  # an index is no footnote in the gold
+        ("m\u00b2", "The area is given in m2.", "pass"),  # an exponent is no footnote either
         # decades are not their first year; ordinals are their number
         ("the 1920s", "In the 1920s.", "pass"),
         ("the 1920s", "In 1920.", "fail"),

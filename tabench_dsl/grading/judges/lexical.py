@@ -167,17 +167,17 @@ RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
 
 
 def unglued(text: str) -> str:
-    """`text` without the footnote digits glued to its words and years and with run-together words
-    parted: a second reading of a chat answer, tried beside the text as written (`python3` stays
-    `python3` in the first)."""
-    text = GLUED_FOOTNOTE.sub(lambda m: m.group(1) or "", text)
+    """`text` without footnote markers (superscripts, `[1]`, digits glued to its words and years)
+    and with run-together words parted: a second reading of a chat answer, tried beside the text as
+    written (where `python3`, `m²` and `items[0]` stay as they are)."""
+    text = GLUED_FOOTNOTE.sub(lambda m: m.group(1) or "", FOOTNOTE_MARK.sub("", text))
     return RUN_TOGETHER.sub(" ", text)
 
 
 def _prepare(text: str) -> str:
     """NFKC, casefold, accents dropped, contractions spelled out, thousands separators and `()`
     suffixes dropped."""
-    text = unicodedata.normalize("NFKC", FOOTNOTE_MARK.sub("", text)).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))  # ä == a
     text = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
     text = text.replace("n't", " not").replace("cannot", "can not")
