@@ -5,6 +5,8 @@ golds made only of little words. Each case is hand-checked against what a person
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabench_dsl.grading.judges.builtin import judge
 
@@ -98,3 +100,17 @@ def test_the_trap_is_the_truth_its_denied_names_fail_its_other_names_do_not() ->
     # A trap that denies nothing names only truths: naming them is no trapped claim.
     answer = "Ingest, Index, Recall; Compact runs last."
     assert verdict("Ingest, Index, Recall", answer, trap="Compact runs last.") == "pass"
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(
+    gold=st.integers(min_value=0, max_value=3000),
+    said=st.integers(min_value=0, max_value=3000),
+    suffix=st.sampled_from(["", "th", "s", ".", "\u00b9", "[2]"]),
+)
+def test_a_number_is_named_only_by_itself_whatever_follows_it(gold: int, said: int, suffix: str) -> None:
+    # An ordinal, a footnote marker or a full stop after a number never makes it another number;
+    # a decade (`1920s`) is not its first year.
+    answer = f"It was {said}{suffix} then."
+    expected = "pass" if said == gold and suffix != "s" else "fail"
+    assert verdict(str(gold), answer) == expected
