@@ -30,6 +30,7 @@ from ..core.tiers import t1_passes
 from ..core.trap_words import carried_trap_words, states_truth, trap_words
 from .battery import Loaded, read_battery
 from .codes import code_of
+from .manifest_lint import user_codes
 from .yaml_io import position
 
 #: The hint for an exemplar expected to fail that T1 would pass.
@@ -72,12 +73,14 @@ def lint_run(
     ignore: Iterable[str] = (),
     count: Iterable[str] = (),
 ) -> LintRun:
-    """`lint_battery`'s problems, with the codes to count (the manifest's `lint: count` and `count`)."""
+    """`lint_battery`'s problems, with the codes to count (the manifest's `lint: count` and `count`).
+    Raises `UsageError` when `ignore` or `count` names what is not a warning code."""
+    ignore, count = user_codes(ignore), user_codes(count)
     loaded = read_battery(path, allow_dirs=allow_dirs)
     problems = _problems(loaded)
-    off = loaded.lint.ignore | frozenset(ignore)
+    off = loaded.lint.ignore | ignore
     kept = [p for p in problems if p.severity == "error" or code_of(p) not in off]
-    return LintRun(kept, (loaded.lint.count | frozenset(count)) - off)
+    return LintRun(kept, (loaded.lint.count | count) - off)
 
 
 def _problems(loaded: Loaded) -> list[SpecError]:

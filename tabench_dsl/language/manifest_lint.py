@@ -13,10 +13,12 @@ be turned off). Every problem is reported at the line and column of the value th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 import yaml
 
-from ..core.errors import SpecError
+from ..core.errors import SpecError, UsageError
 from .codes import CODES
 from .yaml_nodes import node_text, position, spec_error
 
@@ -35,6 +37,15 @@ class LintSettings(msgspec.Struct, frozen=True):
 
     ignore: frozenset[str] = frozenset()
     count: frozenset[str] = frozenset()
+
+
+def user_codes(codes: Iterable[str]) -> frozenset[str]:
+    """`codes` as given on a command line or to the library; raises `UsageError` naming the first
+    that is not a warning code."""
+    for code in codes:
+        if code not in WARNING_CODES:
+            raise UsageError(f"{code!r} is not a warning code: lint may leave out {', '.join(WARNING_CODES)}")
+    return frozenset(codes)
 
 
 def check_lint(node: yaml.Node, path: str, errors: list[SpecError]) -> LintSettings | None:

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from support.battery_files import write_battery
 
+import tabench_dsl as tb
 from tabench_dsl.cli import main
 from tabench_dsl.cli.lint_cmd import SHOWN_FIRST, SUMMARY_OVER
+from tabench_dsl.core.errors import UsageError
 
 MANIFEST = """\
     name: memos
@@ -113,3 +115,15 @@ def test_only_a_warning_code_may_be_ignored(tmp_path: Path, capsys, code: str) -
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"tabench: error: '{code}' is not a warning code")
     assert "Traceback" not in err
+
+
+def test_the_library_ignores_as_the_command_does(tmp_path: Path) -> None:
+    battery = write_battery(
+        tmp_path, {"battery.yaml": MANIFEST, "memos.policy": "S1: x\n", "a.rubric": questions(3)}
+    )
+    assert [p.message for p in tb.lint_battery(battery, ignore=["W102"])] == [
+        "accepted variant equals the gold answer"
+    ]
+    assert len(tb.lint_battery(battery)) == 4
+    with pytest.raises(UsageError, match="'E201' is not a warning code"):
+        tb.lint_battery(battery, ignore=["E201"])
