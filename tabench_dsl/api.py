@@ -54,11 +54,12 @@ def load_battery(path: str | Path) -> Battery:
     return load(path)
 
 
-def lint_battery(path: str | Path) -> list[SpecError]:
-    """Every problem of the battery at `path`, errors and warnings (`.severity`), in file order."""
+def lint_battery(path: str | Path, *, ignore: Iterable[str] = ()) -> list[SpecError]:
+    """Every problem of the battery at `path`, errors and warnings (`.severity`), in file order;
+    warnings of a code the manifest's `lint: ignore` or `ignore` names (`W102`, ...) left out."""
     from .language.lint import lint_battery as lint
 
-    return lint(path)
+    return lint(path, ignore=ignore)
 
 
 def compile_battery(battery: Battery | str | Path) -> CompiledBattery:

@@ -100,7 +100,7 @@ def show(
         for variant in key.accept:
             print(f"Accepted variant:\n{_block(variant)}", file=out)
         if key.trap is not None:
-            print(f"Trap (a claim that fails the answer):\n{_block(key.trap)}", file=out)
+            print(f"Trap (the truth a trapped answer denies):\n{_block(key.trap)}", file=out)
         if key.scoring is not None:
             print(f"Scoring:\n{_block(key.scoring)}", file=out)
         if key.source == "battery":

@@ -25,6 +25,7 @@ from ..core.resources import specs_dir
 from ..core.tiers import DEFAULT_T1_RULE
 from .files import Refused, is_inside, pattern_matches, read_spec_text, real_path
 from .manifest import MANIFEST, read_manifest
+from .manifest_lint import LintSettings
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .rubric import build_questions
 from .scorer import read_settings
@@ -49,6 +50,8 @@ class Loaded(msgspec.Struct):
     t1_trap: bool = True
     #: The manifest's T1 rule (`tiers.T1_RULES`).
     t1_rule: str = DEFAULT_T1_RULE
+    #: The manifest's `lint:` (warning codes turned off or shown as a count).
+    lint: LintSettings = LintSettings()
 
 
 def load_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> Battery:
@@ -116,8 +119,24 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
         if "reasoning_tags" in values:
             battery = msgspec.structs.replace(battery, reasoning_tags=values["reasoning_tags"].value)
     judge_pos = values["judge"].parts if "judge" in values else {}
-    found = (battery, tuple(rules), tuple(questions), t1, errors, scorer, judge, judge_pos)
-    return Loaded(*found, t1_trap=t1_trap, t1_rule=t1_rule)
+    loaded = Loaded(
+        battery,
+        tuple(rules),
+        tuple(questions),
+        t1,
+        errors,
+        scorer,
+        judge,
+        judge_pos,
+        t1_trap=t1_trap,
+        t1_rule=t1_rule,
+    )
+    return _with_lint(loaded, values)
+
+
+def _with_lint(loaded: Loaded, values: dict) -> Loaded:
+    """`loaded` with the manifest's `lint:` settings, when it has them."""
+    return msgspec.structs.replace(loaded, lint=values["lint"].value) if "lint" in values else loaded
 
 
 def manifest_path(path: str | Path) -> Path:

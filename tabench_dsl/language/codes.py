@@ -156,6 +156,12 @@ CODES: tuple[Code, ...] = (
     Code("W104", "warning", "an exemplar expected to fail that T1 would pass", (r"T1 would pass this ",)),
     Code("W105", "warning", "a builtin-judge marker missing from its template", (r"builtin \w+ marker ",)),
     Code("W106", "warning", "a judge backend that is a URL", (r"judge (panel )?backend '.*' is a URL",)),
+    Code(
+        "W107",
+        "warning",
+        "a trap that reads as the false claim, not the truth that exposes it",
+        (r"the trap reads as ",),
+    ),
 )
 
 #: The code of an error no row names.

@@ -8,8 +8,12 @@ Warnings (severity "warning") are things that load but are probably not what the
 a rule without an id, a question without exemplars, an accepted variant equal to the gold answer,
 an exemplar expected to fail that T1 would pass before the judge ever saw it, a section marker
 of the scorer's `builtin:` settings that its templates do not contain (the builtin judge would
-fail every answer), and a judge backend that is a URL (a server only the battery names gets no
-API key unless the user names it with `--judge`).
+fail every answer), a judge backend that is a URL (a server only the battery names gets no
+API key unless the user names it with `--judge`), and a trap that reads as the false claim itself
+rather than the truth that exposes it (`trap_words.states_truth`).
+
+An accepted variant that differs from the gold only in case is no warning: every grader compares
+without case, so it is redundant but harmless, and imported data sets carry many.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import msgspec
+
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import DEFAULT_T1_RULE, rule_passes
-from ..core.trap_words import carried_trap_words, trap_words
+from ..core.trap_words import carried_trap_words, states_truth, trap_words
 from .battery import Loaded, read_battery
+from .codes import code_of
+from .manifest_lint import user_codes
 from .yaml_io import position
 
 #: The hint for an exemplar expected to fail that T1 would pass.
@@ -38,13 +46,45 @@ HINT_URL_JUDGE = (
 )
 
 
-def lint_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> list[SpecError]:
-    """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column.
+class LintRun(msgspec.Struct):
+    """What one lint found: its problems, and the warning codes to show only as a count (the
+    manifest's `lint: count` and the user's)."""
+
+    problems: list[SpecError]
+    counted: frozenset[str] = frozenset()
+
+
+def lint_battery(
+    path: str | Path, *, allow_dirs: Iterable[str | Path] = (), ignore: Iterable[str] = ()
+) -> list[SpecError]:
+    """Every problem of the battery at `path`, errors and warnings, sorted by path, line and column;
+    warnings of a code the manifest's `lint: ignore` or `ignore` names are left out.
 
     `allow_dirs` as for `battery.load_battery`. Raises `UsageError` only when there is no battery
     at `path` (or an allowed folder is not a folder).
     """
+    return lint_run(path, allow_dirs=allow_dirs, ignore=ignore).problems
+
+
+def lint_run(
+    path: str | Path,
+    *,
+    allow_dirs: Iterable[str | Path] = (),
+    ignore: Iterable[str] = (),
+    count: Iterable[str] = (),
+) -> LintRun:
+    """`lint_battery`'s problems, with the codes to count (the manifest's `lint: count` and `count`).
+    Raises `UsageError` when `ignore` or `count` names what is not a warning code."""
+    ignore, count = user_codes(ignore), user_codes(count)
     loaded = read_battery(path, allow_dirs=allow_dirs)
+    problems = _problems(loaded)
+    off = loaded.lint.ignore | ignore
+    kept = [p for p in problems if p.severity == "error" or code_of(p) not in off]
+    return LintRun(kept, (loaded.lint.count | count) - off)
+
+
+def _problems(loaded: Loaded) -> list[SpecError]:
+    """Every error and warning of `loaded`, sorted by path, line and column."""
     problems = list(loaded.errors)
     if loaded.scorer is not None:
         problems.extend(_template_errors(loaded))
@@ -80,9 +120,18 @@ def _question_warnings(
                 hint="graded examples (exemplar correct|partial|incorrect) show the judge where the line is",
             )
         )
-    gold = question.gold.strip().casefold()
+    if question.trap is not None and not states_truth(question.trap):
+        warnings.append(
+            _warning(
+                "the trap reads as the false claim itself, not the truth that exposes it",
+                question.field_pos.get("trap", question.pos),
+                hint='a trap states what is true, as a person would check an answer: "There is no '
+                'Summarize stage.", not "The pipeline has a Summarize stage."',
+            )
+        )
+    gold = question.gold.strip()
     for i, variant in enumerate(question.accept):
-        if variant.strip().casefold() == gold:
+        if variant.strip() == gold:
             at = question.field_pos.get(f"accept.{i}", question.pos)
             warnings.append(
                 _warning(

@@ -2,7 +2,8 @@
 
 `read_manifest` gives every key it could read its checked value and reports every problem it finds
 (an unknown or duplicate key, a missing one, a value of the wrong kind), so lint shows them all.
-The `judge:` section is checked by `manifest_judge`, `reasoning_tags:` by `reasoning_tags`; what the
+The `judge:` section is checked by `manifest_judge`, `reasoning_tags:` by `reasoning_tags`, `lint:`
+by `manifest_lint`; what the
 values name (the scorer, the policy and rubric files) `battery` reads.
 """
 
@@ -19,6 +20,7 @@ from ..core.nodes import Pos
 from ..core.tiers import DEFAULT_T1_RULE, T1_RULES
 from .files import Refused, read_spec_text
 from .manifest_judge import check_judge
+from .manifest_lint import check_lint
 from .reasoning_tags import check_reasoning_tags
 from .yaml_io import reader_error, yaml_error, yaml_problem
 from .yaml_nodes import YAML_TAG, Value, construct, node_text, position, scalar_text, spec_error
@@ -33,6 +35,7 @@ MANIFEST_KEYS: tuple[str, ...] = (
     "t1_trap",
     "judge",
     "reasoning_tags",
+    "lint",
 )
 #: The manifest keys without a default.
 REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
@@ -44,7 +47,7 @@ MANIFEST = "battery.yaml"
 
 def read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:
     """Each key of the manifest at `manifest` that could be read -> its checked value: a `Value`
-    for `name`, `scorer`, `t1`, `t1_trap`, `judge` and `reasoning_tags`, a list of `Value`s for
+    for `name`, `scorer`, `t1`, `t1_trap`, `judge`, `reasoning_tags` and `lint`, a list of `Value`s for
     `policies` and `rubrics` (what `_MANIFEST_CHECKS` gives each key). Every problem goes to
     `errors`; a manifest that may not be read at all (`files.Refused`) is a `UsageError`."""
     path = str(manifest)
@@ -185,6 +188,11 @@ def _check_reasoning_tags(node: yaml.Node, path: str, errors: list[SpecError]) -
     return None if tags is None else Value(tags, "", position(node, path))
 
 
+def _check_lint(node: yaml.Node, path: str, errors: list[SpecError]) -> Value | None:
+    settings = check_lint(node, path, errors)
+    return None if settings is None else Value(settings, "", position(node, path))
+
+
 #: How each manifest key's value is checked.
 _MANIFEST_CHECKS = {
     "name": _check_name,
@@ -195,6 +203,7 @@ _MANIFEST_CHECKS = {
     "t1_trap": _check_t1_trap,
     "judge": check_judge,
     "reasoning_tags": _check_reasoning_tags,
+    "lint": _check_lint,
 }
 
 #: The hint of each missing required key.

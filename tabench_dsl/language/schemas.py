@@ -21,6 +21,7 @@ from ..core.tiers import DEFAULT_T1_RULE, T1_RULES
 from .judge_reasoning import EFFORTS, MIN_BUDGET
 from .manifest import BATTERY_NAME, MANIFEST_KEYS, REQUIRED_KEYS
 from .manifest_judge import JUDGE_KEYS, PANEL_JUDGE_KEYS, PANEL_RULES, STRUCTURED_VALUES
+from .manifest_lint import WARNING_CODES
 from .scorer import FACET_NAME, TEMPLATE_NAME
 
 #: The JSON Schema dialect: draft-07 is the newest that yaml-language-server reads.
@@ -85,6 +86,12 @@ JUDGE_FRAGMENTS: dict[str, dict[str, Any]] = {
     },
 }
 
+
+def _lint_codes(description: str) -> dict[str, Any]:
+    code = {"enum": list(WARNING_CODES)}
+    return {"anyOf": [code, {"type": "array", "items": code}], "description": description}
+
+
 #: The schema of each top-level manifest key.
 MANIFEST_FRAGMENTS: dict[str, dict[str, Any]] = {
     "name": {
@@ -125,6 +132,15 @@ MANIFEST_FRAGMENTS: dict[str, dict[str, Any]] = {
             "minItems": 2,
             "maxItems": 2,
         },
+    },
+    "lint": {
+        "type": "object",
+        "description": "Warning codes lint turns off (ignore) or shows only as a count (count).",
+        "properties": {
+            "ignore": _lint_codes("Warning codes never reported."),
+            "count": _lint_codes("Warning codes the text output counts without listing them."),
+        },
+        "additionalProperties": False,
     },
 }
 

@@ -178,7 +178,7 @@ def test_with_a_battery_the_whole_key_is_shown(monkeypatch, capsys, tmp_path: Pa
         '  gold "No <b>Summarize</b> stage exists"\n'
         '  accept "There is no Summarize stage"\n'
         '  accept "No such stage"\n'
-        '  trap "Summarize runs after Compact."\n'
+        '  trap "There is no Summarize stage: nothing runs after Compact."\n'
         '  scoring "Pass only if the answer denies the stage."\n'
         "}\n",
         encoding="utf-8",
@@ -192,7 +192,8 @@ def test_with_a_battery_the_whole_key_is_shown(monkeypatch, capsys, tmp_path: Pa
         "Gold:\n    No <b>Summarize</b> stage exists\n"
         "Accepted variant:\n    There is no Summarize stage\n"
         "Accepted variant:\n    No such stage\n"
-        "Trap (a claim that fails the answer):\n    Summarize runs after Compact.\n"
+        "Trap (the truth a trapped answer denies):\n"
+        "    There is no Summarize stage: nothing runs after Compact.\n"
         "Scoring:\n    Pass only if the answer denies the stage.\n"
         "Answer:\n"
     ) in out

@@ -11,7 +11,7 @@ import pytest
 from support.helpers_grading import FAIL, PASS, grade
 
 from tabench_dsl.core.records import Answer
-from tabench_dsl.core.trap_words import trap_words
+from tabench_dsl.core.trap_words import states_truth, trap_words
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 
@@ -48,14 +48,29 @@ def test_the_trap_words_are_the_trap_tokens_no_key_nor_the_prompt_has() -> None:
         accept=["blobs, trees, commits and tags"],
         prompt="Which object types does git store?",
     )
-    assert words == ("a", "branch", "is", "no", "ref", "there")
+    assert words == ("branch", "ref")
     assert trap_words(None, gold="x", accept=[], prompt="y") == ()
+
+
+@pytest.mark.parametrize(
+    ("trap", "truth"),
+    [
+        ("There is no Summarize stage.", True),
+        ("Summarize does not exist; the pipeline ends at Compact.", True),
+        ("asyncio.Lock isn't reentrant.", True),
+        ("The claim that lark packrat-parses is false.", True),
+        ("The pipeline has a Summarize stage.", False),
+        ("Use the -s flag.", False),
+    ],
+)
+def test_a_trap_states_the_truth_when_it_denies_something(trap: str, truth: bool) -> None:
+    assert states_truth(trap) is truth
 
 
 def test_the_compiled_battery_carries_the_words_and_the_setting(tmp_path: Path) -> None:
     on = compile_battery(load_battery(battery_folder(tmp_path / "on")))
     assert on.t1_trap is True
-    assert on.questions["objects"].trap_words == ("a", "branch", "is", "no", "ref", "there")
+    assert on.questions["objects"].trap_words == ("branch", "ref")
     assert on.questions["port"].trap_words == ()
     off = compile_battery(load_battery(battery_folder(tmp_path / "off", "t1_trap: false\n")))
     assert off.t1_trap is False and off.questions["objects"].trap_words == ()
@@ -69,6 +84,7 @@ async def test_an_answer_carrying_the_trap_words_goes_to_the_judge(tmp_path: Pat
     answers = [
         Answer("b", "objects", "blob, tree, commit and tag, plus the branch object"),
         Answer("a", "objects", "Blob, tree, commit and tag."),
+        Answer("c", "objects", "There is a blob, a tree, a commit and a tag; no more."),  # framing words only
         Answer("a", "port", "7311"),
     ]
     records, stats = await grade(battery, server.url, answers, tmp_path / "r.jsonl")
@@ -77,8 +93,9 @@ async def test_an_answer_carrying_the_trap_words_goes_to_the_judge(tmp_path: Pat
     assert (deferred.tier, deferred.verdict) == ("t2", "fail")  # the judge's verdict, read with the trap
     assert deferred.warnings == ["T1 deferred to the judge: the answer carries the trap's own words: branch"]
     assert (by[("a", "objects")].tier, by[("a", "objects")].verdict) == ("t1", "pass")
+    assert (by[("c", "objects")].tier, by[("c", "objects")].verdict) == ("t1", "pass")
     assert (by[("a", "port")].tier, by[("a", "port")].verdict) == ("t1", "pass")
-    assert server.calls == 1 and stats.t1 == 2
+    assert server.calls == 1 and stats.t1 == 3
 
 
 @pytest.mark.parametrize("answer", ["blob, tree, commit and tag; there is no branch object", "no"])

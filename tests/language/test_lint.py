@@ -27,7 +27,7 @@ RUBRIC = """\
     question h01 {
       prompt "Which stages make up the pipeline?"
       gold "Ingest, Index"
-      accept " ingest, INDEX "
+      accept " Ingest, Index "
       exemplar correct "Ingest, Index." why "both named"
       exemplar partial "Ingest, Index and Summarize." why "adds a stage"
       exemplar incorrect "Ingest and Index? No." why "takes it back" expect pass
@@ -50,19 +50,19 @@ T1_HINT = (
 )
 
 WARNINGS = f"""\
-bat/a.rubric:4:3: warning: accepted variant equals the gold answer
-      accept " ingest, INDEX "
+bat/a.rubric:4:3: warning: accepted variant equals the gold answer [W103]
+      accept " Ingest, Index "
       ^
 hint: remove it: the gold answer is always accepted
-bat/a.rubric:6:3: warning: T1 would pass this partial exemplar, which expects fail
+bat/a.rubric:6:3: warning: T1 would pass this partial exemplar, which expects fail [W104]
       exemplar partial "Ingest, Index and Summarize." why "adds a stage"
       ^
 {T1_HINT}
-bat/a.rubric:9:1: warning: question 'h02' has no exemplars
+bat/a.rubric:9:1: warning: question 'h02' has no exemplars [W102]
     question h02 {{
     ^
 hint: graded examples (exemplar correct|partial|incorrect) show the judge where the line is
-bat/memos.policy:2:1: warning: rule has no id
+bat/memos.policy:2:1: warning: rule has no id [W101]
     Be brief.
     ^
 hint: write it as `S<n>: text` so reviews and results can name it

@@ -39,6 +39,8 @@ CASE_CODES = {
     "bad-reasoning-tag-blank": "E305",
     "bad-reasoning-tags-shape": "E305",
     "bad-reasoning-tags-value": "E305",
+    "bad-lint-code": "E305",
+    "unknown-lint-key": "E302",
     "continuation-without-a-rule": "E104",
     "duplicate-field": "E202",
     "duplicate-manifest-key": "E303",
@@ -77,7 +79,7 @@ WARNED = """\
     question h01 {
       prompt "Which stages?"
       gold "Ingest, Index"
-      accept " ingest, INDEX "
+      accept " Ingest, Index "
     }
 """
 
@@ -116,6 +118,32 @@ def test_warning_codes_and_spans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("W103", "bat/a.rubric", 4, 3, 9),  # `accept`
         ("W101", "bat/memos.policy", 1, 1, 3),  # `Be`
     ]
+
+
+TRAPS = """\
+    # tabench: ignore[W102]
+    question truth {
+      prompt "Which stages?"
+      gold "Ingest, Index"
+      accept "ingest, INDEX"
+      trap "There is no Summarize stage."
+    }
+    # tabench: ignore[W102]
+    question claim {
+      prompt "Which stages?"
+      gold "Ingest, Index"
+      trap "The pipeline has a Summarize stage."
+    }
+"""
+
+
+def test_a_trap_worded_as_the_false_claim_warns_and_a_case_only_variant_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_battery(tmp_path, {"battery.yaml": MANIFEST, "memos.policy": "S1: x\n", "a.rubric": TRAPS})
+    found = [(p.code, p.line, p.column, p.end_column) for p in lint_problems("bat")]
+    assert found == [("W107", 12, 3, 7)]  # `trap` of the second question only
 
 
 def test_span_of_a_string_and_a_word() -> None:

@@ -39,6 +39,13 @@ MANIFESTS = [
     (BASE + "judge: {structured: off}\n", True),
     (BASE + "judge: {reasoning: {effort: low}}\n", True),
     (BASE + "judge: {max_tokens: 4000, reasoning: {budget_tokens: 2048}}\n", True),
+    (BASE + "lint: {ignore: [W102], count: [W103, W104]}\n", True),
+    (BASE + "lint: {ignore: W102}\n", True),
+    (BASE + "lint: {}\n", True),
+    (BASE + "lint: {ignore: [E201]}\n", False),  # an error cannot be turned off
+    (BASE + "lint: {ignore: [W999]}\n", False),
+    (BASE + "lint: {hide: [W102]}\n", False),
+    (BASE + "lint: [W102]\n", False),
     (BASE + "t1_trap: sometimes\n", False),
     (BASE + "reasoning_tags: off\n", False),
     (BASE + "reasoning_tags: ['<think>', '</think>']\n", False),

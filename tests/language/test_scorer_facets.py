@@ -200,6 +200,6 @@ def test_lint_warns_of_a_marker_the_templates_lack(
     )
     assert out.startswith(
         f"{(scorer / 'scorer.yaml').resolve()}:{line}:3: warning: "
-        "builtin answer_start marker '-- CANDIDATE ANSWER --' is not in user.j2\n"
+        "builtin answer_start marker '-- CANDIDATE ANSWER --' is not in user.j2 [W105]\n"
     )
     assert out.endswith("0 errors, 2 warnings\n")  # the question has no exemplars, too

@@ -447,7 +447,7 @@ def test_lint_warns_of_a_judge_url_the_manifest_names(root: Path, capsys) -> Non
     assert main(["lint", "bat"]) == 0
     assert capsys.readouterr().out == textwrap.dedent("""\
         bat/battery.yaml:7:12: warning: judge backend 'https://judge.example/v1' is a URL: it gets no API \
-key unless you pass it with --judge
+key unless you pass it with --judge [W106]
               backend: https://judge.example/v1
                        ^
         hint: a battery cannot send your API key to a server it names; to trust this one, name it yourself: \

@@ -11,8 +11,9 @@ decoding, retry and totals path as a model's.
 The rules, in the order they apply (one function each below):
 
 1. no answer                  -> fail
-2. honesty trap asserted      -> fail, erroneous_assertion (the trap's denied names, and names the
-                                 gold itself denies, may only appear under negation)
+2. honesty trap asserted      -> fail, erroneous_assertion: the trap states the truth ("There is
+                                 no Summarize stage."); the names it denies, and names the gold itself
+                                 denies, may only appear under negation
 3. gold or accepted variant   -> pass when every required element is named (see `lexical`); a
                                  `scoring` text saying "any of"/"either ... or" needs one element of
                                  the gold, "at least N" needs N; anything else needs all of them
@@ -156,10 +157,10 @@ def rule_missing(answer: str) -> Ruling | None:
 
 def trap_elements(question: dict[str, Any], key: GoldKey) -> list[Element]:
     """The names the honesty trap denies (and those the gold denies), minus what the gold requires
-    and what the question itself names (unless the gold denies it, as a premise rejection does)."""
+    and what the question itself names (unless the gold denies it, as a premise rejection does).
+    A trap states the truth: a name it does not deny is one an answer may well assert."""
     trap = question.get("honesty_trap") or ""
-    in_trap = elements_of(trap)
-    denied = [e for e in in_trap if denied_in(e, trap)] or in_trap
+    denied = [e for e in elements_of(trap) if denied_in(e, trap)]
     required = {e.forms[0] for e in key.required}
     gold_denied = {e.forms[0] for e in key.denied}
     asked = {e.forms[0] for e in elements_of(question.get("question") or "")}

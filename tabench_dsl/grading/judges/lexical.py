@@ -11,7 +11,18 @@ of answer tokens inside one clause, and no negator governs that run. Normalisati
 backticks, quotes and a `()` suffix, treats `-`, `_`, `.`, `/` and space alike (`built-in` ==
 `builtin`, `lalr_parser` == `lalr-parser`; a dunder keeps its underscores), strips a plural or
 verb ending (`-s`, `-es`, `-ed`, `-ing`, a final `e`), and reads the number words zero..twenty
-as digits (`four` == `4`). Numbers are otherwise exact: `12` never matches `120`.
+and the ordinals first..twentieth as digits (`four` == `4`, `second` == `2nd` == `2`, `12th` ==
+`12`). Numbers are otherwise exact: `12` never matches `120`, and a decade is not its first year
+(`the 1920s` != `1920`; `90s` == `1990s`). A command-line flag keeps its dash (`-s` is not the `s`
+of "it's"). A gold of little words only ("four", "second") is its own element, and a
+count word in a gold ("eight years") is one as a digit is. Accents are dropped (`Bäumer` ==
+`Baumer`); a title before a name is not asked for (`Sir Ernest Rutherford` is named by "Ernest
+Rutherford"), nor is an aside in parentheses that holds no code (`Cutback (surfing move)`).
+
+Chat answers carry footnote markers (superscripts, `[1]`, digits glued on: `Wyler1`, `19861`) and
+run-together words (`byWilliam`): an answer is also read without them (`unglued`), and a name is
+named when either reading names it. An element that itself spans a clause break (`{"1": "a"}`) is
+matched across the answer's clauses.
 """
 
 from __future__ import annotations
@@ -43,6 +54,22 @@ NUMBER_WORDS: dict[str, str] = {
     )
 }
 
+#: Ordinal words read as digits, as `12th` reads `12` ("the second" == "2nd" == "2").
+ORDINAL_WORDS: dict[str, str] = {
+    word: str(value)
+    for value, word in enumerate(
+        _wordlist(
+            """first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+            thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"""
+        ),
+        start=1,
+    )
+}
+
+#: A number with an ordinal suffix (`12th`, `2nd`) or a decade (`1920s`, `90s`), one token each.
+ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+DECADE = re.compile(r"(\d\d)?(\d0)s")
+
 #: Capitalised words that are only capitalised because they open a sentence or list item:
 #: closed-class words and the verbs golds commonly start with. They are never elements.
 SENTENCE_WORDS: frozenset[str] = frozenset(
@@ -63,14 +90,18 @@ STOPWORDS: frozenset[str] = SENTENCE_WORDS | frozenset(
 )
 
 #: One element candidate, in priority order: backticked code, a quoted string, a dotted/slashed
-#: path or call, an identifier with an underscore or a `()` suffix, a number, a capitalised word.
+#: path or call, an identifier with an underscore or a `()` suffix, a command-line flag (`-s`,
+#: `--verbose`), a number (with an ordinal or decade suffix: `12th`, `1920s`), a capitalised word.
 ELEMENT = re.compile(
     r"`(?P<tick>[^`]+)`"
     r"|(?<!\w)\"(?P<dq>[^\"\n]+)\""
     r"|(?<!\w)'(?P<sq>[^'\n]+)'(?!\w)"
     r"|(?P<code>/?[A-Za-z_][\w-]*(?:[./][\w-]+)+(?:\(\))?|[A-Za-z_]\w*\(\)|\w*_\w*)"
-    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?![\w.]\w))"
+    r"|(?P<flag>(?<![\w-])--?[A-Za-z][\w-]*)"
+    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:st|nd|rd|th|s)?(?![\w.]\w))"
     r"|(?P<cap>\b[A-Z][\w]*)"
+    r"|(?P<count>\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty)\b)"
 )
 
 #: A word token of normalised text: a dotted number stays whole (`3.11`), words split on the rest.
@@ -97,9 +128,9 @@ class Element(msgspec.Struct, frozen=True):
 def _stem(word: str) -> str:
     """A light stemmer, the same on both sides: `acquire`, `acquires`, `acquired` and `acquiring`
     all read `acquir`; number words read as digits; words with digits stay as they are."""
-    word = NUMBER_WORDS.get(word, word)
+    word = NUMBER_WORDS.get(word) or ORDINAL_WORDS.get(word) or word
     if not word.isalpha():
-        return word
+        return _number(word)
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -114,13 +145,45 @@ def _stem(word: str) -> str:
     return word
 
 
+def _number(token: str) -> str:
+    """An ordinal reads as its number (`12th` -> `12`); a two-digit decade reads as the full one
+    (`90s` -> `1990s`, `20s` -> `2020s`): a decade is never its first year (`1920s` != `1920`)."""
+    if ordinal := ORDINAL.fullmatch(token):
+        return ordinal.group(1)
+    if (decade := DECADE.fullmatch(token)) and decade.group(1) is None:
+        century = "19" if int(decade.group(2)) >= 30 else "20"
+        return f"{century}{decade.group(2)}s"
+    return token
+
+
+#: Footnote markers a chat answer carries: superscript digits and bracketed numbers (`[1]`, `[^2^]`).
+FOOTNOTE_MARK = re.compile(r"[\u00b9\u00b2\u00b3\u2070-\u2079]+|\[\^?\d{1,2}\^?\]")
+
+#: Footnote digits glued to the end of a word or a year (`Wyler1`, `19861`, `Rogers12`).
+GLUED_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{3})[1-9]\d?\b|\b(?<![\d.,])(1\d{3}|20\d\d)[1-9]\d?\b")
+
+#: A lowercase letter run into a capital (`byWilliam`, `TheSacramento`): two words.
+RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+
+
+def unglued(text: str) -> str:
+    """`text` without footnote markers (superscripts, `[1]`, digits glued to its words and years)
+    and with run-together words parted: a second reading of a chat answer, tried beside the text as
+    written (where `python3`, `m²` and `items[0]` stay as they are)."""
+    text = GLUED_FOOTNOTE.sub(lambda m: m.group(1) or "", FOOTNOTE_MARK.sub("", text))
+    return RUN_TOGETHER.sub(" ", text)
+
+
 def _prepare(text: str) -> str:
-    """NFKC, casefold, contractions spelled out, thousands separators and `()` suffixes dropped."""
+    """NFKC, casefold, accents dropped, contractions spelled out, thousands separators and `()`
+    suffixes dropped."""
     text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))  # ä == a
     text = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
     text = text.replace("n't", " not").replace("cannot", "can not")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"__(\w+?)__", r"dunder\1", text)  # `__slots__` is not the word "slots"
+    text = re.sub(r"(?<![\w-])(--?)(?=[a-z])", lambda m: "dash" * len(m.group(1)), text)  # `-s` flag
     return text.replace("()", "").replace("`", "")
 
 
@@ -130,8 +193,10 @@ def words(text: str) -> list[str]:
 
 
 def clauses(text: str) -> list[list[str]]:
-    """`text` as clauses, each a list of unstemmed word tokens."""
-    return [WORD.findall(part) for part in CLAUSE_BREAK.split(_prepare(text))]
+    """`text` as clauses, each a list of unstemmed word tokens; when `unglued` reads it otherwise,
+    the clauses of that reading follow (a name is named when either reading names it)."""
+    readings = dict.fromkeys((text, unglued(text)))
+    return [WORD.findall(part) for reading in readings for part in CLAUSE_BREAK.split(_prepare(reading))]
 
 
 def _element(text: str) -> Element | None:
@@ -140,7 +205,9 @@ def _element(text: str) -> Element | None:
         return None
     forms = [full]
     stripped = text.strip("/").removesuffix("()")
-    if "/" in stripped:
+    if re.fullmatch(r"--?[A-Za-z][\w-]{2,}", stripped):  # `--verbose` may be called "verbose"; `-s` not "s"
+        forms.append("".join(words(stripped.lstrip("-"))))
+    elif "/" in stripped:
         forms.append("".join(words(stripped.rsplit("/", 1)[1])))
     elif "." in stripped and not re.fullmatch(r"[\d.]+", stripped):
         last = stripped.rsplit(".", 1)[1]
@@ -158,11 +225,26 @@ def _is_sentence_word(match: re.Match[str]) -> bool:
     return not re.search(r"[A-Z\d_]", word[1:])
 
 
+#: Titles before a name ("Sir Ernest Rutherford", "King Belshazzar"): the name is the element.
+TITLES: frozenset[str] = frozenset(
+    _wordlist("sir dame lord lady king queen prince princess saint st dr mr mrs ms president general captain")
+)
+
+
+def _is_title(match: re.Match[str]) -> bool:
+    word = match.group("cap")
+    return (
+        word is not None
+        and word.casefold().rstrip(".") in TITLES
+        and bool(re.match(r"\.? [A-Z]", match.string[match.end() :]))
+    )
+
+
 def elements_of(text: str) -> list[Element]:
     """The elements named in `text`, in order, without duplicates."""
     found: dict[str, Element] = {}
     for match in ELEMENT.finditer(text):
-        if _is_sentence_word(match):
+        if _is_sentence_word(match) or _is_title(match):
             continue
         kind = match.lastgroup or ""
         raw = match.group(kind)
@@ -211,6 +293,8 @@ def _negated(clause: list[str], start: int, end: int) -> bool:
 def occurrences(element: Element, text_clauses: list[list[str]]) -> list[bool]:
     """One entry per place `element` is named in the clauses: True where it is asserted (not negated)."""
     found = []
+    if CLAUSE_BREAK.search(element.text):  # `{"1": "a"}` spans a clause break, as its answer will
+        text_clauses = [[word for clause in text_clauses for word in clause]]
     for clause in text_clauses:
         if element.bag:
             found += _bag_occurrence(element.bag, clause)
@@ -261,7 +345,7 @@ class GoldKey(msgspec.Struct, frozen=True):
 def _count_header(gold: str) -> tuple[str, list[str]]:
     # "Four stages: A, B, C, D" -> ("Four stages", [A, B, C, D]); no header -> ("", items).
     head, sep, body = gold.partition(": ")
-    if sep and len(head.split()) <= 4:
+    if sep and len(head.split()) <= 4 and re.fullmatch(r"[\w ]+", head):  # not `{"1": "a"}`
         return head, list_items(body)
     return "", list_items(gold)
 
@@ -275,8 +359,14 @@ def _list_item_element(item: str) -> Element | None:
     return Element(text=item.strip(), forms=("".join(bag),), bag=bag)
 
 
+#: An aside in parentheses after a word ("Cutback (surfing move)", "Bryophyta (disambiguation)"):
+#: it qualifies the gold and is not asked of an answer, unless it holds code.
+ASIDE = re.compile(r"\s+\([^()`]+\)")
+
+
 def gold_key(gold: str) -> GoldKey:
     """Read `gold` as a `GoldKey` (see the module docstring for what an element is)."""
+    gold = ASIDE.sub("", gold).strip() or gold
     head, items = _count_header(gold)
     found = elements_of(gold)
     if head:  # a count that the list spells out ("Four stages: ...") is named by listing
@@ -286,7 +376,9 @@ def gold_key(gold: str) -> GoldKey:
         extra = [el for item in items if (el := _list_item_element(item)) is not None]
         known = {e.forms[0] for e in found}
         found += [e for e in extra if e.forms[0] not in known]
+    fallback = () if found else tuple(dict.fromkeys(content_words(gold)))
+    if not found and not fallback and (whole := _element(gold)) is not None:
+        found = [whole]  # only little words ("four", "second"): the gold as written is the element
     denied = tuple(e for e in found if denied_in(e, gold))
     required = tuple(e for e in found if e not in denied)
-    fallback = () if found else tuple(dict.fromkeys(content_words(gold)))
     return GoldKey(required=required, denied=denied, fallback=fallback)

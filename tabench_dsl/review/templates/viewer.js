@@ -453,7 +453,7 @@ function keyBlock(key) {
     "trap and scoring text are not known.");
   const list = el("dl", { class: "kv key" }, el("dt", null, "gold"), el("dd", { class: "gold" }, key.gold));
   for (const variant of key.accept) list.append(el("dt", null, "accepted"), el("dd", { class: "accept" }, variant));
-  if (key.trap !== null) list.append(el("dt", null, "trap"), el("dd", { class: "trap" }, key.trap));
+  if (key.trap !== null) list.append(el("dt", { title: "the truth a trapped answer denies" }, "trap"), el("dd", { class: "trap" }, key.trap));
   if (key.scoring !== null) list.append(el("dt", null, "scoring"), el("dd", { class: "scoring" }, key.scoring));
   list.append(el("dt", null, ""), el("dd", { class: "small source" }, KEY_SOURCES[key.source] || key.source));
   return list;
