@@ -207,7 +207,7 @@ def run(options: GradeOptions) -> int:
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
     grading = options.grading
-    judges = _judges(compiled, grading)
+    judges = planned_judges(compiled, grading)
     skip = done_pairs(options.out, keep=False) if options.resume else set()  # a dry run writes nothing
     reader = AnswerReader(
         list(options.answers),
@@ -229,7 +229,7 @@ def run(options: GradeOptions) -> int:
     return report(options, estimate, reader.problems)
 
 
-def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:
+def planned_judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:
     """The judges the grading would ask, named as `session.open_judge` builds them (one, or each
     judge of a panel from `--judge` given more than once or the manifest's `judge.panel`), each with
     the price it would record (`--price`, else its own or the manifest's)."""
