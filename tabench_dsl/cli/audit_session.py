@@ -4,8 +4,10 @@ N answers the judge (or T1) decided are drawn reproducibly, stratified by system
 (`review.audit.draw_audit_sample`), and shown one at a time with the question and its gold answer
 only: not the system that wrote the answer, nor the judge's verdict or reason, so the person's
 verdict is their own. Once they have decided, the system and the judge's verdict are revealed.
-Each audit is appended to RESULTS.decisions.jsonl as a decision with `"kind": "audit"`; it never
-changes the standing verdict, and an answer already audited is not drawn again.
+Each audit is appended to RESULTS.decisions.jsonl as a decision with `"kind": "audit"` and the
+reviewer's name; it never changes the standing verdict. An answer the reviewer audited already is not
+drawn again; one other people audited is, so two reviewers given one seed audit the same answers
+and totals can measure them against each other (`review.reviewers`).
 """
 
 from __future__ import annotations
@@ -75,9 +77,14 @@ def choose(stdin: TextIO, out: TextIO) -> str:
 def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: TextIO, out: TextIO) -> int:
     """Draw `count` answers and audit them one at a time; each audit is appended as it is made."""
     from ..review.audit import draw_audit_sample
-    from ..review.decisions import append_decision, make_decision
+    from ..review.decisions import append_decision, load_decisions, make_decision
 
-    queue = draw_audit_sample(run_data.records, count, seed=seed)
+    done = {
+        (d.system, d.question)
+        for d in load_decisions(run_data.decisions_path)
+        if d.is_audit and d.reviewer == reviewer
+    }
+    queue = draw_audit_sample(run_data.records, count, seed=seed, done=done)
     if not queue:
         print(
             f"Nothing to audit: no answer decided by the judge or T1 is left unaudited in "

@@ -52,6 +52,8 @@ class ValidatedScore(msgspec.Struct):
     ci_high: float
     audits: int
     more_audits_to_halve: int | None = None
+    #: Audited answers left out because their reviewers disagree (no consensus); UNSET when none.
+    reviewers_disagreed: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class PpiMean(msgspec.Struct, frozen=True):
@@ -97,9 +99,10 @@ def validated_score(records: Iterable[Record]) -> ValidatedScore | None:
     predicted: list[float] = []
     labels: list[float] = []
     labelled_predictions: list[float] = []
-    settled_pass = other = 0
+    settled_pass = other = disagreed = 0
     for record in records:
         if record.verdict in ("pass", "fail"):
+            disagreed += record.audited_by_human is None and bool(record.audits_by_reviewers)
             f = 1.0 if record.verdict == "pass" else 0.0
             predicted.append(f)
             audit = record.audited_by_human
@@ -121,6 +124,7 @@ def validated_score(records: Iterable[Record]) -> ValidatedScore | None:
         ci_high=_clip(estimate + half),
         audits=mean.n,
         more_audits_to_halve=audits_to_halve(mean),
+        reviewers_disagreed=disagreed or msgspec.UNSET,
     )
 
 
