@@ -55,8 +55,8 @@ def attach_audits(
     """`records` with each pair's audits set on its standing record, and every audit not applied
     with the reason (see the module docstring). Each reviewer's last valid audit of a pair counts;
     one reviewer never replaces another's. With one reviewer it is `human_audit`; with several, all
-    are `reviewer_audits` and `human_audit` is their consensus: the latest when they agree, none when
-    they disagree."""
+    are `reviewer_audits` and `human_audit` is their consensus (`consensus_of`) when they agree,
+    none when they disagree."""
     last_index = {record.key: i for i, record in enumerate(records)}
     chosen: dict[tuple[str, str], dict[str, Decision]] = {}
     stale: list[tuple[Decision, str]] = []
@@ -79,9 +79,18 @@ def attach_audits(
             records[index] = msgspec.structs.replace(records[index], human_audit=each[0])
             continue
         agreed = len({audit.verdict for audit in each}) == 1
-        consensus = each[-1] if agreed else msgspec.UNSET
+        consensus = consensus_of(each) if agreed else msgspec.UNSET
         records[index] = msgspec.structs.replace(records[index], human_audit=consensus, reviewer_audits=each)
     return records, stale
+
+
+def consensus_of(audits: Sequence[Decision]) -> Decision:
+    """The audit standing for reviewers who agree: the latest, naming them all (`ann, bob`) with
+    each one's note, so a note is not lost to a later audit without one."""
+    notes = list(dict.fromkeys(audit.note for audit in audits if audit.note))
+    return msgspec.structs.replace(
+        audits[-1], reviewer=", ".join(audit.reviewer for audit in audits), note="; ".join(notes)
+    )
 
 
 def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:

@@ -84,6 +84,9 @@ def test_the_validated_score_leaves_out_the_answers_people_disagree_on(tmp_path:
     validated = document["all"]["validated_score"]
     assert validated["audits"] == 7 and validated["reviewers_disagreed"] == 3
     assert document["all"]["audit"]["n"] == 7  # the judge against the consensus only
+    # The consensus names both people: the judge missed rows 4 and 7, where both overturned it.
+    misses = document["all"]["audit"]["disagreements"]
+    assert [(m["question"], m["reviewer"]) for m in misses] == [("q03", "ann, bob"), ("q06", "ann, bob")]
 
 
 def test_one_reviewer_never_replaces_another(tmp_path: Path, capsys) -> None:
