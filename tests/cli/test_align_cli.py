@@ -155,3 +155,50 @@ def test_no_decided_answer_is_a_usage_error(graded, capsys) -> None:
     battery, results = graded
     assert main(["align", str(results), "--battery", str(battery)]) == 2
     assert "no answer a person decided or audited" in capsys.readouterr().err
+
+
+async def test_a_judge_that_learns_from_exemplars_agrees_more_after_the_patch(
+    monkeypatch, capsys, tmp_path: Path, judge_server
+) -> None:
+    """A judge that fails every answer calling the last stage "compaction" unless its prompt shows
+    such an answer as correct: people pass them all; the held-out answers measure the patch."""
+    import asyncio
+
+    from support.make_results import write_battery
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TABENCH_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def judge(body: dict) -> str:
+        system = body["messages"][0]["content"]
+        if "compaction" in body["messages"][-1]["content"] and "compaction" not in system:
+            return json.dumps({"verdict": "fail", "reason": "Calls a stage compaction.", "facets": {}})
+        return json.dumps({"verdict": "pass", "reason": "Names the pipeline.", "facets": {}})
+
+    server = await judge_server(judge)
+    battery = write_battery(tmp_path / "battery")
+    answers = tmp_path / "answers.jsonl"
+    lines = [
+        json.dumps(
+            {"system": f"s{k:02}", "question": "h02", "answer": f"ingest, index, recall, compaction ({k})"}
+        )
+        for k in range(12)
+    ]
+    answers.write_text("\n".join(lines) + "\n")
+    results = tmp_path / "run.jsonl"
+    judge_flags = ["--judge", server.url, "--model", "m", "--no-cache"]
+    argv = ["grade", str(battery), "--answers", str(answers), "--out", str(results), *judge_flags]
+    assert await asyncio.to_thread(main, argv) == 0
+    decisions = [audit_line(record, "pass", note="compaction is Compact") for record in iter_records(results)]
+    assert all(record.verdict == "fail" for record in iter_records(results))
+    results.with_name("run.decisions.jsonl").write_text("\n".join(decisions) + "\n")
+    capsys.readouterr()
+    argv = ["align", str(results), "--battery", str(battery), "--holdout", "0.5", "--json", *judge_flags]
+    assert await asyncio.to_thread(main, argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    held = sum(holdout_fraction(0, f"s{k:02}", "h02") < 0.5 for k in range(12))
+    assert document["n_holdout"] == held > 0 and document["placed"] == 3  # --max-per-question 3
+    assert document["before"]["agreement"]["hits"] == 0
+    assert document["after"]["agreement"]["hits"] == held
+    assert {e["kind"] for e in document["exemplars"]} == {"correct"}
