@@ -132,6 +132,8 @@ def _decided(args: argparse.Namespace) -> list:
     records = list(iter_records(args.results, on_problem=problems.append))
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
+    if args.decisions is not None and not args.decisions.is_file():
+        raise UsageError(f"{shown(str(args.decisions))}: no such decisions file (--decisions)")
     decisions = load_decisions(args.decisions or decisions_path(args.results))
     decided = decided_answers(latest(apply_decisions(records, decisions)).values())
     if not decided:

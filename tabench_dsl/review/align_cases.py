@@ -21,12 +21,14 @@ naming the verdict when there is none).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from ..core.records import Decision, Record
+from ..core.redact import scrub, secrets_in
 from ..language.align import NewExemplar
 
 #: A note that says the answer is partial: the exemplar is then `partial`, whatever the verdict.
@@ -105,8 +107,10 @@ def exemplar_kind(person_verdict: str, note: str) -> str:
 
 
 def exemplar_why(person_verdict: str, note: str) -> str:
-    """The note on one line, cut at a word under `MAX_WHY` characters; a neutral text without one."""
-    text = " ".join(note.split())
+    """The note on one line, cut at a word under `MAX_WHY` characters; a neutral text without one.
+    A note read from a decisions file someone else wrote is scrubbed of keys before it is written
+    into a battery, as every text tabench writes is."""
+    text = " ".join(scrub(note, secrets_in(os.environ)).split())
     if not text:
         return NEUTRAL_WHY[person_verdict]
     if len(text) <= MAX_WHY:

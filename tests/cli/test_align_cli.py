@@ -202,3 +202,24 @@ async def test_a_judge_that_learns_from_exemplars_agrees_more_after_the_patch(
     assert document["before"]["agreement"]["hits"] == 0
     assert document["after"]["agreement"]["hits"] == held
     assert {e["kind"] for e in document["exemplars"]} == {"correct"}
+
+
+def test_hostile_inputs_are_clear_errors(graded, capsys, tmp_path: Path) -> None:
+    battery, results = graded
+    decisions = results.with_name("run.decisions.jsonl")
+    decisions.write_text('{"system": "a"}\n{"bad json\n')
+    assert main(["align", str(results), "--battery", str(battery)]) == 2
+    err = capsys.readouterr().err
+    assert f"{decisions}:1:" in err and "Traceback" not in err
+    overturn(results, [("agent-c", "default-parser", "")])
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    link = tmp_path / "link.patch"
+    link.symlink_to(target)
+    for out in (link, results, battery / "questions" / "parsing.rubric"):
+        assert main(["align", str(results), "--battery", str(battery), "--out", str(out)]) == 2
+        assert "never" in capsys.readouterr().err
+    assert target.read_text() == "keep me"
+    for flag in (["--holdout", "1"], ["--max-per-question", "0"], ["--decisions", str(tmp_path / "none")]):
+        assert main(["align", str(results), "--battery", str(battery), *flag]) == 2
+        capsys.readouterr()
