@@ -60,6 +60,8 @@ class AlignSummary(msgspec.Struct):
     breaking: Breaking
     exemplars: list[dict[str, object]]
     left_out: list[dict[str, str]]
+    #: The unified diff of the rubric files, as `--out` gets it.
+    patch: str = ""
 
 
 def held_out_cases(held_out: Sequence[DecidedAnswer], battery: Battery) -> list[Case]:
@@ -170,6 +172,8 @@ def summary(
     breaking: Breaking,
 ) -> AlignSummary:
     """Every figure `align` reports, as `--json` prints it."""
+    from ..language.align import unified_patch
+
     exemplars: list[dict[str, object]] = [
         {
             "question": p.exemplar.question,
@@ -200,6 +204,7 @@ def summary(
         breaking=breaking,
         exemplars=exemplars,
         left_out=left_out,
+        patch=unified_patch(patch),
     )
 
 

@@ -108,6 +108,8 @@ def test_json_gives_the_split_and_the_held_out_figures(graded, capsys) -> None:
     assert document["before"]["agreement"]["hits"] == 0
     assert set(document["after"]) == {"n", "agreement", "kappa"}
     assert document["breaking"]["breaking"] is True
+    added = [line for line in document["patch"].splitlines() if line.startswith("+  exemplar")]
+    assert len(added) == document["placed"] == document["proposed"]
 
 
 def test_at_most_max_per_question_and_never_the_same_answer_twice(graded, capsys) -> None:
