@@ -196,9 +196,13 @@ async def test_a_judge_that_learns_from_exemplars_agrees_more_after_the_patch(
     assert all(record.verdict == "fail" for record in iter_records(results))
     results.with_name("run.decisions.jsonl").write_text("\n".join(decisions) + "\n")
     capsys.readouterr()
-    argv = ["align", str(results), "--battery", str(battery), "--holdout", "0.5", "--json", *judge_flags]
+    cached = ["--judge", server.url, "--model", "m", "--cache", str(tmp_path / "replies.sqlite")]
+    argv = ["align", str(results), "--battery", str(battery), "--holdout", "0.5", "--json", *cached]
     assert await asyncio.to_thread(main, argv) == 0
     document = json.loads(capsys.readouterr().out)
+    calls = server.calls
+    assert await asyncio.to_thread(main, argv) == 0  # a second run: every reply from the cache
+    assert server.calls == calls and json.loads(capsys.readouterr().out) == document
     held = sum(holdout_fraction(0, f"s{k:02}", "h02") < 0.5 for k in range(12))
     assert document["n_holdout"] == held > 0 and document["placed"] == 3  # --max-per-question 3
     assert document["before"]["agreement"]["hits"] == 0
