@@ -26,6 +26,7 @@ from .grading_flags import add_grading_options
 if TYPE_CHECKING:
     from ..core.nodes import Battery
     from ..language.align import RubricPatch
+    from ..review.align_cases import DecidedAnswer
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decided(args: argparse.Namespace) -> list:
+def _decided(args: argparse.Namespace) -> list[DecidedAnswer]:
     """Every decided answer of the results, its decisions applied (`--decisions` or beside it)."""
     from ..core.results import iter_records
     from ..review.align_cases import decided_answers

@@ -24,8 +24,10 @@ from ..core.display import shown
 from ..review.audit import Proportion, proportion
 
 if TYPE_CHECKING:
+    from ..core.compiled import CompiledBattery
     from ..core.nodes import Battery
     from ..grading.calibrate import Calibration, Case
+    from ..grading.session import GradingOptions
     from ..language.align import NewExemplar, RubricPatch
     from ..review.align_cases import DecidedAnswer
 
@@ -102,7 +104,9 @@ def recheck(
     return sides[0], sides[1]
 
 
-async def _grade(options, compiled, out: Path, cases: list[Case]) -> Calibration:
+async def _grade(
+    options: GradingOptions, compiled: CompiledBattery, out: Path, cases: list[Case]
+) -> Calibration:
     from ..grading.calibrate import calibrate
     from ..grading.session import open_grader
     from .grading_flags import notice_line
