@@ -20,7 +20,9 @@ along their stacked probabilities; an answer is drawn when a point falls in its 
 N are drawn (a probability sum is N), each with its own probability, the same seed and file draw
 the same answers, and two reviewers draw the same ones. Each audit records its probability
 (`Decision.inclusion_probability`); the validated score weights the audit by its inverse
-(`validated`), so the estimate stays unbiased however the draw leaned.
+(`validated`), so the estimate stays unbiased however the draw leaned. A reviewer's second draw
+is made over the answers they have not audited yet, its probabilities over that pool: one draw of
+the N wanted is what the weighting is exact for.
 """
 
 from __future__ import annotations
