@@ -155,11 +155,10 @@ def drawable(records: Iterable[DrawnT], done: Set[tuple[str, str]] | None) -> It
     for record in records:
         if record.verdict not in DECIDED or record.decision is not None:
             continue
-        if (
-            (record.audited_by_human is None)
-            if done is None
-            else ((record.system, record.question) not in done)
-        ):
+        audited = (
+            record.audited_by_human is not None if done is None else (record.system, record.question) in done
+        )
+        if not audited:
             yield record
 
 
