@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "breaking": "breaking_cmd",
     "lsp": "lsp_cmd",
     "merge": "merge_cmd",
+    "align": "align_cmd",
 }
 
 

@@ -73,6 +73,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, metavar="S", help="the seed --audit draws its answers with (default 0)"
     )
+    parser.add_argument(
+        "--by",
+        choices=("stratified", "uncertainty"),
+        default="stratified",
+        help="how --audit draws: stratified by system and verdict (default), or uncertainty: more often "
+        "where the judge was unsure, each audit weighted by its chance in the validated score",
+    )
     add_allow_dir(parser)
     parser.set_defaults(run=run)
 
@@ -145,7 +152,9 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     if args.audit is not None:
         from .audit_session import run_audit
 
-        return run_audit(run_data, args.audit, seed=args.seed, reviewer=reviewer, stdin=stdin, out=out)
+        return run_audit(
+            run_data, args.audit, seed=args.seed, reviewer=reviewer, stdin=stdin, out=out, by=args.by
+        )
     queue = [r for r in run_data.records if r.verdict == "adjudicate" and r.decision is None]
     if not queue:
         print(f"Nothing to decide: no undecided adjudicate answer in {shown(str(args.results))}.", file=out)

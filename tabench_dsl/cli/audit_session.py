@@ -4,8 +4,10 @@ N answers the judge (or T1) decided are drawn reproducibly, stratified by system
 (`review.audit.draw_audit_sample`), and shown one at a time with the question and its gold answer
 only: not the system that wrote the answer, nor the judge's verdict or reason, so the person's
 verdict is their own. Once they have decided, the system and the judge's verdict are revealed.
-Each audit is appended to RESULTS.decisions.jsonl as a decision with `"kind": "audit"`; it never
-changes the standing verdict, and an answer already audited is not drawn again.
+Each audit is appended to RESULTS.decisions.jsonl as a decision with `"kind": "audit"` and the
+reviewer's name; it never changes the standing verdict. An answer the reviewer audited already is not
+drawn again; one other people audited is, so two reviewers given one seed audit the same answers
+and totals can measure them against each other (`review.reviewers`).
 """
 
 from __future__ import annotations
@@ -72,13 +74,27 @@ def choose(stdin: TextIO, out: TextIO) -> str:
         print(f"  {shown(key)!r}: type p, f, s or q", file=out)
 
 
-def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: TextIO, out: TextIO) -> int:
-    """Draw `count` answers and audit them one at a time; each audit is appended as it is made."""
-    from ..review.audit import draw_audit_sample
+def run_audit(
+    run_data: Run,
+    count: int,
+    *,
+    seed: int,
+    reviewer: str,
+    stdin: TextIO,
+    out: TextIO,
+    by: str = "stratified",
+) -> int:
+    """Draw `count` answers (`by` stratified or uncertainty) and audit them one at a time; each
+    audit is appended as it is made."""
     from ..review.decisions import make_decision
-    from ..store.decisions import append_decision
+    from ..store.decisions import append_decision, load_decisions
 
-    queue = draw_audit_sample(run_data.records, count, seed=seed)
+    done = {
+        (d.system, d.question)
+        for d in load_decisions(run_data.decisions_path)
+        if d.is_audit and d.reviewer == reviewer
+    }
+    queue, chances, how = _draw(run_data, count, seed=seed, done=done, by=by)
     if not queue:
         print(
             f"Nothing to audit: no answer decided by the judge or T1 is left unaudited in "
@@ -87,7 +103,7 @@ def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: Tex
         )
         return 0
     print(
-        f"{len(queue)} answer(s) to audit (seed {seed}, stratified by system and verdict); audits go to "
+        f"{len(queue)} answer(s) to audit (seed {seed}, {how}); audits go to "
         f"{shown(str(run_data.decisions_path))} as {shown(reviewer)}. The system and the judge's verdict "
         "are shown once you have decided.",
         file=out,
@@ -103,9 +119,43 @@ def run_audit(run_data: Run, count: int, *, seed: int, reviewer: str, stdin: Tex
             skipped += 1
             continue
         note = ask_line("Note (optional, Enter for none) > ", stdin, out) or ""
-        decision = make_decision(record, choice, reviewer=reviewer, note=note, audit=True)
+        decision = make_decision(
+            record,
+            choice,
+            reviewer=reviewer,
+            note=note,
+            audit=True,
+            inclusion_probability=chances.get(record.key),
+        )
         append_decision(run_data.decisions_path, decision)
         audited += 1
         reveal(record, choice, out)
     print(f"\n{audited} audited, {skipped} skipped, {len(queue) - audited - skipped} not shown.", file=out)
     return 0
+
+
+def _draw(
+    run_data: Run, count: int, *, seed: int, done: set[tuple[str, str]], by: str
+) -> tuple[list[Record], dict[tuple[str, str], float], str]:
+    """The answers to audit, each one's inclusion probability (uncertainty draw only), and how
+    they were drawn, in words."""
+    if by != "uncertainty":
+        from ..review.audit import draw_audit_sample
+
+        return (
+            draw_audit_sample(run_data.records, count, seed=seed, done=done),
+            {},
+            "stratified by system and verdict",
+        )
+    from ..review.uncertain_draw import uncertainty_draw
+
+    compiled = run_data.compiled
+
+    def gold_of(question: str) -> str | None:
+        found = compiled.questions.get(question) if compiled else None
+        return None if found is None else found.gold
+
+    drawn = uncertainty_draw(run_data.records, count, seed=seed, done=done, gold_of=gold_of)
+    unsure = sum(1 for _, _, signs in drawn if signs)
+    how = f"drawn by uncertainty: {unsure} with a sign the judge was unsure"
+    return [record for record, _, _ in drawn], {record.key: p for record, p, _ in drawn}, how

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return 1 if broken else 0
     for change in changes:
         print(_line(change))
-    print(_summary(changes, broken))
+    print(summary_line(changes, broken))
     return 1 if broken else 0
 
 
@@ -90,7 +90,7 @@ def _line(change) -> str:
     return f"{change.kind:<9} {name}"
 
 
-def _summary(changes: list, broken: bool) -> str:
+def summary_line(changes: list, broken: bool) -> str:
     from ..language.breaking import BREAKING_KINDS, KINDS
 
     counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}

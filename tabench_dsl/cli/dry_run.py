@@ -210,7 +210,7 @@ def run(options: GradeOptions) -> int:
     plan = GradingPlan(compiled, options.out, options.plan, keep_index=False)  # a dry run writes nothing
     say_regraded(plan)
     grading = options.grading
-    judges = _judges(compiled, grading)
+    judges = planned_judges(compiled, grading)
     reader = plan.reader(
         list(options.answers),
         on_problem=lambda p: stderr_line(p.render()),
@@ -232,7 +232,7 @@ def run(options: GradeOptions) -> int:
     return report(options, estimate, reader.problems)
 
 
-def _judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:
+def planned_judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:
     """The judges the grading would ask, named as `session.open_judge` builds them (one, or each
     judge of a panel from `--judge` given more than once or the manifest's `judge.panel`), each with
     the price it would record (`--price`, else its own or the manifest's)."""

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             print(f"would reformat {shown(str(path))}")
         if write:
-            _replace(path, after)
+            replace_file(path, after)
             print(f"reformatted {shown(str(path))}")
     verb = "reformatted" if write else "would be reformatted"
     print(
@@ -90,7 +90,7 @@ def _print_diff(path: Path, before: str, after: str) -> None:
         print(shown(text, lines=True), end="")
 
 
-def _replace(path: Path, text: str) -> None:
+def replace_file(path: Path, text: str) -> None:
     """Write `text` over `path` through a new file in the same folder, renamed over it, keeping the
     file's permission bits."""
     mode = path.stat().st_mode & 0o7777

@@ -157,6 +157,10 @@ class Decision(msgspec.Struct, frozen=True):
     kind: Literal["audit"] | msgspec.UnsetType = msgspec.UNSET
     #: sha256 of the answer text an audit was made on (UNSET for settling decisions).
     answer_sha256: str | msgspec.UnsetType = msgspec.UNSET
+    #: The chance the audit's draw had of drawing this answer, for a draw that favours some answers
+    #: (`adjudicate --audit N --by uncertainty`); UNSET for a stratified draw, where every answer
+    #: had the same chance (`review.validated` weights an audit by its inverse).
+    inclusion_probability: float | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def is_audit(self) -> bool:
@@ -238,6 +242,10 @@ class Record(msgspec.Struct, omit_defaults=False):
     #: A person's blind audit of this record's verdict, set when decisions are applied (never
     #: written by grade); the verdict stands whatever the audit says (`review.audit`).
     human_audit: Decision | msgspec.UnsetType = msgspec.UNSET
+    #: Every reviewer's blind audit of this record when two or more people audited it (set when
+    #: decisions are applied, never written by grade); `human_audit` is then their consensus, UNSET
+    #: when they disagree (`review.audit`).
+    reviewer_audits: list[Decision] | msgspec.UnsetType = msgspec.UNSET
     #: Each of the judge's asks when `--repeat K` asked it K times (each as a panel vote of that one
     #: judge: verdict, reason, attempts); the record's own attempts are then in these. UNSET, and
     #: absent from the line, for an answer asked once.
@@ -271,6 +279,13 @@ class Record(msgspec.Struct, omit_defaults=False):
     def audited_by_human(self) -> Decision | None:
         """The blind audit applied to this record, None when no person audited it."""
         return None if isinstance(self.human_audit, msgspec.UnsetType) else self.human_audit
+
+    @property
+    def audits_by_reviewers(self) -> list[Decision]:
+        """Each reviewer's blind audit of this record: one per person, empty when none audited it."""
+        if not isinstance(self.reviewer_audits, msgspec.UnsetType):
+            return self.reviewer_audits
+        return [] if isinstance(self.human_audit, msgspec.UnsetType) else [self.human_audit]
 
     @property
     def repetitions(self) -> list[PanelVote]:

@@ -88,6 +88,7 @@ from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import t1_deferred
 
+
 class RunStats(msgspec.Struct):
     """What one run did (the totals come from the results file)."""
 

@@ -140,32 +140,34 @@ def _question_warnings(
                     hint="remove it: the gold answer is always accepted",
                 )
             )
-    if t1 and question.t1:
-        trap = frozenset(
-            trap_words(question.trap, gold=question.gold, accept=question.accept, prompt=question.prompt)
-            if t1_trap
-            else ()
-        )
-        for exemplar in question.exemplars:
-            if (
-                exemplar.expected == "fail"
-                and rule_passes(
-                    t1_rule,
-                    exemplar.answer,
-                    gold=question.gold,
-                    accept=question.accept,
-                    prompt=question.prompt,
+    for exemplar in question.exemplars:
+        if exemplar.expected == "fail" and t1_would_pass(
+            question, exemplar.answer, t1=t1, t1_trap=t1_trap, t1_rule=t1_rule
+        ):
+            warnings.append(
+                _warning(
+                    f"T1 would pass this {exemplar.kind} exemplar, which expects fail",
+                    exemplar.pos,
+                    hint=HINT_T1_PASSES,
                 )
-                and not carried_trap_words(exemplar.answer, trap)  # such an answer goes to the judge
-            ):
-                warnings.append(
-                    _warning(
-                        f"T1 would pass this {exemplar.kind} exemplar, which expects fail",
-                        exemplar.pos,
-                        hint=HINT_T1_PASSES,
-                    )
-                )
+            )
     return warnings
+
+
+def t1_would_pass(
+    question: Question, answer: str, *, t1: bool, t1_trap: bool = True, t1_rule: str = DEFAULT_T1_RULE
+) -> bool:
+    """True when T1 passes `answer` to `question` before the judge sees it (the battery's `t1` and
+    the question's on, a key's tokens within the answer's, no trap word carried: such an answer goes
+    to the judge). An exemplar expected to fail with such an answer is warning W104."""
+    if not (t1 and question.t1):
+        return False
+    if not rule_passes(t1_rule, answer, gold=question.gold, accept=question.accept, prompt=question.prompt):
+        return False
+    if not t1_trap:
+        return True
+    trap = trap_words(question.trap, gold=question.gold, accept=question.accept, prompt=question.prompt)
+    return not carried_trap_words(answer, frozenset(trap))
 
 
 #: The templates each builtin-judge marker must appear in.

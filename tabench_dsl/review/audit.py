@@ -6,7 +6,10 @@ standing verdict: applied, it is set on the record it checks as `Record.human_au
 record is the standing one of its (system, question), still decided by the judge or T1 (pass or
 fail), graded with the same prompt (`prompt_sha256`) on the same answer text (`answer_sha256`;
 not compared for a record read without its texts, as `grade`'s closing totals read them).
-The last audit of a pair wins; every other is stale, and reported as such.
+Each reviewer's last audit of a pair counts; a reviewer's earlier ones are stale, and reported as
+such, and one reviewer never replaces another. With two or more reviewers on a pair, the record keeps
+each one's audit (`reviewer_audits`) and `human_audit` is their consensus, none when they disagree:
+such an answer is left out of the judge's agreement and of the validated score (`reviewers`).
 
 The sample (`draw_audit_sample`) is stratified by system and verdict with proportional
 allocation (largest remainder), so every decided answer has (up to rounding) the same chance to be
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from typing import Protocol, TypeVar
 
 import msgspec
@@ -49,10 +52,13 @@ def answer_sha256(record: Record) -> str:
 def attach_audits(
     records: list[Record], audits: Iterable[Decision]
 ) -> tuple[list[Record], list[tuple[Decision, str]]]:
-    """`records` with each pair's last valid audit set on its standing record (`human_audit`), and
-    every audit not applied with the reason (see the module docstring)."""
+    """`records` with each pair's audits set on its standing record, and every audit not applied
+    with the reason (see the module docstring). Each reviewer's last valid audit of a pair counts;
+    one reviewer never replaces another's. With one reviewer it is `human_audit`; with several, all
+    are `reviewer_audits` and `human_audit` is their consensus (`consensus_of`) when they agree,
+    none when they disagree."""
     last_index = {record.key: i for i, record in enumerate(records)}
-    chosen: dict[tuple[str, str], Decision] = {}
+    chosen: dict[tuple[str, str], dict[str, Decision]] = {}
     stale: list[tuple[Decision, str]] = []
     for audit in audits:
         key = (audit.system, audit.question)
@@ -61,14 +67,30 @@ def attach_audits(
         if reason is not None:
             stale.append((audit, reason))
             continue
-        if key in chosen:
-            stale.append((chosen[key], "replaced by a later audit"))
-        chosen[key] = audit
+        by_reviewer = chosen.setdefault(key, {})
+        if audit.reviewer in by_reviewer:
+            stale.append((by_reviewer.pop(audit.reviewer), "replaced by a later audit"))
+        by_reviewer[audit.reviewer] = audit  # re-inserted: the dict's last is the latest audit
     records = list(records)
-    for key, audit in chosen.items():
+    for key, by_reviewer in chosen.items():
         index = last_index[key]
-        records[index] = msgspec.structs.replace(records[index], human_audit=audit)
+        each = list(by_reviewer.values())
+        if len(each) == 1:
+            records[index] = msgspec.structs.replace(records[index], human_audit=each[0])
+            continue
+        agreed = len({audit.verdict for audit in each}) == 1
+        consensus = consensus_of(each) if agreed else msgspec.UNSET
+        records[index] = msgspec.structs.replace(records[index], human_audit=consensus, reviewer_audits=each)
     return records, stale
+
+
+def consensus_of(audits: Sequence[Decision]) -> Decision:
+    """The audit standing for reviewers who agree: the latest, naming them all (`ann, bob`) with
+    each one's note, so a note is not lost to a later audit without one."""
+    notes = list(dict.fromkeys(audit.note for audit in audits if audit.note))
+    return msgspec.structs.replace(
+        audits[-1], reviewer=", ".join(audit.reviewer for audit in audits), note="; ".join(notes)
+    )
 
 
 def stale_audit_reason(record: Record | None, audit: Decision) -> str | None:
@@ -108,19 +130,36 @@ class Drawable(Protocol):
 DrawnT = TypeVar("DrawnT", bound=Drawable)
 
 
-def draw_audit_sample(records: Iterable[DrawnT], n: int, *, seed: int = 0) -> list[DrawnT]:
+def draw_audit_sample(
+    records: Iterable[DrawnT], n: int, *, seed: int = 0, done: Set[tuple[str, str]] | None = None
+) -> list[DrawnT]:
     """Up to `n` of the decided, not yet audited records, stratified by (system, verdict), in a
-    shuffled order that does not give the strata away (see the module docstring)."""
+    shuffled order that does not give the strata away (see the module docstring). `done` names the
+    (system, question) pairs the reviewer audited already: other people's audits then leave an
+    answer in the draw, so two reviewers with one seed draw the same answers (without `done`, an
+    answer anyone audited is left out)."""
     strata: dict[tuple[str, str], list[DrawnT]] = {}
-    for record in records:
-        if record.verdict in DECIDED and record.decision is None and record.audited_by_human is None:
-            strata.setdefault((record.system, record.verdict), []).append(record)
+    for record in drawable(records, done):
+        strata.setdefault((record.system, record.verdict), []).append(record)
     sizes = {key: len(members) for key, members in sorted(strata.items())}
     drawn: list[DrawnT] = []
     for key, count in proportional_allocation(sizes, n).items():
         ranked = sorted(strata[key], key=lambda r: _rank(seed, "draw", r))
         drawn.extend(ranked[:count])
     return sorted(drawn, key=lambda r: _rank(seed, "show", r))
+
+
+def drawable(records: Iterable[DrawnT], done: Set[tuple[str, str]] | None) -> Iterator[DrawnT]:
+    """The records an audit may draw: decided by the judge or T1, not settled by a person, and not
+    audited yet (by the reviewer, with `done`; by anyone, without)."""
+    for record in records:
+        if record.verdict not in DECIDED or record.decision is not None:
+            continue
+        audited = (
+            record.audited_by_human is not None if done is None else (record.system, record.question) in done
+        )
+        if not audited:
+            yield record
 
 
 def proportional_allocation(sizes: dict[tuple[str, str], int], n: int) -> dict[tuple[str, str], int]:

@@ -85,9 +85,11 @@ def make_decision(
     note: str = "",
     now: datetime | None = None,
     audit: bool = False,
+    inclusion_probability: float | None = None,
 ) -> Decision:
     """A decision on `record` by `reviewer` (default: the login name), stamped with the UTC time.
-    With `audit`, a blind audit (`"kind": "audit"`) carrying the sha256 of the answer it judged.
+    With `audit`, a blind audit (`"kind": "audit"`) carrying the sha256 of the answer it judged,
+    and the chance its draw had of drawing it (`inclusion_probability`) for a draw that leaned.
 
     The note is free text a reviewer may paste anything into: it is scrubbed of keys (the values of
     the key variables in the environment and anything key-shaped) like every other text tabench
@@ -105,6 +107,7 @@ def make_decision(
         note=scrub(note.strip(), secrets_in(os.environ)),
         kind="audit" if audit else msgspec.UNSET,
         answer_sha256=answer_sha256(record) if audit else msgspec.UNSET,
+        inclusion_probability=msgspec.UNSET if inclusion_probability is None else inclusion_probability,
     )
 
 

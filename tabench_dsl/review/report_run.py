@@ -190,5 +190,6 @@ def _whole(run: Run, listed: list[Record]) -> list[Record] | None:
         line = found.get(light.key)
         if line is None or line.verdict != light.verdict:
             return None
-        whole.append(msgspec.structs.replace(line, decision=light.decision, human_audit=light.human_audit))
+        human = {"human_audit": light.human_audit, "reviewer_audits": light.reviewer_audits}
+        whole.append(msgspec.structs.replace(line, decision=light.decision, **human))
     return whole

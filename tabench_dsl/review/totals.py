@@ -21,6 +21,7 @@ from .costs import Spend, TokenCounts, judged_attempts
 from .error_range import ErrorRange, error_range
 from .graded_bits import GradedBits
 from .outcomes import count_outcome, latest, outcome, score_interval, score_of
+from .reviewers import Reviewers, reviewer_agreement
 from .served import ServedCounter, ServedModel
 from .slices import TagCounter, TagTotals
 from .stability import Stability, stability
@@ -105,6 +106,9 @@ class Totals(msgspec.Struct):
     served: list[ServedModel] = msgspec.field(default_factory=list)
     #: The judge's flip rate over answers asked more than once (`--repeat`, `stability`).
     stability: Stability | msgspec.UnsetType = msgspec.UNSET
+    #: People against each other and the judge against each of them, when two or more reviewers
+    #: audited (`reviewers`); UNSET, absent from the JSON, otherwise.
+    reviewers: Reviewers | msgspec.UnsetType = msgspec.UNSET
 
 
 def compute_totals(records: Iterable[Record], *, price: Price | None = None) -> Totals:
@@ -187,7 +191,7 @@ class StandingCounter:
             self.seen.add("panel")
         if record.audited is not None:
             self.seen.add("t1_audit")
-        if record.audited_by_human is not None:
+        if record.audits_by_reviewers:
             self.seen.add("human")
         if record.repetitions:
             self.seen.add("repeats")
@@ -221,6 +225,7 @@ class StandingCounter:
             tags=self.tagged.totals(),
             served=self.served.models(),
             stability=stability(standing()) if "repeats" in seen else msgspec.UNSET,
+            reviewers=_reviewers(standing()) if "human" in seen else msgspec.UNSET,
         )
 
 
@@ -247,6 +252,11 @@ def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iter
     for s in systems.values():
         s.audit = audits.get(s.system, msgspec.UNSET)
         s.validated_score = validated.get(s.system, msgspec.UNSET)
+
+
+def _reviewers(standing: Iterable[Record]) -> Reviewers | msgspec.UnsetType:
+    found = reviewer_agreement(standing)
+    return msgspec.UNSET if found is None else found
 
 
 def _usage(systems: dict[str, SystemTotals], spends: dict[str, Spend], price: Price | None) -> Usage:

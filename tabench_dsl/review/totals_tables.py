@@ -62,6 +62,7 @@ def render_table(totals: Totals, width: int | None = None, limits: Limits = EVER
 
     from ..core.display import literal  # names and judges come from files: text, never rich markup
     from .audit_view import audit_tables
+    from .reviewers_view import reviewer_tables
 
     by_system = system_table(totals, width)
     by_question = question_table(totals, width, limits.of("question"))
@@ -79,6 +80,7 @@ def render_table(totals: Totals, width: int | None = None, limits: Limits = EVER
     if totals.t1_audit is not None:
         parts.append(t1_audit_table(totals.t1_audit))
     parts.extend(audit_tables(totals))
+    parts.extend(reviewer_tables(totals))
     parts.extend(t for t in (stability_table(totals.stability), error_range_table(totals)) if t is not None)
     sliced = (tag_table(totals, limits.of("tag")), comparison_table(totals.comparisons, limits.of("pairs")))
     parts.extend(table for table in sliced if table)

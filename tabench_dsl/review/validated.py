@@ -15,6 +15,18 @@ decided answer as the unlabelled predictions (bench/ppi_reference.py compares th
 raw score's interval, this one covers the judge's own errors: it is as wide as the judge's
 disagreement with people makes it.
 
+Audits drawn with unequal chances (`adjudicate --audit N --by uncertainty`, `uncertain_draw`)
+carry each its inclusion probability p; the estimate is then the active-inference form of PPI
+(Zrnic and Candes, "Active statistical inference", ICML 2024; Horvitz-Thompson weighting): each
+decided answer's value is its prediction f, plus (Y - f) / p for an audited one, and
+
+    theta = mean_N(value)          se = sqrt(var_N(value) / N)
+
+which is unbiased whatever the probabilities (an audit from a uniform draw among them counts with
+p = its share of the decided answers; with every p equal to n / N, theta is the classic one).
+With several reviewers, Y is their consensus: an answer they disagree on is left out, and
+`reviewers_disagreed` says how many were.
+
 A system's score also counts answers the judge did not decide: an `adjudicate` a person settled
 counts as that person's verdict, exactly, and one still undecided as not a pass, as in the raw
 score. With M such answers, K of them passed by a person, the estimate of the score is
@@ -52,6 +64,8 @@ class ValidatedScore(msgspec.Struct):
     ci_high: float
     audits: int
     more_audits_to_halve: int | None = None
+    #: Audited answers left out because their reviewers disagree (no consensus); UNSET when none.
+    reviewers_disagreed: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class PpiMean(msgspec.Struct, frozen=True):
@@ -81,6 +95,35 @@ def ppi_mean(labels: Sequence[float], predicted: Sequence[float], all_predicted:
     return PpiMean(mean_f + mean_r, math.sqrt(judge_term + var_r / n), judge_term, var_r, n, big_n)
 
 
+def active_ppi_mean(
+    labels: Sequence[float],
+    predicted: Sequence[float],
+    probabilities: Sequence[float],
+    all_predicted: Sequence[float],
+) -> PpiMean:
+    """The prediction-powered mean of audits drawn with unequal `probabilities` (each audited
+    item's chance of being drawn): each item's value is its prediction, plus for an audited item
+    its rectifier over its probability (Horvitz-Thompson); the mean of those values and the
+    standard error of their mean (module docstring). The two variance terms are the judge's own
+    and what the audits add, as `audits_to_halve` reads them."""
+    n, big_n = len(labels), len(all_predicted)
+    if n == 0 or big_n == 0 or not (len(predicted) == len(probabilities) == n):
+        raise ValueError("an active prediction-powered mean needs labels, predictions and probabilities")
+    sum_f = sum(all_predicted)
+    sum_f2 = sum(f * f for f in all_predicted)
+    correction = sum_values2 = 0.0
+    for y, f, p in zip(labels, predicted, probabilities, strict=True):
+        value = f + (y - f) / p
+        correction += (y - f) / p
+        sum_values2 += value * value - f * f  # the audited item's value replaces its prediction
+    theta = (sum_f + correction) / big_n
+    variance = max(0.0, (sum_f2 + sum_values2) / big_n - theta * theta)
+    mean_f = sum_f / big_n
+    judge_term = max(0.0, sum_f2 / big_n - mean_f * mean_f) / big_n
+    se = math.sqrt(variance / big_n)
+    return PpiMean(theta, se, judge_term, max(0.0, se * se - judge_term) * n, n, big_n)
+
+
 def audits_to_halve(mean: PpiMean) -> int | None:
     """How many audits beyond `mean.n` would halve its interval's width; None when none can."""
     b = mean.rectifier_variance
@@ -97,21 +140,25 @@ def validated_score(records: Iterable[Record]) -> ValidatedScore | None:
     predicted: list[float] = []
     labels: list[float] = []
     labelled_predictions: list[float] = []
-    settled_pass = other = 0
+    probabilities: list[float | None] = []
+    settled_pass = other = disagreed = 0
     for record in records:
         if record.verdict in ("pass", "fail"):
+            disagreed += record.audited_by_human is None and bool(record.audits_by_reviewers)
             f = 1.0 if record.verdict == "pass" else 0.0
             predicted.append(f)
             audit = record.audited_by_human
             if audit is not None:
                 labels.append(1.0 if audit.verdict == "pass" else 0.0)
                 labelled_predictions.append(f)
+                chance = audit.inclusion_probability
+                probabilities.append(chance if isinstance(chance, float) and chance > 0 else None)
         elif record.verdict == "adjudicate":
             other += 1
             settled_pass += record.decision is not None and record.decision.verdict == "pass"
     if len(labels) < MIN_AUDITS:
         return None
-    mean = ppi_mean(labels, labelled_predictions, predicted)
+    mean = _mean(labels, labelled_predictions, probabilities, predicted)
     share = mean.big_n / (mean.big_n + other)
     estimate = (settled_pass + mean.big_n * mean.theta) / (mean.big_n + other)
     half = Z95 * mean.se * share
@@ -121,7 +168,20 @@ def validated_score(records: Iterable[Record]) -> ValidatedScore | None:
         ci_high=_clip(estimate + half),
         audits=mean.n,
         more_audits_to_halve=audits_to_halve(mean),
+        reviewers_disagreed=disagreed or msgspec.UNSET,
     )
+
+
+def _mean(
+    labels: list[float], predicted: list[float], probabilities: list[float | None], every: list[float]
+) -> PpiMean:
+    """Classic PPI when every audit came from a uniform draw; else each audit weighted by the
+    inverse of its inclusion probability, an audit without one taken as drawn uniformly (its
+    share of the decided answers)."""
+    if all(p is None for p in probabilities):
+        return ppi_mean(labels, predicted, every)
+    uniform = sum(p is None for p in probabilities) / len(every)
+    return active_ppi_mean(labels, predicted, [uniform if p is None else p for p in probabilities], every)
 
 
 def validated_scores(

@@ -73,9 +73,13 @@ def test_an_audit_is_blind_until_decided_and_kept_apart(
     # The settling walk still offers the same two adjudicate answers.
     status, out, _ = run(monkeypatch, capsys, ["adjudicate", str(results)], "q\n")
     assert out.startswith("2 answer(s) to decide")
-    # A second audit session draws answers not audited yet; the same seed draws the same ones.
-    status, out, _ = run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "9"], "q\n")
+    # The same reviewer's second session draws answers they have not audited yet; another reviewer
+    # may audit every decided answer, those ana audited too.
+    again = ["adjudicate", str(results), "--audit", "9", "--reviewer"]
+    status, out, _ = run(monkeypatch, capsys, [*again, "ana"], "q\n")
     assert out.startswith("3 answer(s) to audit")
+    status, out, _ = run(monkeypatch, capsys, [*again, "bo"], "q\n")
+    assert out.startswith("5 answer(s) to audit")
 
 
 def test_the_terminal_table_shows_the_audits(monkeypatch, capsys, results: Path) -> None:
