@@ -17,9 +17,7 @@ interrupted export leaves the previous file, never half of one.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ import msgspec
 
 from ..core.extras import require
 from ..core.records import Record
+from ..core.safe_open import replacing
 from .costs import Spend, judged_attempts
 from .outcomes import BOUND_DECIMALS, latest, outcome
 from .totals import Totals
@@ -267,15 +266,8 @@ def _int64(value: Any) -> Any:
 
 def _replace(out: str | Path, write: Callable[[Any], Any]) -> None:
     """Write `out` whole through `write(binary_file)` under a temporary name, then rename it."""
-    target = Path(out)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with replacing(out) as f:
+        write(f)
 
 
 def is_export_file(path: Path) -> bool:

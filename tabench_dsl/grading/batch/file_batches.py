@@ -20,7 +20,6 @@ the judge only names the model and shapes the request bodies, and no key is writ
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import msgspec
 
 from ...core.errors import UsageError
 from ...core.jsonl import is_json, numbered_lines, strip_bom
+from ...core.safe_open import replacing
 from ..judges.base import Judge
 from .openai_batches import request_line, result_line
 from .service import BatchStatus, LineResult, spool
@@ -70,14 +70,11 @@ class FileBatches:
         while self.requests_file(f"round-{number}").exists() or self.results_file(f"round-{number}").exists():
             number += 1
         batch_id = f"round-{number}"
-        target = self.requests_file(batch_id)
-        partial = target.with_name(target.name + ".partial")
-        with spool(entries) as data, open(partial, "wb") as out:
+        # Whole, then renamed into place: an engine watching the folder never sees half a file, and
+        # a link planted under the name is replaced, never written through.
+        with spool(entries) as data, replacing(self.requests_file(batch_id)) as out:
             while chunk := data.read(1 << 20):
                 out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(partial, target)  # an engine watching the folder never sees half a file
         return await self.status(batch_id)
 
     async def status(self, batch_id: str) -> BatchStatus:
@@ -110,7 +107,8 @@ class FileBatches:
                 raise UsageError(f"{file}:{number}:{_column(exc)}: not a batch output line: {exc}") from None
 
     async def cancel(self, batch_id: str) -> BatchStatus:
-        (self.folder / f"{batch_id}.cancelled").touch()
+        with replacing(self.folder / f"{batch_id}.cancelled"):
+            pass  # an empty marker, put in place like every file tabench writes (never through a link)
         return await self.status(batch_id)
 
     def _wanted(self, batch_id: str) -> frozenset[str]:
