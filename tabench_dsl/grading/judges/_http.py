@@ -288,6 +288,9 @@ class HttpJudge(Judge):
         kept = {name: value for name, value in self._headers.items() if name.lower() not in overridden}
         self._headers = {**kept, **shape.headers}
 
+    def reply_tokens(self) -> int:
+        return self.shape.reply_tokens(self.params.max_tokens)
+
     @property
     def secrets(self) -> tuple[str, ...]:
         """The key and the header values: never in a message, a reply or a record."""

@@ -1,0 +1,93 @@
+"""Round 3, money: a battery's `judge.price` never prices a judge the user named on the command line
+(a price of 0 would lift every `--max-cost`), and the cap reserves the reply tokens the request
+really asks for (`--judge-param max_tokens`, `max_completion_tokens`, `n`). Against a real scripted
+judge server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from support.helpers_grading import PASS, write_battery
+
+from tabench_dsl.cli import main
+from tabench_dsl.core.nodes import JudgeDefaults
+from tabench_dsl.core.price import Price
+from tabench_dsl.grading.judges.factory import judge_price
+from tabench_dsl.grading.judges.request_shape import RequestOptions, RequestShape
+
+FREE = "judge:\n  price: {input: 0, output: 0}\n"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    battery = write_battery(tmp_path)
+    with (battery / "battery.yaml").open("a") as manifest:
+        manifest.write(FREE)  # the battery's author says the judge is free
+    rows = [{"system": s, "question": "h03", "answer": f"sky {s}"} for s in ("s1", "s2", "s3")]
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def _grade(work: Path, url: str, *extra: str) -> list[str]:
+    return ["grade", str(work / "battery"), "--answers", "answers.jsonl", "--judge", url, "--model", "m",
+            "--no-cache", "--concurrency", "1", *extra]  # fmt: skip
+
+
+async def test_a_battery_s_price_never_lifts_the_cap_of_a_judge_named_on_the_command_line(
+    work: Path, judge_server, capsys
+) -> None:
+    server = await judge_server([PASS])
+    status = await asyncio.to_thread(main, _grade(work, server.url, "--max-cost", "0.01"))
+    assert status == 2
+    assert "--max-cost needs the judge's price" in capsys.readouterr().err
+    assert server.requests == []
+
+
+def test_the_price_of_a_judge_is_the_command_line_s_or_the_manifest_s_for_its_own_judge() -> None:
+    theirs, mine = Price(input=0.0, output=0.0), Price(input=2.0, output=8.0)
+    manifest = JudgeDefaults(model="gpt-x", price=theirs)
+    assert judge_price(None, None, None, manifest) == theirs  # the manifest's own judge
+    assert judge_price(None, "gpt-x", None, manifest) == theirs  # the same model, said again
+    assert judge_price("http://127.0.0.1:1/v1", None, None, manifest) is None
+    assert judge_price(None, "other", None, manifest) is None
+    assert judge_price("openai:gpt-x", None, mine, manifest) == mine
+
+
+@pytest.mark.parametrize(
+    ("params", "reserved"),
+    [
+        ({}, 300),
+        ({"max_tokens": 100_000}, 100_000),
+        ({"max_completion_tokens": 50_000}, 50_000),
+        ({"max_tokens": 10}, 300),  # the smaller of two budgets is never the one reserved
+        ({"n": 8}, 2_400),
+        ({"max_tokens": 1000, "n": 4, "best_of": 6}, 6_000),
+        ({"max_output_tokens": "4000"}, 4_000),
+        ({"max_tokens": 2.5e3, "n": True}, 2_500),
+        ({"max_tokens": "lots", "n": -3}, 300),
+    ],
+)
+def test_the_reply_tokens_a_request_asks_for(params: dict, reserved: int) -> None:
+    assert RequestShape(RequestOptions(params=params)).reply_tokens(300) == reserved
+
+
+async def test_the_cap_reserves_the_judge_param_budget(work: Path, judge_server, capsys) -> None:
+    server = await judge_server([PASS])
+    # At $10 per million reply tokens, 100,000 tokens may cost $1: a $0.50 cap sends nothing.
+    argv = _grade(work, server.url, "--price", "input=1,output=10", "--max-cost", "0.5")
+    status = await asyncio.to_thread(main, [*argv, "--judge-param", "max_tokens=100000"])
+    assert status == 1
+    assert "spend cap reached" in capsys.readouterr().err
+    assert server.requests == []
+    status = await asyncio.to_thread(main, [*argv, "--judge-param", "n=2000", "--out", "n.jsonl"])
+    assert status == 1 and server.requests == []
+    # The same cap with the default 300 reply tokens grades every answer.
+    assert await asyncio.to_thread(main, [*argv, "--out", "plain.jsonl"]) == 0
+    assert len(server.requests) == 3
