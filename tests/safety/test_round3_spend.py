@@ -15,6 +15,7 @@ from support.helpers_grading import PASS, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import JudgeDefaults
 from tabench_dsl.core.price import Price
+from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.factory import judge_price
 from tabench_dsl.grading.judges.request_shape import RequestOptions, RequestShape
 
@@ -91,3 +92,32 @@ async def test_the_cap_reserves_the_judge_param_budget(work: Path, judge_server,
     # The same cap with the default 300 reply tokens grades every answer.
     assert await asyncio.to_thread(main, [*argv, "--out", "plain.jsonl"]) == 0
     assert len(server.requests) == 3
+
+
+# -- secrets too short to keep ---------------------------------------------------------------------
+
+
+async def test_a_short_header_value_or_key_is_warned_about_not_cut_from_replies(
+    work: Path, judge_server, capsys, monkeypatch
+) -> None:
+    server = await judge_server([PASS])
+    monkeypatch.setenv("OPENAI_API_KEY", "s")  # every reply holds an s
+    # The reply says `"missing_minor": false`: cutting "false" out would leave it malformed.
+    argv = _grade(work, server.url, "--judge-header", "Helicone-Cache-Enabled=false")
+    assert await asyncio.to_thread(main, argv) == 0
+    err = capsys.readouterr().err
+    assert "warning: --judge-header Helicone-Cache-Enabled: the value is shorter than 20 characters" in err
+    assert "warning: OPENAI_API_KEY: the value is shorter than 20 characters" in err
+    assert "false" not in err  # the value itself is never shown
+    assert {r.verdict for r in iter_records(work / "results.jsonl")} == {"pass"}
+    assert "[redacted]" not in (work / "results.jsonl").read_text()  # no word of a reply was cut
+
+
+def test_secrets_are_cut_at_twenty_characters_or_more() -> None:
+    from tabench_dsl.core.redact import MIN_SECRET_LENGTH, scrub
+
+    assert MIN_SECRET_LENGTH == 20
+    reply = '{"verdict": "pass", "facets": {"extra_correct_info": true}}'
+    assert scrub(reply, ["x", "true", "extra_correct_info"]) == reply
+    gateway = "gw-0123456789abcdefXYZ"  # 22 characters
+    assert scrub(f"echo {gateway}!", [gateway]) == "echo [redacted]!"
