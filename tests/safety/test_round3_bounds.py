@@ -1,0 +1,52 @@
+"""Round 3, sizes set by someone else's file: `totals --csv` of a results file whose systems each
+name their own facet stays as large as `totals --json` (no systems x facets table)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from support.helpers_grading import write_battery
+
+from tabench_dsl.cli import main
+from tabench_dsl.review.export import MAX_FACET_COLUMNS, MORE_FACETS
+
+SYSTEMS = 1000
+
+
+@pytest.fixture
+def many_facets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A results file of `SYSTEMS` systems, each record naming a facet of its own (and a shared one)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    battery = write_battery(tmp_path)
+    (tmp_path / "a.jsonl").write_text(json.dumps({"system": "s", "question": "h02", "answer": "7311"}) + "\n")
+    assert main(["grade", str(battery), "--answers", "a.jsonl", "--out", "one.jsonl"]) == 0
+    record = json.loads((tmp_path / "one.jsonl").read_text().splitlines()[0])
+    lines = []
+    for n in range(SYSTEMS):
+        record.update(system=f"sys{n}", facets={f"own_{n}": True, "shared": True})
+        lines.append(json.dumps(record) + "\n")
+    (tmp_path / "r.jsonl").write_text("".join(lines))
+    return tmp_path
+
+
+def test_csv_totals_have_a_bounded_number_of_facet_columns(many_facets: Path, capsys) -> None:
+    assert main(["totals", "r.jsonl", "--json"]) == 0
+    as_json = capsys.readouterr().out
+    assert main(["totals", "r.jsonl", "--csv"]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == SYSTEMS
+    facet_columns = [c for c in rows[0] if c.startswith("facets_")]
+    assert len(facet_columns) == MAX_FACET_COLUMNS and "facets_shared" in facet_columns
+    # No facet is lost: each system's count in a column, or in its other_facets cell.
+    for row in rows[:50] + rows[-50:]:
+        n = int(row["system"].removeprefix("sys"))
+        own = f"own_{n}"
+        counted = int(row[f"facets_{own}"]) if f"facets_{own}" in row else json.loads(row[MORE_FACETS])[own]
+        assert counted == 1 and row["facets_shared"] == "1"
+    assert len(text) < 2 * len(as_json)  # as large as the JSON, not systems x facets
