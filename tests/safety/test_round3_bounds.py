@@ -50,3 +50,25 @@ def test_csv_totals_have_a_bounded_number_of_facet_columns(many_facets: Path, ca
         counted = int(row[f"facets_{own}"]) if f"facets_{own}" in row else json.loads(row[MORE_FACETS])[own]
         assert counted == 1 and row["facets_shared"] == "1"
     assert len(text) < 2 * len(as_json)  # as large as the JSON, not systems x facets
+
+
+def test_a_batch_results_line_nested_50000_deep_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:
+    import asyncio
+
+    from tabench_dsl.core.errors import UsageError
+    from tabench_dsl.grading.batch.file_batches import FileBatches
+
+    service = FileBatches(tmp_path)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    status = asyncio.run(service.submit([service.entry("tb-1", body)]))
+    deep = b"[" * 50_000 + b"]" * 50_000
+    line = b'{"id": "x", "custom_id": "tb-1", "response": {"status_code": 200, "body": ' + deep + b"}}\n"
+    service.results_file(status.id).write_bytes(line)
+
+    async def read() -> list:
+        return [x async for x in service.results(status)]
+
+    with pytest.raises(UsageError, match=r"round-1\.results\.jsonl:1:1: not a batch output line"):
+        asyncio.run(read())
+    with pytest.raises(UsageError, match=r"round-1\.results\.jsonl:1:1: not a batch line"):
+        asyncio.run(service.status(status.id))

@@ -103,7 +103,7 @@ class FileBatches:
         for file, number, line in self._lines(path):
             try:
                 yield result_line(strip_bom(line))
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                 raise UsageError(f"{file}:{number}:{_column(exc)}: not a batch output line: {exc}") from None
 
     async def cancel(self, batch_id: str) -> BatchStatus:
@@ -130,7 +130,7 @@ class FileBatches:
         for file, number, line in self._lines(path):
             try:
                 names.append(_named.decode(strip_bom(line)).custom_id)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                 raise UsageError(f"{file}:{number}:{_column(exc)}: not a batch line: {exc}") from None
         return names
 

@@ -148,7 +148,7 @@ async def decision(request: web.Request) -> web.Response:
         return _error(400, f"a decision is at most {MAX_BODY // 1024} KiB")
     try:
         wanted = _decision_decoder.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         return _error(
             400,
             f"a decision is a JSON object with system, question and verdict (pass or fail): "
@@ -182,7 +182,7 @@ async def audit_decide(request: web.Request) -> web.Response:
         wanted = audit_decoder.decode(await request.read())
     except web.HTTPRequestEntityTooLarge:
         return _error(400, f"an audit is at most {MAX_BODY // 1024} KiB")
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         return _error(
             400, f"an audit is a JSON object with token and verdict (pass or fail): {_short(str(exc))}"
         )
