@@ -121,3 +121,30 @@ def test_secrets_are_cut_at_twenty_characters_or_more() -> None:
     assert scrub(reply, ["x", "true", "extra_correct_info"]) == reply
     gateway = "gw-0123456789abcdefXYZ"  # 22 characters
     assert scrub(f"echo {gateway}!", [gateway]) == "echo [redacted]!"
+
+
+# -- token counts a reply reports ------------------------------------------------------------------
+
+
+async def test_a_negative_token_count_is_an_error_of_the_reply_not_a_figure(
+    work: Path, judge_server, capsys
+) -> None:
+    from support.judge_server import Raw
+
+    completion = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": PASS}}],
+        "usage": {"prompt_tokens": -1_000_000_000, "completion_tokens": 5, "total_tokens": 0},
+    }
+    server = await judge_server([Raw(body=completion)])
+    argv = _grade(work, server.url, "--price", "input=1,output=1", "--retries", "0", "--json")
+    await asyncio.to_thread(main, argv)
+    totals = json.loads(capsys.readouterr().out)
+    assert totals["all"]["cost_usd"] in (0, None)
+    for record in iter_records(work / "results.jsonl"):
+        assert record.verdict in ("error", "adjudicate")
+        assert all(a.tokens.prompt >= 0 for a in record.attempts)
+        assert any("a count is never below 0" in (a.error or "") for a in record.attempts)
