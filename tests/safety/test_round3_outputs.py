@@ -140,3 +140,56 @@ def test_merge_never_writes_through_a_link_beside_out(graded: Path) -> None:
     (graded / "m.decisions.jsonl").symlink_to(victim)
     assert main(["merge", "m.jsonl", "b.jsonl"]) == 2
     assert victim.read_text() == "mine\n"
+
+
+# -- the class: no output path of any command is written through a link -------------------------------
+
+#: Each command that writes files, as (argv, the names it writes) in a folder holding the results
+#: file `r.jsonl` (and its decisions) and a battery `battery/`.
+COMMANDS: dict[str, tuple[list[str], list[str]]] = {
+    "report": (["report", "r.jsonl", "--html", "out.html"], ["out.html"]),
+    "export": (["export", "r.jsonl", "--format", "csv", "--out", "out.csv"], ["out.csv"]),
+    "merge": (["merge", "m.jsonl", "r.jsonl"], ["m.jsonl", "m.decisions.jsonl", "m.batches.jsonl"]),
+    "lock": (["compile", "battery", "--lock"], ["battery/tabench.lock", "battery/tabench.lock.tmp"]),
+    "grade": (
+        ["grade", "battery", "--answers", "a.jsonl", "--question", "h02", "--out", "g.jsonl"],
+        ["g.jsonl", "g.batches.jsonl"],
+    ),
+}
+
+
+@settings(
+    max_examples=30,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    command=st.sampled_from(sorted(COMMANDS)),
+    planted=st.lists(
+        st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=3, unique_by=lambda x: x[0]
+    ),
+)
+def test_no_command_writes_through_a_link(tmp_path_factory, monkeypatch, command: str, planted) -> None:
+    """Whatever output names of a command are links (to a file of the user's, or dangling to a
+    name not yet there), the command leaves every link's target as it was (it may refuse: exit 2)."""
+    base = tmp_path_factory.mktemp("cmd")
+    monkeypatch.chdir(base)
+    monkeypatch.delenv("TABENCH_CACHE", raising=False)
+    write_battery(base)
+    (base / "a.jsonl").write_text(json.dumps({"system": "s", "question": "h02", "answer": "7311"}) + "\n")
+    assert main(["grade", "battery", "--answers", "a.jsonl", "--question", "h02", "--out", "r.jsonl"]) == 0
+    argv, names = COMMANDS[command]
+    targets = []
+    for n, (which, dangling) in enumerate(planted):
+        name = names[which % len(names)]
+        if (base / name).is_symlink():
+            continue
+        target = base / f"target-{n}"
+        if not dangling:
+            target.write_text("mine\n")
+        (base / name).symlink_to(target)
+        targets.append((target, dangling))
+    assert main(argv) in (0, 1, 2)
+    for target, dangling in targets:
+        assert not target.exists() if dangling else target.read_text() == "mine\n"
