@@ -139,7 +139,7 @@ def read_lock(path: str | Path) -> Lock:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: no lock file; write one with `tabench compile BATTERY --lock`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # nested too deep too
         raise UsageError(f"{path}: not a tabench lock file ({exc})") from None
     questions = data.get("questions") if isinstance(data, dict) else None
     if (

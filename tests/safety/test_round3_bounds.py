@@ -72,3 +72,11 @@ def test_a_batch_results_line_nested_50000_deep_is_a_bad_line_not_a_crash(tmp_pa
         asyncio.run(read())
     with pytest.raises(UsageError, match=r"round-1\.results\.jsonl:1:1: not a batch line"):
         asyncio.run(service.status(status.id))
+
+
+def test_a_battery_s_lock_nested_50000_deep_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    battery = write_battery(tmp_path)
+    (battery / "tabench.lock").write_text("[" * 50_000 + "]" * 50_000)
+    assert main(["compile", str(battery), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "tabench.lock: not a tabench lock file" in err and "Traceback" not in err
