@@ -148,3 +148,19 @@ async def test_a_negative_token_count_is_an_error_of_the_reply_not_a_figure(
         assert record.verdict in ("error", "adjudicate")
         assert all(a.tokens.prompt >= 0 for a in record.attempts)
         assert any("a count is never below 0" in (a.error or "") for a in record.attempts)
+
+
+def test_a_manifest_panel_member_given_the_user_s_model_has_no_battery_price() -> None:
+    from tabench_dsl.core.nodes import PanelJudge
+    from tabench_dsl.grading.session import GradingOptions, chosen_judges
+
+    theirs = Price(input=0.0, output=0.0)
+    manifest = JudgeDefaults(
+        price=theirs, panel=(PanelJudge(backend="openai", model="gpt-x"), PanelJudge(backend="anthropic"))
+    )
+    own, other = (defaults.price for _, _, defaults in chosen_judges(GradingOptions(), manifest))
+    assert (own, other) == (theirs, theirs)  # the battery's own judges
+    named, unnamed = (
+        defaults.price for _, _, defaults in chosen_judges(GradingOptions(model="mine"), manifest)
+    )
+    assert (named, unnamed) == (theirs, None)  # the second judge asks the user's model
