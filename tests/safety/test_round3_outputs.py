@@ -193,3 +193,13 @@ def test_no_command_writes_through_a_link(tmp_path_factory, monkeypatch, command
     assert main(argv) in (0, 1, 2)
     for target, dangling in targets:
         assert not target.exists() if dangling else target.read_text() == "mine\n"
+
+
+def test_a_fifo_planted_as_a_batch_results_file_is_named_not_waited_on(tmp_path: Path) -> None:
+    from tabench_dsl.core.errors import UsageError
+
+    service = FileBatches(tmp_path)
+    status = asyncio.run(service.submit([service.entry("tb-1", BODY)]))
+    os.mkfifo(service.results_file(status.id))
+    with pytest.raises(UsageError, match=r"round-1\.results\.jsonl: not a regular file"):
+        asyncio.run(service.status(status.id))

@@ -20,8 +20,11 @@ the judge only names the model and shapes the request bodies, and no key is writ
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -148,7 +151,7 @@ class FileBatches:
         lines: list[tuple[Path, int, bytes]] = []
         for file in files:
             try:
-                with open(file, "rb") as f:
+                with _regular(file) as f:
                     lines.extend(
                         (file, n, line)
                         for n, line in numbered_lines(f)
@@ -157,6 +160,16 @@ class FileBatches:
             except FileNotFoundError:
                 continue
         return lines
+
+
+def _regular(file: Path) -> BinaryIO:
+    """`file` open for reading; a `UsageError` naming it when it is not a regular file. The folder
+    is filled by others: a FIFO there would block the grading forever, a device never end."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{file}: not a regular file; a batch results file is one")
+    return os.fdopen(fd, "rb")
 
 
 def _column(exc: Exception) -> int:
