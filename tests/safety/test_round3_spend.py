@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.helpers_grading import PASS, write_battery
 
 from tabench_dsl.cli import main
@@ -164,3 +166,19 @@ def test_a_manifest_panel_member_given_the_user_s_model_has_no_battery_price() -
         defaults.price for _, _, defaults in chosen_judges(GradingOptions(model="mine"), manifest)
     )
     assert (named, unnamed) == (theirs, None)  # the second judge asks the user's model
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200),
+    short=st.text(min_size=1, max_size=19),
+    long=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=20, max_size=40),
+)
+def test_a_short_secret_never_changes_text_and_a_long_one_never_survives(
+    text: str, short: str, long: str
+) -> None:
+    from tabench_dsl.core.redact import KEY_SHAPED, scrub
+
+    if KEY_SHAPED.search(text) is None:
+        assert scrub(text, [short]) == text
+    assert long not in scrub(f"{text}{long}{text}", [long])
