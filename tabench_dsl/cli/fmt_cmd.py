@@ -92,5 +92,5 @@ def _print_diff(path: Path, before: str, after: str) -> None:
 def _replace(path: Path, text: str) -> None:
     """Write `text` over `path` through a new file in the same folder, renamed over it, keeping the
     file's permission bits."""
-    with replacing(path, mode=None) as f:
+    with replacing(path, keep_mode=True) as f:
         f.write(text.encode("utf-8"))

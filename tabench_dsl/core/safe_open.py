@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -58,24 +58,23 @@ def open_new(path: str | Path, mode: int = 0o600) -> int:
 
 
 @contextlib.contextmanager
-def replacing(path: str | Path, mode: int | None = 0o644) -> Iterator[BinaryIO]:
+def replacing(path: str | Path, *, keep_mode: bool = False) -> Iterator[BinaryIO]:
     """A new binary file beside `path` that takes `path`'s place (by rename: a link there is
-    replaced, never followed) once the block ends without an error, with permission bits `mode`
-    (None keeps those of the file it replaces). Any error leaves `path` as it was; an `OSError` of
-    the writing is a `StorageError` naming `path`."""
+    replaced, never followed) once the block ends without an error. It is created as any new file
+    is (0644 less the umask), or, with `keep_mode`, gets the permission bits of the file it
+    replaces. Any error leaves `path` as it was; a write the disk refuses is a `StorageError`
+    naming `path`."""
     target = Path(path)
-    if mode is None:
-        try:
-            mode = os.lstat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    kept = os.lstat(target).st_mode & 0o7777 if keep_mode and os.path.lexists(target) else None
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    fd = open_new(temporary, 0o644)  # a fresh random name, O_EXCL: never a name planted there
     try:
         with os.fdopen(fd, "wb") as sink:
             yield sink
             sink.flush()
             os.fsync(sink.fileno())
-        os.chmod(temporary, mode)
+        if kept is not None:
+            os.chmod(temporary, kept)
         os.replace(temporary, target)
     except BaseException as stopped:
         with contextlib.suppress(OSError):

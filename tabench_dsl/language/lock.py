@@ -127,7 +127,7 @@ def write_lock(compiled: CompiledBattery, path: str | Path) -> Path:
     renamed over `path`, which replaces `path` itself, never what a link there points to.
     """
     path = Path(path)
-    with replacing(path, mode=0o644) as f:  # a lock is shared like the battery
+    with replacing(path) as f:
         f.write(lock_text(lock_of(compiled)).encode("utf-8"))
     return path
 
