@@ -58,7 +58,7 @@ def check_output(
     where = f"{option} {shown(str(path))}" if option else shown(str(path))
     verb = "append to" if append else "overwrite"
     for role, source in (inputs or {}).items():
-        if source is not None and _same_file(path, Path(source)):
+        if source is not None and same_file(path, Path(source)):
             raise UsageError(f"{where}: that is {role}; tabench never writes over its input")
     try:
         info = path.lstat()  # a link, dangling or not, is looked at, never through
@@ -79,7 +79,9 @@ def check_output(
         )
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """True when `a` and `b` are one file, however reached (a link, a hard link); False when one is
+    missing."""
     try:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet): not the same file

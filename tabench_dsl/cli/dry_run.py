@@ -235,10 +235,11 @@ def run(options: GradeOptions) -> int:
 def planned_judges(compiled: CompiledBattery, options: GradingOptions) -> list[JudgeIdentity]:
     """The judges the grading would ask, named as `session.open_judge` builds them (one, or each
     judge of a panel from `--judge` given more than once or the manifest's `judge.panel`), each with
-    the price it would record (`--price`, else its own or the manifest's)."""
+    the price it would record (`factory.judge_price`)."""
     import os
 
     from ..core.nodes import JudgeDefaults
+    from ..grading.judges.factory import judge_price
     from ..grading.judges.identity import judge_identity
 
     manifest = compiled.judge
@@ -253,7 +254,7 @@ def planned_judges(compiled: CompiledBattery, options: GradingOptions) -> list[J
             request=options.request,
             decoding=options.decoding,
         )
-        price = options.price or defaults.price
+        price = judge_price(name, model, options.price, defaults)
         return msgspec.structs.replace(found, info=msgspec.structs.replace(found.info, price=price))
 
     return [identity(*member) for member in chosen_judges(options, manifest)]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from ..core.display import shown
 from ..core.errors import SpecError
+from ..core.safe_open import replacing
 from .command_help import add_command
 
 
@@ -93,13 +92,5 @@ def _print_diff(path: Path, before: str, after: str) -> None:
 def replace_file(path: Path, text: str) -> None:
     """Write `text` over `path` through a new file in the same folder, renamed over it, keeping the
     file's permission bits."""
-    mode = path.stat().st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with replacing(path, keep_mode=True) as f:
+        f.write(text.encode("utf-8"))

@@ -1,9 +1,10 @@
 """`--price input=0.40,cached_input=0.10,output=1.60`: the judge's price on the command line.
 
 `grade` and `calibrate` record it in every record's judge (it wins over the manifest's
-`judge.price`); `totals`, `report` and `view` price every record's tokens with it, over the price
-the records carry (a results file graded before prices were recorded, or at a price since changed).
-A bad value is a usage error (exit 2) that says what is wrong.
+`judge.price`, which prices only the judge the manifest chose: `judges.factory.judge_price`);
+`totals`, `report` and `view` price every record's tokens with it, over the price the records
+carry (a results file graded before prices were recorded, or at a price since changed). A bad
+value is a usage error (exit 2) that says what is wrong.
 """
 
 from __future__ import annotations

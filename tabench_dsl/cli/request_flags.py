@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import sys
+from collections.abc import Iterable, Mapping
 
 from ..core.display import shown
 from ..core.errors import UsageError
+from ..core.redact import MIN_SECRET_LENGTH, SECRET_VARIABLES, too_short
 
 #: Body fields a `--judge-param` may not set: the prompt itself, and streaming (replies are read whole).
 RESERVED_PARAMS = frozenset({"messages", "system", "stream"})
@@ -56,11 +60,27 @@ def request_options(args: argparse.Namespace):
     malformed or reserved entry (a header's value is never repeated)."""
     from ..grading.judges.request_shape import RequestOptions
 
-    return RequestOptions(
+    options = RequestOptions(
         structured=args.structured,
         params=dict(parse_param(text) for text in args.judge_param),
         headers=tuple(parse_header(text) for text in args.judge_header),
     )
+    warn_short_secrets(options.headers, os.environ)
+    return options
+
+
+def warn_short_secrets(headers: Iterable[tuple[str, str]], env: Mapping[str, str]) -> None:
+    """Say on stderr which header values and keys are too short to be kept secret
+    (`redact.too_short`): they are sent, but left in replies and records, never cut out of them."""
+    named = [(f"--judge-header {name}", value) for name, value in headers]
+    named += [(name, env.get(name, "")) for name in SECRET_VARIABLES]
+    for name in too_short(named):
+        print(
+            f"tabench: warning: {shown(name)}: the value is shorter than {MIN_SECRET_LENGTH} characters, "
+            "too short to tell from ordinary text: it is sent, but not cut from replies and records "
+            "(use a longer secret, or treat it as public)",
+            file=sys.stderr,
+        )
 
 
 def parse_param(text: str) -> tuple[str, object]:

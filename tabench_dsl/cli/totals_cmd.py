@@ -1,8 +1,10 @@
 """`tabench totals RESULTS.jsonl [--json | --csv] [--price ...] [--by SECTION]`: the totals of a
 results file, human decisions applied, with the judge calls' tokens and cost (at the price each
 record carries, or `--price` over it). `--csv` prints the per-system rows (every scalar column of
-`totals --json`'s systems) for pandas or DuckDB (review/export.py). The tables show a screenful of
-each long section, `--by SECTION` one whole (`screenful`).
+`totals --json`'s systems; the 64 most frequent facets a column each, a system's others in one
+`other_facets` JSON cell, so the CSV is as large as the JSON) for pandas or DuckDB
+(review/export.py). The tables show a screenful of each long section, `--by SECTION` one whole
+(`screenful`).
 
 Exit status 1 when some lines were not records (each is named on stderr and left out of the count).
 """

@@ -172,7 +172,7 @@ class Asker:
             return await self.exchange(judge, kind, messages)
         price = judge.info.price
         assert price is not None  # check_cappable
-        reserved = cap.reserve(messages, judge.params.max_tokens, price)
+        reserved = cap.reserve(messages, judge.reply_tokens(), price)
         tokens = None
         try:
             completion, retries = await self.exchange(judge, kind, messages)

@@ -109,6 +109,10 @@ class ReplicaJudge(Judge):
             self._routes[key] = order
         return order
 
+    def reply_tokens(self) -> int:
+        # The budget is this judge's (a re-ask doubles it), the body fields each replica's.
+        return max(r.judge.with_max_tokens(self.params.max_tokens).reply_tokens() for r in self.replicas)
+
     async def complete(self, messages: list[Message]) -> Completion:
         """Ask the prompt's replica; on a retryable failure set it aside and ask the next one."""
         order = self.route(messages)

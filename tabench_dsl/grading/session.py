@@ -235,7 +235,8 @@ def chosen_judges(
                     temperature=one.temperature if one.temperature is not None else manifest.temperature,
                     max_tokens=one.max_tokens if one.max_tokens is not None else manifest.max_tokens,
                     backend=one.backend,
-                    price=one.price or manifest.price,
+                    # The battery's price is for the battery's judge: not for a --model of the user's.
+                    price=(one.price or manifest.price) if one.model or not options.model else None,
                     structured=manifest.structured,
                     reasoning=manifest.reasoning,
                 ),

@@ -4,7 +4,9 @@ the cap.
 Before each request the grader reserves the most it could cost: every byte of its messages as a
 fresh input token (a token is at least one byte of text, so no tokenizer makes more), plus
 `MESSAGE_OVERHEAD` tokens a message for the chat format, at the dearer of the input and cache
-write prices, and the reply's `max_tokens` at the output price. The request goes only while the
+write prices, and the reply tokens the request asks for at the output price (`Judge.reply_tokens`:
+its `max_tokens`, or a larger budget `--judge-param` names, `max_completion_tokens` too, times the
+replies `n` asks for). The request goes only while the
 spend so far, the reservations of the requests in flight and this one stay within the cap; once it
 returns, its reservation is replaced by what its reported tokens cost. A request that would not
 fit raises `SpendCapReached`: the grader writes no record for that answer (a reply it already had
@@ -94,6 +96,6 @@ def check_cappable(judge: Judge | Panel) -> None:
         )
     if judge.info.price is None:
         raise UsageError(
-            "--max-cost needs the judge's price to count the spend: "
-            "give --price or the manifest's judge.price"
+            "--max-cost needs the judge's price to count the spend: give --price (a battery's "
+            "judge.price prices only the judge the battery chose, never one named with --judge or --model)"
         )

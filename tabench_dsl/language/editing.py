@@ -20,7 +20,7 @@ from pathlib import Path
 from ..core.errors import SpecError, SpecErrors, TabenchError
 from ..core.nodes import EXEMPLAR_KINDS
 from ..core.scorer import FACET_NAMES
-from .files import texts_in_place_of_files
+from .files import MAX_SPEC_BYTES, texts_in_place_of_files, too_large
 from .manifest import MANIFEST, MANIFEST_KEYS
 from .manifest_judge import JUDGE_KEYS
 from .parse import FIELDS, parse_policy, parse_rubric
@@ -110,6 +110,13 @@ def problems_of_open_files(path: str, text: str, open_texts: Mapping[str, str]) 
 
 def _alone(path: str, text: str) -> list[SpecError]:
     """The syntax problem of a rubric or policy file read on its own (none, or the first)."""
+    if too_large(text):
+        limit = MAX_SPEC_BYTES // (1024 * 1024)
+        return [
+            SpecError(
+                f"the file is larger than {limit} MiB; lint reads no more of it", path=path, line=1, col=1
+            )
+        ]
     try:
         if path.endswith(".policy"):
             parse_policy(text, path)

@@ -131,6 +131,8 @@ def read_spec_text(file: str | Path, what: str) -> str:
         real = os.path.realpath(file)
         text = in_place[0].get(real)
         if text is not None:
+            if too_large(text):  # an editor's buffer is held to the limit of the file it stands for
+                raise Refused(f"is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB")
             in_place[1].add(real)
             _note("file", str(file), real, b"")
             return text.removeprefix("\ufeff")
@@ -149,6 +151,14 @@ def read_spec_text(file: str | Path, what: str) -> str:
         raise Refused(f"is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB")
     _note("file", str(file), os.path.realpath(file), file_digest(data))
     return decode_spec_bytes(data, file, what)
+
+
+def too_large(text: str) -> bool:
+    """Whether `text` (an editor's buffer) is over `MAX_SPEC_BYTES` in UTF-8, the limit of a file
+    on disk; measured only when it could be (a character is at most 4 bytes)."""
+    if len(text) * 4 <= MAX_SPEC_BYTES:
+        return False
+    return len(text) > MAX_SPEC_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES
 
 
 def decode_spec_bytes(data: bytes, path: str | Path, what: str) -> str:

@@ -26,14 +26,13 @@ drifted prompt; a lock without it still checks, naming the drift only.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import msgspec
 
 from ..core.compiled import CompiledBattery
 from ..core.errors import UsageError
+from ..core.safe_open import replacing
 from .lock_lines import changed_lines, line_digests
 
 #: The lock file's name; it sits in the battery folder, beside `battery.yaml`.
@@ -128,15 +127,8 @@ def write_lock(compiled: CompiledBattery, path: str | Path) -> Path:
     renamed over `path`, which replaces `path` itself, never what a link there points to.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(lock_text(lock_of(compiled)))
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a lock is shared like the battery
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as f:
+        f.write(lock_text(lock_of(compiled)).encode("utf-8"))
     return path
 
 
@@ -147,7 +139,7 @@ def read_lock(path: str | Path) -> Lock:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: no lock file; write one with `tabench compile BATTERY --lock`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # nested too deep too
         raise UsageError(f"{path}: not a tabench lock file ({exc})") from None
     questions = data.get("questions") if isinstance(data, dict) else None
     if (

@@ -1,5 +1,9 @@
 """The files a battery.yaml entry names, for the language server's go to definition: a policy
-file, the rubric files a pattern matches, a scorer's `scorer.yaml`."""
+file, the rubric files a pattern matches, a scorer's `scorer.yaml`.
+
+A manifest is someone else's file: only files inside the battery's folder (links followed) are
+named, and a shipped scorer's own `scorer.yaml`; `../../.ssh/id_rsa` or a link out is never opened
+in the editor on the manifest's word."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..core.resources import specs_dir
+from .files import is_inside, real_path
 
 #: The manifest keys whose values name files.
 LINKED_KEYS = ("policies", "rubrics", "scorer")
@@ -45,17 +50,27 @@ def linked_files(manifest: Path, text: str, line: int, column: int) -> list[Path
         return []
     key, value = entry
     base = manifest.parent
-    if key == "policies":
-        target = base / value
-        return [target] if target.is_file() else []
-    if key == "rubrics":
-        inside = base.resolve()
+    battery = [real_path(base)]
+
+    def kept(paths: list[Path]) -> list[Path]:
         try:
-            found = sorted(p for p in base.glob(value) if p.is_file() and p.resolve().is_relative_to(inside))
+            return [p for p in paths if p.is_file() and is_inside(p, battery)]
+        except (ValueError, OSError):  # a NUL in the name, a name too long
+            return []
+
+    if key == "policies":
+        return kept([base / value])
+    if key == "rubrics":
+        try:
+            return kept(sorted(base.glob(value)))[:MAX_TARGETS]
         except (ValueError, OSError, NotImplementedError):  # an absolute or malformed pattern
             return []
-        return found[:MAX_TARGETS]
     # A name without `/` that a shipped scorer has means the shipped one (as the loader reads it).
-    shipped = specs_dir() / value / "scorer.yaml"
-    candidates = [base / value / "scorer.yaml"] if "/" in value else [shipped, base / value / "scorer.yaml"]
-    return [c for c in candidates if c.is_file()][:1]
+    if "/" not in value:
+        shipped = specs_dir() / value / "scorer.yaml"
+        try:
+            if shipped.is_file() and is_inside(shipped, [real_path(specs_dir())]):
+                return [shipped]
+        except (ValueError, OSError):
+            return []
+    return kept([base / value / "scorer.yaml"])[:1]

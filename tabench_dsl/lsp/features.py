@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from .documents import cursor, guarded, open_texts, path_uri, text_range
+from .documents import DocumentLines, cursor, guarded, open_texts, oversized, path_uri
 
 
 def _is_manifest(path: str) -> bool:
@@ -56,6 +56,8 @@ def _completion(ls: LanguageServer, params: lsp.CompletionParams) -> lsp.Complet
     from ..language.editing import facets_for, inside_question, manifest_completions, rubric_completions
 
     doc = ls.workspace.get_text_document(params.text_document.uri)
+    if oversized(doc):
+        return None
     line, column, text = cursor(doc, params.position)
     before = text[: column - 1]
     if doc.path.endswith(".rubric"):
@@ -76,7 +78,7 @@ def _hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     from ..language.editing import FIELD_DOCS, QUESTION_LINE, question_hover, word_at
 
     doc = ls.workspace.get_text_document(params.text_document.uri)
-    if not doc.path.endswith(".rubric"):
+    if not doc.path.endswith(".rubric") or oversized(doc):
         return None
     line, column, text = cursor(doc, params.position)
     start, end, word = word_at(text, column)
@@ -90,7 +92,7 @@ def _hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return None
     return lsp.Hover(
         contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
-        range=text_range(doc, line, start, line, end),
+        range=DocumentLines(doc).range(line, start, line, end),
     )
 
 
@@ -98,9 +100,10 @@ def _symbols(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> list[lsp.D
     from ..language.editing import question_spans
 
     doc = ls.workspace.get_text_document(params.text_document.uri)
-    if not doc.path.endswith(".rubric"):
+    if not doc.path.endswith(".rubric") or oversized(doc):
         return []
     lines = doc.source.split("\n")
+    positions = DocumentLines(doc)
     found = []
     for span in question_spans(doc.source):
         end_column = len(lines[span.end_line - 1]) + 1
@@ -108,9 +111,9 @@ def _symbols(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> list[lsp.D
             lsp.DocumentSymbol(
                 name=span.id,
                 kind=lsp.SymbolKind.Class,
-                range=text_range(doc, span.line, 1, span.end_line, end_column),
-                selection_range=text_range(
-                    doc, span.line, span.id_column, span.line, span.id_column + len(span.id)
+                range=positions.range(span.line, 1, span.end_line, end_column),
+                selection_range=positions.range(
+                    span.line, span.id_column, span.line, span.id_column + len(span.id)
                 ),
             )
         )
@@ -134,7 +137,7 @@ def _formatting(ls: LanguageServer, params: lsp.DocumentFormattingParams) -> lis
     from ..language.formatting import format_text
 
     doc = ls.workspace.get_text_document(params.text_document.uri)
-    if not doc.path.endswith((".rubric", ".policy")):
+    if not doc.path.endswith((".rubric", ".policy")) or oversized(doc):
         return None
     try:
         formatted = format_text(doc.source, doc.path)

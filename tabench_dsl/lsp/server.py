@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..core.version import __version__
 from . import features
-from .documents import diagnostic, guarded, open_texts
+from .documents import DocumentLines, diagnostic, guarded, open_texts
 
 #: How long a change waits for a later one before its document is linted, in seconds.
 SETTLE_SECONDS = 0.02
@@ -48,9 +48,10 @@ def publish(ls: LanguageServer, uri: str) -> None:
     by_path = {d.path: d for d in ls.workspace.text_documents.values() if d.path}
     for path, problems in problems_of_open_files(doc.path, doc.source, texts).items():
         target = by_path.get(path, doc)
+        lines = DocumentLines(target)
         ls.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
-                uri=target.uri, diagnostics=[diagnostic(target, p) for p in problems], version=target.version
+                uri=target.uri, diagnostics=[diagnostic(lines, p) for p in problems], version=target.version
             )
         )
 

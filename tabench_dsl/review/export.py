@@ -17,9 +17,7 @@ interrupted export leaves the previous file, never half of one.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ import msgspec
 
 from ..core.extras import require
 from ..core.records import Record
+from ..core.safe_open import replacing
 from .costs import Spend, judged_attempts
 from .outcomes import BOUND_DECIMALS, latest, outcome
 from .totals import Totals
@@ -134,18 +133,38 @@ def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
     """The per-system totals as rows: every scalar field of `SystemTotals` (by its name in
     `totals --json`), and each field of a mapping of scalars as `NAME_FIELD` (`tokens_prompt`), so a
     field added to the totals appears in the CSV without a change here."""
-    rows = [_flat(msgspec.to_builtins(s)) for s in totals.systems]
-    for row in rows:  # rounded as its bounds are (`totals.interval_bound`)
-        if row.get("score") is not None:
+    facets = _facet_columns(totals)
+    more = len(facets) < len(totals.facets)
+    rows = []
+    for system in totals.systems:
+        fields = msgspec.to_builtins(system)
+        # Every column's facet, not the first system's only: one a system never showed is 0 for it.
+        fields["facets"] = {name: system.facets.get(name, 0) for name in facets}
+        row = _flat(fields)
+        if more:  # the last column: each system's facets that have none
+            rest = {name: n for name, n in sorted(system.facets.items()) if name not in fields["facets"]}
+            row[MORE_FACETS] = msgspec.json.encode(rest).decode() if rest else ""
+        if row.get("score") is not None:  # rounded as its bounds are (`totals.interval_bound`)
             row["score"] = round(row["score"], BOUND_DECIMALS)
-    # Every system's facet columns, not the first system's only: a facet one system never showed
-    # is a count of 0 for it.
+        rows.append(row)
     columns = list(dict.fromkeys(key for row in rows for key in row)) if rows else _system_columns()
-    for row in rows:
-        for column in columns:
-            if column.startswith("facets_"):
-                row.setdefault(column, 0)
     return columns, rows
+
+
+#: The most facets given a column each in `totals --csv`. Facet names come from replies, so a
+#: results file can name a new one in each record: with a column each, 4,000 systems each naming its
+#: own would make a table of 4,000 x 4,000 cells (half a GiB for a 2 MiB file). The most frequent
+#: 64 get columns; each system's others go in one `MORE_FACETS` cell as a JSON object (as
+#: `tabench export` writes a record's facets), so the CSV stays as large as `totals --json`. Its
+#: name has no `facets_` prefix, so no facet's column can take it.
+MAX_FACET_COLUMNS = 64
+MORE_FACETS = "other_facets"
+
+
+def _facet_columns(totals: Totals) -> list[str]:
+    """The facets that get a column: the `MAX_FACET_COLUMNS` most frequent, in name order."""
+    counted = sorted(totals.facets.items(), key=lambda item: (-item[1], item[0]))
+    return sorted(name for name, _ in counted[:MAX_FACET_COLUMNS])
 
 
 def _flat(fields: dict[str, Any]) -> dict[str, Any]:
@@ -286,15 +305,8 @@ def _int64(value: Any) -> Any:
 
 def _replace(out: str | Path, write: Callable[[Any], Any]) -> None:
     """Write `out` whole through `write(binary_file)` under a temporary name, then rename it."""
-    target = Path(out)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with replacing(out) as f:
+        write(f)
 
 
 def is_export_file(path: Path) -> bool:

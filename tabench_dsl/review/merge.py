@@ -14,9 +14,6 @@ is a list of batches that a `--resume` or `tabench batches` reads whole.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
@@ -24,6 +21,7 @@ from typing import IO
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, is_json, numbered_lines
+from ..core.safe_open import replacing
 from ..store.light_records import light_record_decoder
 
 #: Conflicts kept with their detail (every conflict is counted).
@@ -58,7 +56,8 @@ def merge_results(out: Path, inputs: Iterable[Path]) -> MergeSummary:
     summary = MergeSummary()
     standing: dict[tuple[str, str], tuple[str, str]] = {}  # pair -> (first input, its verdict)
     conflicts: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    with _replacing(out) as sink:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(out) as sink:
         for path in inputs:
             summary.inputs += 1
             verdicts = _copy_records(path, sink, summary)
@@ -116,7 +115,7 @@ def join_lines(out: Path, sources: Iterable[Path], *, check: Callable[[Path], No
     for source in present:
         if check is not None:
             check(source)
-    with _replacing(out) as sink:
+    with replacing(out) as sink:
         for source in present:
             with open(source, "rb") as f:
                 for _, line in numbered_lines(f):
@@ -127,20 +126,3 @@ def join_lines(out: Path, sources: Iterable[Path], *, check: Callable[[Path], No
                     sink.write(line)
                     written += 1
     return written
-
-
-@contextlib.contextmanager
-def _replacing(out: Path):
-    """A new file beside `out` that takes `out`'s place once the block ends without an error."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".merging")
-    try:
-        with os.fdopen(fd, "wb") as sink:
-            yield sink
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(temporary, out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

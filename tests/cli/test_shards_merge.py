@@ -131,14 +131,13 @@ async def test_merge_outputs_are_checked(work: Path, capsys) -> None:
     assert await run(["merge", "notes.txt", "r.jsonl"]) == 2
     assert "is not a results file written by tabench" in capsys.readouterr().err
     assert (work / "notes.txt").read_text() == "mine\n"
-    assert await run(["merge", "r.jsonl", "r.jsonl"]) == 2
-    assert "tabench never writes over its input" in capsys.readouterr().err
+    assert await run(["merge", "x.jsonl", "r.jsonl", "r.jsonl"]) == 0  # OUT among the inputs: merged into
     assert await run(["merge", "x.jsonl", "missing.jsonl"]) == 2
-    # A results file tabench wrote is replaced whole; the decisions and ledger of the inputs follow.
+    # A results file tabench wrote is replaced whole (with --force); the inputs' decisions follow.
     (work / "r.decisions.jsonl").write_text("{torn")
-    assert await run(["merge", "x.jsonl", "r.jsonl"]) == 0
+    assert await run(["merge", "x.jsonl", "r.jsonl", "--force"]) == 0
     assert not (work / "x.decisions.jsonl").exists()
-    assert await run(["merge", "x.jsonl", "r.jsonl", "r.jsonl"]) == 0
+    assert await run(["merge", "x.jsonl", "r.jsonl", "r.jsonl", "--force"]) == 0
     assert len(list(iter_records(work / "x.jsonl"))) == 6
     err = capsys.readouterr().err
     assert "Traceback" not in err

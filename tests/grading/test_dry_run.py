@@ -122,15 +122,20 @@ async def test_dry_run_sends_nothing_writes_nothing_and_counts_by_hand(work: Pat
 
 
 async def test_dry_run_with_the_manifest_price_and_a_provider_cache_estimate(
-    work: Path, capsys, judge_server
+    work: Path, capsys, judge_server, monkeypatch
 ):
     server = await judge_server([PASS])
     battery = write_battery(work)
     manifest = battery / "battery.yaml"
-    manifest.write_text(manifest.read_text() + "judge: {price: {input: 2, cached_input: 0.5, output: 4}}\n")
+    # The manifest's price prices the manifest's own judge (its model, reached through the
+    # environment), never one named with --judge or --model.
+    manifest.write_text(
+        manifest.read_text() + "judge: {model: m, price: {input: 2, cached_input: 0.5, output: 4}}\n"
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     # Three answers to h03, none cached: the 2nd and 3rd repeat h03's SYSTEM prompt.
     answers = answers_file(work / "answers.jsonl", ROWS[1:4])
-    argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
+    argv = ["grade", str(battery), "--answers", str(answers)]
     assert await run([*argv, "--dry-run", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)["dry_run"]
     assert server.calls == 0 and not default_path().exists() and not (work / "results.jsonl").exists()

@@ -538,9 +538,9 @@ async def test_canary_key_stays_out_of_results_and_output(
 def test_one_scrubber_for_keys_and_key_shaped_words() -> None:
     from tabench_dsl.core.redact import REDACTED, scrub, secrets_in
 
-    env = {"OPENAI_API_KEY": "plain-value-0001", "ANTHROPIC_API_KEY": "", "OTHER": "x"}
-    assert secrets_in(env) == ["plain-value-0001"]
-    text = "key plain-value-0001 refused; you sent sk-abc***wxyz and sk-ant-api03-zzzzzzzz; "
+    env = {"OPENAI_API_KEY": "plain-value-0001-abcd", "ANTHROPIC_API_KEY": "", "OTHER": "x"}
+    assert secrets_in(env) == ["plain-value-0001-abcd"]
+    text = "key plain-value-0001-abcd refused; you sent sk-abc***wxyz and sk-ant-api03-zzzzzzzz; "
     text += "see OPENAI_API_KEY"
     assert scrub(text, secrets_in(env)) == (
         f"key {REDACTED} refused; you sent {REDACTED} and {REDACTED}; see OPENAI_API_KEY"

@@ -181,7 +181,7 @@ def test_two_git_revisions(tmp_path: Path, capsys) -> None:
     assert main(["breaking", "--git", str(battery), "HEAD", "HEAD"]) == 0
     capsys.readouterr()
     assert main(["breaking", "--git", str(battery), "HEAD", "nope"]) == 2
-    assert "git archive:" in capsys.readouterr().err
+    assert "git ls-tree:" in capsys.readouterr().err
     assert main(["breaking", "--git", str(battery), "HEAD", "--", "--output=/tmp/x"]) == 2
     assert "not a git revision: '--output=/tmp/x'" in capsys.readouterr().err
 

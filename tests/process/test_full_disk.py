@@ -242,3 +242,26 @@ def test_decisions_file_refused_keeps_the_decisions_before(tmp_path: Path) -> No
     ]
     assert decisions.read_bytes().count(b"\n") == 1 and decisions.read_bytes().endswith(b"\n")
     assert [d.verdict for d in load_decisions(decisions)] == ["pass"]
+
+
+def test_a_full_disk_during_merge_names_the_file_and_keeps_out(tmp_path: Path) -> None:
+    """`merge` into an OUT among its inputs under a file size limit smaller than the merged file:
+    one line naming OUT (exit 2), and OUT left byte for byte as it was."""
+    battery = write_battery(tmp_path)
+    rows = [{"system": f"s{n}", "question": "h02", "answer": "7311"} for n in range(40)]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for name in ("x.jsonl", "y.jsonl"):
+        argv = ["grade", str(battery), "--answers", "a.jsonl", "--question", "h02", "--out", name]
+        done = subprocess.run([sys.executable, "-c", LIMITED, "0", *argv], cwd=tmp_path, env=_env(),
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    before = (tmp_path / "x.jsonl").read_bytes()
+    limit = len(before) + 100  # room for x's records, not for y's besides
+    argv = ["merge", "x.jsonl", "x.jsonl", "y.jsonl"]
+    done = subprocess.run([sys.executable, "-c", LIMITED, str(limit), *argv], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert line.startswith("tabench: error: x.jsonl: could not write the file (File too large)"), line
+    assert (tmp_path / "x.jsonl").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

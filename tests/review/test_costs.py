@@ -260,12 +260,13 @@ async def test_grade_records_the_flag_price_over_the_manifest(
     assert tokens.prompt > 0 and tokens.completion > 0
     document = json.loads(capsys.readouterr().out)
     assert document["all"]["cost_usd"] == round((tokens.prompt + 2 * tokens.completion) / 1e6, 9)
-    # Without the flag, the manifest's price is recorded.
+    # Without the flag, a judge named on the command line has no price: the manifest's is for
+    # the judge the manifest chose, never for one the user named.
     argv = ["grade", str(folder), "--answers", str(answers), "--judge", server.url, "--model", "m"]
     argv += ["--no-cache", "--out", str(tmp_path / "second.jsonl")]
     assert await asyncio.to_thread(main, argv) == 0
     (record,) = iter_records(tmp_path / "second.jsonl")
-    assert record.judge.price == Price(input=9.0, output=9.0)
+    assert record.judge.price is None
 
 
 # -- the report and the viewer -----------------------------------------------------------------------

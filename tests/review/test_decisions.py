@@ -149,8 +149,8 @@ def test_make_decision_stamps_utc_time_hash_and_reviewer() -> None:
 
 
 def test_a_key_pasted_into_a_decision_note_is_not_written(monkeypatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue123")
+    monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue12345")
     record = make_record("agent-a", "h04", "adjudicate")
-    note = "judge was wrong; my key is plainsecretvalue123 and the old one sk-proj-abcdef123456"
+    note = "judge was wrong; my key is plainsecretvalue12345 and the old one sk-proj-abcdef123456"
     made = make_decision(record, "pass", reviewer="ana", note=note)
     assert made.note == "judge was wrong; my key is [redacted] and the old one [redacted]"

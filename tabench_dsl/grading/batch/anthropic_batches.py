@@ -106,7 +106,7 @@ class AnthropicBatches:
             async for raw in self.wire.lines(url):
                 try:
                     line = _line.decode(raw)
-                except msgspec.DecodeError as exc:
+                except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                     raise undecodable("a result line", exc) from None
                 yield line.custom_id, _result(line.result)
 
@@ -114,7 +114,7 @@ class AnthropicBatches:
 def _status(payload: bytes) -> BatchStatus:
     try:
         batch = _batch.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
         raise undecodable("a message batch", exc) from None
     c = batch.request_counts or _Counts()
     ended = batch.processing_status == "ended"

@@ -21,13 +21,16 @@ the judge only names the model and shapes the request bodies, and no key is writ
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
 from ...core.errors import UsageError
 from ...core.jsonl import is_json, numbered_lines, strip_bom
+from ...core.safe_open import replacing
 from ..judges.base import Judge
 from .openai_batches import request_line, result_line
 from .service import BatchStatus, LineResult, spool
@@ -70,14 +73,11 @@ class FileBatches:
         while self.requests_file(f"round-{number}").exists() or self.results_file(f"round-{number}").exists():
             number += 1
         batch_id = f"round-{number}"
-        target = self.requests_file(batch_id)
-        partial = target.with_name(target.name + ".partial")
-        with spool(entries) as data, open(partial, "wb") as out:
+        # Whole, then renamed into place: an engine watching the folder never sees half a file, and
+        # a link planted under the name is replaced, never written through.
+        with spool(entries) as data, replacing(self.requests_file(batch_id)) as out:
             while chunk := data.read(1 << 20):
                 out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(partial, target)  # an engine watching the folder never sees half a file
         return await self.status(batch_id)
 
     async def status(self, batch_id: str) -> BatchStatus:
@@ -106,11 +106,12 @@ class FileBatches:
         for file, number, line in self._lines(path):
             try:
                 yield result_line(strip_bom(line))
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                 raise UsageError(f"{file}:{number}:{_column(exc)}: not a batch output line: {exc}") from None
 
     async def cancel(self, batch_id: str) -> BatchStatus:
-        (self.folder / f"{batch_id}.cancelled").touch()
+        with replacing(self.folder / f"{batch_id}.cancelled"):
+            pass  # an empty marker, put in place like every file tabench writes (never through a link)
         return await self.status(batch_id)
 
     def _wanted(self, batch_id: str) -> frozenset[str]:
@@ -132,7 +133,7 @@ class FileBatches:
         for file, number, line in self._lines(path):
             try:
                 names.append(_named.decode(strip_bom(line)).custom_id)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                 raise UsageError(f"{file}:{number}:{_column(exc)}: not a batch line: {exc}") from None
         return names
 
@@ -150,7 +151,7 @@ class FileBatches:
         lines: list[tuple[Path, int, bytes]] = []
         for file in files:
             try:
-                with open(file, "rb") as f:
+                with _regular(file) as f:
                     lines.extend(
                         (file, n, line)
                         for n, line in numbered_lines(f)
@@ -159,6 +160,16 @@ class FileBatches:
             except FileNotFoundError:
                 continue
         return lines
+
+
+def _regular(file: Path) -> BinaryIO:
+    """`file` open for reading; a `UsageError` naming it when it is not a regular file. The folder
+    is filled by others: a FIFO there would block the grading forever, a device never end."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{file}: not a regular file; a batch results file is one")
+    return os.fdopen(fd, "rb")
 
 
 def _column(exc: Exception) -> int:

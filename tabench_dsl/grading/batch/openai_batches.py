@@ -111,7 +111,7 @@ class OpenAIBatches:
             uploaded = await self.wire.call("POST", self.url("/files"), data=form)
         try:
             file_id = _file.decode(uploaded).id
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
             raise undecodable("an uploaded file", exc) from None
         body = {"input_file_id": file_id, "endpoint": self.endpoint, "completion_window": "24h"}
         return _status(await self.wire.call("POST", self.url("/batches"), body=body))
@@ -132,7 +132,7 @@ class OpenAIBatches:
             async for raw in self.wire.lines(self.url(f"/files/{file_id}/content")):
                 try:
                     yield result_line(raw)
-                except msgspec.DecodeError as exc:
+                except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
                     raise undecodable("a result line", exc) from None
 
 
@@ -153,7 +153,7 @@ def result_line(raw: bytes) -> tuple[str, LineResult]:
 def _status(payload: bytes) -> BatchStatus:
     try:
         batch = _batch.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested too deep: bad input too
         raise undecodable("a batch", exc) from None
     counts = batch.request_counts or _Counts()
     problem = ""
@@ -194,14 +194,14 @@ def _error(raw: msgspec.Raw) -> _Error:
     """A result line's `error`, whichever shape it came in."""
     try:
         error = _error_shapes.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return _Error(message=bytes(raw).decode("utf-8", "replace")[:500])
     if isinstance(error, str):
         return _Error(message=error)
     if error is not None and error.code is None and error.message is None:
         try:
             inner = _wrapped.decode(raw).error  # vLLM's {error: {message, type, code}}
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             inner = None
         return inner or error
     return error or _Error()

@@ -290,6 +290,9 @@ class HttpJudge(Judge):
         kept = {name: value for name, value in self._headers.items() if name.lower() not in overridden}
         self._headers = {**kept, **shape.headers}
 
+    def reply_tokens(self) -> int:
+        return self.shape.reply_tokens(self.params.max_tokens)
+
     @property
     def secrets(self) -> tuple[str, ...]:
         """The key and the header values: never in a message, a reply or a record."""
@@ -401,7 +404,19 @@ def reported_tokens(
 ) -> Tokens:
     """The tokens a server reported, 0 for a count it left out or sent as null. `prompt` counts
     every input token, cached ones included (`records.Tokens`): a backend whose protocol reports
-    them apart adds them up before it calls this."""
+    them apart adds them up before it calls this. A negative count is no count: the reply is not
+    one (a `TransportError`, asked again like any unreadable reply), never a figure that would
+    take spend off the totals or the `--max-cost` cap."""
+    counts = {
+        "prompt": prompt,
+        "completion": completion,
+        "cached_prompt": cached_prompt,
+        "cache_write": cache_write,
+        "reasoning": reasoning,
+    }
+    for name, value in counts.items():
+        if value is not None and value < 0:
+            raise TransportError(f"the judge's reply reports {value} {name} tokens; a count is never below 0")
     return Tokens(
         prompt=prompt or 0,
         completion=completion or 0,

@@ -150,6 +150,11 @@ class Judge(abc.ABC):
         """Where this judge's provider takes batches; None (the default): it has no batch service."""
         return None
 
+    def reply_tokens(self) -> int:
+        """The most reply tokens one request of this judge can be billed for (what `--max-cost`
+        reserves): its `max_tokens`, unless the user's body fields ask for more (`RequestShape`)."""
+        return self.params.max_tokens
+
     def with_max_tokens(self, max_tokens: int) -> Judge:
         """This judge asking with a budget of `max_tokens` (the re-ask of a cut-off reply): a shallow
         copy, sharing its session, key and headers, whose `params` (and so whose reply cache key)

@@ -110,7 +110,7 @@ def read_question(system: str, markers: Markers = TABENCH_1_1) -> dict[str, Any]
         )
     try:
         obj = json.loads(system[start + len(markers.question_start) : end])
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise TransportError(
             f"builtin judge: the question object is not JSON: {exc}", retryable=False
         ) from exc

@@ -23,8 +23,8 @@ An empty variable counts as unset. A judge name is
 Parameters, first found wins: the flags (`model`; `temperature`, `max_tokens` and the reasoning
 controls as `decoding.DecodingFlags`), the manifest's `judge:`, the scorer's `judge:` settings, then
 temperature 0 and 300 tokens (`decoding.decoding_params`, the one place this is decided). The
-price (`--price`, else the manifest's `judge.price`) goes into the judge's `info`, so every record
-says what it cost.
+price (`judge_price`: `--price`, else the manifest's `judge.price` for the judge the manifest chose
+only) goes into the judge's `info`, so every record says what it cost.
 The provider's prompt-cache hint is sent unless the manifest says `judge: {prompt_cache: false}`.
 What the user adds to every request (`request_shape`: `--structured` over the manifest's
 `judge.structured`, `--judge-param`, `--judge-header`) is handed to the judge once it is built.
@@ -127,12 +127,25 @@ def make_judge(
     judge = backend.build(setup)
     judge.shape_requests(request_shape(request, manifest, settings))
     judge.notice = notice
-    price = price or manifest.price
+    price = judge_price(name, model, price, manifest)
     if price is not None:
         # Set here, once for every backend: a price is what the user was billed, not part of a
         # backend's wire format.
         judge.info = msgspec.structs.replace(judge.info, price=price)
     return judge
+
+
+def judge_price(
+    name: str | None, model: str | None, given: Price | None, manifest: JudgeDefaults
+) -> Price | None:
+    """The price a judge is counted at: `given` (`--price`), else the manifest's `judge.price` only
+    for the judge the manifest chose (no `--judge`, no other `--model`). A battery is someone else's:
+    its price is for its own judge, and must not price (so lift the `--max-cost` of) a judge the
+    user named; such a judge has no price unless the user gives one."""
+    if given is not None:
+        return given
+    named_by_user = bool(name and name.strip()) or (model is not None and model != manifest.model)
+    return None if named_by_user else manifest.price
 
 
 def judge_setup(

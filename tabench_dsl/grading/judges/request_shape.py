@@ -26,6 +26,11 @@ from typing import Any, Literal
 
 import msgspec
 
+#: Body fields that set a reply's token budget (Chat Completions, its newer name, the Responses API).
+BUDGET_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: Body fields that ask for several replies to one request, each billed.
+COPIES_FIELDS: tuple[str, ...] = ("n", "best_of")
+
 #: The values `structured` takes.
 STRUCTURED_MODES: tuple[str, ...] = ("off", "auto", "on")
 Structured = Literal["off", "auto", "on"]
@@ -85,6 +90,14 @@ class RequestShape:
         if self.params:
             body.update(self.params)
 
+    def reply_tokens(self, max_tokens: int) -> int:
+        """The most reply tokens a request with these body fields can be billed for, when the judge's
+        own budget is `max_tokens`: the largest budget a field names (a server may honour any of
+        them), times the replies asked for (`n`, `best_of`). What `--max-cost` reserves."""
+        budget = max([max_tokens, *(_count(self.params.get(name)) for name in BUDGET_FIELDS)])
+        copies = max([1, *(_count(self.params.get(name)) for name in COPIES_FIELDS)])
+        return budget * copies
+
     def refused(self, status: int, payload: bytes, backend: str) -> str | None:
         """Under `auto`, when this refusal (a 400 or 422 naming the structured form) turned the
         schema off for the rest of the run, the line saying so (once: the schema is off after it);
@@ -98,6 +111,20 @@ class RequestShape:
             f"the {backend} judge refused the structured verdict schema (HTTP {status}); "
             "asking without it for the rest of the run (--structured auto)"
         )
+
+
+def _count(value: Any) -> int:
+    """A body field's whole number as a server would read it (an int, a float, a string of
+    digits); 0 for anything else."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return max(0, int(-(-value // 1)))
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return 0
 
 
 def shape_digest(

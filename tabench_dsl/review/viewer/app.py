@@ -11,8 +11,10 @@
     POST /api/audit                          {token, verdict, note}: one audit, and the reveal
 
 The page builds every piece of record text as a text node, so answers that contain HTML stay
-text. Requests must name a local host (no DNS rebinding), and a decision must be posted as JSON
-from the page's own origin, so another web site cannot make decisions through the browser.
+text. Requests must name a local host (no DNS rebinding), and every request that changes state (a
+decision or an audit posted, an audit drawn: it hands out tokens) must come from the page's own
+origin (`Origin`, and `Sec-Fetch-Site` where the browser sends it), posted as JSON, so another web
+site cannot make decisions, or draw audits, through the browser.
 
 A decision body is decoded straight into `DecisionRequest`: anything else (not JSON, not UTF-8, a
 field of the wrong type, a field it does not know, JSON nested however deep, more than
@@ -71,6 +73,12 @@ def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status=status)
 
 
+#: GET endpoints that change the viewer's state (an audit draw hands out tokens): checked like a POST.
+STATE_CHANGING_GETS = frozenset({"/api/audit"})
+#: `Sec-Fetch-Site` values of a request from the page itself (or typed in the address bar).
+OWN_SITE = ("same-origin", "none")
+
+
 def _host_name(value: str) -> str:
     if value.startswith("["):
         return value[: value.find("]") + 1]
@@ -81,12 +89,13 @@ def _host_name(value: str) -> str:
 async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     if _host_name(request.host) not in _LOCAL_HOSTS:
         return _error(403, "the viewer answers only requests for 127.0.0.1 or localhost")
-    if request.method == "POST":
-        origin = request.headers.get("Origin")
-        if origin is not None and origin != f"{request.scheme}://{request.host}":
-            return _error(403, "decisions are accepted only from the viewer's own page")
-        if request.content_type != "application/json":
-            return _error(415, "send the decision as application/json")
+    if request.method == "POST" or request.path in STATE_CHANGING_GETS:
+        origin = request.headers.get("Origin", f"{request.scheme}://{request.host}")
+        site = request.headers.get("Sec-Fetch-Site", "same-origin")
+        if origin != f"{request.scheme}://{request.host}" or site not in OWN_SITE:
+            return _error(403, "decisions and audits are accepted only from the viewer's own page")
+    if request.method == "POST" and request.content_type != "application/json":
+        return _error(415, "send the decision as application/json")
     response = await handler(request)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")
@@ -148,7 +157,7 @@ async def decision(request: web.Request) -> web.Response:
         return _error(400, f"a decision is at most {MAX_BODY // 1024} KiB")
     try:
         wanted = _decision_decoder.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         return _error(
             400,
             f"a decision is a JSON object with system, question and verdict (pass or fail): "
@@ -182,7 +191,7 @@ async def audit_decide(request: web.Request) -> web.Response:
         wanted = audit_decoder.decode(await request.read())
     except web.HTTPRequestEntityTooLarge:
         return _error(400, f"an audit is at most {MAX_BODY // 1024} KiB")
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         return _error(
             400, f"an audit is a JSON object with token and verdict (pass or fail): {_short(str(exc))}"
         )

@@ -72,6 +72,6 @@ def question_block(system: str, compiled: CompiledBattery) -> dict[str, Any] | N
         return None
     try:
         block = json.loads(system[start:end])
-    except ValueError:
+    except (ValueError, RecursionError):  # a results file's prompt nested too deep is no question
         return None
     return block if isinstance(block, dict) else None
