@@ -200,3 +200,29 @@ def check_decisions_out(path: str | Path, *, results: str | Path) -> None:
         inputs={"the results file": results},
         append=True,
     )
+
+
+def check_new_folder(path: str | Path, *, option: str) -> None:
+    """Raise `UsageError` unless `path` may become a new battery folder (`tabench import`): a
+    missing name, or an empty folder that is no link; never a file, a link or a folder with
+    anything in it. Its parent must exist."""
+    path = Path(path)
+    where = f"{option} {shown(str(path))}"
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise UsageError(f"{where}: its parent folder does not exist") from None
+        return
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot check it: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{where} is a symbolic link; tabench never writes through a link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{where} exists and is not a folder")
+    with os.scandir(path) as entries:
+        empty = next(entries, None) is None
+    if not empty:
+        raise UsageError(
+            f"{where} is not empty; tabench import writes a new battery only into an empty folder"
+        )

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "breaking": "breaking_cmd",
     "lsp": "lsp_cmd",
     "merge": "merge_cmd",
+    "import": "import_cmd",
 }
 
 

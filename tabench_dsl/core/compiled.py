@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from .closed_match import MatchCheck
 from .nodes import Exemplar, JudgeDefaults
 from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
@@ -42,6 +43,8 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     #: The trap's own words (`trap_words`): an answer carrying one goes to the judge, not T1's pass.
     #: Empty without a trap or with the manifest's `t1_trap: false`.
     trap_words: tuple[str, ...] = ()
+    #: The question's `match` check of a closed answer, run after T1 (never part of a prompt).
+    match: MatchCheck | None = None
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):

@@ -8,6 +8,9 @@ answer; the record keeps the answer as given, and `reasoning` says what was cut)
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
                      `--t1-audit`, a hashed share of them is also graded below, the verdict kept in
                      `audit` while the T1 pass stands: `shards.audit_share`)
+    the question's `match` check matches       -> record tier match, pass; no judge call (audited
+                     as T1's passes are); with `decides`, a reading found that differs -> fail
+                     (`core.closed_match`); an answer it cannot read goes on to the judge
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
       fail with a pass-shaped reason
@@ -66,7 +69,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 
 import msgspec
 
-from ..core.compiled import CompiledBattery
+from ..core.closed_match import match_reason, read_answer
+from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import UsageError
 from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
@@ -99,6 +103,8 @@ class RunStats(msgspec.Struct):
     graded: int = 0
     skipped: int = 0
     t1: int = 0
+    #: Answers a question's `match` check decided (tier `match`), without a judge call.
+    matched: int = 0
     passed: int = 0
     failed: int = 0
     adjudicate: int = 0
@@ -118,6 +124,8 @@ class RunStats(msgspec.Struct):
         self.graded += 1
         if record.tier == "t1":
             self.t1 += 1
+        elif record.tier == "match":
+            self.matched += 1
         verdict = record.verdict
         if verdict == "pass":
             self.passed += 1
@@ -306,24 +314,37 @@ class Grader:
                 judged = await self.steps.grade_t2(answer, question)
                 return msgspec.structs.replace(judged, warnings=[*judged.warnings, t1_deferred(carried)])
             record = self.records.make(answer, question, tier="t1", verdict="pass", reason=T1_REASON)
-            if self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit:
-                # T1 is final: the pass stands, the judge's verdict is only kept beside it.
-                judged = await self.steps.grade_t2(answer, question)
-                audit = Audit(
-                    verdict=judged.verdict,
-                    reason=judged.reason,
-                    judge=judged.judge,
-                    cause=judged.cause,
-                    attempts=judged.attempts,
-                    panel=judged.votes,
+            return await self._audited(record, answer, question)
+        if question.match is not None:
+            reading = read_answer(question.match, answer.answer)
+            if reading.verdict is not None:
+                reason = match_reason(question.match, reading)
+                record = self.records.make(
+                    answer, question, tier="match", verdict=reading.verdict, reason=reason
                 )
-                record = msgspec.structs.replace(record, audit=audit)
-            return record
+                record = msgspec.structs.replace(record, match_read=reading.read)
+                return await self._audited(record, answer, question) if reading.verdict == "pass" else record
         if self.repeat > 1 and not isinstance(self.judge, Panel):
             # One ask after another (the other workers keep the slots busy); a T1 audit asks once.
             asks = [await self.steps.judge_t2(self.judge, answer, question, r) for r in range(self.repeat)]
             return combine_repeats(asks)
         return await self.steps.grade_t2(answer, question)
+
+    async def _audited(self, record: Record, answer: Answer, question: CompiledQuestion) -> Record:
+        """A mechanical pass (T1's, a match check's) with the judge's verdict kept beside it when
+        `--t1-audit` chose it; the pass stands whatever the judge says."""
+        if not (self.t1_audit > 0 and audit_share(answer.system, answer.question) < self.t1_audit):
+            return record
+        judged = await self.steps.grade_t2(answer, question)
+        audit = Audit(
+            verdict=judged.verdict,
+            reason=judged.reason,
+            judge=judged.judge,
+            cause=judged.cause,
+            attempts=judged.attempts,
+            panel=judged.votes,
+        )
+        return msgspec.structs.replace(record, audit=audit)
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]

@@ -89,6 +89,7 @@ CODES: tuple[Code, ...] = (
         (r"bad tag ", r"duplicate tag ", r"field 'tags' needs "),
     ),
     Code("E213", "error", "an S-rule id used twice", (r"duplicate rule id ",)),
+    Code("E214", "error", "a bad `match` check (kind, value, option or pattern)", (r"bad match check",)),
     Code("E301", "error", "the manifest is not valid YAML", (r"invalid YAML",)),
     Code(
         "E302",

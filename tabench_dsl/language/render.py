@@ -316,6 +316,7 @@ def compiled_questions(battery: Battery) -> Iterator[CompiledQuestion]:
             trap_words=trap_words(q.trap, gold=q.gold, accept=q.accept, prompt=q.prompt)
             if battery.t1_trap
             else (),
+            match=q.match,
         )
 
 

@@ -112,6 +112,11 @@ def system_table(totals: Totals, width: int | None):
         Column("score", [score_text(s) for s in rows], kept=True),
         Column("95% CI", intervals, kept=True),
         Column("T1", [str(s.t1_passes) for s in rows]),
+        *(
+            [Column("match", [str(s.match_decided) for s in rows])]
+            if any(s.match_decided for s in rows)
+            else []
+        ),
         Column("calls", [str(s.judge_calls) for s in rows]),
         Column("stern", [str(s.stern_retries) for s in rows]),
         Column("tokens in", [f"{s.tokens.prompt:,}" for s in rows]),

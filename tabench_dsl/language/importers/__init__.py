@@ -1,0 +1,53 @@
+"""Batteries from other tools' evals: `tabench import KIND SOURCE...` (docs/migrating.md).
+
+One module per source kind reads its files into an `Imported` (the questions, what was mapped,
+what was left behind and the items skipped, `sources`); `battery_text` writes the rubric files
+and the manifest; the command (`cli.import_cmd`) writes them through `outputs`. Where it sits:
+docs/architecture.md; what each source maps to: docs/migrating.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ...core.errors import UsageError
+from .sources import Imported
+
+#: The kinds `tabench import` takes, each with what its SOURCE files are.
+KINDS: dict[str, str] = {
+    "openai-evals": "a registry eval YAML (evals/registry/evals/NAME.yaml), or a hosted Evals export: "
+    "a data-source JSONL and its testing-criteria JSON",
+    "promptfoo": "a promptfooconfig.yaml",
+    "inspect": "an Inspect AI dataset file (.jsonl or .csv)",
+}
+
+
+def import_sources(kind: str, sources: list[Path]) -> Imported:
+    """Read `sources` as `kind` (one of `KINDS`)."""
+    imported = Imported()
+    _reader(kind, sources)(sources, imported)
+    return imported
+
+
+def _reader(kind: str, sources: list[Path]) -> Callable[[list[Path], Imported], None]:
+    if kind == "openai-evals":
+        suffixes = {source.suffix.lower() for source in sources}
+        if suffixes <= {".yaml", ".yml"}:
+            from .openai_evals import import_registry
+
+            return import_registry
+        if suffixes <= {".jsonl", ".json"}:
+            from .openai_hosted import import_hosted
+
+            return import_hosted
+        raise UsageError("openai-evals takes registry eval YAML files, or a hosted export's .jsonl and .json")
+    if kind == "promptfoo":
+        from .promptfoo import import_config
+
+        return import_config
+    if kind == "inspect":
+        from .inspect_dataset import import_dataset
+
+        return import_dataset
+    raise UsageError(f"unknown import kind {kind!r}; kinds are " + ", ".join(KINDS))
