@@ -1,4 +1,4 @@
-"""Mechanical checks for closed answers: a rubric's `match` field (docs/language.md section 8.2).
+"""Mechanical checks for closed answers: a rubric's `match` field (docs/language.md section 8.10).
 
 A question whose answer is a number, a choice letter or a short form written as a pattern can
 carry one check, run after T1 and before the judge:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.closed_match import MatchCheck
+from tabench_dsl.core.closed_match import MatchCheck, read_answer
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.formatting import format_text
 from tabench_dsl.language.lint import lint_battery
@@ -210,3 +210,65 @@ def test_file_references_outside_the_config_folder_are_never_read(tmp_path: Path
     assert "promptfooconfig.yaml:3: var 'x' is not text" in said.err
     assert "prompt file://../secret.txt: not a text file inside the config's folder" in said.out
     assert "TOP SECRET" not in said.out + said.err
+
+
+def test_imported_checks_match_what_the_sources_compare(tmp_path: Path, capsys) -> None:
+    hosted = DATA / "openai_hosted"
+    battery, _ = imported(
+        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
+    )
+    check = battery.questions[0].match  # string_check eq on "Hardware": the whole answer
+    assert check is not None and check.kind == "regex"
+    assert [read_answer(check, a).matched for a in ("Hardware", " Hardware.\n", "Hardware or Software")] == [
+        True,
+        True,
+        False,
+    ]
+    (tmp_path / "registry").mkdir()
+    registry, _ = imported(
+        tmp_path / "registry", capsys, "openai-evals", REGISTRY / "evals" / "test-basic.yaml"
+    )
+    once = next(q for q in registry.questions if q.id == "test-match.1").match  # Match: a prefix
+    assert once is not None and read_answer(once, "time, in a land far away").matched
+    assert not read_answer(once, "a time").matched
+
+
+async def test_an_imported_battery_grades_closed_answers_with_and_without_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import asyncio
+
+    from tabench_dsl.core.results import iter_records
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    evals = REGISTRY / "evals"
+    assert main(["import", "openai-evals", str(evals / "finance.yaml"), "--out", "plain"]) == 0
+    answers = [
+        {"system": "s", "question": "finance.1", "answer": "She was charged 9.420 dollars."},
+        {"system": "s", "question": "finance.2", "answer": "$0.70"},  # the gold is 0.07
+        {"system": "s", "question": "finance.3", "answer": "I cannot work that out."},
+    ]
+    Path("answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+    assert (
+        await asyncio.to_thread(main, ["grade", "plain", "--answers", "answers.jsonl", "--out", "a.jsonl"])
+        == 0
+    )
+    plain = {r.question: (r.tier, r.verdict) for r in iter_records(Path("a.jsonl"))}
+    assert plain["finance.1"] == ("match", "pass")
+    assert plain["finance.2"][0] == "t2" and plain["finance.3"][0] == "t2"  # to the (builtin) judge
+    # The user makes the checks decide, as the source's strict comparison did.
+    for rubric in Path("plain/questions").glob("*.rubric"):
+        text = rubric.read_text(encoding="utf-8").replace(
+            "  match number 0.07\n", "  match number 0.07 decides\n"
+        )
+        rubric.write_text(text, encoding="utf-8")
+    assert (
+        await asyncio.to_thread(main, ["grade", "plain", "--answers", "answers.jsonl", "--out", "b.jsonl"])
+        == 0
+    )
+    strict = {r.question: (r.tier, r.verdict, r.match_read) for r in iter_records(Path("b.jsonl"))}
+    assert strict["finance.2"] == ("match", "fail", "0.70")
+    assert strict["finance.3"][0] == "t2"  # nothing read: the judge still decides
+    capsys.readouterr()

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ...core.closed_match import ALL_LETTERS, MatchCheck
-from .openai_evals import closed_check
+from .checks import closed_check
 from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, chat_text, csv_rows, jsonl_rows
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core.closed_match import ALL_LETTERS, MatchCheck, parse_number
 from ...core.errors import UsageError
+from .checks import closed_check, text_check
 from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, LfsPointer, chat_text, inside_file, jsonl_rows, yaml_document
 
@@ -120,6 +120,8 @@ def _sample(
     if accept:
         imported.mapped["ideal[1:] -> accept"] += 1
     check = closed_check(golds[0], letters=template == "Match") if template else None
+    if check is None and template == "Match":  # Match: the answer starts with an ideal
+        check = text_check(golds, how="prefix")
     if check is not None:
         imported.mapped[f"{template} on a closed ideal -> match {check.kind}"] += 1
     elif template is not None:
@@ -145,20 +147,6 @@ def _ideals(value: object) -> list[str]:
         texts = [str(v) for v in value if isinstance(v, str | int | float) and not isinstance(v, bool)]
         return texts if texts and texts[0].strip() else []
     return []
-
-
-def closed_check(gold: str, *, letters: bool = True) -> MatchCheck | None:
-    """The `match` check a closed gold gets: a number (`9.42`, `-3`, `1,000`) or, with `letters`,
-    a lone choice letter (`B`, `(B)`); None for any other gold."""
-    text = gold.strip()
-    if parse_number(text) is not None:
-        return MatchCheck("number", text.replace(",", ""))
-    if not letters:
-        return None
-    letter = text.strip("()").strip()
-    if len(letter) == 1 and letter.upper() in ALL_LETTERS and text in (letter, f"({letter})"):
-        return MatchCheck("choice", letter.upper())
-    return None
 
 
 def _modelgraded_scoring(

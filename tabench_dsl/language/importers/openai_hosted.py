@@ -12,7 +12,8 @@
                `label_model` / `score_model` grader's messages name that is not the prompt's
     scoring    each `label_model` / `score_model` grader's messages (their text, templates as
                written), with the labels that pass or the threshold
-    match      a `string_check` equality on a closed gold (a number, a choice letter)
+    match      a `string_check` on the gold: `eq` reads a number or a choice letter as one, else
+               the whole answer; `like` / `ilike` the gold inside the answer (a regex check)
     id         the item's `id` field, else ITEMS.LINE (the row's line)
 """
 
@@ -23,7 +24,7 @@ import re
 from pathlib import Path
 
 from ...core.errors import UsageError
-from .openai_evals import closed_check
+from .checks import closed_check, text_check
 from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, chat_text, jsonl_rows, read_source
 
@@ -52,7 +53,7 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
     data = [s for s in sources if s.suffix.lower() == ".jsonl"]
     if not data:
         raise UsageError("a hosted Evals export needs its data-source .jsonl file")
-    reference, scoring, equality = _criteria(criteria, imported)
+    reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
     for source in data:
         for line, row in jsonl_rows(source, imported, "data-source file"):
@@ -60,7 +61,7 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
             if not isinstance(item, dict):
                 imported.skip(source, line, "`item` is not an object")
                 continue
-            _item(source, line, item, template, reference, scoring, equality, imported, ids)
+            _item(source, line, item, template, reference, scoring, operation, imported, ids)
 
 
 def _json(path: Path) -> object:
@@ -77,12 +78,14 @@ def _template(document: dict[str, object]) -> list[dict[str, object]] | None:
     return [m for m in template if isinstance(m, dict)] if isinstance(template, list) else None
 
 
-def _criteria(criteria: list[dict[str, object]], imported: Imported) -> tuple[str | None, str | None, bool]:
-    """The item field holding the gold, the scoring text, and whether a criterion is equality."""
+def _criteria(
+    criteria: list[dict[str, object]], imported: Imported
+) -> tuple[str | None, str | None, str | None]:
+    """The item field holding the gold, the scoring text, and the `string_check` operation on it."""
     reference: str | None = None
     model_fields: list[str] = []
     scoring: list[str] = []
-    equality = False
+    operation: str | None = None
     for criterion in criteria:
         kind = criterion.get("type")
         if kind in REFERENCE_CRITERIA:
@@ -90,8 +93,12 @@ def _criteria(criteria: list[dict[str, object]], imported: Imported) -> tuple[st
             if found and reference is None:
                 reference = found.group(1)
                 imported.mapped[f"{kind} reference -> gold"] += 1
-            if kind == "string_check" and criterion.get("operation") in ("eq", "ilike"):
-                equality = True
+            if kind == "string_check" and criterion.get("operation") in ("eq", "like", "ilike"):
+                operation = str(criterion["operation"])
+            elif kind == "string_check":
+                imported.unmapped[
+                    f"string_check {criterion.get('operation')!r}: the judge grades instead"
+                ] += 1
             if kind == "text_similarity":
                 imported.unmapped["text_similarity's metric and threshold: the judge grades instead"] += 1
         elif kind in MODEL_CRITERIA:
@@ -104,7 +111,7 @@ def _criteria(criteria: list[dict[str, object]], imported: Imported) -> tuple[st
             imported.unmapped[f"{kind} criterion: runs code or a model of its own (left behind)"] += 1
     if reference is None and model_fields:
         reference = next((f for f in model_fields if f not in PROMPT_FIELDS), model_fields[0])
-    return reference, ("\n\n".join(scoring) if scoring else None), equality
+    return reference, ("\n\n".join(scoring) if scoring else None), operation
 
 
 def _as_chat(value: object) -> object:
@@ -135,7 +142,7 @@ def _item(
     template: list[dict[str, object]] | None,
     reference: str | None,
     scoring: str | None,
-    equality: bool,
+    operation: str | None,
     imported: Imported,
     ids: QuestionIds,
 ) -> None:
@@ -163,9 +170,13 @@ def _item(
     imported.mapped[
         "input_messages template + item -> prompt" if template else "item prompt field -> prompt"
     ] += 1
-    check = closed_check(gold) if equality else None
+    check = None
+    if operation == "eq":
+        check = closed_check(gold) or text_check([gold], how="whole")
+    elif operation is not None:
+        check = text_check([gold], how="substring", ignore_case=operation == "ilike")
     if check is not None:
-        imported.mapped[f"string_check eq on a closed gold -> match {check.kind}"] += 1
+        imported.mapped[f"string_check {operation} -> match {check.kind}"] += 1
     item_id = item.get("id")
     name = str(item_id) if isinstance(item_id, str | int) else f"{source.stem}.{line}"
     question = ImportedQuestion(

@@ -30,7 +30,7 @@ from pathlib import Path
 from ...core.closed_match import MatchCheck, check_pattern
 from ...core.errors import UsageError
 from ..yaml_io import yaml_position
-from .openai_evals import closed_check
+from .checks import closed_check, text_check
 from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, chat_text, csv_rows, inside_file, read_source, yaml_document
 
@@ -267,13 +267,10 @@ class _Config:
         return gold, accept, scoring, check
 
 
-def _equals_check(value: str) -> MatchCheck:
-    """`equals` as a check: a number or a choice letter read as one, else the whole answer (its
-    surrounding white space aside) equal to `value`."""
-    closed = closed_check(value)
-    if closed is not None:
-        return closed
-    return MatchCheck("regex", r"\A\s*" + re.escape(value).replace("\\ ", " ") + r"\s*\z")
+def _equals_check(value: str) -> MatchCheck | None:
+    """`equals` as a check: a number or a choice letter read as one, else the whole answer equal
+    to `value` (white space aside)."""
+    return closed_check(value) or text_check([value], how="whole")
 
 
 def _csv_test(row: dict[str, str]) -> dict[str, object]:

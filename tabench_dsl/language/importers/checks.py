@@ -1,0 +1,41 @@
+"""The `match` checks an import writes for a source's mechanical comparisons on closed answers
+(docs/language.md section 8.10): a number or a lone choice letter is read as one (`match number`,
+`match choice`); a short text compared whole, as a prefix or as a substring becomes a `match regex`
+of that text, escaped. None of them `decides`: an answer the check does not match goes to the
+judge, as in the source it would have failed (add `decides` to keep the source's strictness)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...core.closed_match import ALL_LETTERS, MatchCheck, parse_number
+
+#: The longest text a text check is written for: a closed answer, not a paragraph.
+MAX_CLOSED_CHARS = 200
+
+
+def closed_check(gold: str, *, letters: bool = True) -> MatchCheck | None:
+    """The check a closed gold gets: a number (`9.42`, `-3`, `1,000`) or, with `letters`, a lone
+    choice letter (`B`, `(B)`); None for any other gold."""
+    text = gold.strip()
+    if parse_number(text) is not None:
+        return MatchCheck("number", text.replace(",", ""))
+    if not letters:
+        return None
+    letter = text.strip("()").strip()
+    if len(letter) == 1 and letter.upper() in ALL_LETTERS and text in (letter, f"({letter})"):
+        return MatchCheck("choice", letter.upper())
+    return None
+
+
+def text_check(texts: Sequence[str], *, how: str, ignore_case: bool = False) -> MatchCheck | None:
+    """A regex check that the answer is one of `texts` (`how`: "whole", white space and a final
+    `.` or `!` aside), starts with one ("prefix") or holds one ("substring"); None when a text is
+    too long or spans lines to be a closed answer."""
+    if not texts or any(len(t) > MAX_CLOSED_CHARS or "\n" in t or not t.strip() for t in texts):
+        return None
+    choices = "|".join(re.escape(t.strip()) for t in texts)
+    body = f"(?:{choices})" if len(texts) > 1 else choices
+    pattern = {"whole": rf"\A\s*{body}[.!]?\s*\z", "prefix": rf"\A\s*{body}", "substring": body}[how]
+    return MatchCheck("regex", ("(?i)" if ignore_case else "") + pattern)
