@@ -10,11 +10,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.closed_match import MatchCheck, read_answer
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.formatting import format_text
+from tabench_dsl.language.importers.checks import text_check
 from tabench_dsl.language.lint import lint_battery
 from tabench_dsl.language.render import compile_battery
 
@@ -272,3 +275,16 @@ async def test_an_imported_battery_grades_closed_answers_with_and_without_decide
     assert strict["finance.2"] == ("match", "fail", "0.70")
     assert strict["finance.3"][0] == "t2"  # nothing read: the judge still decides
     capsys.readouterr()
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40))
+def test_a_text_check_matches_its_own_text_literally(text: str) -> None:
+    check = text_check([text], how="whole")
+    if check is None:  # blank: no check written
+        assert not text.strip(" \t\r\n\f\v")
+        return
+    assert read_answer(check, text).matched
+    kept = text.strip(" \t\r\n\f\v")
+    assert read_answer(check, f"  {kept}.\n").matched  # white space and a final full stop aside
+    assert not read_answer(check, f"{kept} and more").matched
