@@ -106,14 +106,15 @@ def _write(
     from ..language.importers.battery_text import manifest_text, rubric_text
     from ..language.importers.question_ids import QuestionIds
 
-    os.makedirs(out, exist_ok=True)  # checked missing or empty just before
-    os.mkdir(out / "questions")
     stems = QuestionIds()  # file names as ids are made: valid, unique
-    written = []
     texts = {"battery.yaml": manifest_text(name, scorer, command)}
     for stem, questions in rubrics.items():
         relative = f"questions/{stems.make(stem)}.rubric"
         texts[relative] = rubric_text(questions, str(out / relative))
+    # Every text made first: a failure leaves no folder behind.
+    os.makedirs(out, exist_ok=True)  # checked missing or empty just before
+    os.mkdir(out / "questions")
+    written = []
     for relative, text in texts.items():
         with os.fdopen(open_new(out / relative, 0o644), "w", encoding="utf-8", newline="\n") as f:
             f.write(text)

@@ -288,3 +288,21 @@ def test_a_text_check_matches_its_own_text_literally(text: str) -> None:
     kept = text.strip(" \t\r\n\f\v")
     assert read_answer(check, f"  {kept}.\n").matched  # white space and a final full stop aside
     assert not read_answer(check, f"{kept} and more").matched
+
+
+def test_hostile_sources_are_named_at_their_place_and_leave_nothing_behind(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        '{"input": "q\\ud800", "target": "a"}\n{"input": "ok", "target": "b"}\nnot json\n[1]\n',
+        encoding="utf-8",
+    )
+    battery, said = imported(tmp_path, capsys, "inspect", data, status=1)
+    assert [(q.id, q.prompt, q.match) for q in battery.questions] == [("2", "ok", None)]
+    assert "d.jsonl:1: a text holds half a character" in said.err
+    assert "d.jsonl:3: not JSON" in said.err and "d.jsonl:4: not a JSON object" in said.err
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [x\ntests: [\n", encoding="utf-8")
+    assert main(["import", "promptfoo", str(config), "--out", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert f"{config}:2:6: promptfoo config is not valid YAML" in err and "Traceback" not in err
+    assert not (tmp_path / "none").exists()

@@ -21,15 +21,15 @@ MAX_CLOSED_CHARS = 200
 
 def closed_check(gold: str, *, letters: bool = True) -> MatchCheck | None:
     """The check a closed gold gets: a number (`9.42`, `-3`, `1,000`) or, with `letters`, a lone
-    choice letter (`B`, `(B)`); None for any other gold."""
+    upper-case choice letter (`B`, `(B)`; a lone `a` is more likely a word); None for any other."""
     text = gold.strip()
     if parse_number(text) is not None:
         return MatchCheck("number", text.replace(",", ""))
     if not letters:
         return None
     letter = text.strip("()").strip()
-    if len(letter) == 1 and letter.upper() in ALL_LETTERS and text in (letter, f"({letter})"):
-        return MatchCheck("choice", letter.upper())
+    if len(letter) == 1 and letter in ALL_LETTERS and text in (letter, f"({letter})"):  # upper case
+        return MatchCheck("choice", letter)
     return None
 
 

@@ -25,7 +25,8 @@ import yaml
 
 from ...core.closed_match import MatchCheck
 from ...core.errors import SpecError, UsageError
-from ..files import decode_spec_bytes
+from ..files import SURROGATE, decode_spec_bytes
+from ..line_limits import MAX_LINE_CHARS
 from ..yaml_io import yaml_problem
 
 #: The largest source file an import reads (a dataset of a few hundred thousand questions).
@@ -80,10 +81,27 @@ class Imported:
         return sum(len(questions) for questions in self.rubrics.values())
 
     def add(self, rubric: str, question: ImportedQuestion) -> None:
+        """Keep `question` for the rubric file `rubric`, unless a text of it cannot be written in
+        a rubric file (then it is skipped, at its origin)."""
+        problem = _unwritable(question)
+        if problem is not None:
+            path, _, line = question.origin.rpartition(":")
+            self.skip(path, int(line) if line.isdigit() else 1, problem)
+            return
         self.rubrics.setdefault(rubric, []).append(question)
 
     def skip(self, path: str | Path, line: int, reason: str) -> None:
         self.skipped.append(Skipped(str(path), line, reason))
+
+
+def _unwritable(question: ImportedQuestion) -> str | None:
+    """Why a text of `question` cannot be written in a rubric file, or None."""
+    texts = [question.prompt, question.gold, *question.accept, question.scoring or ""]
+    if any(SURROGATE.search(text) for text in texts):
+        return "a text holds half a character (a lone surrogate escape); fix the source"
+    if any(len(line) > MAX_LINE_CHARS // 2 for text in texts for line in text.split("\n")):
+        return f"a text has a line over {MAX_LINE_CHARS // 2:,} characters, too long for a rubric line"
+    return None
 
 
 def read_source(path: str | Path, what: str) -> str:
@@ -129,17 +147,22 @@ def jsonl_rows(path: str | Path, imported: Imported, what: str) -> Iterator[tupl
 def csv_rows(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, str]]]:
     """The rows of a CSV file with a header, each with the line it starts at."""
     text = read_source(path, what)
+    if csv.field_size_limit() < MAX_SOURCE_BYTES:
+        csv.field_size_limit(MAX_SOURCE_BYTES)  # a long prompt in one cell is data, not an error
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
     line = 1
-    for row in reader:
-        start, line = line, reader.line_num + 1
-        if header is None:
-            header = [name.strip() for name in row]
-            continue
-        if not any(cell.strip() for cell in row):
-            continue
-        yield start, dict(zip(header, row, strict=False))
+    try:
+        for row in reader:
+            start, line = line, reader.line_num + 1
+            if header is None:
+                header = [name.strip() for name in row]
+                continue
+            if not any(cell.strip() for cell in row):
+                continue
+            yield start, dict(zip(header, row, strict=False))
+    except csv.Error as exc:
+        raise UsageError(f"{path}:{line}: not CSV ({exc})") from None
 
 
 class _CoreSchemaLoader(yaml.SafeLoader):
