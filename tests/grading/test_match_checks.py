@@ -190,3 +190,37 @@ def test_the_check_never_reaches_a_prompt(tmp_path: Path) -> None:
         )
     )
     assert [q.system for q in with_check.questions.values()] == [q.system for q in without.questions.values()]
+
+
+async def test_the_t1_audit_covers_match_passes_and_totals_count_the_tier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, judge_server
+) -> None:
+    import asyncio
+    import json
+
+    from tabench_dsl.core.results import iter_records
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    server = await judge_server([FAIL, FAIL])
+    folder = battery_folder(tmp_path)
+    rows = [("a", "pick", "Answer: B"), ("b", "pick", "(C)"), ("a", "total", "In all 1,234")]
+    Path("answers.jsonl").write_text(
+        "".join(json.dumps({"system": s, "question": q, "answer": a}) + "\n" for s, q, a in rows),
+        encoding="utf-8",
+    )
+    argv = ["grade", str(folder), "--answers", "answers.jsonl", "--judge", server.url, "--model", "m"]
+    assert await asyncio.to_thread(main, [*argv, "--t1-audit", "1", "--json", "--no-cache"]) == 0
+    totals = json.loads(capsys.readouterr().out)
+    records = {(r.system, r.question): r for r in iter_records(tmp_path / "results.jsonl")}
+    # The passes stand and carry the judge's verdict; the decided fail is never audited.
+    assert [(k, r.verdict, r.audited is not None) for k, r in sorted(records.items())] == [
+        (("a", "pick"), "pass", True),
+        (("a", "total"), "pass", True),
+        (("b", "pick"), "fail", False),
+    ]
+    assert server.calls == 2
+    assert totals["t1_audit"]["audited"] == 2 and totals["t1_audit"]["agreed"] == 0
+    assert {s["system"]: s["match_decided"] for s in totals["systems"]} == {"a": 2, "b": 1}
+    assert totals["run"]["match"] == 3
