@@ -127,6 +127,11 @@ def rewrite_checks(folder: Path, how: str) -> None:
         rubric.write_text("\n".join(lines), encoding="utf-8")
 
 
+def _cell(counts: Counter) -> str:
+    decided = f"{counts[('match', 'pass')]}+{counts[('match', 'fail')]}f"
+    return f"match {decided}, t1 {counts[('t1', '')]}, judge {counts[('t2', '')]}"
+
+
 def main_bench() -> int:
     missed = 0
     print(f"{'source':12} {'questions':>9} {'checks':>6} {'lint errors':>11} {'golds as source':>15}")
@@ -162,10 +167,7 @@ def main_bench() -> int:
                 if how != "imported":
                     rewrite_checks(folder, how)
                 counts.append(tiers(folder, answers, root / f"{name}.{how}.jsonl"))
-            cells = [
-                f"match {c[('match', 'pass')]}+{c[('match', 'fail')]}f, t1 {c[('t1', '')]}, judge {c[('t2', '')]}"
-                for c in counts
-            ]
+            cells = [_cell(c) for c in counts]
             print(f"{name:12} {len(rows):>7}  {cells[0]:32}{cells[1]:32}{cells[2]}")
     print(
         "\nmatch P+Nf: answers a check passed and failed without a judge call; judge: answers sent to it."
