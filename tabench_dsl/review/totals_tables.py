@@ -128,7 +128,9 @@ def system_table(totals: Totals, width: int | None):
         "\n"
         + usage_caption(totals)
         + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
-        "again); T1 = token-subset tier" + injection_caption(totals)
+        "again); T1 = token-subset tier"
+        + ("; match = decided by a question's match check" if any(s.match_decided for s in rows) else "")
+        + injection_caption(totals)
     )
     return fitted_table(
         columns, width=width, drop_order=SYSTEM_DROP_ORDER, title="Totals per system", caption=caption
