@@ -18,6 +18,10 @@ usage error naming the path (exit 2), to write:
 
 A missing or empty file is always fine. Each kind is recognised by a function that reads only the
 start of the file (`holds_records`, `report.is_report_file`, ...).
+
+A new folder (`tabench import`'s battery) is checked by `check_new_folder` (missing, or an empty
+folder that is no link) and written by `write_new_folder`, each file created new, never through a
+link.
 """
 
 from __future__ import annotations
@@ -226,3 +230,19 @@ def check_new_folder(path: str | Path, *, option: str) -> None:
         raise UsageError(
             f"{where} is not empty; tabench import writes a new battery only into an empty folder"
         )
+
+
+def write_new_folder(folder: str | Path, texts: Mapping[str, str]) -> None:
+    """Create `folder` (checked by `check_new_folder` first) and write each text at its relative
+    path in it: every subfolder made here, every file created new and never through a link
+    (`core.safe_open.open_new`)."""
+    from .core.safe_open import open_new
+
+    folder = Path(folder)
+    os.makedirs(folder, exist_ok=True)
+    for relative, text in texts.items():
+        target = folder / relative
+        if not target.parent.is_dir():
+            os.makedirs(target.parent)
+        with os.fdopen(open_new(target, 0o644), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)

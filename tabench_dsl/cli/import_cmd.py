@@ -13,7 +13,6 @@ as `path:line: reason`. Exit 0, or 1 when items were skipped; 2 when nothing cou
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +22,7 @@ from ..core.errors import UsageError
 from .command_help import add_command
 
 if TYPE_CHECKING:
-    from ..language.importers.sources import Imported, ImportedQuestion
+    from ..language.importers.sources import Imported
 
 #: The scorer an imported battery names unless `--scorer` says otherwise.
 DEFAULT_SCORER = "tabench-neutral-1.1"
@@ -65,8 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..language.battery import shipped_scorers
     from ..language.importers import import_sources
+    from ..language.importers.battery_text import battery_texts
     from ..language.manifest import BATTERY_NAME
-    from ..outputs import check_new_folder
+    from ..outputs import check_new_folder, write_new_folder
 
     kind: str = args.kind
     sources: list[Path] = list(args.sources)
@@ -86,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if not imported.questions:
         raise UsageError("no question could be imported; nothing was written")
     command = " ".join(["tabench import", kind, *(str(s) for s in sources)])
-    files = _write(out, name, scorer, command, imported.rubrics)
-    _summary(out, files, imported)
+    # Every text is made before the folder is: a failure leaves nothing behind.
+    texts = battery_texts(imported, name=name, scorer=scorer, command=command, folder=str(out))
+    write_new_folder(out, texts)
+    _summary(out, imported)
     return 1 if imported.skipped else 0
 
 
@@ -98,34 +100,10 @@ def _name_from(out: Path) -> str:
     return name or "imported"
 
 
-def _write(
-    out: Path, name: str, scorer: str, command: str, rubrics: dict[str, list[ImportedQuestion]]
-) -> list[str]:
-    """Write the battery's files into `out` (made here), each created new and never through a link."""
-    from ..core.safe_open import open_new
-    from ..language.importers.battery_text import manifest_text, rubric_text
-    from ..language.importers.question_ids import QuestionIds
-
-    stems = QuestionIds()  # file names as ids are made: valid, unique
-    texts = {"battery.yaml": manifest_text(name, scorer, command)}
-    for stem, questions in rubrics.items():
-        relative = f"questions/{stems.make(stem)}.rubric"
-        texts[relative] = rubric_text(questions, str(out / relative))
-    # Every text made first: a failure leaves no folder behind.
-    os.makedirs(out, exist_ok=True)  # checked missing or empty just before
-    os.mkdir(out / "questions")
-    written = []
-    for relative, text in texts.items():
-        with os.fdopen(open_new(out / relative, 0o644), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        written.append(relative)
-    return written
-
-
-def _summary(out: Path, files: list[str], imported: Imported) -> None:
+def _summary(out: Path, imported: Imported) -> None:
     from ..language.lint import lint_battery
 
-    rubric_count = len(files) - 1
+    rubric_count = len(imported.rubrics)
     print(f"imported {imported.questions} questions into {shown(str(out))}/ ({rubric_count} rubric files)")
     if imported.mapped:
         print("mapped:")

@@ -15,7 +15,8 @@ from ..format_rubric import INDENT, canonical_string
 from ..formatting import format_text
 from ..line_limits import MAX_LINE_CHARS
 from ..string_literals import decode_long_string
-from .sources import ImportedQuestion
+from .question_ids import QuestionIds
+from .sources import Imported, ImportedQuestion
 
 #: The indentation of a long string's lines inside a question.
 _BODY = INDENT * 2
@@ -69,3 +70,15 @@ def manifest_text(name: str, scorer: str, command: str) -> str:
         "rubrics: [questions/*.rubric]\n"
         "t1: true\n"
     )
+
+
+def battery_texts(imported: Imported, *, name: str, scorer: str, command: str, folder: str) -> dict[str, str]:
+    """Every file of the battery `imported` makes, by its path inside the battery's folder
+    (`folder` names it in a message): the manifest and one rubric file per source eval, under
+    `questions/`, named after the eval as question ids are made (valid, unique)."""
+    texts = {"battery.yaml": manifest_text(name, scorer, command)}
+    stems = QuestionIds()
+    for stem, questions in imported.rubrics.items():
+        relative = f"questions/{stems.make(stem)}.rubric"
+        texts[relative] = rubric_text(questions, f"{folder}/{relative}")
+    return texts
