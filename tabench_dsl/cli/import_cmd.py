@@ -53,6 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--name", metavar="NAME", help="the battery name (default: from DIR)")
     parser.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="inspect: read a Sample field from another column, as Inspect's FieldSpec (input=question)",
+    )
+    parser.add_argument(
         "--scorer",
         default=DEFAULT_SCORER,
         metavar="SCORER",
@@ -80,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             f"--scorer {shown(scorer)}: not a shipped scorer; shipped: " + ", ".join(shipped_scorers())
         )
     check_new_folder(out, option="--out")
-    imported = import_sources(kind, sources)
+    imported = import_sources(kind, sources, fields=_fields(args.field))
     for skipped in imported.skipped:
         print(f"tabench: skipped {shown(skipped.render())}", file=sys.stderr)
     if not imported.questions:
@@ -91,6 +98,17 @@ def run(args: argparse.Namespace) -> int:
     write_new_folder(out, texts)
     _summary(out, imported)
     return 1 if imported.skipped else 0
+
+
+def _fields(pairs: list[str]) -> dict[str, str]:
+    """`--field FIELD=COLUMN` flags as a mapping."""
+    fields = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise UsageError(f"--field {shown(pair)}: write it as FIELD=COLUMN, as input=question")
+        fields[field.strip()] = column.strip()
+    return fields
 
 
 def _name_from(out: Path) -> str:

@@ -306,3 +306,19 @@ def test_hostile_sources_are_named_at_their_place_and_leave_nothing_behind(tmp_p
     err = capsys.readouterr().err
     assert f"{config}:2:6: promptfoo config is not valid YAML" in err and "Traceback" not in err
     assert not (tmp_path / "none").exists()
+
+
+def test_inspect_fields_read_from_other_columns_as_field_spec_does(tmp_path: Path, capsys) -> None:
+    source = INSPECT / "biology_qa.jsonl"
+    out = tmp_path / "bench"
+    argv = ["import", "inspect", str(source), "--out", str(out), "--field", "input=question"]
+    assert main([*argv, "--field", "target=answer"]) == 0
+    capsys.readouterr()
+    battery = load_battery(out)
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        (row["id"], row["question"], row["answer"]) for _, row in samples(source)
+    ]
+    assert main(["import", "promptfoo", str(source), "--out", str(tmp_path / "x"), "--field", "input=q"]) == 2
+    assert "--field names a dataset's columns" in capsys.readouterr().err
+    assert main(["import", "inspect", str(source), "--out", str(tmp_path / "y"), "--field", "prompt=q"]) == 2
+    assert "a Sample field is one of input, target" in capsys.readouterr().err

@@ -8,7 +8,7 @@ docs/architecture.md; what each source maps to: docs/migrating.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...core.errors import UsageError
@@ -23,9 +23,17 @@ KINDS: dict[str, str] = {
 }
 
 
-def import_sources(kind: str, sources: list[Path]) -> Imported:
-    """Read `sources` as `kind` (one of `KINDS`)."""
+def import_sources(kind: str, sources: list[Path], *, fields: Mapping[str, str] | None = None) -> Imported:
+    """Read `sources` as `kind` (one of `KINDS`). `fields` (inspect only) names the column each
+    `Sample` field is read from, as Inspect's `FieldSpec` does (`{"input": "question"}`)."""
     imported = Imported()
+    if fields:
+        if kind != "inspect":
+            raise UsageError("--field names a dataset's columns: it is for `tabench import inspect` only")
+        from .inspect_dataset import import_dataset
+
+        import_dataset(sources, imported, fields=fields)
+        return imported
     _reader(kind, sources)(sources, imported)
     return imported
 

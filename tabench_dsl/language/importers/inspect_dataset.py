@@ -12,17 +12,19 @@
                becomes `match choice "B" among "ABCD"`
     metadata   not part of a question (named in the summary)
 
-A CSV cell of `target` or `choices` holding a JSON list is read as that list, as Inspect does; a
-`choices` cell that is not JSON is split at commas.
+`--field input=question` (any of the fields above) reads a field from another column, as Inspect's
+`FieldSpec` does. A CSV cell of `target` or `choices` holding a JSON list is read as that list, as
+Inspect does; a `choices` cell that is not JSON is split at commas.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ...core.closed_match import ALL_LETTERS, MatchCheck
+from ...core.errors import UsageError
 from .checks import closed_check
 from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, chat_text, csv_rows, jsonl_rows
@@ -31,12 +33,30 @@ from .sources import Imported, ImportedQuestion, chat_text, csv_rows, jsonl_rows
 SAMPLE_FIELDS = ("input", "target", "id", "choices", "metadata", "files", "setup", "sandbox")
 
 
-def import_dataset(sources: list[Path], imported: Imported) -> None:
-    """Read each dataset file in `sources` into `imported`."""
+def import_dataset(
+    sources: list[Path], imported: Imported, *, fields: Mapping[str, str] | None = None
+) -> None:
+    """Read each dataset file in `sources` into `imported`; `fields` maps a `Sample` field to the
+    column it is read from (Inspect's `FieldSpec`: `{"input": "question", "target": "answer"}`)."""
+    unknown = sorted(set(fields or ()) - set(SAMPLE_FIELDS))
+    if unknown:
+        raise UsageError(f"--field {unknown[0]}=...: a Sample field is one of " + ", ".join(SAMPLE_FIELDS))
     ids = QuestionIds()
     for source in sources:
         for position, (line, row) in enumerate(_rows(source, imported), start=1):
+            if fields:
+                row = _renamed(row, fields)
             _sample(source, position, line, row, imported, ids)
+
+
+def _renamed(row: dict[str, object], fields: Mapping[str, str]) -> dict[str, object]:
+    """`row` with each column `fields` names under the Sample field it stands for."""
+    columns = set(fields.values())
+    renamed = {key: value for key, value in row.items() if key not in columns and key not in fields}
+    for field, column in fields.items():
+        if column in row:
+            renamed[field] = row[column]
+    return renamed
 
 
 def _rows(source: Path, imported: Imported) -> Iterator[tuple[int, dict[str, object]]]:
