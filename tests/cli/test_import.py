@@ -211,7 +211,7 @@ def test_file_references_outside_the_config_folder_are_never_read(tmp_path: Path
     assert [(q.id, q.prompt) for q in battery.questions] == [("test-2", "Say hello")]
     assert battery.questions[0].match == MatchCheck("number", "42")
     assert "promptfooconfig.yaml:3: var 'x' is not text" in said.err
-    assert "prompt file://../secret.txt: not a text file inside the config's folder" in said.out
+    assert "prompt file://../secret.txt: not a text or chat JSON file inside the config's folder" in said.out
     assert "TOP SECRET" not in said.out + said.err
 
 
@@ -322,3 +322,22 @@ def test_inspect_fields_read_from_other_columns_as_field_spec_does(tmp_path: Pat
     assert "--field names a dataset's columns" in capsys.readouterr().err
     assert main(["import", "inspect", str(source), "--out", str(tmp_path / "y"), "--field", "prompt=q"]) == 2
     assert "a Sample field is one of input, target" in capsys.readouterr().err
+
+
+def test_promptfoo_tests_named_by_a_glob_inside_the_config_folder(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "cfg" / "promptfooconfig.yaml"
+    (config.parent / "tests").mkdir(parents=True)
+    (tmp_path / "outside.yaml").write_text("- vars: {q: outside}\n  assert: [{type: equals, value: x}]\n")
+    for n in (2, 1):
+        (config.parent / "tests" / f"t{n}.yaml").write_text(
+            f"- vars: {{q: file{n}}}\n  assert: [{{type: factuality, value: answer {n}}}]\n", encoding="utf-8"
+        )
+    config.write_text(
+        "prompts: ['Q: {{q}}']\ntests: [file://tests/*.yaml, file://../*.yaml]\n", encoding="utf-8"
+    )
+    battery, said = imported(tmp_path, capsys, "promptfoo", config)
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        ("test-1", "Q: file1", "answer 1"),
+        ("test-2", "Q: file2", "answer 2"),
+    ]
+    assert "tests file://../*.yaml: not a CSV or YAML file inside the config's folder" in said.out

@@ -32,7 +32,16 @@ from ...core.errors import UsageError
 from ..yaml_io import yaml_position
 from .checks import closed_check, text_check
 from .question_ids import QuestionIds
-from .sources import Imported, ImportedQuestion, chat_text, csv_rows, inside_file, read_source, yaml_document
+from .sources import (
+    Imported,
+    ImportedQuestion,
+    chat_text,
+    csv_rows,
+    inside_file,
+    inside_files,
+    read_source,
+    yaml_document,
+)
 
 #: A `{{ name }}` placeholder of a Nunjucks template (a filter or an expression is left as written).
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -89,19 +98,27 @@ class _Config:
             if not isinstance(item, str):
                 self.imported.unmapped["a prompt that is not text"] += 1
             elif item.startswith("file://"):
-                prompts.extend(self._prompt_file(item))
+                prompts.extend(
+                    text for file in self._files(item, "prompt") for text in self._prompt_file(file)
+                )
             else:
                 prompts.append(item)
         return prompts
 
-    def _prompt_file(self, reference: str) -> list[str]:
-        file = inside_file(reference, self.folder)
-        suffix = file.suffix.lower() if file else ""
-        if file is None or suffix not in (".txt", ".md", ".json"):
+    def _files(self, reference: str, what: str) -> list[Path]:
+        """The files `reference` names inside the config's folder of the kinds a `what` is read
+        from; each other one named in the summary."""
+        files = inside_files(reference, self.folder)
+        suffixes = (".txt", ".md", ".json") if what == "prompt" else (".csv", ".yaml", ".yml")
+        if not files or any(f.suffix.lower() not in suffixes for f in files):
+            kinds = "a text or chat JSON file" if what == "prompt" else "a CSV or YAML file"
             self.imported.unmapped[
-                f"prompt {reference}: not a text file inside the config's folder (not read)"
+                f"{what} {reference}: not {kinds} inside the config's folder (not read)"
             ] += 1
-            return []
+        return [f for f in files if f.suffix.lower() in suffixes]
+
+    def _prompt_file(self, file: Path) -> list[str]:
+        suffix = file.suffix.lower()
         text = read_source(file, "prompt file")
         if suffix == ".json":
             import json
@@ -122,18 +139,12 @@ class _Config:
                 line = yaml_position(self.text, ["tests", index])[0] if isinstance(raw, list) else 1
                 tests.append((item, line, f"{self.path.name}:{line}"))
             elif isinstance(item, str):
-                tests.extend(self._test_file(item))
+                for file in self._files(item, "tests"):
+                    tests.extend(self._test_file(file))
         return tests
 
-    def _test_file(self, reference: str) -> list[tuple[dict[str, object], int, str]]:
-        file = inside_file(reference, self.folder)
-        suffix = file.suffix.lower() if file else ""
-        if file is None or suffix not in (".csv", ".yaml", ".yml"):
-            self.imported.unmapped[
-                f"tests {reference}: not a CSV or YAML file inside the config's folder (not read)"
-            ] += 1
-            return []
-        if suffix == ".csv":
+    def _test_file(self, file: Path) -> list[tuple[dict[str, object], int, str]]:
+        if file.suffix.lower() == ".csv":
             return [
                 (_csv_test(row), line, f"{file.name}:{line}") for line, row in csv_rows(file, "tests file")
             ]

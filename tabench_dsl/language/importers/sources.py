@@ -207,6 +207,20 @@ def inside_file(reference: str, folder: Path) -> Path | None:
     return target if target.is_relative_to(root) and target.is_file() else None
 
 
+def inside_files(reference: str, folder: Path) -> list[Path]:
+    """The files a `file://` reference names inside `folder`: the one file, or, for a glob
+    (`file://tests/*.yaml`), each file it matches there, in sorted order; files outside `folder`
+    (through `..` or a link) are left out."""
+    name = reference.removeprefix("file://")
+    if "://" in name or not any(ch in name for ch in "*?["):
+        found = inside_file(reference, folder)
+        return [found] if found is not None else []
+    if Path(name).is_absolute():
+        return []
+    matches = sorted(str(p.relative_to(folder)) for p in folder.glob(name))
+    return [file for match in matches if (file := inside_file(match, folder)) is not None]
+
+
 def chat_text(value: object) -> str | None:
     """A prompt given as text or as a chat list (`[{"role", "content"}]`) as one text: one user
     message alone is its content; several messages are `role: content` paragraphs. None when the
