@@ -97,7 +97,7 @@ def test_openai_hosted_export_takes_the_gold_the_criterion_references(tmp_path: 
     for question, row in zip(battery.questions, rows, strict=True):
         assert question.prompt.endswith("user: " + row["ticket_text"])
         assert question.prompt.startswith("developer: You are an expert in categorizing IT support tickets.")
-    assert "string_check reference -> gold" in said.out
+    assert "item.correct_label (the criteria's reference) -> gold: 3" in said.out
 
 
 def test_promptfoo_config_with_code_asserts_named_and_skipped(tmp_path: Path, capsys) -> None:

@@ -119,6 +119,8 @@ def _sample(
     accept = tuple(dict.fromkeys(g for g in golds[1:] if g.strip() and g != golds[0]))
     if accept:
         imported.mapped["ideal[1:] -> accept"] += 1
+    if scoring is not None:
+        imported.mapped["modelgraded_spec's grading instruction -> scoring"] += 1
     check = closed_check(golds[0], letters=template == "Match") if template else None
     if check is None and template == "Match":  # Match: the answer starts with an ideal
         check = text_check(golds, how="prefix")
@@ -171,6 +173,5 @@ def _modelgraded_scoring(
         criteria = spec["args"].get("criteria")
     if isinstance(criteria, dict):
         instruction += "\n\nCriteria:\n" + "\n".join(f"- {text}" for text in criteria.values())
-    imported.mapped[f"modelgraded_spec {spec_name} -> scoring"] += 1
     imported.unmapped[f"modelgraded_spec {spec_name}: its choice letters; tabench's verdict grades"] += 1
     return instruction

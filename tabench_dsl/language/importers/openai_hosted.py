@@ -92,7 +92,6 @@ def _criteria(
             found = ITEM_FIELD.search(str(criterion.get("reference", "")))
             if found and reference is None:
                 reference = found.group(1)
-                imported.mapped[f"{kind} reference -> gold"] += 1
             if kind == "string_check" and criterion.get("operation") in ("eq", "like", "ilike"):
                 operation = str(criterion["operation"])
             elif kind == "string_check":
@@ -106,7 +105,6 @@ def _criteria(
             if text:
                 model_fields.extend(ITEM_FIELD.findall(text))
                 scoring.append(text + _passing(criterion))
-                imported.mapped[f"{kind} grader prompt -> scoring"] += 1
         else:
             imported.unmapped[f"{kind} criterion: runs code or a model of its own (left behind)"] += 1
     if reference is None and model_fields:
@@ -170,6 +168,9 @@ def _item(
     imported.mapped[
         "input_messages template + item -> prompt" if template else "item prompt field -> prompt"
     ] += 1
+    imported.mapped[f"item.{reference} (the criteria's reference) -> gold"] += 1
+    if scoring is not None:
+        imported.mapped["label_model / score_model grader prompts -> scoring"] += 1
     check = None
     if operation == "eq":
         check = closed_check(gold) or text_check([gold], how="whole")
