@@ -341,3 +341,34 @@ def test_promptfoo_tests_named_by_a_glob_inside_the_config_folder(tmp_path: Path
         ("test-2", "Q: file2", "answer 2"),
     ]
     assert "tests file://../*.yaml: not a CSV or YAML file inside the config's folder" in said.out
+
+
+def test_a_label_model_grader_s_prompt_becomes_the_scoring_text(tmp_path: Path, capsys) -> None:
+    # The shape of a hosted eval graded by a model (no string_check): the gold is the item field
+    # the grader's messages name besides the prompt's.
+    data = tmp_path / "items.jsonl"
+    data.write_text('{"item": {"id": "n-7", "input": "Summarise: A B C", "reference": "A, B and C"}}\n')
+    criteria = [
+        {
+            "type": "label_model",
+            "name": "judge",
+            "model": "o3-mini",
+            "input": [
+                {"role": "developer", "content": "Label the summary good or bad."},
+                {"role": "user", "content": "Ref: {{item.reference}}\nSummary: {{sample.output_text}}"},
+            ],
+            "labels": ["good", "bad"],
+            "passing_labels": ["good"],
+        },
+        {"type": "python", "name": "custom", "source": "def grade(sample, item): return 1"},
+    ]
+    (tmp_path / "eval.json").write_text(json.dumps({"testing_criteria": criteria}), encoding="utf-8")
+    battery, said = imported(tmp_path, capsys, "openai-evals", data, tmp_path / "eval.json")
+    [question] = battery.questions
+    assert (question.id, question.prompt, question.gold) == ("n-7", "Summarise: A B C", "A, B and C")
+    assert question.scoring == (
+        "developer: Label the summary good or bad.\n\n"
+        "user: Ref: {{item.reference}}\nSummary: {{sample.output_text}}\n\nPassing labels: good"
+    )
+    assert question.match is None
+    assert "python criterion: runs code or a model of its own (left behind)" in said.out
