@@ -53,6 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--name", metavar="NAME", help="the battery name (default: from DIR)")
     parser.add_argument(
+        "--eval",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="openai-evals: import only this eval of the registry files (repeatable)",
+    )
+    parser.add_argument(
         "--field",
         action="append",
         default=[],
@@ -87,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             f"--scorer {shown(scorer)}: not a shipped scorer; shipped: " + ", ".join(shipped_scorers())
         )
     check_new_folder(out, option="--out")
-    imported = import_sources(kind, sources, fields=_fields(args.field))
+    imported = import_sources(kind, sources, fields=_fields(args.field), evals=list(args.eval))
     for skipped in imported.skipped:
         print(f"tabench: skipped {shown(skipped.render())}", file=sys.stderr)
     if not imported.questions:

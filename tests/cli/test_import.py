@@ -372,3 +372,15 @@ def test_a_label_model_grader_s_prompt_becomes_the_scoring_text(tmp_path: Path, 
     )
     assert question.match is None
     assert "python criterion: runs code or a model of its own (left behind)" in said.out
+
+
+def test_eval_picks_registry_evals_and_closedqa_criteria_become_scoring(tmp_path: Path, capsys) -> None:
+    coqa = REGISTRY / "evals" / "coqa-ex.yaml"
+    battery, _ = imported(tmp_path, capsys, "openai-evals", coqa, "--eval", "coqa-closedqa-correct")
+    rows = samples(REGISTRY / "data" / "coqa" / "samples.jsonl")
+    assert [q.id for q in battery.questions] == [f"coqa-closedqa-correct.{line}" for line, _ in rows]
+    scoring = battery.questions[0].scoring
+    assert scoring is not None and scoring.startswith("Does the submission meet the criterion?")
+    assert scoring.endswith("Criteria:\n- correctness: Is the answer correct?")
+    assert main(["import", "openai-evals", str(coqa), "--out", str(tmp_path / "x"), "--eval", "nope"]) == 2
+    assert "--eval nope: no such eval in the files given" in capsys.readouterr().err

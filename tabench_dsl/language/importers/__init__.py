@@ -8,7 +8,7 @@ docs/architecture.md; what each source maps to: docs/migrating.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ...core.errors import UsageError
@@ -23,10 +23,26 @@ KINDS: dict[str, str] = {
 }
 
 
-def import_sources(kind: str, sources: list[Path], *, fields: Mapping[str, str] | None = None) -> Imported:
+def import_sources(
+    kind: str,
+    sources: list[Path],
+    *,
+    fields: Mapping[str, str] | None = None,
+    evals: Sequence[str] = (),
+) -> Imported:
     """Read `sources` as `kind` (one of `KINDS`). `fields` (inspect only) names the column each
-    `Sample` field is read from, as Inspect's `FieldSpec` does (`{"input": "question"}`)."""
+    `Sample` field is read from, as Inspect's `FieldSpec` does (`{"input": "question"}`); `evals`
+    (openai-evals registry files only) picks the evals to import by name."""
     imported = Imported()
+    if evals:
+        if kind != "openai-evals" or not all(s.suffix.lower() in (".yaml", ".yml") for s in sources):
+            raise UsageError(
+                "--eval picks evals of registry eval files: `tabench import openai-evals NAME.yaml`"
+            )
+        from .openai_evals import import_registry
+
+        import_registry(sources, imported, evals=evals)
+        return imported
     if fields:
         if kind != "inspect":
             raise UsageError("--field names a dataset's columns: it is for `tabench import inspect` only")

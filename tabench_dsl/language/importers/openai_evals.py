@@ -20,6 +20,7 @@ its own and is named and skipped; two evals reading the same samples file write 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...core.errors import UsageError
@@ -36,18 +37,27 @@ BASIC_CLASSES = {
 MODELGRADED_CLASS = "evals.elsuite.modelgraded.classify:ModelBasedClassify"
 
 
-def import_registry(sources: list[Path], imported: Imported) -> None:
-    """Read each registry eval file in `sources` into `imported`."""
+def import_registry(sources: list[Path], imported: Imported, *, evals: Sequence[str] = ()) -> None:
+    """Read each registry eval file in `sources` into `imported`: every eval they declare, or the
+    ones `evals` names (an eval's name, `coqa-closedqa`, or its id, `coqa-closedqa.dev.v0`)."""
     ids = QuestionIds()
     samples_read: dict[Path, str] = {}
+    wanted, found = set(evals), set()
     for source in sources:
         document = yaml_document(source, "registry eval file")
         if not isinstance(document, dict):
             raise UsageError(f"{source}: not a registry eval file (a mapping of eval names)")
         registry = source.resolve().parent.parent
         for key, spec in document.items():
-            if isinstance(spec, dict) and "class" in spec:
-                _import_eval(str(key), spec, source, registry, imported, ids, samples_read)
+            if not (isinstance(spec, dict) and "class" in spec):
+                continue
+            names = {str(key), str(key).split(".")[0]}
+            if wanted and not wanted & names:
+                continue
+            found |= wanted & names
+            _import_eval(str(key), spec, source, registry, imported, ids, samples_read)
+    if wanted - found:
+        raise UsageError("--eval " + ", ".join(sorted(wanted - found)) + ": no such eval in the files given")
 
 
 def _import_eval(
