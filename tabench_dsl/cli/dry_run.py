@@ -98,6 +98,7 @@ def report(options: GradeOptions, estimate: Estimate, bad_lines: int) -> int:
                 "skipped": estimate.skipped,
                 "oversized": estimate.oversized,
                 "t1_passes": estimate.t1_passes,
+                "match_decided": estimate.match_decided,
                 **{field: estimate.total(field) for field in _SUMMED},
                 "bad_lines": bad_lines,
                 "token_estimate": TOKEN_ESTIMATE,
@@ -137,6 +138,7 @@ def _text(
         + (f"; {bad_lines:,} bad answer line(s)" if bad_lines else ""),
         f"oversized (not sent, adjudicate): {e.oversized:,}",
         f"T1 passes: {e.t1_passes:,}",
+        *([f"decided by match checks: {e.match_decided:,}"] if e.match_decided else []),
     ]
     for asks, one in zip(e.judges, costs, strict=True):
         lines.extend(_judge_lines(options, asks, one))

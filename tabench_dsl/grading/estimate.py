@@ -1,9 +1,10 @@
 """What a grading would send, counted before anything is sent: `estimate_grading` (`grade --dry-run`).
 
 It walks the answers as `runner.Grader.grade` would, offline: an answer `--resume` skips is
-skipped, an oversized one goes to a person, T1 (offline by nature) passes what it passes, and each
-answer left is one first ask, unless the reply cache already holds the reply to that very request
-(the key `runner` looks up: judge, endpoint, parameters, messages, attempt `first`). The cache is
+skipped, an oversized one goes to a person, T1 and a question's `match` check (offline by nature)
+settle what they settle, and each answer left is one first ask, unless the reply cache already
+holds the reply to that very request (the key `runner` looks up: judge, endpoint, parameters,
+messages, attempt `first`). The cache is
 read, never written (`cache.CacheReader`); no judge is built and nothing is contacted.
 
 A judge panel asks each of its judges: each has its own cache entries and its own counts. Only
@@ -20,6 +21,7 @@ from collections.abc import Collection, Iterable, Sequence, Set
 
 import msgspec
 
+from ..core.closed_match import read_answer
 from ..core.compiled import CompiledBattery
 from ..core.reasoning import cut_reasoning
 from ..core.records import Answer, JudgeInfo
@@ -65,6 +67,8 @@ class Estimate(msgspec.Struct):
     skipped: int = 0
     oversized: int = 0
     t1_passes: int = 0
+    #: Answers a question's `match` check decides (pass, or fail with `decides`): no judge call.
+    match_decided: int = 0
     judges: list[JudgeAsks] = msgspec.field(default_factory=list)
 
     def total(self, field: str) -> int:
@@ -139,6 +143,9 @@ class _OfflineTiers:
         t1_keys = self.keys.of(question)
         if t1_keys is not None and t1_passes(final, t1_keys) and not self.trap.carried(final, question):
             estimate.t1_passes += 1
+            return None
+        if question.match is not None and read_answer(question.match, final).verdict is not None:
+            estimate.match_decided += 1  # settled by the question's match check, as `runner` does
             return None
         return final
 

@@ -224,3 +224,21 @@ async def test_the_t1_audit_covers_match_passes_and_totals_count_the_tier(
     assert totals["t1_audit"]["audited"] == 2 and totals["t1_audit"]["agreed"] == 0
     assert {s["system"]: s["match_decided"] for s in totals["systems"]} == {"a": 2, "b": 1}
     assert totals["run"]["match"] == 3
+
+
+def test_the_dry_run_counts_the_answers_the_checks_settle(tmp_path: Path, monkeypatch, capsys) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    folder = battery_folder(tmp_path)
+    rows = [("a", "pick", "Answer: B"), ("b", "pick", "(C)"), ("c", "pick", "blue"), ("a", "rate", "8%")]
+    Path("answers.jsonl").write_text(
+        "".join(json.dumps({"system": s, "question": q, "answer": a}) + "\n" for s, q, a in rows),
+        encoding="utf-8",
+    )
+    argv = ["grade", str(folder), "--answers", "answers.jsonl", "--dry-run", "--json"]
+    assert main(argv) == 0
+    dry = json.loads(capsys.readouterr().out)["dry_run"]
+    assert (dry["answers"], dry["t1_passes"], dry["match_decided"], dry["judge_calls"]) == (4, 0, 2, 2)
