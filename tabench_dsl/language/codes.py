@@ -157,6 +157,12 @@ CODES: tuple[Code, ...] = (
     Code("W104", "warning", "an exemplar expected to fail that T1 would pass", (r"T1 would pass this ",)),
     Code("W105", "warning", "a builtin-judge marker missing from its template", (r"builtin \w+ marker ",)),
     Code("W106", "warning", "a judge backend that is a URL", (r"judge (panel )?backend '.*' is a URL",)),
+    Code(
+        "W107",
+        "warning",
+        "an exemplar the match check decides against its expected verdict",
+        (r"the match check would (pass|fail) this ",),
+    ),
 )
 
 #: The code of an error no row names.

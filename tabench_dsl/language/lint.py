@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.closed_match import read_answer
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import t1_passes
@@ -107,7 +108,28 @@ def _question_warnings(question: Question, *, t1: bool, t1_trap: bool = True) ->
                         hint=HINT_T1_PASSES,
                     )
                 )
+    warnings.extend(_match_warnings(question))
     return warnings
+
+
+def _match_warnings(question: Question) -> list[SpecError]:
+    """An exemplar the question's `match` check would decide against its expected verdict: the
+    judge never sees such answers, so the exemplar shows it nothing true."""
+    if question.match is None:
+        return []
+    found = []
+    for exemplar in question.exemplars:
+        verdict = read_answer(question.match, exemplar.answer).verdict
+        if verdict is not None and verdict != exemplar.expected:
+            found.append(
+                _warning(
+                    f"the match check would {verdict} this {exemplar.kind} exemplar, which expects "
+                    f"{exemplar.expected}",
+                    exemplar.pos,
+                    hint="fix the check (its value, `within`, `decides`) or the exemplar's `expect`",
+                )
+            )
+    return found
 
 
 #: The templates each builtin-judge marker must appear in.

@@ -242,3 +242,22 @@ def test_the_dry_run_counts_the_answers_the_checks_settle(tmp_path: Path, monkey
     assert main(argv) == 0
     dry = json.loads(capsys.readouterr().out)["dry_run"]
     assert (dry["answers"], dry["t1_passes"], dry["match_decided"], dry["judge_calls"]) == (4, 0, 2, 2)
+
+
+def test_lint_warns_of_an_exemplar_the_check_decides_against_its_expectation(tmp_path: Path) -> None:
+    rubric = """\
+question total {
+  prompt "What is the total?"
+  gold "1,234"
+  t1 off
+  match number 1234 decides
+  exemplar correct "1,234 in all" why "the total"
+  exemplar incorrect "It is 1234, give or take" why "hedges" expect fail
+  exemplar correct "about 1,243" why "a typo" expect pass
+}
+"""
+    warnings = [p for p in lint_battery(battery_folder(tmp_path, rubric)) if p.severity == "warning"]
+    assert [(p.line, p.message) for p in warnings] == [
+        (7, "the match check would pass this incorrect exemplar, which expects fail"),
+        (8, "the match check would fail this correct exemplar, which expects pass"),
+    ]
