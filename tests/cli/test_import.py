@@ -384,3 +384,27 @@ def test_eval_picks_registry_evals_and_closedqa_criteria_become_scoring(tmp_path
     assert scoring.endswith("Criteria:\n- correctness: Is the answer correct?")
     assert main(["import", "openai-evals", str(coqa), "--out", str(tmp_path / "x"), "--eval", "nope"]) == 2
     assert "--eval nope: no such eval in the files given" in capsys.readouterr().err
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=8)
+        | st.sampled_from(['"', '"""', "\n", "\n  ", "\t", " ", "#", "\\n"]),
+        min_size=1,
+        max_size=12,
+    )
+    .map("".join)
+    .filter(str.strip)
+)
+def test_any_text_is_written_so_it_reads_back_as_itself(text: str) -> None:
+    from tabench_dsl.language.importers.battery_text import rubric_text
+    from tabench_dsl.language.importers.sources import ImportedQuestion
+    from tabench_dsl.language.parse import parse_rubric
+    from tabench_dsl.language.rubric import build_questions
+
+    question = ImportedQuestion(id="q", prompt=text, gold=text, origin="x.jsonl:1", scoring=text)
+    written = rubric_text([question], "t.rubric")  # formatted, and checked to read the same
+    errors: list = []
+    [read] = build_questions(parse_rubric(written, "t.rubric").questions, errors)
+    assert errors == [] and (read.prompt, read.gold, read.scoring) == (text, text, text)
