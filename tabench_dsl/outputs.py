@@ -18,6 +18,10 @@ usage error naming the path (exit 2), to write:
 
 A missing or empty file is always fine. Each kind is recognised by a function that reads only the
 start of the file (`holds_records`, `report.is_report_file`, ...).
+
+A new folder (`tabench import`'s battery) is checked by `check_new_folder` (missing, or an empty
+folder that is no link) and written by `write_new_folder`, each file created new, never through a
+link.
 """
 
 from __future__ import annotations
@@ -202,3 +206,45 @@ def check_decisions_out(path: str | Path, *, results: str | Path) -> None:
         inputs={"the results file": results},
         append=True,
     )
+
+
+def check_new_folder(path: str | Path, *, option: str) -> None:
+    """Raise `UsageError` unless `path` may become a new battery folder (`tabench import`): a
+    missing name, or an empty folder that is no link; never a file, a link or a folder with
+    anything in it. Its parent must exist."""
+    path = Path(path)
+    where = f"{option} {shown(str(path))}"
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise UsageError(f"{where}: its parent folder does not exist") from None
+        return
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot check it: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{where} is a symbolic link; tabench never writes through a link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{where} exists and is not a folder")
+    with os.scandir(path) as entries:
+        empty = next(entries, None) is None
+    if not empty:
+        raise UsageError(
+            f"{where} is not empty; tabench import writes a new battery only into an empty folder"
+        )
+
+
+def write_new_folder(folder: str | Path, texts: Mapping[str, str]) -> None:
+    """Create `folder` (checked by `check_new_folder` first) and write each text at its relative
+    path in it: every subfolder made here, every file created new and never through a link
+    (`core.safe_open.open_new`)."""
+    from .core.safe_open import open_new
+
+    folder = Path(folder)
+    os.makedirs(folder, exist_ok=True)
+    for relative, text in texts.items():
+        target = folder / relative
+        if not target.parent.is_dir():
+            os.makedirs(target.parent)
+        with os.fdopen(open_new(target, 0o644), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "lsp": "lsp_cmd",
     "merge": "merge_cmd",
     "align": "align_cmd",
+    "import": "import_cmd",
 }
 
 

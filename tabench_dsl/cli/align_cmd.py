@@ -122,10 +122,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _decided(args: argparse.Namespace) -> list[DecidedAnswer]:
     """Every decided answer of the results, its decisions applied (`--decisions` or beside it)."""
-    from ..core.results import iter_records
     from ..review.align_cases import decided_answers
-    from ..review.decisions import apply_decisions, decisions_path, load_decisions
+    from ..review.decisions import apply_decisions
     from ..review.outcomes import latest
+    from ..store.decisions import decisions_path, load_decisions
+    from ..store.results import iter_records
 
     if not args.results.is_file():
         raise UsageError(f"{shown(str(args.results))}: no such results file")

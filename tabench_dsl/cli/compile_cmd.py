@@ -25,8 +25,9 @@ Print the exact prompts of a battery's questions.
 
 Default: the SYSTEM prompt of every question. Each prompt is printed as its exact text followed
 by one line break; when several parts or questions are printed, a line `## <question> <part>`
-precedes each. Without --answer, the USER and STERN prompts show the seed's placeholder
-{{candidate answer}} where the answer goes.
+precedes each, and a question's `match` check follows its prompts as `## <question> match ...`
+(on stderr when one prompt alone is printed; `"match"` in --json). Without --answer, the USER and
+STERN prompts show the seed's placeholder {{candidate answer}} where the answer goes.
 
 --lock writes tabench.lock beside the manifest (the sha256 of every question's SYSTEM prompt);
 --check compares against it, names every question that drifted, was added or was removed, and
@@ -117,20 +118,7 @@ def _compile(args: argparse.Namespace) -> int:
         _write((schema_text(compiled.settings.facets) + "\n").encode("utf-8"))
         return 0
     if args.json:
-        import msgspec
-
-        # Each line encoded at the end of one growing buffer: no bytes object per line, no join.
-        encode_into = msgspec.json.Encoder().encode_into
-        lines = bytearray()
-        for qid in qids:
-            q = compiled.questions[qid]
-            obj = {"question": qid, "system": q.system, "sha256": q.sha256}
-            if args.answer is not None:
-                obj["user"] = compiled.user.fill(args.answer)
-                obj["stern"] = compiled.stern.fill(args.answer)
-            encode_into(obj, lines, -1)
-            lines += b"\n"
-        _write(json_for_terminal(bytes(lines)) if _to_terminal() else lines)
+        _write_json(compiled, qids, args.answer)
         return 0
 
     parts = PARTS if args.part == "all" else (args.part or "system",)
@@ -148,11 +136,40 @@ def _compile(args: argparse.Namespace) -> int:
             else:
                 texts.append(compiled.stern.fill(answer))
             texts.append("\n")
+        check = compiled.questions[qid].match
+        if check is not None:  # run before the judge, never part of a prompt: shown beside them
+            if headers:
+                texts.append(f"## {qid} match {check.field_text()}\n")
+            else:
+                print(
+                    f"tabench: {qid}: match {shown(check.field_text())} (before the judge)", file=sys.stderr
+                )
     text = "".join(texts)
     if _to_terminal():  # a file or a pipe gets the exact prompts; a screen gets them as text
         text = shown(text, lines=True)
     _write(text.encode("utf-8"))
     return 0
+
+
+def _write_json(compiled: Any, qids: list[str], answer: str | None) -> None:
+    """`compile --json`: one object per question, its SYSTEM prompt and sha256 (with `answer`, its
+    USER and STERN prompts), and its `match` check when it has one."""
+    import msgspec
+
+    # Each line encoded at the end of one growing buffer: no bytes object per line, no join.
+    encode_into = msgspec.json.Encoder().encode_into
+    lines = bytearray()
+    for qid in qids:
+        q = compiled.questions[qid]
+        obj = {"question": qid, "system": q.system, "sha256": q.sha256}
+        if q.match is not None:
+            obj["match"] = q.match.field_text()
+        if answer is not None:
+            obj["user"] = compiled.user.fill(answer)
+            obj["stern"] = compiled.stern.fill(answer)
+        encode_into(obj, lines, -1)
+        lines += b"\n"
+    _write(json_for_terminal(bytes(lines)) if _to_terminal() else lines)
 
 
 def _select(compiled: Any, wanted: list[str] | None) -> list[str]:

@@ -99,6 +99,7 @@ def report(options: GradeOptions, estimate: Estimate, bad_lines: int) -> int:
                 "oversized": estimate.oversized,
                 "t1_passes": estimate.t1_passes,
                 "t1_audits": estimate.t1_audits,
+                "match_decided": estimate.match_decided,
                 **{field: estimate.total(field) for field in _SUMMED},
                 "bad_lines": bad_lines,
                 "token_estimate": TOKEN_ESTIMATE,
@@ -139,6 +140,7 @@ def _text(
         f"oversized (not sent, adjudicate): {e.oversized:,}",
         f"T1 passes: {e.t1_passes:,}"
         + (f" ({e.t1_audits:,} of them also asked of the judge, --t1-audit)" if e.t1_audits else ""),
+        *([f"decided by match checks: {e.match_decided:,}"] if e.match_decided else []),
     ]
     for asks, one in zip(e.judges, costs, strict=True):
         lines.extend(_judge_lines(options, asks, one))

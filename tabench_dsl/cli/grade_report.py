@@ -50,7 +50,9 @@ def _say_run(out: Path, stats: RunStats, seen: RunAccount) -> None:
         done = f"nothing to grade: all {stats.skipped} answer(s) already done (--resume)"
     else:
         done = (
-            f"graded {stats.graded} answer(s) ({stats.t1} by T1, {stats.calls} judge call(s), "
+            f"graded {stats.graded} answer(s) ({stats.t1} by T1, "
+            + (f"{stats.matched} by match checks, " if stats.matched else "")
+            + f"{stats.calls} judge call(s), "
             f"{stats.cache_hits} from cache), skipped {stats.skipped} already done"
         )
     print(
@@ -71,6 +73,7 @@ def _run_json(stats: RunStats, seen: RunAccount, causes: list[CauseCount]) -> di
         "graded": stats.graded,
         "skipped": stats.skipped,
         "t1": stats.t1,
+        "match": stats.matched,
         "judge_calls": stats.calls,
         "cache_hits": stats.cache_hits,
         "errors": stats.errors,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from .closed_match import MatchCheck
 from .nodes import Exemplar, JudgeDefaults
 from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
@@ -45,6 +46,8 @@ class CompiledQuestion(msgspec.Struct, frozen=True):
     trap_words: tuple[str, ...] = ()
     #: The question's prompt: T1 rule v2 sends on an answer whose key only echoes it.
     prompt: str = ""
+    #: The question's `match` check of a closed answer, run after T1 (never part of a prompt).
+    match: MatchCheck | None = None
 
 
 class CompiledBattery(msgspec.Struct, frozen=True):

@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from .closed_match import MatchCheck
 from .price import Price
 from .reasoning import DEFAULT_REASONING_TAGS
 from .scorer import ScorerSettings
@@ -85,6 +86,8 @@ class Question(msgspec.Struct, frozen=True):
     #: Labels for slicing totals (`tags "a" "b"`); recorded with each graded answer, never rendered
     #: into a prompt.
     tags: tuple[str, ...] = ()
+    #: The mechanical check of a closed answer (`match number 42`), run after T1; never rendered.
+    match: MatchCheck | None = None
     #: Where each field was written (field name -> position of its keyword), for lint messages.
     field_pos: dict[str, Pos] = msgspec.field(default_factory=dict)
 

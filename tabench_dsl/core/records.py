@@ -15,7 +15,9 @@ import msgspec
 from .price import Price
 from .reasoning import ReasoningInfo
 
-Tier = Literal["t1", "t2"]
+#: Who decided: T1 (token subset), `match` (a question's mechanical check, `core.closed_match`) or
+#: t2 (the judge, or a person for an oversized answer).
+Tier = Literal["t1", "t2", "match"]
 Outcome = Literal["pass", "fail", "adjudicate", "error"]
 AttemptKind = Literal["first", "format", "stern"]
 #: Why an answer ended in `adjudicate` or `error`.
@@ -250,6 +252,9 @@ class Record(msgspec.Struct, omit_defaults=False):
     #: judge: verdict, reason, attempts); the record's own attempts are then in these. UNSET, and
     #: absent from the line, for an answer asked once.
     repeats: list[PanelVote] | msgspec.UnsetType = msgspec.UNSET
+    #: What a `match` check read in the answer (its final number, its chosen letter, the text its
+    #: pattern matched) when the check decided (tier `match`); absent from every other record.
+    match_read: str | msgspec.UnsetType | None = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:

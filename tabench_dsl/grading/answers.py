@@ -3,8 +3,10 @@ as a stream.
 
 The reader is chosen by the file's suffix: `.csv` is CSV, `.eval` and `.json` are Inspect AI logs
 (read through `inspect_log`, which alone imports `inspect_ai`, from the optional `inspect` extra),
-anything else is JSONL. Several files are read one after the other as one stream: a (system,
-question) pair given in two of them is a duplicate like one given twice in one file.
+a `.json` file that starts as promptfoo's `eval -o` output is a promptfoo results file
+(`promptfoo_results`), anything else is JSONL. Several files are read one after the other as one
+stream: a (system, question) pair given in two of them is a duplicate like one given twice in one
+file.
 
 JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen by the `.csv`
 extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
@@ -42,6 +44,7 @@ from .answers_csv import FIELDS, CsvRows, is_csv
 from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected
+from .promptfoo_results import is_promptfoo_results, result_rows
 
 _decoder = msgspec.json.Decoder(Answer)
 
@@ -172,7 +175,7 @@ class AnswerReader:
             self.path = path
             self._index = index
             self.unknown_keys = set()  # each file warns of its own
-            if is_csv(path) or is_inspect_log(path):
+            if is_csv(path) or is_inspect_log(path) or is_promptfoo_results(path):
                 yield from self._answers(seen)
             elif self.keep_scans and (kept := kept_scan(path, self.questions)) is not None:
                 yield from self._scanned_answers(scan_items(*kept))
@@ -186,6 +189,8 @@ class AnswerReader:
         """The numbered rows of the CSV file or Inspect log being read (JSONL: `_jsonl_answers`)."""
         if is_csv(self.path):
             return iter(CsvRows(self.path, self._report, self._unknown))
+        if is_promptfoo_results(self.path):
+            return self._promptfoo_rows()
         return self._log_rows()
 
     def _log_rows(self) -> Iterator[tuple[int, Answer]]:
@@ -199,6 +204,18 @@ class AnswerReader:
             self.unreadable_logs += 1
             self._report(
                 bad.line, f"not graded, not an Inspect log it is safe to read: {bad.message}", bad.col
+            )
+
+    def _promptfoo_rows(self) -> Iterator[tuple[int, Answer]]:
+        """The rows of a promptfoo results file; a file that cannot be read is reported."""
+        try:
+            yield from result_rows(self.path, report=self._report)
+        except LogRejected as bad:
+            self.unreadable_logs += 1
+            self._report(
+                bad.line,
+                f"not graded, not a promptfoo results file it is safe to read: {bad.message}",
+                bad.col,
             )
 
     def _key(self, system: str, question: str) -> int:

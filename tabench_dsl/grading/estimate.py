@@ -4,7 +4,8 @@ It walks the answers to grade (`plan.GradingPlan.answers`: `--resume`'s done pai
 out, the caller counts them) as `runner.Grader.grade` would, offline: each goes the route
 `route.Router` gives it, the grading's own rule: an
 oversized one goes to a person, T1 (offline by nature) passes what it passes, a `--t1-audit` share
-of those passes is asked of the judge once, and each answer left is one first ask (`--repeat`
+of those passes is asked of the judge once, a question's `match` check settles what it reads (its
+passes audited alike), and each answer left is one first ask (`--repeat`
 asks each of them K times), unless the reply cache already holds the reply to that very request
 (`cache_keys.reply_key`, the key the grading looks up). The cache is read, never written
 (`cache.CacheReader`); no judge is built and nothing is contacted.
@@ -66,6 +67,8 @@ class Estimate(msgspec.Struct):
     t1_passes: int = 0
     #: The T1 passes the judge also grades (`--t1-audit`), each asked once of each judge.
     t1_audits: int = 0
+    #: Answers a question's `match` check decides (pass, or fail with `decides`): no judge call.
+    match_decided: int = 0
     judges: list[JudgeAsks] = msgspec.field(default_factory=list)
 
     def total(self, field: str) -> int:
@@ -124,6 +127,11 @@ def _first_asks(route: Route, repeat: int, estimate: Estimate) -> int:
     if route is Route.T1 or route is Route.AUDIT:
         estimate.t1_passes += 1
         if route is Route.T1:
+            return 0
+        estimate.t1_audits += 1
+    if route is Route.MATCH or route is Route.MATCH_AUDIT:
+        estimate.match_decided += 1  # settled by the question's match check
+        if route is Route.MATCH:
             return 0
         estimate.t1_audits += 1
     return repeat if route is Route.JUDGE else 1

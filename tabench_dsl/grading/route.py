@@ -8,6 +8,9 @@ For an answer's final text (its reasoning blocks cut: `core.reasoning`):
     T1 passes, in the `--t1-audit` share    -> AUDIT: the T1 pass stands, the judge is asked once
                                                and its verdict kept beside it (`shards.audit_share`)
     T1 passes                               -> T1: no judge call
+    the question's `match` check reads a
+      verdict (`core.closed_match`)         -> MATCH: no judge call (a pass in the `--t1-audit`
+                                               share: MATCH_AUDIT, the judge asked once beside it)
     else                                    -> JUDGE: the judge decides, each `--repeat` ask
 
 An oversized answer is not tried against T1: the longer an answer, the likelier it holds every gold
@@ -20,6 +23,7 @@ import enum
 
 import msgspec
 
+from ..core.closed_match import MatchReading, read_answer
 from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.tiers import T1Keys
 from .shards import audit_share
@@ -36,14 +40,18 @@ class Route(enum.Enum):
     TRAP = "trap"
     AUDIT = "audit"
     T1 = "t1"
+    MATCH = "match"
+    MATCH_AUDIT = "match_audit"
     JUDGE = "judge"
 
 
 class Routed(msgspec.Struct, frozen=True):
-    """An answer's route, with the trap words a T1 pass carries (for the warning of a TRAP)."""
+    """An answer's route, with the trap words a T1 pass carries (for the warning of a TRAP) and
+    what a match check read (MATCH, MATCH_AUDIT)."""
 
     route: Route
     carried: list[str] = msgspec.field(default_factory=list)
+    reading: MatchReading | None = None
 
 
 def oversize(text: str, limit: int) -> int | None:
@@ -75,10 +83,23 @@ class Router:
         if oversize(final, self.max_answer_bytes) is not None:
             return Routed(Route.OVERSIZED)
         if not self._t1_keys.passes(question, final):
-            return Routed(Route.JUDGE)
+            return self._matched(system, question, final)
         carried = self._trap.carried(final, question)
         if carried:
             return Routed(Route.TRAP, carried=carried)
-        if self.t1_audit > 0 and audit_share(system, question.id) < self.t1_audit:
-            return Routed(Route.AUDIT)
-        return Routed(Route.T1)
+        return Routed(Route.AUDIT if self._audited(system, question) else Route.T1)
+
+    def _matched(self, system: str, question: CompiledQuestion, final: str) -> Routed:
+        """The route of an answer T1 does not pass: its question's match check's, when the check
+        reads a verdict in it, else the judge's."""
+        if question.match is None:
+            return Routed(Route.JUDGE)
+        reading = read_answer(question.match, final)
+        if reading.verdict is None:
+            return Routed(Route.JUDGE)
+        audited = reading.verdict == "pass" and self._audited(system, question)
+        return Routed(Route.MATCH_AUDIT if audited else Route.MATCH, reading=reading)
+
+    def _audited(self, system: str, question: CompiledQuestion) -> bool:
+        """Whether a mechanical pass of `system`'s answer to `question` is in the `--t1-audit` share."""
+        return self.t1_audit > 0 and audit_share(system, question.id) < self.t1_audit

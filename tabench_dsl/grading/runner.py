@@ -9,6 +9,9 @@ its tier by `route` (the rule the dry run counts by too):
     T1 passes (battery and question allow T1)  -> record tier t1, pass; no judge call (with
                      `--t1-audit`, a hashed share of them is also graded below, the verdict kept in
                      `audit` while the T1 pass stands: `shards.audit_share`)
+    the question's `match` check matches       -> record tier match, pass; no judge call (audited
+                     as T1's passes are); with `decides`, a reading found that differs -> fail
+                     (`core.closed_match`); an answer it cannot read goes on to the judge
     else ask "first"  [system: SYSTEM, user: USER]
       malformed      -> ask "format" with the same messages; malformed again -> adjudicate (malformed)
       fail with a pass-shaped reason
@@ -67,7 +70,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 import msgspec
 
-from ..core.compiled import CompiledBattery
+from ..core.closed_match import match_reason
+from ..core.compiled import CompiledBattery, CompiledQuestion
 from ..core.errors import UsageError
 from ..core.reasoning import cut_reasoning, reasoning_info
 from ..core.records import Answer, AttemptKind, Audit, Record
@@ -95,6 +99,8 @@ class RunStats(msgspec.Struct):
     graded: int = 0
     skipped: int = 0
     t1: int = 0
+    #: Answers a question's `match` check decided (tier `match`), without a judge call.
+    matched: int = 0
     passed: int = 0
     failed: int = 0
     adjudicate: int = 0
@@ -114,6 +120,8 @@ class RunStats(msgspec.Struct):
         self.graded += 1
         if record.tier == "t1":
             self.t1 += 1
+        elif record.tier == "match":
+            self.matched += 1
         verdict = record.verdict
         if verdict == "pass":
             self.passed += 1
@@ -280,24 +288,33 @@ class Grader:
             rule = self.router.t1_rule
             record = self.records.make(answer, question, tier="t1", verdict="pass", reason=t1_reason(rule))
             record = msgspec.structs.replace(record, t1_rule=rule)
-            if route is Route.AUDIT:
-                # T1 is final: the pass stands, the judge's verdict is only kept beside it.
-                judged = await self.steps.grade_t2(answer, question)
-                audit = Audit(
-                    verdict=judged.verdict,
-                    reason=judged.reason,
-                    judge=judged.judge,
-                    cause=judged.cause,
-                    attempts=judged.attempts,
-                    panel=judged.votes,
-                )
-                record = msgspec.structs.replace(record, audit=audit)
-            return record
+            return await self._audited(record, answer, question) if route is Route.AUDIT else record
+        if (route is Route.MATCH or route is Route.MATCH_AUDIT) and routed.reading is not None:
+            reading = routed.reading
+            assert question.match is not None and reading.verdict is not None  # what routes an answer here
+            reason = match_reason(question.match, reading)
+            record = self.records.make(answer, question, tier="match", verdict=reading.verdict, reason=reason)
+            record = msgspec.structs.replace(record, match_read=reading.read)
+            return await self._audited(record, answer, question) if route is Route.MATCH_AUDIT else record
         if self.repeat > 1 and not isinstance(self.judge, Panel):
             # One ask after another (the other workers keep the slots busy); a T1 audit asks once.
             asks = [await self.steps.judge_t2(self.judge, answer, question, r) for r in range(self.repeat)]
             return combine_repeats(asks)
         return await self.steps.grade_t2(answer, question)
+
+    async def _audited(self, record: Record, answer: Answer, question: CompiledQuestion) -> Record:
+        """A mechanical pass (T1's, a match check's) that `--t1-audit` chose (its route says so), with
+        the judge's verdict kept beside it: the pass stands whatever the judge says."""
+        judged = await self.steps.grade_t2(answer, question)
+        audit = Audit(
+            verdict=judged.verdict,
+            reason=judged.reason,
+            judge=judged.judge,
+            cause=judged.cause,
+            attempts=judged.attempts,
+            panel=judged.votes,
+        )
+        return msgspec.structs.replace(record, audit=audit)
 
     async def _exchange(
         self, judge: Judge, kind: AttemptKind, messages: list[Message]

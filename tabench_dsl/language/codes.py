@@ -89,6 +89,7 @@ CODES: tuple[Code, ...] = (
         (r"bad tag ", r"duplicate tag ", r"field 'tags' needs "),
     ),
     Code("E213", "error", "an S-rule id used twice", (r"duplicate rule id ",)),
+    Code("E214", "error", "a bad `match` check (kind, value, option or pattern)", (r"bad match check",)),
     Code("E301", "error", "the manifest is not valid YAML", (r"invalid YAML",)),
     Code(
         "E302",
@@ -161,6 +162,12 @@ CODES: tuple[Code, ...] = (
         "warning",
         "a trap that reads as the false claim, not the truth that exposes it",
         (r"the trap reads as ",),
+    ),
+    Code(
+        "W108",
+        "warning",
+        "an exemplar the match check decides against its expected verdict",
+        (r"the match check would (pass|fail) this ",),
     ),
 )
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.closed_match import MATCH_KINDS
 from ..core.errors import SpecError, SpecErrors, TabenchError
 from ..core.nodes import EXEMPLAR_KINDS
 from ..core.scorer import FACET_NAMES
@@ -46,6 +47,9 @@ FIELD_DOCS: dict[str, str] = {
     "exemplars list; KIND is correct, partial or incorrect; `expect` is for calibrate only.",
     "t1": "`t1 off` or `t1 on`: switches T1, the mechanical tier, for this question; never rendered.",
     "tags": '`tags "name" ...` (once): labels for slicing the totals; never rendered.',
+    "match": '`match number 42 [within 0.5]`, `match choice "B" [among "ABCD"]` or `match regex "..."`, '
+    "then `[decides]` (once): a mechanical check of a closed answer after T1; a match passes without "
+    "a judge call, and with `decides` a reading that differs fails; never rendered.",
 }
 
 
@@ -207,6 +211,18 @@ def rubric_completions(line_before: str, inside_question: bool, facets: tuple[st
         return list(facets)
     if head == "t1" and len(done) == 1:
         return ["off", "on"]
+    if head == "match":
+        return _match_completions(done)
+    return []
+
+
+def _match_completions(done: list[str]) -> list[str]:
+    """The words that may follow `match KIND VALUE` so far (`done`: the words before the cursor)."""
+    if len(done) == 1:
+        return list(MATCH_KINDS)
+    options = {"number": ["within", "decides"], "choice": ["among", "decides"], "regex": ["decides"]}
+    if len(done) in (3, 5) and done[-1] != "decides":
+        return options.get(done[1], []) if len(done) == 3 else ["decides"]
     return []
 
 

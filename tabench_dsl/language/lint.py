@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..core.closed_match import read_answer
 from ..core.errors import SpecError, TabenchError
 from ..core.nodes import Pos, Question, Scorer
 from ..core.tiers import DEFAULT_T1_RULE, rule_passes
@@ -151,6 +152,7 @@ def _question_warnings(
                     hint=HINT_T1_PASSES,
                 )
             )
+    warnings.extend(_match_warnings(question))
     return warnings
 
 
@@ -168,6 +170,26 @@ def t1_would_pass(
         return True
     trap = trap_words(question.trap, gold=question.gold, accept=question.accept, prompt=question.prompt)
     return not carried_trap_words(answer, frozenset(trap))
+
+
+def _match_warnings(question: Question) -> list[SpecError]:
+    """An exemplar the question's `match` check would decide against its expected verdict: the
+    judge never sees such answers, so the exemplar shows it nothing true."""
+    if question.match is None:
+        return []
+    found = []
+    for exemplar in question.exemplars:
+        verdict = read_answer(question.match, exemplar.answer).verdict
+        if verdict is not None and verdict != exemplar.expected:
+            found.append(
+                _warning(
+                    f"the match check would {verdict} this {exemplar.kind} exemplar, which expects "
+                    f"{exemplar.expected}",
+                    exemplar.pos,
+                    hint="fix the check (its value, `within`, `decides`) or the exemplar's `expect`",
+                )
+            )
+    return found
 
 
 #: The templates each builtin-judge marker must appear in.

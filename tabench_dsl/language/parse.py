@@ -48,6 +48,7 @@ FIELDS: tuple[str, ...] = (
     "exemplar",
     "t1",
     "tags",
+    "match",
 )
 
 #: A rule id: `S<n>` before a colon at the start of the rule.

@@ -317,6 +317,7 @@ def compiled_questions(battery: Battery) -> Iterator[CompiledQuestion]:
             if battery.t1_trap
             else (),
             prompt=q.prompt,
+            match=q.match,
         )
 
 

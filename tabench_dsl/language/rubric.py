@@ -13,9 +13,11 @@ from typing import cast
 
 import msgspec
 
+from ..core.closed_match import MatchCheck
 from ..core.errors import SpecError
 from ..core.nodes import EXEMPLAR_KINDS, Exemplar, ExemplarKind, Expect, Facet, Pos, Question
 from ..core.scorer import FACET_NAMES
+from .match_field import MATCH_USAGE, match_check
 from .parse import FIELDS, Arg, Field, RawQuestion
 
 #: A question id.
@@ -28,7 +30,17 @@ TAG_HINT = "a tag is letters, digits, '_', '.', ':', '/' and '-', starting with 
 #: The fields that take one text.
 TEXT_FIELDS: tuple[str, ...] = ("prompt", "gold", "accept", "trap", "structure", "scoring", "guide")
 #: The fields a question may give once.
-SINGLE_FIELDS: tuple[str, ...] = ("prompt", "gold", "trap", "structure", "scoring", "guide", "t1", "tags")
+SINGLE_FIELDS: tuple[str, ...] = (
+    "prompt",
+    "gold",
+    "trap",
+    "structure",
+    "scoring",
+    "guide",
+    "t1",
+    "tags",
+    "match",
+)
 #: The fields every question needs, non-empty.
 REQUIRED_FIELDS: tuple[str, ...] = ("prompt", "gold")
 
@@ -39,6 +51,7 @@ USAGE: dict[str, str] = {
     "exemplar": 'exemplar KIND "answer" why "reason" [expect pass|fail] [holdout]',
     "t1": "t1 off",
     "tags": 'tags "name" ["name" ...]',
+    "match": MATCH_USAGE,
 }
 
 # A field's arguments: "text" a string, "word" a bare word, anything else that literal word.
@@ -116,6 +129,7 @@ class _QuestionBuilder:
         self.exemplars: list[Exemplar] = []
         self.t1 = True
         self.tags: tuple[str, ...] = ()
+        self.match: MatchCheck | None = None
         self.guide_or_facet: Field | None = None  # the first non-empty guide or facet line
 
     def add(self, field: Field) -> None:
@@ -130,6 +144,9 @@ class _QuestionBuilder:
         self.field_pos.setdefault(name, field.pos)
         if name == "tags":  # any number of strings: not one of the fixed shapes `_match` checks
             self.tags = _tags(field, self.errors)
+            return
+        if name == "match":  # a kind, a value and options: its own shapes (`match_field`)
+            self.match = match_check(field, self.errors)
             return
         field, holdout = _without_holdout(field)
         args = _match(field, self.errors)
@@ -196,6 +213,7 @@ class _QuestionBuilder:
             exemplars=tuple(self.exemplars),
             t1=self.t1,
             tags=self.tags,
+            match=self.match,
             field_pos=self.field_pos,
         )
 

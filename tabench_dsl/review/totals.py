@@ -43,6 +43,8 @@ class SystemTotals(msgspec.Struct):
     ci_low: float | None = None
     ci_high: float | None = None
     t1_passes: int = 0
+    #: Answers a question's `match` check decided, pass or fail, without a judge call.
+    match_decided: int = 0
     judge_calls: int = 0
     cache_hits: int = 0
     stern_retries: int = 0
@@ -172,6 +174,8 @@ class StandingCounter:
                 s.human_fail += 1
         if record.tier == "t1" and verdict == "pass":
             s.t1_passes += 1
+        elif record.tier == "match":
+            s.match_decided += 1
         _count_calls(s, self.spends[record.system], record)
         self.served.add(record)
         self.tagged.add(record)

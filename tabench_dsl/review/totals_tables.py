@@ -114,6 +114,11 @@ def system_table(totals: Totals, width: int | None):
         Column("score", [score_text(s) for s in rows], kept=True),
         Column("95% CI", intervals, kept=True),
         Column("T1", [str(s.t1_passes) for s in rows]),
+        *(
+            [Column("match", [str(s.match_decided) for s in rows])]
+            if any(s.match_decided for s in rows)
+            else []
+        ),
         Column("calls", [str(s.judge_calls) for s in rows]),
         Column("stern", [str(s.stern_retries) for s in rows]),
         Column("tokens in", [f"{s.tokens.prompt:,}" for s in rows]),
@@ -125,7 +130,9 @@ def system_table(totals: Totals, width: int | None):
         "\n"
         + usage_caption(totals)
         + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
-        "again); T1 = token-subset tier" + injection_caption(totals)
+        "again); T1 = token-subset tier"
+        + ("; match = decided by a question's match check" if any(s.match_decided for s in rows) else "")
+        + injection_caption(totals)
     )
     return fitted_table(
         columns, width=width, drop_order=SYSTEM_DROP_ORDER, title="Totals per system", caption=caption

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.review.align_cases import holdout_fraction
+from tabench_dsl.store.results import iter_records
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lark-internals"
 

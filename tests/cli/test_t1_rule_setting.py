@@ -12,8 +12,8 @@ from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import SpecErrors
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.language.battery import load_battery
+from tabench_dsl.store.results import iter_records
 
 
 async def run(argv: list[str]) -> int:

@@ -35,7 +35,7 @@ async def test_completion(client: LanguageClient, tmp_path: Path) -> None:
     text = RUBRIC.replace(
         '  exemplar correct "Ada." why "named"\n',
         '  exemplar correct "Ada." why "named"\n  \n  exemplar \n  facet \n  t1 \n'
-        '  exemplar correct "x" why "y" expect \n',
+        '  exemplar correct "x" why "y" expect \n  match \n  match number 42 \n',
     )
     rubric = write_memos(tmp_path, text)
     uri = await open_file(client, rubric)
@@ -52,12 +52,15 @@ async def test_completion(client: LanguageClient, tmp_path: Path) -> None:
         "exemplar",
         "t1",
         "tags",
+        "match",
     ]
     assert await _labels(client, uri, 10, 2) == fields
     assert await _labels(client, uri, 11, 11) == ["correct", "incorrect", "partial"]
     assert await _labels(client, uri, 12, 8) == ["extra_correct_info", "missing_minor", "erroneous_assertion"]
     assert await _labels(client, uri, 13, 5) == ["off", "on"]
     assert await _labels(client, uri, 14, 39) == ["pass", "fail"]
+    assert await _labels(client, uri, 15, 8) == ["number", "choice", "regex"]
+    assert await _labels(client, uri, 16, 18) == ["within", "decides"]
     assert await _labels(client, uri, 5, 0) == ["question"]  # between questions
 
 

@@ -98,8 +98,8 @@ def test_errors_and_warnings_together(tmp_path: Path, monkeypatch: pytest.Monkey
         bat/b.rubric:3:3: unknown field 'glod'
               glod "g"
               ^
-        hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1, tags
-        """)
+        hint: fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, t1, tags, match
+        """)  # noqa: E501
     head, _, tail = WARNINGS.partition("bat/memos.policy")
     assert (out, err) == (head + errors + "bat/memos.policy" + tail + "2 errors, 4 warnings\n", "")
 

@@ -210,7 +210,7 @@ def test_json_document(tmp_path: Path, monkeypatch, capsys) -> None:
                 "end_column": 9,
                 "message": "unknown field 'gloden'",
                 "hint": "fields are prompt, gold, accept, trap, structure, scoring, guide, facet, exemplar, "
-                "t1, tags",
+                "t1, tags, match",
             }
         ],
         "errors": 1,

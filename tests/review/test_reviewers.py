@@ -14,8 +14,8 @@ from support.make_results import make_record, write_results
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import record_encoder
 from tabench_dsl.review.audit import answer_sha256
-from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.reviewers import kappa_figures
+from tabench_dsl.store.decisions import load_decisions
 
 #: Ten answers the judge decided: (judge, ann, bob). ann and bob agree on 7 of 10: both pass 4,
 #: both fail 3, ann pass / bob fail 2, ann fail / bob pass 1.

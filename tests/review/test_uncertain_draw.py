@@ -16,9 +16,9 @@ from support.make_results import make_record, write_results
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Attempt, JudgeInfo, PanelVote
-from tabench_dsl.review.decisions import load_decisions
 from tabench_dsl.review.uncertain_draw import doubts, inclusion_probabilities, systematic_draw
 from tabench_dsl.review.validated import active_ppi_mean, ppi_mean
+from tabench_dsl.store.decisions import load_decisions
 
 BUILTIN = JudgeInfo(backend="builtin", model="lexical", language_model=False)
 

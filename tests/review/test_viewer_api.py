@@ -245,7 +245,7 @@ async def test_the_page_takes_its_words_and_colours_from_the_server(aiohttp_clie
     assert [item["name"] for item in constants["legend"]] == list(COLOURS)
     assert constants["filters"] == list(FILTER_KEYS)
     assert constants["verdicts"] == ["pass", "fail", "adjudicate", "error"]
-    assert constants["tiers"] == ["t1", "t2"]
+    assert constants["tiers"] == ["t1", "t2", "match"]
     assert (
         '<select name="verdict"><option value="">any</option><option value="pass">pass</option>'
         '<option value="fail">fail</option><option value="adjudicate">adjudicate</option>'

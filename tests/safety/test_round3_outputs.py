@@ -18,10 +18,11 @@ from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import StorageError
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.core.safe_open import replacing
 from tabench_dsl.grading.batch.file_batches import FileBatches
-from tabench_dsl.review.decisions import append_decision, decisions_path, load_decisions, make_decision
+from tabench_dsl.review.decisions import make_decision
+from tabench_dsl.store.decisions import append_decision, decisions_path, load_decisions
+from tabench_dsl.store.results import iter_records
 
 BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "secret prompt"}]}).encode()
 

@@ -17,9 +17,9 @@ from support.helpers_grading import PASS, write_battery
 from tabench_dsl.cli import main
 from tabench_dsl.core.nodes import JudgeDefaults
 from tabench_dsl.core.price import Price
-from tabench_dsl.core.results import iter_records
 from tabench_dsl.grading.judges.factory import judge_price
 from tabench_dsl.grading.judges.request_shape import RequestOptions, RequestShape
+from tabench_dsl.store.results import iter_records
 
 FREE = "judge:\n  price: {input: 0, output: 0}\n"
 

@@ -1,0 +1,410 @@
+"""`tabench import`: real evals from openai/evals, promptfoo's examples and Inspect AI datasets
+(tests/data/imports, see its NOTICE.md) become batteries that lint with no error, compile, are
+laid out as `tabench fmt` writes them, and hold the sources' questions and golds."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tabench_dsl.cli import main
+from tabench_dsl.core.closed_match import MatchCheck, read_answer
+from tabench_dsl.language.battery import load_battery
+from tabench_dsl.language.formatting import format_text
+from tabench_dsl.language.importers.checks import text_check
+from tabench_dsl.language.lint import lint_battery
+from tabench_dsl.language.render import compile_battery
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "imports"
+REGISTRY = DATA / "openai_evals" / "evals" / "registry"
+PROMPTFOO = DATA / "promptfoo"
+INSPECT = DATA / "inspect"
+
+
+def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str | Path, status: int = 0):
+    out = tmp_path / "bench"
+    assert main(["import", *(str(a) for a in argv), "--out", str(out)]) == status
+    said = capsys.readouterr()
+    errors = [p for p in lint_battery(out) if p.severity == "error"]
+    assert errors == []
+    for rubric in (out / "questions").glob("*.rubric"):
+        text = rubric.read_text(encoding="utf-8")
+        assert format_text(text, rubric) == text  # as `tabench fmt` writes it
+    battery = load_battery(out)
+    compile_battery(battery)
+    return battery, said
+
+
+def samples(path: Path) -> list[tuple[int, dict]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [(n, json.loads(line)) for n, line in enumerate(lines, start=1) if line.strip()]
+
+
+def test_openai_evals_registry_match_fuzzy_and_modelgraded(tmp_path: Path, capsys) -> None:
+    evals = REGISTRY / "evals"
+    battery, said = imported(
+        tmp_path,
+        capsys,
+        "openai-evals",
+        evals / "test-basic.yaml",
+        evals / "logic.yaml",
+        evals / "finance.yaml",
+    )
+    questions = {q.id: q for q in battery.questions}
+    for name, data in (
+        ("test-match", "test_match/samples.jsonl"),
+        ("test-fuzzy-match", "test_fuzzy_match/samples.jsonl"),
+        ("logic-fact", "logic/samples.jsonl"),
+        ("finance", "finance/credit.jsonl"),
+    ):
+        for line, sample in samples(REGISTRY / "data" / data):
+            question = questions.pop(f"{name}.{line}")
+            ideal = sample["ideal"] if isinstance(sample["ideal"], list) else [sample["ideal"]]
+            assert question.gold == ideal[0]
+            assert list(question.accept) == [i for i in ideal[1:] if i != ideal[0]]
+            assert sample["input"][-1]["content"] in question.prompt
+    assert questions == {}  # test-includes reads test-fuzzy-match's samples: written once
+    fact = next(q for q in battery.questions if q.id == "logic-fact.1")
+    assert fact.scoring is not None and fact.scoring.startswith("Compare the factual content")
+    assert next(q for q in battery.questions if q.id == "test-match.3").match == MatchCheck("number", "15")
+    assert next(q for q in battery.questions if q.id == "finance.1").match == MatchCheck("number", "9.42")
+    assert "its samples are those of eval test-fuzzy-match, written once" in said.out
+    assert "lint: 0 errors" in said.out
+
+
+def test_an_lfs_pointer_is_named_and_nothing_is_written(tmp_path: Path, capsys) -> None:
+    yaml = DATA / "openai_evals_lfs" / "evals" / "registry" / "evals" / "test-basic.yaml"
+    assert main(["import", "openai-evals", str(yaml), "--out", str(tmp_path / "bench")]) == 2
+    err = capsys.readouterr().err
+    assert "test_match/samples.jsonl:1: eval test-match:" in err and "git lfs pull" in err
+    assert not (tmp_path / "bench").exists()
+
+
+def test_openai_hosted_export_takes_the_gold_the_criterion_references(tmp_path: Path, capsys) -> None:
+    hosted = DATA / "openai_hosted"
+    battery, said = imported(
+        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
+    )
+    rows = [row["item"] for _, row in samples(hosted / "tickets.jsonl")]
+    assert [q.gold for q in battery.questions] == [row["correct_label"] for row in rows]
+    assert [q.id for q in battery.questions] == ["tickets.1", "tickets.2", "tickets.3"]
+    for question, row in zip(battery.questions, rows, strict=True):
+        assert question.prompt.endswith("user: " + row["ticket_text"])
+        assert question.prompt.startswith("developer: You are an expert in categorizing IT support tickets.")
+    assert "item.correct_label (the criteria's reference) -> gold: 3" in said.out
+
+
+def test_promptfoo_config_with_code_asserts_named_and_skipped(tmp_path: Path, capsys) -> None:
+    battery, said = imported(
+        tmp_path, capsys, "promptfoo", PROMPTFOO / "simple-test" / "promptfooconfig.yaml", status=1
+    )
+    questions = {q.id: q for q in battery.questions}
+    assert sorted(questions) == [f"test-{n}.prompt-{m}" for n in (1, 2, 5) for m in (1, 2)]
+    assert questions["test-1.prompt-1"].prompt == "Rephrase this from English to Pirate: Yes"  # YAML 1.2
+    assert questions["test-1.prompt-2"].prompt == "Pretend you're a pirate and speak these words: Yes"
+    assert questions["test-1.prompt-1"].gold == "Yarr"
+    assert (
+        questions["test-1.prompt-1"].match is not None and questions["test-1.prompt-1"].match.kind == "regex"
+    )
+    assert questions["test-2.prompt-1"].gold == "grub"
+    assert (questions["test-5.prompt-1"].gold, questions["test-5.prompt-1"].scoring) == (
+        "arrr",  # the `$ref` to assertionTemplates
+        "Is spoken like a pirate",
+    )
+    assert "promptfooconfig.yaml:21: no reference answer or rubric" in said.err  # is-json only
+    assert "promptfooconfig.yaml:27: no reference answer or rubric" in said.err  # javascript, python
+    assert "javascript assert: code or a file, never run" in said.out
+    assert "python assert: code or a file, never run" in said.out
+
+
+def test_promptfoo_tests_from_csv_and_inline_prompts(tmp_path: Path, capsys) -> None:
+    battery, _ = imported(
+        tmp_path,
+        capsys,
+        "promptfoo",
+        PROMPTFOO / "getting-started" / "promptfooconfig.yaml",
+        PROMPTFOO / "simple-csv" / "promptfooconfig.yaml",
+    )
+    by_file: dict[str, list] = {}
+    for q in battery.questions:
+        by_file.setdefault(q.pos.path.rsplit("/", 1)[-1], []).append(q)
+    started = by_file["getting-started.rubric"]
+    assert [(q.id, q.gold) for q in started[:2]] == [
+        ("getting-started.test-1.prompt-1", "Bonjour le monde"),
+        ("getting-started.test-1.prompt-2", "Bonjour le monde"),
+    ]
+    assert started[0].prompt == "Convert this English to French: Hello world"
+    with open(PROMPTFOO / "simple-csv" / "tests.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    from_csv = by_file["simple-csv.rubric"]
+    assert len(from_csv) == 2 * len(rows)
+    for n, row in enumerate(rows, start=1):
+        question = next(q for q in from_csv if q.id == f"simple-csv.test-{n}.prompt-2")
+        assert question.gold == row["__expected"].removeprefix("icontains:")
+        assert f'"{row["body"]}"' in question.prompt and row["style_config"] in question.prompt
+    # A Nunjucks filter is not run: it stays as written.
+    assert "{{ (style_config | load).tone }}" in from_csv[0].prompt
+
+
+def test_inspect_datasets_jsonl_and_csv_with_choices(tmp_path: Path, capsys) -> None:
+    battery, said = imported(
+        tmp_path,
+        capsys,
+        "inspect",
+        INSPECT / "security_guide.jsonl",
+        INSPECT / "samples-mcq.jsonl",
+        INSPECT / "samples.csv",
+    )
+    questions = {q.id: q for q in battery.questions}
+    for n, (_, sample) in enumerate(samples(INSPECT / "security_guide.jsonl"), start=1):
+        question = questions[str(n)]  # the id Inspect gives a sample without one
+        assert (question.prompt, question.gold) == (sample["input"][0]["content"], sample["target"])
+    mcq = next(q for q in battery.questions if "smallest" in q.prompt)
+    assert mcq.prompt.endswith("\nA) 1\nB) 2\nC) 3\nD) 4\nE) 5\nF) 6\nG) 7\nH) 8\nI) 9\nJ) 10")
+    assert mcq.gold == "A) 1"
+    assert mcq.match == MatchCheck("choice", "A", among="ABCDEFGHIJ")
+    hello = next(q for q in battery.questions if q.prompt == "Say 'Hello, World'")
+    assert hello.gold == "Hello, World"
+    assert "sandbox: metadata and sandbox fields are not part of a question" in said.out
+
+
+def test_inspect_csv_choices_split_as_inspect_does(tmp_path: Path, capsys) -> None:
+    battery, _ = imported(tmp_path, capsys, "inspect", INSPECT / "samples-mcq.csv")
+    [question] = battery.questions
+    assert question.id == "1" and question.match == MatchCheck("choice", "A", among="ABCDEFGHIJ")
+
+
+def test_an_existing_non_empty_folder_or_a_link_is_refused(tmp_path: Path, capsys) -> None:
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep.txt").write_text("mine", encoding="utf-8")
+    source = str(INSPECT / "samples-mcq.jsonl")
+    assert main(["import", "inspect", source, "--out", str(full)]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert (full / "keep.txt").read_text(encoding="utf-8") == "mine"
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.symlink(target, tmp_path / "link")
+    assert main(["import", "inspect", source, "--out", str(tmp_path / "link")]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert list(target.iterdir()) == []
+
+
+def test_file_references_outside_the_config_folder_are_never_read(tmp_path: Path, capsys) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET", encoding="utf-8")
+    config = tmp_path / "cfg" / "promptfooconfig.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        "prompts: ['Say {{x}}', 'file://../secret.txt']\n"
+        "tests:\n  - vars: {x: 'file://../secret.txt'}\n    assert: [{type: equals, value: hi}]\n"
+        "  - vars: {x: hello}\n    assert: [{type: equals, value: '42'}]\n",
+        encoding="utf-8",
+    )
+    battery, said = imported(tmp_path, capsys, "promptfoo", config, status=1)
+    assert [(q.id, q.prompt) for q in battery.questions] == [("test-2", "Say hello")]
+    assert battery.questions[0].match == MatchCheck("number", "42")
+    assert "promptfooconfig.yaml:3: var 'x' is not text" in said.err
+    assert "prompt file://../secret.txt: not a text or chat JSON file inside the config's folder" in said.out
+    assert "TOP SECRET" not in said.out + said.err
+
+
+def test_imported_checks_match_what_the_sources_compare(tmp_path: Path, capsys) -> None:
+    hosted = DATA / "openai_hosted"
+    battery, _ = imported(
+        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
+    )
+    check = battery.questions[0].match  # string_check eq on "Hardware": the whole answer
+    assert check is not None and check.kind == "regex"
+    assert [read_answer(check, a).matched for a in ("Hardware", " Hardware.\n", "Hardware or Software")] == [
+        True,
+        True,
+        False,
+    ]
+    (tmp_path / "registry").mkdir()
+    registry, _ = imported(
+        tmp_path / "registry", capsys, "openai-evals", REGISTRY / "evals" / "test-basic.yaml"
+    )
+    once = next(q for q in registry.questions if q.id == "test-match.1").match  # Match: a prefix
+    assert once is not None and read_answer(once, "time, in a land far away").matched
+    assert not read_answer(once, "a time").matched
+
+
+async def test_an_imported_battery_grades_closed_answers_with_and_without_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import asyncio
+
+    from tabench_dsl.store.results import iter_records
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    evals = REGISTRY / "evals"
+    assert main(["import", "openai-evals", str(evals / "finance.yaml"), "--out", "plain"]) == 0
+    answers = [
+        {"system": "s", "question": "finance.1", "answer": "She was charged 9.420 dollars."},
+        {"system": "s", "question": "finance.2", "answer": "$0.70"},  # the gold is 0.07
+        {"system": "s", "question": "finance.3", "answer": "I cannot work that out."},
+    ]
+    Path("answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+    assert (
+        await asyncio.to_thread(main, ["grade", "plain", "--answers", "answers.jsonl", "--out", "a.jsonl"])
+        == 0
+    )
+    plain = {r.question: (r.tier, r.verdict) for r in iter_records(Path("a.jsonl"))}
+    assert plain["finance.1"] == ("match", "pass")
+    assert plain["finance.2"][0] == "t2" and plain["finance.3"][0] == "t2"  # to the (builtin) judge
+    # The user makes the checks decide, as the source's strict comparison did.
+    for rubric in Path("plain/questions").glob("*.rubric"):
+        text = rubric.read_text(encoding="utf-8").replace(
+            "  match number 0.07\n", "  match number 0.07 decides\n"
+        )
+        rubric.write_text(text, encoding="utf-8")
+    assert (
+        await asyncio.to_thread(main, ["grade", "plain", "--answers", "answers.jsonl", "--out", "b.jsonl"])
+        == 0
+    )
+    strict = {r.question: (r.tier, r.verdict, r.match_read) for r in iter_records(Path("b.jsonl"))}
+    assert strict["finance.2"] == ("match", "fail", "0.70")
+    assert strict["finance.3"][0] == "t2"  # nothing read: the judge still decides
+    capsys.readouterr()
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40))
+def test_a_text_check_matches_its_own_text_literally(text: str) -> None:
+    check = text_check([text], how="whole")
+    if check is None:  # blank: no check written
+        assert not text.strip(" \t\r\n\f\v")
+        return
+    assert read_answer(check, text).matched
+    kept = text.strip(" \t\r\n\f\v")
+    assert read_answer(check, f"  {kept}.\n").matched  # white space and a final full stop aside
+    assert not read_answer(check, f"{kept} and more").matched
+
+
+def test_hostile_sources_are_named_at_their_place_and_leave_nothing_behind(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        '{"input": "q\\ud800", "target": "a"}\n{"input": "ok", "target": "b"}\nnot json\n[1]\n',
+        encoding="utf-8",
+    )
+    battery, said = imported(tmp_path, capsys, "inspect", data, status=1)
+    assert [(q.id, q.prompt, q.match) for q in battery.questions] == [("2", "ok", None)]
+    assert "d.jsonl:1: a text holds half a character" in said.err
+    assert "d.jsonl:3: not JSON" in said.err and "d.jsonl:4: not a JSON object" in said.err
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [x\ntests: [\n", encoding="utf-8")
+    assert main(["import", "promptfoo", str(config), "--out", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert f"{config}:2:6: promptfoo config is not valid YAML" in err and "Traceback" not in err
+    assert not (tmp_path / "none").exists()
+
+
+def test_inspect_fields_read_from_other_columns_as_field_spec_does(tmp_path: Path, capsys) -> None:
+    source = INSPECT / "biology_qa.jsonl"
+    out = tmp_path / "bench"
+    argv = ["import", "inspect", str(source), "--out", str(out), "--field", "input=question"]
+    assert main([*argv, "--field", "target=answer"]) == 0
+    capsys.readouterr()
+    battery = load_battery(out)
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        (row["id"], row["question"], row["answer"]) for _, row in samples(source)
+    ]
+    assert main(["import", "promptfoo", str(source), "--out", str(tmp_path / "x"), "--field", "input=q"]) == 2
+    assert "--field names a dataset's columns" in capsys.readouterr().err
+    assert main(["import", "inspect", str(source), "--out", str(tmp_path / "y"), "--field", "prompt=q"]) == 2
+    assert "a Sample field is one of input, target" in capsys.readouterr().err
+
+
+def test_promptfoo_tests_named_by_a_glob_inside_the_config_folder(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "cfg" / "promptfooconfig.yaml"
+    (config.parent / "tests").mkdir(parents=True)
+    (tmp_path / "outside.yaml").write_text("- vars: {q: outside}\n  assert: [{type: equals, value: x}]\n")
+    for n in (2, 1):
+        (config.parent / "tests" / f"t{n}.yaml").write_text(
+            f"- vars: {{q: file{n}}}\n  assert: [{{type: factuality, value: answer {n}}}]\n", encoding="utf-8"
+        )
+    config.write_text(
+        "prompts: ['Q: {{q}}']\ntests: [file://tests/*.yaml, file://../*.yaml]\n", encoding="utf-8"
+    )
+    battery, said = imported(tmp_path, capsys, "promptfoo", config)
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        ("test-1", "Q: file1", "answer 1"),
+        ("test-2", "Q: file2", "answer 2"),
+    ]
+    assert "tests file://../*.yaml: not a CSV or YAML file inside the config's folder" in said.out
+
+
+def test_a_label_model_grader_s_prompt_becomes_the_scoring_text(tmp_path: Path, capsys) -> None:
+    # The shape of a hosted eval graded by a model (no string_check): the gold is the item field
+    # the grader's messages name besides the prompt's.
+    data = tmp_path / "items.jsonl"
+    data.write_text('{"item": {"id": "n-7", "input": "Summarise: A B C", "reference": "A, B and C"}}\n')
+    criteria = [
+        {
+            "type": "label_model",
+            "name": "judge",
+            "model": "o3-mini",
+            "input": [
+                {"role": "developer", "content": "Label the summary good or bad."},
+                {"role": "user", "content": "Ref: {{item.reference}}\nSummary: {{sample.output_text}}"},
+            ],
+            "labels": ["good", "bad"],
+            "passing_labels": ["good"],
+        },
+        {"type": "python", "name": "custom", "source": "def grade(sample, item): return 1"},
+    ]
+    (tmp_path / "eval.json").write_text(json.dumps({"testing_criteria": criteria}), encoding="utf-8")
+    battery, said = imported(tmp_path, capsys, "openai-evals", data, tmp_path / "eval.json")
+    [question] = battery.questions
+    assert (question.id, question.prompt, question.gold) == ("n-7", "Summarise: A B C", "A, B and C")
+    assert question.scoring == (
+        "developer: Label the summary good or bad.\n\n"
+        "user: Ref: {{item.reference}}\nSummary: {{sample.output_text}}\n\nPassing labels: good"
+    )
+    assert question.match is None
+    assert "python criterion: runs code or a model of its own (left behind)" in said.out
+
+
+def test_eval_picks_registry_evals_and_closedqa_criteria_become_scoring(tmp_path: Path, capsys) -> None:
+    coqa = REGISTRY / "evals" / "coqa-ex.yaml"
+    battery, _ = imported(tmp_path, capsys, "openai-evals", coqa, "--eval", "coqa-closedqa-correct")
+    rows = samples(REGISTRY / "data" / "coqa" / "samples.jsonl")
+    assert [q.id for q in battery.questions] == [f"coqa-closedqa-correct.{line}" for line, _ in rows]
+    scoring = battery.questions[0].scoring
+    assert scoring is not None and scoring.startswith("Does the submission meet the criterion?")
+    assert scoring.endswith("Criteria:\n- correctness: Is the answer correct?")
+    assert main(["import", "openai-evals", str(coqa), "--out", str(tmp_path / "x"), "--eval", "nope"]) == 2
+    assert "--eval nope: no such eval in the files given" in capsys.readouterr().err
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=8)
+        | st.sampled_from(['"', '"""', "\n", "\n  ", "\t", " ", "#", "\\n"]),
+        min_size=1,
+        max_size=12,
+    )
+    .map("".join)
+    .filter(str.strip)
+)
+def test_any_text_is_written_so_it_reads_back_as_itself(text: str) -> None:
+    from tabench_dsl.language.importers.battery_text import rubric_text
+    from tabench_dsl.language.importers.sources import ImportedQuestion
+    from tabench_dsl.language.parse import parse_rubric
+    from tabench_dsl.language.rubric import build_questions
+
+    question = ImportedQuestion(id="q", prompt=text, gold=text, origin="x.jsonl:1", scoring=text)
+    written = rubric_text([question], "t.rubric")  # formatted, and checked to read the same
+    errors: list = []
+    [read] = build_questions(parse_rubric(written, "t.rubric").questions, errors)
+    assert errors == [] and (read.prompt, read.gold, read.scoring) == (text, text, text)
