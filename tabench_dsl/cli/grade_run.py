@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Set
 from typing import TYPE_CHECKING
 
 from ..grading.causes import CauseTally
-from .answer_slice import AnswerSlice, answer_slice, stderr_line
+from .answer_slice import AnswerSlice, answer_slice, count_selected, stderr_line
 from .batch_flags import grader_factory
 from .batch_log import BatchLog, batches_left_running
 from .grade_options import GradeOptions
@@ -132,10 +132,26 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
     skip = unanswered.skip(done_pairs(out)) if options.resume else set()
     if options.regrade_changed:
         skip = without_changed(out, compiled, skip)
-    total = count_answers(list(options.answers))
+    if chosen.filters:  # progress counts the answers selected; a --system no answer is from is an error
+        total = count_selected(_quiet_reader(options, compiled), chosen, compiled.questions)
+    else:
+        total = count_answers(list(options.answers))
     if chosen.limit is not None:  # the answers --resume skips pass the limit and count as done
         total = min(total, chosen.limit + len(skip))
     return GradingPlan(compiled, chosen, unanswered, skip, total)
+
+
+def _quiet_reader(options: GradeOptions, compiled: CompiledBattery) -> AnswerReader:
+    """A reader of the answers files that reports nothing: the grading's own reader says each bad
+    line once."""
+    from ..grading.answers import AnswerReader
+
+    return AnswerReader(
+        list(options.answers),
+        compiled.questions,
+        system_from=options.system_from,
+        question_from=options.question_from,
+    )
 
 
 def _answer_reader(
