@@ -11,9 +11,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Set
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
+from ..core.display import shown
+from ..core.errors import UsageError
 from ..grading.causes import CauseTally
 from .answer_slice import AnswerSlice, answer_slice, count_selected, stderr_line
 from .batch_flags import grader_factory
@@ -128,6 +134,8 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
     compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+    if options.resume:
+        refuse_another_battery(out, compiled.name)
     unanswered = MissingAnswers(chosen, compiled, out, record=options.missing_as_fail, resume=options.resume)
     skip = unanswered.skip(done_pairs(out)) if options.resume else set()
     if options.regrade_changed:
@@ -139,6 +147,41 @@ def plan_grading(options: GradeOptions) -> GradingPlan:
     if chosen.limit is not None:  # the answers --resume skips pass the limit and count as done
         total = min(total, chosen.limit + len(skip))
     return GradingPlan(compiled, chosen, unanswered, skip, total)
+
+
+class _RecordBattery(msgspec.Struct):
+    """The battery a result record names (the other fields are not decoded)."""
+
+    system: str
+    question: str
+    battery: str = ""
+
+
+#: How many lines of a results file `refuse_another_battery` looks at for a record.
+_LINES_LOOKED_AT = 64
+
+
+def refuse_another_battery(out: Path, battery: str) -> None:
+    """`UsageError` when `--resume` would append to `out` the records of another battery than the
+    one its records name: one file of two batteries gives one totals table that mixes them, and the
+    default `--out results.jsonl` makes that easy. Read before the index or the file is written."""
+    from ..core.jsonl import BadLine, decode_line
+
+    if not out.is_file():
+        return
+    decoder = msgspec.json.Decoder(_RecordBattery)
+    with open(out, "rb") as lines:
+        for line in itertools.islice(lines, _LINES_LOOKED_AT):
+            try:
+                named = decode_line(decoder, line).battery
+            except BadLine:
+                continue
+            if named and named != battery:
+                raise UsageError(
+                    f"{shown(str(out))} holds the results of battery {shown(named)}, not {shown(battery)}: "
+                    "--resume would mix the two in one file; give this grading another --out"
+                )
+            return
 
 
 def _quiet_reader(options: GradeOptions, compiled: CompiledBattery) -> AnswerReader:
