@@ -14,7 +14,9 @@ from pathlib import Path
 
 import msgspec
 
+from .errors import UsageError
 from .fast_lines import decoded_lines
+from .foreign_results import foreign_file_problem
 from .jsonl import BadLine, strip_bom
 from .records import (
     Attempt,
@@ -36,9 +38,18 @@ from .records import (
 def bad_line_reporter(
     path: str | Path, on_problem: Callable[[str], None] | None
 ) -> Callable[[int, BadLine], None]:
-    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
+    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`. At the
+    first, a file that is not a results file at all (an answers file by mistake) stops the command
+    with one line saying so (`foreign_results`), not a warning per line."""
+    first = True
 
     def report(number: int, bad: BadLine) -> None:
+        nonlocal first
+        if first:
+            first = False
+            foreign = foreign_file_problem(path, number, light_record_decoder)
+            if foreign is not None:
+                raise UsageError(foreign)
         if on_problem is not None:
             on_problem(_problem(path, number, bad))
 
