@@ -200,12 +200,26 @@ def run(options: GradeOptions) -> int:
     from ..grading.estimate import estimate_grading
     from ..language.battery import load_battery
     from ..language.render import compile_battery
-    from .answer_slice import answer_slice, stderr_line
+    from .answer_slice import answer_slice, count_selected, stderr_line
+    from .grade_run import refuse_another_battery
     from .reasoning_flags import with_reasoning_flag
 
     compiled = compile_battery(load_battery(options.battery, allow_dirs=list(options.allow_dirs)))
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+    if options.resume:
+        refuse_another_battery(options.out, compiled.name)
+    if chosen.filters:  # a --system no answer is from is an error, as in the grading itself
+        count_selected(
+            AnswerReader(
+                list(options.answers),
+                compiled.questions,
+                system_from=options.system_from,
+                question_from=options.question_from,
+            ),
+            chosen,
+            compiled.questions,
+        )
     grading = options.grading
     judges = _judges(compiled, grading)
     skip = done_pairs(options.out, keep=False) if options.resume else set()  # a dry run writes nothing
