@@ -529,7 +529,9 @@ async def test_a_bad_cache_row_is_a_miss(work: Path, judge_server, planted: str)
     assert [r.verdict for r in iter_records(work / "r2.jsonl")] == ["pass"]
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.skipif(
+    os.getuid() != 0, reason="giving a file to another user needs root: run the tests as root (CI does)"
+)
 @pytest.mark.parametrize("owned", ["file", "folder"])
 async def test_a_default_cache_another_user_owns_is_not_opened(work: Path, capsys, owned: str) -> None:
     write_battery(work, t1=False)
