@@ -20,6 +20,14 @@ def private_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
+@pytest.fixture(autouse=True)
+def no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees a COLUMNS it did not set: output goes to a pipe, as tabench's tables assume
+    (`totals` draws 160 wide for one), whatever the terminal pytest runs in, and pytest-xdist's
+    workers (which set COLUMNS=80) read the same tables as a single process."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 async def judge_server() -> AsyncIterator[StartServer]:
     """A factory: `server = await judge_server(responder, **options)`; every server it started is

@@ -43,6 +43,19 @@ COMMANDS: dict[str, str] = {
 INTERRUPTED = "tabench: interrupted; results written so far are kept"
 
 
+def say_interrupted(argv: list[str]) -> None:
+    """Say on stderr that the command `argv` was interrupted; an interrupted `grade` first says how
+    to continue it. The command line is not echoed: a --judge-header value is a secret."""
+    if argv[:1] == ["grade"]:
+        again = "again" if "--resume" in argv else "with --resume"
+        print(
+            f"tabench: to continue this grading, run the same command {again}: the answers already "
+            "graded are skipped",
+            file=sys.stderr,
+        )
+    print(INTERRUPTED, file=sys.stderr)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse exits 2 itself; keep its message short
         self.print_usage(sys.stderr)
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         if interrupts.interrupted(since=before) and status != 130:
             # The interrupt was raised where Python could not pass it on (a finaliser), or came as
             # the command returned: the command was interrupted all the same.
-            print(INTERRUPTED, file=sys.stderr)
+            say_interrupted(sys.argv[1:] if argv is None else argv)
             status = 130
         return status
 
@@ -116,7 +129,7 @@ def _run(argv: list[str]) -> int:
         print(f"tabench: error: {shown(str(exc), lines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
+        say_interrupted(argv)
         return 130
     except BrokenPipeError:
         return 0
@@ -130,7 +143,7 @@ def _run(argv: list[str]) -> int:
         # that lands while a module defining a dataclass is imported (the ending's tables are
         # imported late) comes out so, and is an interrupt all the same.
         if isinstance(exc.__cause__, KeyboardInterrupt):
-            print(INTERRUPTED, file=sys.stderr)
+            say_interrupted(argv)
             return 130
         raise
 
@@ -144,6 +157,6 @@ def entry() -> None:
         status = main()
     except KeyboardInterrupt:  # raised as `main` returned, before it stopped raising
         status = 130
-        print(INTERRUPTED, file=sys.stderr)
+        say_interrupted(sys.argv[1:])
     interrupts.ignore()
     sys.exit(status)

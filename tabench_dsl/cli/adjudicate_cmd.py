@@ -5,9 +5,10 @@ Walks the undecided `adjudicate` answers one at a time: the question, with `--ba
 gold, the accepted variants, the trap and the scoring text the judge was given, read from the
 compiled prompt as the viewer reads it, `review.viewer.question_key`), the answer, every
 judge attempt with its raw reply and the reason, then asks for p(ass) / f(ail) / s(kip) / q(uit)
-and an optional note. Input is read line by line from stdin, so a script (or a test) can pipe the
-keys in. Each decision is appended to RESULTS.decisions.jsonl the moment it is made; end of input
-quits.
+and an optional note: the text after the key on its line, or, at a terminal, the line typed when
+asked for one. Input is read line by line from stdin, so a script (or a test) can pipe the keys in:
+from a pipe every line is a decision (with its note on the same line), never a note. Each decision
+is appended to RESULTS.decisions.jsonl the moment it is made; end of input quits.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from .run_problems import warn_run_problems
 if TYPE_CHECKING:
     from ..core.records import Record
     from ..review.viewer.question_key import QuestionKey
+
+#: Asked for each answer; what follows the key on the line is the decision's note.
+DECIDE_PROMPT = "Decide: [p]ass  [f]ail  [s]kip  [q]uit (a note may follow: f names the trap) > "
 
 _KEYS = {
     "p": "pass",
@@ -46,7 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="decide a results file's adjudicate answers in the terminal",
         description="Walk the undecided adjudicate answers of a results file one at a time and ask "
         "p(ass), f(ail), s(kip) or q(uit), reading stdin line by line; each decision is appended to "
-        "RESULTS.decisions.jsonl as it is made.",
+        "RESULTS.decisions.jsonl as it is made. A note may follow the key on its line (f names the "
+        "trap); at a terminal, a decision typed without one is followed by a question for a note "
+        "(Enter for none). From a pipe every line is a decision, its note on the same line: no note "
+        "line is read after it.",
         exit_codes=((0, "every answer decided or skipped, or quit"),),
     )
     parser.add_argument(
@@ -125,21 +132,13 @@ def show(
         print(f"Ask {i} of {len(record.repetitions)}: {ask.verdict}\n{_block(ask.reason)}", file=out)
 
 
-def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
-    print(prompt, end="", file=out, flush=True)
-    line = stdin.readline()
-    if not line:
-        print(file=out)
-        return None
-    return line.strip()
-
-
 def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
     from ..outputs import check_decisions_out
     from ..review.decisions import default_reviewer, make_decision
     from ..review.viewer.question_key import question_key
     from ..review.viewer.run import load_run
     from ..store.decisions import append_decision
+    from .audit_session import ask_line, decision_line, note_after
 
     stdin = stdin or sys.stdin
     out = out or sys.stdout
@@ -168,21 +167,21 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     for number, record in enumerate(queue, start=1):
         answer_key = question_key(record, run_data.compiled)
         show(record, number, len(queue), None if answer_key is None else answer_key.gold, out, answer_key)
-        choice = None
+        choice, inline = None, ""
         while choice is None:
-            key = _ask("Decide: [p]ass  [f]ail  [s]kip  [q]uit > ", stdin, out)
-            if key is None:
+            line = ask_line(DECIDE_PROMPT, stdin, out)
+            if line is None:
                 choice = "quit"
             else:
-                choice = _KEYS.get(key.lower())
-                if choice is None:
-                    print(f"  {shown(key)!r}: type p, f, s or q", file=out)
+                choice, inline = decision_line(line, _KEYS)
+                if choice is None and line:  # an empty line asks again
+                    print(f"  {shown(line)!r}: type p, f, s or q", file=out)
         if choice == "quit":
             break
         if choice == "skip":
             skipped += 1
             continue
-        note = _ask("Note (optional, Enter for none) > ", stdin, out) or ""
+        note = note_after(inline, stdin, out)
         append_decision(run_data.decisions_path, make_decision(record, choice, reviewer=reviewer, note=note))
         decided += 1
         print(f"  recorded: {choice}", file=out)

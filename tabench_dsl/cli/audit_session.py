@@ -62,16 +62,38 @@ def reveal(record: Record, verdict: str, out: TextIO) -> None:
         print(f"  Judge's reason:\n{indented(record.reason, '      ')}", file=out)
 
 
-def choose(stdin: TextIO, out: TextIO) -> str:
-    """The person's verdict: pass, fail, skip or quit (the end of input quits)."""
+#: Asked after p or f at a terminal, when no note followed the key on its line.
+NOTE_PROMPT = "Note (optional, Enter for none) > "
+
+
+def decision_line(line: str, keys: dict[str, str]) -> tuple[str | None, str]:
+    """A typed line as (the choice its first word names, or None; the note after that word)."""
+    key, _, note = line.strip().partition(" ")
+    return keys.get(key.lower()), note.strip()
+
+
+def note_after(inline: str, stdin: TextIO, out: TextIO) -> str:
+    """The note of a decision just made: the text after its key on the line; else, at a terminal,
+    one line asked for. From a pipe no line more is read, so every piped line is a decision (a
+    note line after each would take the next decision for a note)."""
+    if inline or not stdin.isatty():
+        return inline
+    return ask_line(NOTE_PROMPT, stdin, out) or ""
+
+
+def choose(stdin: TextIO, out: TextIO) -> tuple[str, str]:
+    """The person's verdict (pass, fail, skip or quit; the end of input quits) and its note."""
     while True:
-        key = ask_line("Your verdict: [p]ass  [f]ail  [s]kip  [q]uit > ", stdin, out)
-        if key is None:
-            return "quit"
-        choice = AUDIT_KEYS.get(key.lower())
+        line = ask_line(
+            "Your verdict: [p]ass  [f]ail  [s]kip  [q]uit (a note may follow: f wrong year) > ", stdin, out
+        )
+        if line is None:
+            return "quit", ""
+        choice, note = decision_line(line, AUDIT_KEYS)
         if choice is not None:
-            return choice
-        print(f"  {shown(key)!r}: type p, f, s or q", file=out)
+            return choice, note
+        if line:  # an empty line asks again
+            print(f"  {shown(line)!r}: type p, f, s or q", file=out)
 
 
 def run_audit(
@@ -112,13 +134,13 @@ def run_audit(
     for number, record in enumerate(queue, start=1):
         question = run_data.compiled.questions.get(record.question) if run_data.compiled else None
         show_blind(record, number, len(queue), None if question is None else question.gold, out)
-        choice = choose(stdin, out)
+        choice, inline = choose(stdin, out)
         if choice == "quit":
             break
         if choice == "skip":
             skipped += 1
             continue
-        note = ask_line("Note (optional, Enter for none) > ", stdin, out) or ""
+        note = note_after(inline, stdin, out)
         decision = make_decision(
             record,
             choice,

@@ -45,13 +45,13 @@ def add_command(
     )
 
 
-#: Width of the README's command block (`usage_block`).
+#: Width of the command block of docs/cli.md (`usage_block`).
 USAGE_WIDTH = 100
 
 
 def usage_block(parser: argparse.ArgumentParser, width: int = USAGE_WIDTH) -> str:
     """The usage of every subcommand of `parser` (the `tabench` parser, built with every command),
-    one after another, without `usage:` and `[-h]`: the README's command block, generated from the
+    one after another, without `usage:` and `[-h]`: the command block of docs/cli.md, generated from the
     parsers so it cannot miss a flag (a test compares the two)."""
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     blocks = []

@@ -27,7 +27,8 @@ Default: the SYSTEM prompt of every question. Each prompt is printed as its exac
 by one line break; when several parts or questions are printed, a line `## <question> <part>`
 precedes each, and a question's `match` check follows its prompts as `## <question> match ...`
 (on stderr when one prompt alone is printed; `"match"` in --json). Without --answer, the USER and
-STERN prompts show the seed's placeholder {{candidate answer}} where the answer goes.
+STERN prompts show the seed's placeholder {{candidate answer}} where the answer goes; with it, they
+show the answer as the judge receives it, its reasoning blocks cut as grading cuts them.
 
 --lock writes tabench.lock beside the manifest (the sha256 of every question's SYSTEM prompt);
 --check compares against it, names every question that drifted, was added or was removed, and
@@ -57,7 +58,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--answer",
         metavar="TEXT",
-        help="the candidate answer for the USER and STERN prompts (default: {{candidate answer}})",
+        help="the candidate answer for the USER and STERN prompts, as the judge receives it: its "
+        "reasoning blocks (<think>...</think>, or the manifest's reasoning_tags) cut as grading cuts "
+        "them (default: {{candidate answer}})",
     )
     parser.add_argument(
         "--part",
@@ -112,17 +115,18 @@ def _compile(args: argparse.Namespace) -> int:
         return _lock_or_check(args, battery.manifest, compiled)
 
     qids = _select(compiled, args.question)
+    given = None if args.answer is None else _as_graded(args.answer, compiled.reasoning_tags)
     if args.part == "schema":
         from ..core.reply_schema import schema_text
 
         _write((schema_text(compiled.settings.facets) + "\n").encode("utf-8"))
         return 0
     if args.json:
-        _write_json(compiled, qids, args.answer)
+        _write_json(compiled, qids, given)
         return 0
 
     parts = PARTS if args.part == "all" else (args.part or "system",)
-    answer = args.answer if args.answer is not None else ANSWER_PLACEHOLDER
+    answer = given if given is not None else ANSWER_PLACEHOLDER
     headers = len(qids) > 1 or len(parts) > 1
     texts: list[str] = []
     for qid in qids:
@@ -170,6 +174,21 @@ def _write_json(compiled: Any, qids: list[str], answer: str | None) -> None:
         encode_into(obj, lines, -1)
         lines += b"\n"
     _write(json_for_terminal(bytes(lines)) if _to_terminal() else lines)
+
+
+def _as_graded(answer: str, tags: tuple[tuple[str, str], ...]) -> str:
+    """`answer` as the judge receives it: its reasoning blocks cut (`core.reasoning`, as grading
+    cuts them), saying on stderr how many, so the prompt shown is the prompt sent."""
+    from ..core.reasoning import cut_reasoning
+
+    cut = cut_reasoning(answer, tags)
+    if cut.blocks:
+        print(
+            f"tabench: --answer: {cut.blocks} reasoning block(s) cut, as grading cuts them: the judge "
+            "never receives them",
+            file=sys.stderr,
+        )
+    return cut.final
 
 
 def _select(compiled: Any, wanted: list[str] | None) -> list[str]:

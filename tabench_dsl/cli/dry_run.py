@@ -211,6 +211,10 @@ def run(options: GradeOptions) -> int:
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     plan = GradingPlan(compiled, options.out, options.plan, keep_index=False)  # a dry run writes nothing
     say_regraded(plan)
+    if plan.chosen.filters:  # a --system no answer is from is an error, as in the grading itself
+        plan.selected(
+            list(options.answers), system_from=options.system_from, question_from=options.question_from
+        )
     grading = options.grading
     judges = planned_judges(compiled, grading)
     reader = plan.reader(

@@ -107,7 +107,6 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
     """The battery compiled (with `--reasoning-tags`), what the run grades of the answers
     (`grading.plan`), and how many answers the progress bar expects; says on stderr how many
     `--regrade-changed` grades again."""
-    from ..grading.answer_counts import count_answers
     from ..grading.plan import GradingPlan
     from ..language.compile_cache import compiled_battery
 
@@ -115,7 +114,10 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
     plan = GradingPlan(compiled, options.out, options.plan)
     say_regraded(plan)
-    return plan, plan.expected(count_answers(list(options.answers)))
+    selected = plan.selected(
+        list(options.answers), system_from=options.system_from, question_from=options.question_from
+    )
+    return plan, plan.expected(selected)
 
 
 def say_regraded(plan: GradingPlan) -> None:

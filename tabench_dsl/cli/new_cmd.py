@@ -3,8 +3,8 @@
 It writes `NAME/battery.yaml`, `NAME/NAME.policy` and `NAME/questions/NAME.rubric` (one question
 that uses every field), and `NAME/battery.schema.json`, the manifest's JSON Schema, which the
 manifest's first line names for YAML editors, from the files in `tabench_dsl/starter_battery/`,
-with `$name` and `$scorer` (a shipped scorer, `tabench-1.1` unless `--scorer` names another, such
-as `tabench-neutral-1.1` for a battery that is not about a codebase) filled in. The result
+with `$name` and `$scorer` (a shipped scorer, `tabench-neutral-1.1` unless `--scorer` names another,
+such as `tabench-1.1` for a battery about a codebase) filled in. The result
 compiles, lints with no warning and calibrates at 100% with the builtin judge. An existing folder
 is never overwritten (exit 2), and NAME must be a battery name (`[a-z0-9][a-z0-9._-]*`).
 """
@@ -33,8 +33,10 @@ FILES: dict[str, str] = {
 #: The manifest's JSON Schema, written beside it and named by its first line.
 SCHEMA_FILE = "battery.schema.json"
 
-#: The scorer a new battery names unless `--scorer` says otherwise.
-DEFAULT_SCORER = "tabench-1.1"
+#: The scorer a new battery names unless `--scorer` says otherwise: the neutral one, whose words fit
+#: any subject and carry no other project's history (`tabench-1.1` stays as it is for the batteries
+#: that name it).
+DEFAULT_SCORER = "tabench-neutral-1.1"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_SCORER,
         metavar="SCORER",
         help=f"the shipped scorer the battery names (default: {DEFAULT_SCORER}; "
-        "tabench-neutral-1.1 for a battery that is not about a codebase)",
+        "tabench-1.1 speaks of a codebase)",
     )
     parser.set_defaults(run=run)
 

@@ -12,20 +12,74 @@ before and works where the extras are absent.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import json
+import re
+import shlex
+from pathlib import Path
 from types import ModuleType
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import UsageError
 
 #: Extra name -> the distribution it brings, as a user would look it up.
 EXTRAS = {"inspect": "inspect_ai", "parquet": "pyarrow", "lsp": "pygls"}
 
+#: The distribution tabench is installed as.
+DISTRIBUTION = "tabench-dsl"
+#: The folder holding the `tabench_dsl` package: a checkout when it holds a pyproject.toml.
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
 
 def missing_extra_message(extra: str, purpose: str) -> str:
     """What to tell a user whose `purpose` needs the optional extra `extra`."""
     return (
         f"{purpose} needs the optional extra {extra!r} ({EXTRAS[extra]} is not installed): "
-        f'pip install "tabench-dsl[{extra}]"'
+        f"{install_command(extra, installed_from(), Path.cwd())}"
     )
+
+
+def installed_from() -> dict | None:
+    """Where pip installed tabench from, as its PEP 610 record (`direct_url.json`) says: a folder
+    (a clone, editable or not), a VCS or an archive URL; None for a package index. tabench run from
+    a checkout that pip never installed counts as an editable install of that checkout."""
+    try:
+        text = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        if (SOURCE_ROOT / "pyproject.toml").is_file():
+            return {"url": SOURCE_ROOT.as_uri(), "dir_info": {"editable": True}}
+        return None
+    try:
+        found = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def install_command(extra: str, source: dict | None, cwd: Path) -> str:
+    """The pip command that adds `extra` where tabench came from (`installed_from`): the clone's
+    folder (`.` when it is the working folder, `-e` when the install was editable), the VCS or
+    archive URL (without credentials), or the package index."""
+    url = str(source.get("url", "")) if source else ""
+    if not source or not url:
+        return f'pip install "{DISTRIBUTION}[{extra}]"'
+    if "dir_info" in source and url.startswith("file:"):
+        folder = Path(unquote(urlsplit(url).path))
+        where = "." if folder == cwd.resolve() else str(folder)
+        editable = "-e " if source["dir_info"].get("editable") else ""
+        return f"pip install {editable}{_quoted(f'{where}[{extra}]')}"
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    bare = urlunsplit(parts._replace(netloc=host if parts.port is None else f"{host}:{parts.port}"))
+    vcs_info = source.get("vcs_info")
+    if isinstance(vcs_info, dict) and vcs_info.get("vcs"):
+        bare = f"{vcs_info['vcs']}+{bare}"
+    return f"pip install {_quoted(f'{DISTRIBUTION}[{extra}] @ {bare}')}"
+
+
+def _quoted(argument: str) -> str:
+    """`argument` in double quotes where that is safe in a shell, else as `shlex.quote` has it."""
+    return f'"{argument}"' if re.fullmatch(r"[\w./~:@+\-\[\] ]+", argument) else shlex.quote(argument)
 
 
 def require(module: str, *, extra: str, purpose: str) -> ModuleType:

@@ -34,6 +34,13 @@ class AnswerSlice(msgspec.Struct, frozen=True):
     systems: frozenset[str] | None = None
     shard: Shard | None = None
     limit: int | None = None
+    #: The tags `--tag` named (`tagged` holds the questions they select).
+    tag_names: frozenset[str] = frozenset()
+
+    @property
+    def filters(self) -> bool:
+        """Whether the slice takes some answers and not others (--limit aside)."""
+        return any(f is not None for f in (self.questions, self.tagged, self.systems, self.shard))
 
     def wants_question(self, question: str) -> bool:
         """Whether the slice grades answers to `question` (its --question and --tag filters)."""
@@ -84,20 +91,67 @@ def answer_slice(
         raise UsageError("--missing-as-fail needs the whole answers file read: it does not go with --limit")
     unknown = sorted(set(flags.questions or ()) - set(questions))
     if unknown:
-        raise UsageError(f"--question: the battery has no question {', '.join(shown(q) for q in unknown)}")
+        raise UsageError(
+            f"--question: the battery has no question {named(unknown)} (questions in the battery: "
+            f"{named(questions)})"
+        )
     tagged = None
     if flags.tags:
         wanted = set(flags.tags)
-        unknown = sorted(wanted - {tag for q in questions.values() for tag in q.tags})
+        known = {tag for q in questions.values() for tag in q.tags}
+        unknown = sorted(wanted - known)
         if unknown:
             raise UsageError(
-                f"--tag: no question of the battery has tag {', '.join(shown(t) for t in unknown)}"
+                f"--tag: no question of the battery has tag {named(unknown)} "
+                f"(tags in the battery: {named(known) if known else 'none'})"
             )
         tagged = frozenset(qid for qid, q in questions.items() if wanted.intersection(q.tags))
     return AnswerSlice(
         questions=frozenset(flags.questions) if flags.questions else None,
         tagged=tagged,
+        tag_names=frozenset(flags.tags or ()),
         systems=frozenset(flags.systems) if flags.systems else None,
         shard=flags.shard,
         limit=flags.limit,
     )
+
+
+#: How many known names an error about unknown ones lists before "and N more".
+NAMES_LISTED = 20
+
+
+def named(names: Iterable[str]) -> str:
+    """`names`, sorted, as a list for a message: at most `NAMES_LISTED`, then how many more."""
+    ordered = sorted(names)
+    listed = ", ".join(shown(name) for name in ordered[:NAMES_LISTED])
+    more = len(ordered) - NAMES_LISTED
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
+def count_selected(
+    answers: Iterable[Answer], chosen: AnswerSlice, questions: Mapping[str, CompiledQuestion]
+) -> int:
+    """How many of `answers` the slice takes (its --limit aside): the total progress counts to.
+
+    Read before grading, so that a `--system` no answer is from, or a `--tag` no answer's question
+    carries, is an error like an unknown `--question` (a typo must not grade nothing and exit 0)."""
+    selected = 0
+    systems: set[str] = set()
+    tags: set[str] = set()
+    for answer in answers:
+        systems.add(answer.system)
+        tags.update(questions[answer.question].tags)
+        selected += chosen.takes(answer.system, answer.question)
+    unknown = sorted((chosen.systems or frozenset()) - systems)
+    if unknown:
+        raise UsageError(
+            f"--system: no answer is from {named(unknown)} "
+            f"(systems in the answers: {named(systems) if systems else 'none'})"
+        )
+    unanswered_tags = sorted(set(chosen.tag_names) - tags)
+    if unanswered_tags:
+        raise UsageError(
+            f"--tag: no answer is to a question tagged {named(unanswered_tags)} "
+            f"(tags of the questions answered: {named(tags) if tags else 'none'})"
+        )
+    return selected

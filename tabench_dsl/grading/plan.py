@@ -26,9 +26,10 @@ from ..core.errors import UsageError
 from ..core.records import Answer, Record
 from ..store.prompt_changes import changed_pairs
 from ..store.results import RecordSink
-from ..store.resume_t1 import check_t1_rule
+from ..store.resume_checks import check_t1_rule, refuse_another_battery
 from ..store.standing_verdicts import done_pairs
-from .answer_slice import SliceFlags, answer_slice
+from .answer_counts import count_answers
+from .answer_slice import SliceFlags, answer_slice, count_selected
 from .answers import AnswerProblem, AnswerReader
 from .missing_answers import MissingAnswers
 from .resume_skip import ResumeSkip
@@ -84,6 +85,7 @@ class GradingPlan:
         )
         skip: Set[tuple[str, str]] = set()
         if options.resume and out is not None:
+            refuse_another_battery(out, compiled.name)
             check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
             skip = self.unanswered.skip(done_pairs(out, keep=keep_index))
         #: What `regrade_changed` takes back out of the done pairs (None: not asked for).
@@ -95,6 +97,24 @@ class GradingPlan:
         #: The pairs graded no more (`resume`).
         self.skip = skip
         self.done = ResumeSkip(skip, self.chosen, self.unanswered.coverage, lambda count: None)
+
+    def selected(
+        self,
+        paths: str | Path | Sequence[str | Path],
+        *,
+        system_from: str | None = None,
+        question_from: str | None = None,
+    ) -> int:
+        """How many answers of the answers files `paths` the slice takes (its limit aside): read
+        when the slice filters them, so that a `--system` no answer is from, or a `--tag` no
+        answered question carries, is an error like an unknown `--question`
+        (`answer_slice.count_selected`), else only counted."""
+        if not self.chosen.filters:
+            return count_answers(list(paths) if not isinstance(paths, str | Path) else paths)
+        quiet = AnswerReader(  # reports nothing: the grading's own reader says each bad line once
+            paths, self.compiled.questions, system_from=system_from, question_from=question_from
+        )
+        return count_selected(quiet, self.chosen, self.compiled.questions)
 
     def expected(self, answers: int) -> int:
         """How many of `answers` answers (an upper bound) the grading takes at most: with a limit,

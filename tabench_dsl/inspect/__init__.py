@@ -1,6 +1,6 @@
 """A tabench battery as an Inspect AI scorer: `battery_scorer("path/to/battery", judge=...)`.
 
-How to use it: README, "Inspect AI"; how it fits: docs/architecture.md.
+How to use it: docs/integrations.md; how it fits: docs/architecture.md.
 """
 
 from __future__ import annotations

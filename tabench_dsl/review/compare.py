@@ -18,12 +18,18 @@ compared, and `Comparisons.skipped` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ..core.records import Record
 from ..core.stats import PairedCounts, holm, mcnemar_exact, newcombe_paired_interval
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from .table_fit import Column
 
 #: The family-wise significance level a pair is marked at (after Holm's correction).
 ALPHA = 0.05
@@ -177,14 +183,49 @@ def p_text(p: float) -> str:
     return f"{p:.4g}"
 
 
-def comparison_table(comparisons: Comparisons, limit: int | None = None):
+#: The pairs table's columns in the order they go as the terminal narrows (`table_fit`); the two
+#: systems, the difference, its interval, the corrected p and the significance mark always stay.
+PAIR_DROP_ORDER = ("p", "questions", "B only", "A only")
+
+
+def _pair_columns(
+    shown: Sequence[PairComparison], a: Sequence[str | Text], b: Sequence[str | Text]
+) -> list[Column]:
+    """The pairs table's columns for the pairs `shown`, each named in `a` and `b` (whole names as
+    text, or short labels)."""
+    from .table_fit import Column
+
+    intervals = [
+        "-" if pair.ci_low is None else f"{signed_points(pair.ci_low)} to {signed_points(pair.ci_high)}"
+        for pair in shown
+    ]
+    return [
+        Column("A", a, justify="left", kept=True, fold=True),
+        Column("B", b, justify="left", kept=True, fold=True),
+        Column("questions", [str(pair.questions) for pair in shown]),
+        Column("A only", [str(pair.a_only) for pair in shown]),
+        Column("B only", [str(pair.b_only) for pair in shown]),
+        Column("diff", [signed_points(pair.diff) for pair in shown], kept=True),
+        Column("95% CI", intervals, kept=True),
+        Column("p", [p_text(pair.p_value) for pair in shown]),
+        Column("p (Holm)", [p_text(pair.p_holm) for pair in shown], kept=True),
+        Column("", ["*" if pair.significant else "" for pair in shown], kept=True),
+    ]
+
+
+def comparison_table(comparisons: Comparisons, limit: int | None = None, width: int | None = None):
     """The pairs as a `rich` table, or None when there is nothing to show (fewer than two systems);
     at most `limit` of them (`useful_rows`: the largest significant differences first; None: all).
+    The table fits `width` columns (None: every column): where two whole names a row do not fit,
+    short labels (S1, S2, ...) stand for the systems, with their key under the table, so every row
+    can be told apart and the significance mark stays.
 
     Names come from a results file: each goes in as `display.literal` text, never as markup."""
     from rich.table import Table
+    from rich.text import Text
 
     from ..core.display import literal
+    from .table_fit import fits, fitted_table, label_key, short_labels
     from .useful_rows import cut_note, pair_first, useful_rows, with_cut_note
 
     if comparisons.skipped:
@@ -196,27 +237,22 @@ def comparison_table(comparisons: Comparisons, limit: int | None = None):
         return None
     shown = useful_rows(comparisons.pairs, limit, pair_first)
     note = cut_note("pairs", len(shown), len(comparisons.pairs))
-    table = Table(
-        title="Systems compared pairwise (on the questions both answered)",
-        caption=f"diff = score A - score B in points, 95% Newcombe interval; p = McNemar exact, "
+
+    caption = Text(
+        f"diff = score A - score B in points, 95% Newcombe interval; p = McNemar exact, "
         f"Holm-corrected over {len(comparisons.pairs)} pair(s); * = significant at {ALPHA}",
+        style="table.caption",
     )
-    for name in ("A", "B", "questions", "A only", "B only", "diff", "95% CI", "p", "p (Holm)", ""):
-        table.add_column(name, justify="left" if name in ("A", "B") else "right", no_wrap=True)
-    for pair in shown:
-        interval = (
-            "-" if pair.ci_low is None else f"{signed_points(pair.ci_low)} to {signed_points(pair.ci_high)}"
-        )
-        table.add_row(
-            literal(pair.a),
-            literal(pair.b),
-            str(pair.questions),
-            str(pair.a_only),
-            str(pair.b_only),
-            signed_points(pair.diff),
-            interval,
-            p_text(pair.p_value),
-            p_text(pair.p_holm),
-            "*" if pair.significant else "",
-        )
+    named = _pair_columns(shown, [literal(pair.a) for pair in shown], [literal(pair.b) for pair in shown])
+    if not fits(named, width, PAIR_DROP_ORDER):
+        labels = short_labels([name for pair in comparisons.pairs for name in (pair.a, pair.b)])
+        named = _pair_columns(shown, [labels[pair.a] for pair in shown], [labels[pair.b] for pair in shown])
+        caption.append("\n").append(label_key(labels))
+    table = fitted_table(
+        named,
+        width=width,
+        drop_order=PAIR_DROP_ORDER,
+        title="Systems compared pairwise (on the questions both answered)",
+        caption=caption,
+    )
     return with_cut_note(table, note)

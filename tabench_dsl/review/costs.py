@@ -1,4 +1,4 @@
-"""Tokens and dollars: what the judge calls of a results file used and cost (README, "Cost").
+"""Tokens and dollars: what the judge calls of a results file used and cost (docs/results.md, "Cost").
 
 Totals add every judge call's tokens here (`Spend.add_call`); a cache hit is no call and costs
 nothing. A call is priced at the price its record's judge carries (`JudgeInfo.price`, written by

@@ -119,14 +119,22 @@ class TagCounter:
         return [tags[tag] for tag in sorted(tags)]
 
 
-def tag_table(totals, limit: int | None = None):
+#: The per-tag table's columns in the order they go as the terminal narrows (`table_fit`); the tag,
+#: its score and interval and the systems' scores always stay.
+TAG_DROP_ORDER = ("answers", "adjud.", "error", "fail", "pass")
+
+
+def tag_table(totals, limit: int | None = None, width: int | None = None):
     """Scores per tag of a `totals.Totals` as a `rich` table (a column per system when there are
     at most `MAX_TAG_COLUMNS`), or None when no record carries a tag. Names are `display.literal`.
-    At most `limit` tags (`useful_rows`: the lowest scores first; None: all)."""
-    from rich.table import Table
+    At most `limit` tags (`useful_rows`: the lowest scores first; None: all). The table fits
+    `width` columns (None: every column): where the systems' names do not fit as column headers,
+    short labels (S1, S2, ...) head them, with their key under the table."""
+    from rich.text import Text
 
     from ..core.display import literal
     from .outcomes import percent, score_text
+    from .table_fit import Column, fits, fitted_table, label_key, short_labels
     from .useful_rows import cut_note, score_first, useful_rows, with_cut_note
 
     if not totals.tags:
@@ -134,23 +142,40 @@ def tag_table(totals, limit: int | None = None):
     names = [s.system for s in totals.systems] if len(totals.systems) <= MAX_TAG_COLUMNS else []
     shown = useful_rows(totals.tags, limit, score_first)
     note = cut_note("tag", len(shown), len(totals.tags))
-    table = Table(title="Per tag (an answer counts under each tag of its question)")
-    for name in ("tag", "answers", "pass", "fail", "adjud.", "error", "score", "95% CI"):
-        table.add_column(name, justify="left" if name == "tag" else "right", no_wrap=True)
-    for name in names:
-        table.add_column(literal(name), justify="right", no_wrap=True)
-    for row in shown:
-        interval = "-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}"
-        by_system = {cell.system: cell.score for cell in row.systems}
-        table.add_row(
-            literal(row.tag),
-            str(row.answers),
-            str(row.passed),
-            str(row.fail),
-            str(row.adjudicate),
-            str(row.error),
-            score_text(row),  # with the errors it leaves out, as the per-system table
-            interval,
-            *(percent(by_system.get(name)) for name in names),
-        )
+    by_system = [{cell.system: cell.score for cell in row.systems} for row in shown]
+    columns = [
+        Column("tag", [literal(row.tag) for row in shown], justify="left", kept=True, fold=True),
+        Column("answers", [str(row.answers) for row in shown]),
+        Column("pass", [str(row.passed) for row in shown]),
+        Column("fail", [str(row.fail) for row in shown]),
+        Column("adjud.", [str(row.adjudicate) for row in shown]),
+        Column("error", [str(row.error) for row in shown]),
+        # with the errors it leaves out, as the per-system table
+        Column("score", [score_text(row) for row in shown], kept=True),
+        Column(
+            "95% CI",
+            ["-" if row.ci_low is None else f"{percent(row.ci_low)}-{percent(row.ci_high)}" for row in shown],
+            kept=True,
+        ),
+    ]
+
+    def system_columns(headers: list[str]) -> list[Column]:
+        return [
+            Column(header, [percent(scores.get(name)) for scores in by_system], kept=True)
+            for header, name in zip(headers, names, strict=True)
+        ]
+
+    caption: Text | None = None
+    every = columns + system_columns([literal(name).plain for name in names])
+    if not fits(every, width, TAG_DROP_ORDER):
+        labels = short_labels(names)
+        every = columns + system_columns([labels[name] for name in names])
+        caption = label_key(labels)
+    table = fitted_table(
+        every,
+        width=width,
+        drop_order=TAG_DROP_ORDER,
+        title="Per tag (an answer counts under each tag of its question)",
+        caption=caption,
+    )
     return with_cut_note(table, note)

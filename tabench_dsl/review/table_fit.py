@@ -22,6 +22,8 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
+from ..core.display import literal
+
 #: The width that shows every column of the totals tables (the note's advice).
 WIDE = 160
 #: The narrowest a name column is folded to before a column is dropped for it.
@@ -121,3 +123,43 @@ def fitted_table(
     for row in zip(*(column.cells for column in shown), strict=True):
         table.add_row(*row)
     return table
+
+
+def fits(columns: Sequence[Column], width: int | None, drop_order: Sequence[str]) -> bool:
+    """Whether `columns` fit in `width` once the columns of `drop_order` are dropped as needed,
+    with no name folded onto a second line."""
+    shown, _, widths = fit_columns(columns, width, drop_order)
+    return width is None or (not widths and table_width(shown) <= width)
+
+
+#: The prefix of the short labels that stand for system names in a narrow table (`short_labels`).
+LABEL_PREFIX = "S"
+
+
+def short_labels(names: Sequence[str]) -> dict[str, str]:
+    """Each of `names` (in order, each once) -> a short label unique among them: S1, S2, ... A
+    narrow terminal shows these in a table whose rows are told apart by two system names (pairs),
+    or whose columns are systems (tags), with `label_key` under it, so no row becomes `age…`."""
+    labels: dict[str, str] = {}
+    for name in names:
+        labels.setdefault(name, f"{LABEL_PREFIX}{len(labels) + 1}")
+    return labels
+
+
+def label_key(labels: dict[str, str]) -> Text:
+    """The key under a table with short labels: one system a line, `S1 = name`, each name text
+    from a results file shown literally."""
+    key = Text("", style="table.caption")
+    for number, (name, label) in enumerate(labels.items()):
+        key.append(("\n" if number else "") + f"{label} = ").append(literal(name))
+    return key
+
+
+def with_caption(caption: Text | str | None, more: Text | None) -> Text | str | None:
+    """`caption` with `more` on the lines under it (either may be missing)."""
+    if more is None:
+        return caption
+    if caption is None:
+        return more
+    first = caption.copy() if isinstance(caption, Text) else Text(caption, style="table.caption")
+    return first.append("\n").append(more)

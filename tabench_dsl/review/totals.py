@@ -1,4 +1,4 @@
-"""Totals: the only place that adds anything up (README, "Verdicts").
+"""Totals: the only place that adds anything up (docs/results.md, "Verdicts and totals").
 
 The judge never returns a total; the tool counts from the records. Where a (system, question) pair
 has several records, the last stands. A record carrying a human `decision` counts as that verdict

@@ -82,7 +82,10 @@ def render_table(totals: Totals, width: int | None = None, limits: Limits = EVER
     parts.extend(audit_tables(totals))
     parts.extend(reviewer_tables(totals))
     parts.extend(t for t in (stability_table(totals.stability), error_range_table(totals)) if t is not None)
-    sliced = (tag_table(totals, limits.of("tag")), comparison_table(totals.comparisons, limits.of("pairs")))
+    sliced = (
+        tag_table(totals, limits.of("tag"), width),
+        comparison_table(totals.comparisons, limits.of("pairs"), width),
+    )
     parts.extend(table for table in sliced if table)
     return Group(*parts)
 

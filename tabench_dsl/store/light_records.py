@@ -14,6 +14,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.errors import UsageError
 from ..core.jsonl import BadLine, strip_bom
 from ..core.records import (
     Attempt,
@@ -31,14 +32,24 @@ from ..core.records import (
     record_decoder,
 )
 from .fast_lines import decoded_lines
+from .foreign_results import foreign_file_problem
 
 
 def bad_line_reporter(
     path: str | Path, on_problem: Callable[[str], None] | None
 ) -> Callable[[int, BadLine], None]:
-    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`."""
+    """What `decoded_lines` calls on a bad line: the line's problem, worded, to `on_problem`. At the
+    first, a file that is not a results file at all (an answers file by mistake) stops the command
+    with one line saying so (`foreign_results`), not a warning per line."""
+    first = True
 
     def report(number: int, bad: BadLine) -> None:
+        nonlocal first
+        if first:
+            first = False
+            foreign = foreign_file_problem(path, number, light_record_decoder)
+            if foreign is not None:
+                raise UsageError(foreign)
         if on_problem is not None:
             on_problem(_problem(path, number, bad))
 

@@ -29,7 +29,7 @@ def adjudicate(monkeypatch, capsys, args: list[str], keys: str) -> tuple[int, st
 
 def test_decide_one_skip_one(monkeypatch, capsys, results: Path) -> None:
     status, out, _ = adjudicate(
-        monkeypatch, capsys, [str(results), "--reviewer", "ana"], "x\nf\nlooks wrong to me\ns\n"
+        monkeypatch, capsys, [str(results), "--reviewer", "ana"], "x\nf looks wrong to me\ns\n"
     )
     assert status == 0
     decisions_file = results.with_name("run.decisions.jsonl")
@@ -58,7 +58,7 @@ def test_decide_one_skip_one(monkeypatch, capsys, results: Path) -> None:
     assert decision.prompt_sha256 == small_results()[4].prompt_sha256
 
     # A second session starts where the first stopped: only the skipped answer is left.
-    status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "bo"], "pass\n\n")
+    status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "bo"], "pass\n")
     assert status == 0 and "=== [1/1] agent-b · h02 ===" in out and "agent-a · h04" not in out
     assert [(d.question, d.verdict, d.reviewer, d.note) for d in load_decisions(decisions_file)] == [
         ("h04", "fail", "ana", "looks wrong to me"),
@@ -76,7 +76,7 @@ def test_quit_and_end_of_input_decide_nothing(monkeypatch, capsys, results: Path
 
 
 def test_a_stale_decision_does_not_hide_the_record(monkeypatch, capsys, results: Path) -> None:
-    status, _, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "ana"], "p\n\nq\n")
+    status, _, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "ana"], "p\nq\n")
     assert status == 0
     regraded = make_record("agent-a", "h04", "adjudicate", prompt_sha256="f" * 64)  # prompt changed
     with open(results, "ab") as f:
@@ -151,7 +151,7 @@ async def test_grade_adjudicate_totals_report(monkeypatch, capsys, tmp_path: Pat
     assert await asyncio.to_thread(main, argv) == 0
     capsys.readouterr()
 
-    keys = "p\nclose enough\nf\n\n"
+    keys = "p close enough\nf\n"
     status, out, _ = adjudicate(monkeypatch, capsys, [str(results), "--reviewer", "ana"], keys)
     assert status == 0 and out.endswith("2 decided, 0 skipped, 0 still undecided.\n")
     assert "Attempt 2 (stern) raw reply:" in out
@@ -210,3 +210,47 @@ def test_a_key_from_a_changed_prompt_says_it_is_todays(monkeypatch, capsys, tmp_
         "    (today's battery: its prompt differs from the one this answer was graded with)\n"
         "Answer:\n"
     ) in out
+
+
+class TerminalInput(io.StringIO):
+    """Keys typed at a terminal: stdin that says it is one."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_piped_lines_are_decisions_never_notes(monkeypatch, capsys, results: Path) -> None:
+    # Two answers to decide, two decisions piped: the second is a decision, not the first one's note.
+    status, out, _ = adjudicate(
+        monkeypatch, capsys, [str(results), "--reviewer", "ana"], "p\nf wrong stage\n"
+    )
+    assert status == 0 and out.endswith("2 decided, 0 skipped, 0 still undecided.\n")
+    assert "Note (optional" not in out
+    decisions = load_decisions(results.with_name("run.decisions.jsonl"))
+    assert [(d.question, d.verdict, d.note) for d in decisions] == [
+        ("h04", "pass", ""),
+        ("h02", "fail", "wrong stage"),
+    ]
+
+
+def test_at_a_terminal_a_note_is_asked_for_after_a_decision(monkeypatch, capsys, results: Path) -> None:
+    monkeypatch.setattr(sys, "stdin", TerminalInput("f\nlooks wrong to me\np the gold allows it\n"))
+    assert main(["adjudicate", str(results), "--reviewer", "ana"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Note (optional, Enter for none) > ") == 1  # not after a key with its note
+    assert "Decide: [p]ass  [f]ail  [s]kip  [q]uit (a note may follow: f names the trap) > " in out
+    decisions = load_decisions(results.with_name("run.decisions.jsonl"))
+    assert [(d.verdict, d.note) for d in decisions] == [
+        ("fail", "looks wrong to me"),
+        ("pass", "the gold allows it"),
+    ]
+
+
+def test_help_says_what_is_read_after_a_decision(capsys) -> None:
+    assert main(["adjudicate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "A note may follow the key on its line (f names the trap)" in text
+    assert (
+        "From a pipe every line is a decision, its note on the same line: no note line is read after it."
+        in text
+    )

@@ -211,7 +211,6 @@ def slice_answers(work: Path) -> Path:
         (["--system", "c", "--question", "h02", "--question", "h03"], [("c", "h02"), ("c", "h03")]),
         (["--limit", "2"], [("a", "h02"), ("a", "h03")]),
         (["--question", "h03", "--limit", "2"], [("a", "h03"), ("b", "h03")]),
-        (["--system", "nobody"], []),
     ],
 )
 async def test_grade_a_slice(work: Path, capsys, extra: list[str], expected: list) -> None:
@@ -221,7 +220,10 @@ async def test_grade_a_slice(work: Path, capsys, extra: list[str], expected: lis
     out = work / "results.jsonl"
     got = sorted((r.system, r.question) for r in iter_records(out)) if out.exists() else []
     assert got == expected
-    assert f"graded {len(expected)} answer(s)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"graded {len(expected)} answer(s)" in err
+    # Progress counts to the answers the slice selected, not to the lines of the file.
+    assert f"graded {len(expected)}/{len(expected)} in " in err
 
 
 async def test_resume_with_a_limit_grades_the_next_slice(work: Path, capsys) -> None:
@@ -252,8 +254,14 @@ async def test_resume_with_a_limit_grades_the_next_slice(work: Path, capsys) -> 
     [
         (
             ["--question", "h99", "--question", "h02", "--question", "zz"],
-            "the battery has no question h99, zz",
+            "--question: the battery has no question h99, zz (questions in the battery: h01, h02, h03)",
         ),
+        # A typo in --system grades nothing: an error naming the systems the answers are from.
+        (
+            ["--system", "b", "--system", "nobody", "--system", "agnet"],
+            "--system: no answer is from agnet, nobody (systems in the answers: a, b, c)",
+        ),
+        (["--tag", "hard"], "--tag: no question of the battery has tag hard (tags in the battery: none)"),
         (["--limit", "0"], "--limit must be at least 1"),
         (["--limit", "x"], "argument --limit: invalid int value"),
     ],

@@ -1,8 +1,8 @@
 """The public Python API (`tabench_dsl`'s verbs) does what the commands of the same name do.
 
 Each verb is checked against the CLI on the same inputs: the same prompts as `tabench compile`, the
-same records as `tabench grade`, the same totals as `tabench totals --json`. The README's example is
-run as written.
+same records as `tabench grade`, the same totals as `tabench totals --json`. The example of docs/api.md
+is run as written.
 """
 
 from __future__ import annotations
@@ -140,10 +140,10 @@ async def test_agrade_against_a_judge_server_appends_to_out(tmp_path: Path, judg
     assert not_results.read_text() == "my notes\n"
 
 
-def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- api-example -->\n```python\n(.*?)```", readme, re.S)
-    assert found, "README has no api-example block"
+def test_the_api_page_example_runs_as_written(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- api-example -->\n```python\n(.*?)```", page, re.S)
+    assert found, "docs/api.md has no api-example block"
     script = tmp_path / "example.py"
     script.write_text(found[1], encoding="utf-8")
     (tmp_path / "examples").symlink_to(ROOT / "examples")  # the example's paths are the checkout's

@@ -42,7 +42,7 @@ def test_an_audit_is_blind_until_decided_and_kept_apart(
         "--battery",
         str(battery),
     ]
-    status, out, _ = run(monkeypatch, capsys, args, "f\nwrong stage\np\n\n")
+    status, out, _ = run(monkeypatch, capsys, args, "f wrong stage\np\n")
     assert status == 0
     decisions_file = results.with_name("run.decisions.jsonl")
     head = "2 answer(s) to audit (seed 5, stratified by system and verdict); audits go to"
@@ -83,7 +83,7 @@ def test_an_audit_is_blind_until_decided_and_kept_apart(
 
 
 def test_the_terminal_table_shows_the_audits(monkeypatch, capsys, results: Path) -> None:
-    run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "5", "--reviewer", "bo"], "p\n\n" * 5)
+    run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "5", "--reviewer", "bo"], "p\n" * 5)
     status, out, _ = run(monkeypatch, capsys, ["totals", str(results)])
     assert status == 0
     assert "Judge against blind human audits" in out
@@ -95,7 +95,7 @@ def test_audit_needs_a_positive_count_and_stops_when_nothing_is_left(
 ) -> None:
     status, _, err = run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "0"])
     assert status == 2 and "--audit must be at least 1" in err
-    run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "9"], "p\n\n" * 9)
+    run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "9"], "p\n" * 9)
     status, out, _ = run(monkeypatch, capsys, ["adjudicate", str(results), "--audit", "1"])
     assert status == 0
     assert out == f"Nothing to audit: no answer decided by the judge or T1 is left unaudited in {results}.\n"

@@ -259,3 +259,19 @@ def test_broken_scorer_template_is_a_spec_error(tmp_path, capsys) -> None:
     status, out, err = _run(capsys, str(battery))
     assert (status, out) == (2, "")
     assert err == f"tabench: error: {scorer / 'system.j2'}: 'polices' is undefined\n"
+
+
+def test_answer_is_shown_as_the_judge_receives_it(tmp_path, capsys) -> None:
+    battery = _battery(tmp_path / "b")
+    answer = "<think>Maybe 3? No.</think>\nThe answer is 2."
+    status, out, err = _run(capsys, str(battery), "--question", "a", "--part", "user", "--answer", answer)
+    assert status == 0
+    # The reasoning block is cut, as grading cuts it: the judge never receives it.
+    assert out == f"{USER_PREFIX}The answer is 2.\n"
+    cut = "tabench: --answer: 1 reasoning block(s) cut, as grading cuts them: the judge never receives them"
+    assert err == cut + "\n"
+    status, out, err = _run(capsys, str(battery), "--json", "--question", "a", "--answer", answer)
+    assert status == 0 and json.loads(out)["user"] == f"{USER_PREFIX}The answer is 2." and "Maybe" not in out
+    # An answer without reasoning is shown as given, and nothing is said.
+    status, out, err = _run(capsys, str(battery), "--question", "a", "--part", "user", "--answer", "2")
+    assert (status, out, err) == (0, f"{USER_PREFIX}2\n", "")

@@ -43,8 +43,13 @@ def test_new_battery_compiles_lints_clean_and_calibrates_at_100(
         'a bare "cannot determine" fails.'
     )
 
+    # A new battery starts on the neutral scorer: its prompt carries no other project's history.
+    assert battery.scorer.name == "tabench-neutral-1.1"
+    assert "\nscorer: tabench-neutral-1.1 " in (folder / "battery.yaml").read_text(encoding="utf-8")
     compiled = compile_battery(battery)
     assert "dataclass-dict" in compiled.questions
+    system = compiled.questions["dataclass-dict"].system
+    assert "memos-agent" not in system and "archaeology" not in system
     assert lint_battery(folder) == []
 
     assert main(["calibrate", str(folder), "--json", "--min-agreement", "1.0"]) == 0
@@ -72,20 +77,20 @@ def test_new_needs_an_existing_parent(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "no such folder" in capsys.readouterr().err
 
 
-def test_new_with_the_neutral_scorer_names_it_and_calibrates_at_100(
+def test_new_with_the_codebase_scorer_names_it_and_calibrates_at_100(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["new", "rivers", "--dir", str(tmp_path), "--scorer", "tabench-neutral-1.1"]) == 0
+    assert main(["new", "rivers", "--dir", str(tmp_path), "--scorer", "tabench-1.1"]) == 0
     folder = tmp_path / "rivers"
     manifest = (folder / "battery.yaml").read_text(encoding="utf-8")
-    assert "\nscorer: tabench-neutral-1.1 " in manifest
+    assert "\nscorer: tabench-1.1 " in manifest
     battery = load_battery(folder)
-    assert battery.scorer.name == "tabench-neutral-1.1"
+    assert battery.scorer.name == "tabench-1.1"
     system = compile_battery(battery).questions["dataclass-dict"].system
-    assert "codebase" not in system and "memos-agent" not in system
+    assert "codebase" in system
     assert lint_battery(folder) == []
     capsys.readouterr()
-    # The builtin judge finds the question and the answer through the neutral scorer's markers.
+    # The builtin judge finds the question and the answer through the codebase scorer's markers too.
     assert main(["calibrate", str(folder), "--json", "--min-agreement", "1.0"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["n"], result["agreement"], result["misses"]) == (4, 1.0, [])

@@ -132,3 +132,24 @@ async def test_a_resume_from_what_is_kept_is_the_resume_without_it(
     assert kept == without
     assert records_without_time(results) == graded_without
     assert (kept[1]["graded"], kept[1]["skipped"], kept[1]["bad_lines"]) == (1, 4, 3)
+
+
+async def test_resume_into_another_batterys_results_refuses_and_changes_nothing(work: Path, capsys) -> None:
+    code, _, _ = await run_json(work, capsys, FIRST)
+    assert code == 0
+    # The same questions under another battery's name: its records would mix with demo's.
+    other = work / "other"
+    other.mkdir()
+    for name in ("rules.policy", "questions.rubric"):
+        (other / name).write_bytes((work / "battery" / name).read_bytes())
+    manifest = (work / "battery" / "battery.yaml").read_text(encoding="utf-8")
+    (other / "battery.yaml").write_text(manifest.replace("name: demo", "name: demo-two"), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()}  # the results and its index
+    argv = ["grade", str(other), "--answers", str(work / "answers.jsonl"), "--resume"]
+    assert await asyncio.to_thread(main, argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "tabench: error: results.jsonl holds the results of battery demo, not demo-two: --resume would "
+        "mix the two in one file; give this grading another --out\n"
+    )
+    assert {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()} == before

@@ -183,6 +183,8 @@ async def test_bad_command_lines_are_usage_errors_in_a_dry_run_too(work: Path, c
     assert "nothing reaches it" in capsys.readouterr().err
     assert await run([*base, "--question", "h99"]) == 2
     assert "the battery has no question h99" in capsys.readouterr().err
+    assert await run([*base, "--system", "nobody"]) == 2  # a typo estimates nothing: an error
+    assert "--system: no answer is from nobody (systems in the answers: a, b, c)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

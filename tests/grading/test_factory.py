@@ -1,4 +1,4 @@
-"""Choosing the judge (README, "Judges"): flags, then the manifest's `judge:`, then OPENAI_API_KEY,
+"""Choosing the judge (docs/grading.md, "Judges"): flags, then the manifest's `judge:`, then OPENAI_API_KEY,
 OPENAI_BASE_URL, ANTHROPIC_API_KEY; builtin when nothing is configured. Which keys go where.
 
 Every test passes its environment as an explicit mapping. The HTTP judges talk to the scripted

@@ -6,6 +6,7 @@ missing package does, whether or not the package is installed here."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -14,7 +15,10 @@ from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.extras import missing_extra_message, require
+from tabench_dsl.core.extras import install_command, installed_from, missing_extra_message, require
+
+#: The hint for this environment: what works where this tabench was installed from.
+HINT = install_command("inspect", installed_from(), Path.cwd())
 
 
 @pytest.fixture
@@ -30,9 +34,54 @@ def without_inspect(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_message_names_the_extra_and_how_to_install_it() -> None:
     message = missing_extra_message("inspect", "reading Inspect AI logs")
     assert message == (
-        "reading Inspect AI logs needs the optional extra 'inspect' (inspect_ai is not installed): "
-        'pip install "tabench-dsl[inspect]"'
+        f"reading Inspect AI logs needs the optional extra 'inspect' (inspect_ai is not installed): {HINT}"
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "cwd", "command"),
+    [
+        # From a package index: no direct_url.json.
+        (None, "/anywhere", 'pip install "tabench-dsl[parquet]"'),
+        # From a clone, in the clone's folder, editable or not.
+        (
+            {"url": "file:///src/tabench", "dir_info": {"editable": True}},
+            "/src/tabench",
+            'pip install -e ".[parquet]"',
+        ),
+        ({"url": "file:///src/tabench", "dir_info": {}}, "/src/tabench", 'pip install ".[parquet]"'),
+        # From a clone elsewhere: its folder, quoted for a shell.
+        ({"url": "file:///src/tabench", "dir_info": {}}, "/home", 'pip install "/src/tabench[parquet]"'),
+        (
+            {"url": "file:///my%20src/it's", "dir_info": {}},
+            "/home",
+            "pip install '/my src/it'\"'\"'s[parquet]'",
+        ),
+        # From git or an archive: the URL, never its credentials.
+        (
+            {
+                "url": "https://user:s3cret@git.example/lab/tabench.git",
+                "vcs_info": {"vcs": "git", "commit_id": "a"},
+            },
+            "/home",
+            'pip install "tabench-dsl[parquet] @ git+https://git.example/lab/tabench.git"',
+        ),
+        (
+            {"url": "https://files.example:8443/tabench-1.0.tar.gz", "archive_info": {}},
+            "/home",
+            'pip install "tabench-dsl[parquet] @ https://files.example:8443/tabench-1.0.tar.gz"',
+        ),
+    ],
+)
+def test_the_install_command_fits_where_tabench_came_from(
+    source: dict | None, cwd: str, command: str
+) -> None:
+    assert install_command("parquet", source, Path(cwd)) == command
+
+
+def test_this_checkout_is_named_as_a_folder_not_a_package_index() -> None:
+    # The tests run from a clone (installed editable, or on the path): the hint names a folder.
+    assert HINT.startswith("pip install -e ") and HINT.endswith('[inspect]"') and "tabench-dsl" not in HINT
 
 
 def test_grading_an_inspect_log_without_the_extra_is_a_usage_error(
@@ -45,11 +94,11 @@ def test_grading_an_inspect_log_without_the_extra_is_a_usage_error(
     assert main(["grade", str(battery), "--answers", str(log), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "reading Inspect AI logs needs the optional extra 'inspect'" in err
-    assert 'pip install "tabench-dsl[inspect]"' in err and "Traceback" not in err
+    assert HINT in err and "Traceback" not in err
     assert not out.exists()
     # A folder of logs is listed by Inspect too: the same message.
     assert main(["grade", str(battery), "--answers", str(tmp_path), "--out", str(out)]) == 2
-    assert "tabench-dsl[inspect]" in capsys.readouterr().err
+    assert HINT in capsys.readouterr().err
 
 
 def test_jsonl_answers_are_graded_without_the_extra(without_inspect: None, tmp_path: Path) -> None:
@@ -61,7 +110,7 @@ def test_jsonl_answers_are_graded_without_the_extra(without_inspect: None, tmp_p
 
 
 def test_importing_the_scorer_package_without_the_extra_names_it(without_inspect: None) -> None:
-    with pytest.raises(UsageError, match=r'tabench_dsl.inspect .*pip install "tabench-dsl\[inspect\]"'):
+    with pytest.raises(UsageError, match=r"tabench_dsl.inspect .*" + re.escape(HINT)):
         import tabench_dsl.inspect  # noqa: F401
 
 

@@ -11,7 +11,7 @@ from support.provider_replies import openai_reply
 from tabench_dsl.core.records import Served
 from tabench_dsl.grading.judges.base import Message
 
-pytest.importorskip("inspect_ai")
+pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install -e '.[inspect]')")
 
 MESSAGES = [Message("system", "Grade."), Message("user", "-- CANDIDATE ANSWER --\nblue")]
 

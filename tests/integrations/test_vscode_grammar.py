@@ -36,7 +36,7 @@ FILES = sorted(
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs npm)"),
     pytest.mark.skipif(
         not (MODULES / "vscode-textmate").is_dir() or not (MODULES / "vscode-oniguruma").is_dir(),
         reason="the extension's npm modules are not installed: npm ci --prefix editors/vscode",
@@ -172,7 +172,10 @@ def test_policy_rules_continuations_and_comments(tokens) -> None:
                 assert "meta.rule.continuation.tabench" in _scopes_at(found, lines, number, col)
 
 
-@pytest.mark.skipif(not (MODULES / "@vscode" / "vsce").is_dir(), reason="@vscode/vsce is not installed")
+@pytest.mark.skipif(
+    not (MODULES / "@vscode" / "vsce").is_dir(),
+    reason="@vscode/vsce is not installed: npm ci --prefix editors/vscode",
+)
 def test_vsce_packages_the_extension(tmp_path: Path) -> None:
     npx = shutil.which("npx")
     assert npx is not None

@@ -3,8 +3,10 @@
 A battery whose every field is the seed prompt's placeholder text compiles to the seed's SYSTEM
 block byte for byte, and its USER and STERN prompts for the answer `{{candidate answer}}` equal the
 seed's USER and stern-retry blocks. `tests/golden/seed-identity/expected/` holds the three blocks,
-copied from the seed document by hand (text between the fences, without the final line break);
-when the seed sits beside the repository (`../shared/seed/`), the copies are checked against it.
+copied from the seed document by hand (text between the fences, without the final line break),
+and are checked against the seed document itself: a copy of it ships in `tests/data/seed/`, and
+where the steering repository sits beside this one (`../shared/seed/`), that copy is checked to be
+its original byte for byte.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from tabench_dsl.language.render import (
 )
 
 CASE = Path(__file__).parents[1] / "golden" / "seed-identity"
-SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seed" / "000_033347dd35560e32.txt"
+SEED_NAME = "000_033347dd35560e32.txt"
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed" / SEED_NAME
+#: The original, in the steering repository beside this one (absent from a plain clone).
+STEERING_SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seed" / SEED_NAME
 SEED_BLOCKS = {"SYSTEM": "system", "USER": "user", "USER (stern retry)": "stern"}
 
 
@@ -40,12 +45,9 @@ def test_placeholder_answer_is_the_seeds() -> None:
     assert ANSWER_PLACEHOLDER == "{{candidate answer}}"
 
 
-@pytest.mark.skipif(
-    not SEED.exists(),
-    reason=f"the seed document is not at {SEED} (put the seed prompt document there to compare the "
-    "shipped scorer's copies with it)",
-)
 def test_expected_copies_equal_the_seed_blocks() -> None:
+    if STEERING_SEED.exists():
+        assert SEED.read_bytes() == STEERING_SEED.read_bytes()
     text = SEED.read_bytes().decode("utf-8")
     blocks = dict(re.findall(r"^## ([^\n]+)\n\n```\n(.*?)\n```$", text, flags=re.M | re.S))
     assert set(blocks) == set(SEED_BLOCKS)

@@ -104,7 +104,23 @@ async def test_grade_with_a_tag_no_question_has_is_a_usage_error(work: Path, cap
     battery = write_battery(work, rubric=TAGGED)
     argv = ["grade", str(battery), "--answers", str(answers(work)), "--tag", "hard"]
     assert await grade(argv) == 2
-    assert "--tag: no question of the battery has tag hard" in capsys.readouterr().err
+    assert "--tag: no question of the battery has tag hard (tags in the battery: easy, ops:network)" in (
+        capsys.readouterr().err
+    )
+    assert not (work / "results.jsonl").exists()
+
+
+async def test_grade_with_a_tag_no_answered_question_has_is_a_usage_error(work: Path, capsys) -> None:
+    # The battery tags h02 "ops:network", but the answers hold none to h02: nothing would be graded.
+    battery = write_battery(work, rubric=TAGGED)
+    only_h03 = work / "h03.jsonl"
+    only_h03.write_text(json.dumps({"system": "a", "question": "h03", "answer": "blue"}) + "\n")
+    argv = ["grade", str(battery), "--answers", str(only_h03), "--tag", "ops:network", "--tag", "easy"]
+    assert await grade(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--tag: no answer is to a question tagged ops:network (tags of the questions answered: easy)" in err
+    )
     assert not (work / "results.jsonl").exists()
 
 

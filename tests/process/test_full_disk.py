@@ -187,7 +187,10 @@ def _user_namespaces() -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tmpfs in a user namespace is Linux")
 async def test_reply_cache_on_a_full_disk(tmp_path: Path, judge_server) -> None:
     if not _user_namespaces():
-        pytest.skip("unprivileged user namespaces are not allowed here: no small tmpfs to fill")
+        pytest.skip(
+            "unprivileged user namespaces are not allowed here, so there is no small tmpfs to fill "
+            "(allow them: sysctl -w kernel.unprivileged_userns_clone=1, or run as root)"
+        )
     write_battery(tmp_path, t1=False)
     _answers(tmp_path, 12)
     # Replies of 2 KiB: the batch of them needs more pages than the tmpfs has left once SQLite has

@@ -185,3 +185,18 @@ def test_an_interrupt_while_a_class_is_made_exits_130(monkeypatch, capsys) -> No
     monkeypatch.setattr(totals_cmd, "run", fails)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["totals", "whatever.jsonl"])
+
+
+def test_an_interrupted_grade_says_how_to_continue(capsys) -> None:
+    from tabench_dsl.cli import say_interrupted
+
+    say_interrupted(["grade", "b", "--answers", "a.jsonl", "--judge-header", "X-Key=s3cret"])
+    err = capsys.readouterr().err
+    assert err == (
+        "tabench: to continue this grading, run the same command with --resume: the answers already "
+        f"graded are skipped\n{INTERRUPTED}\n"
+    )
+    say_interrupted(["grade", "b", "--answers", "a.jsonl", "--resume"])
+    assert "run the same command again: the answers already graded are skipped" in capsys.readouterr().err
+    say_interrupted(["totals", "r.jsonl"])
+    assert capsys.readouterr().err == INTERRUPTED + "\n"

@@ -39,6 +39,11 @@ async def test_ctrl_c_writes_nothing_half_then_resume(tmp_path: Path, judge_serv
     _, err = await finish(proc)
     assert proc.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
+    # It says how to continue: the same command with --resume.
+    hint = (
+        b"tabench: to continue this grading, run the same command with --resume: the answers already graded"
+    )
+    assert hint in err and err.rstrip().endswith(b"tabench: interrupted; results written so far are kept")
     kept = results.read_bytes()
     assert kept.endswith(b"\n") and kept.count(b"\n") < COUNT
     calls = server.calls

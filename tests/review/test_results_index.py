@@ -152,7 +152,9 @@ def test_an_index_that_cannot_be_written_leaves_the_figures_alone(results, capsy
     assert done_pairs(results) == streamed_done_pairs(results)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root writes into a read-only folder: run the tests as a user other than root"
+)
 def test_a_read_only_folder_falls_back_to_reading_the_results(results, capsysbinary):
     results.parent.chmod(0o555)
     try:

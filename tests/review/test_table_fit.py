@@ -98,3 +98,75 @@ def test_the_tag_table_says_what_its_scores_leave_out(tmp_path: Path, capsys, mo
     out = capsys.readouterr().out
     tags = out[out.index("Per tag") :].splitlines()
     assert any(line.startswith("│ ops") and "100.0% (1 left out)" in line for line in tags)
+
+
+def compared(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Three long-named systems on ten tagged questions: the first passes all, the second none,
+    the third half, so the first two differ significantly."""
+    systems = [f"{LONG}-{kind}" for kind in ("all", "none", "half")]
+    records = []
+    for i in range(10):
+        tags = ["easy"] if i < 5 else ["ops:network"]
+        for system, passed in zip(systems, (True, False, i % 2 == 0), strict=True):
+            record = make_record(system, f"q{i}", "pass" if passed else "fail")
+            records.append(msgspec.structs.replace(record, tags=tags))
+    return write_results(tmp_path / "results.jsonl", records), systems
+
+
+def section(out: str, title: str, end: str | None = None) -> list[str]:
+    start = out.index(title)
+    return out[start : out.index(end, start) if end else len(out)].splitlines()
+
+
+def key_of(lines: list[str]) -> dict[str, str]:
+    """The `S1 = name` key under a table: label -> name."""
+    pairs = (" ".join(line.split()).split(" = ", 1) for line in lines if " = " in line)
+    return {label: name for label, name in pairs if label.startswith("S") and label[1:].isdigit()}
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_pairs_and_tags_at_a_narrow_width_label_the_systems_with_a_key(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    path, (all_, none, half) = compared(tmp_path)
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["totals", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    pairs = section(out, "Systems compared pairwise")
+    key = key_of(pairs)
+    assert sorted(key) == ["S1", "S2", "S3"] and sorted(key.values()) == sorted([all_, none, half])
+    # Every row told apart by whole short labels, with the significance mark: only all/none differ.
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in pairs if line.startswith("│")]
+    marks = {frozenset((key[row[0]], key[row[1]])): row[-1] for row in rows}
+    assert marks == {frozenset((all_, none)): "*", frozenset((all_, half)): "", frozenset((none, half)): ""}
+    assert "…" not in "\n".join(pairs)
+    tags = section(out, "Per tag", "Systems compared pairwise")
+    tag_key = key_of(tags)
+    labels = header(tags)[-3:]
+    assert sorted(labels) == ["S1", "S2", "S3"] and tag_key == key  # the same labels in both tables
+    scores = {
+        line.split("│")[1].strip(): dict(
+            zip(
+                (tag_key[label] for label in labels), (c.strip() for c in line.split("│")[-4:-1]), strict=True
+            )
+        )
+        for line in tags
+        if line.startswith("│")
+    }
+    assert scores == {
+        "easy": {all_: "100.0%", none: "0.0%", half: "60.0%"},
+        "ops:network": {all_: "100.0%", none: "0.0%", half: "40.0%"},
+    }
+
+
+def test_pairs_and_tags_on_a_wide_terminal_name_the_systems(tmp_path: Path, capsys, monkeypatch) -> None:
+    path, systems = compared(tmp_path)
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["totals", str(path)]) == 0
+    out = capsys.readouterr().out
+    pairs = section(out, "Systems compared pairwise")
+    assert any(systems[0] in line and systems[1] in line and "*" in line for line in pairs)
+    assert not key_of(out.splitlines()) and sorted(
+        header(section(out, "Per tag", "Systems compared"))[-3:]
+    ) == sorted(systems)

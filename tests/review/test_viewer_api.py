@@ -378,7 +378,10 @@ def test_view_command_usage_errors(tmp_path: Path, capsys, results: Path) -> Non
     answers.write_text('{"system": "a", "question": "h01", "answer": "x"}\n', encoding="utf-8")
     assert main(["view", str(answers), "--no-browser"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"tabench: error: {answers}:1: not a result record: ") and "tabench grade" in err
+    assert err == (
+        f"tabench: error: {answers}: this looks like an answers file, not a results file; grade it first: "
+        f"tabench grade BATTERY --answers {answers}\n"
+    )
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -174,7 +174,9 @@ def grade_argv(work: Path, *answers: Path) -> list[str]:
 
 def good_log(path: Path, answer: str = "an answer") -> Path:
     """A one-sample Inspect log (`.eval` or `.json` by its suffix), written by Inspect itself."""
-    log_api = pytest.importorskip("inspect_ai.log")
+    log_api = pytest.importorskip(
+        "inspect_ai.log", reason="the inspect extra is not installed (pip install -e '.[inspect]')"
+    )
     from inspect_ai.model import ModelOutput
 
     spec = log_api.EvalSpec(
@@ -448,7 +450,9 @@ def test_every_csv_cell_that_starts_like_a_formula_gets_a_quote(work: Path, caps
 
 
 def test_parquet_export_survives_out_of_range_token_counts(work: Path) -> None:
-    parquet = pytest.importorskip("pyarrow.parquet")
+    parquet = pytest.importorskip(
+        "pyarrow.parquet", reason="the parquet extra is not installed (pip install -e '.[parquet]')"
+    )
     from support.make_results import make_record, write_results
 
     from tabench_dsl.core.records import Tokens
@@ -525,7 +529,9 @@ async def test_a_bad_cache_row_is_a_miss(work: Path, judge_server, planted: str)
     assert [r.verdict for r in iter_records(work / "r2.jsonl")] == ["pass"]
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.skipif(
+    os.getuid() != 0, reason="giving a file to another user needs root: run the tests as root (CI does)"
+)
 @pytest.mark.parametrize("owned", ["file", "folder"])
 async def test_a_default_cache_another_user_owns_is_not_opened(work: Path, capsys, owned: str) -> None:
     write_battery(work, t1=False)

@@ -1,4 +1,4 @@
-"""Choosing and configuring the judge (README, "Judges"): `make_judge`.
+"""Choosing and configuring the judge (docs/grading.md, "Judges"): `make_judge`.
 
 Which judge, first rule that applies (`choose_judge`, which also says where the choice came from):
 

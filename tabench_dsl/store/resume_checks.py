@@ -1,4 +1,11 @@
-"""`grade --resume` refuses a results file whose T1 passes another T1 rule made.
+"""`grade --resume` refuses a results file it would mix another grading into: one whose records
+name another battery (`refuse_another_battery`), or whose T1 passes another T1 rule made
+(`check_t1_rule`). Both are read before the index or the file is written, so a refusal changes
+nothing.
+
+One file of two batteries gives one totals table that mixes them, and the default `--out
+results.jsonl` makes that easy: the battery a file's first record names is compared with the one
+graded.
 
 A results file graded under one T1 rule and resumed under another would hold two rules' verdicts
 (docs/language.md, T1 rules): the totals would mix them. `check_t1_rule` reads which rules the
@@ -12,10 +19,15 @@ a string are escaped), so counting them is exact and runs at the speed of readin
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
+import msgspec
+
+from ..core.display import shown
 from ..core.errors import UsageError
+from ..core.jsonl import BadLine, decode_line
 
 _T1_TIER = re.compile(rb'"tier"\s*:\s*"t1"')
 _T1_RULE = re.compile(rb'"t1_rule"\s*:\s*"([^"\\]*)"')
@@ -59,3 +71,35 @@ def check_t1_rule(out: str | Path, rule: str, *, enabled: bool = True) -> None:
             f"(t1: {{rule: {others[0]}}}); or grade into a new results file (--out NEW.jsonl) "
             "without --resume"
         )
+
+
+class _RecordBattery(msgspec.Struct):
+    """The battery a result record names (the other fields are not decoded)."""
+
+    system: str
+    question: str
+    battery: str = ""
+
+
+#: How many lines of a results file `refuse_another_battery` looks at for a record.
+_LINES_LOOKED_AT = 64
+
+
+def refuse_another_battery(out: Path, battery: str) -> None:
+    """`UsageError` when `--resume` would append to `out` the records of another battery than the
+    one its records name (module docstring)."""
+    if not out.is_file():
+        return
+    decoder = msgspec.json.Decoder(_RecordBattery)
+    with open(out, "rb") as lines:
+        for line in itertools.islice(lines, _LINES_LOOKED_AT):
+            try:
+                named = decode_line(decoder, line).battery
+            except BadLine:
+                continue
+            if named and named != battery:
+                raise UsageError(
+                    f"{shown(str(out))} holds the results of battery {shown(named)}, not {shown(battery)}: "
+                    "--resume would mix the two in one file; give this grading another --out"
+                )
+            return
