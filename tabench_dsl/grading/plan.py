@@ -71,6 +71,9 @@ class GradingPlan:
         options = PlanOptions() if options is None else options
         if out is None and (options.resume or options.regrade_changed):
             raise UsageError("resuming needs the results file the grading appends to (out)")
+        if options.resume and out is not None:  # before anything reads the file (and keeps its index)
+            refuse_another_battery(out, compiled.name)
+            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
         self.compiled = compiled
         self.options = options
         self.keep_index = keep_index
@@ -85,8 +88,6 @@ class GradingPlan:
         )
         skip: Set[tuple[str, str]] = set()
         if options.resume and out is not None:
-            refuse_another_battery(out, compiled.name)
-            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
             skip = self.unanswered.skip(done_pairs(out, keep=keep_index))
         #: What `regrade_changed` takes back out of the done pairs (None: not asked for).
         self.regraded: Regraded | None = None

@@ -80,24 +80,8 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
     values = read_manifest(manifest, errors)
     scorer = _load_scorer(values["scorer"], base, roots, errors) if "scorer" in values else None
 
-    rules: list[Rule] = []
-    for entry in values.get("policies", []):
-        file = base / entry.text
-        text = _read_named(file, entry, entry.text, "policy file", roots, errors)
-        try:
-            rules.extend(parse_policy(text, file).rules if text is not None else ())
-        except SpecError as exc:
-            errors.append(exc)
-    _check_rule_ids(rules, errors)
-
-    raw: list[RawQuestion] = []
-    for file, pattern in _rubric_files(values.get("rubrics", []), base, roots, errors):
-        text = _read_named(base / file, pattern, file, "rubric file", None, errors)  # matches are inside
-        try:
-            raw.extend(parse_rubric(text, base / file).questions if text is not None else ())
-        except SpecError as exc:
-            errors.append(exc)
-    questions = build_questions(raw, errors, scorer.settings.facets if scorer is not None else None)
+    rules = _read_policies(values, base, roots, errors)
+    questions = _read_questions(values, base, roots, errors, scorer)
 
     errors.sort(key=lambda e: (e.path, e.line, e.col))
     t1, t1_rule = values["t1"].value if "t1" in values else (True, DEFAULT_T1_RULE)
@@ -132,6 +116,34 @@ def read_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ()) -> 
         t1_rule=t1_rule,
     )
     return _with_lint(loaded, values)
+
+
+def _read_policies(values: dict, base: Path, roots: _Roots, errors: list[SpecError]) -> list[Rule]:
+    """The S-rules of the policy files the manifest names, in order, their ids checked."""
+    rules: list[Rule] = []
+    for entry in values.get("policies", []):
+        file = base / entry.text
+        text = _read_named(file, entry, entry.text, "policy file", roots, errors)
+        try:
+            rules.extend(parse_policy(text, file).rules if text is not None else ())
+        except SpecError as exc:
+            errors.append(exc)
+    _check_rule_ids(rules, errors)
+    return rules
+
+
+def _read_questions(
+    values: dict, base: Path, roots: _Roots, errors: list[SpecError], scorer: Scorer | None
+) -> list[Question]:
+    """The questions of the rubric files the manifest's patterns match, in sorted file order."""
+    raw: list[RawQuestion] = []
+    for file, pattern in _rubric_files(values.get("rubrics", []), base, roots, errors):
+        text = _read_named(base / file, pattern, file, "rubric file", None, errors)  # matches are inside
+        try:
+            raw.extend(parse_rubric(text, base / file).questions if text is not None else ())
+        except SpecError as exc:
+            errors.append(exc)
+    return build_questions(raw, errors, scorer.settings.facets if scorer is not None else None)
 
 
 def _with_lint(loaded: Loaded, values: dict) -> Loaded:

@@ -84,7 +84,7 @@ async def test_an_answer_carrying_the_trap_words_goes_to_the_judge(tmp_path: Pat
     answers = [
         Answer("b", "objects", "blob, tree, commit and tag, plus the branch object"),
         Answer("a", "objects", "Blob, tree, commit and tag."),
-        Answer("c", "objects", "There is a blob, a tree, a commit and a tag; no more."),  # framing words only
+        Answer("c", "objects", "It is blob, tree, commit and tag: there are no others."),  # framing words
         Answer("a", "port", "7311"),
     ]
     records, stats = await grade(battery, server.url, answers, tmp_path / "r.jsonl")

@@ -85,7 +85,7 @@ async def test_completion_of_manifest_keys(client: LanguageClient, tmp_path: Pat
     text = manifest.read_text(encoding="utf-8") + "judge:\n  \n"
     uri = await open_file(client, manifest, text, language="yaml")
     await diagnostics_for(client, uri)
-    keys = ["name", "scorer", "policies", "rubrics", "t1", "t1_trap", "judge", "reasoning_tags"]
+    keys = ["name", "scorer", "policies", "rubrics", "t1", "t1_trap", "judge", "reasoning_tags", "lint"]
     assert await _labels(client, uri, 5, 0) == keys
     assert "max_tokens" in await _labels(client, uri, 5, 2)
 
