@@ -16,7 +16,7 @@
 2. Writes a battery (T1 off: every answer is one judge call) and `--seconds` of the limit's worth
    of answers (`--answers` sets the count instead). The default, 15 s, is the work a point of
    issue #23's sweep is measured over: at 5 a second, 75 answers, so 5% of 429s is 3 (the slow
-   start's, the climb's and, in a bucket one request deep, the settling's: `rate_climb.Settle`).
+   start's, the climb's and, in a bucket one request deep, the bracket's: `grading/pacing/one_deep.py`).
 3. Runs a real `tabench grade --no-cache --concurrency 64 [--workers N]` in this process
    (`cli.main`), default flags otherwise.
 4. Prints, per point: goodput as a share of what the bucket could have given (successful judge

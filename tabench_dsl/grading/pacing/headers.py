@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from ..core.ratelimit import RateReading
-from .rate_evidence import HORIZON
+from ...core.ratelimit import RateReading
+from .settings import HORIZON, MAX_PAUSE, ONE_DEEP_MARGIN
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -98,11 +98,6 @@ def anthropic_reading(headers: Mapping[str, str], *, now: float | None = None) -
     )
 
 
-#: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
-#: hours on one reading; a 429 then comes with its own Retry-After).
-MAX_PAUSE = 60.0
-
-
 def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
     """Seconds until the server has room again when `reading` says none is left (no request, or
     fewer tokens than the next request needs), else None."""
@@ -128,11 +123,6 @@ def refill_rate(reading: RateReading | None) -> float | None:
     if limit is None or remaining is None or not reset or remaining >= limit:
         return None
     return (limit - remaining) / reset
-
-
-#: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
-#: absorb a request that arrives a little early (the jitter of the network and the event loop).
-ONE_DEEP_MARGIN = 0.01
 
 
 def header_limit(
