@@ -164,6 +164,9 @@ class Figures:
     calls: int
     lost: int
     seconds: float
+    #: The pacer's phases in the order it went through them (its `Phase` names, "PAUSED" while
+    #: every sender waited), as a watcher polling it every millisecond saw them.
+    phases: tuple[str, ...] = ()
 
     @property
     def limited_share(self) -> float:
@@ -213,13 +216,24 @@ async def _grade(loop: VirtualLoop, server: Server, make: Callable[[VirtualLoop]
             except TransportError:
                 lost += 1
 
+    phases: list[str] = []
+    watcher = asyncio.ensure_future(_watch(pacer, phases))
     per_group = max(1, server.concurrency // len(limiters))
     await asyncio.gather(*(sender(limiter) for limiter in limiters for _ in range(per_group)))
+    watcher.cancel()
     assert server.first is not None
     span = server.last_ok - server.first
     could = server.depth + _rate_over(server, server.first, server.last_ok)
     share = server.ok / could if span > 0 else 0.0
-    return Figures(share, server.limited, server.ok + server.limited, lost, loop.now - began)
+    return Figures(share, server.limited, server.ok + server.limited, lost, loop.now - began, tuple(phases))
+
+
+async def _watch(pacer: Pacer, phases: list[str]) -> None:
+    while True:
+        phase = "PAUSED" if pacer.paused_until > pacer.clock() else pacer.phase.name
+        if not phases or phases[-1] != phase:
+            phases.append(phase)
+        await asyncio.sleep(0.001)
 
 
 def _rate_over(server: Server, first: float, last: float) -> float:

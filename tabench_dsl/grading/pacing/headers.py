@@ -161,10 +161,14 @@ class HeaderRates:
     """The rates the headers proved over the last HORIZON seconds. Each is a lower bound (a
     reading's whole counts hide up to one request): the highest for the same bucket (requests or
     tokens, whichever binds now, told apart by its capacity) is the closest, and a server that
-    lowers its limit is followed."""
+    lowers its limit is followed (at once when 429s come close together: `forget`)."""
 
     def __init__(self) -> None:
         self._seen: deque[tuple[float, float, float]] = deque(maxlen=1024)
+
+    def forget(self) -> None:
+        """Drop the rates proved so far: the server refused more than once at them."""
+        self._seen.clear()
 
     def highest(self, now: float, rate: float, capacity: float) -> float:
         """The highest rate proved for a bucket `capacity` deep, this reading's `rate` included."""

@@ -17,7 +17,8 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
                               else ONE_DEEP_STEP
     settled, 429s to spare    held (`held`): a little above the gap answered, eased down an answer
                               and backed off a refusal, so about 2% of the requests are refused
-                              for arriving early (the jitter of arrivals is measured, not assumed)
+                              for arriving early (the jitter of arrivals is measured, not assumed);
+                              a second refusal in a row means the limit fell (as below)
     two 429s or more spare    the bracket's middle (geometric): halved either way
     one spare                 a creep, ONE_DEEP_CREEP past the gap answered: the refusal that ends
                               it leaves the pace just under the server's
@@ -85,15 +86,15 @@ class GapBracket:
     def refuse(self, gap: float) -> None:
         """A request that reached the bucket `gap` seconds after the last one it took was refused."""
         self.refusals += 1
-        if self.held is not None:
+        if self.held is not None and not self.doubted:
             self.held *= 1 + HOLD_BACKOFF
         elif self.answered is None or gap < self.answered:
             self.refused = gap if self.refused is None else max(self.refused, gap)
         elif self.doubted:
-            # Refused again at a pace once answered: the limit fell. That pace is proven no
-            # longer: a step slower than this gap is taken for it.
-            self.answered, self.refused = gap * ONE_DEEP_STEP, gap
-        self.doubted = self.answered is not None and gap >= self.answered
+            # Refused again at a pace once answered (or held): the limit fell. That pace is proven
+            # no longer: a step slower than this gap is taken for it, and the bracket is drawn again.
+            self.answered, self.refused, self.held = gap * ONE_DEEP_STEP, gap, None
+        self.doubted = self.held is not None or (self.answered is not None and gap >= self.answered)
 
     def gap(self) -> float:
         """Seconds from the last request taken to the next one (module docstring)."""

@@ -80,7 +80,7 @@ class Pacer:
         self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic, jitter: float = ARRIVAL_JITTER
     ) -> None:
         self.schedule = Schedule(sleep=sleep, clock=clock, on_tick=self._climb_tick)
-        self.clock = clock
+        self.clock = self.schedule.clock
         #: Seconds a request may reach the server early, against its turn (`one_deep`).
         self.jitter = jitter
         self._climb: Climb | None = None  # CLIMBING
@@ -326,6 +326,10 @@ class Pacer:
         isolated = rate is not None and ticket - self._limited_sent > max(1.0, ISOLATED / rate)
         self._limited_sent = max(self._limited_sent, ticket)
         raised_from, self._raised_from = self._raised_from, 0.0
+        if rate is not None and not isolated:
+            # 429s close together while following the headers: their limit fell, and what they
+            # proved before no longer holds.
+            self._header_rates.forget()
         if not isolated or rate is None:
             return 0.0
         self.evidence.forget_push_backs(before=ticket)

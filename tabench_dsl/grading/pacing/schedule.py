@@ -13,6 +13,8 @@ phase the `pacer.Pacer` sets (`Schedule`; the pacer owns one and tells it what i
                     next step (`on_tick`): at a low first rate nobody else may be there to take it
     a pause         no sender sends before `paused_until`
 
+Its clock never goes back (`SteadyClock`): a ticket is a time on it.
+
 A turn is the ticket `turn()` returns: the time the request is sent, which its outcome names.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import math
 import time
 from collections.abc import Awaitable, Callable
 
@@ -41,6 +44,24 @@ class Phase(enum.Enum):
     TOLD = "told"  # a bucket one request deep whose headers tell its rate: paced at it
 
 
+class SteadyClock:
+    """A clock that never goes back: a step back of the clock it reads counts as no time (the turns
+    owed would otherwise wait out the step), a step forward as the time it says."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._offset = 0.0
+        self._last = -math.inf
+
+    def __call__(self) -> float:
+        now = self._clock() + self._offset
+        if now < self._last:
+            self._offset += self._last - now
+            now = self._last
+        self._last = now
+        return now
+
+
 class Schedule:
     """Send times for every sender of one judge (module docstring). Clock and sleep: injectable."""
 
@@ -52,7 +73,7 @@ class Schedule:
         on_tick: Callable[[float], None] = lambda now: None,
     ) -> None:
         self.sleep = sleep
-        self.clock = clock
+        self.clock = SteadyClock(clock)
         self.on_tick = on_tick
         self.phase = Phase.SLOW_START
         #: Requests per second, or None while no limit is known.
