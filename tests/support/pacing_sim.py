@@ -6,7 +6,8 @@ a Retry-After of an hour, a limit that halves mid-run, a clock step) are each a 
 
     answers     `Server.answers` calls of `transport.call_with_retries`, `concurrency` at once, each
                 with a `SimJudge` whose exchange reaches the server after a network delay (seeded
-                jitter), is refused at once (429) or answered after `latency`
+                jitter, and `lag`: a loaded machine's), is refused at once (429) or answered after
+                `latency`
     the server  a token bucket `rate` a second, `depth` requests deep, full at first (`Bucket`);
                 a 429 carries a Retry-After (`retry_after`: "token" for whole seconds until a
                 token, as `bench/ratelimit_bench.py`'s mock, None for none, or a number), and with
@@ -105,6 +106,8 @@ class Server:
     concurrency: int = 64
     workers: int = 1
     seed: int = 0
+    #: Mean seconds of a send's extra delay (exponential: a loaded machine's event loop), 0: none.
+    lag: float = 0.0
     #: (seconds after the start, rate from then on)
     schedule: tuple[tuple[float, float], ...] = ()
     #: (seconds after the start, seconds the pacer's clock jumps then): a clock step
@@ -145,7 +148,8 @@ class SimJudge(Judge):
 
     async def complete(self, messages: list[Message]) -> Completion:
         server = self.server
-        await asyncio.sleep(0.0004 + self.rng.random() * 0.0016)  # on its way to the server
+        lag = self.rng.expovariate(1.0 / server.lag) if server.lag else 0.0
+        await asyncio.sleep(0.0004 + self.rng.random() * 0.0016 + lag)  # on its way to the server
         taken = server.arrive(asyncio.get_running_loop().time())
         reading = server.bucket.reading() if server.headers and server.bucket else None
         if not taken:

@@ -18,7 +18,7 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
     settled, 429s to spare    held (`held`): a little above the gap answered, eased down an answer
                               and backed off a refusal, so about 2% of the requests are refused
                               for arriving early (the jitter of arrivals is measured, not assumed);
-                              a second refusal in a row means the limit fell (as below)
+                              FELL_IN_A_ROW refusals in a row mean the limit fell (as below)
     two 429s or more spare    the bracket's middle (geometric): halved either way
     one spare                 a creep, ONE_DEEP_CREEP past the gap answered: the refusal that ends
                               it leaves the pace just under the server's
@@ -33,6 +33,7 @@ import math
 
 from .settings import (
     ARRIVAL_JITTER,
+    FELL_IN_A_ROW,
     FIRST_TURN,
     HOLD_BACKOFF,
     HOLD_EASING,
@@ -63,6 +64,7 @@ class GapBracket:
         self.fastest: float | None = None  # the shortest gap ever answered
         self.answers = 0
         self.refusals = 0
+        self.in_a_row = 0  # refusals since the last answer
 
     @property
     def spare(self) -> int:
@@ -75,6 +77,7 @@ class GapBracket:
         """A request that reached the bucket `gap` seconds after the last one it took was answered."""
         self.answers += 1
         self.doubted = False
+        self.in_a_row = 0
         self.fastest = gap if self.fastest is None else min(self.fastest, gap)
         if self.held is not None:
             self.held *= 1 - HOLD_EASING
@@ -86,15 +89,16 @@ class GapBracket:
     def refuse(self, gap: float) -> None:
         """A request that reached the bucket `gap` seconds after the last one it took was refused."""
         self.refusals += 1
-        if self.held is not None and not self.doubted:
+        self.in_a_row += 1
+        if self.held is not None and self.in_a_row < FELL_IN_A_ROW:
             self.held *= 1 + HOLD_BACKOFF
         elif self.answered is None or gap < self.answered:
             self.refused = gap if self.refused is None else max(self.refused, gap)
-        elif self.doubted:
+        elif self.held is not None or self.doubted:
             # Refused again at a pace once answered (or held): the limit fell. That pace is proven
             # no longer: a step slower than this gap is taken for it, and the bracket is drawn again.
             self.answered, self.refused, self.held = gap * ONE_DEEP_STEP, gap, None
-        self.doubted = self.held is not None or (self.answered is not None and gap >= self.answered)
+        self.doubted = self.held is None and self.answered is not None and gap >= self.answered
 
     def gap(self) -> float:
         """Seconds from the last request taken to the next one (module docstring)."""

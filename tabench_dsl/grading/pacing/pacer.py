@@ -45,6 +45,8 @@ from .settings import (
     DECREASE,
     FIRST_TURN,
     ISOLATED,
+    LATE_KEPT,
+    LATE_SHARE,
     MAX_RISE,
     MIN_PROBE_WAIT,
     PROBE,
@@ -85,6 +87,7 @@ class Pacer:
         self.jitter = jitter
         self._climb: Climb | None = None  # CLIMBING
         self._bracket: GapBracket | None = None  # ONE_DEEP
+        self._late: dict[float, float] = {}  # ONE_DEEP: ticket -> seconds it most likely arrived late
         self._first_limited = 0.0  # send time of the slow start's last push-back
         self._first_back = 0.0  # when it came back
         self._synced = 0.0  # send time of the request whose reading last set the bucket copy
@@ -273,8 +276,16 @@ class Pacer:
             schedule.set_rate(rate, now, force=True)
 
     def _one_deep_answered(self, ticket: float, now: float) -> None:
-        """ONE_DEEP's answer: its gap proves the rate at least that (`GapBracket.answer`)."""
-        assert self._bracket is not None
+        """ONE_DEEP's answer: its gap proves the rate at least that (`GapBracket.answer`). A reply
+        slower than the fastest most likely reached the server late (a loaded event loop sends
+        late): its gap, and the next turn, count from when it most likely arrived (up to LATE_SHARE
+        of a turn later), or the next request would meet a bucket it only just emptied."""
+        assert self._bracket is not None and self.schedule.rate is not None
+        late = min(max(0.0, now - ticket - self.evidence.fastest), LATE_SHARE / self.schedule.rate)
+        self._late[ticket] = late
+        if len(self._late) > LATE_KEPT:
+            del self._late[next(iter(self._late))]
+        self.schedule.reached_late(ticket, late)
         gap = self._gap_before(ticket)
         if gap is not None:
             self._bracket.answer(gap)
@@ -294,7 +305,9 @@ class Pacer:
     def _gap_before(self, ticket: float) -> float | None:
         """Seconds from the last request taken before the one sent at `ticket` to it."""
         before = self.schedule.sends.last_taken(before=ticket)
-        return None if before is None else ticket - before
+        if before is None:
+            return None
+        return ticket + self._late.get(ticket, 0.0) - before - self._late.get(before, 0.0)
 
     def _following_answered(self, now: float) -> None:
         """FOLLOWING's answer: no push-back for a while means the pace is below the server's;
@@ -389,6 +402,8 @@ class Pacer:
         if wait is None or schedule.rate is None or ticket < self._synced:
             return
         self._synced = ticket
-        arrived = max(ticket, min(now - self.evidence.fastest, ticket + wait / 4)) if answered else ticket
+        arrived = (
+            max(ticket, min(now - self.evidence.fastest, ticket + wait * LATE_SHARE)) if answered else ticket
+        )
         schedule.committed = max(now, arrived + wait) + schedule.sends.taken_after(ticket) / schedule.rate
         schedule.redraw()

@@ -220,6 +220,13 @@ class Schedule:
         if 0.0 < sent - ticket <= RELAY_DELAY and ticket >= self._sent_late[0]:
             self._sent_late = (ticket, sent)
 
+    def reached_late(self, ticket: float, late: float) -> None:
+        """The request on `ticket` most likely reached the server `late` seconds after it was sent
+        (one deep: the next turn counts from then)."""
+        if late > 0.0 and ticket >= self._sent_late[0]:
+            earlier = self._sent_late[1] if ticket == self._sent_late[0] else 0.0
+            self._sent_late = (ticket, max(earlier, ticket + late))
+
     def last_sent(self) -> float | None:
         """When the last request the server took or may yet take (not refused) was sent."""
         last = self.sends.last_taken()

@@ -60,6 +60,11 @@ SETTLED_WIDTH = 1.005
 #: Seconds a request may reach the server early against its turn (the jitter of the network and
 #: the event loop): a bucket holding nothing to absorb it is paced this much slower a turn.
 ARRIVAL_JITTER = 0.003
+#: A reply slower than the fastest most likely reached the server late by as much (a loaded event
+#: loop sends late), up to this share of a turn (more is more likely a slow reply); the next turn
+#: of a bucket one request deep counts from then. LATE_KEPT: answers whose lateness is kept.
+LATE_SHARE = 0.25
+LATE_KEPT = 64
 #: With 429s to spare, the held pace starts this share of a turn above the gap answered (at 50 a
 #: second, ARRIVAL_JITTER would be 15% of the limit), and HOLD_* move it from there.
 MARGIN_SHARE = 0.02
@@ -70,6 +75,9 @@ MARGIN_SHARE = 0.02
 #: by the refusals, not assumed, and a limit that falls or rises is followed.
 HOLD_EASING = 0.0004
 HOLD_BACKOFF = 0.02
+#: Refusals in a row that tell a held pace the limit fell (fewer come together when a loaded
+#: event loop sends a few requests late at once).
+FELL_IN_A_ROW = 3
 
 # -- once a rate is known -------------------------------------------------------------------------
 
