@@ -22,9 +22,12 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
     two 429s or more spare    the bracket's middle (geometric): halved either way
     one spare                 a creep, ONE_DEEP_CREEP past the gap answered: the refusal that ends
                               it leaves the pace just under the server's
-    settled, or none spare    the gap answered, ARRIVAL_JITTER more (twice that after a refusal at
-                              it; a second in a row means the limit fell: a step slower is taken
-                              for answered, and the bracket opens below)
+    settled, or none spare    the gap answered, a margin more: ARRIVAL_JITTER (MARGIN_SHARE of a
+                              turn at most), doubled by each
+                              refusal at the gap answered (early by more: a loaded machine) up to
+                              MOST_WIDENED times, eased back an answer; a second refusal in a row
+                              there means the limit fell: a step slower is taken for answered,
+                              and the bracket opens below
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from .settings import (
     HOLD_BACKOFF,
     HOLD_EASING,
     LOW_PROBE,
+    MARGIN_EASING,
     MARGIN_SHARE,
+    MOST_WIDENED,
     ONE_DEEP_CLIMB,
     ONE_DEEP_CREEP,
     ONE_DEEP_STEP,
@@ -65,6 +70,7 @@ class GapBracket:
         self.answers = 0
         self.refusals = 0
         self.in_a_row = 0  # refusals since the last answer
+        self.widened = 1.0  # the margin, in ARRIVAL_JITTERs (`gap`)
 
     @property
     def spare(self) -> int:
@@ -78,6 +84,7 @@ class GapBracket:
         self.answers += 1
         self.doubted = False
         self.in_a_row = 0
+        self.widened = max(1.0, self.widened * MARGIN_EASING)
         self.fastest = gap if self.fastest is None else min(self.fastest, gap)
         if self.held is not None:
             self.held *= 1 - HOLD_EASING
@@ -99,6 +106,8 @@ class GapBracket:
             # no longer: a step slower than this gap is taken for it, and the bracket is drawn again.
             self.answered, self.refused, self.held = gap * ONE_DEEP_STEP, gap, None
         self.doubted = self.held is None and self.answered is not None and gap >= self.answered
+        if self.doubted:  # early by more than the margin: a wider one from now on
+            self.widened = min(2 * self.widened, MOST_WIDENED)
 
     def gap(self) -> float:
         """Seconds from the last request taken to the next one (module docstring)."""
@@ -113,7 +122,7 @@ class GapBracket:
         if settled and self.spare >= 2:
             self.held = answered * (1 + MARGIN_SHARE)
             return self.held
-        margin = self.jitter * (2 if self.doubted else 1)
+        margin = min(self.jitter, MARGIN_SHARE * answered) * self.widened
         if settled or self.spare <= 0:
             return answered + margin
         # A probe within the bracket (never past what was answered, or it would prove nothing).

@@ -65,8 +65,12 @@ ARRIVAL_JITTER = 0.003
 #: of a bucket one request deep counts from then. LATE_KEPT: answers whose lateness is kept.
 LATE_SHARE = 0.25
 LATE_KEPT = 64
-#: With 429s to spare, the held pace starts this share of a turn above the gap answered (at 50 a
-#: second, ARRIVAL_JITTER would be 15% of the limit), and HOLD_* move it from there.
+#: Few 429s to spare, the margin doubles with each refusal at the gap answered, up to MOST_WIDENED
+#: times ARRIVAL_JITTER (a loaded machine's jitter), and eases back by MARGIN_EASING an answer.
+MOST_WIDENED = 4.0
+MARGIN_EASING = 0.99
+#: The margin is this share of a turn at most (at 50 a second, ARRIVAL_JITTER would be 15% of the
+#: limit); with 429s to spare, the held pace starts as much above the gap answered.
 MARGIN_SHARE = 0.02
 #: Settled with 429s to spare, the pace is held where about 2% of requests arrive early enough to
 #: be refused (a refusal there costs no time: the next request still goes a turn after the last
