@@ -31,7 +31,6 @@ from tabench_dsl.grading.pacing.headers import (
     header_limit,
     openai_reading,
     parse_duration,
-    refill_rate,
     seconds_until,
 )
 from tabench_dsl.grading.pacing.settings import (
@@ -128,13 +127,6 @@ def test_anthropic_reading():
     }
     assert anthropic_reading(headers, now=now) == RateReading(50, 0, 2.0, 40000, 39000, 1.0)
     assert anthropic_reading({}) is None
-
-
-def test_refill_rate_from_limit_and_reset():
-    assert refill_rate(RateReading(requests_limit=20, requests_remaining=10, requests_reset=0.5)) == 20.0
-    assert refill_rate(RateReading(requests_limit=20, requests_remaining=20, requests_reset=0.0)) is None
-    assert refill_rate(RateReading(requests_remaining=0, requests_reset=1.0)) is None  # no limit given
-    assert refill_rate(None) is None
 
 
 def test_a_bucket_one_request_deep_reads_as_its_rate_after_a_reply_only():

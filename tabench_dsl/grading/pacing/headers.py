@@ -1,5 +1,5 @@
 """The rate-limit headers providers send, read into a `RateReading`, and what a reading tells of
-the server's bucket (`header_limit`, `refill_rate`, `exhausted`):
+the server's bucket (`header_limit`, `exhausted`):
 
 OpenAI      x-ratelimit-{limit,remaining,reset}-{requests,tokens}   reset: "1s", "6m0s", "20ms"
 Anthropic   anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}
@@ -111,18 +111,6 @@ def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
     ):
         waits.append(reading.tokens_reset or 0.0)
     return min(max(waits), MAX_PAUSE) if waits else None
-
-
-def refill_rate(reading: RateReading | None) -> float | None:
-    """Requests per second the server's bucket refills at, from its own limit and reset (a bucket
-    `limit` deep that is whole again `reset` seconds after holding `remaining`); None when the
-    reading cannot tell."""
-    if reading is None:
-        return None
-    limit, remaining, reset = reading.requests_limit, reading.requests_remaining, reading.requests_reset
-    if limit is None or remaining is None or not reset or remaining >= limit:
-        return None
-    return (limit - remaining) / reset
 
 
 def header_limit(
