@@ -29,6 +29,11 @@ with and without headers, plus a tokens-per-minute limit (100 requests' worth a 
 buckets one request deep without headers (a strict gateway: 1, 2, 5, 10 and 50 a second, a burst of
 one request), each with one worker and with `--workers 2`; then one table.
 
+`--virtual`: the same points in virtual time, against a simulated server's bucket
+(`tests/support/pacing_sim.py`: the real pacer, transport and shared pacer on an event loop whose
+clock jumps to the next timer), seeded by the run's number: the whole sweep in about a minute, a
+pacing change judged before the real runs (which it does not replace: no real network, no CPU).
+
 `--runs N`: every point N times, and the worst of them reported (the one furthest from the targets:
 a miss before a pass, then the lowest goodput): a pacer that holds a limit only on a lucky run does
 not hold it.
@@ -172,7 +177,32 @@ def stats_of(url: str) -> dict:
         return json.loads(reply.read())
 
 
-def run_one(work: Path, battery: Path, point: dict, args) -> dict:
+def run_virtual(work: Path, battery: Path, point: dict, args, run: int) -> dict:
+    """One point in virtual time: the real pacer, transport and shared pacer against a simulated
+    bucket (`tests/support/pacing_sim.py`), seeded by the run's number."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from support.pacing_sim import Server, simulate
+
+    rate, burst, mode, workers = (point[k] for k in ("rate", "burst", "mode", "workers"))
+    count = args.answers or max(40, round(rate * args.seconds))
+    started = time.perf_counter()
+    server = Server(rate=rate, depth=max(1.0, rate * burst), answers=count, headers=mode == "headers")
+    server.workers, server.seed, server.latency = workers, run, args.latency_ms / 1000.0
+    figures = simulate(server)
+    return {
+        **point,
+        "status": 0,
+        "wall": time.perf_counter() - started,
+        "goodput": figures.share * rate,
+        "share": figures.share,
+        "limited": figures.limited,
+        "calls": figures.calls,
+        "limited_share": figures.limited_share,
+        "lost": figures.lost,
+    }
+
+
+def run_one(work: Path, battery: Path, point: dict, args, run: int = 0) -> dict:
     from tabench_dsl.cli import main
 
     rate, burst, mode, limits, workers = (point[k] for k in ("rate", "burst", "mode", "limits", "workers"))
@@ -300,10 +330,13 @@ def main_bench(args) -> int:
         battery = write_battery(work / "battery")
         os.chdir(work)
         for point in points_of(args):
+            if args.virtual and point["limits"] == "tokens":
+                continue  # the simulated server counts requests only
             runs = []
-            for _ in range(args.runs):
+            for run in range(args.runs):
                 load = os.getloadavg()[0]
-                runs.append({**run_one(work, battery, point, args), "load": load, "runs": args.runs})
+                measure = run_virtual if args.virtual else run_one
+                runs.append({**measure(work, battery, point, args, run), "load": load, "runs": args.runs})
             results.append(worst(runs))
             print(describe(results[-1]), flush=True)
     passed = [met(result) for result in results]
@@ -325,6 +358,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1", help="grade --workers values to try")
     parser.add_argument("--sweep", action="store_true", help="the whole sweep (see the docstring)")
     parser.add_argument("--runs", type=int, default=1, help="runs a point; the worst is reported")
+    parser.add_argument(
+        "--virtual", action="store_true", help="in virtual time, against a simulated server (seconds)"
+    )
     parser.add_argument(
         "--modes", default="headers,bare", help="headers: OpenAI rate-limit headers; bare: none"
     )
