@@ -11,8 +11,7 @@ above, and how far the next request reaches past what was answered depends on th
 still spend (`spare`: a share of the answers so far, or of those the fastest pace answered brings
 over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs three at most):
 
-    nothing answered          FIRST_TURN; once refused, LOW_PROBE times as slow (twice that,
-                              once answered before: the limit fell)
+    nothing answered          FIRST_TURN; once refused, LOW_PROBE times as slow
     nothing refused           a climb: ONE_DEEP_CLIMB a step with three 429s or more to spare,
                               else ONE_DEEP_STEP
     settled, 429s to spare    held (`held`): a little above the gap answered, eased down an answer
@@ -23,11 +22,10 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
     one spare                 a creep, ONE_DEEP_CREEP past the gap answered: the refusal that ends
                               it leaves the pace just under the server's
     settled, or none spare    the gap answered, a margin more: ARRIVAL_JITTER (MARGIN_SHARE of a
-                              turn at most), doubled by each
-                              refusal at the gap answered (early by more: a loaded machine) up to
-                              MOST_WIDENED times, eased back an answer; a second refusal in a row
-                              there means the limit fell: a step slower is taken for answered,
-                              and the bracket opens below
+                              turn at most), doubled by each refusal at the gap answered (early
+                              by more: a loaded machine) up to MOST_WIDENED times, eased back an
+                              answer; a second refusal in a row there means the limit fell: a
+                              step slower is taken for answered, and the bracket opens below
 """
 
 from __future__ import annotations
@@ -115,7 +113,7 @@ class GapBracket:
         if self.held is not None:
             return self.held
         if answered is None:
-            return FIRST_TURN if refused is None else (2 if self.answers else LOW_PROBE) * refused
+            return FIRST_TURN if refused is None else LOW_PROBE * refused
         if refused is None:
             return answered / (ONE_DEEP_CLIMB if self.spare >= 3 else ONE_DEEP_STEP)
         settled = answered / refused <= SETTLED_WIDTH
