@@ -567,7 +567,7 @@ async def measured_by_a_climb(clock: FakeTime, pacer: Pacer) -> None:
 
 
 async def settled_one_deep(clock: FakeTime, pacer: Pacer) -> None:
-    """A pace settled in a bucket one request deep (`rate_climb.Settle`)."""
+    """A pace settled in a bucket one request deep (`pacing.one_deep.GapBracket`)."""
     await paced_against_one_deep(clock, pacer, 5.0, 30)
 
 
