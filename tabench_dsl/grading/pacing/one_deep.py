@@ -12,7 +12,7 @@ still spend (`spare`: a share of the answers so far, or of those the fastest pac
 over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs three at most):
 
     nothing answered          FIRST_TURN; once refused, LOW_PROBE times as slow
-    nothing refused           a climb: ONE_DEEP_CLIMB a step with three 429s or more to spare,
+    nothing refused           a climb: ONE_DEEP_CLIMB a step with DOUBLING_SPARE 429s to spare,
                               else ONE_DEEP_STEP
     settled, 429s to spare    held (`held`): a little above the gap answered, eased down an answer
                               and backed off a refusal, so about 2% of the requests are refused
@@ -34,6 +34,7 @@ import math
 
 from .settings import (
     ARRIVAL_JITTER,
+    DOUBLING_SPARE,
     FELL_IN_A_ROW,
     FIRST_TURN,
     HOLD_BACKOFF,
@@ -115,7 +116,7 @@ class GapBracket:
         if answered is None:
             return FIRST_TURN if refused is None else LOW_PROBE * refused
         if refused is None:
-            return answered / (ONE_DEEP_CLIMB if self.spare >= 3 else ONE_DEEP_STEP)
+            return answered / (ONE_DEEP_CLIMB if self.spare >= DOUBLING_SPARE else ONE_DEEP_STEP)
         settled = answered / refused <= SETTLED_WIDTH
         if settled and self.spare >= 2:
             self.held = answered * (1 + MARGIN_SHARE)

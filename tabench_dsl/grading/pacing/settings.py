@@ -37,11 +37,15 @@ CLIMB_RESTARTS = 3
 
 # -- a bucket one request deep, known by its 429s alone (`one_deep.GapBracket`) ---------------------
 
-#: The climb's step an answer while no request was refused: a doubling where three 429s or more
+#: The climb's step an answer while no request was refused: a doubling where DOUBLING_SPARE 429s
 #: are spared (an answer below the server's rate costs a turn, a 429 only one of those), else a
 #: step a refusal brackets narrowly enough for the creep to close at little cost.
 ONE_DEEP_CLIMB = 2.0
 ONE_DEEP_STEP = 2**0.25
+#: The 429s to spare from which the climb doubles: about 5 a second, 15 s of it; below, a doubling's
+#: refusal leaves a bracket too wide for the one 429 left (at 5/s: 94% doubling, 97.5% stepping;
+#: doubling from the first answer would give 10/s 96%, 20/s 95%, 50/s 91%, in virtual time).
+DOUBLING_SPARE = 3
 #: The slow start's second refused, and the first turn too: the next is this many times as slow
 #: (twice: 1.8 a second, which a limit of 2 answers and the creep climbs from; a limit of 1 then
 #: costs a third 429 and is paced at 0.9 a second).
