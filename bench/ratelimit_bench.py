@@ -3,6 +3,7 @@
     python bench/ratelimit_bench.py [--seconds 15] [--rates 20,100] [--bursts 1] [--modes headers,bare]
                                     [--limits requests] [--workers 1] [--latency-ms 20]
                                     [--concurrency 64] [--answers N] [--retry-after S] [--sweep]
+                                    [--runs 5]
 
 1. Starts a mock judge (this script with `--serve`, a process of its own on 127.0.0.1): Chat
    Completions behind a token bucket of `rate` requests a second holding `burst` seconds of that
@@ -15,7 +16,7 @@
 2. Writes a battery (T1 off: every answer is one judge call) and `--seconds` of the limit's worth
    of answers (`--answers` sets the count instead). The default, 15 s, is the work a point of
    issue #23's sweep is measured over: at 5 a second, 75 answers, so 5% of 429s is 3 (the slow
-   start's, the climb's and, in a bucket one request deep, the settling's: `rate_climb.Settle`).
+   start's, the climb's and, in a bucket one request deep, the bracket's: `grading/pacing/one_deep.py`).
 3. Runs a real `tabench grade --no-cache --concurrency 64 [--workers N]` in this process
    (`cli.main`), default flags otherwise.
 4. Prints, per point: goodput as a share of what the bucket could have given (successful judge
@@ -24,8 +25,18 @@
    answers lost (records that ended `error`, or no record at all).
 
 `--sweep`: every limit of 5, 20, 100 and 500 a second, each with a burst of 1 s and of 0.2 s of it,
-with and without headers, plus a tokens-per-minute limit (100 requests' worth a second), each with
-one worker and with `--workers 2`; then one table.
+with and without headers, plus a tokens-per-minute limit (100 requests' worth a second), plus the
+buckets one request deep without headers (a strict gateway: 1, 2, 5, 10 and 50 a second, a burst of
+one request), each with one worker and with `--workers 2`; then one table.
+
+`--virtual`: the same points in virtual time, against a simulated server's bucket
+(`tests/support/pacing_sim.py`: the real pacer, transport and shared pacer on an event loop whose
+clock jumps to the next timer), seeded by the run's number: the whole sweep in about a minute, a
+pacing change judged before the real runs (which it does not replace: no real network, no CPU).
+
+`--runs N`: every point N times, and the worst of them reported (the one furthest from the targets:
+a miss before a pass, then the lowest goodput): a pacer that holds a limit only on a lucky run does
+not hold it.
 
 Targets: 0 lost, goodput >= 95% of the limit, 429s <= 5% of judge calls, at every point.
 """
@@ -65,6 +76,8 @@ SWEEP = [
     ("5,20,100,500", "1,0.2", "headers,bare", "requests"),
     ("100", "1,0.2", "headers,bare", "tokens"),
 ]
+#: The sweep's buckets one request deep (a burst of one request: 1 / rate seconds), no headers.
+ONE_DEEP = "1,2,5,10,50"
 
 
 def go_duration(seconds: float) -> str:
@@ -164,7 +177,32 @@ def stats_of(url: str) -> dict:
         return json.loads(reply.read())
 
 
-def run_one(work: Path, battery: Path, point: dict, args) -> dict:
+def run_virtual(work: Path, battery: Path, point: dict, args, run: int) -> dict:
+    """One point in virtual time: the real pacer, transport and shared pacer against a simulated
+    bucket (`tests/support/pacing_sim.py`), seeded by the run's number."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from support.pacing_sim import Server, simulate
+
+    rate, burst, mode, workers = (point[k] for k in ("rate", "burst", "mode", "workers"))
+    count = args.answers or max(40, round(rate * args.seconds))
+    started = time.perf_counter()
+    server = Server(rate=rate, depth=max(1.0, rate * burst), answers=count, headers=mode == "headers")
+    server.workers, server.seed, server.latency = workers, run, args.latency_ms / 1000.0
+    figures = simulate(server)
+    return {
+        **point,
+        "status": 0,
+        "wall": time.perf_counter() - started,
+        "goodput": figures.share * rate,
+        "share": figures.share,
+        "limited": figures.limited,
+        "calls": figures.calls,
+        "limited_share": figures.limited_share,
+        "lost": figures.lost,
+    }
+
+
+def run_one(work: Path, battery: Path, point: dict, args, run: int = 0) -> dict:
     from tabench_dsl.cli import main
 
     rate, burst, mode, limits, workers = (point[k] for k in ("rate", "burst", "mode", "limits", "workers"))
@@ -182,6 +220,7 @@ def run_one(work: Path, battery: Path, point: dict, args) -> dict:
             raise SystemExit("the mock judge did not start")
         root = f"http://127.0.0.1:{int(line.split()[1])}"
         out = work / f"results-{rate:g}-{burst:g}-{mode}-{limits}-{workers}.jsonl"
+        out.unlink(missing_ok=True)  # a run of `--runs` again: not a resumed grading
         started = time.perf_counter()
         with (
             open(os.devnull, "w") as quiet,
@@ -235,15 +274,41 @@ def points_of(args) -> list[dict]:
     """The points to measure: the sweep's, or those the flags name."""
     grids = SWEEP if args.sweep else [(args.rates, args.bursts, args.modes, args.limits)]
     workers = [1, 2] if args.sweep else [int(w) for w in args.workers.split(",")]
-    return [
-        {"rate": float(rate), "burst": float(burst), "mode": mode, "limits": limits, "workers": count}
-        for count in workers
-        for rates, bursts, modes, limit_kinds in grids
-        for limits in limit_kinds.split(",")
-        for rate in rates.split(",")
-        for burst in bursts.split(",")
-        for mode in modes.split(",")
-    ]
+    points = []
+    for count in workers:
+        points += [
+            {"rate": float(rate), "burst": float(burst), "mode": mode, "limits": limits, "workers": count}
+            for rates, bursts, modes, limit_kinds in grids
+            for limits in limit_kinds.split(",")
+            for rate in rates.split(",")
+            for burst in bursts.split(",")
+            for mode in modes.split(",")
+        ]
+        if args.sweep:
+            points += [
+                {
+                    "rate": float(rate),
+                    "burst": 1 / float(rate),
+                    "mode": "bare",
+                    "limits": "requests",
+                    "workers": count,
+                }
+                for rate in ONE_DEEP.split(",")
+            ]
+    # 5 a second 0.2 s deep, without headers, is one deep too: each point once
+    return list({tuple(sorted(point.items())): point for point in points}.values())
+
+
+def met(result: dict) -> bool:
+    """The targets at one point: nothing lost, goodput >= 95% of the bucket, 429s <= 5% of judge
+    calls or at most three (a bucket one request deep is found only by a refusal)."""
+    few = result["limited_share"] <= 0.05 or result["limited"] <= 3
+    return result["lost"] == 0 and result["share"] >= 0.95 and few
+
+
+def worst(results: list[dict]) -> dict:
+    """The run furthest from the targets: a miss before a pass, then the lowest goodput."""
+    return min(results, key=lambda result: (met(result), result["share"], -result["limited"]))
 
 
 def describe(result: dict) -> str:
@@ -251,7 +316,8 @@ def describe(result: dict) -> str:
     what = "tokens" if result["limits"] == "tokens" else "req"
     return (
         f"{result['workers']}w  {what:<6} {result['rate']:>5g}/s  burst {result['burst']:>3g} s  "
-        f"{result['mode']:<7}  goodput {result['goodput']:6.1f}/s ({result['share']:6.1%} of the "
+        f"{result['mode']:<7}  {result.get('runs', 1)}x  goodput {result['goodput']:6.1f}/s "
+        f"({result['share']:6.1%} of the "
         f"bucket)  429s {result['limited']:>5} ({result['limited_share']:5.1%} of {result['calls']:>5})  "
         f"lost {result['lost']}  wall {result['wall']:5.1f} s  (load {result['load']:.2f})"
     )
@@ -265,18 +331,22 @@ def main_bench(args) -> int:
         battery = write_battery(work / "battery")
         os.chdir(work)
         for point in points_of(args):
-            load = os.getloadavg()[0]
-            result = run_one(work, battery, point, args)
-            result["load"] = load
-            results.append(result)
-            print(describe(result), flush=True)
-    met = [r["lost"] == 0 and r["share"] >= 0.95 and r["limited_share"] <= 0.05 for r in results]
+            if args.virtual and point["limits"] == "tokens":
+                continue  # the simulated server counts requests only
+            runs = []
+            for run in range(args.runs):
+                load = os.getloadavg()[0]
+                measure = run_virtual if args.virtual else run_one
+                runs.append({**measure(work, battery, point, args, run), "load": load, "runs": args.runs})
+            results.append(worst(runs))
+            print(describe(results[-1]), flush=True)
+    passed = [met(result) for result in results]
     print(
-        f"targets (0 lost, goodput >= 95% of the bucket, 429s <= 5% of calls): met at {sum(met)} of "
-        f"{len(met)} points ({'met' if all(met) else 'NOT met'}); sweep wall "
-        f"{time.perf_counter() - started:.0f} s"
+        f"targets (0 lost, goodput >= 95% of the bucket, 429s <= 5% of calls or at most 3), the worst "
+        f"of {args.runs} run(s) a point: met at {sum(passed)} of {len(passed)} points "
+        f"({'met' if all(passed) else 'NOT met'}); sweep wall {time.perf_counter() - started:.0f} s"
     )
-    return 0 if all(met) else 1
+    return 0 if all(passed) else 1
 
 
 def main() -> None:
@@ -288,6 +358,10 @@ def main() -> None:
     parser.add_argument("--limits", default="requests", help="requests, tokens (tokens per minute)")
     parser.add_argument("--workers", default="1", help="grade --workers values to try")
     parser.add_argument("--sweep", action="store_true", help="the whole sweep (see the docstring)")
+    parser.add_argument("--runs", type=int, default=1, help="runs a point; the worst is reported")
+    parser.add_argument(
+        "--virtual", action="store_true", help="in virtual time, against a simulated server (seconds)"
+    )
     parser.add_argument(
         "--modes", default="headers,bare", help="headers: OpenAI rate-limit headers; bare: none"
     )

@@ -15,7 +15,7 @@ from tabench_dsl.core.errors import TransportError
 from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.client_errors import parse_retry_after
 from tabench_dsl.grading.judges.openai import OpenAIJudge
-from tabench_dsl.grading.rate_climb import CLIMB_STEP
+from tabench_dsl.grading.pacing.settings import CLIMB_STEP
 from tabench_dsl.grading.transport import (
     AdaptiveLimiter,
     RateLimit,

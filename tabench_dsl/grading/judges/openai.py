@@ -42,7 +42,7 @@ import msgspec
 
 from ...core.errors import TransportError, UsageError
 from ...core.reply_schema import SCHEMA_NAME
-from ..rate_headers import openai_reading
+from ..pacing.headers import openai_reading
 from ._http import HttpJudge, http_identity, reported_tokens, served
 from .base import (
     DEFAULT_TIMEOUT,

@@ -35,8 +35,9 @@ class RelayedPacer:
     """The worker's pacer (`pacing.Pacing`): every turn is the parent's `Permit`, every outcome a
     `Paced` frame. `send` writes a frame to the parent; `permit` is given each `Permit` read."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._send = send
+        self._clock = clock
         self._asks: dict[int, asyncio.Future[float]] = {}
         self._next_ask = 0
         self._sent: dict[float, float] = {}  # ticket -> when this worker sent on it
@@ -60,7 +61,7 @@ class RelayedPacer:
             ticket = await granted
         finally:
             self._asks.pop(ask, None)
-        self._sent[ticket] = time.monotonic()  # the sender sends as soon as its turn is back
+        self._sent[ticket] = self._clock()  # the sender sends as soon as its turn is back
         return ticket
 
     def permit(self, permit: Permit) -> None:

@@ -1,51 +1,81 @@
-"""The turns a judge's senders take (`Turns`, which `pacing.Pacer` extends with what sets the rate):
-send times drawn on a clock from the rate and the pause the pacer sets.
+"""The turns a judge's senders take: send times drawn on a clock from the rate, the pause and the
+phase the `pacer.Pacer` sets (`Schedule`; the pacer owns one and tells it what it decided).
 
     no rate yet     the slow start: at most `window` requests in flight, their sends spread over
                     the round trip (`evidence.latency`); the others wait for room
     a rate          turns from a copy of the server's token bucket (GCRA: `rate` a second,
                     `capacity` deep); a turn given is void when the schedule is redrawn (a new
                     rate, a pause), and its sender queues again at once
-    one deep        a bucket one request deep, known by its 429s alone (`_spaced_by_sends`):
-                    each turn comes a turn after the last request actually sent and not refused
-                    (`_last_sent`: a worker's own send time where it reported one, `sent_at`)
+    one deep        (`Phase.ONE_DEEP`) each turn comes a turn after the last request actually
+                    sent and not refused (a worker's own send time where it reported one,
+                    `sent_at`): that bucket holds nothing a late send leaves behind
+    climbing        (`Phase.CLIMBING`) a waiting sender wakes every CLIMB_TICK for the climb's
+                    next step (`on_tick`): at a low first rate nobody else may be there to take it
     a pause         no sender sends before `paused_until`
 
-A turn is the ticket `turn()` returns (or `start()`, at once, when `idle`): the time the request
-is sent, which its outcome names. What a subclass decides (the rate, pauses, the climb's steps)
-reaches the turns through `_set_rate`, `_pause`, `_redraw` and the hooks `_climbing`,
-`_climb_tick`, `_spaced_by_sends` and `_one_deep_found`.
+Its clock never goes back (`SteadyClock`): a ticket is a time on it.
+
+A turn is the ticket `turn()` returns: the time the request is sent, which its outcome names.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
+import math
 import time
 from collections.abc import Awaitable, Callable
 
-from .rate_climb import CLIMB_TICK
-from .rate_evidence import RateEvidence, SendLog
+from .evidence import RateEvidence, SendLog
+from .settings import CLIMB_TICK, MIN_RATE, RATE_TOLERANCE, RELAY_DELAY, SHORT_WAIT, START_WINDOW
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
 
-#: Requests in flight before the first reply, while no limit is known (the slow start).
-START_WINDOW = 2
-#: Waits for a turn shorter than this (seconds) are not cut short when the schedule is redrawn.
-SHORT_WAIT = 0.1
-#: The slowest pace, requests a second.
-MIN_RATE = 0.01
-#: The longest a request sent on a ticket may follow it (a turn relayed to a `--workers` process):
-#: a send time reported later than that is not taken for it (`Turns.sent_at`).
-RELAY_DELAY = 0.05
+
+class Phase(enum.Enum):
+    """What the pacer knows of the server's limit (`pacer` module docstring: the transitions)."""
+
+    SLOW_START = "slow start"  # nothing yet: a window of requests in flight
+    AWAITING = "awaiting"  # a 429 came before the answers sent with it: they set the first rate
+    CLIMBING = "climbing"  # a guessed rate, climbing to the first 429, which measures the rate
+    ONE_DEEP = "one deep"  # a bucket one request deep: its gap bracket (`one_deep.GapBracket`)
+    FOLLOWING = "following"  # a rate measured or read: followed, probed a little above
+    TOLD = "told"  # a bucket one request deep whose headers tell its rate: paced at it
 
 
-class Turns:
+class SteadyClock:
+    """A clock that never goes back: a step back of the clock it reads counts as no time (the turns
+    owed would otherwise wait out the step), a step forward as the time it says."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._offset = 0.0
+        self._last = -math.inf
+
+    def __call__(self) -> float:
+        now = self._clock() + self._offset
+        if now < self._last:
+            self._offset += self._last - now
+            now = self._last
+        self._last = now
+        return now
+
+
+class Schedule:
     """Send times for every sender of one judge (module docstring). Clock and sleep: injectable."""
 
-    def __init__(self, *, sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        clock: Clock = time.monotonic,
+        on_tick: Callable[[float], None] = lambda now: None,
+    ) -> None:
         self.sleep = sleep
-        self.clock = clock
+        self.clock = SteadyClock(clock)
+        self.on_tick = on_tick
+        self.phase = Phase.SLOW_START
         #: Requests per second, or None while no limit is known.
         self.rate: float | None = None
         #: Requests the copy of the server's bucket holds (a burst the pace allows).
@@ -56,36 +86,19 @@ class Turns:
         self.window: float = START_WINDOW
         self.in_flight = 0
         self.evidence = RateEvidence()
+        #: Every send, and those refused.
+        self.sends = SendLog()
+        #: The bucket copy's theoretical arrival time (GCRA), counting only the requests sent.
+        self.committed = 0.0
+        #: When the rate was last set (push-backs to older sends do not stick).
+        self.changed = 0.0
+        self._tat = 0.0  # the same as `committed`, the turns given to waiting senders included
         self._slow_next = 0.0  # the slow start's next send time
         self._holding = 0  # slow-start senders waiting for their time, their place held
-        self._tat = 0.0  # the bucket copy's theoretical arrival time (GCRA), turns given included
-        self._committed = 0.0  # the same, counting only the requests actually sent
         self._generation = 0  # raised when the schedule is redrawn (a pause, a new rate)
-        self._sends = SendLog()  # every send, and those refused
         self._sent_late = (0.0, 0.0)  # the last ticket whose request went later, and when
-        self._changed = 0.0  # when the rate was last set (push-backs to older sends do not stick)
         self._room = asyncio.Event()
         self._redrawn: asyncio.Future[None] | None = None  # done when the schedule is redrawn
-
-    # -- what a subclass tells the turns (defaults: no climb, no bucket one request deep) ----------
-
-    @property
-    def _climbing(self) -> bool:
-        """True while a waiting sender should wake every CLIMB_TICK for `_climb_tick`."""
-        return False
-
-    def _climb_tick(self, now: float) -> None:
-        """The rate's next step by `now`, while `_climbing`."""
-
-    @property
-    def _spaced_by_sends(self) -> bool:
-        """True when each turn must come a turn after the last request sent (`_one_deep_spacing`)."""
-        return False
-
-    @property
-    def _one_deep_found(self) -> bool:
-        """True when a new rate counts from the last request taken, not from the turns owed."""
-        return False
 
     @property
     def idle(self) -> bool:
@@ -108,12 +121,14 @@ class Turns:
     def _send(self, now: float) -> float:
         self.in_flight += 1
         if self.rate is not None:
-            self._committed = max(self._committed, now) + 1.0 / self.rate
-        self._sends.send(now)
+            self.committed = max(self.committed, now) + 1.0 / self.rate
+        self.sends.send(now)
         return now
 
     async def turn(self) -> float:
         """Wait until this sender may send; its ticket."""
+        if self.idle:
+            return self.start()
         while True:
             now = self.clock()
             if now < self.paused_until:
@@ -132,26 +147,25 @@ class Turns:
             slot = max(now, self._tat - (self.capacity - 1.0) * interval)
             self._tat = max(self._tat, now) + interval
             if slot <= now or await self._wait_for(slot):
-                if self._spaced_by_sends:  # no coroutine a turn where no bucket was found one deep
+                if self.phase is Phase.ONE_DEEP:  # no coroutine a turn otherwise
                     await self._one_deep_spacing()
                 return self.start()
-        # The schedule was redrawn while this sender waited (a pause, a new rate): its time
-        # is void, it queues again at once (not when its old time comes: a slow first rate
-        # would otherwise go on spacing every waiting sender for one more turn each).
+        # The schedule was redrawn while this sender waited (a pause, a new rate): its time is
+        # void, it queues again at once (not when its old time comes: a slow first rate would
+        # otherwise go on spacing every waiting sender for one more turn each).
 
     async def _wait_for(self, slot: float) -> bool:
-        """Wait until `slot`; False when the schedule was redrawn meanwhile. While the rate climbs,
-        the waiting sender wakes every CLIMB_TICK to take the climb's next step (at a low first
-        rate nobody else may be there to take it)."""
+        """Wait until `slot`; False when the schedule was redrawn meanwhile (module docstring:
+        while climbing, a tick every CLIMB_TICK)."""
         generation = self._generation
         while True:
             now = self.clock()
             if now >= slot:
                 return True
-            wait = min(slot - now, CLIMB_TICK) if self._climbing else slot - now
-            await self._sleep_unless_redrawn(wait)
-            if self._climbing:
-                self._climb_tick(self.clock())
+            climbing = self.phase is Phase.CLIMBING
+            await self._sleep_unless_redrawn(min(slot - now, CLIMB_TICK) if climbing else slot - now)
+            if climbing:
+                self.on_tick(self.clock())
             if generation != self._generation:
                 return False
 
@@ -176,8 +190,7 @@ class Turns:
         return self.evidence.latency / max(1, self.window)
 
     async def _sleep_unless_redrawn(self, seconds: float) -> None:
-        """Sleep `seconds`, or less when the schedule is redrawn meanwhile (a short wait, which a
-        new rate would hardly move, is slept out plainly: a task per turn costs at high rates)."""
+        """Sleep `seconds`, or less when the schedule is redrawn meanwhile (SHORT_WAIT)."""
         if seconds < SHORT_WAIT:
             await self.sleep(seconds)
             return
@@ -191,12 +204,11 @@ class Turns:
             sleeper.cancel()
 
     async def _one_deep_spacing(self) -> None:
-        """With `_spaced_by_sends` (a bucket one request deep), a turn after the last request sent:
-        that bucket holds nothing a late send leaves behind, so the schedule does not catch up
-        after one (a sender woken late would otherwise take the next turn less than a turn after
-        it, and meet an empty bucket)."""
-        while self._spaced_by_sends and self.rate is not None:
-            last = self._last_sent()  # a refused request took nothing
+        """A turn after the last request sent (module docstring): the schedule does not catch up
+        after a late send (a sender woken late would otherwise take the next turn less than a
+        turn after it, and meet an empty bucket)."""
+        while self.phase is Phase.ONE_DEEP and self.rate is not None:
+            last = self.last_sent()  # a refused request took nothing
             wait = -1.0 if last is None else last + 1.0 / self.rate - self.clock()
             if wait <= 0:
                 return
@@ -204,50 +216,71 @@ class Turns:
 
     def sent_at(self, ticket: float, sent: float) -> None:
         """The request on `ticket` was sent at `sent`, later than the ticket (a turn relayed to a
-        worker process reaches it through a pipe): a bucket one request deep is paced from when
-        it was sent (`_last_sent`). Ignored past RELAY_DELAY (not the same clock, or no relay)."""
+        worker process reaches it through a pipe). Ignored past RELAY_DELAY."""
         if 0.0 < sent - ticket <= RELAY_DELAY and ticket >= self._sent_late[0]:
             self._sent_late = (ticket, sent)
 
-    def _last_sent(self) -> float | None:
+    def reached_late(self, ticket: float, late: float) -> None:
+        """The request on `ticket` most likely reached the server `late` seconds after it was sent
+        (one deep: the next turn counts from then)."""
+        if late > 0.0 and ticket >= self._sent_late[0]:
+            earlier = self._sent_late[1] if ticket == self._sent_late[0] else 0.0
+            self._sent_late = (ticket, max(earlier, ticket + late))
+
+    def last_sent(self) -> float | None:
         """When the last request the server took or may yet take (not refused) was sent."""
-        last = self._sends.last_taken()
+        last = self.sends.last_taken()
         return self._sent_late[1] if last is not None and last == self._sent_late[0] else last
 
-    def _set_rate(self, rate: float, now: float, *, force: bool = False) -> None:
+    def set_rate(self, rate: float, now: float, *, force: bool = False) -> None:
+        """Pace at `rate` from `now` (not when within RATE_TOLERANCE of the current one, unless
+        `force`): the turns still owed are repaid at it; one deep, a turn after the last taken."""
         rate = max(rate, MIN_RATE)
-        if self.rate is not None and not force and abs(rate / self.rate - 1) < 0.02:
+        if self.rate is not None and not force and abs(rate / self.rate - 1) < RATE_TOLERANCE:
             return
-        last = self._last_sent() if self._one_deep_found else None
-        if self.rate is None:
-            self._committed = max(now, self.paused_until)
-        elif last is not None:
+        last = self.last_sent() if self.phase is Phase.ONE_DEEP else None
+        if last is not None:
             # One deep, the bucket owes nothing but the turn after the last request it took.
-            self._committed = max(now, last + 1.0 / rate)
-        elif self._committed > now:
+            self.committed = max(now, last + 1.0 / rate)
+        elif self.rate is None:
+            self.committed = max(now, self.paused_until)
+        elif self.committed > now:
             # The requests the bucket copy owes stay owed, repaid at the new rate (a faster rate
             # must not wait out the last turn given at the slower one).
-            self._committed = now + (self._committed - now) * self.rate / rate
+            self.committed = now + (self.committed - now) * self.rate / rate
         self.rate = rate
-        self._changed = now
-        self._redraw()
+        self.changed = now
+        self.redraw()
         self._room.set()
 
-    def _pause(self, now: float, pause: float) -> None:
+    def pause(self, now: float, pause: float) -> None:
+        """No sender sends for `pause` seconds from `now`."""
         if now + pause > self.paused_until:
             self.paused_until = now + pause
-            self._redraw()
+            self.redraw()
 
-    def _redraw(self) -> None:
-        """Void the turns given to senders still waiting: they queue again."""
-        self._tat = self._committed
+    def redraw(self) -> None:
+        """Void the turns given to senders still waiting: they queue again (from `committed`)."""
+        self._tat = self.committed
         self._generation += 1
         if self._redrawn is not None:
             if not self._redrawn.done():
                 self._redrawn.set_result(None)
             self._redrawn = None
 
-    def _done(self) -> None:
+    def shift(self, committed: float) -> None:
+        """The bucket copy owes turns up to `committed` (a reading told): the turns already given
+        to waiting senders stay given, moved by as much."""
+        self._tat += committed - self.committed
+        self.committed = committed
+
+    def reopen(self) -> None:
+        """The slow start again: its window open to the waiting senders."""
+        self.window = max(self.window, START_WINDOW)
+        self._room.set()
+
+    def done(self) -> None:
+        """A request's outcome came back: it is in flight no more."""
         self.in_flight = max(0, self.in_flight - 1)
         if self.rate is None:
             self._room.set()

@@ -7,14 +7,9 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    what got through before it (`depth`)
     a step         x CLIMB_STEP, CLIMB_TICK after the last, once a request went at the last step
                    (at a low rate: up to MAX_STEPS_A_SEND steps for that request, so a rate of one
-                   a second does not take seconds a step; one of ONE_DEEP_STEP in a bucket one
-                   request deep, at once from the pace an answer proved, whose first 429 then
-                   brackets its rate within that step, and the pace settles upwards within it
-                   at no cost but one more 429 at most: `Settle`)
+                   a second does not take seconds a step)
     the floor      the climb never goes slower than its answers prove (`success_bound`, with the
-                   `depth` below): in a bucket one request deep each answer proves the pace it was
-                   sent at, so a first guess far too low (one a second: what got through before the
-                   first 429) is left behind at the first answer
+                   `depth` below)
     the first 429  sent after the climb began: the bucket was empty at both push-backs, so what
     to the climb   the server accepted in between, counted by send time (answers still on their
                    way included: a 429 would have been back first), is its refill over the span,
@@ -33,9 +28,9 @@ to the server's, in a few tenths of a second, and what its first push-back prove
                    A 429 too soon to measure by ends the climb at the rate before its last
                    step; before any step (the guess was too high) it starts the climb again,
                    lower, up to CLIMB_RESTARTS times. The pace after it is the measured rate a
-                   little more (pacing.PROBE), or a little less in a bucket one request deep
-                   (`safe_pace`, where `Settle` goes on): above its rate every other request would be
-                   refused, and it holds nothing to absorb one that arrives a little early.
+                   little more (settings.PROBE).
+
+A bucket one request deep never climbs: its slow start tells it (`one_deep.GapBracket`).
 """
 
 from __future__ import annotations
@@ -43,30 +38,17 @@ from __future__ import annotations
 import bisect
 import math
 
-from .rate_evidence import MIN_SPAN, RateEvidence, bucket_bracket, full_bucket_bracket
-
-#: The climb's step and the least time between two (doubling every 0.14 s at most: while the
-#: climb is below the server's rate its bucket is full, and what it refills is lost).
-CLIMB_STEP = 2**0.25
-CLIMB_TICK = 0.035
-#: The most steps one request's success takes (x2: a sparse rate climbs by request, not by tick).
-MAX_STEPS_A_SEND = 4
-#: The climb's first turn, at most this long after its guess (seconds).
-FIRST_TURN = 0.28
-#: A bucket one request deep: the climb's one step a request.
-ONE_DEEP_STEP = 2**0.25
-#: Requests accepted between two push-backs that measure the rate however short their span.
-MEASURED = 4
-#: The widest bracket of rates (highest over lowest) whose middle the climb ends at.
-BRACKET_WIDTH = 1.25
-#: The most requests through before the climb for which its bracket replays every send (`Climb`).
-REPLAYED_DEPTH = 32
-#: Times a climb starts again, lower, when its first push-back comes too soon to measure by.
-CLIMB_RESTARTS = 3
-#: A bucket one request deep, once its climb is over (`Settle`): the pace's rise an answer, and
-#: the seconds a turn it is kept below a pace proven or refused (requests arrive that much early).
-SETTLE_STEP = 2 ** (1 / 64)
-ARRIVAL_JITTER = 0.003
+from .evidence import RateEvidence, bucket_bracket, full_bucket_bracket
+from .settings import (
+    BRACKET_WIDTH,
+    CLIMB_RESTARTS,
+    CLIMB_STEP,
+    CLIMB_TICK,
+    MAX_STEPS_A_SEND,
+    MEASURED,
+    MIN_SPAN,
+    REPLAYED_DEPTH,
+)
 
 
 class Climb:
@@ -83,17 +65,10 @@ class Climb:
 
     def steps_due(self, now: float, changed: float, last_send: float | None) -> int:
         """Steps to take by `now`, the rate having last been set at `changed`: none until
-        CLIMB_TICK has passed and a request went at that rate; one at most in a bucket one
-        request deep."""
+        CLIMB_TICK has passed and a request went at that rate."""
         if now - changed < CLIMB_TICK or last_send is None or last_send < changed:
             return 0
-        most = 1 if self.depth < 2 else MAX_STEPS_A_SEND
-        return min(most, int((now - changed) / CLIMB_TICK))
-
-    @property
-    def one_deep(self) -> bool:
-        """True when the server's bucket holds one request (module docstring)."""
-        return self.depth < 2
+        return min(MAX_STEPS_A_SEND, int((now - changed) / CLIMB_TICK))
 
     def tick(
         self, now: float, rate: float, changed: float, last_send: float | None, evidence: RateEvidence
@@ -103,13 +78,13 @@ class Climb:
         due; None when it stays."""
         floor = evidence.success_bound(-math.inf, math.inf, self.depth)
         if floor is not None and floor > rate:
-            self.stepped_from = floor  # proven: the climb goes on from it (one deep, a step up
-            return floor * ONE_DEEP_STEP if self.one_deep else floor  # at once: it is exact)
+            self.stepped_from = floor  # proven: the climb goes on from it
+            return floor
         steps = self.steps_due(now, changed, last_send)
         if not steps:
             return None
         self.stepped_from = rate
-        return rate * (ONE_DEEP_STEP if self.one_deep else CLIMB_STEP**steps)
+        return rate * CLIMB_STEP**steps
 
     def push_back(
         self, ticket: float, now: float, rate: float, sends: list[float], evidence: RateEvidence
@@ -170,9 +145,7 @@ class Climb:
         accepted = sent - refused
         if accepted >= 2 and (span >= MIN_SPAN or accepted >= MEASURED):
             spaced = evidence.success_bound(self.since, ticket, self.depth) or 0.0
-            measured = max(accepted / span, spaced)
-            if not self.one_deep:
-                measured = max(measured, min(rate, self._bracketed(ticket, sends, evidence)))
+            measured = max(accepted / span, spaced, min(rate, self._bracketed(ticket, sends, evidence)))
             return measured, False
         if accepted < 2 and self.stepped_from is not None:
             # Too soon to measure, after a step: the rate before it went without a 429, so
@@ -186,48 +159,3 @@ class Climb:
             self.began = now
             return rate / CLIMB_STEP**2, True
         return rate / CLIMB_STEP**4, False
-
-
-class Settle:
-    """A bucket one request deep, known by its 429s alone, once its climb is over: its 429 left
-    the rate between the pace the climb's answers proved and the pace refused, a climb step
-    (ONE_DEEP_STEP, 19%) apart, and pacing at the lower end would lose up to that much of the limit
-    for the whole run. One deep, every answer to a request sent at the current pace proves that
-    pace (the request took what refilled since the one before it), so each such answer raises the
-    pace by SETTLE_STEP at no cost (`answered`), up to a little below the refused pace; the next
-    429 ends the rise at the last pace answered, a little below (`pushed_back`). Settling costs
-    one 429 at most, and leaves the pace within SETTLE_STEP and that little of the server's.
-
-    "A little below" is `jitter` seconds more a turn (`safe_pace`): in a bucket holding nothing to
-    absorb a request that arrives early, the pace's margin is the jitter of arrivals, a time."""
-
-    def __init__(self, *, proven: float, refused: float, jitter: float) -> None:
-        #: The fastest pace answered.
-        self.proven = proven
-        self.jitter = jitter
-        #: The fastest pace the rise goes to.
-        self.ceiling = max(proven, safe_pace(refused, jitter))
-        self.rising = True
-
-    def answered(self, pace: float) -> float | None:
-        """A request sent at `pace` was answered: the next pace while the rise goes on, else
-        None."""
-        self.proven = max(self.proven, pace)
-        if not self.rising or pace >= self.ceiling:
-            self.rising = False
-            return None
-        return min(pace * SETTLE_STEP, self.ceiling)
-
-    def pushed_back(self, pace: float) -> float:
-        """A request sent at `pace` was refused: the pace to keep. The rise is over; a pace that
-        was answered before and is now refused (the server's limit fell, or the request arrived
-        early) is proven no longer: the pace falls a step below it."""
-        self.rising = False
-        if pace <= self.proven:
-            self.proven = pace / SETTLE_STEP
-        return safe_pace(self.proven, self.jitter)
-
-
-def safe_pace(pace: float, jitter: float) -> float:
-    """A pace a little below `pace` in a bucket one request deep: `jitter` seconds more a turn."""
-    return 1.0 / (1.0 / pace + jitter)

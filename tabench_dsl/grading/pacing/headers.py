@@ -1,5 +1,5 @@
 """The rate-limit headers providers send, read into a `RateReading`, and what a reading tells of
-the server's bucket (`header_limit`, `refill_rate`, `exhausted`):
+the server's bucket (`header_limit`, `exhausted`):
 
 OpenAI      x-ratelimit-{limit,remaining,reset}-{requests,tokens}   reset: "1s", "6m0s", "20ms"
 Anthropic   anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}
@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from ..core.ratelimit import RateReading
-from .rate_evidence import HORIZON
+from ...core.ratelimit import RateReading
+from .settings import HORIZON, MAX_PAUSE, ONE_DEEP_MARGIN
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -98,11 +98,6 @@ def anthropic_reading(headers: Mapping[str, str], *, now: float | None = None) -
     )
 
 
-#: The longest pause a header may impose (a daily budget's reset would otherwise stop a run for
-#: hours on one reading; a 429 then comes with its own Retry-After).
-MAX_PAUSE = 60.0
-
-
 def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
     """Seconds until the server has room again when `reading` says none is left (no request, or
     fewer tokens than the next request needs), else None."""
@@ -116,23 +111,6 @@ def exhausted(reading: RateReading, tokens_needed: int = 0) -> float | None:
     ):
         waits.append(reading.tokens_reset or 0.0)
     return min(max(waits), MAX_PAUSE) if waits else None
-
-
-def refill_rate(reading: RateReading | None) -> float | None:
-    """Requests per second the server's bucket refills at, from its own limit and reset (a bucket
-    `limit` deep that is whole again `reset` seconds after holding `remaining`); None when the
-    reading cannot tell."""
-    if reading is None:
-        return None
-    limit, remaining, reset = reading.requests_limit, reading.requests_remaining, reading.requests_reset
-    if limit is None or remaining is None or not reset or remaining >= limit:
-        return None
-    return (limit - remaining) / reset
-
-
-#: How much slower than its reset says a bucket one request deep is paced: it holds nothing to
-#: absorb a request that arrives a little early (the jitter of the network and the event loop).
-ONE_DEEP_MARGIN = 0.01
 
 
 def header_limit(
@@ -171,10 +149,14 @@ class HeaderRates:
     """The rates the headers proved over the last HORIZON seconds. Each is a lower bound (a
     reading's whole counts hide up to one request): the highest for the same bucket (requests or
     tokens, whichever binds now, told apart by its capacity) is the closest, and a server that
-    lowers its limit is followed."""
+    lowers its limit is followed (at once when 429s come close together: `forget`)."""
 
     def __init__(self) -> None:
         self._seen: deque[tuple[float, float, float]] = deque(maxlen=1024)
+
+    def forget(self) -> None:
+        """Drop the rates proved so far: the server refused more than once at them."""
+        self._seen.clear()
 
     def highest(self, now: float, rate: float, capacity: float) -> float:
         """The highest rate proved for a bucket `capacity` deep, this reading's `rate` included."""

@@ -24,18 +24,7 @@ import bisect
 import math
 from collections.abc import Callable
 
-#: Seconds of sends the evidence keeps.
-HORIZON = 10.0
-#: The shortest span between two push-backs a bound is drawn from (shorter ones are all noise).
-MIN_SPAN = 0.25
-#: Earlier push-backs tried as the start of a span, spread over the horizon.
-CANDIDATES = 8
-#: Successes a bound from successes alone is drawn over at most (`success_bound`).
-SPACED = 16
-#: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
-MIN_ACCEPTED = 20
-#: Send times a `SendLog` keeps (at least).
-SENDS_KEPT = 4096
+from .settings import CANDIDATES, HORIZON, MIN_ACCEPTED, MIN_SPAN, SENDS_KEPT, SPACED
 
 
 class RateEvidence:
@@ -208,12 +197,17 @@ class SendLog:
         if len(self.refused) > 2 * self._kept:
             del self.refused[: self._kept]
 
-    def last_taken(self) -> float | None:
-        """The send time of the last request the server took or may yet take (not refused)."""
-        for sent in reversed(self.sent):
-            at = bisect.bisect_left(self.refused, sent)
-            if at == len(self.refused) or self.refused[at] != sent:
+    def last_taken(self, before: float = math.inf) -> float | None:
+        """The send time of the last request sent before `before` that the server took or may yet
+        take (not refused). Sends at the same time (a coarse clock) count one by one."""
+        index = bisect.bisect_left(self.sent, before) - 1
+        while index >= 0:
+            sent = self.sent[index]
+            first = bisect.bisect_left(self.sent, sent)
+            refused = bisect.bisect_right(self.refused, sent) - bisect.bisect_left(self.refused, sent)
+            if index - first + 1 > refused:
                 return sent
+            index = first - 1
         return None
 
     def taken_after(self, ticket: float) -> int:

@@ -1,0 +1,214 @@
+"""The pacer as a state machine, judged in virtual time: the gap bracket of a bucket one request deep
+(`pacing.one_deep`) transition by transition, then the real pacer, transport and shared pacer
+against simulated servers (`support.pacing_sim`): each phase reached the way its server calls for,
+each pathological server survived, and every limit of the rate-limit bench's sweep held."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from support.pacing_sim import Server, simulate
+
+from tabench_dsl.grading.pacing.one_deep import GapBracket
+from tabench_dsl.grading.pacing.settings import (
+    ARRIVAL_JITTER,
+    FIRST_TURN,
+    HOLD_BACKOFF,
+    HOLD_EASING,
+    LOW_PROBE,
+    MARGIN_SHARE,
+    ONE_DEEP_CLIMB,
+    ONE_DEEP_CREEP,
+    ONE_DEEP_STEP,
+    SETTLED_WIDTH,
+)
+
+# -- the gap bracket, one transition at a time -----------------------------------------------------
+
+
+def test_nothing_answered_the_first_turn_then_a_slower_one_once_refused():
+    bracket = GapBracket()
+    assert bracket.gap() == FIRST_TURN
+    bracket.refuse(FIRST_TURN)
+    assert bracket.gap() == pytest.approx(LOW_PROBE * FIRST_TURN)
+
+
+def test_the_climb_doubles_where_429s_are_spared_and_steps_where_few_are():
+    slow = GapBracket()
+    slow.answer(0.28)  # 3.6 a second: 15 s of it spare two 429s
+    assert slow.gap() == pytest.approx(0.28 / ONE_DEEP_STEP)
+    fast = GapBracket()
+    fast.answer(0.05)  # 20 a second: 15 s of it spare twelve
+    assert fast.gap() == pytest.approx(0.05 / ONE_DEEP_CLIMB)
+
+
+def test_a_refusal_below_the_gap_answered_brackets_and_its_middle_is_tried_with_429s_to_spare():
+    bracket = GapBracket()
+    bracket.answer(0.05)
+    bracket.refuse(0.025)
+    assert bracket.gap() == pytest.approx(math.sqrt(0.05 * 0.025))
+    bracket.answer(bracket.gap())  # answered: the bracket halves from below, at no cost
+    assert bracket.answered == pytest.approx(math.sqrt(0.05 * 0.025))
+    assert bracket.refusals == 1
+
+
+def test_with_one_429_to_spare_the_pace_creeps_and_with_none_it_stays():
+    bracket = GapBracket()
+    bracket.answer(0.28)
+    bracket.refuse(0.2)  # two spared at 3.6 a second: one left
+    assert bracket.gap() == pytest.approx(0.28 / ONE_DEEP_CREEP + ARRIVAL_JITTER)
+    bracket.answer(0.28 / ONE_DEEP_CREEP + ARRIVAL_JITTER)
+    bracket.refuse(0.26)  # none left: the gap answered, a jitter more, however wide the bracket
+    assert bracket.spare <= 0
+    assert bracket.gap() == pytest.approx(bracket.answered + ARRIVAL_JITTER)
+
+
+def test_a_settled_bracket_with_429s_to_spare_is_held_where_a_few_arrive_early():
+    bracket = GapBracket()
+    bracket.answer(0.0201)
+    bracket.refuse(0.0201 / SETTLED_WIDTH)
+    held = bracket.gap()
+    assert held == pytest.approx(0.0201 * (1 + MARGIN_SHARE))
+    bracket.answer(held)
+    assert bracket.gap() == pytest.approx(held * (1 - HOLD_EASING))
+    bracket.refuse(bracket.gap())  # arrived early: a step back
+    assert bracket.gap() == pytest.approx(held * (1 - HOLD_EASING) * (1 + HOLD_BACKOFF))
+
+
+def test_two_refusals_in_a_row_at_a_pace_once_answered_mean_the_limit_fell():
+    bracket = GapBracket()
+    bracket.answer(0.28)
+    bracket.refuse(0.2)
+    bracket.refuse(0.28)  # at the gap answered: early, perhaps; the pace answered still stands
+    assert bracket.answered == 0.28 and bracket.refused == 0.2
+    bracket.refuse(0.29)  # again, before any answer: the limit fell
+    assert bracket.answered == pytest.approx(0.29 * ONE_DEEP_STEP)
+    assert bracket.refused == pytest.approx(0.29)
+    assert bracket.gap() > 0.29
+
+
+def test_an_answer_at_a_gap_once_refused_opens_the_bracket_again():
+    bracket = GapBracket()
+    bracket.answer(0.1)
+    bracket.refuse(0.08)
+    bracket.answer(0.079)  # the limit rose
+    assert bracket.refused is None and bracket.answered == 0.079
+
+
+# -- the phases, reached the way the server calls for ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("server", "phases"),
+    [
+        (Server(rate=20, depth=4, answers=300), ("SLOW_START", "AWAITING", "CLIMBING", "FOLLOWING")),
+        (Server(rate=5, depth=1, answers=75), ("SLOW_START", "AWAITING", "ONE_DEEP")),
+        (Server(rate=20, depth=4, answers=300, headers=True), ("SLOW_START", "FOLLOWING")),
+        (Server(rate=5, depth=1, answers=75, headers=True), ("SLOW_START", "AWAITING", "TOLD")),
+    ],
+    ids=["deep", "one-deep", "deep-headers", "one-deep-headers"],
+)
+def test_each_server_takes_the_pacer_through_its_phases(server, phases):
+    figures = simulate(server)
+    assert figures.phases == phases
+    assert figures.met()
+
+
+@pytest.mark.parametrize("depth", [4, 1])
+def test_a_quota_pauses_every_sender_and_loses_nothing(depth):
+    """Nothing refills from 3 s to 6 s: the 429s in a row at the current rate are a quota, every
+    sender waits out its Retry-After, and no answer is lost."""
+    rate = 20.0 if depth > 1 else 5.0
+    figures = simulate(Server(rate=rate, depth=depth, answers=75, schedule=((3.0, 1e-6), (6.0, rate))))
+    assert "PAUSED" in figures.phases and figures.phases[-1] != "PAUSED"
+    assert figures.lost == 0
+
+
+# -- pathological servers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("retry_after", [None, 0.0, 3600.0], ids=["none", "zero", "an-hour"])
+@pytest.mark.parametrize("depth", [4, 1])
+def test_a_429s_retry_after_neither_stalls_nor_hurries_the_pace(retry_after, depth):
+    """No Retry-After, one of 0 (no reason to ask again at once) or of an hour (the pace does not
+    wait it out while answers prove the rate): the limit is held all the same."""
+    rate = 20.0 if depth > 1 else 5.0
+    figures = simulate(Server(rate=rate, depth=depth, answers=round(15 * rate), retry_after=retry_after))
+    assert figures.met()
+    assert figures.seconds < 16.0
+
+
+@pytest.mark.parametrize(
+    ("server", "least"),
+    [
+        (Server(rate=20, depth=20, answers=300, schedule=((5.0, 10.0),)), 0.95),
+        (Server(rate=20, depth=4, answers=300, schedule=((5.0, 10.0),)), 0.95),
+        (Server(rate=100, depth=20, answers=1500, headers=True, schedule=((5.0, 50.0),)), 0.95),
+        (Server(rate=10, depth=1, answers=150, schedule=((5.0, 5.0),)), 0.80),
+    ],
+    ids=["deep", "shallow", "headers", "one-deep"],
+)
+def test_a_limit_that_halves_mid_run_is_followed(server, least):
+    figures = simulate(server)
+    assert figures.lost == 0 and figures.share >= least
+    assert figures.limited_share <= 0.1
+
+
+@pytest.mark.parametrize("step", [5.0, -5.0], ids=["forward", "back"])
+@pytest.mark.parametrize("depth", [4, 1])
+def test_a_clock_step_costs_no_waiting(step, depth):
+    """The clock the pacer reads jumps 5 s 3 s into the run: forward, or back (the turns it owed
+    would otherwise wait the step out)."""
+    rate = 20.0 if depth > 1 else 5.0
+    figures = simulate(Server(rate=rate, depth=depth, answers=round(15 * rate), clock_step=(3.0, step)))
+    assert figures.met()
+    assert figures.seconds < 16.0
+
+
+# -- every limit of the sweep --------------------------------------------------------------------
+
+
+def sweep_points() -> list:
+    """The rate-limit bench's sweep (`bench/ratelimit_bench.py --sweep`), one and two workers, and
+    the 2,000 answers at 100 a second with a 20-request burst; the misses still known xfail."""
+    known_short = {
+        (1.0, 1.0, False): "one deep at 1/s: its third 429 leaves it at 0.9/s (89%)",
+        (50.0, 1.0, False): "one deep at 50/s: arrival jitter and the climb hold it near 89%",
+        (20.0, 20.0, True): "20/s, a second deep, headers: 5.7% of calls refused in virtual time",
+    }
+    points = []
+    for workers in (1, 2):
+        for rate in (5.0, 20.0, 100.0, 500.0):
+            for burst in (1.0, 0.2):
+                for headers in (True, False):
+                    points.append((rate, max(1.0, rate * burst), headers, workers, round(15 * rate)))
+        for rate in (1.0, 2.0, 5.0, 10.0, 50.0):
+            points.append((rate, 1.0, False, workers, max(40, round(15 * rate))))
+    points += [(100.0, 20.0, headers, 1, 2000) for headers in (False, True)]
+    return [
+        pytest.param(
+            *point,
+            marks=[pytest.mark.slow]
+            + (
+                [pytest.mark.xfail(strict=True, reason=known_short[point[:3]])]
+                if point[:3] in known_short
+                else []
+            ),
+            id=f"{point[3]}w-{point[0]:g}/s-depth{point[1]:g}-{'headers' if point[2] else 'bare'}-{point[4]}",
+        )
+        for point in dict.fromkeys(points)
+    ]
+
+
+@pytest.mark.parametrize(("rate", "depth", "headers", "workers", "answers"), sweep_points())
+def test_every_limit_of_the_sweep_is_held_in_virtual_time(rate, depth, headers, workers, answers):
+    figures = simulate(Server(rate=rate, depth=depth, headers=headers, workers=workers, answers=answers))
+    assert figures.met(), figures
+
+
+@pytest.mark.parametrize("rate", [2.0, 5.0, 10.0])
+def test_a_strict_gateway_one_request_deep_is_held(rate):
+    """The sweep's buckets one request deep that the pacer holds, quickly (the rest: slow)."""
+    figures = simulate(Server(rate=rate, depth=1, answers=max(40, round(15 * rate))))
+    assert figures.met(), figures
