@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,8 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "imports"
 REGISTRY = DATA / "openai_evals" / "evals" / "registry"
 PROMPTFOO = DATA / "promptfoo"
 INSPECT = DATA / "inspect"
+HOSTED = DATA / "openai_hosted"
+GRADERS = HOSTED / "graders"
 
 
 def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str | Path, status: int = 0):
@@ -86,18 +89,70 @@ def test_an_lfs_pointer_is_named_and_nothing_is_written(tmp_path: Path, capsys) 
     assert not (tmp_path / "bench").exists()
 
 
-def test_openai_hosted_export_takes_the_gold_the_criterion_references(tmp_path: Path, capsys) -> None:
-    hosted = DATA / "openai_hosted"
-    battery, said = imported(
-        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
+def test_openai_hosted_run_with_inline_items_takes_the_gold_the_criterion_references(
+    tmp_path: Path, capsys
+) -> None:
+    # OpenAI's API reference examples (openai/openai-openapi): a run whose items are inline
+    # (`file_content`) and whose template's messages hold `input_text` objects, and its eval.
+    run_file = HOSTED / "run.json"
+    battery, said = imported(tmp_path, capsys, "openai-evals", run_file, HOSTED / "eval.json")
+    run = json.loads(run_file.read_text(encoding="utf-8"))
+    items = [row["item"] for row in run["data_source"]["source"]["content"]]
+    [system, _] = run["data_source"]["input_messages"]["template"]
+    assert [q.gold for q in battery.questions] == [item["ground_truth"] for item in items]
+    assert [q.id for q in battery.questions] == [f"run.{n}" for n in range(1, len(items) + 1)]
+    for question, item in zip(battery.questions, items, strict=True):
+        assert question.prompt == f"developer: {system['content']['text']}\n\nuser: {item['input']}"
+    lines = run_file.read_text(encoding="utf-8").splitlines()
+    origins = re.findall(
+        r"^# from run\.json:(\d+)$", (tmp_path / "bench" / "questions" / "run.rubric").read_text(), re.M
     )
-    rows = [row["item"] for _, row in samples(hosted / "tickets.jsonl")]
-    assert [q.gold for q in battery.questions] == [row["correct_label"] for row in rows]
-    assert [q.id for q in battery.questions] == ["tickets.1", "tickets.2", "tickets.3"]
-    for question, row in zip(battery.questions, rows, strict=True):
-        assert question.prompt.endswith("user: " + row["ticket_text"])
-        assert question.prompt.startswith("developer: You are an expert in categorizing IT support tickets.")
-    assert "item.correct_label (the criteria's reference) -> gold: 3" in said.out
+    assert [lines[int(n) - 1].strip() for n in origins] == ['"item": {'] * len(items)
+    assert f"item.ground_truth (the criteria's reference) -> gold: {len(items)}" in said.out
+
+
+def test_openai_hosted_graders_as_the_api_gives_them(tmp_path: Path, capsys) -> None:
+    # A label_model grader with `input_text` content objects, the same grader as created with
+    # text content, and a text_similarity grader, each a file of its own.
+    for n, grader in enumerate(("label_model.json", "label_model_create.json")):
+        out = tmp_path / str(n)
+        out.mkdir()
+        battery, said = imported(
+            out,
+            capsys,
+            "openai-evals",
+            HOSTED / "run.json",
+            HOSTED / "eval.json",
+            GRADERS / grader,
+            GRADERS / "text_similarity.json",
+        )
+        text = json.loads((GRADERS / grader).read_text(encoding="utf-8"))
+        system, user = (
+            m["content"]["text"] if isinstance(m["content"], dict) else m["content"] for m in text["input"]
+        )
+        scoring = {q.scoring for q in battery.questions}
+        assert scoring == {f"system: {system}\n\nuser: {user}\n\nPassing labels: positive"}
+        assert "text_similarity's metric and threshold: the judge grades instead" in said.out
+
+
+def test_openai_hosted_items_without_the_field_a_grader_references_are_named(tmp_path: Path, capsys) -> None:
+    # The reference's string_check grader compares with `{{item.label}}`, which the run's items lack.
+    out = tmp_path / "b"
+    argv = ["import", "openai-evals", str(HOSTED / "run.json"), str(GRADERS / "string_check.json")]
+    assert main([*argv, "--out", str(out)]) == 2  # every item skipped: nothing to write
+    err = capsys.readouterr().err
+    assert "run.json:24: no gold: the criteria reference label" in err and "Traceback" not in err
+
+
+def test_openai_hosted_run_whose_items_are_an_uploaded_file_says_so(tmp_path: Path, capsys) -> None:
+    source = HOSTED / "jsonl_data_source.json"  # the API reference's `jsonl` data source
+    assert (
+        main(["import", "openai-evals", str(source), str(HOSTED / "eval.json"), "--out", str(tmp_path / "b")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "the run's items are in the uploaded file file-9GYS6xbkWgWhmE7VoLUWFg" in err
+    assert "Traceback" not in err and not (tmp_path / "b").exists()
 
 
 def test_promptfoo_config_with_code_asserts_named_and_skipped(tmp_path: Path, capsys) -> None:
@@ -216,13 +271,12 @@ def test_file_references_outside_the_config_folder_are_never_read(tmp_path: Path
 
 
 def test_imported_checks_match_what_the_sources_compare(tmp_path: Path, capsys) -> None:
-    hosted = DATA / "openai_hosted"
-    battery, _ = imported(
-        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
-    )
-    check = battery.questions[0].match  # string_check eq on "Hardware": the whole answer
+    battery, _ = imported(tmp_path, capsys, "openai-evals", HOSTED / "run.json", HOSTED / "eval.json")
+    check = battery.questions[0].match  # string_check eq on "Technology": the whole answer
     assert check is not None and check.kind == "regex"
-    assert [read_answer(check, a).matched for a in ("Hardware", " Hardware.\n", "Hardware or Software")] == [
+    assert [
+        read_answer(check, a).matched for a in ("Technology", " Technology.\n", "Technology or World")
+    ] == [
         True,
         True,
         False,
