@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.closed_match import MatchCheck, read_answer
+from tabench_dsl.grading.answers import AnswerReader
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.formatting import format_text
 from tabench_dsl.language.importers.checks import text_check
@@ -153,6 +154,24 @@ def test_openai_hosted_run_whose_items_are_an_uploaded_file_says_so(tmp_path: Pa
     err = capsys.readouterr().err
     assert "the run's items are in the uploaded file file-9GYS6xbkWgWhmE7VoLUWFg" in err
     assert "Traceback" not in err and not (tmp_path / "b").exists()
+
+
+def test_a_promptfoo_results_file_brings_its_config_and_its_answers_name_the_same_questions(
+    tmp_path: Path, capsys
+) -> None:
+    export = PROMPTFOO / "sample-export" / "sample-export.json"  # promptfoo's own fixture, whole
+    battery, said = imported(tmp_path, capsys, "promptfoo", export)
+    config = json.loads(export.read_text(encoding="utf-8"))["config"]
+    [template] = config["prompts"]
+    assert [(q.id, q.prompt) for q in battery.questions] == [
+        (f"test-{n}", template.replace("{{riddle}}", t["vars"]["riddle"]))
+        for n, t in enumerate(config["tests"], 1)
+    ]
+    assert [q.gold for q in battery.questions] == ["echo", config["tests"][1]["assert"][0]["value"]]
+    assert "cost assert: no field of a question holds it (2 items)" in said.out
+    ids = {q.id for q in battery.questions}
+    answers = list(AnswerReader(export, ids, on_problem=lambda p: pytest.fail(p.render())))
+    assert sorted({a.question for a in answers}) == sorted(ids) and len(answers) == 4
 
 
 def test_promptfoo_config_with_code_asserts_named_and_skipped(tmp_path: Path, capsys) -> None:
