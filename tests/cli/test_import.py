@@ -29,6 +29,7 @@ PROMPTFOO = DATA / "promptfoo"
 INSPECT = DATA / "inspect"
 HOSTED = DATA / "openai_hosted"
 GRADERS = HOSTED / "graders"
+OUTPUT_ITEMS = HOSTED / "output_items"
 
 
 def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str | Path, status: int = 0):
@@ -143,6 +144,43 @@ def test_openai_hosted_items_without_the_field_a_grader_references_are_named(tmp
     assert main([*argv, "--out", str(out)]) == 2  # every item skipped: nothing to write
     err = capsys.readouterr().err
     assert "run.json:24: no gold: the criteria reference label" in err and "Traceback" not in err
+
+
+def test_openai_hosted_output_items_export_numbers_items_by_their_place_and_reads_each_once(
+    tmp_path: Path, capsys
+) -> None:
+    # The dashboard's output-items export (promptfoo's fixtures of it): a row per item and run,
+    # with `data_source_idx`. Its eval and run objects are not in the export: the criteria and
+    # the template below are this test's, written as the API took them.
+    def criterion(reference: str) -> Path:
+        path = tmp_path / f"{reference}.json"
+        grader = {"type": "string_check", "name": "Match output to human label", "operation": "eq"}
+        grader |= {"input": "{{ sample.output_text }}", "reference": "{{ item." + reference + " }}"}
+        path.write_text(json.dumps(grader), encoding="utf-8")
+        return path
+
+    items = OUTPUT_ITEMS / "openai-evals-items.jsonl"
+    rows = [row for _, row in samples(items)]
+    (tmp_path / "a").mkdir()
+    battery, _ = imported(tmp_path / "a", capsys, "openai-evals", items, criterion("expected_answer"))
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        (
+            f"openai-evals-items.{row['data_source_idx'] + 1}",
+            row["item"]["input"],
+            row["item"]["expected_answer"],
+        )
+        for row in rows
+    ]
+    run = tmp_path / "run.json"
+    template = [{"role": "user", "content": "{{item.ticket_text}}"}]
+    run.write_text(json.dumps({"data_source": {"input_messages": {"template": template}}}), encoding="utf-8")
+    (tmp_path / "b").mkdir()
+    runs = OUTPUT_ITEMS / "openai-evals-multi-run-items.jsonl"  # one item, two runs
+    battery, said = imported(tmp_path / "b", capsys, "openai-evals", runs, run, criterion("correct_label"))
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        ("openai-evals-multi-run-items.1", "My monitor will not turn on", "Hardware")
+    ]
+    assert "a row of another run for an item already read -> the same question: 1" in said.out
 
 
 def test_openai_hosted_run_whose_items_are_an_uploaded_file_says_so(tmp_path: Path, capsys) -> None:

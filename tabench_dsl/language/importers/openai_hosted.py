@@ -2,7 +2,9 @@
 2026-11-30): SOURCE files are
 
 - the items: a data-source JSONL, one `{"item": {...}}` row per line (a row without `item` is the
-  item), or a run whose `data_source.source` is `file_content` (the rows inline);
+  item; the dashboard's output-items export, a row per item and run with `data_source_idx`, is
+  read as one question per item), or a run whose `data_source.source` is `file_content` (the
+  rows inline);
 - the eval as JSON (`GET /evals/{id}`: its `testing_criteria`), the criteria list, or one grader;
 - optionally a run as JSON (`GET /evals/{id}/runs/{run}`), whose `data_source.input_messages`
   template is the prompt (`{{ item.FIELD }}` put in as literal text). Without one, the prompt is
@@ -18,8 +20,8 @@ three); an image or audio part cannot be a rubric's text and is counted as not c
                written), with the labels that pass or the threshold
     match      a `string_check` on the gold: `eq` reads a number or a choice letter as one, else
                the whole answer; `like` / `ilike` the gold inside the answer (a regex check)
-    id         the item's `id` field, else ITEMS.LINE (the row's line in a JSONL file, its place
-               in a run's inline `content` list)
+    id         the item's `id` field, else ITEMS.N: N the row's line in a JSONL file (its
+               `data_source_idx` + 1 in an output-items export), its place in a run's inline list
 """
 
 from __future__ import annotations
@@ -86,12 +88,35 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
         )
     reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
+    items_read: dict[tuple[Path, int], str] = {}
     for found in rows:
         item = found.row.get("item", found.row) if isinstance(found.row, dict) else None
         if not isinstance(item, dict):
             imported.skip(found.source, found.line, "not an object with an `item` object")
             continue
-        _item(found, item, template, reference, scoring, operation, imported, ids)
+        numbered = _output_item(found, item, items_read, imported)
+        if numbered is not None:
+            _item(numbered, item, template, reference, scoring, operation, imported, ids)
+
+
+def _output_item(
+    found: Row, item: dict[str, object], items_read: dict[tuple[Path, int], str], imported: Imported
+) -> Row | None:
+    """A row of the dashboard's output-items export carries `data_source_idx`, the item's place in
+    the data source: it numbers the question (N + 1, the same in every run's export), and a row
+    of another run with the same item is the question already read (None). A different item at
+    the same place (a run on another data source) keeps its line."""
+    index = found.row.get("data_source_idx") if isinstance(found.row, dict) else None
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        return found
+    same, key = json.dumps(item, sort_keys=True), (found.source, index)
+    if key not in items_read:
+        items_read[key] = same
+        return Row(found.source, found.line, index + 1, found.row)
+    if items_read[key] != same:
+        return found
+    imported.mapped["a row of another run for an item already read -> the same question"] += 1
+    return None
 
 
 def _json(path: Path, text: str) -> object:
