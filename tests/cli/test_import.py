@@ -183,6 +183,27 @@ def test_openai_hosted_output_items_export_numbers_items_by_their_place_and_read
     assert "a row of another run for an item already read -> the same question: 1" in said.out
 
 
+def test_openai_hosted_output_items_from_the_api_give_the_prompt_the_model_was_sent(
+    tmp_path: Path, capsys
+) -> None:
+    # The reference's output items of the same run: item 5 (0-based) with the messages it was sent.
+    listed = HOSTED / "run-output-items.json"
+    (tmp_path / "a").mkdir()
+    battery, said = imported(tmp_path / "a", capsys, "openai-evals", listed, HOSTED / "eval.json")
+    [output] = json.loads(listed.read_text(encoding="utf-8"))["data"]
+    [question] = battery.questions
+    n = output["datasource_item_id"] + 1
+    assert (question.id, question.gold) == (
+        f"run-output-items.{n}",
+        output["datasource_item"]["ground_truth"],
+    )
+    assert "the sample's input messages -> prompt: 1" in said.out
+    (tmp_path / "b").mkdir()
+    run, _ = imported(tmp_path / "b", capsys, "openai-evals", HOSTED / "run.json", HOSTED / "eval.json")
+    same = next(q for q in run.questions if q.id == f"run.{n}")  # the run's template, filled in
+    assert (question.prompt, question.gold) == (same.prompt, same.gold)
+
+
 def test_openai_hosted_run_whose_items_are_an_uploaded_file_says_so(tmp_path: Path, capsys) -> None:
     source = HOSTED / "jsonl_data_source.json"  # the API reference's `jsonl` data source
     assert (

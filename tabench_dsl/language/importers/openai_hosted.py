@@ -3,8 +3,10 @@
 
 - the items: a data-source JSONL, one `{"item": {...}}` row per line (a row without `item` is the
   item; the dashboard's output-items export, a row per item and run with `data_source_idx`, is
-  read as one question per item), or a run whose `data_source.source` is `file_content` (the
-  rows inline);
+  read as one question per item), a run whose `data_source.source` is `file_content` (the
+  rows inline), or the API's output items (`.../runs/{run}/output_items`: `datasource_item`,
+  `datasource_item_id`, and `sample.input`, the messages the model was sent, as the prompt when
+  no run template is given);
 - the eval as JSON (`GET /evals/{id}`: its `testing_criteria`), the criteria list, or one grader;
 - optionally a run as JSON (`GET /evals/{id}/runs/{run}`), whose `data_source.input_messages`
   template is the prompt (`{{ item.FIELD }}` put in as literal text). Without one, the prompt is
@@ -40,6 +42,8 @@ from .sources import Imported, ImportedQuestion, chat_text, jsonl_rows, read_sou
 ITEM_FIELD = re.compile(r"\{\{\s*item\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: Where a row of a run's inline items begins (`{"item": {...}}`), to name its line.
 ROW_START = re.compile(r'"item"\s*:')
+#: Where an output item's item begins in the API's output-items list, to name its line.
+OUTPUT_ITEM_START = re.compile(r'"datasource_item"\s*:')
 #: The item fields a prompt is taken from when no run template is given, in order.
 PROMPT_FIELDS = ("input", "prompt", "question")
 REFERENCE_CRITERIA = ("string_check", "text_similarity")
@@ -73,6 +77,7 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
             messages = _template(document, imported)
             template = messages if messages is not None else template
             rows.extend(_inline_rows(source, text, document, elsewhere))
+            rows.extend(_listed_output_items(source, text, document))
     for source in (s for s in sources if s.suffix.lower() == ".jsonl"):
         rows.extend(
             Row(source, line, line, row) for line, row in jsonl_rows(source, imported, "data-source file")
@@ -94,29 +99,32 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
         if not isinstance(item, dict):
             imported.skip(found.source, found.line, "not an object with an `item` object")
             continue
-        numbered = _output_item(found, item, items_read, imported)
-        if numbered is not None:
-            _item(numbered, item, template, reference, scoring, operation, imported, ids)
+        numbered, key = _output_item(found, item, items_read, imported)
+        written = numbered is not None and _item(
+            numbered, item, template, reference, scoring, operation, imported, ids
+        )
+        if written and key is not None:
+            items_read[key] = json.dumps(item, sort_keys=True)
 
 
 def _output_item(
     found: Row, item: dict[str, object], items_read: dict[tuple[Path, int], str], imported: Imported
-) -> Row | None:
-    """A row of the dashboard's output-items export carries `data_source_idx`, the item's place in
-    the data source: it numbers the question (N + 1, the same in every run's export), and a row
-    of another run with the same item is the question already read (None). A different item at
-    the same place (a run on another data source) keeps its line."""
+) -> tuple[Row | None, tuple[Path, int] | None]:
+    """A row of an output-items export carries `data_source_idx`, the item's place in the data
+    source: it numbers the question (N + 1, the same in every run's export), and a row of another
+    run with an item already written is that question (None). A different item at the same place
+    (a run on another data source) keeps its line. Also the key to note the item under once its
+    question is written."""
     index = found.row.get("data_source_idx") if isinstance(found.row, dict) else None
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        return found
-    same, key = json.dumps(item, sort_keys=True), (found.source, index)
+        return found, None
+    key = (found.source, index)
     if key not in items_read:
-        items_read[key] = same
-        return Row(found.source, found.line, index + 1, found.row)
-    if items_read[key] != same:
-        return found
+        return Row(found.source, found.line, index + 1, found.row), key
+    if items_read[key] != json.dumps(item, sort_keys=True):
+        return found, None
     imported.mapped["a row of another run for an item already read -> the same question"] += 1
-    return None
+    return None, None
 
 
 def _json(path: Path, text: str) -> object:
@@ -147,6 +155,38 @@ def _template(document: dict[str, object], imported: Imported) -> list[dict[str,
     return _as_chat(template, imported, "the run's template")
 
 
+def _listed_output_items(source: Path, text: str, document: dict[str, object]) -> list[Row]:
+    """The API's output items (`GET /evals/{id}/runs/{run}/output_items`, or one of them) as item
+    rows: `datasource_item` is the item, `datasource_item_id` its place in the data source, and
+    `sample.input` the messages the model was sent."""
+    listed = document.get("data") if document.get("object") == "list" else [document]
+    outputs = [
+        o
+        for o in (listed if isinstance(listed, list) else [])
+        if isinstance(o, dict) and o.get("object") == "eval.run.output_item"
+    ]
+    lines = _lines(text, OUTPUT_ITEM_START, len(outputs))
+    return [
+        Row(
+            source,
+            line,
+            place,
+            {
+                "item": o.get("datasource_item"),
+                "data_source_idx": o.get("datasource_item_id"),
+                "sample": o.get("sample"),
+            },
+        )
+        for place, (line, o) in enumerate(zip(lines, outputs, strict=True), 1)
+    ]
+
+
+def _lines(text: str, start: re.Pattern[str], count: int) -> list[int]:
+    """The lines `start` is found on in `text`, when it is found once per row; else line 1 each."""
+    found = [text.count("\n", 0, m.start()) + 1 for m in start.finditer(text)]
+    return found if len(found) == count else [1] * count
+
+
 def _inline_rows(source: Path, text: str, document: dict[str, object], elsewhere: list[str]) -> list[Row]:
     """A run's items given inline (`file_content`), each with the line its `"item"` key is on
     when the file's `"item"` keys are exactly its rows (else line 1). A run whose items live
@@ -162,8 +202,7 @@ def _inline_rows(source: Path, text: str, document: dict[str, object], elsewhere
         else:
             elsewhere.append(f"{kind} the service kept" if isinstance(kind, str) else "not inline")
         return []
-    starts = [text.count("\n", 0, m.start()) + 1 for m in ROW_START.finditer(text)]
-    lines = starts if len(starts) == len(content) else [1] * len(content)
+    lines = _lines(text, ROW_START, len(content))
     return [
         Row(source, line, place, row) for place, (line, row) in enumerate(zip(lines, content, strict=True), 1)
     ]
@@ -245,35 +284,24 @@ def _item(
     operation: str | None,
     imported: Imported,
     ids: QuestionIds,
-) -> None:
+) -> bool:
+    """Write the question of one item row; False when it is skipped (and named)."""
     values = {key: value if isinstance(value, str) else json.dumps(value) for key, value in item.items()}
-    if template is not None:
-        rendered = [
-            dict(
-                m,
-                content=ITEM_FIELD.sub(
-                    lambda f: values.get(f.group(1), f.group()), str(m.get("content", ""))
-                ),
-            )
-            for m in template
-        ]
-        prompt = chat_text(rendered)
-    else:
-        prompt = next((values[f] for f in PROMPT_FIELDS if f in values), None)
+    prompt, how = _prompt(found, values, template, imported)
     if not prompt or not prompt.strip():
         imported.skip(
-            found.source, found.line, "no prompt: no run template, and no input, prompt or question field"
+            found.source,
+            found.line,
+            "no prompt: no run template, no sample input, and no input, prompt or question field",
         )
-        return
+        return False
     gold = values.get(reference) if reference else None
     if not gold or not gold.strip():
         imported.skip(
             found.source, found.line, f"no gold: the criteria reference {reference or 'no item field'}"
         )
-        return
-    imported.mapped[
-        "input_messages template + item -> prompt" if template else "item prompt field -> prompt"
-    ] += 1
+        return False
+    imported.mapped[how] += 1
     imported.mapped[f"item.{reference} (the criteria's reference) -> gold"] += 1
     if scoring is not None:
         imported.mapped["label_model / score_model grader prompts -> scoring"] += 1
@@ -295,3 +323,29 @@ def _item(
         match=check,
     )
     imported.add(found.source.stem, question)
+    return True
+
+
+def _prompt(
+    found: Row, values: dict[str, str], template: list[dict[str, object]] | None, imported: Imported
+) -> tuple[str | None, str]:
+    """The prompt of an item and how it was found: the run's template filled in, else the
+    messages an output item says the model was sent (`sample.input`; the dashboard's export
+    calls them `trajectory`), else the item's own prompt field."""
+    if template is not None:
+        rendered = [
+            dict(m, content=ITEM_FIELD.sub(lambda f: values.get(f.group(1), f.group()), str(m["content"])))
+            for m in template
+        ]
+        return chat_text(rendered), "input_messages template + item -> prompt"
+    sample = found.row.get("sample") if isinstance(found.row, dict) else None
+    sent = (
+        next((m for m in (sample.get("input"), sample.get("trajectory")) if isinstance(m, list) and m), None)
+        if isinstance(sample, dict)
+        else None
+    )
+    if sent is not None:
+        return chat_text(
+            _as_chat(sent, imported, "an output item's sample")
+        ), "the sample's input messages -> prompt"
+    return next((values[f] for f in PROMPT_FIELDS if f in values), None), "item prompt field -> prompt"
