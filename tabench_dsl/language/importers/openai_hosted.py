@@ -64,7 +64,8 @@ class Row:
 
 
 def import_hosted(sources: list[Path], imported: Imported) -> None:
-    """Read a hosted export (data JSONL files, the eval's JSON, a run's JSON) into `imported`."""
+    """Read a hosted export (items as JSONL, a run or output items; the eval's JSON; a run's JSON)
+    into `imported`."""
     criteria: list[dict[str, object]] = []
     template: list[dict[str, object]] | None = None
     rows: list[Row] = []
@@ -89,7 +90,8 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
             else ""
         )
         raise UsageError(
-            f"a hosted Evals export needs its items: a data-source .jsonl or a run with them inline{where}"
+            "a hosted Evals export needs its items: a data-source .jsonl, a run with them inline, or a"
+            f" run's output items{where}"
         )
     reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
@@ -183,7 +185,10 @@ def _listed_output_items(source: Path, text: str, document: dict[str, object]) -
 
 def _lines(text: str, start: re.Pattern[str], count: int) -> list[int]:
     """The lines `start` is found on in `text`, when it is found once per row; else line 1 each."""
-    found = [text.count("\n", 0, m.start()) + 1 for m in start.finditer(text)]
+    found, line, at = [], 1, 0
+    for match in start.finditer(text):  # counted on from the last match: linear in the text
+        line, at = line + text.count("\n", at, match.start()), match.start()
+        found.append(line)
     return found if len(found) == count else [1] * count
 
 
