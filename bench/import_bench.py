@@ -3,8 +3,9 @@
     python bench/import_bench.py
 
 1. Imports each real source under tests/data/imports (openai/evals registry evals, a hosted Evals
-   export, promptfoo's examples, Inspect AI datasets; see its NOTICE.md) with `tabench import`,
-   in a temporary folder, and lints and compiles each battery (target: 0 lint errors).
+   export, promptfoo's examples and a results file, Inspect AI datasets; see its NOTICE.md) with
+   `tabench import`, in a temporary folder, and lints and compiles each battery (target: 0 lint
+   errors).
 2. Compares the questions with the sources: for the registry, hosted and Inspect files, every
    sample with a prompt and a gold is a question whose gold is the sample's first `ideal` /
    `target` / the field the criterion references (target: every one).
@@ -53,6 +54,7 @@ SOURCES: dict[str, tuple[str, list[Path]]] = {
             for d in ("simple-test", "getting-started", "simple-csv")
         ],
     ),
+    "pf-results": ("promptfoo", [DATA / "promptfoo" / "sample-export" / "sample-export.json"]),
     "inspect": ("inspect", [DATA / "inspect" / n for n in ("security_guide.jsonl", "theory_of_mind.jsonl")]),
     "inspect-mcq": ("inspect", [DATA / "inspect" / "samples-mcq.jsonl"]),
 }
