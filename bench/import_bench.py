@@ -3,11 +3,12 @@
     python bench/import_bench.py
 
 1. Imports each real source under tests/data/imports (openai/evals registry evals, a hosted Evals
-   export, promptfoo's examples, Inspect AI datasets; see its NOTICE.md) with `tabench import`,
-   in a temporary folder, and lints and compiles each battery (target: 0 lint errors).
-2. Compares the questions with the sources: for the registry and Inspect files, every sample with a
-   prompt and a gold is a question whose gold is the sample's first `ideal` / `target` (target:
-   every one).
+   export, promptfoo's examples and a results file, Inspect AI datasets; see its NOTICE.md) with
+   `tabench import`, in a temporary folder, and lints and compiles each battery (target: 0 lint
+   errors).
+2. Compares the questions with the sources: for the registry, hosted and Inspect files, every
+   sample with a prompt and a gold is a question whose gold is the sample's first `ideal` /
+   `target` / the field the criterion references (target: every one).
 3. Grades three answers per question that has a `match` check (the gold written another way, a
    wrong closed answer, an answer with nothing to read) with the builtin judge, once as imported
    (no `decides`) and once with `decides` added to every check, and prints how many answers each
@@ -44,7 +45,7 @@ SOURCES: dict[str, tuple[str, list[Path]]] = {
     ),
     "hosted": (
         "openai-evals",
-        [DATA / "openai_hosted" / n for n in ("tickets.jsonl", "eval.json", "run.json")],
+        [DATA / "openai_hosted" / n for n in ("run.json", "eval.json")],
     ),
     "promptfoo": (
         "promptfoo",
@@ -53,6 +54,7 @@ SOURCES: dict[str, tuple[str, list[Path]]] = {
             for d in ("simple-test", "getting-started", "simple-csv")
         ],
     ),
+    "pf-results": ("promptfoo", [DATA / "promptfoo" / "sample-export" / "sample-export.json"]),
     "inspect": ("inspect", [DATA / "inspect" / n for n in ("security_guide.jsonl", "theory_of_mind.jsonl")]),
     "inspect-mcq": ("inspect", [DATA / "inspect" / "samples-mcq.jsonl"]),
 }
@@ -83,6 +85,10 @@ def expected_golds(name: str) -> dict[str, str]:
             for line, row in jsonl(REGISTRY / "data" / data):
                 ideal = row["ideal"] if isinstance(row["ideal"], list) else [row["ideal"]]
                 golds[f"{evl}.{line}"] = ideal[0]
+    elif name == "hosted":
+        run = json.loads((DATA / "openai_hosted" / "run.json").read_text(encoding="utf-8"))
+        items = [row["item"] for row in run["data_source"]["source"]["content"]]
+        golds.update({f"run.{n}": item["ground_truth"] for n, item in enumerate(items, start=1)})
     elif name == "inspect":
         rows = [row for _, row in jsonl(DATA / "inspect" / "security_guide.jsonl")]
         golds.update({str(n): row["target"] for n, row in enumerate(rows, start=1)})

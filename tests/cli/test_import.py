@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.closed_match import MatchCheck, read_answer
+from tabench_dsl.grading.answers import AnswerReader
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.formatting import format_text
 from tabench_dsl.language.importers.checks import text_check
@@ -25,6 +27,9 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "imports"
 REGISTRY = DATA / "openai_evals" / "evals" / "registry"
 PROMPTFOO = DATA / "promptfoo"
 INSPECT = DATA / "inspect"
+HOSTED = DATA / "openai_hosted"
+GRADERS = HOSTED / "graders"
+OUTPUT_ITEMS = HOSTED / "output_items"
 
 
 def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str | Path, status: int = 0):
@@ -86,18 +91,146 @@ def test_an_lfs_pointer_is_named_and_nothing_is_written(tmp_path: Path, capsys) 
     assert not (tmp_path / "bench").exists()
 
 
-def test_openai_hosted_export_takes_the_gold_the_criterion_references(tmp_path: Path, capsys) -> None:
-    hosted = DATA / "openai_hosted"
-    battery, said = imported(
-        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
+def test_openai_hosted_run_with_inline_items_takes_the_gold_the_criterion_references(
+    tmp_path: Path, capsys
+) -> None:
+    # OpenAI's API reference examples (openai/openai-openapi): a run whose items are inline
+    # (`file_content`) and whose template's messages hold `input_text` objects, and its eval.
+    run_file = HOSTED / "run.json"
+    battery, said = imported(tmp_path, capsys, "openai-evals", run_file, HOSTED / "eval.json")
+    run = json.loads(run_file.read_text(encoding="utf-8"))
+    items = [row["item"] for row in run["data_source"]["source"]["content"]]
+    [system, _] = run["data_source"]["input_messages"]["template"]
+    assert [q.gold for q in battery.questions] == [item["ground_truth"] for item in items]
+    assert [q.id for q in battery.questions] == [f"run.{n}" for n in range(1, len(items) + 1)]
+    for question, item in zip(battery.questions, items, strict=True):
+        assert question.prompt == f"developer: {system['content']['text']}\n\nuser: {item['input']}"
+    lines = run_file.read_text(encoding="utf-8").splitlines()
+    origins = re.findall(
+        r"^# from run\.json:(\d+)$", (tmp_path / "bench" / "questions" / "run.rubric").read_text(), re.M
     )
-    rows = [row["item"] for _, row in samples(hosted / "tickets.jsonl")]
-    assert [q.gold for q in battery.questions] == [row["correct_label"] for row in rows]
-    assert [q.id for q in battery.questions] == ["tickets.1", "tickets.2", "tickets.3"]
-    for question, row in zip(battery.questions, rows, strict=True):
-        assert question.prompt.endswith("user: " + row["ticket_text"])
-        assert question.prompt.startswith("developer: You are an expert in categorizing IT support tickets.")
-    assert "item.correct_label (the criteria's reference) -> gold: 3" in said.out
+    assert [lines[int(n) - 1].strip() for n in origins] == ['"item": {'] * len(items)
+    assert f"item.ground_truth (the criteria's reference) -> gold: {len(items)}" in said.out
+
+
+def test_openai_hosted_graders_as_the_api_gives_them(tmp_path: Path, capsys) -> None:
+    # A label_model grader with `input_text` content objects, the same grader as created with
+    # text content, and a text_similarity grader, each a file of its own.
+    for n, grader in enumerate(("label_model.json", "label_model_create.json")):
+        out = tmp_path / str(n)
+        out.mkdir()
+        battery, said = imported(
+            out,
+            capsys,
+            "openai-evals",
+            HOSTED / "run.json",
+            HOSTED / "eval.json",
+            GRADERS / grader,
+            GRADERS / "text_similarity.json",
+        )
+        text = json.loads((GRADERS / grader).read_text(encoding="utf-8"))
+        system, user = (
+            m["content"]["text"] if isinstance(m["content"], dict) else m["content"] for m in text["input"]
+        )
+        scoring = {q.scoring for q in battery.questions}
+        assert scoring == {f"system: {system}\n\nuser: {user}\n\nPassing labels: positive"}
+        assert "text_similarity's metric and threshold: the judge grades instead" in said.out
+
+
+def test_openai_hosted_items_without_the_field_a_grader_references_are_named(tmp_path: Path, capsys) -> None:
+    # The reference's string_check grader compares with `{{item.label}}`, which the run's items lack.
+    out = tmp_path / "b"
+    argv = ["import", "openai-evals", str(HOSTED / "run.json"), str(GRADERS / "string_check.json")]
+    assert main([*argv, "--out", str(out)]) == 2  # every item skipped: nothing to write
+    err = capsys.readouterr().err
+    assert "run.json:24: no gold: the criteria reference label" in err and "Traceback" not in err
+
+
+def test_openai_hosted_output_items_export_numbers_items_by_their_place_and_reads_each_once(
+    tmp_path: Path, capsys
+) -> None:
+    # The dashboard's output-items export (promptfoo's fixtures of it): a row per item and run,
+    # with `data_source_idx`. Its eval and run objects are not in the export: the criteria and
+    # the template below are this test's, written as the API took them.
+    def criterion(reference: str) -> Path:
+        path = tmp_path / f"{reference}.json"
+        grader = {"type": "string_check", "name": "Match output to human label", "operation": "eq"}
+        grader |= {"input": "{{ sample.output_text }}", "reference": "{{ item." + reference + " }}"}
+        path.write_text(json.dumps(grader), encoding="utf-8")
+        return path
+
+    items = OUTPUT_ITEMS / "openai-evals-items.jsonl"
+    rows = [row for _, row in samples(items)]
+    (tmp_path / "a").mkdir()
+    battery, _ = imported(tmp_path / "a", capsys, "openai-evals", items, criterion("expected_answer"))
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        (
+            f"openai-evals-items.{row['data_source_idx'] + 1}",
+            row["item"]["input"],
+            row["item"]["expected_answer"],
+        )
+        for row in rows
+    ]
+    run = tmp_path / "run.json"
+    template = [{"role": "user", "content": "{{item.ticket_text}}"}]
+    run.write_text(json.dumps({"data_source": {"input_messages": {"template": template}}}), encoding="utf-8")
+    (tmp_path / "b").mkdir()
+    runs = OUTPUT_ITEMS / "openai-evals-multi-run-items.jsonl"  # one item, two runs
+    battery, said = imported(tmp_path / "b", capsys, "openai-evals", runs, run, criterion("correct_label"))
+    assert [(q.id, q.prompt, q.gold) for q in battery.questions] == [
+        ("openai-evals-multi-run-items.1", "My monitor will not turn on", "Hardware")
+    ]
+    assert "a row of another run for an item already read -> the same question: 1" in said.out
+
+
+def test_openai_hosted_output_items_from_the_api_give_the_prompt_the_model_was_sent(
+    tmp_path: Path, capsys
+) -> None:
+    # The reference's output items of the same run: item 5 (0-based) with the messages it was sent.
+    listed = HOSTED / "run-output-items.json"
+    (tmp_path / "a").mkdir()
+    battery, said = imported(tmp_path / "a", capsys, "openai-evals", listed, HOSTED / "eval.json")
+    [output] = json.loads(listed.read_text(encoding="utf-8"))["data"]
+    [question] = battery.questions
+    n = output["datasource_item_id"] + 1
+    assert (question.id, question.gold) == (
+        f"run-output-items.{n}",
+        output["datasource_item"]["ground_truth"],
+    )
+    assert "the sample's input messages -> prompt: 1" in said.out
+    (tmp_path / "b").mkdir()
+    run, _ = imported(tmp_path / "b", capsys, "openai-evals", HOSTED / "run.json", HOSTED / "eval.json")
+    same = next(q for q in run.questions if q.id == f"run.{n}")  # the run's template, filled in
+    assert (question.prompt, question.gold) == (same.prompt, same.gold)
+
+
+def test_openai_hosted_run_whose_items_are_an_uploaded_file_says_so(tmp_path: Path, capsys) -> None:
+    source = HOSTED / "jsonl_data_source.json"  # the API reference's `jsonl` data source
+    assert (
+        main(["import", "openai-evals", str(source), str(HOSTED / "eval.json"), "--out", str(tmp_path / "b")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "the run's items are in the uploaded file file-9GYS6xbkWgWhmE7VoLUWFg" in err
+    assert "Traceback" not in err and not (tmp_path / "b").exists()
+
+
+def test_a_promptfoo_results_file_brings_its_config_and_its_answers_name_the_same_questions(
+    tmp_path: Path, capsys
+) -> None:
+    export = PROMPTFOO / "sample-export" / "sample-export.json"  # promptfoo's own fixture, whole
+    battery, said = imported(tmp_path, capsys, "promptfoo", export)
+    config = json.loads(export.read_text(encoding="utf-8"))["config"]
+    [template] = config["prompts"]
+    assert [(q.id, q.prompt) for q in battery.questions] == [
+        (f"test-{n}", template.replace("{{riddle}}", t["vars"]["riddle"]))
+        for n, t in enumerate(config["tests"], 1)
+    ]
+    assert [q.gold for q in battery.questions] == ["echo", config["tests"][1]["assert"][0]["value"]]
+    assert "cost assert: no field of a question holds it (2 items)" in said.out
+    ids = {q.id for q in battery.questions}
+    answers = list(AnswerReader(export, ids, on_problem=lambda p: pytest.fail(p.render())))
+    assert sorted({a.question for a in answers}) == sorted(ids) and len(answers) == 4
 
 
 def test_promptfoo_config_with_code_asserts_named_and_skipped(tmp_path: Path, capsys) -> None:
@@ -216,13 +349,12 @@ def test_file_references_outside_the_config_folder_are_never_read(tmp_path: Path
 
 
 def test_imported_checks_match_what_the_sources_compare(tmp_path: Path, capsys) -> None:
-    hosted = DATA / "openai_hosted"
-    battery, _ = imported(
-        tmp_path, capsys, "openai-evals", hosted / "tickets.jsonl", hosted / "eval.json", hosted / "run.json"
-    )
-    check = battery.questions[0].match  # string_check eq on "Hardware": the whole answer
+    battery, _ = imported(tmp_path, capsys, "openai-evals", HOSTED / "run.json", HOSTED / "eval.json")
+    check = battery.questions[0].match  # string_check eq on "Technology": the whole answer
     assert check is not None and check.kind == "regex"
-    assert [read_answer(check, a).matched for a in ("Hardware", " Hardware.\n", "Hardware or Software")] == [
+    assert [
+        read_answer(check, a).matched for a in ("Technology", " Technology.\n", "Technology or World")
+    ] == [
         True,
         True,
         False,

@@ -28,6 +28,9 @@ def test_a_version_3_file_names_each_provider_and_test() -> None:
     assert answers == [
         (r["provider"]["id"], f"test-{r['testIdx'] + 1}", r["response"]["output"]) for r in results
     ]
+    # Every result failed an assert (latency, cost) and says so in `error`, yet has an output: an
+    # answer all the same, since a failed assert is promptfoo's verdict, not a missing answer.
+    assert len(answers) == len(results) == 4 and all(r["error"] for r in results)
     assert problems == []
 
 
@@ -49,7 +52,9 @@ def test_an_older_file_numbers_tests_by_their_vars_and_prompts_by_their_template
 def test_a_question_the_battery_lacks_is_reported(tmp_path: Path) -> None:
     answers, problems = read(PROMPTFOO / "sample-export" / "sample-export.json", {"test-1"})
     assert [q for _, q, _ in answers] == ["test-1", "test-1"]
-    assert len(problems) == 1 and "sample-export.json:3:" in problems[0]
+    # Results 3 and 4 (1-based places in `results.results`) answer test 2, which it lacks.
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in problems] == ["3", "4"]
+    assert all("unknown question 'test-2'" in p for p in problems)
 
 
 def test_a_json_answers_file_of_another_shape_is_not_taken_for_promptfoo(tmp_path: Path) -> None:

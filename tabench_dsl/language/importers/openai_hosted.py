@@ -1,11 +1,19 @@
 """`tabench import openai-evals` of a hosted Evals export (the `/evals` API, shut down on
 2026-11-30): SOURCE files are
 
-- a data-source JSONL, one `{"item": {...}}` row per line (a row without `item` is the item);
-- the eval as JSON (`GET /evals/{id}`: its `testing_criteria`), or the criteria list alone;
+- the items: a data-source JSONL, one `{"item": {...}}` row per line (a row without `item` is the
+  item; the dashboard's output-items export, a row per item and run with `data_source_idx`, is
+  read as one question per item), a run whose `data_source.source` is `file_content` (the
+  rows inline), or the API's output items (`.../runs/{run}/output_items`: `datasource_item`,
+  `datasource_item_id`, and `sample.input`, the messages the model was sent, as the prompt when
+  no run template is given);
+- the eval as JSON (`GET /evals/{id}`: its `testing_criteria`), the criteria list, or one grader;
 - optionally a run as JSON (`GET /evals/{id}/runs/{run}`), whose `data_source.input_messages`
   template is the prompt (`{{ item.FIELD }}` put in as literal text). Without one, the prompt is
   the item's `input`, `prompt` or `question` field.
+
+A message's `content` is text, an `input_text` object, or a list of parts (the API takes all
+three); an image or audio part cannot be a rubric's text and is counted as not carried over.
 
     gold       the item field a `string_check` (`eq`, `like`, `ilike`) or `text_similarity`
                criterion's `reference` names (`{{ item.FIELD }}`); else the first item field a
@@ -14,13 +22,15 @@
                written), with the labels that pass or the threshold
     match      a `string_check` on the gold: `eq` reads a number or a choice letter as one, else
                the whole answer; `like` / `ilike` the gold inside the answer (a regex check)
-    id         the item's `id` field, else ITEMS.LINE (the row's line)
+    id         the item's `id` field, else ITEMS.N: N the row's line in a JSONL file (its
+               `data_source_idx` + 1 in an output-items export), its place in a run's inline list
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import UsageError
@@ -30,52 +40,177 @@ from .sources import Imported, ImportedQuestion, chat_text, jsonl_rows, read_sou
 
 #: `{{ item.FIELD }}` in a hosted Evals template.
 ITEM_FIELD = re.compile(r"\{\{\s*item\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: Where a row of a run's inline items begins (`{"item": {...}}`), to name its line.
+ROW_START = re.compile(r'"item"\s*:')
+#: Where an output item's item begins in the API's output-items list, to name its line.
+OUTPUT_ITEM_START = re.compile(r'"datasource_item"\s*:')
 #: The item fields a prompt is taken from when no run template is given, in order.
 PROMPT_FIELDS = ("input", "prompt", "question")
 REFERENCE_CRITERIA = ("string_check", "text_similarity")
 MODEL_CRITERIA = ("label_model", "score_model")
+#: Every grader type the API took: a JSON file that is one of these is one criterion.
+GRADER_TYPES = (*REFERENCE_CRITERIA, *MODEL_CRITERIA, "python", "multi")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One item row: the file it is in, its line there, and the number its default id takes (the
+    line in a JSONL file, the place in a run's inline list)."""
+
+    source: Path
+    line: int
+    place: int
+    row: object
 
 
 def import_hosted(sources: list[Path], imported: Imported) -> None:
-    """Read a hosted export (data JSONL files, the eval's JSON, a run's JSON) into `imported`."""
+    """Read a hosted export (items as JSONL, a run or output items; the eval's JSON; a run's JSON)
+    into `imported`."""
     criteria: list[dict[str, object]] = []
     template: list[dict[str, object]] | None = None
+    rows: list[Row] = []
+    elsewhere: list[str] = []
     for source in (s for s in sources if s.suffix.lower() == ".json"):
-        document = _json(source)
-        if isinstance(document, list):
-            criteria.extend(c for c in document if isinstance(c, dict))
-        elif isinstance(document, dict):
-            found = document.get("testing_criteria")
-            if isinstance(found, list):
-                criteria.extend(c for c in found if isinstance(c, dict))
-            messages = _template(document)
+        text = read_source(source, "eval JSON")
+        document = _json(source, text)
+        criteria.extend(_criteria_in(document))
+        if isinstance(document, dict):
+            messages = _template(document, imported)
             template = messages if messages is not None else template
-    data = [s for s in sources if s.suffix.lower() == ".jsonl"]
-    if not data:
-        raise UsageError("a hosted Evals export needs its data-source .jsonl file")
+            rows.extend(_inline_rows(source, text, document, elsewhere))
+            rows.extend(_listed_output_items(source, text, document))
+    for source in (s for s in sources if s.suffix.lower() == ".jsonl"):
+        rows.extend(
+            Row(source, line, line, row) for line, row in jsonl_rows(source, imported, "data-source file")
+        )
+    if not rows:
+        where = (
+            f" (the run's items are {elsewhere[0]}: export them as a .jsonl and give it too)"
+            if elsewhere
+            else ""
+        )
+        raise UsageError(
+            "a hosted Evals export needs its items: a data-source .jsonl, a run with them inline, or a"
+            f" run's output items{where}"
+        )
     reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
-    for source in data:
-        for line, row in jsonl_rows(source, imported, "data-source file"):
-            item = row.get("item", row)
-            if not isinstance(item, dict):
-                imported.skip(source, line, "`item` is not an object")
-                continue
-            _item(source, line, item, template, reference, scoring, operation, imported, ids)
+    items_read: dict[tuple[Path, int], str] = {}
+    for found in rows:
+        item = found.row.get("item", found.row) if isinstance(found.row, dict) else None
+        if not isinstance(item, dict):
+            imported.skip(found.source, found.line, "not an object with an `item` object")
+            continue
+        numbered, key = _output_item(found, item, items_read, imported)
+        written = numbered is not None and _item(
+            numbered, item, template, reference, scoring, operation, imported, ids
+        )
+        if written and key is not None:
+            items_read[key] = json.dumps(item, sort_keys=True)
 
 
-def _json(path: Path) -> object:
+def _output_item(
+    found: Row, item: dict[str, object], items_read: dict[tuple[Path, int], str], imported: Imported
+) -> tuple[Row | None, tuple[Path, int] | None]:
+    """A row of an output-items export carries `data_source_idx`, the item's place in the data
+    source: it numbers the question (N + 1, the same in every run's export), and a row of another
+    run with an item already written is that question (None). A different item at the same place
+    (a run on another data source) keeps its line. Also the key to note the item under once its
+    question is written."""
+    index = found.row.get("data_source_idx") if isinstance(found.row, dict) else None
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        return found, None
+    key = (found.source, index)
+    if key not in items_read:
+        return Row(found.source, found.line, index + 1, found.row), key
+    if items_read[key] != json.dumps(item, sort_keys=True):
+        return found, None
+    imported.mapped["a row of another run for an item already read -> the same question"] += 1
+    return None, None
+
+
+def _json(path: Path, text: str) -> object:
     try:
-        return json.loads(read_source(path, "eval JSON"))
+        return json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise UsageError(f"{path}: not JSON ({exc})") from None
 
 
-def _template(document: dict[str, object]) -> list[dict[str, object]] | None:
+def _criteria_in(document: object) -> list[dict[str, object]]:
+    """The criteria a JSON file holds: an eval's `testing_criteria`, a list of them, or one grader."""
+    if isinstance(document, dict) and document.get("type") in GRADER_TYPES:
+        return [document]
+    found = document.get("testing_criteria") if isinstance(document, dict) else document
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def _data_source(document: dict[str, object]) -> dict[str, object]:
     source = document.get("data_source", document)
-    messages = source.get("input_messages") if isinstance(source, dict) else None
+    return source if isinstance(source, dict) else {}
+
+
+def _template(document: dict[str, object], imported: Imported) -> list[dict[str, object]] | None:
+    messages = _data_source(document).get("input_messages")
     template = messages.get("template") if isinstance(messages, dict) else None
-    return [m for m in template if isinstance(m, dict)] if isinstance(template, list) else None
+    if not isinstance(template, list):
+        return None
+    return _as_chat(template, imported, "the run's template")
+
+
+def _listed_output_items(source: Path, text: str, document: dict[str, object]) -> list[Row]:
+    """The API's output items (`GET /evals/{id}/runs/{run}/output_items`, or one of them) as item
+    rows: `datasource_item` is the item, `datasource_item_id` its place in the data source, and
+    `sample.input` the messages the model was sent."""
+    listed = document.get("data") if document.get("object") == "list" else [document]
+    outputs = [
+        o
+        for o in (listed if isinstance(listed, list) else [])
+        if isinstance(o, dict) and o.get("object") == "eval.run.output_item"
+    ]
+    lines = _lines(text, OUTPUT_ITEM_START, len(outputs))
+    return [
+        Row(
+            source,
+            line,
+            place,
+            {
+                "item": o.get("datasource_item"),
+                "data_source_idx": o.get("datasource_item_id"),
+                "sample": o.get("sample"),
+            },
+        )
+        for place, (line, o) in enumerate(zip(lines, outputs, strict=True), 1)
+    ]
+
+
+def _lines(text: str, start: re.Pattern[str], count: int) -> list[int]:
+    """The lines `start` is found on in `text`, when it is found once per row; else line 1 each."""
+    found, line, at = [], 1, 0
+    for match in start.finditer(text):  # counted on from the last match: linear in the text
+        line, at = line + text.count("\n", at, match.start()), match.start()
+        found.append(line)
+    return found if len(found) == count else [1] * count
+
+
+def _inline_rows(source: Path, text: str, document: dict[str, object], elsewhere: list[str]) -> list[Row]:
+    """A run's items given inline (`file_content`), each with the line its `"item"` key is on
+    when the file's `"item"` keys are exactly its rows (else line 1). A run whose items live
+    elsewhere (an uploaded file, stored completions) is named in `elsewhere`."""
+    items = _data_source(document).get("source")
+    if not isinstance(items, dict):
+        return []
+    content = items.get("content")
+    if items.get("type") != "file_content" or not isinstance(content, list):
+        kind = items.get("type")
+        if kind == "file_id" and isinstance(items.get("id"), str):
+            elsewhere.append(f"in the uploaded file {items['id']}")
+        else:
+            elsewhere.append(f"{kind} the service kept" if isinstance(kind, str) else "not inline")
+        return []
+    lines = _lines(text, ROW_START, len(content))
+    return [
+        Row(source, line, place, row) for place, (line, row) in enumerate(zip(lines, content, strict=True), 1)
+    ]
 
 
 def _criteria(
@@ -101,7 +236,10 @@ def _criteria(
             if kind == "text_similarity":
                 imported.unmapped["text_similarity's metric and threshold: the judge grades instead"] += 1
         elif kind in MODEL_CRITERIA:
-            text = chat_text(_as_chat(criterion.get("input")))
+            grader_input = criterion.get("input")
+            if isinstance(grader_input, list):
+                grader_input = _as_chat(grader_input, imported, f"{kind} grader")
+            text = chat_text(grader_input)
             if text:
                 model_fields.extend(ITEM_FIELD.findall(text))
                 scoring.append(text + _passing(criterion))
@@ -112,17 +250,26 @@ def _criteria(
     return reference, ("\n\n".join(scoring) if scoring else None), operation
 
 
-def _as_chat(value: object) -> object:
-    if isinstance(value, list):
-        return [
-            {
-                "role": m.get("role", "user"),
-                "content": m["content"] if isinstance(m.get("content"), str) else "",
-            }
-            for m in value
-            if isinstance(m, dict)
-        ]
-    return value
+def _as_chat(messages: list[object], imported: Imported, where: str) -> list[dict[str, object]]:
+    """Messages as `role` and text `content`: the API took content as text, an `input_text`
+    object or a list of parts; a part with no text (an image, audio) is counted as not carried
+    over, and a message left with no text is dropped."""
+    chat: list[dict[str, object]] = []
+    for message in (m for m in messages if isinstance(m, dict)):
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [content]
+        texts: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                kind = part.get("type", "non-text") if isinstance(part, dict) else "non-text"
+                imported.unmapped[f"{kind} part of a message in {where}: a rubric holds text only"] += 1
+        if texts:
+            chat.append({"role": message.get("role", "user"), "content": "\n\n".join(texts)})
+    return chat
 
 
 def _passing(criterion: dict[str, object]) -> str:
@@ -134,8 +281,7 @@ def _passing(criterion: dict[str, object]) -> str:
 
 
 def _item(
-    source: Path,
-    line: int,
+    found: Row,
     item: dict[str, object],
     template: list[dict[str, object]] | None,
     reference: str | None,
@@ -143,31 +289,24 @@ def _item(
     operation: str | None,
     imported: Imported,
     ids: QuestionIds,
-) -> None:
+) -> bool:
+    """Write the question of one item row; False when it is skipped (and named)."""
     values = {key: value if isinstance(value, str) else json.dumps(value) for key, value in item.items()}
-    if template is not None:
-        rendered = [
-            dict(
-                m,
-                content=ITEM_FIELD.sub(
-                    lambda f: values.get(f.group(1), f.group()), str(m.get("content", ""))
-                ),
-            )
-            for m in template
-        ]
-        prompt = chat_text(rendered)
-    else:
-        prompt = next((values[f] for f in PROMPT_FIELDS if f in values), None)
+    prompt, how = _prompt(found, values, template, imported)
     if not prompt or not prompt.strip():
-        imported.skip(source, line, "no prompt: no run template, and no input, prompt or question field")
-        return
+        imported.skip(
+            found.source,
+            found.line,
+            "no prompt: no run template, no sample input, and no input, prompt or question field",
+        )
+        return False
     gold = values.get(reference) if reference else None
     if not gold or not gold.strip():
-        imported.skip(source, line, f"no gold: the criteria reference {reference or 'no item field'}")
-        return
-    imported.mapped[
-        "input_messages template + item -> prompt" if template else "item prompt field -> prompt"
-    ] += 1
+        imported.skip(
+            found.source, found.line, f"no gold: the criteria reference {reference or 'no item field'}"
+        )
+        return False
+    imported.mapped[how] += 1
     imported.mapped[f"item.{reference} (the criteria's reference) -> gold"] += 1
     if scoring is not None:
         imported.mapped["label_model / score_model grader prompts -> scoring"] += 1
@@ -179,13 +318,39 @@ def _item(
     if check is not None:
         imported.mapped[f"string_check {operation} -> match {check.kind}"] += 1
     item_id = item.get("id")
-    name = str(item_id) if isinstance(item_id, str | int) else f"{source.stem}.{line}"
+    name = str(item_id) if isinstance(item_id, str | int) else f"{found.source.stem}.{found.place}"
     question = ImportedQuestion(
         id=ids.make(name),
         prompt=prompt,
         gold=gold,
-        origin=f"{source.name}:{line}",
+        origin=f"{found.source.name}:{found.line}",
         scoring=scoring,
         match=check,
     )
-    imported.add(source.stem, question)
+    imported.add(found.source.stem, question)
+    return True
+
+
+def _prompt(
+    found: Row, values: dict[str, str], template: list[dict[str, object]] | None, imported: Imported
+) -> tuple[str | None, str]:
+    """The prompt of an item and how it was found: the run's template filled in, else the
+    messages an output item says the model was sent (`sample.input`; the dashboard's export
+    calls them `trajectory`), else the item's own prompt field."""
+    if template is not None:
+        rendered = [
+            dict(m, content=ITEM_FIELD.sub(lambda f: values.get(f.group(1), f.group()), str(m["content"])))
+            for m in template
+        ]
+        return chat_text(rendered), "input_messages template + item -> prompt"
+    sample = found.row.get("sample") if isinstance(found.row, dict) else None
+    sent = (
+        next((m for m in (sample.get("input"), sample.get("trajectory")) if isinstance(m, list) and m), None)
+        if isinstance(sample, dict)
+        else None
+    )
+    if sent is not None:
+        return chat_text(
+            _as_chat(sent, imported, "an output item's sample")
+        ), "the sample's input messages -> prompt"
+    return next((values[f] for f in PROMPT_FIELDS if f in values), None), "item prompt field -> prompt"

@@ -1,4 +1,5 @@
-"""`tabench import promptfoo`: a `promptfooconfig.yaml` and the files it names.
+"""`tabench import promptfoo`: a `promptfooconfig.yaml` and the files it names, or a results file
+(`promptfoo eval -o out.json`, version 3), whose `config` is the config it ran.
 
 Each test, once per prompt, becomes a question; its id is `test-N` (N: the test's place in the
 config's list of tests, 1-based, as promptfoo's `testIdx + 1`), `test-N.prompt-M` when the config
@@ -70,6 +71,11 @@ class _Config:
         document = yaml_document(path, "promptfoo config")
         if not isinstance(document, dict):
             raise UsageError(f"{path}: not a promptfoo config (a mapping)")
+        #: Where the config sits in the file: at the top, or under `config` in a results file.
+        self.base: list[str | int] = []
+        if isinstance(document.get("config"), dict) and "results" in document:
+            document, self.base = document["config"], ["config"]
+            imported.mapped["a results file's config -> its tests (its outputs: grade --answers)"] += 1
         self.document = document
         self.rubric = path.parent.name if path.stem == "promptfooconfig" else path.stem
         #: With several configs, ids start with the config's name (`NAME.test-N`) to stay unique.
@@ -136,7 +142,9 @@ class _Config:
         tests: list[tuple[dict[str, object], int, str]] = []
         for index, item in enumerate(items):
             if isinstance(item, dict):
-                line = yaml_position(self.text, ["tests", index])[0] if isinstance(raw, list) else 1
+                line = (
+                    yaml_position(self.text, [*self.base, "tests", index])[0] if isinstance(raw, list) else 1
+                )
                 tests.append((item, line, f"{self.path.name}:{line}"))
             elif isinstance(item, str):
                 for file in self._files(item, "tests"):
