@@ -5,7 +5,7 @@ million records each that is still many seconds. The diff of two files that have
 the diff they had, so `kept_diff` gives back the `Diff` computed earlier when all it depends on is
 as it was: A's bytes (`results_index.load_exact`), B's bytes (B's `Extent` is part of the value's
 name), both decisions files' content, the two names as given, and the source of the code that
-counts (`indexed_totals.code_hash`). Only a diff of two files without bad lines or stale decisions
+counts (`index_names.code_hash`). Only a diff of two files without bad lines or stale decisions
 is kept (`keep_diff`), so a kept one has no warning to repeat.
 """
 
@@ -19,7 +19,7 @@ import msgspec
 from ..store.decisions import decisions_path
 from ..store.results_index import Extent, measure, open_index
 from .diff import Diff
-from .indexed_totals import code_hash, decisions_hash
+from .index_names import code_hash, decisions_hash
 
 
 def _variant(a: Path, b: Path) -> tuple[str, Extent] | None:

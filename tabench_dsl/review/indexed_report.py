@@ -7,7 +7,7 @@ rendered with a fixed time (`KEPT_NOW`), and each write puts the time of that wr
 text is HTML-escaped and has no `</p>`). A kept page is used when everything it depends on is as it
 was: the results file's bytes (`results_index.load_exact`), its decisions file's content, the name
 of the results as given, `--max-answers`, `--price` and `--tag`, and the code and templates that
-write the page (`indexed_totals.code_hash`). A report with `--battery` or `--compare` reads other
+write the page (`index_names.code_hash`). A report with `--battery` or `--compare` reads other
 files, and one of a file with bad lines or stale decisions has warnings to repeat: neither is kept.
 """
 
@@ -25,7 +25,7 @@ from ..core.price import Price
 from ..core.safe_open import open_for_rewrite
 from ..store.decisions import decisions_path
 from ..store.results_index import Extent, open_index
-from .indexed_totals import code_hash, decisions_hash
+from .index_names import code_hash, decisions_hash
 
 #: The time a kept page is rendered with, replaced by the time of each write.
 KEPT_NOW = datetime(2000, 1, 1, tzinfo=UTC)
