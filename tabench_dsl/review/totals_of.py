@@ -26,7 +26,6 @@ names them. A kept value is only ever the JSON of a `Totals` this code computed 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -39,7 +38,7 @@ from ..core.records import Record, record_decoder
 from ..store.light_records import LightLines
 from ..store.results_index import Extent, measure, open_index
 from .counted_records import counted_records, decisions_beside, reads_whole
-from .index_names import code_hash, decisions_hash
+from .index_names import kept_name
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
@@ -198,11 +197,6 @@ def _decode(body: bytes | None) -> _KeptTotals | None:
 def _variant(
     order: Order, decisions_file: Path | None, price: Price | None, tags: Sequence[str] | None
 ) -> str | None:
-    """The index's name for the totals of these inputs; None when the decisions cannot be read
-    (then nothing is kept: the count reports what is wrong with them, as it always has)."""
-    decisions = decisions_hash(decisions_file)
-    if decisions is None:
-        return None
+    """The index's name for the totals of these inputs (`index_names.kept_name`)."""
     kind = "totals" if order == "file" else "viewer-totals"
-    inputs = [kind, code_hash(), decisions, msgspec.to_builtins(price), list(tags or ())]
-    return f"{kind}:" + hashlib.sha256(msgspec.json.encode(inputs)).hexdigest()
+    return kept_name(kind, [decisions_file], msgspec.to_builtins(price), list(tags or ()))
