@@ -17,7 +17,7 @@ from .spend_flags import cap_message
 if TYPE_CHECKING:
     from ..grading.causes import CauseCount
     from ..grading.runner import RunStats
-    from ..review.totals import Totals
+    from ..review.run_totals import RunTotals
     from .grade_options import GradeOptions
     from .grade_run import RunAccount
 
@@ -30,8 +30,9 @@ def report(options: GradeOptions, stats: RunStats, seen: RunAccount) -> int:
     _say_run(options.out, stats, seen)
     summary = seen.causes.summary()
     print_causes(summary)
-    counted = seen.counted.totals(options.out) if options.out.exists() else None
-    print_totals(options.out, as_json=options.json, run_json=_run_json(stats, seen, summary), counted=counted)
+    print_totals(
+        options.out, as_json=options.json, run_json=_run_json(stats, seen, summary), counted=seen.counted
+    )
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     if reader.unreadable_logs:  # named above; the other files were graded
@@ -87,25 +88,23 @@ def _run_json(stats: RunStats, seen: RunAccount, causes: list[CauseCount]) -> di
 
 
 def print_totals(
-    out: Path, *, as_json: bool, run_json: dict | None = None, counted: Totals | None = None
+    out: Path, *, as_json: bool, run_json: dict | None = None, counted: RunTotals | None = None
 ) -> None:
     """The totals of the whole results file: the per-system table and a line naming what else
     `tabench totals` shows (a line that is not a record is named on stderr, as there, and left out
     of the count), or with `as_json` every figure, as `totals --json` prints them, and `run_json`
     (what this run did: its errors and their causes, its bad answer lines) is the document's
-    `"run"`: the totals alone would hide them. `counted` are the file's totals when the run counted
-    them as it wrote the file (`review.run_totals`); else they are read from it."""
-    from ..review.indexed_totals import standing_totals
+    `"run"`: the totals alone would hide them. `counted`: the records the run wrote, counted as it
+    wrote them (`review.run_totals`), the file's totals when they are all of it."""
     from ..review.totals import compute_totals, totals_json
+    from ..review.totals_of import totals_of
     from ..store.decisions import decisions_path
     from .totals_cmd import print_system_table
 
     problems: list[str] = []
-    # Through the index beside the results (review/indexed_totals.py), which this keeps current.
-    if counted is not None:
-        totals = counted
-    elif out.exists():
-        totals = standing_totals(out, decisions_path(out), on_problem=problems.append)
+    # Through the index beside the results (review/totals_of.py), which this keeps current.
+    if out.exists():
+        totals = totals_of(out, decisions_path(out), on_problem=problems.append, written=counted)
     else:
         totals = compute_totals([])
     for problem in problems:

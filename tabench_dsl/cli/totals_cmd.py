@@ -56,8 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..review.indexed_totals import standing_totals
     from ..review.totals import totals_json
+    from ..review.totals_of import totals_of
     from ..store.decisions import decisions_path
 
     price = price_option(args)
@@ -66,9 +66,7 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     decisions_file = args.decisions or decisions_path(args.results)
     # Counted as always, or read back from the index beside the results when nothing changed.
-    totals = standing_totals(
-        args.results, decisions_file, price=price, tags=args.tags, on_problem=problems.append
-    )
+    totals = totals_of(args.results, decisions_file, price=price, tags=args.tags, on_problem=problems.append)
     for problem in problems:
         print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     if args.json:

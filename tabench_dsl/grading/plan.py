@@ -78,6 +78,9 @@ class GradingPlan:
         self.options = options
         self.keep_index = keep_index
         self.chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
+        if options.resume and out is not None:  # refused before the index is read or written
+            refuse_another_battery(out, compiled.name)
+            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1, keep=keep_index)
         self.unanswered = MissingAnswers(
             self.chosen,
             compiled,

@@ -19,7 +19,7 @@ would read as the whole bill.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import msgspec
 
@@ -58,13 +58,14 @@ class TokenCounts(msgspec.Struct):
         return self.prompt + self.completion
 
 
-def judged_attempts(record: Record) -> Iterable[tuple[JudgeInfo, Attempt]]:
+def judged_attempts(record: Record) -> list[tuple[JudgeInfo, Attempt]]:
     """Every judge attempt of `record` (`Record.all_attempts`) with the judge that made it, so
-    each is billed at its own judge's price: a panel's judges may be different providers."""
+    each is billed at its own judge's price: a panel's judges may be different providers. A list:
+    a count reads it twice (calls and the models that served them)."""
     if record.panel is msgspec.UNSET and record.repeats is msgspec.UNSET and record.audit is msgspec.UNSET:
         judge = record.judge  # one judge, asked once: nearly every record, counted a million times
         return [(judge, attempt) for attempt in record.attempts]
-    return _every_judged_attempt(record)
+    return list(_every_judged_attempt(record))
 
 
 def _every_judged_attempt(record: Record) -> Iterator[tuple[JudgeInfo, Attempt]]:

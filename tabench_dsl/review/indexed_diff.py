@@ -5,13 +5,12 @@ million records each that is still many seconds. The diff of two files that have
 the diff they had, so `kept_diff` gives back the `Diff` computed earlier when all it depends on is
 as it was: A's bytes (`results_index.load_exact`), B's bytes (B's `Extent` is part of the value's
 name), both decisions files' content, the two names as given, and the source of the code that
-counts (`indexed_totals.code_hash`). Only a diff of two files without bad lines or stale decisions
+counts (`index_names.code_hash`). Only a diff of two files without bad lines or stale decisions
 is kept (`keep_diff`), so a kept one has no warning to repeat.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import msgspec
@@ -19,18 +18,18 @@ import msgspec
 from ..store.decisions import decisions_path
 from ..store.results_index import Extent, measure, open_index
 from .diff import Diff
-from .indexed_totals import code_hash, decisions_hash
+from .index_names import kept_name
 
 
 def _variant(a: Path, b: Path) -> tuple[str, Extent] | None:
     """The index's name for the diff of `a` and `b` as they are now, and A's extent; None when a
     file cannot be read (then nothing is kept or used)."""
     a_extent, b_extent = measure(a), measure(b)
-    hashes = [decisions_hash(decisions_path(path)) for path in (a, b)]
-    if a_extent is None or b_extent is None or None in hashes:
+    if a_extent is None or b_extent is None:
         return None
-    inputs = ["diff", code_hash(), str(a), str(b), *hashes, msgspec.to_builtins(b_extent)]
-    return "diff:" + hashlib.sha256(msgspec.json.encode(inputs)).hexdigest(), a_extent
+    decisions = [decisions_path(path) for path in (a, b)]
+    name = kept_name("diff", decisions, str(a), str(b), msgspec.to_builtins(b_extent))
+    return None if name is None else (name, a_extent)
 
 
 def kept_diff(a: Path, b: Path) -> Diff | None:

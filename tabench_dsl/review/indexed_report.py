@@ -7,13 +7,12 @@ rendered with a fixed time (`KEPT_NOW`), and each write puts the time of that wr
 text is HTML-escaped and has no `</p>`). A kept page is used when everything it depends on is as it
 was: the results file's bytes (`results_index.load_exact`), its decisions file's content, the name
 of the results as given, `--max-answers`, `--price` and `--tag`, and the code and templates that
-write the page (`indexed_totals.code_hash`). A report with `--battery` or `--compare` reads other
+write the page (`index_names.code_hash`). A report with `--battery` or `--compare` reads other
 files, and one of a file with bad lines or stale decisions has warnings to repeat: neither is kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from ..core.price import Price
 from ..core.safe_open import open_for_rewrite
 from ..store.decisions import decisions_path
 from ..store.results_index import Extent, open_index
-from .indexed_totals import code_hash, decisions_hash
+from .index_names import kept_name
 
 #: The time a kept page is rendered with, replaced by the time of each write.
 KEPT_NOW = datetime(2000, 1, 1, tzinfo=UTC)
@@ -45,12 +44,10 @@ def report_variant(
 ) -> str | None:
     """The index's name for the report of `results` with these options; None when its decisions
     file cannot be read (then nothing is kept or used)."""
-    decisions = decisions_hash(decisions_path(results))
-    if decisions is None:
-        return None
-    inputs = ["report", code_hash(), str(results), decisions, max_answers, msgspec.to_builtins(price)]
-    inputs.append(list(tags or ()))
-    return "report:" + hashlib.sha256(msgspec.json.encode(inputs)).hexdigest()
+    price_named = msgspec.to_builtins(price)
+    return kept_name(
+        "report", [decisions_path(results)], str(results), max_answers, price_named, list(tags or ())
+    )
 
 
 def kept_report(results: Path, variant: str) -> KeptReport | None:

@@ -2,7 +2,7 @@
 records stream by, and whole only the answers the page shows.
 
 The page counts every record but shows at most `--max-answers` of them in full. So nothing is held
-per record: the totals are counted as `totals` counts them (`streamed_totals`), the answers shown
+per record: the totals are `totals`' own (`totals_of`), the answers shown
 are chosen as the records stream by (`streamed_listing`, without their texts), and a last pass
 decodes whole only the lines of the answers shown (`light_records.iter_records_of`), each given
 the decision and audit the light read applied. A file that changed between these reads (a grading
@@ -32,8 +32,8 @@ from .outcomes import latest
 from .report import listed_answers
 from .slices import select_tagged
 from .streamed_listing import streamed_listing
-from .streamed_totals import streamed_totals
 from .totals import Totals
+from .totals_of import totals_of
 from .viewer.run import Run, compile_battery_at, load_run
 
 #: Streamed reads tried before the file is read whole (each is tried again when the file changed).
@@ -77,17 +77,19 @@ def _held(path: Path, tags: Sequence[str] | None, max_answers: int) -> tuple[Run
 def _streamed(
     path: Path, tags: Sequence[str] | None, max_answers: int, price: Price | None
 ) -> tuple[Run, list[Record], Totals] | None:
-    """The run with no records, the answers shown (whole) and the totals, each counted or chosen
-    as the records stream by (`streamed_totals`, `streamed_listing`), so a page of ten million
+    """The run with no records, the answers shown (whole) and the totals, the totals as every
+    command has them (`totals_of`: kept in the index, else counted as the records stream by) and
+    the answers shown chosen as they stream by (`streamed_listing`), so a page of ten million
     records never holds them; None where the file is read as before: decisions holding an audit
-    of an answer, no standing record (then that read says why), a file changed between reads, an
-    answer shown whose line only the light decoder takes."""
+    of an answer or that cannot be read (that read says what is wrong, in its order), no standing
+    record (then that read says why), a file changed between reads, an answer shown whose line
+    only the light decoder takes."""
     found = _decisions(path)
-    if found is None:
+    if found is None or found[2] is not None:
         return None
-    dpath, decisions, failed = found
+    dpath, decisions, _ = found
     for _ in range(STREAM_TRIES):  # a file growing meanwhile (a grading appending) is read again
-        read = _stream(path, dpath, decisions, failed, tags, max_answers, price)
+        read = _stream(path, dpath, decisions, tags, max_answers, price)
         if read is not None:
             return read
     return None
@@ -97,7 +99,6 @@ def _stream(
     path: Path,
     dpath: Path,
     decisions: list[Decision],
-    failed: UsageError | None,
     tags: Sequence[str] | None,
     max_answers: int,
     price: Price | None,
@@ -106,18 +107,9 @@ def _stream(
     problems: list[str] = []
     before = measure(path)
     try:
-        try:
-            totals = streamed_totals(
-                path, decisions, price=price, extent=before, on_problem=problems.append, tags=tags
-            )
-        except UsageError:  # a tag no record has: said after a bad decisions file, as before
-            if failed is not None:
-                raise failed from None
-            raise
+        totals = totals_of(path, dpath, price=price, tags=tags, on_problem=problems.append)
         if not totals.records:
             return None
-        if failed is not None:
-            raise failed
         listed, stale = streamed_listing(path, decisions, tags=tags, limit=max_answers)
     except ResultsChanged:
         return None

@@ -1,6 +1,6 @@
 """The totals of a results file counted while a grading writes it, so `grade` need not read it back.
 
-`grade` ends by printing the totals of its whole results file, which `indexed_totals` counts by
+`grade` ends by printing the totals of its whole results file, which `totals_of` counts by
 reading the file again (`streamed_totals`): about a third of a second per 20,000 records of a
 process that otherwise spends its time on judge calls. When the grading opened the file empty,
 every record in it is one the grading wrote and passed to `on_record`: `RunTotals` counts each
@@ -25,7 +25,6 @@ from pathlib import Path
 from ..core.records import Record
 from ..store.decisions import decisions_path
 from ..store.light_records import iter_light_records
-from .indexed_totals import keep_totals
 from .totals import StandingCounter, Totals
 
 
@@ -76,17 +75,15 @@ class RunTotals:
         return False
 
     def totals(self, results: Path) -> Totals | None:
-        """The totals of `results` (closed), kept in its index as `standing_totals` keeps its own,
-        or None when they must be counted from the file."""
+        """The totals of `results` (closed), or None when they must be counted from the file
+        (`totals_of`, which keeps them in the index when given these)."""
         counter = self.counter
         if counter is None or self.opened_size != 0 or counter.records != self.written:
             return None
         decisions = decisions_path(results)
         if decisions.exists() or _size(results) != self.end:  # another grading appended since
             return None
-        totals = counter.totals(lambda: iter_light_records(results))
-        keep_totals(results, decisions, totals, size=self.end)
-        return totals
+        return counter.totals(lambda: iter_light_records(results))
 
 
 def _size(path: Path) -> int | None:

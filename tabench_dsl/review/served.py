@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from ..core.records import Record
+from ..core.records import Attempt, JudgeInfo, Record
 from .costs import judged_attempts
 
 
@@ -42,8 +42,12 @@ class ServedCounter:
 
     def add(self, record: Record) -> None:
         """Count the calls of one standing record by the model that served each."""
+        self.add_judged(judged_attempts(record))
+
+    def add_judged(self, judged: Iterable[tuple[JudgeInfo, Attempt]]) -> None:
+        """`add` of a record's `costs.judged_attempts`, when the caller has them already."""
         counts = self.counts
-        for judge, attempt in judged_attempts(record):
+        for judge, attempt in judged:
             served = attempt.served
             if served is not None and served.model and not attempt.cache_hit:
                 key = (judge.describe(), served.model)

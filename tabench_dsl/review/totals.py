@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 import msgspec
 
 from ..core.price import Price
-from ..core.records import JudgeInfo, Record
+from ..core.records import Attempt, JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .audit import AuditAgreement, audit_agreements
 from .compare import Comparisons, compare_graded
@@ -150,44 +150,62 @@ class StandingCounter:
         self.tagged = TagCounter()
         self.served = ServedCounter()
         self.records = 0
+        self._last_judge: JudgeInfo | None = None
         #: What some record has, so `totals` asks for the standing records again only for these.
         self.seen: set[str] = set()
 
     def add(self, record: Record) -> None:
         """Count one standing record."""
         self.records += 1
-        s = self.systems.get(record.system)
+        system = record.system
+        s = self.systems.get(system)
         if s is None:
-            s = self.systems[record.system] = SystemTotals(system=record.system)
-            self.spends[record.system] = Spend(self.price)
+            s = self.systems[system] = SystemTotals(system=system)
+            self.spends[system] = Spend(self.price)
         q = self.questions.get(record.question)
         if q is None:
             q = self.questions[record.question] = QuestionTotals(question=record.question)
+        decision = record.decision
         verdict = outcome(record)
-        for row in (s, q):
-            count_outcome(row, verdict)
-        self.graded.add(record.system, record.question, verdict)
-        if record.decision is not None:
-            if record.decision.verdict == "pass":
+        count_outcome(s, verdict)
+        count_outcome(q, verdict)
+        self.graded.add(system, record.question, verdict)
+        if decision is not None:
+            if decision.verdict == "pass":
                 s.human_pass += 1
             else:
                 s.human_fail += 1
-        if record.tier == "t1" and verdict == "pass":
+        tier = record.tier
+        if tier == "t1" and verdict == "pass":
             s.t1_passes += 1
-        elif record.tier == "match":
+        elif tier == "match":
             s.match_decided += 1
-        _count_calls(s, self.spends[record.system], record)
-        self.served.add(record)
-        self.tagged.add(record)
+        judged = judged_attempts(record)
+        _count_calls(s, self.spends[system], judged)
+        self.served.add_judged(judged)
+        if record.tags:
+            self.tagged.add(record)
         if record.injection_suspect:
             s.injection_suspects += 1
-        for name, seen in record.facets.items():
-            if seen:
-                self.facets[name] = self.facets.get(name, 0) + 1
-                s.facets[name] = s.facets.get(name, 0) + 1
-        if record.tier == "t2" and record.cause != "missing":  # nobody judged a missing answer
-            self.judges.setdefault((record.judge.backend, record.judge.model), record.judge)
-        self._note_reviews(record)
+        if record.facets:
+            for name, seen in record.facets.items():
+                if seen:
+                    self.facets[name] = self.facets.get(name, 0) + 1
+                    s.facets[name] = s.facets.get(name, 0) + 1
+        judge = record.judge
+        # Light records share one judge object: the same one as the last record's is counted already.
+        if tier == "t2" and record.cause != "missing" and judge is not self._last_judge:
+            self.judges.setdefault((judge.backend, judge.model), judge)
+            self._last_judge = judge
+        unset = msgspec.UNSET
+        if not (
+            record.panel is unset
+            and record.audit is unset
+            and record.repeats is unset
+            and record.human_audit is unset
+            and record.reviewer_audits is unset
+        ):
+            self._note_reviews(record)
 
     def _note_reviews(self, record: Record) -> None:
         """Note what of a panel, a T1 audit, a blind audit and repeats the record has."""
@@ -233,10 +251,10 @@ class StandingCounter:
         )
 
 
-def _count_calls(s: SystemTotals, spend: Spend, record: Record) -> None:
-    """A record's judge calls, cache hits and retries onto its system's row, their tokens onto
-    `spend` (a panel's judges' and an audit's calls too)."""
-    for judge, attempt in judged_attempts(record):
+def _count_calls(s: SystemTotals, spend: Spend, judged: Iterable[tuple[JudgeInfo, Attempt]]) -> None:
+    """A record's judge calls (`costs.judged_attempts`), cache hits and retries onto its system's
+    row, their tokens onto `spend` (a panel's judges' and an audit's calls too)."""
+    for judge, attempt in judged:
         if attempt.cache_hit:
             s.cache_hits += 1
         elif attempt.raw is not None or attempt.error is not None:

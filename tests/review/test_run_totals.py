@@ -14,7 +14,7 @@ from support.judge_server import Fault
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.records import Answer, JudgeInfo, Record
-from tabench_dsl.review import indexed_totals, streamed_totals
+from tabench_dsl.review import streamed_totals, totals_of
 from tabench_dsl.review.run_totals import RunTotals
 from tabench_dsl.review.totals import compute_totals, totals_json
 from tabench_dsl.store.decisions import decisions_path
@@ -67,7 +67,7 @@ async def test_printed_totals_are_counted_as_written_and_kept_in_the_index(
     def no_read(*args, **kwargs):
         raise AssertionError("the results file was read for totals the run had counted")
 
-    monkeypatch.setattr(indexed_totals, "streamed_totals", no_read)
+    monkeypatch.setattr(totals_of, "streamed_totals", no_read)
     battery = write_battery(work)
     argv = ["grade", str(battery), "--answers", str(answers), "--judge", server.url, "--model", "m"]
     assert await asyncio.to_thread(main, [*argv, "--json", "--retries", "0"]) == 1  # some errors
@@ -84,7 +84,7 @@ async def test_printed_totals_are_counted_as_written_and_kept_in_the_index(
     assert json.loads(capsys.readouterr().out) == printed
 
     # Without the index, `totals` counts the file and finds the same figures.
-    monkeypatch.setattr(indexed_totals, "streamed_totals", real)
+    monkeypatch.setattr(totals_of, "streamed_totals", real)
     index_path(work / "results.jsonl").unlink()
     assert main(["totals", "results.jsonl", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == printed
@@ -129,10 +129,10 @@ def record(system: str, question: str) -> Record:
     )
 
 
-def counted(
+def counting(
     tmp_path: Path, records: list[Record], *, opened_size: int = 0, written: int | None = None, grown: int = 0
-):
-    """The run's totals of a file holding `records`, which the writer left `grown` bytes shorter."""
+) -> RunTotals:
+    """The run that wrote a file holding `records`, which the writer left `grown` bytes shorter."""
     results = tmp_path / "r.jsonl"
     lines = (json.dumps({"system": r.system, "question": r.question}) + "\n" for r in records)
     results.write_text("".join(lines))
@@ -142,7 +142,12 @@ def counted(
         run.add(one)
     run.written = len(records) if written is None else written
     run.end = results.stat().st_size - grown
-    return run.totals(results)
+    return run
+
+
+def counted(tmp_path: Path, records: list[Record], **run):
+    """The run's totals of a file holding `records` (`counting`), or None."""
+    return counting(tmp_path, records, **run).totals(tmp_path / "r.jsonl")
 
 
 def test_the_run_gives_no_totals_when_it_cannot_know_them(tmp_path: Path) -> None:
@@ -164,14 +169,15 @@ def test_a_file_another_grading_appended_to_is_read_again(tmp_path: Path, monkey
     not the file the run counted: no totals are given for it (the file is read), and none kept."""
     results = tmp_path / "r.jsonl"
     pairs = [record("a", "q1"), record("b", "q1")]
-    assert counted(tmp_path, pairs) is not None
-    assert indexed_totals.standing_totals(results, decisions_path(results), on_problem=print).records == 2
+    kept = totals_of.totals_of(results, decisions_path(results), written=counting(tmp_path, pairs))
+    assert kept.records == 2 and index_path(results).is_file()
     index_path(results).unlink()
     assert counted(tmp_path, pairs, grown=1) is None
+    grown = counting(tmp_path, pairs, grown=1)
 
     def no_read(*args, **kwargs):
         raise AssertionError("counted from the file")
 
-    monkeypatch.setattr(indexed_totals, "streamed_totals", no_read)
+    monkeypatch.setattr(totals_of, "streamed_totals", no_read)
     with pytest.raises(AssertionError, match="counted from the file"):  # nothing kept for it
-        indexed_totals.standing_totals(results, decisions_path(results), on_problem=print)
+        totals_of.totals_of(results, decisions_path(results), written=grown)

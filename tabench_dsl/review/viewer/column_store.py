@@ -4,7 +4,7 @@ The first `tabench view` of a file reads every line with the full record decoder
 lines `load_run` takes for records are records here, and the others are named with the same
 words), keeps the standing record of each pair as a row of codes and its line's offset and
 length, and stores the columns in the index beside the file (`store.results_index`) under names
-that carry the hash of the code that made them (`indexed_totals.code_hash`): the names and the
+that carry the hash of the code that made them (`index_names.code_hash`): the names and the
 count as one value, each column's array as a value of its own, so neither keeping nor loading
 ever holds a second copy of them all (at ten million records the columns are 480 MB). Later views
 of the unchanged file load them (every part computed from the file exactly as it is, byte for
@@ -33,7 +33,7 @@ from ...core.records import Record, record_decoder
 from ...store.fast_lines import BLOCK
 from ...store.light_records import bad_line_reporter
 from ...store.results_index import Extent, ResultsIndex, measure, open_index
-from ..indexed_totals import code_hash
+from ..index_names import code_hash
 from .columns import CODE_TYPE, FIELDS, OFFSET_TYPE, SET_FIELDS, Columns, Table, array_of
 
 #: The start of the names the columns are kept under: the head (names, count), then one per column.

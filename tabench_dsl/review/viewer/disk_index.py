@@ -3,7 +3,7 @@
 `DiskIndex` answers every request `Index` answers, with the same JSON, but holds no record whole
 in memory beyond a page: the list's filters run over integer columns (`columns.Table`, kept in the
 index beside the results file by `column_store`), a page's rows and a detail are decoded from
-their lines (`disk_records.RecordsOnDisk`), the totals come from the index (`kept_totals`), and
+their lines (`disk_records.RecordsOnDisk`), the totals come from the index (`totals_of`), and
 the decisions file is overlaid at start and on each decision. The text search `q` is the one
 filter that reads texts: it reads again the lines of the records the other filters left.
 
@@ -31,11 +31,11 @@ from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
 from ..totals import Totals
+from ..totals_of import totals_of
 from .column_store import standing_columns
 from .columns import Table
 from .decided_totals import Outcomes, countable, with_decision
 from .disk_records import Positions, RecordsOnDisk
-from .kept_totals import viewer_totals
 from .queries import Filters, Index
 from .run import Run, compile_battery_at
 
@@ -76,8 +76,13 @@ class DiskIndex(Index):
         if self._totals is None:
             run = self.run
             assert isinstance(self.records, RecordsOnDisk)
-            self._totals = viewer_totals(
-                run.results_path, run.decisions_path, price=run.price, tags=self.tags, on_disk=self.records
+            self._totals = totals_of(
+                run.results_path,
+                run.decisions_path,
+                price=run.price,
+                tags=self.tags,
+                order="pair",
+                placed=self.records,
             )
         return self._totals
 

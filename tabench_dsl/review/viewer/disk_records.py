@@ -24,6 +24,7 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.jsonl import strip_bom
 from ...core.records import Record, record_decoder
+from ...store.results_index import Extent
 from .columns import Table
 
 #: Bytes the results file is read ahead: a search reads lines in file order, mostly from memory.
@@ -52,6 +53,11 @@ class RecordsOnDisk:
 
     def __len__(self) -> int:
         return len(self.table)
+
+    @property
+    def extent(self) -> Extent | None:
+        """The results file as the columns read it (`totals_of.PlacedRecords`)."""
+        return self.table.extent
 
     def key(self, position: int) -> tuple[str, str]:
         """The (system, question) of the record at `position`."""

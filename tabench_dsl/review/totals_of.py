@@ -1,0 +1,202 @@
+"""The totals of a results file: `totals_of`, the one place every command gets them from.
+
+`tabench totals`, the totals `grade` prints at its end, the report and the viewer all show the
+totals of a results file with the decisions beside it applied, the standing records of `--tag`
+only, priced at `--price`. Counting a million records takes tens of seconds however it is done in
+Python, and the figures of a file that has not changed are the figures it had, so `totals_of`
+keeps them in the index beside the results file (`store.results_index`) under a name made of
+everything they depend on, and gives them back while nothing of that changed:
+
+- the results file's bytes (`load_exact`: its size, modification time, inode and hashes of its
+  content, all as they were; a file appended to, rewritten, truncated or replaced is counted again);
+- the decisions file's whole content (its sha256), `--price`, `--tag`, and the order counted in;
+- the files of the code that counts (`core`, `store` and `review`, hashed once per process): an
+  upgrade or an edit of tabench counts again rather than serve figures an older version computed.
+
+Otherwise they are counted in one of three ways, each giving what `compute_totals` gives for the
+standing records: as a grading wrote them (`run_totals.RunTotals`, `written`: no read at all), as
+the records stream by (`streamed_totals`, the file's order), or, in (system, question) order as the
+viewer lists them, at the places its columns keep (`placed`) or from the records held. A blind
+audit among the decisions needs the records whole (`counted_records`), held in a list as always.
+
+The lines that were not records are kept too, and named again on every call, as a fresh count
+names them. A kept value is only ever the JSON of a `Totals` this code computed (signed:
+`core.index_key`); one that does not read back as one is computed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import msgspec
+
+from ..core.errors import UsageError
+from ..core.price import Price
+from ..core.records import Record, record_decoder
+from ..store.light_records import LightLines
+from ..store.results_index import Extent, measure, open_index
+from .counted_records import counted_records, decisions_beside, reads_whole
+from .index_names import kept_name
+from .outcomes import latest
+from .slices import select_tagged
+from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
+from .totals import Totals, compute_totals, count_standing
+
+if TYPE_CHECKING:
+    from .run_totals import RunTotals
+
+#: The order the standing records are counted in: the file's (`tabench totals`, `grade`, the
+#: report) or their pairs' (the viewer's). It matters: judges are listed as first met, and prices
+#: are added in it.
+Order = Literal["file", "pair"]
+
+
+class PlacedRecords(Protocol):
+    """Standing records read from a results file at places kept for it (the viewer's columns),
+    in (system, question) order, their `--tag` slice taken."""
+
+    @property
+    def extent(self) -> Extent | None:
+        """The file as it was when the places were read."""
+        ...
+
+    def each_from_file(self, decode: Callable[[bytes], Record]) -> Iterator[Record]: ...
+
+
+class _KeptTotals(msgspec.Struct):
+    """What the index keeps: the totals, and each skipped line's problem without the file's name."""
+
+    totals: Totals
+    problems: list[str]
+
+
+def _unnamed(problem: str) -> None:
+    """A caller that names the file's bad lines itself (the viewer's columns' read)."""
+
+
+def totals_of(
+    results: Path,
+    decisions_file: Path | None,
+    *,
+    price: Price | None = None,
+    tags: Sequence[str] | None = None,
+    on_problem: Callable[[str], None] = _unnamed,
+    order: Order = "file",
+    placed: PlacedRecords | None = None,
+    written: RunTotals | None = None,
+) -> Totals:
+    """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
+    standing records of `tags` only (when given), priced at `price` over each record's own, counted
+    in `order`. Each line that is not a record goes to `on_problem`, as `counted_records` words it.
+    Read from the index when it holds them for exactly these inputs; else counted (from `written`,
+    the grading that wrote the file, when it counted them all; else from `placed`, else the file)
+    and kept there."""
+    variant = _variant(order, decisions_file, price, tags)
+    index = open_index(results) if variant is not None else None
+    prefix = f"{results}:"
+    if index is not None and variant is not None:
+        kept = _decode(index.load_exact(variant))
+        if kept is not None:
+            for problem in kept.problems:
+                on_problem(prefix + problem)
+            return kept.totals
+    extent = measure(results)  # before the read: a line appended meanwhile makes it stale
+    problems: list[str] = []
+    counted = written.totals(results) if written is not None and price is None and not tags else None
+    if counted is not None and written is not None:
+        totals = counted
+        if extent is not None and not extent.size == extent.end == written.end:
+            extent = None  # grown since the writer let go: not the file they count, nothing kept
+    elif order == "pair":
+        totals = _count_by_pair(results, decisions_file, price, tags, extent, placed)
+    else:
+        totals = _count(results, decisions_file, price, tags, extent, problems, on_problem)
+    named = all(problem.startswith(prefix) for problem in problems)
+    if index is not None and variant is not None and extent is not None and named:
+        kept_problems = [problem[len(prefix) :] for problem in problems]
+        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems)))
+    return totals
+
+
+def _count(
+    results: Path,
+    decisions_file: Path | None,
+    price: Price | None,
+    tags: Sequence[str] | None,
+    extent: Extent | None,
+    problems: list[str],
+    on_problem: Callable[[str], None],
+) -> Totals:
+    """The totals counted from the file in its order, each bad line's problem onto `problems` and
+    then to `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the
+    records) unless a blind audit is among the decisions: it needs the records whole
+    (`counted_records`), held in a list as they always were."""
+    decisions = decisions_beside(decisions_file)
+    if not any(decision.is_audit for decision in decisions):
+        try:
+            totals = streamed_totals(
+                results, decisions, price=price, extent=extent, on_problem=problems.append, tags=tags
+            )
+        except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
+            problems.clear()
+        except UsageError:  # an unknown --tag, after the lines that were not records are named
+            for problem in problems:
+                on_problem(problem)
+            raise
+        else:
+            for problem in problems:
+                on_problem(problem)
+            return totals
+    records = counted_records(results, decisions_file, on_problem=problems.append)
+    for problem in problems:  # named before an unknown --tag stops the count, as they always were
+        on_problem(problem)
+    if tags:  # the standing record of a pair says which slice it is in
+        records = select_tagged(latest(records).values(), tags)
+    return compute_totals(records, price=price)
+
+
+def _count_by_pair(
+    results: Path,
+    decisions_file: Path | None,
+    price: Price | None,
+    tags: Sequence[str] | None,
+    extent: Extent | None,
+    placed: PlacedRecords | None,
+) -> Totals:
+    """The totals in (system, question) order. While the file is as `placed` read it, its standing
+    records are read at their places one at a time, with the decisions applied as
+    `counted_records` applies them (whole where an audit checks an answer, else light): ten million
+    records are counted in the memory of the counts. A file changed since is counted as
+    `counted_records` reads it, its records held (its bad lines are named by the caller's read)."""
+    if placed is not None and extent is not None and placed.extent == extent:
+        decisions = decisions_beside(decisions_file)
+        decided = decisions_by_pair(decisions)
+        decode = record_decoder.decode if reads_whole(decisions) else LightLines().decode
+
+        def standing() -> Iterator[Record]:
+            return (decided_record(record, decided) for record in placed.each_from_file(decode))
+
+        return count_standing(standing, price=price)
+    records = counted_records(results, decisions_file, on_problem=_unnamed)
+    held = select_tagged(latest(records).values(), tags)
+    held.sort(key=lambda record: record.key)
+    return compute_totals(held, price=price)
+
+
+def _decode(body: bytes | None) -> _KeptTotals | None:
+    if body is None:
+        return None
+    try:
+        return msgspec.json.decode(body, type=_KeptTotals)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _variant(
+    order: Order, decisions_file: Path | None, price: Price | None, tags: Sequence[str] | None
+) -> str | None:
+    """The index's name for the totals of these inputs (`index_names.kept_name`)."""
+    kind = "totals" if order == "file" else "viewer-totals"
+    return kept_name(kind, [decisions_file], msgspec.to_builtins(price), list(tags or ()))

@@ -1,0 +1,64 @@
+"""What `grade --resume`'s T1 rule check found in a results file (`store.resume_checks`), kept in
+the file's index: a later check scans only the lines appended since, and finds what a scan of the
+whole file finds, whatever was appended, torn, rewritten or deleted in between."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tabench_dsl.core.errors import UsageError
+from tabench_dsl.store.results_index import index_path
+from tabench_dsl.store.resume_checks import check_t1_rule, recorded_t1_rules
+
+
+@pytest.fixture(autouse=True)
+def _own_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the index's signing key
+
+
+def line(question: str, tier: str, rule: str | None) -> str:
+    fields = {"system": "a", "question": question, "tier": tier, "verdict": "pass"}
+    if rule is not None:
+        fields["t1_rule"] = rule
+    return json.dumps(fields) + "\n"
+
+
+def test_a_kept_scan_is_extended_by_the_lines_appended(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text(line("q1", "t1", "v2") + line("q2", "t2", None))
+    assert recorded_t1_rules(results) == {"v2"}
+    assert index_path(results).is_file()  # kept
+    assert recorded_t1_rules(results) == {"v2"}  # read back
+    with results.open("a") as f:
+        f.write(line("q3", "t1", None))  # a T1 record naming no rule: v1's
+    assert recorded_t1_rules(results) == {"v1", "v2"}
+    with results.open("a") as f:
+        f.write(line("q4", "t1", "v3").rstrip("\n"))  # torn: counted, never kept
+    assert recorded_t1_rules(results) == {"v1", "v2", "v3"}
+    with results.open("a") as f:
+        f.write("\n" + line("q5", "t2", None))
+    assert recorded_t1_rules(results) == {"v1", "v2", "v3"}
+
+
+def test_a_rewritten_file_is_scanned_whole(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text(line("q1", "t1", "v2") + line("q2", "t1", None))
+    assert recorded_t1_rules(results) == {"v1", "v2"}
+    results.write_text(line("q1", "t1", "v2") + line("q2", "t1", "v2"))  # same size, other bytes
+    assert recorded_t1_rules(results) == {"v2"}
+    index_path(results).unlink()
+    assert recorded_t1_rules(results, keep=False) == {"v2"}
+    assert not index_path(results).exists()  # a dry run writes nothing
+
+
+def test_a_refusal_writes_nothing(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text(line("q1", "t1", "v1"))
+    with pytest.raises(UsageError, match="T1 passes of rule v1"):
+        check_t1_rule(results, "v2")
+    assert not index_path(results).exists()
+    check_t1_rule(results, "v1")
+    assert index_path(results).is_file()
