@@ -26,7 +26,7 @@ from ..core.errors import UsageError
 from ..core.records import Answer, Record
 from ..store.prompt_changes import changed_pairs
 from ..store.results import RecordSink
-from ..store.resume_checks import check_t1_rule, refuse_another_battery
+from ..store.resume_checks import refuse_mixed_resume
 from ..store.standing_verdicts import done_pairs
 from .answer_counts import count_answers
 from .answer_slice import SliceFlags, answer_slice, count_selected
@@ -71,6 +71,8 @@ class GradingPlan:
         options = PlanOptions() if options is None else options
         if out is None and (options.resume or options.regrade_changed):
             raise UsageError("resuming needs the results file the grading appends to (out)")
+        if options.resume and out is not None:
+            refuse_mixed_resume(out, compiled)  # first: a refusal changes nothing, not even the index
         self.compiled = compiled
         self.options = options
         self.keep_index = keep_index
@@ -85,8 +87,6 @@ class GradingPlan:
         )
         skip: Set[tuple[str, str]] = set()
         if options.resume and out is not None:
-            refuse_another_battery(out, compiled.name)
-            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
             skip = self.unanswered.skip(done_pairs(out, keep=keep_index))
         #: What `regrade_changed` takes back out of the done pairs (None: not asked for).
         self.regraded: Regraded | None = None

@@ -1,20 +1,28 @@
 """`grade --resume` refuses a results file it would mix another grading into: one whose records
-name another battery (`refuse_another_battery`), or whose T1 passes another T1 rule made
-(`check_t1_rule`). Both are read before the index or the file is written, so a refusal changes
-nothing.
+name another battery (`refuse_another_battery`), another scorer (`check_scorer`), or whose T1
+passes another T1 rule made (`check_t1_rule`). `refuse_mixed_resume` makes the three checks; each
+reads the file before the index or the file is written, so a refusal changes nothing.
 
 One file of two batteries gives one totals table that mixes them, and the default `--out
 results.jsonl` makes that easy: the battery a file's first record names is compared with the one
 graded.
+
+One battery's verdicts under two scorers are two gradings with two sets of rules (the scorer's
+rules and reply contract are in every prompt): a battery moved from `tabench-1.1` to
+`tabench-neutral-1.1` and resumed into its old results file would total both. A record names the
+scorer that graded it (`Record.scorer`); a record naming none was written before records named it,
+and is refused by nobody.
 
 A results file graded under one T1 rule and resumed under another would hold two rules' verdicts
 (docs/language.md, T1 rules): the totals would mix them. `check_t1_rule` reads which rules the
 file's T1 records name (a T1 record naming none was written before rules had names, by `v1`) and
 refuses, saying both ways on: name the old rule in the manifest, or grade into a new file.
 
-The file is scanned as bytes, not decoded record by record: in a JSON line the key `"tier"` with
-the value `"t1"`, or the key `"t1_rule"`, can only appear as the record's own fields (quotes inside
-a string are escaped), so counting them is exact and runs at the speed of reading the file.
+The file is scanned once, as bytes, not decoded record by record (`recorded_gradings`): in a JSON
+line the key `"tier"` with the value `"t1"`, or the keys `"t1_rule"` and `"scorer"` with a string
+value, can only appear as the record's own fields (quotes inside a string are escaped, and the one
+map of a record, its facets, holds booleans), so counting them is exact and runs at the speed of
+reading the file.
 """
 
 from __future__ import annotations
@@ -25,20 +33,31 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
 
 _T1_TIER = re.compile(rb'"tier"\s*:\s*"t1"')
 _T1_RULE = re.compile(rb'"t1_rule"\s*:\s*"([^"\\]*)"')
+#: A scorer's name as JSON writes it (escapes kept, decoded as JSON).
+_SCORER = re.compile(rb'"scorer"\s*:\s*("(?:[^"\\]|\\.)*")')
 #: Bytes read at a time, cut after their last line break (a record is one line).
 _BLOCK = 1 << 22
 
 
-def recorded_t1_rules(path: Path) -> set[str]:
-    """The T1 rules the T1 records of the results file at `path` name (`v1` for one naming none)."""
+class RecordedGradings(msgspec.Struct):
+    """What a results file's records say graded them: the T1 rules its T1 records name (`v1` for
+    one naming none) and the scorers its records name (none for records written before they did)."""
+
+    t1_rules: set[str]
+    scorers: set[str]
+
+
+def recorded_gradings(path: Path) -> RecordedGradings:
+    """The T1 rules and scorers the records of the results file at `path` name, in one read."""
     tiers = named = 0
-    rules: set[str] = set()
+    found = RecordedGradings(set(), set())
     with path.open("rb") as f:
         rest = b""
         while True:
@@ -49,21 +68,48 @@ def recorded_t1_rules(path: Path) -> set[str]:
             tiers += len(_T1_TIER.findall(lines))
             for match in _T1_RULE.finditer(lines):
                 named += 1
-                rules.add(match[1].decode("utf-8", "replace"))
+                found.t1_rules.add(match[1].decode("utf-8", "replace"))
+            for quoted in set(_SCORER.findall(lines)):
+                try:
+                    found.scorers.add(msgspec.json.decode(quoted, type=str))
+                except msgspec.DecodeError:
+                    continue  # not a whole JSON string: a bad line, reported by its readers
             if not block:
                 break
     if tiers > named:
-        rules.add("v1")
-    return rules
+        found.t1_rules.add("v1")
+    return found
 
 
-def check_t1_rule(out: str | Path, rule: str, *, enabled: bool = True) -> None:
-    """Refuse (`UsageError`, exit 2) to resume `out` under T1 rule `rule` when its T1 records name
-    another rule. Nothing to check when T1 is off or the file is missing."""
-    path = Path(out)
-    if not enabled or not path.is_file():
+def refuse_mixed_resume(out: Path, compiled: CompiledBattery) -> None:
+    """`UsageError` (exit 2) when resuming the grading of `compiled` into `out` would mix it with
+    another battery's, another scorer's or another T1 rule's records. Nothing to check when `out`
+    is missing."""
+    if not out.is_file():
         return
-    others = sorted(recorded_t1_rules(path) - {rule})
+    refuse_another_battery(out, compiled.name)
+    recorded = recorded_gradings(out)
+    check_scorer(out, compiled.scorer, recorded.scorers)
+    if compiled.t1:
+        check_t1_rule(out, compiled.t1_rule, recorded.t1_rules)
+
+
+def check_scorer(out: Path, scorer: str, recorded: set[str]) -> None:
+    """Refuse (`UsageError`, exit 2) to resume `out` under `scorer` when its records (`recorded`:
+    the scorers they name) name another."""
+    others = sorted(recorded - {scorer})
+    if others:
+        raise UsageError(
+            f"{shown(str(out))} holds results graded under scorer {shown(', '.join(others))}, and the "
+            f"battery's scorer is {shown(scorer)}: --resume would mix the two in one file; give this "
+            "grading another --out, or name the old scorer in the manifest to go on with this file"
+        )
+
+
+def check_t1_rule(path: Path, rule: str, recorded: set[str]) -> None:
+    """Refuse (`UsageError`, exit 2) to resume `path` under T1 rule `rule` when its T1 records name
+    another rule (`recorded`: the rules they name)."""
+    others = sorted(recorded - {rule})
     if others:
         raise UsageError(
             f"{path} holds T1 passes of rule {', '.join(others)}, and the battery's T1 rule is {rule}: "
@@ -88,8 +134,6 @@ _LINES_LOOKED_AT = 64
 def refuse_another_battery(out: Path, battery: str) -> None:
     """`UsageError` when `--resume` would append to `out` the records of another battery than the
     one its records name (module docstring)."""
-    if not out.is_file():
-        return
     decoder = msgspec.json.Decoder(_RecordBattery)
     with open(out, "rb") as lines:
         for line in itertools.islice(lines, _LINES_LOOKED_AT):
