@@ -102,6 +102,9 @@ async def test_existing_results_need_resume(work: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert "results.jsonl already holds results; pass --resume" in err and "Traceback" not in err
     assert (work / "results.jsonl").read_bytes() == before
+    # A misnamed battery is the error said, not the results file it would have met.
+    assert await run(["grade", str(work / "batery"), "--answers", str(answers)]) == 2
+    assert capsys.readouterr().err == f"tabench: error: no such battery: {work / 'batery'}\n"
     # A file that holds no results is refused as such, --resume or not (tests/safety/test_no_overwrite.py).
     (work / "results.jsonl").write_text("x\n")
     assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
