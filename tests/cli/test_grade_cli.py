@@ -358,6 +358,8 @@ async def test_empty_answers_file_grades_nothing(work: Path, capsys) -> None:
     out, err = capsys.readouterr()
     assert json.loads(out)["systems"] == [] and "graded 0 answer(s)" in err
     assert not (work / "results.jsonl").exists()
+    # It says so, rather than naming a results file that is not there.
+    assert "no results written (results.jsonl not created)" in err and "results in" not in err
 
 
 async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, capsys, judge_server) -> None:
