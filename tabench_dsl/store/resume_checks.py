@@ -69,16 +69,26 @@ def recorded_gradings(path: Path) -> RecordedGradings:
             for match in _T1_RULE.finditer(lines):
                 named += 1
                 found.t1_rules.add(match[1].decode("utf-8", "replace"))
-            for quoted in set(_SCORER.findall(lines)):
-                try:
-                    found.scorers.add(msgspec.json.decode(quoted, type=str))
-                except msgspec.DecodeError:
-                    continue  # not a whole JSON string: a bad line, reported by its readers
+            _note_scorers(lines, found.scorers)
             if not block:
                 break
     if tiers > named:
         found.t1_rules.add("v1")
     return found
+
+
+def _note_scorers(lines: bytes, scorers: set[str]) -> None:
+    """Add to `scorers` those `lines` name. Nearly every record names a scorer, and a file one or
+    two: counting the key and the scorers already known as tabench writes them (`"scorer":"NAME"`)
+    is a fast byte count, and only a block where some `"scorer"` is not one of those is searched."""
+    keys = lines.count(b'"scorer"')
+    if keys == sum(lines.count(b'"scorer":' + msgspec.json.encode(known)) for known in scorers):
+        return
+    for quoted in set(_SCORER.findall(lines)):
+        try:
+            scorers.add(msgspec.json.decode(quoted, type=str))
+        except msgspec.DecodeError:
+            continue  # not a whole JSON string: a bad line, reported by its readers
 
 
 def refuse_mixed_resume(out: Path, compiled: CompiledBattery) -> None:

@@ -12,6 +12,7 @@ import pytest
 from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
+from tabench_dsl.store.resume_checks import recorded_gradings
 
 ANSWERS = [
     {"system": "a", "question": "h01", "answer": "Ingest, Index, Recall and Compact"},
@@ -94,3 +95,25 @@ def test_records_naming_no_scorer_are_resumed_and_total_as_before(work: Path, ca
     assert json.loads(capsys.readouterr().out)["run"]["graded"] == 1
     last = json.loads(results.read_text(encoding="utf-8").splitlines()[-1])
     assert (last["system"], last["question"], last["scorer"]) == ("b", "h01", "tabench-neutral-1.1")
+
+
+def test_the_scan_finds_every_scorer_however_the_line_spells_it(tmp_path: Path) -> None:
+    # As tabench writes a record, as a hand or another tool spells it (spaces, escapes), and a
+    # record whose tags merely hold the word: the fast byte count must not hide the odd ones.
+    lines = [
+        '{"system":"a","question":"q1","tier":"t2","scorer":"tabench-1.1"}',
+        '{"system":"a","question":"q2","tier":"t2","scorer":"tabench-1.1"}',
+        '{"system":"b", "question":"q1", "tier":"t2", "scorer" : "mine-2"}',
+        '{"system":"c","question":"q1","tier":"t2","tags":["scorer"]}',
+        '{"system":"d","question":"q1","tier":"t2","scorer":"we\\"ird\\u00e9"}',
+    ]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert recorded_gradings(path).scorers == {"tabench-1.1", "mine-2", 'we"irdé'}
+    path.write_text(lines[0] + "\n" + lines[3] + "\n", encoding="utf-8")
+    assert recorded_gradings(path).scorers == {"tabench-1.1"}
+    # The odd lines after megabytes of ordinary ones, where the scan reads them in a later block
+    # with tabench-1.1 already known.
+    ordinary = (lines[0] + "\n").encode() * 80_000
+    path.write_bytes(ordinary + "".join(line + "\n" for line in lines[2:]).encode())
+    assert recorded_gradings(path).scorers == {"tabench-1.1", "mine-2", 'we"irdé'}
