@@ -23,12 +23,13 @@ PARTS: tuple[str, ...] = ("system", "user", "stern")
 _DESCRIPTION = """\
 Print the exact prompts of a battery's questions.
 
-Default: the SYSTEM prompt of every question. Each prompt is printed as its exact text followed
-by one line break; when several parts or questions are printed, a line `## <question> <part>`
-precedes each, and a question's `match` check follows its prompts as `## <question> match ...`
-(on stderr when one prompt alone is printed; `"match"` in --json). Without --answer, the USER and
-STERN prompts show the seed's placeholder {{candidate answer}} where the answer goes; with it, they
-show the answer as the judge receives it, its reasoning blocks cut as grading cuts them.
+Default: the SYSTEM prompt of every question; with --answer, its SYSTEM, USER and STERN prompts
+(what the judge receives). Each prompt is printed as its exact text followed by one line break;
+when several parts or questions are printed, a line `## <question> <part>` precedes each, and a
+question's `match` check follows its prompts as `## <question> match ...` (on stderr when one
+prompt alone is printed; `"match"` in --json). Without --answer, the USER and STERN prompts show
+the seed's placeholder {{candidate answer}} where the answer goes; with it, they show the answer
+as the judge receives it, its reasoning blocks cut as grading cuts them.
 
 --lock writes tabench.lock beside the manifest (the sha256 of every question's SYSTEM prompt);
 --check compares against it, names every question that drifted, was added or was removed, and
@@ -65,7 +66,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--part",
         choices=(*PARTS, "all", "schema"),
-        help="which prompt to print (default: system; all = system, user, stern; schema = the JSON "
+        help="which prompt to print (default: system, or all with --answer; all = system, user, stern; "
+        "schema = the JSON "
         "Schema of the scorer's reply, once for the battery)",
     )
     parser.add_argument(
@@ -125,7 +127,9 @@ def _compile(args: argparse.Namespace) -> int:
         _write_json(compiled, qids, given)
         return 0
 
-    parts = PARTS if args.part == "all" else (args.part or "system",)
+    # An answer shows only in the USER and STERN prompts: given one, a reader wants to see them.
+    part = args.part or ("all" if given is not None else "system")
+    parts = PARTS if part == "all" else (part,)
     answer = given if given is not None else ANSWER_PLACEHOLDER
     headers = len(qids) > 1 or len(parts) > 1
     texts: list[str] = []

@@ -148,6 +148,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status. The command line is read once, into a
     frozen `GradeOptions` (`grade_options`), which every step after is handed."""
+    from ..language.battery import manifest_path
     from .grade_options import check_results_file, grade_options
     from .grade_report import report
     from .grade_run import grade_answers
@@ -157,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         from . import dry_run
 
         return dry_run.run(options)
+    manifest_path(options.battery)  # a misnamed battery is the error to report, not the --out it meets
     check_results_file(options)
     stats, seen = grade_answers(options)
     return report(options, stats, seen)

@@ -56,10 +56,16 @@ def _say_run(out: Path, stats: RunStats, seen: RunAccount) -> None:
             + f"{stats.calls} judge call(s), "
             f"{stats.cache_hits} from cache), skipped {stats.skipped} already done"
         )
+    # A run that graded nothing creates no results file: saying "results in" it would send a reader
+    # to a file that is not there.
+    where = (
+        f"results in {shown(str(out))}"
+        if out.exists()
+        else f"no results written ({shown(str(out))} not created)"
+    )
     print(
         f"judge: {shown(str(stats.judge))}\n"
-        f"{done}; {stats.errors} error(s), {seen.reader.problems} bad answer line(s); "
-        f"results in {shown(str(out))}",
+        f"{done}; {stats.errors} error(s), {seen.reader.problems} bad answer line(s); {where}",
         file=sys.stderr,
     )
     if seen.batch_log is not None:

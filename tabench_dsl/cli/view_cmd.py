@@ -15,6 +15,7 @@ import time
 import webbrowser
 from pathlib import Path
 
+from ..core import interrupts
 from ..core.errors import UsageError
 from .battery_flags import add_allow_dir
 from .command_help import add_command
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve(index, port=args.port, on_ready=ready))
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C is how the viewer stops (exit 0, as its --help says)
+        interrupts.stopped_here()
         print("tabench view: stopped", file=sys.stderr)
     return 0
 

@@ -45,6 +45,7 @@ class _State:
         self.cancelled = False  # that task was cancelled by a signal
         self.received = 0  # interrupts received (recorded even where one could not be raised)
         self.raising = True  # False once the command has returned: a signal is only recorded
+        self.expected = 0  # interrupts that were the command's own way to stop (`stopped_here`)
 
 
 _state = _State()
@@ -69,8 +70,15 @@ def received() -> int:
 
 
 def interrupted(since: int = 0) -> bool:
-    """Whether an interrupt arrived after `received()` was `since`."""
-    return _state.received > since
+    """Whether an interrupt arrived after `received()` was `since`, other than one a command took
+    as its way to stop (`stopped_here`)."""
+    return _state.received > max(since, _state.expected)
+
+
+def stopped_here() -> None:
+    """The interrupts received so far were how the command is stopped (`view` serves until Ctrl-C),
+    and it stopped as it should: not an interruption to report (`interrupted`)."""
+    _state.expected = _state.received
 
 
 def stop_raising() -> None:

@@ -255,6 +255,11 @@ class Record(msgspec.Struct, omit_defaults=False):
     #: What a `match` check read in the answer (its final number, its chosen letter, the text its
     #: pattern matched) when the check decided (tier `match`); absent from every other record.
     match_read: str | msgspec.UnsetType | None = msgspec.UNSET
+    #: The scorer (its version name, `tabench-neutral-1.1`) whose rules and reply contract graded
+    #: this record, so `grade --resume` can refuse to mix two scorers' verdicts in one file
+    #: (`store.resume_checks`). UNSET, and absent from the line, in records written before records
+    #: named it, and in those no scorer decided (a missing answer's fail).
+    scorer: str | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def key(self) -> tuple[str, str]:

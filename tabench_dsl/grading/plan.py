@@ -26,7 +26,7 @@ from ..core.errors import UsageError
 from ..core.records import Answer, Record
 from ..store.prompt_changes import changed_pairs
 from ..store.results import RecordSink
-from ..store.resume_checks import check_t1_rule, refuse_another_battery
+from ..store.resume_checks import refuse_mixed_resume
 from ..store.standing_verdicts import done_pairs
 from .answer_counts import count_answers
 from .answer_slice import SliceFlags, answer_slice, count_selected
@@ -71,16 +71,12 @@ class GradingPlan:
         options = PlanOptions() if options is None else options
         if out is None and (options.resume or options.regrade_changed):
             raise UsageError("resuming needs the results file the grading appends to (out)")
-        if options.resume and out is not None:  # before anything reads the file (and keeps its index)
-            refuse_another_battery(out, compiled.name)
-            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1)
         self.compiled = compiled
         self.options = options
         self.keep_index = keep_index
         self.chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
         if options.resume and out is not None:  # refused before the index is read or written
-            refuse_another_battery(out, compiled.name)
-            check_t1_rule(out, compiled.t1_rule, enabled=compiled.t1, keep=keep_index)
+            refuse_mixed_resume(out, compiled, keep=keep_index)
         self.unanswered = MissingAnswers(
             self.chosen,
             compiled,

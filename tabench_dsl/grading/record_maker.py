@@ -1,6 +1,6 @@
 """The results records a grading writes, made in one place: the answer, its question's prompt
-hash and tags, the battery, the judge, the time, and whether the answer looks like a prompt
-injection (the scorer's `injection` patterns)."""
+hash and tags, the battery and its scorer, the judge, the time, and whether the answer looks like a
+prompt injection (the scorer's `injection` patterns)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class RecordMaker:
 
     def __init__(self, battery: CompiledBattery, judge: JudgeInfo) -> None:
         self.battery_name = battery.name
+        self.scorer = battery.scorer
         self.judge = judge
         # The injection patterns as one regex, compiled once for the run (None: no patterns).
         self._injection: Any | None = compile_injection(battery.settings.injection)
@@ -53,7 +54,8 @@ class RecordMaker:
         tolerated: list[str] | None = None,
         warnings: list[str] | None = None,
     ) -> Record:
-        """The record of `answer` to `question`, stamped with the battery, a judge and the time."""
+        """The record of `answer` to `question`, stamped with the battery, its scorer, a judge and the
+        time."""
         return Record(
             system=answer.system,
             question=answer.question,
@@ -72,4 +74,5 @@ class RecordMaker:
             battery=self.battery_name,
             time=now(),
             tags=list(question.tags),
+            scorer=self.scorer,
         )

@@ -92,6 +92,12 @@ from .spend_cap import SpendCap, SpendCapReached, check_cappable
 from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
 from .trap_check import t1_deferred
 
+#: Answers a worker grades between two turns it gives the event loop. The builtin judge, T1 and
+#: `match` decide without awaiting anything that waits, so a worker grading only those would hold
+#: the loop until the run ends, and Ctrl-C (a cancel the loop runs, `core.interrupts`) would wait for
+#: it; one turn in so many answers costs nothing measurable.
+ANSWERS_PER_TURN = 256
+
 
 class RunStats(msgspec.Struct):
     """What one run did (the totals come from the results file)."""
@@ -241,6 +247,7 @@ class Grader:
     async def _worker(self, order: QuestionOrder | FileOrder) -> None:
         # One shared order: each `next` runs to completion between awaits, or waits for a reply.
         cap = self.spend_cap
+        graded = 0
         while not (cap is not None and cap.reached) and (answer := await order.next()) is not None:
             try:
                 record = await self.grade(answer)
@@ -254,6 +261,9 @@ class Grader:
             self.stats.count(record)
             if self.on_record is not None:
                 self.on_record(record)
+            graded += 1
+            if graded % ANSWERS_PER_TURN == 0:
+                await asyncio.sleep(0)  # a turn for the loop: an interrupt's cancel runs here
 
     async def grade(self, answer: Answer) -> Record:
         """Grade one answer's final text: its reasoning blocks cut first (`core.reasoning`; the

@@ -1,22 +1,30 @@
 """`grade --resume` refuses a results file it would mix another grading into: one whose records
-name another battery (`refuse_another_battery`), or whose T1 passes another T1 rule made
-(`check_t1_rule`). Both are read before the index or the file is written, so a refusal changes
-nothing.
+name another battery (`refuse_another_battery`), another scorer (`check_scorer`), or whose T1
+passes another T1 rule made (`check_t1_rule`). `refuse_mixed_resume` makes the three checks; each
+reads the file before the index or the file is written, so a refusal changes nothing.
 
 One file of two batteries gives one totals table that mixes them, and the default `--out
 results.jsonl` makes that easy: the battery a file's first record names is compared with the one
 graded.
+
+One battery's verdicts under two scorers are two gradings with two sets of rules (the scorer's
+rules and reply contract are in every prompt): a battery moved from `tabench-1.1` to
+`tabench-neutral-1.1` and resumed into its old results file would total both. A record names the
+scorer that graded it (`Record.scorer`); a record naming none was written before records named it,
+and is refused by nobody.
 
 A results file graded under one T1 rule and resumed under another would hold two rules' verdicts
 (docs/language.md, T1 rules): the totals would mix them. `check_t1_rule` reads which rules the
 file's T1 records name (a T1 record naming none was written before rules had names, by `v1`) and
 refuses, saying both ways on: name the old rule in the manifest, or grade into a new file.
 
-The file is scanned as bytes, not decoded record by record: in a JSON line the key `"tier"` with
-the value `"t1"`, or the key `"t1_rule"`, can only appear as the record's own fields (quotes inside
-a string are escaped), so counting them is exact and runs at the speed of reading the file. What
-the scan found is kept in the index beside the file (`store.results_index`, bound to the bytes it
-covers), so a later resume scans only the lines appended since.
+The file is scanned as bytes, not decoded record by record (`recorded_gradings`): in a JSON line
+the key `"tier"` with the value `"t1"`, or the keys `"t1_rule"` and `"scorer"` with a string value,
+can only appear as the record's own fields (quotes inside a string are escaped, and the one map of
+a record, its facets, holds booleans), so counting them is exact and runs at the speed of reading
+the file. What the scan found is kept in the index beside the file (`store.results_index`, bound
+to the bytes it covers), so a later resume scans only the lines appended since; it is kept only
+once nothing is refused, so a refusal changes nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
@@ -35,68 +44,88 @@ from .results_index import measure, open_index
 
 _T1_TIER = re.compile(rb'"tier"\s*:\s*"t1"')
 _T1_RULE = re.compile(rb'"t1_rule"\s*:\s*"([^"\\]*)"')
+#: A scorer's name as JSON writes it (escapes kept, decoded as JSON).
+_SCORER = re.compile(rb'"scorer"\s*:\s*("(?:[^"\\]|\\.)*")')
 #: Bytes read at a time, cut after their last line break (a record is one line).
 _BLOCK = 1 << 22
+#: The index's name for what a scan found.
+_GRADINGS_VARIANT = "gradings:1"
 
 
-#: The index's name for what `recorded_t1_rules` found.
-_RULES_VARIANT = "t1-rules:1"
-
-
-class _T1Names(msgspec.Struct, array_like=True):
-    """What a scan of results lines found: T1 records, those naming a rule, the rules named."""
+class _Found(msgspec.Struct, array_like=True):
+    """What a scan of results lines found: T1 records, those naming a rule, the rules and the
+    scorers named."""
 
     tiers: int = 0
     named: int = 0
     rules: list[str] = msgspec.field(default_factory=list)
+    scorers: list[str] = msgspec.field(default_factory=list)
 
-    def rules_named(self) -> set[str]:
-        return {*self.rules, "v1"} if self.tiers > self.named else set(self.rules)
+
+class RecordedGradings(msgspec.Struct):
+    """What a results file's records say graded them: the T1 rules its T1 records name (`v1` for
+    one naming none) and the scorers its records name (none for records written before they did)."""
+
+    t1_rules: set[str]
+    scorers: set[str]
+
+
+def _gradings(found: _Found) -> RecordedGradings:
+    rules = {*found.rules, "v1"} if found.tiers > found.named else set(found.rules)
+    return RecordedGradings(rules, set(found.scorers))
+
+
+def recorded_gradings(path: Path, *, keep: bool = True) -> RecordedGradings:
+    """The T1 rules and scorers the records of the results file at `path` name. Read through the
+    index: only the lines appended since it was kept are scanned (and, with `keep`, what the scan
+    found is kept again for the file as it is)."""
+    found, keep_found = _scanned(path)
+    if keep:
+        keep_found()
+    return _gradings(found)
 
 
 def recorded_t1_rules(path: Path, *, keep: bool = True) -> set[str]:
-    """The T1 rules the T1 records of the results file at `path` name (`v1` for one naming none).
-    Read through the index: only the lines appended since it was kept are scanned (and, with
-    `keep`, what the scan found is kept again for the file as it is)."""
-    names, keep_names = _t1_names(path)
-    if keep:
-        keep_names()
-    return names.rules_named()
+    """The T1 rules the T1 records of the results file at `path` name (`v1` for one naming none)."""
+    return recorded_gradings(path, keep=keep).t1_rules
 
 
-def _t1_names(path: Path) -> tuple[_T1Names, Callable[[], None]]:
+def _scanned(path: Path) -> tuple[_Found, Callable[[], None]]:
     """What the file's lines name, and what keeps it in the index for the file as it is (called
-    only once nothing is refused: a refusal changes nothing)."""
+    only once nothing is refused)."""
     now = measure(path)
     index = open_index(path) if now is not None else None
     if now is None or index is None:
-        return _scan(path, 0, None, _T1Names()), lambda: None
-    found = index.load_prefix(_RULES_VARIANT)
-    kept = _decode(found[1]) if found is not None else None
-    start = found[0].end if kept is not None and found is not None else 0
-    names = _scan(path, start, now.end, kept or _T1Names()) if kept is None or start != now.end else kept
-    body = msgspec.msgpack.encode(names)
+        return _scan(path, 0, None, _Found()), lambda: None
+    loaded = index.load_prefix(_GRADINGS_VARIANT)
+    kept = _decode(loaded[1]) if loaded is not None else None
+    start = loaded[0].end if kept is not None and loaded is not None else 0
+    fresh = kept is None or start != now.end
+    found = _scan(path, start, now.end, kept or _Found()) if fresh else kept
+    assert found is not None
+    body = msgspec.msgpack.encode(found)
 
-    def keep_names() -> None:
-        if kept is None or start != now.end:
-            index.store(_RULES_VARIANT, now, body)
+    def keep_found() -> None:
+        if fresh:
+            index.store(_GRADINGS_VARIANT, now, body)
 
     if now.size > now.end:  # a torn last line: scanned as the stream reads it, never kept
-        names = _scan(path, now.end, None, names)
-    return names, keep_names
+        found = _scan(path, now.end, None, msgspec.msgpack.decode(body, type=_Found))
+    return found, keep_found
 
 
-def _decode(body: bytes) -> _T1Names | None:
+def _decode(body: bytes) -> _Found | None:
     try:
-        return msgspec.msgpack.decode(body, type=_T1Names)
+        return msgspec.msgpack.decode(body, type=_Found)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 
-def _scan(path: Path, start: int, end: int | None, names: _T1Names) -> _T1Names:
-    """`names` with the T1 records and rules of the file's bytes from `start` to `end` (None: to
-    its end) added."""
-    rules = set(names.rules)
+def _scan(path: Path, start: int, end: int | None, found: _Found) -> _Found:
+    """`found` with the T1 records, rules and scorers of the file's bytes from `start` to `end`
+    (None: to its end) added."""
+    rules = set(found.rules)
+    scorers = set(found.scorers)
     with path.open("rb") as f:
         f.seek(start)
         left = None if end is None else end - start
@@ -108,25 +137,64 @@ def _scan(path: Path, start: int, end: int | None, names: _T1Names) -> _T1Names:
             data = rest + block
             cut = data.rfind(b"\n") + 1 if block else len(data)
             lines, rest = data[:cut], data[cut:]
-            names.tiers += len(_T1_TIER.findall(lines))
+            found.tiers += len(_T1_TIER.findall(lines))
             for match in _T1_RULE.finditer(lines):
-                names.named += 1
+                found.named += 1
                 rules.add(match[1].decode("utf-8", "replace"))
+            _note_scorers(lines, scorers)
             if not block:
                 break
-    names.rules = sorted(rules)
-    return names
+    found.rules = sorted(rules)
+    found.scorers = sorted(scorers)
+    return found
 
 
-def check_t1_rule(out: str | Path, rule: str, *, enabled: bool = True, keep: bool = True) -> None:
-    """Refuse (`UsageError`, exit 2) to resume `out` under T1 rule `rule` when its T1 records name
-    another rule. Nothing to check when T1 is off or the file is missing. Without `keep` the index
-    is read but never written (a dry run writes nothing)."""
-    path = Path(out)
-    if not enabled or not path.is_file():
+def _note_scorers(lines: bytes, scorers: set[str]) -> None:
+    """Add to `scorers` those `lines` name. Nearly every record names a scorer, and a file one or
+    two: counting the key and the scorers already known as tabench writes them (`"scorer":"NAME"`)
+    is a fast byte count, and only a block where some `"scorer"` is not one of those is searched."""
+    keys = lines.count(b'"scorer"')
+    if keys == sum(lines.count(b'"scorer":' + msgspec.json.encode(known)) for known in scorers):
         return
-    names, keep_names = _t1_names(path)
-    others = sorted(names.rules_named() - {rule})
+    for quoted in set(_SCORER.findall(lines)):
+        try:
+            scorers.add(msgspec.json.decode(quoted, type=str))
+        except msgspec.DecodeError:
+            continue  # not a whole JSON string: a bad line, reported by its readers
+
+
+def refuse_mixed_resume(out: Path, compiled: CompiledBattery, *, keep: bool = True) -> None:
+    """`UsageError` (exit 2) when resuming the grading of `compiled` into `out` would mix it with
+    another battery's, another scorer's or another T1 rule's records. Nothing to check when `out`
+    is missing. Without `keep` the index is read but never written (a dry run writes nothing)."""
+    if not out.is_file():
+        return
+    refuse_another_battery(out, compiled.name)
+    found, keep_found = _scanned(out)
+    recorded = _gradings(found)
+    check_scorer(out, compiled.scorer, recorded.scorers)
+    if compiled.t1:
+        check_t1_rule(out, compiled.t1_rule, recorded.t1_rules)
+    if keep:
+        keep_found()
+
+
+def check_scorer(out: Path, scorer: str, recorded: set[str]) -> None:
+    """Refuse (`UsageError`, exit 2) to resume `out` under `scorer` when its records (`recorded`:
+    the scorers they name) name another."""
+    others = sorted(recorded - {scorer})
+    if others:
+        raise UsageError(
+            f"{shown(str(out))} holds results graded under scorer {shown(', '.join(others))}, and the "
+            f"battery's scorer is {shown(scorer)}: --resume would mix the two in one file; give this "
+            "grading another --out, or name the old scorer in the manifest to go on with this file"
+        )
+
+
+def check_t1_rule(path: Path, rule: str, recorded: set[str]) -> None:
+    """Refuse (`UsageError`, exit 2) to resume `path` under T1 rule `rule` when its T1 records name
+    another rule (`recorded`: the rules they name)."""
+    others = sorted(recorded - {rule})
     if others:
         raise UsageError(
             f"{path} holds T1 passes of rule {', '.join(others)}, and the battery's T1 rule is {rule}: "
@@ -134,8 +202,6 @@ def check_t1_rule(out: str | Path, rule: str, *, enabled: bool = True, keep: boo
             f"(t1: {{rule: {others[0]}}}); or grade into a new results file (--out NEW.jsonl) "
             "without --resume"
         )
-    if keep:
-        keep_names()
 
 
 class _RecordBattery(msgspec.Struct):
@@ -153,8 +219,6 @@ _LINES_LOOKED_AT = 64
 def refuse_another_battery(out: Path, battery: str) -> None:
     """`UsageError` when `--resume` would append to `out` the records of another battery than the
     one its records name (module docstring)."""
-    if not out.is_file():
-        return
     decoder = msgspec.json.Decoder(_RecordBattery)
     with open(out, "rb") as lines:
         for line in itertools.islice(lines, _LINES_LOOKED_AT):

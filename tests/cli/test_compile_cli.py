@@ -83,6 +83,17 @@ def test_part_all_puts_a_header_before_each_part(tmp_path, capsys) -> None:
     assert out == expected
 
 
+def test_an_answer_without_a_part_shows_every_prompt_the_judge_receives(tmp_path, capsys) -> None:
+    # The answer is in the USER and STERN prompts only: --answer alone printing the SYSTEM prompt
+    # would show nothing of it.
+    battery = _battery(tmp_path / "b")
+    systems = _systems(capsys, battery)
+    status, out, err = _run(capsys, str(battery), "--question", "a", "--answer", "<think>hm</think>One")
+    assert status == 0
+    assert out == f"## a system\n{systems['a']}\n## a user\n{USER_PREFIX}One\n## a stern\n{STERN_PREFIX}One\n"
+    assert "1 reasoning block(s) cut" in err
+
+
 def test_user_part_without_answer_shows_the_seed_placeholder(tmp_path, capsys) -> None:
     battery = _battery(tmp_path / "b")
     status, out, _ = _run(capsys, str(battery), "--question", "a", "--part", "user")
@@ -224,7 +235,19 @@ def test_output_is_utf8_whatever_the_locale(tmp_path) -> None:
     battery = _battery(tmp_path / "b", RUBRIC.replace('"One"', '"Ünïcødé — 日本"'))
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C", "LANG": "C"}
     proc = subprocess.run(
-        [sys.executable, "-m", "tabench_dsl", "compile", str(battery), "--question", "a", "--answer", "é"],
+        [
+            sys.executable,
+            "-m",
+            "tabench_dsl",
+            "compile",
+            str(battery),
+            "--question",
+            "a",
+            "--part",
+            "system",
+            "--answer",
+            "é",
+        ],
         capture_output=True,
         env=env,
         timeout=60,

@@ -102,6 +102,9 @@ async def test_existing_results_need_resume(work: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert "results.jsonl already holds results; pass --resume" in err and "Traceback" not in err
     assert (work / "results.jsonl").read_bytes() == before
+    # A misnamed battery is the error said, not the results file it would have met.
+    assert await run(["grade", str(work / "batery"), "--answers", str(answers)]) == 2
+    assert capsys.readouterr().err == f"tabench: error: no such battery: {work / 'batery'}\n"
     # A file that holds no results is refused as such, --resume or not (tests/safety/test_no_overwrite.py).
     (work / "results.jsonl").write_text("x\n")
     assert await run(["grade", str(battery), "--answers", str(answers)]) == 2
@@ -355,6 +358,8 @@ async def test_empty_answers_file_grades_nothing(work: Path, capsys) -> None:
     out, err = capsys.readouterr()
     assert json.loads(out)["systems"] == [] and "graded 0 answer(s)" in err
     assert not (work / "results.jsonl").exists()
+    # It says so, rather than naming a results file that is not there.
+    assert "no results written (results.jsonl not created)" in err and "results in" not in err
 
 
 async def test_printed_totals_equal_the_totals_of_the_whole_records(work: Path, capsys, judge_server) -> None:
