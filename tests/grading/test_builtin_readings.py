@@ -27,6 +27,13 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("Elena Anaya", "She is portrayed by Elena Anaya\u2076, a Spanish actress.", "pass"),
         ("Lady Gaga", "The halftime show was performed by Lady Gaga[1].", "pass"),
         ("Sacramento Kings", "TheSacramento Kings are the oldest team.", "pass"),
+        ("Jacob Tremblay", "Auggie is played by Jacob Tremblay123.", "pass"),  # three notes
+        # a key of several words run into the function words around it (bold copied without spaces)
+        ("Hugo Weaving", "His father was played byHugo Weavingin the film.", "pass"),
+        ("medulla oblongata", "They are located in themedulla oblongataof the brain.", "pass"),
+        ("pour point", "That temperature is called thepour point.", "pass"),
+        ("Hugo Weaving", "His father was played byHugo Weavingsson in the film.", "fail"),  # no function word
+        ("New York", "He writes for the New Yorker.", "fail"),  # a longer word is another word
         # a glued footnote is a second reading, never a licence to match a piece of a number
         ("12", "The pool starts 120 workers.", "fail"),
         ("1986", "It opened in 1988.", "fail"),

@@ -52,6 +52,7 @@ from .lexical import (
     elements_of,
     gold_key,
     occurrences,
+    parted,
     words,
 )
 from .registry import JudgeSetup, register_identity, register_judge
@@ -238,13 +239,15 @@ def judge(question: dict[str, Any], answer: str) -> Ruling:
     if (ruling := rule_missing(answer)) is not None:
         return ruling
     key = gold_key(question["answer_gold"])
+    variants = question.get("accepted_variants") or ()
+    answer = parted(answer, (question["answer_gold"], *variants))
     answer_clauses = clauses(answer)
     if (ruling := rule_trap(question, key, answer_clauses)) is not None:
         return ruling
     need = needed(question.get("scoring"), len(key.required))
     if (ruling := rule_key(key, answer_clauses, answer, need, "gold")) is not None:
         return ruling
-    for variant in question.get("accepted_variants") or ():
+    for variant in variants:
         vkey = gold_key(variant)
         if ruling := rule_key(vkey, answer_clauses, answer, len(vkey.required), "accepted variant"):
             return ruling
