@@ -34,6 +34,13 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("pour point", "That temperature is called thepour point.", "pass"),
         ("Hugo Weaving", "His father was played byHugo Weavingsson in the film.", "fail"),  # no function word
         ("New York", "He writes for the New Yorker.", "fail"),  # a longer word is another word
+        # a person is named by first and last name, without the middle ones
+        ("Jesse Wesley Williams", "Dr. Avery is played by Jesse Williams.", "pass"),
+        ("Geraldine Margaret Agnew-Somerville", "Geraldine Agnew-Somerville played her.", "pass"),
+        ("Jesse Wesley Williams", "Dr. Avery is played by Jesse Wesley.", "fail"),
+        ("George H. W. Bush", "It was George Bush.", "fail"),  # a middle initial tells people apart
+        ("The Stanley Hotel", "It was filmed at the Overlook Hotel.", "fail"),  # no person's name
+        ("Sir John Ambrose Fleming", "It is Sir Fleming's rule.", "fail"),
         # a glued footnote is a second reading, never a licence to match a piece of a number
         ("12", "The pool starts 120 workers.", "fail"),
         ("1986", "It opened in 1988.", "fail"),

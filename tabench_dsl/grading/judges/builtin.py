@@ -53,6 +53,7 @@ from .lexical import (
     gold_key,
     occurrences,
     parted,
+    short_name,
     words,
 )
 from .registry import JudgeSetup, register_identity, register_judge
@@ -247,7 +248,7 @@ def judge(question: dict[str, Any], answer: str) -> Ruling:
     need = needed(question.get("scoring"), len(key.required))
     if (ruling := rule_key(key, answer_clauses, answer, need, "gold")) is not None:
         return ruling
-    for variant in variants:
+    for variant in (*variants, *filter(None, map(short_name, (question["answer_gold"], *variants)))):
         vkey = gold_key(variant)
         if ruling := rule_key(vkey, answer_clauses, answer, len(vkey.required), "accepted variant"):
             return ruling

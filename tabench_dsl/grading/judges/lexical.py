@@ -199,6 +199,21 @@ def parted(text: str, keys: Iterable[str]) -> str:
     return text
 
 
+#: A full name of three or four words: capitalised words, the middle ones spelled out (not initials).
+FULL_NAME = re.compile(r"([A-Z][a-z]+)((?: [A-Z][a-z]{2,}){1,2}) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)")
+
+
+def short_name(key: str) -> str | None:
+    """The first and last word of a full name with middle names (`Jesse Wesley Williams` ->
+    `Jesse Williams`), the way a person is usually named; None for any other key. A middle
+    initial is kept in the key (`George H. W. Bush` is not `George Bush`), and a name that opens
+    with an article or a title is no person's (`The Stanley Hotel`, `Sir John Ambrose Fleming`)."""
+    match = FULL_NAME.fullmatch(" ".join(key.split()))
+    if match is None or match[1].casefold() in SENTENCE_WORDS | TITLES:
+        return None
+    return f"{match[1]} {match[3]}"
+
+
 def _prepare(text: str) -> str:
     """NFKC, casefold, accents dropped, contractions spelled out, thousands separators and `()`
     suffixes dropped."""
