@@ -109,7 +109,7 @@ class DateParts(NamedTuple):
     day: bool
 
 
-def _is_year(token: str) -> bool:
+def is_year(token: str) -> bool:
     return len(token) == 4 and token.isdigit() and 1000 <= int(token) <= 2199
 
 
@@ -119,7 +119,7 @@ def _is_day(token: str) -> bool:
 
 def date_parts(words: Sequence[str]) -> DateParts | None:
     """The date a short text states (a year; with a month; with a day), or None."""
-    years = [w for w in words if _is_year(w)]
+    years = [w for w in words if is_year(w)]
     if len(years) != 1 or len(words) > 4:
         return None
     month = any(w in MONTHS for w in words)
@@ -206,8 +206,8 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
     v1_present = tokens_v1(answer)
     declined = _has(tokens, DECLINES)
     clauses = _Clauses(words)
-    key_years = {w for k in keys for w in k.words if _is_year(w)}
-    other_years = key_years and any(_is_year(t) and t not in key_years for t in tokens)
+    key_years = {w for k in keys for w in k.words if is_year(w)}
+    other_years = key_years and any(is_year(t) and t not in key_years for t in tokens)
     found: list[set[str]] = []
     for key in keys:
         rules: set[str] = set()

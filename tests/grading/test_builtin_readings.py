@@ -41,6 +41,12 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("George H. W. Bush", "It was George Bush.", "fail"),  # a middle initial tells people apart
         ("The Stanley Hotel", "It was filmed at the Overlook Hotel.", "fail"),  # no person's name
         ("Sir John Ambrose Fleming", "It is Sir Fleming's rule.", "fail"),
+        # a full date is named by its year when the answer gives no month and no other year
+        ("19 July 1990", "Marathon changed its name to Snickers in 1990.", "pass"),
+        ("March 31, 2016", "It was first released in March 2016.", "fail"),  # the month, not the day
+        ("September 12, 2004", "It was released onSeptember 27, 2004.", "fail"),
+        ("October 3, 1970", "They won in 2014 and 1970.", "fail"),  # which year is the answer?
+        ("1990", "It changed its name in 1990.", "pass"),
         # a glued footnote is a second reading, never a licence to match a piece of a number
         ("12", "The pool starts 120 workers.", "fail"),
         ("1986", "It opened in 1988.", "fail"),

@@ -41,6 +41,8 @@ import msgspec
 from ...core.errors import TransportError
 from ...core.records import JudgeInfo
 from ...core.scorer import FACET_NAMES, Markers, ScorerSettings
+from ...core.t1_reading import read, texts
+from ...core.t1_v2 import MONTHS, date_parts, is_year
 from .base import Completion, Judge, JudgeIdentity, JudgeParams, Message
 from .lexical import (
     Element,
@@ -54,6 +56,7 @@ from .lexical import (
     occurrences,
     parted,
     short_name,
+    unglued,
     words,
 )
 from .registry import JudgeSetup, register_identity, register_judge
@@ -235,6 +238,19 @@ def rule_shortfall(key: GoldKey, answer_clauses: list[list[str]], need: int) -> 
     return Ruling("fail", f"negates required {_names(negated)}")
 
 
+def year_alone(key: str, answer: str) -> str | None:
+    """The year of a full date (`19 July 1990`) when the answer names no month and no other year:
+    people accept an answer that dates the event to its year ("It changed its name in 1990"), and
+    reject one that gives another day or month, which the full date still decides."""
+    date = date_parts(texts(read(key)))
+    if date is None or not date.day:
+        return None
+    said = set(texts(read(unglued(answer))))  # `onSeptember 27` names a month
+    if MONTHS & said or any(is_year(w) and w != date.year for w in said):
+        return None
+    return date.year
+
+
 def judge(question: dict[str, Any], answer: str) -> Ruling:
     """Grade `answer` against the question object by the rules of the module docstring."""
     if (ruling := rule_missing(answer)) is not None:
@@ -248,7 +264,9 @@ def judge(question: dict[str, Any], answer: str) -> Ruling:
     need = needed(question.get("scoring"), len(key.required))
     if (ruling := rule_key(key, answer_clauses, answer, need, "gold")) is not None:
         return ruling
-    for variant in (*variants, *filter(None, map(short_name, (question["answer_gold"], *variants)))):
+    keys = (question["answer_gold"], *variants)
+    shorter = [*map(short_name, keys), *(year_alone(k, answer) for k in keys)]
+    for variant in (*variants, *filter(None, shorter)):
         vkey = gold_key(variant)
         if ruling := rule_key(vkey, answer_clauses, answer, len(vkey.required), "accepted variant"):
             return ruling
