@@ -36,6 +36,7 @@ CASES = [
     ("No idea, honestly: the records are gone.", ["No"], {"weak_key", "negation"}),
     # Scattered tokens, and a year that is not the key's.
     ("The index comes before the ingest.", ["ingest index"], {"contiguous"}),
+    ("Vitamin C and a little A.", ["Vitamin A"], {"contiguous"}),  # an article never stands for a word
     ("Johannes Gutenberg, in 1440.", ["Johannes Gutenberg", "circa 1439"], {"years"}),
     # Hedges and declines.
     ("It might be Paris.", ["Paris"], {"hedge"}),
@@ -57,6 +58,7 @@ CASES = [
     ("The Atlanta Braves, San Francisco Giants", ["Atlanta Braves", "San Francisco Giants"], set()),
     ("Port Talbot, Wales.", ["Port Talbot"], set()),  # a place and its country are no candidates
     ("Don Shula, who won 328 games.", ["Don Shula"], set()),
+    ("A blob, a tree, a commit and a tag.", ["blob, tree, commit and tag"], set()),  # articles between
 ]
 
 
