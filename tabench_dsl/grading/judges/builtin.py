@@ -16,7 +16,11 @@ The rules, in the order they apply (one function each below):
                                  denies, may only appear under negation
 3. gold or accepted variant   -> pass when every required element is named (see `lexical`); a
                                  `scoring` text saying "any of"/"either ... or" needs one element of
-                                 the gold, "at least N" needs N; anything else needs all of them
+                                 the gold, "at least N" needs N; anything else needs all of them.
+                                 A full name with middle names is also named by its first and last
+                                 word (`short_name`), a full date by its year alone when the answer
+                                 gives no month and no other year (`year_alone`), as people judge
+                                 (measured on public labels: bench/fidelity_bench.py)
 4. bare non-answer            -> fail ("cannot determine", "I don't know", "not enough information"
                                  that does not also name the gold's elements; a premise rejection
                                  that names the actual mechanism passed at rule 3 on substance)
