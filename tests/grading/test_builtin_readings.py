@@ -28,6 +28,10 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("Lady Gaga", "The halftime show was performed by Lady Gaga[1].", "pass"),
         ("Sacramento Kings", "TheSacramento Kings are the oldest team.", "pass"),
         ("Jacob Tremblay", "Auggie is played by Jacob Tremblay123.", "pass"),  # three notes
+        ("2013", "The Astros joined the American League in2013after leaving.", "pass"),
+        ("TLC", "The theme song was sung by the groupTLC1.", "pass"),
+        ("2013", "The Astros joined in2014after leaving.", "fail"),
+        ("12th", "It finished 12th.", "pass"),  # an ordinal's suffix is no word run into it
         # a key of several words run into the function words around it (bold copied without spaces)
         ("Hugo Weaving", "His father was played byHugo Weavingin the film.", "pass"),
         ("medulla oblongata", "They are located in themedulla oblongataof the brain.", "pass"),

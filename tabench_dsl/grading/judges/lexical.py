@@ -164,8 +164,10 @@ FOOTNOTE_MARK = re.compile(r"[\u00b9\u00b2\u00b3\u2070-\u2079]+|\[\^?\d{1,2}\^?\
 #: Footnote digits glued to the end of a word or a year (`Wyler1`, `19861`, `Tremblay123`).
 GLUED_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{3})[1-9]\d{0,2}\b|\b(?<![\d.,])(1\d{3}|20\d\d)[1-9]\d?\b")
 
-#: A lowercase letter run into a capital (`byWilliam`, `TheSacramento`): two words.
-RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+#: Words run together: a lowercase letter into a capital (`byWilliam`, `TheSacramento`, `groupTLC`),
+#: a lowercase word into a number (`in2013`), a number into a word of three or more letters
+#: (`2013after`; `12th`, `1990s` and `54Mbps` stay whole).
+RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[a-z]{2})(?=\d)|(?<=\d)(?=[a-z]{3})")
 
 
 def unglued(text: str) -> str:
