@@ -19,7 +19,7 @@ The rules, in the order they apply (one function each below):
                                  the gold, "at least N" needs N; anything else needs all of them.
                                  A full name with middle names is also named by its first and last
                                  word (`short_name`), a full date by its year alone when the answer
-                                 gives no month and no other year (`year_alone`), as people judge
+                                 gives no month and no other year (`years_alone`), as people judge
                                  (measured on public labels: bench/fidelity_bench.py)
 4. bare non-answer            -> fail ("cannot determine", "I don't know", "not enough information"
                                  that does not also name the gold's elements; a premise rejection
@@ -242,17 +242,18 @@ def rule_shortfall(key: GoldKey, answer_clauses: list[list[str]], need: int) -> 
     return Ruling("fail", f"negates required {_names(negated)}")
 
 
-def year_alone(key: str, answer: str) -> str | None:
-    """The year of a full date (`19 July 1990`) when the answer names no month and no other year:
-    people accept an answer that dates the event to its year ("It changed its name in 1990"), and
-    reject one that gives another day or month, which the full date still decides."""
-    date = date_parts(texts(read(key)))
-    if date is None or not date.day:
-        return None
+def years_alone(keys: Iterable[str], answer: str) -> list[str]:
+    """The year of each full date among `keys` (`19 July 1990`) when the answer names no month and
+    no other year: people accept an answer that dates the event to its year ("It changed its name
+    in 1990"), and reject one that gives another day or month, which the full date still decides.
+    The answer is read once, and only when some key is a full date."""
+    years = [date.year for key in keys if (date := date_parts(texts(read(key)))) and date.day]
+    if not years:
+        return []
     said = set(texts(read(unglued(answer))))  # `onSeptember 27` names a month
-    if MONTHS & said or any(is_year(w) and w != date.year for w in said):
-        return None
-    return date.year
+    if MONTHS & said:
+        return []
+    return [year for year in years if not any(is_year(w) and w != year for w in said)]
 
 
 def judge(question: dict[str, Any], answer: str) -> Ruling:
@@ -269,7 +270,7 @@ def judge(question: dict[str, Any], answer: str) -> Ruling:
     if (ruling := rule_key(key, answer_clauses, answer, need, "gold")) is not None:
         return ruling
     keys = (question["answer_gold"], *variants)
-    shorter = [*map(short_name, keys), *(year_alone(k, answer) for k in keys)]
+    shorter = [*map(short_name, keys), *years_alone(keys, answer)]
     for variant in (*variants, *filter(None, shorter)):
         vkey = gold_key(variant)
         if ruling := rule_key(vkey, answer_clauses, answer, len(vkey.required), "accepted variant"):
