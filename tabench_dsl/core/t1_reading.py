@@ -8,7 +8,8 @@ casefolded NFKC text as a list of `Word`s:
   is `6.8` (never a piece: `8` is not in it), an ordinal is its number (`12th` is `12`), a decade
   keeps its `s` (`1920s` is not `1920`); a percent sign, `percent` or `per cent` is the token `%`;
 - any other run of word characters is a word (`350Z`, `byWilliam`);
-- punctuation is not a token, but `.`, `!`, `?`, `;`, `:` and line breaks end a clause, and each
+- punctuation is not a token, but `.`, `!`, `?`, `;`, `:` and line breaks end a clause (a full
+  stop after an abbreviation, an initial or a first list number does not: `Dr. Avery`), and each
   word keeps the punctuation before it (`gap`), which is how a listed candidate is seen.
 """
 
@@ -64,6 +65,27 @@ def number(digits: str) -> str:
     return text
 
 
+#: Words a full stop shortens rather than ends a sentence after ("Dr. Avery", "Vol. 2", "Mapp v. Ohio").
+ABBREVIATIONS = frozenset(
+    re.findall(
+        r"\w+",
+        """dr mr mrs ms mx st jr sr mt ft vol vs v co inc ltd corp gen gov sen rep prof rev capt
+        lt col sgt""",
+    )
+)
+
+
+def _abbreviated(words: list[Word], gap: str) -> bool:
+    """Whether the full stop in `gap` only shortens the word before it: an abbreviation, an initial
+    (`E. coli`, `Junie B. Jones`, `U.S.`; not `a` or `i`), or the number of a list's first item
+    (`1. Arizona`)."""
+    if gap.strip() != ".":
+        return False
+    before = words[-1].text
+    initial = len(before) == 1 and before.isalpha() and before not in "ai"
+    return before in ABBREVIATIONS or initial or (len(words) == 1 and before.isdigit())
+
+
 def read(text: str) -> list[Word]:
     """The tokens of `text` (NFKC, casefolded) in order: numbers as numbers, `%` for percent."""
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -73,7 +95,7 @@ def read(text: str) -> list[Word]:
     for match in _TOKEN.finditer(text):
         gap = text[end : match.start()]
         end = match.end()
-        if words and _CLAUSE_END.search(gap):
+        if words and _CLAUSE_END.search(gap) and not _abbreviated(words, gap):
             clause += 1
             sentence += bool(_SENTENCE_END.search(gap))
         if match["num"] is not None:

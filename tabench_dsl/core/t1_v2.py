@@ -8,8 +8,9 @@ which rules object to each key, so the fidelity bench can show what each rule bu
   `Of`, `No`) never passes alone.
 - `echo`: a key whose words the question already has (`Michigan` for "michigan or ohio state")
   is no evidence: any answer names it.
-- `contiguous`: the key's tokens stand together and in order, numbers read as numbers
-  (`t1_reading`): never scattered, never a piece of a longer number (`8 %` is not in "6.8%").
+- `contiguous`: the key's tokens stand together and in order (articles between them aside: "a
+  blob, a tree and a tag"), numbers read as numbers (`t1_reading`): never scattered, never a
+  piece of a longer number (`8 %` is not in "6.8%").
 - `negation`: the key's clause negates (not, never, no, n't, nor, rather than, instead of, ...).
 - `hedge`: the key's clause hedges (might, maybe, possibly, unlikely, unclear, may be, ...).
 - `decline`: the answer declines or protests anywhere ("I'm sorry", "cannot determine",
@@ -109,7 +110,7 @@ class DateParts(NamedTuple):
     day: bool
 
 
-def _is_year(token: str) -> bool:
+def is_year(token: str) -> bool:
     return len(token) == 4 and token.isdigit() and 1000 <= int(token) <= 2199
 
 
@@ -119,7 +120,7 @@ def _is_day(token: str) -> bool:
 
 def date_parts(words: Sequence[str]) -> DateParts | None:
     """The date a short text states (a year; with a month; with a day), or None."""
-    years = [w for w in words if _is_year(w)]
+    years = [w for w in words if is_year(w)]
     if len(years) != 1 or len(words) > 4:
         return None
     month = any(w in MONTHS for w in words)
@@ -154,10 +155,30 @@ def _negated(tokens: Sequence[str]) -> bool:
     return any(t == "t" and i and tokens[i - 1].endswith("n") for i, t in enumerate(tokens))
 
 
-def _occurrences(words: list[Word], key: Key) -> list[int]:
-    n = len(key.words)
+#: Articles an answer may set between a key's words ("a blob, a tree, a commit and a tag" for
+#: `blob, tree, commit and tag`); never in place of one (`Vitamin A` is not in "vitamin C").
+ARTICLES = _words("a an the")
+
+
+def _occurrences(words: list[Word], key: Key) -> list[tuple[int, int]]:
+    """Where the key's tokens stand together and in order in `words` (its start and end), articles
+    between them aside."""
     tokens = texts(words)
-    return [i for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n]) == key.words]
+    found = []
+    first, rest = key.words[0], key.words[1:]
+    for start, token in enumerate(tokens):
+        if token != first:
+            continue
+        at = start + 1
+        for word in rest:
+            while at < len(tokens) and tokens[at] != word and tokens[at] in ARTICLES:
+                at += 1
+            if at == len(tokens) or tokens[at] != word:
+                break
+            at += 1
+        else:
+            found.append((start, at))
+    return found
 
 
 def _listed(words: list[Word], start: int, end: int, clause_end: int, others: list[Key]) -> bool:
@@ -206,8 +227,8 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
     v1_present = tokens_v1(answer)
     declined = _has(tokens, DECLINES)
     clauses = _Clauses(words)
-    key_years = {w for k in keys for w in k.words if _is_year(w)}
-    other_years = key_years and any(_is_year(t) and t not in key_years for t in tokens)
+    key_years = {w for k in keys for w in k.words if is_year(w)}
+    other_years = key_years and any(is_year(t) and t not in key_years for t in tokens)
     found: list[set[str]] = []
     for key in keys:
         rules: set[str] = set()
@@ -228,8 +249,7 @@ def objections(answer: str, keys: Sequence[Key], prompt: frozenset[str]) -> list
             continue
         others = [k for k in keys if k is not key]
         best: set[str] | None = None
-        for start in starts:
-            end = start + len(key.words)
+        for start, end in starts:
             here = set(clauses.rules(words[start].clause))
             if _listed(words, start, end, clauses.end(words[start].clause), others):
                 here.add("candidates")

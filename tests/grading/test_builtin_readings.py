@@ -27,6 +27,30 @@ def verdict(gold: str, answer: str, trap: str | None = None, variants: tuple[str
         ("Elena Anaya", "She is portrayed by Elena Anaya\u2076, a Spanish actress.", "pass"),
         ("Lady Gaga", "The halftime show was performed by Lady Gaga[1].", "pass"),
         ("Sacramento Kings", "TheSacramento Kings are the oldest team.", "pass"),
+        ("Jacob Tremblay", "Auggie is played by Jacob Tremblay123.", "pass"),  # three notes
+        ("2013", "The Astros joined the American League in2013after leaving.", "pass"),
+        ("TLC", "The theme song was sung by the groupTLC1.", "pass"),
+        ("2013", "The Astros joined in2014after leaving.", "fail"),
+        ("12th", "It finished 12th.", "pass"),  # an ordinal's suffix is no word run into it
+        # a key of several words run into the function words around it (bold copied without spaces)
+        ("Hugo Weaving", "His father was played byHugo Weavingin the film.", "pass"),
+        ("medulla oblongata", "They are located in themedulla oblongataof the brain.", "pass"),
+        ("pour point", "That temperature is called thepour point.", "pass"),
+        ("Hugo Weaving", "His father was played byHugo Weavingsson in the film.", "fail"),  # no function word
+        ("New York", "He writes for the New Yorker.", "fail"),  # a longer word is another word
+        # a person is named by first and last name, without the middle ones
+        ("Jesse Wesley Williams", "Dr. Avery is played by Jesse Williams.", "pass"),
+        ("Geraldine Margaret Agnew-Somerville", "Geraldine Agnew-Somerville played her.", "pass"),
+        ("Jesse Wesley Williams", "Dr. Avery is played by Jesse Wesley.", "fail"),
+        ("George H. W. Bush", "It was George Bush.", "fail"),  # a middle initial tells people apart
+        ("The Stanley Hotel", "It was filmed at the Overlook Hotel.", "fail"),  # no person's name
+        ("Sir John Ambrose Fleming", "It is Sir Fleming's rule.", "fail"),
+        # a full date is named by its year when the answer gives no month and no other year
+        ("19 July 1990", "Marathon changed its name to Snickers in 1990.", "pass"),
+        ("March 31, 2016", "It was first released in March 2016.", "fail"),  # the month, not the day
+        ("September 12, 2004", "It was released onSeptember 27, 2004.", "fail"),
+        ("October 3, 1970", "They won in 2014 and 1970.", "fail"),  # which year is the answer?
+        ("1990", "It changed its name in 1990.", "pass"),
         # a glued footnote is a second reading, never a licence to match a piece of a number
         ("12", "The pool starts 120 workers.", "fail"),
         ("1986", "It opened in 1988.", "fail"),

@@ -36,6 +36,7 @@ CASES = [
     ("No idea, honestly: the records are gone.", ["No"], {"weak_key", "negation"}),
     # Scattered tokens, and a year that is not the key's.
     ("The index comes before the ingest.", ["ingest index"], {"contiguous"}),
+    ("Vitamin C and a little A.", ["Vitamin A"], {"contiguous"}),  # an article never stands for a word
     ("Johannes Gutenberg, in 1440.", ["Johannes Gutenberg", "circa 1439"], {"years"}),
     # Hedges and declines.
     ("It might be Paris.", ["Paris"], {"hedge"}),
@@ -45,6 +46,7 @@ CASES = [
     ("It isn't Paris.", ["Paris"], {"negation"}),
     # Named only in passing, after the answer's first sentence.
     ("France is a country in western Europe. Its capital is Paris.", ["Paris"], {"first_sentence"}),
+    ("Paris was named in Vol. 2 of the atlas. Lyon was not.", ["Lyon"], {"first_sentence", "negation"}),
     # Passes: the key stands as the answer.
     ("ValueError('BoundedSemaphore released too many times').", ["ValueError"], set()),
     ("About 8% of them.", ["8 %"], set()),
@@ -57,6 +59,11 @@ CASES = [
     ("The Atlanta Braves, San Francisco Giants", ["Atlanta Braves", "San Francisco Giants"], set()),
     ("Port Talbot, Wales.", ["Port Talbot"], set()),  # a place and its country are no candidates
     ("Don Shula, who won 328 games.", ["Don Shula"], set()),
+    # a full stop after an abbreviation, an initial or a first list number ends no sentence
+    ("The actor who plays Dr. Avery is Jesse Williams.", ["Jesse Williams"], set()),
+    ("The first Junie B. Jones book is Junie B. Jones and the Smelly Bus.", ["Smelly Bus"], set()),
+    ("1. Arizona", ["Arizona"], set()),
+    ("A blob, a tree, a commit and a tag.", ["blob, tree, commit and tag"], set()),  # articles between
 ]
 
 

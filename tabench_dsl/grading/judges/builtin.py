@@ -16,7 +16,11 @@ The rules, in the order they apply (one function each below):
                                  denies, may only appear under negation
 3. gold or accepted variant   -> pass when every required element is named (see `lexical`); a
                                  `scoring` text saying "any of"/"either ... or" needs one element of
-                                 the gold, "at least N" needs N; anything else needs all of them
+                                 the gold, "at least N" needs N; anything else needs all of them.
+                                 A full name with middle names is also named by its first and last
+                                 word (`short_name`), a full date by its year alone when the answer
+                                 gives no month and no other year (`years_alone`), as people judge
+                                 (measured on public labels: bench/fidelity_bench.py)
 4. bare non-answer            -> fail ("cannot determine", "I don't know", "not enough information"
                                  that does not also name the gold's elements; a premise rejection
                                  that names the actual mechanism passed at rule 3 on substance)
@@ -41,6 +45,8 @@ import msgspec
 from ...core.errors import TransportError
 from ...core.records import JudgeInfo
 from ...core.scorer import FACET_NAMES, Markers, ScorerSettings
+from ...core.t1_reading import read, texts
+from ...core.t1_v2 import MONTHS, date_parts, is_year
 from .base import Completion, Judge, JudgeIdentity, JudgeParams, Message
 from .lexical import (
     Element,
@@ -52,6 +58,9 @@ from .lexical import (
     elements_of,
     gold_key,
     occurrences,
+    parted,
+    short_name,
+    unglued,
     words,
 )
 from .registry import JudgeSetup, register_identity, register_judge
@@ -233,18 +242,36 @@ def rule_shortfall(key: GoldKey, answer_clauses: list[list[str]], need: int) -> 
     return Ruling("fail", f"negates required {_names(negated)}")
 
 
+def years_alone(keys: Iterable[str], answer: str) -> list[str]:
+    """The year of each full date among `keys` (`19 July 1990`) when the answer names no month and
+    no other year: people accept an answer that dates the event to its year ("It changed its name
+    in 1990"), and reject one that gives another day or month, which the full date still decides.
+    The answer is read once, and only when some key is a full date."""
+    years = [date.year for key in keys if (date := date_parts(texts(read(key)))) and date.day]
+    if not years:
+        return []
+    said = set(texts(read(unglued(answer))))  # `onSeptember 27` names a month
+    if MONTHS & said:
+        return []
+    return [year for year in years if not any(is_year(w) and w != year for w in said)]
+
+
 def judge(question: dict[str, Any], answer: str) -> Ruling:
     """Grade `answer` against the question object by the rules of the module docstring."""
     if (ruling := rule_missing(answer)) is not None:
         return ruling
     key = gold_key(question["answer_gold"])
+    variants = question.get("accepted_variants") or ()
+    answer = parted(answer, (question["answer_gold"], *variants))
     answer_clauses = clauses(answer)
     if (ruling := rule_trap(question, key, answer_clauses)) is not None:
         return ruling
     need = needed(question.get("scoring"), len(key.required))
     if (ruling := rule_key(key, answer_clauses, answer, need, "gold")) is not None:
         return ruling
-    for variant in question.get("accepted_variants") or ():
+    keys = (question["answer_gold"], *variants)
+    shorter = [*map(short_name, keys), *years_alone(keys, answer)]
+    for variant in (*variants, *filter(None, shorter)):
         vkey = gold_key(variant)
         if ruling := rule_key(vkey, answer_clauses, answer, len(vkey.required), "accepted variant"):
             return ruling

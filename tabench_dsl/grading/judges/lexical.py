@@ -21,14 +21,16 @@ Rutherford"), nor is an aside in parentheses that holds no code (`Cutback (surfi
 
 Chat answers carry footnote markers (superscripts, `[1]`, digits glued on: `Wyler1`, `19861`) and
 run-together words (`byWilliam`): an answer is also read without them (`unglued`), and a name is
-named when either reading names it. An element that itself spans a clause break (`{"1": "a"}`) is
-matched across the answer's clauses.
+named when either reading names it. A key of several words run into the function words around it
+(`byHugo Weavingin`, bold text copied without its spaces) is parted from them (`parted`). An
+element that itself spans a clause break (`{"1": "a"}`) is matched across the answer's clauses.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 import msgspec
 
@@ -159,11 +161,13 @@ def _number(token: str) -> str:
 #: Footnote markers a chat answer carries: superscript digits and bracketed numbers (`[1]`, `[^2^]`).
 FOOTNOTE_MARK = re.compile(r"[\u00b9\u00b2\u00b3\u2070-\u2079]+|\[\^?\d{1,2}\^?\]")
 
-#: Footnote digits glued to the end of a word or a year (`Wyler1`, `19861`, `Rogers12`).
-GLUED_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{3})[1-9]\d?\b|\b(?<![\d.,])(1\d{3}|20\d\d)[1-9]\d?\b")
+#: Footnote digits glued to the end of a word or a year (`Wyler1`, `19861`, `Tremblay123`).
+GLUED_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{3})[1-9]\d{0,2}\b|\b(?<![\d.,])(1\d{3}|20\d\d)[1-9]\d?\b")
 
-#: A lowercase letter run into a capital (`byWilliam`, `TheSacramento`): two words.
-RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+#: Words run together: a lowercase letter into a capital (`byWilliam`, `TheSacramento`, `groupTLC`),
+#: a lowercase word into a number (`in2013`), a number into a word of three or more letters
+#: (`2013after`; `12th`, `1990s` and `54Mbps` stay whole).
+RUN_TOGETHER = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[a-z]{2})(?=\d)|(?<=\d)(?=[a-z]{3})")
 
 
 def unglued(text: str) -> str:
@@ -172,6 +176,44 @@ def unglued(text: str) -> str:
     written (where `python3`, `m²` and `items[0]` stay as they are)."""
     text = GLUED_FOOTNOTE.sub(lambda m: m.group(1) or "", FOOTNOTE_MARK.sub("", text))
     return RUN_TOGETHER.sub(" ", text)
+
+
+#: Function words a chat answer runs into a bolded name when it drops the bold's spaces
+#: ("byHugo Weavingin", "themedulla oblongataof").
+GLUE_WORDS: frozenset[str] = frozenset(
+    _wordlist("a an the by of in on at to for from and or is was are were as with called")
+)
+_GLUE = "|".join(sorted(GLUE_WORDS, key=len, reverse=True))
+
+
+def parted(text: str, keys: Iterable[str]) -> str:
+    """`text` with each key of two or more words (a gold or a variant) parted from a function word
+    run into it on either side (`thepour pointof` -> `the pour point of`): a third reading of a
+    chat answer. A key run into any other letters stays as it is (`the environmental` does not
+    name `the environment`)."""
+    for key in keys:
+        parts = key.split()
+        if len(parts) < 2 or not any(c.isalpha() for c in key):
+            continue
+        phrase = r"\s+".join(re.escape(part) for part in parts)
+        pattern = rf"(?i)(?<![^\W\d_])({_GLUE})?({phrase})({_GLUE})?(?![^\W\d_])"
+        text = re.sub(pattern, lambda m: " ".join(g for g in m.groups() if g) if m[1] or m[3] else m[0], text)
+    return text
+
+
+#: A full name of three or four words: capitalised words, the middle ones spelled out (not initials).
+FULL_NAME = re.compile(r"([A-Z][a-z]+)((?: [A-Z][a-z]{2,}){1,2}) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)")
+
+
+def short_name(key: str) -> str | None:
+    """The first and last word of a full name with middle names (`Jesse Wesley Williams` ->
+    `Jesse Williams`), the way a person is usually named; None for any other key. A middle
+    initial is kept in the key (`George H. W. Bush` is not `George Bush`), and a name that opens
+    with an article or a title is no person's (`The Stanley Hotel`, `Sir John Ambrose Fleming`)."""
+    match = FULL_NAME.fullmatch(" ".join(key.split()))
+    if match is None or match[1].casefold() in SENTENCE_WORDS | TITLES:
+        return None
+    return f"{match[1]} {match[3]}"
 
 
 def _prepare(text: str) -> str:
