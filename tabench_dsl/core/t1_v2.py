@@ -155,9 +155,11 @@ def _negated(tokens: Sequence[str]) -> bool:
     return any(t == "t" and i and tokens[i - 1].endswith("n") for i, t in enumerate(tokens))
 
 
-#: Articles an answer may set between a key's words ("a blob, a tree, a commit and a tag" for
-#: `blob, tree, commit and tag`); never in place of one (`Vitamin A` is not in "vitamin C").
-ARTICLES = _words("a an the")
+#: Words an answer may set between a key's words: articles ("a blob, a tree, a commit and a tag" for
+#: `blob, tree, commit and tag`), and the `and` a list puts before its last item ("Ingest, Index,
+#: Recall and Compact" for `Ingest, Index, Recall, Compact`); never in place of one (`Vitamin A`
+#: is not in "vitamin C"). Not `or`: a list of alternatives is candidates (`candidates`).
+BETWEEN_KEY_WORDS = _words("a an the and")
 
 
 def _occurrences(words: list[Word], key: Key) -> list[tuple[int, int]]:
@@ -171,7 +173,7 @@ def _occurrences(words: list[Word], key: Key) -> list[tuple[int, int]]:
             continue
         at = start + 1
         for word in rest:
-            while at < len(tokens) and tokens[at] != word and tokens[at] in ARTICLES:
+            while at < len(tokens) and tokens[at] != word and tokens[at] in BETWEEN_KEY_WORDS:
                 at += 1
             if at == len(tokens) or tokens[at] != word:
                 break

@@ -64,6 +64,9 @@ CASES = [
     ("The first Junie B. Jones book is Junie B. Jones and the Smelly Bus.", ["Smelly Bus"], set()),
     ("1. Arizona", ["Arizona"], set()),
     ("A blob, a tree, a commit and a tag.", ["blob, tree, commit and tag"], set()),  # articles between
+    ("Ingest, Index, Recall and Compact.", ["Ingest, Index, Recall, Compact"], set()),  # a list's `and`
+    ("Bill and Hillary Clinton.", ["Bill Clinton"], {"contiguous"}),  # `and` never stands for a word
+    ("Compact, Recall, Index, Ingest.", ["Ingest, Index, Recall, Compact"], {"contiguous"}),  # order
 ]
 
 

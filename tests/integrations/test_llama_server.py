@@ -148,14 +148,14 @@ BATTERY = {
     ),
 }
 # Grouped by question so consecutive judge calls share the SYSTEM prompt (the server reuses the
-# evaluated prefix); three answers pass T1 and three go to the judge.
+# evaluated prefix); two answers pass T1 (rule v2) and four go to the judge.
 ANSWERS = [
     ("a", "capital", "The capital is Paris."),  # T1 pass: no judge call
     ("b", "capital", "Lyon, I think."),
     ("c", "capital", "Marseille."),
     ("a", "stages", "Ingest and Index."),
     ("b", "stages", "Ingest, Index, Recall and Compact."),  # T1 pass
-    ("c", "stages", "Compact, Recall, Index, Ingest."),  # T1 pass
+    ("c", "stages", "Compact, Recall, Index, Ingest."),  # out of order: the judge's under T1 rule v2
 ]
 
 
@@ -230,7 +230,7 @@ def test_grade_through_llama_server(llama_url, tmp_path, capsys):
         assert s["t1_passes"] == sum(r.tier == "t1" for r in mine)
         assert s["judge_calls"] == sum(len(r.attempts) for r in mine)
         assert s["stern_retries"] == sum(a.kind == "stern" for r in mine for a in r.attempts)
-    assert sum(s["t1_passes"] for s in totals["systems"]) == 3
+    assert sum(s["t1_passes"] for s in totals["systems"]) == 2
 
 
 def test_grade_through_llama_server_with_structured_on(llama_url, tmp_path, capsys):
