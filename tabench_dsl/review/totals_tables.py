@@ -133,7 +133,7 @@ def system_table(totals: Totals, width: int | None):
         "\n"
         + usage_caption(totals)
         + "\nscore = pass / (pass + fail + adjudicate), errors left out (a --resume grades them "
-        "again); T1 = token-subset tier"
+        "again); T1 = the mechanical tier, no judge call"
         + ("; match = decided by a question's match check" if any(s.match_decided for s in rows) else "")
         + injection_caption(totals)
     )
