@@ -57,9 +57,11 @@ def test_the_dashboards_export_grades_each_run_and_names_a_row_without_an_answer
     grader = {"type": "string_check", "name": "label", "operation": "eq", "input": "{{ sample.output_text }}"}
     criterion.write_text(json.dumps(grader | {"reference": "{{ item.correct_label }}"}), encoding="utf-8")
     battery = tmp_path / "tickets"
-    # exit 1: the failed run's row sent no prompt; the item is written from the other run's row
-    assert main(["import", "openai-evals", str(runs), str(criterion), "--out", str(battery)]) == 1
-    capsys.readouterr()
+    # The failed run's row sent no prompt: the item is written from the other run's row, no skip.
+    assert main(["import", "openai-evals", str(runs), str(criterion), "--out", str(battery)]) == 0
+    said = capsys.readouterr()
+    assert "a row of another run for an item already read -> the same question: 1" in said.out
+    assert "skipped" not in said.out + said.err
     grade(battery, runs, tmp_path / "r.jsonl", 1)  # one row not graded
     records = list(iter_records(tmp_path / "r.jsonl"))
     assert [(r.system, r.question, r.answer, r.verdict) for r in records] == [

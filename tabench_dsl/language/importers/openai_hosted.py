@@ -37,7 +37,7 @@ from ...core.errors import UsageError
 from ...core.evals_output_items import data_source_place, item_name, listed_output_items, row_lines
 from ...core.question_ids import QuestionIds
 from .checks import closed_check, text_check
-from .sources import Imported, ImportedQuestion, chat_text, jsonl_rows, read_source
+from .sources import Imported, ImportedQuestion, Skipped, chat_text, jsonl_rows, read_source
 
 #: `{{ item.FIELD }}` in a hosted Evals template.
 ITEM_FIELD = re.compile(r"\{\{\s*item\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -96,17 +96,27 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
     reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
     items_read: dict[tuple[Path, int], str] = {}
+    #: The skips of output-item rows, by their item's place: a row of one run that cannot be
+    #: written (a failed run's, that sent no prompt) is no skip once another run's row writes it.
+    held: dict[tuple[Path, int], list[Skipped]] = {}
     for found in rows:
         item = found.row.get("item", found.row) if isinstance(found.row, dict) else None
         if not isinstance(item, dict):
             imported.skip(found.source, found.line, "not an object with an `item` object")
             continue
         numbered, key = _output_item(found, item, items_read, imported)
+        before = len(imported.skipped)
         written = numbered is not None and _item(
             numbered, item, template, reference, scoring, operation, imported, ids
         )
         if written and key is not None:
             items_read[key] = json.dumps(item, sort_keys=True)
+        elif key is not None:
+            held.setdefault(key, []).extend(imported.skipped[before:])
+    for key in held.keys() & items_read.keys():
+        for skipped in held[key]:
+            imported.skipped.remove(skipped)
+            imported.mapped["a row of another run for an item already read -> the same question"] += 1
 
 
 def _output_item(
