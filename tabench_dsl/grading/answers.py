@@ -6,9 +6,9 @@ The reader is chosen by the file's suffix: `.csv` is CSV, `.eval` and `.json` ar
 a `.json` file that starts as promptfoo's `eval -o` output is a promptfoo results file
 (`promptfoo_results`), a `.json` or `.jsonl` file that starts as OpenAI's hosted Evals output
 items do is read as their answers (`core.evals_output_items`, the format's one reader, shared
-with `tabench import openai-evals`), anything else is JSONL. Several files are read one after the other as one
-stream: a (system, question) pair given in two of them is a duplicate like one given twice in one
-file.
+with `tabench import openai-evals`), anything else is JSONL. Several files are read one after the
+other as one stream: a (system, question) pair given in two of them is a duplicate like one given
+twice in one file.
 
 JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen by the `.csv`
 extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
