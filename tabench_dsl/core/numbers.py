@@ -9,7 +9,7 @@ What every reader shares:
 - an ordinal is its number (`12th` is `12`), a decade keeps its `s` (`1920s` is not `1920`);
 - values are decimals, never binary floats.
 
-Where the readers differ, on purpose, each difference is an option of `numeral` or a reader of its own:
+Where the readers differ, each difference is an option of `numeral` or a reader of its own, with why:
 
 - `value`: T1 reads a decimal's value (`1,499.00` is `1499`: an answer that writes the cents names
   the key); the builtin judge reads decimals as written, since it matches code and versions as much
@@ -20,8 +20,10 @@ Where the readers differ, on purpose, each difference is an option of `numeral` 
   only: T1 and the match checks read digits, and an answer in words goes to the judge;
 - `%`, `percent` and `per cent` are one token for T1 (`PERCENT_WORDS`); a match check reads `6.8%` as
   6.8 (`NUMBER`); the builtin judge reads the number and drops the sign;
-- thousands separators: T1 and the match checks read a number token whole, its commas dropped when
-  they all group it in threes (`12345,678` stays as written); the builtin judge drops each comma
+- thousands separators: T1 reads a number token whole, its commas dropped only when they all
+  group it in threes (`12345,678` stays as written); a match check reads digits grouped in threes
+  as one number and any other comma as the end of one (`12345,678` is 12345, then 678); the
+  builtin judge drops each comma
   between a digit and three digits that end a word, in the whole text before it splits it into
   words (`ungrouped_text`: `12345,678` reads `12345678`, `10,000m` keeps its comma). Each reading
   is kept as it was: the other one changes what the builtin judge names in the fidelity sets
