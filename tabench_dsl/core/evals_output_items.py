@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from .question_ids import id_base
@@ -173,6 +173,18 @@ def output_answers(path: str | Path, text: str) -> Iterator[tuple[int, Answer | 
             yield line, f"{why}; not graded"
             continue
         yield line, Answer(run, id_base(item_name(item, stem, place)), answer)
+
+
+def naming_hint(path: str | Path, answers: list[Answer], questions: Collection[str]) -> str | None:
+    """What to do when no answer of the output items at `path` names a question of the battery
+    (one imported from another file of the export, whose name its ids carry); None otherwise."""
+    if not answers or any(answer.question in questions for answer in answers):
+        return None
+    return (
+        f"no question of the battery is named as this file names its items ({answers[0].question!r}: "
+        f"the item's id, else {Path(path).stem}.N): import this file to grade its answers "
+        f"(`tabench import openai-evals {Path(path).name} EVAL.json --out DIR`)"
+    )
 
 
 def _export_rows(text: str) -> Iterator[tuple[int, object, str]]:

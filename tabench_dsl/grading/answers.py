@@ -38,7 +38,7 @@ from typing import Protocol
 
 import msgspec
 
-from ..core.evals_output_items import is_output_items, output_answers
+from ..core.evals_output_items import is_output_items, naming_hint, output_answers
 from ..core.jsonl import BadLine, decode_line, strip_bom
 from ..core.records import Answer
 from ..store.key_cells import KEY_BASE, KeyCells
@@ -237,6 +237,11 @@ class AnswerReader:
             reason = bad.message if isinstance(bad, LogRejected) else str(bad).splitlines()[0][:200]
             self._report(line, f"not graded, not hosted Evals output items it is safe to read: {reason}", col)
             return
+        hint = naming_hint(
+            self.path, [found for _, found in rows if not isinstance(found, str)], self.questions
+        )
+        if hint is not None and self.on_warning is not None:
+            self.on_warning(AnswerProblem(self.path, 1, hint))
         for line, found in rows:
             if isinstance(found, str):
                 self._report(line, found)

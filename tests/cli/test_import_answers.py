@@ -94,3 +94,27 @@ def test_output_items_that_are_not_json_are_named_not_read(tmp_path: Path) -> No
     assert list(AnswerReader(broken, {"items.1"}, on_problem=problems.append)) == []
     [problem] = problems
     assert problem.message.startswith("not graded, not hosted Evals output items it is safe to read: ")
+
+
+def test_output_items_graded_against_a_battery_of_another_file_say_what_to_do(tmp_path: Path, capsys) -> None:
+    # The battery made of the run (`run.N`), the answers of its output items (`run-output-items.N`).
+    listed = HOSTED / "run-output-items.json"
+    battery = tmp_path / "headlines"
+    argv = [
+        "import",
+        "openai-evals",
+        str(HOSTED / "run.json"),
+        str(HOSTED / "eval.json"),
+        "--out",
+        str(battery),
+    ]
+    assert main(argv) == 0
+    capsys.readouterr()
+    grade(battery, listed, tmp_path / "r.jsonl", 1)
+    err = capsys.readouterr().err
+    assert f"{listed}:12: unknown question 'run-output-items.6'" in err  # its datasource_item's line
+    assert (
+        f"{listed}:1: no question of the battery is named as this file names its items "
+        "('run-output-items.6': the item's id, else run-output-items.N): import this file to grade its "
+        "answers (`tabench import openai-evals run-output-items.json EVAL.json --out DIR`)"
+    ) in err
