@@ -12,6 +12,10 @@ Each figure is measured at a size N and at 4N in the same run; the ratio of the 
 - the language server's diagnostics of a rubric with N questions, one warning each (the lint of
   the buffer and each warning's range in the client's units, as `lsp.server.publish` makes them).
 
+Then a battery's own contradiction phrase that backtracks (`(a|aa)+b`, hours on the `regex`
+module) read in a reason of 60 `a`s: the time the check takes beside its budget per reason
+(`contradiction.REASON_SECONDS`), which is what it may cost.
+
 Then the doors of round 3, each printed with its time and peak memory beside the ordinary
 command's on input of the same size (the floor, measured in the same run):
 
@@ -23,8 +27,9 @@ command's on input of the same size (the floor, measured in the same run):
 
     python bench/hostile_bench.py [--n 4000]
 
-Prints one line per figure, `NAME: N -> t s, 4N -> t s, ratio r`, then one line per door; exits 1
-when a ratio is over 8, or a door takes over 8 times the time or memory of its floor.
+Prints one line per figure, `NAME: N -> t s, 4N -> t s, ratio r`, the phrase budget's line, then
+one line per door; exits 1 when a ratio is over 8, the phrase takes over 8 times its budget, or a
+door takes over 8 times the time or memory of its floor.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.linear_regex import compile_linear
 from tabench_dsl.grading.batch.file_batches import FileBatches
 from tabench_dsl.grading.batch.service import LineSplitter
+from tabench_dsl.grading.contradiction import REASON_SECONDS, ContradictionCheck
 from tabench_dsl.grading.log_bounds import check_log
 from tabench_dsl.language.editing import problems_of_open_files
 from tabench_dsl.language.lint import lint_battery
@@ -211,6 +217,17 @@ def round_three(root: Path) -> list[float]:
     return ratios
 
 
+def phrase_budget() -> float:
+    """A battery's backtracking contradiction phrase on a reason it cannot match: the check's time
+    as a multiple of its budget per reason (a shipped scorer's lists are trusted: no budget)."""
+    check = ContradictionCheck(pass_shaped=["(a|aa)+b"], fail_shaped=["wrong"], trusted=False)
+    seconds = timed(lambda: check.conclusion("a" * 60 + " is wrong"), runs=1)
+    ratio = seconds / REASON_SECONDS
+    budget = f"{ratio:.1f}x its budget ({REASON_SECONDS} s)"
+    print(f"backtracking phrase '(a|aa)+b', 60 characters: {seconds:.3f} s, {budget}")
+    return ratio
+
+
 def figure(name: str, make: Callable[[int], Callable[[], object]], n: int) -> float:
     small, large = timed(make(n)), timed(make(4 * n))
     ratio = large / small if small else float("inf")
@@ -251,6 +268,7 @@ def main() -> int:
             return lambda: lsp_diagnostics(folder)
 
         ratios.append(figure("lsp diagnostics (questions)", lsp, n))
+        ratios.append(phrase_budget())
         doors = round_three(root)
     python = timed(lambda: re.search("^(a+)+$", "a" * 24 + "!"), runs=1)
     print(f"floor: Python's re on '^(a+)+$' with 24 characters: {python:.3f} s (doubles with each one more)")

@@ -16,8 +16,11 @@ Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command 
 is its first run, which builds the index beside the results file; the run after it is the
 command's own figure. `view` is timed until its page's first requests are answered
 (`VIEW_REQUESTS`), then stopped with an interrupt; `view decide` from a decision posted on an
-adjudicated answer until the totals and the first page of answers are read again. Exits 0, or 1
-when a command exited with a status other than its expected one.
+adjudicated answer until the totals and the first page of answers are read again; `view paging`
+pages through every adjudicated answer, 500 a page as the list's filter asks, and gives the mean
+seconds a page, also as a multiple of the msgspec pass over a page's lines (the floor's time
+scaled to 500 lines: what reading a page's lines costs at least). Exits 0, or 1 when a command
+exited with a status other than its expected one.
 """
 
 from __future__ import annotations
@@ -109,12 +112,13 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, child.returncode
 
 
-def measure_view(argv: list[str], env: dict[str, str], *, decide: bool = False) -> tuple[float, float, int]:
+def measure_view(argv: list[str], env: dict[str, str], *, then: str = "") -> tuple[float, float, int]:
     """Start `tabench view`, read the URL it prints, ask what the page asks for first; the wall
     seconds until every answer is in, the peak resident megabytes and the exit status after an
-    interrupt (Ctrl-C), which stops it. With `decide` (`view decide`), the seconds are those of
-    what the page does at a decision instead: post it on the first adjudicated answer, then ask
-    for the totals and the list again."""
+    interrupt (Ctrl-C), which stops it. With `then="decide"` (`view decide`), the seconds are those
+    of what the page does at a decision instead: post it on the first adjudicated answer, then ask
+    for the totals and the list again; with `then="paging"` (`view paging`), the mean seconds of
+    a page of the adjudicated answers (`time_paging`)."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
@@ -125,8 +129,10 @@ def measure_view(argv: list[str], env: dict[str, str], *, decide: bool = False) 
             with urllib.request.urlopen(found.group(1) + path, timeout=600) as response:
                 response.read()
         wall = time.perf_counter() - started
-        if decide:
+        if then == "decide":
             wall = time_decision(found.group(1))
+        elif then == "paging":
+            wall = time_paging(found.group(1))
         child.send_signal(signal.SIGINT)
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -150,6 +156,23 @@ def time_decision(url: str) -> float:
         with urllib.request.urlopen(asked, timeout=600) as response:
             response.read()
     return time.perf_counter() - started
+
+
+#: Records a page of `view paging` holds (the list's largest page is 500).
+PAGE = 500
+
+
+def time_paging(url: str) -> float:
+    """The mean wall seconds of a page of the adjudicated answers, `PAGE` a page, over every page
+    of them in turn (what scrolling the filtered list asks for)."""
+    pages, offset, total = 0, 0, 1
+    started = time.perf_counter()
+    while offset < total:
+        asked = f"{url}api/records?verdict=adjudicate&offset={offset}&limit={PAGE}"
+        with urllib.request.urlopen(asked, timeout=600) as response:
+            total = json.loads(response.read())["total"]
+        pages, offset = pages + 1, offset + PAGE
+    return (time.perf_counter() - started) / pages
 
 
 BUILD = " (index build)"
@@ -177,7 +200,7 @@ ORDER = (
     *("floor (import)", MSGSPEC_PASS, f"totals --json{BUILD}", "totals", "totals --json"),
     *(f"report --html{BUILD}", "report --html", f"diff A B{BUILD}", "diff A B", "export csv"),
     *(f"grade --resume{BUILD}", "grade --resume"),
-    *(f"view{BUILD}", "view", "view decide"),
+    *(f"view{BUILD}", "view", "view decide", "view paging"),
 )
 #: What the viewer's page asks for before it shows anything (`viewer.js`), then its first page of
 #: answers: `view` is timed from its start until all of these are answered.
@@ -196,6 +219,7 @@ def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
         "export csv": ["export", a, "--format", "csv", "--out", str(folder / "export.csv")],
         "view": ["view", a, "--no-browser", "--port", "0"],
         "view decide": ["view", a, "--no-browser", "--port", "0"],
+        "view paging": ["view", a, "--no-browser", "--port", "0"],
         "grade --resume": [
             "grade",
             str(paths["battery"]),
@@ -256,11 +280,15 @@ def main(argv: list[str] | None = None) -> int:
             argv = [sys.executable, "-m", "tabench_dsl", *every[name]]
             viewing = name.startswith("view")
             if viewing:
-                wall, rss, status = measure_view(argv, env, decide=name == "view decide")
+                wall, rss, status = measure_view(argv, env, then=name.removeprefix("view").strip())
             else:
                 wall, rss, status = measure(argv, env)
             failed |= status not in ((0, 1, 130) if viewing else (0, 1))  # 130: stopped by Ctrl-C
             ratio = f"  {wall / floor:4.1f}x the msgspec pass" if label.endswith(BUILD) else ""
+            if name == "view paging":  # a page's lines cost at least the floor's share of them
+                ratio = (
+                    f"  a page; {wall / (floor * PAGE / args.records):4.1f}x the msgspec pass over its lines"
+                )
             print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status}){ratio}", flush=True)
     return 1 if failed else 0
 

@@ -76,10 +76,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-#: The warning of a calibration with no held-out exemplar.
+#: The next step after a language-model judge was measured on exemplars its prompt showed it (a
+#: new battery holds none out: a step to take, not a fault). The builtin judge never reads them.
 NO_HOLDOUT = (
-    "no held-out exemplars: the judge was shown every exemplar it was measured on in its prompt; "
-    "end some exemplar lines with `holdout` to measure it on answers it has not seen"
+    "next: the judge's prompt showed it every exemplar it was measured on; end one or more exemplar "
+    "lines with `holdout` to measure it on answers it has not seen (docs/language.md, section 4.4)"
 )
 
 
@@ -130,8 +131,6 @@ def run(args: argparse.Namespace) -> int:
         print(json_for_terminal(calibration_json(result)).decode())
     else:
         print(render_report(result, minimum))
-    if result.n and result.held_out is None:
-        print(f"tabench: warning: {NO_HOLDOUT}", file=sys.stderr)
     print_causes(result.causes)  # stderr: the why of errors and adjudicates, as grade ends
     if minimum is not None and (result.agreement is None or result.agreement < minimum):
         return 1
@@ -207,6 +206,9 @@ def render_report(result, minimum: float | None = None) -> str:
     if not result.judge.language_model:
         lines.append("")
         lines.append(f"note: these verdicts come from the {judge}.")
+    elif result.scored_on == "seen":
+        lines.append("")
+        lines.append(NO_HOLDOUT)
     return "\n".join(lines)
 
 

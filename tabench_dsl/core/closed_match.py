@@ -14,18 +14,20 @@ number, no chosen letter) always goes to the judge, as one without `decides` tha
 Reading a number never splits it into tokens: `1,234.5`, `-3`, `+0.25`, `6.8%`, `1.5e-3` and
 `.5` are one number each. A percentage is compared as written (`6.8%` reads 6.8), so `match number
 6.8` passes `6.8%` and fails `8%`. Numbers are compared as decimals, never as binary floats, so
-`0.1 + 0.2` style rounding cannot pass or fail an answer.
+`0.1 + 0.2` style rounding cannot pass or fail an answer. The reading is `numbers.final_number`,
+in the home of every number tabench reads.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Literal
 
 import msgspec
 
 from .linear_regex import PatternError, compile_linear
+from .numbers import final_number, parse_number
 
 MatchKind = Literal["number", "choice", "regex"]
 #: The kinds of check, in the order the docs give them.
@@ -33,15 +35,6 @@ MATCH_KINDS: tuple[MatchKind, ...] = ("number", "choice", "regex")
 #: The letters a choice check reads when the question names none.
 ALL_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-#: One number as an answer writes it: a sign not glued to a word (`x-1` is no negative), thousands
-#: grouped by commas or digits alone, decimals, an exponent, a percent sign. The lookbehind keeps
-#: `v2` and `3.4.5` from reading as numbers inside words; each part is a bounded run, so the
-#: search is linear in the answer's length.
-NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-+\u2212]?)"
-    r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?P<frac>\.\d+)?(?:[eE](?P<exp>[-+]?\d{1,4}))?(?P<percent>%?)"
-    r"(?![\w])"
-)
 #: A whole answer that is one letter: `B`, `(B)`, `B.`, `B)`, `**B**`.
 _LONE_LETTER = re.compile(r"\A[\s*_`\"']*\(?([A-Za-z])\)?[.:]?[\s*_`\"']*\Z")
 #: `Answer: B`, `answer is (B)`, `ANSWER: b` anywhere (the last one counts).
@@ -83,38 +76,6 @@ class MatchReading(msgspec.Struct, frozen=True):
     read: str | None
     matched: bool
     verdict: Literal["pass", "fail"] | None
-
-
-def parse_number(text: str) -> Decimal | None:
-    """`text` as one number (`1,234.5`, `-3`, `6.8%`, `1.5e-3`), or None when it is not one."""
-    found = NUMBER.fullmatch(text.strip())
-    return None if found is None or not _has_digits(found) else _value(found)
-
-
-def final_number(answer: str) -> tuple[str, Decimal] | None:
-    """The answer's last number, as written and as a value; None when it holds none."""
-    last = None
-    for found in NUMBER.finditer(answer):
-        if _has_digits(found):
-            last = found
-    if last is None:
-        return None
-    value = _value(last)
-    return None if value is None else (last.group().strip(), value)
-
-
-def _has_digits(found: re.Match[str]) -> bool:
-    return bool(found.group("int") or found.group("frac"))
-
-
-def _value(found: re.Match[str]) -> Decimal | None:
-    sign = "-" if found.group("sign") in ("-", "\u2212") else ""
-    digits = (found.group("int") or "0").replace(",", "") + (found.group("frac") or "")
-    exponent = found.group("exp")
-    try:
-        return Decimal(f"{sign}{digits}" + (f"e{exponent}" if exponent else ""))
-    except InvalidOperation:
-        return None
 
 
 def chosen_letter(answer: str, among: str = ALL_LETTERS) -> str | None:

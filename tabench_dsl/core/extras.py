@@ -14,8 +14,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import os
 import re
 import shlex
+import sys
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -35,8 +37,26 @@ def missing_extra_message(extra: str, purpose: str) -> str:
     """What to tell a user whose `purpose` needs the optional extra `extra`."""
     return (
         f"{purpose} needs the optional extra {extra!r} ({EXTRAS[extra]} is not installed): "
-        f"{install_command(extra, installed_from(), Path.cwd())}"
+        f"{install_command(extra, installed_from(), Path.cwd(), pip=pip_command(Path.cwd()))}"
     )
+
+
+def pip_command(cwd: Path, *, executable: str = sys.executable, in_venv: bool | None = None) -> str:
+    """The pip that installs into the environment running tabench: in a virtual environment its
+    own pip (`.venv/bin/pip`, as the README sets one up, named from `cwd` when it is below it),
+    since the `pip` on the PATH may be another Python's, or none; outside one, `pip`."""
+    if in_venv is None:
+        in_venv = sys.prefix != sys.base_prefix
+    if not in_venv:
+        return "pip"
+    pip = Path(executable).parent / ("pip.exe" if os.name == "nt" else "pip")
+    if not pip.is_file():  # a venv made without pip (`--without-pip`, uv): pip as a module, if any
+        return f"{shlex.quote(executable)} -m pip"
+    shown = str(pip)
+    if pip.is_relative_to(cwd):
+        shown = str(pip.relative_to(cwd))
+        shown = shown if os.sep in shown else f".{os.sep}{shown}"  # never the PATH's pip
+    return shlex.quote(shown)
 
 
 def installed_from() -> dict | None:
@@ -56,25 +76,25 @@ def installed_from() -> dict | None:
     return found if isinstance(found, dict) else None
 
 
-def install_command(extra: str, source: dict | None, cwd: Path) -> str:
-    """The pip command that adds `extra` where tabench came from (`installed_from`): the clone's
-    folder (`.` when it is the working folder, `-e` when the install was editable), the VCS or
-    archive URL (without credentials), or the package index."""
+def install_command(extra: str, source: dict | None, cwd: Path, *, pip: str = "pip") -> str:
+    """The pip command (`pip`, as `pip_command` names it) that adds `extra` where tabench came
+    from (`installed_from`): the clone's folder (`.` when it is the working folder, `-e` when the
+    install was editable), the VCS or archive URL (without credentials), or the package index."""
     url = str(source.get("url", "")) if source else ""
     if not source or not url:
-        return f'pip install "{DISTRIBUTION}[{extra}]"'
+        return f'{pip} install "{DISTRIBUTION}[{extra}]"'
     if "dir_info" in source and url.startswith("file:"):
         folder = Path(unquote(urlsplit(url).path))
         where = "." if folder == cwd.resolve() else str(folder)
         editable = "-e " if source["dir_info"].get("editable") else ""
-        return f"pip install {editable}{_quoted(f'{where}[{extra}]')}"
+        return f"{pip} install {editable}{_quoted(f'{where}[{extra}]')}"
     parts = urlsplit(url)
     host = parts.hostname or ""
     bare = urlunsplit(parts._replace(netloc=host if parts.port is None else f"{host}:{parts.port}"))
     vcs_info = source.get("vcs_info")
     if isinstance(vcs_info, dict) and vcs_info.get("vcs"):
         bare = f"{vcs_info['vcs']}+{bare}"
-    return f"pip install {_quoted(f'{DISTRIBUTION}[{extra}] @ {bare}')}"
+    return f"{pip} install {_quoted(f'{DISTRIBUTION}[{extra}] @ {bare}')}"
 
 
 def _quoted(argument: str) -> str:

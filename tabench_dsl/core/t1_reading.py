@@ -6,7 +6,9 @@ casefolded NFKC text as a list of `Word`s:
 
 - a number is one token, whatever separates its digits: `1,499.00` and `1499` are `1499`, `6.8`
   is `6.8` (never a piece: `8` is not in it), an ordinal is its number (`12th` is `12`), a decade
-  keeps its `s` (`1920s` is not `1920`); a percent sign, `percent` or `per cent` is the token `%`;
+  keeps its `s` (`1920s` is not `1920`); a percent sign, `percent` or `per cent` is the token `%`
+  (how a number reads is `numbers.numeral`, the home T1 shares with the match checks and the
+  builtin judge);
 - any other run of word characters is a word (`350Z`, `byWilliam`);
 - punctuation is not a token, but `.`, `!`, `?`, `;`, `:` and line breaks end a clause (a full
   stop after an abbreviation, an initial or a first list number does not: `Dr. Avery`), and each
@@ -17,14 +19,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
+
+from .numbers import PERCENT, PERCENT_WORDS, SUFFIX, numeral
 
 #: A number (digits with `.` or `,` between digit runs; an ordinal or decade suffix), a percent
 #: sign, or a run of word characters. A number glued to letters (`350Z`, `20111st`) is a word.
-_TOKEN = re.compile(r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>st|nd|rd|th|s)?(?!\w)|(?P<pct>%)|\w+")
-#: A number whose commas separate thousands (`1,499`, `12,000,000.5`).
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_TOKEN = re.compile(rf"(?P<num>\d+(?:[.,]\d+)*(?:{SUFFIX})?)(?!\w)|(?P<pct>%)|\w+")
 #: What ends a clause between two tokens: a full stop, `!`, `?`, `;`, `:` or a line break.
 _CLAUSE_END = re.compile(r"[.!?;:\n\u3002]")
 #: What ends a sentence: a full stop, `!` or `?` before a space, or a line break.
@@ -47,22 +48,6 @@ class Word(NamedTuple):
     clause: int
     gap: str
     sentence: int
-
-
-def number(digits: str) -> str:
-    """The canonical spelling of a number as written: thousands separators dropped, trailing
-    fractional zeros dropped (`1,499.00` -> `1499`); a comma that is not a thousands separator
-    is kept (`13,5` stays itself)."""
-    if _THOUSANDS.fullmatch(digits):
-        digits = digits.replace(",", "")
-    if "," in digits or "." not in digits:
-        return digits
-    try:
-        value = Decimal(digits)
-    except InvalidOperation:  # pragma: no cover - the pattern only lets digits through
-        return digits
-    text = format(value.normalize(), "f")
-    return text
 
 
 #: Words a full stop shortens rather than ends a sentence after ("Dr. Avery", "Vol. 2", "Mapp v. Ohio").
@@ -99,15 +84,15 @@ def read(text: str) -> list[Word]:
             clause += 1
             sentence += bool(_SENTENCE_END.search(gap))
         if match["num"] is not None:
-            token = number(match["num"]) + ("s" if match["suffix"] == "s" else "")
+            token = numeral(match["num"]) or match["num"]
         elif match["pct"] is not None:
-            token = "%"
+            token = PERCENT
         else:
             token = match[0]
-        if token == "cent" and words and words[-1].text == "per" and not gap.strip():
-            words[-1] = words[-1]._replace(text="%")
+        if words and not gap.strip() and (words[-1].text, token) in PERCENT_WORDS:  # `per cent`
+            words[-1] = words[-1]._replace(text=PERCENT)
             continue
-        words.append(Word("%" if token == "percent" else token, clause, gap, sentence))
+        words.append(Word(PERCENT if (token,) in PERCENT_WORDS else token, clause, gap, sentence))
     return words
 
 

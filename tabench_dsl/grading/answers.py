@@ -4,9 +4,11 @@ as a stream.
 The reader is chosen by the file's suffix: `.csv` is CSV, `.eval` and `.json` are Inspect AI logs
 (read through `inspect_log`, which alone imports `inspect_ai`, from the optional `inspect` extra),
 a `.json` file that starts as promptfoo's `eval -o` output is a promptfoo results file
-(`promptfoo_results`), anything else is JSONL. Several files are read one after the other as one
-stream: a (system, question) pair given in two of them is a duplicate like one given twice in one
-file.
+(`promptfoo_results`), a `.json` or `.jsonl` file that starts as OpenAI's hosted Evals output
+items do is read as their answers (`core.evals_output_items`, the format's one reader, shared
+with `tabench import openai-evals`), anything else is JSONL. Several files are read one after the
+other as one stream: a (system, question) pair given in two of them is a duplicate like one given
+twice in one file.
 
 JSONL holds one `{"system", "question", "answer"}` object per line. CSV (chosen by the `.csv`
 extension, read with the standard `csv` module, so RFC 4180 quoting) starts with a header naming the
@@ -36,6 +38,7 @@ from typing import Protocol
 
 import msgspec
 
+from ..core.evals_output_items import is_output_items, naming_hint, output_answers
 from ..core.jsonl import BadLine, decode_line, strip_bom
 from ..core.records import Answer
 from ..store.key_cells import KEY_BASE, KeyCells
@@ -43,7 +46,7 @@ from ..store.pair_set import FirstSeen, pair_keys
 from .answers_csv import FIELDS, CsvRows, is_csv
 from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
 from .inspect_log import is_inspect_log, log_rows
-from .log_bounds import LogRejected
+from .log_bounds import LogRejected, check_log
 from .promptfoo_results import is_promptfoo_results, result_rows
 
 _decoder = msgspec.json.Decoder(Answer)
@@ -175,7 +178,7 @@ class AnswerReader:
             self.path = path
             self._index = index
             self.unknown_keys = set()  # each file warns of its own
-            if is_csv(path) or is_inspect_log(path) or is_promptfoo_results(path):
+            if is_csv(path) or is_inspect_log(path) or is_promptfoo_results(path) or is_output_items(path):
                 yield from self._answers(seen)
             elif self.keep_scans and (kept := kept_scan(path, self.questions)) is not None:
                 yield from self._scanned_answers(scan_items(*kept))
@@ -191,6 +194,8 @@ class AnswerReader:
             return iter(CsvRows(self.path, self._report, self._unknown))
         if is_promptfoo_results(self.path):
             return self._promptfoo_rows()
+        if is_output_items(self.path):
+            return self._output_item_rows()
         return self._log_rows()
 
     def _log_rows(self) -> Iterator[tuple[int, Answer]]:
@@ -217,6 +222,31 @@ class AnswerReader:
                 f"not graded, not a promptfoo results file it is safe to read: {bad.message}",
                 bad.col,
             )
+
+    def _output_item_rows(self) -> Iterator[tuple[int, Answer]]:
+        """The answers of a hosted Evals output items file, held to a log's bounds before it is
+        read whole; a row without an answer is reported, a file that cannot be read too."""
+        try:
+            check_log(self.path)
+            with open(self.path, "rb") as f:
+                text = f.read().decode("utf-8-sig")
+            rows = list(output_answers(self.path, text))
+        except (LogRejected, UnicodeDecodeError, ValueError, RecursionError) as bad:
+            self.unreadable_logs += 1
+            line, col = (bad.line, bad.col) if isinstance(bad, LogRejected) else (1, None)
+            reason = bad.message if isinstance(bad, LogRejected) else str(bad).splitlines()[0][:200]
+            self._report(line, f"not graded, not hosted Evals output items it is safe to read: {reason}", col)
+            return
+        hint = naming_hint(
+            self.path, [found for _, found in rows if not isinstance(found, str)], self.questions
+        )
+        if hint is not None and self.on_warning is not None:
+            self.on_warning(AnswerProblem(self.path, 1, hint))
+        for line, found in rows:
+            if isinstance(found, str):
+                self._report(line, found)
+            else:
+                yield line, found
 
     def _key(self, system: str, question: str) -> int:
         number = self._numbers.setdefault  # each name numbered on first sight

@@ -273,12 +273,20 @@ class Grader:
         info = reasoning_info(cut, tags)
         if info is None:
             return await self._grade_final(answer)
-        record = await self._grade_final(msgspec.structs.replace(answer, answer=cut.final))
+        record = await self._grade_final(
+            msgspec.structs.replace(answer, answer=cut.final), reasoning_cut=True
+        )
+        if record.cause == "oversized":  # kept cut, as any oversized answer: the answer as given too
+            given, _, _ = cut_answer(answer.answer, self.max_answer_bytes)
+            return msgspec.structs.replace(
+                record, answer=given, reasoning=msgspec.structs.replace(info, final=record.answer)
+            )
         return msgspec.structs.replace(record, answer=answer.answer, reasoning=info)
 
-    async def _grade_final(self, answer: Answer) -> Record:
-        """Grade one answer (its final text): an oversized one goes to a person, else T1 first, else
-        the judge with its re-ask and stern retry."""
+    async def _grade_final(self, answer: Answer, *, reasoning_cut: bool = False) -> Record:
+        """Grade one answer (its final text, `reasoning_cut` when blocks were cut from it): an
+        oversized one goes to a person, else T1 first, else the judge with its re-ask and stern
+        retry."""
         question = self.battery.questions[answer.question]
         routed = self.router.route(answer.system, question, answer.answer)
         route = routed.route
@@ -289,7 +297,7 @@ class Grader:
                 question,
                 verdict="adjudicate",
                 cause="oversized",
-                reason=oversized_reason(size, sha256, self.max_answer_bytes),
+                reason=oversized_reason(size, sha256, self.max_answer_bytes, reasoning_cut=reasoning_cut),
             )
         if route is Route.TRAP:  # T1 defers to the judge: the answer may make the claim the trap warns of
             judged = await self.steps.grade_t2(answer, question)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.closed_match import ALL_LETTERS, MATCH_KINDS, MatchCheck, check_pattern, parse_number
+from ..core.closed_match import ALL_LETTERS, MATCH_KINDS, MatchCheck, check_pattern
 from ..core.errors import SpecError
 from ..core.nodes import Pos
+from ..core.numbers import parse_number
 from .parse import Arg, Field
 
 MATCH_USAGE = (

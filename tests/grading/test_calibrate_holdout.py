@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import textwrap
 from pathlib import Path
@@ -91,15 +92,29 @@ def test_calibrate_scores_the_held_out_exemplars_and_shows_both(work: Path, caps
     assert "expected fail, got pass [t2] (held out)" in out
 
 
-def test_calibrate_warns_when_a_battery_holds_nothing_out(work: Path, capsys) -> None:
-    assert main(["calibrate", str(write_battery(work, SEEN)), "--json"]) == 0
+async def test_calibrate_says_what_to_do_when_a_battery_holds_nothing_out(
+    work: Path, judge_server, capsys
+) -> None:
+    # A new battery holds no exemplar out: its report ends with the next step, never a warning.
+    battery = write_battery(work, SEEN)
+    server = await judge_server([json.dumps({"verdict": "pass", "reason": "all four"})] * 2)
+    argv = ["calibrate", str(battery), "--judge", server.url, "--model", "m", "--no-cache"]
+    assert await asyncio.to_thread(main, [*argv, "--json"]) == 0
     captured = capsys.readouterr()
     obj = json.loads(captured.out)
     assert obj["scored_on"] == "seen" and obj["held_out"] is None and obj["seen"]["n"] == 2
-    assert (
-        "tabench: warning: no held-out exemplars: the judge was shown every exemplar it was measured on "
-        "in its prompt; end some exemplar lines with `holdout` to measure it on answers it has not seen"
-    ) in captured.err
+    assert captured.err == ""
+    assert await asyncio.to_thread(main, argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.endswith(
+        "\nnext: the judge's prompt showed it every exemplar it was measured on; end one or more exemplar "
+        "lines with `holdout` to measure it on answers it has not seen (docs/language.md, section 4.4)\n"
+    )
+    assert "warning" not in captured.err
+    # The builtin judge never reads the exemplars in its prompt: nothing to hold out for it.
+    assert await asyncio.to_thread(main, ["calibrate", str(battery)]) == 0
+    captured = capsys.readouterr()
+    assert "holdout" not in captured.out + captured.err
 
 
 def test_calibrate_labels_measures_a_judge_against_earlier_human_verdicts(work: Path, capsys) -> None:

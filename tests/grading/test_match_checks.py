@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from support.helpers_grading import FAIL, PASS, grade
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.closed_match import MatchCheck, chosen_letter, final_number, read_answer
+from tabench_dsl.core.closed_match import MatchCheck, chosen_letter, read_answer
+from tabench_dsl.core.numbers import final_number
 from tabench_dsl.core.records import Answer
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.lint import lint_battery

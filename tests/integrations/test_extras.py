@@ -15,10 +15,16 @@ from support.helpers_grading import write_battery
 
 from tabench_dsl.cli import main
 from tabench_dsl.core.errors import UsageError
-from tabench_dsl.core.extras import install_command, installed_from, missing_extra_message, require
+from tabench_dsl.core.extras import (
+    install_command,
+    installed_from,
+    missing_extra_message,
+    pip_command,
+    require,
+)
 
-#: The hint for this environment: what works where this tabench was installed from.
-HINT = install_command("inspect", installed_from(), Path.cwd())
+#: The hint for this environment: what works where this tabench was installed from, with its pip.
+HINT = install_command("inspect", installed_from(), Path.cwd(), pip=pip_command(Path.cwd()))
 
 
 @pytest.fixture
@@ -81,7 +87,25 @@ def test_the_install_command_fits_where_tabench_came_from(
 
 def test_this_checkout_is_named_as_a_folder_not_a_package_index() -> None:
     # The tests run from a clone (installed editable, or on the path): the hint names a folder.
-    assert HINT.startswith("pip install -e ") and HINT.endswith('[inspect]"') and "tabench-dsl" not in HINT
+    assert " install -e " in HINT and HINT.endswith('[inspect]"') and "tabench-dsl" not in HINT
+
+
+def test_the_hint_names_the_pip_of_the_environment_running_tabench(tmp_path: Path) -> None:
+    # The README sets up `.venv` and runs `.venv/bin/pip`: a `pip` on the PATH may be another
+    # Python's, or missing. Outside a virtual environment the hint keeps `pip`.
+    bin_folder = tmp_path / ".venv" / "bin"
+    bin_folder.mkdir(parents=True)
+    python = str(bin_folder / "python")
+    assert pip_command(tmp_path, executable=python, in_venv=True) == f"{python} -m pip"
+    (bin_folder / "pip").write_text("", encoding="utf-8")
+    assert pip_command(tmp_path, executable=python, in_venv=True) == ".venv/bin/pip"
+    assert pip_command(bin_folder, executable=python, in_venv=True) == "./pip"  # never the PATH's
+    assert pip_command(Path("/elsewhere"), executable=python, in_venv=True) == str(bin_folder / "pip")
+    assert pip_command(tmp_path, executable=python, in_venv=False) == "pip"
+    command = install_command(
+        "parquet", None, tmp_path, pip=pip_command(tmp_path, executable=python, in_venv=True)
+    )
+    assert command == '.venv/bin/pip install "tabench-dsl[parquet]"'
 
 
 def test_grading_an_inspect_log_without_the_extra_is_a_usage_error(

@@ -14,7 +14,7 @@ import pytest
 from support.make_results import HOSTILE_ANSWER, make_record, small_results, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.extras import install_command, installed_from
+from tabench_dsl.core.extras import install_command, installed_from, pip_command
 from tabench_dsl.core.price import Price
 from tabench_dsl.core.records import Decision
 from tabench_dsl.review.export import EARLIER_COLUMNS, RECORD_COLUMNS
@@ -131,7 +131,8 @@ def test_parquet_without_the_extra_names_it(
     out = tmp_path / "records.parquet"
     assert main(["export", str(results), "--format", "parquet", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    hint = install_command("parquet", installed_from(), Path.cwd())  # what works where tabench came from
+    # what works where tabench came from, with the pip of the environment running it
+    hint = install_command("parquet", installed_from(), Path.cwd(), pip=pip_command(Path.cwd()))
     assert err.endswith(f"(pyarrow is not installed): {hint}\n")
     assert "Traceback" not in err and not out.exists()
 

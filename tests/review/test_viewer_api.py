@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from pathlib import Path
 
 import msgspec
@@ -308,45 +307,63 @@ def big_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-async def test_paging_over_100000_records_stays_fast(aiohttp_client, big_results: Path) -> None:
-    started = time.perf_counter()
-    index = Index(load_run(big_results), reviewer="ana")
-    index.totals()
-    indexed = time.perf_counter() - started
-    client = await aiohttp_client(make_app(index))
-
-    started = time.perf_counter()
-    page = await client.get("/")
-    html = await page.text()
+async def test_paging_over_100000_records(aiohttp_client, big_results: Path, tmp_path: Path) -> None:
+    """Every page of a large run is right; over the disk index (`tabench view`'s) a page reads only
+    its own lines: every other line is scribbled over after the index is built, and the pages
+    still come back as they were. How long a page takes is bench/scale_bench.py's `view paging`."""
+    results = tmp_path / "big.jsonl"
+    results.write_bytes(big_results.read_bytes())  # scribbled on below: the fixture's is shared
+    client = await client_for(aiohttp_client, results)
+    html = await (await client.get("/")).text()
     meta = await get_json(client, "/api/meta")
     totals = await get_json(client, "/api/totals")
     first = await get_json(client, "/api/records?offset=0&limit=50")
-    first_load = time.perf_counter() - started
-    print(f"\n100,000 records: indexed in {indexed:.2f} s, first page load in {first_load:.3f} s")
     assert meta["records"] == 100_000 and sum(s["answers"] for s in totals["systems"]) == 100_000
     assert first["total"] == 100_000 and len(first["items"]) == 50
     assert len(html) < 60_000  # the page is the same size whatever the run: no rows in it
-    assert first_load < 2.0, f"first page load took {first_load:.2f} s"
-    assert indexed < 20.0
 
     adjudicate = sum(s["adjudicate"] for s in totals["systems"])
     seen: set[tuple[str, str]] = set()
+    pages = []
     offset = 0
-    started = time.perf_counter()
     while True:  # bounded: at most total / limit + 1 pages
         page_data = await get_json(client, f"/api/records?verdict=adjudicate&offset={offset}&limit=500")
         assert page_data["total"] == adjudicate
         keys = {(i["system"], i["question"]) for i in page_data["items"]}
         assert not keys & seen and all(i["verdict"] == "adjudicate" for i in page_data["items"])
         seen |= keys
+        pages.append(page_data)
         offset += 500
         if offset >= page_data["total"]:
             break
     assert len(seen) == adjudicate > 10_000
-    per_page = (time.perf_counter() - started) / (offset / 500)
-    assert per_page < 0.5, f"a page of a filtered list took {per_page:.3f} s"
     last = await get_json(client, "/api/records?offset=99990&limit=50")
     assert len(last["items"]) == 10 and last["items"][-1]["system"] == "sys-09"
+    if INDEX_KIND["kind"] == "memory":
+        return
+
+    # The disk index: keep the lines of three pages, scribble over every other one in place.
+    middle = pages[len(pages) // 2]
+    kept = {(i["system"], i["question"]) for page in (first, middle, last) for i in page["items"]}
+    scribble_lines_but(results, kept)
+    assert await get_json(client, "/api/records?offset=0&limit=50") == first
+    middle_page = f"/api/records?verdict=adjudicate&offset={middle['offset']}&limit=500"
+    assert await get_json(client, middle_page) == middle
+    assert await get_json(client, "/api/records?offset=99990&limit=50") == last
+    # ... and the scribbling shows where a line is read: a record off those pages is refused.
+    elsewhere = await client.get("/api/record/sys-05/q05000")
+    assert elsewhere.status == 409 and "changed since the viewer read the file" in await elsewhere.text()
+
+
+def scribble_lines_but(path: Path, kept: set[tuple[str, str]]) -> None:
+    """Overwrite in place every line of the results file at `path` whose (system, question) is not
+    in `kept` with as many bytes that are no JSON: the lines keep their offsets."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    with open(path, "r+b") as f:
+        for line in lines:
+            record = msgspec.json.decode(line)
+            keep = (record["system"], record["question"]) in kept
+            f.write(line if keep else b"#" * (len(line) - 1) + b"\n")
 
 
 async def test_a_later_decision_replaces_an_earlier_one(aiohttp_client, results: Path) -> None:

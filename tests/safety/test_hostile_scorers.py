@@ -153,34 +153,35 @@ def _indent(text: str) -> str:
 
 
 SLOW_PHRASE_CHECK = """
-import sys, time
+import sys
 from tabench_dsl.grading.contradiction import ContradictionCheck
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 compiled = compile_battery(load_battery(sys.argv[1]))
 check = ContradictionCheck.from_settings(compiled.settings.contradiction)
-start = time.monotonic()
-print(check.conclusion("a" * 40), round(time.monotonic() - start, 1))
+print(check.conclusion("a" * 20 + " is wrong"), check.conclusion("a" * 60 + " is wrong"))
 """
 
 
 def test_a_backtracking_contradiction_phrase_costs_at_most_its_budget(work: Path) -> None:
+    """`(a|aa)+b` backtracks on `regex` too (`(a+)+b` it fails at once): on 60 `a`s, for hours. A
+    reason the budget cuts short concludes neither, where read whole it would conclude "fail";
+    20 `a`s are read whole. How long the budget lets it run is bench/hostile_bench.py's figure."""
     write_battery(work)
     settings = own_scorer(work, "")
     text = settings.read_text(encoding="utf-8")
     settings.write_text(
-        text.replace("  pass_shaped:\n", "  pass_shaped:\n    - '(a+)+b'\n", 1), encoding="utf-8"
+        text.replace("  pass_shaped:\n", "  pass_shaped:\n    - '(a|aa)+b'\n", 1), encoding="utf-8"
     )
     done = subprocess.run(
         [sys.executable, "-c", SLOW_PHRASE_CHECK, str(work / "battery")],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
-        timeout=60,  # Python's engine: 2**40 steps
+        timeout=60,  # a hang, not a figure: unbudgeted, the phrase would take hours
     )
     assert done.returncode == 0, done.stderr
-    conclusion, seconds = done.stdout.split()
-    assert conclusion == "None" and float(seconds) < 5
+    assert done.stdout.split() == ["fail", "None"]
 
 
 def test_a_scorer_cannot_declare_its_own_phrases_trusted(work: Path, capsys) -> None:

@@ -118,6 +118,33 @@ async def test_an_answer_over_the_limit_is_not_sent_and_ends_adjudicate(
     assert f"adjudicate (oversized): {OVERSIZED}\n" in capsys.readouterr().out
 
 
+async def test_an_oversized_final_answer_after_its_reasoning_is_kept_cut_and_says_so(
+    work: Path, judge_server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The limit holds the final text (the reasoning cut first): 65 bytes of it are over 64. The
+    # record keeps the answer as given and the final text each to 64 bytes, never whole.
+    server = await judge_server([PASS])
+    final = "c" * 65
+    given = "<think>" + "r" * 100 + "</think>" + final
+    answers = answers_file(work, ("a", "h03", given))
+    out = work / "results.jsonl"
+    argv = ["grade", str(write_battery(work)), "--answers", str(answers), "--out", str(out), "--no-cache"]
+    assert await run([*argv, "--judge", server.url, "--model", "m", "--max-answer-bytes", "64"]) == 0
+    assert server.requests == []
+    [record] = list(iter_records(out))
+    assert (record.verdict, record.cause) == ("adjudicate", "oversized")
+    assert (
+        record.answer == given[:64] and record.reasoning is not None and record.reasoning.final == final[:64]
+    )
+    whole = hashlib.sha256(final.encode("utf-8")).hexdigest()
+    assert record.reason == (
+        "the final answer (its reasoning cut) is 65 bytes of UTF-8, over the limit of 64 "
+        "(--max-answer-bytes): it was not sent to the judge; the answer as given and its final text are "
+        f"kept here to their first 64 bytes each (sha256 of the whole final answer: {whole})"
+    )
+    capsys.readouterr()
+
+
 async def test_the_default_limit_applies_without_the_flag(
     work: Path, judge_server, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -34,6 +34,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from ...core.numbers import NUMBER_WORDS, ORDINAL_WORDS, SUFFIX, numeral, ungrouped_text
+
 
 def _wordlist(text: str) -> tuple[str, ...]:
     return tuple(text.split())
@@ -44,33 +46,6 @@ NEGATORS: frozenset[str] = frozenset(_wordlist("not no non never neither nor non
 
 #: Words after a negator that cancel it ("not only X but also Y" asserts X).
 NEGATION_CANCELLERS: frozenset[str] = frozenset(_wordlist("only just merely"))
-
-#: Number words read as digits, both in the gold and in answers.
-NUMBER_WORDS: dict[str, str] = {
-    word: str(value)
-    for value, word in enumerate(
-        _wordlist(
-            """zero one two three four five six seven eight nine ten eleven twelve thirteen
-            fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
-        )
-    )
-}
-
-#: Ordinal words read as digits, as `12th` reads `12` ("the second" == "2nd" == "2").
-ORDINAL_WORDS: dict[str, str] = {
-    word: str(value)
-    for value, word in enumerate(
-        _wordlist(
-            """first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
-            thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"""
-        ),
-        start=1,
-    )
-}
-
-#: A number with an ordinal suffix (`12th`, `2nd`) or a decade (`1920s`, `90s`), one token each.
-ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
-DECADE = re.compile(r"(\d\d)?(\d0)s")
 
 #: Capitalised words that are only capitalised because they open a sentence or list item:
 #: closed-class words and the verbs golds commonly start with. They are never elements.
@@ -100,7 +75,7 @@ ELEMENT = re.compile(
     r"|(?<!\w)'(?P<sq>[^'\n]+)'(?!\w)"
     r"|(?P<code>/?[A-Za-z_][\w-]*(?:[./][\w-]+)+(?:\(\))?|[A-Za-z_]\w*\(\)|\w*_\w*)"
     r"|(?P<flag>(?<![\w-])--?[A-Za-z][\w-]*)"
-    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:st|nd|rd|th|s)?(?![\w.]\w))"
+    rf"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:{SUFFIX})?(?![\w.]\w))"
     r"|(?P<cap>\b[A-Z][\w]*)"
     r"|(?P<count>\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
     r"|sixteen|seventeen|eighteen|nineteen|twenty)\b)"
@@ -148,14 +123,9 @@ def _stem(word: str) -> str:
 
 
 def _number(token: str) -> str:
-    """An ordinal reads as its number (`12th` -> `12`); a two-digit decade reads as the full one
-    (`90s` -> `1990s`, `20s` -> `2020s`): a decade is never its first year (`1920s` != `1920`)."""
-    if ordinal := ORDINAL.fullmatch(token):
-        return ordinal.group(1)
-    if (decade := DECADE.fullmatch(token)) and decade.group(1) is None:
-        century = "19" if int(decade.group(2)) >= 30 else "20"
-        return f"{century}{decade.group(2)}s"
-    return token
+    """A token with digits as the judge reads it (`numbers.numeral`: decimals as written, a
+    two-digit decade as the full one): `12th` -> `12`, `90s` -> `1990s`; `1920s` != `1920`."""
+    return numeral(token, value=False, short_decades=True) or token
 
 
 #: Footnote markers a chat answer carries: superscript digits and bracketed numbers (`[1]`, `[^2^]`).
@@ -223,7 +193,7 @@ def _prepare(text: str) -> str:
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))  # ä == a
     text = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
     text = text.replace("n't", " not").replace("cannot", "can not")
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = ungrouped_text(text)
     text = re.sub(r"__(\w+?)__", r"dunder\1", text)  # `__slots__` is not the word "slots"
     text = re.sub(r"(?<![\w-])(--?)(?=[a-z])", lambda m: "dash" * len(m.group(1)), text)  # `-s` flag
     return text.replace("()", "").replace("`", "")

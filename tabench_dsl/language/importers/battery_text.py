@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...core.question_ids import QuestionIds
 from ..format_rubric import INDENT, canonical_string
 from ..formatting import format_text
 from ..line_limits import MAX_LINE_CHARS
 from ..string_literals import decode_long_string
-from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion
 
 #: The indentation of a long string's lines inside a question.

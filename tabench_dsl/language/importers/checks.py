@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...core.closed_match import ALL_LETTERS, MatchCheck, parse_number
+from ...core.closed_match import ALL_LETTERS, MatchCheck
+from ...core.numbers import parse_number
 
 #: A character with a meaning in a pattern.
 _META = re.compile(r"[\\.^$|?*+()\[\]{}]")

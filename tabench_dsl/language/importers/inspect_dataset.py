@@ -25,8 +25,8 @@ from pathlib import Path
 
 from ...core.closed_match import ALL_LETTERS, MatchCheck
 from ...core.errors import UsageError
+from ...core.question_ids import QuestionIds
 from .checks import closed_check
-from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, chat_text, csv_rows, jsonl_rows
 
 #: The fields a `Sample` is built from; any other is metadata.

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...core.errors import UsageError
+from ...core.question_ids import QuestionIds
 from .checks import closed_check, text_check
-from .question_ids import QuestionIds
 from .sources import Imported, ImportedQuestion, LfsPointer, chat_text, inside_file, jsonl_rows, yaml_document
 
 #: The eval classes whose grading is a comparison with the sample's `ideal`.

@@ -34,16 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import UsageError
+from ...core.evals_output_items import data_source_place, item_name, listed_output_items, row_lines
+from ...core.question_ids import QuestionIds
 from .checks import closed_check, text_check
-from .question_ids import QuestionIds
-from .sources import Imported, ImportedQuestion, chat_text, jsonl_rows, read_source
+from .sources import Imported, ImportedQuestion, Skipped, chat_text, jsonl_rows, read_source
 
 #: `{{ item.FIELD }}` in a hosted Evals template.
 ITEM_FIELD = re.compile(r"\{\{\s*item\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: Where a row of a run's inline items begins (`{"item": {...}}`), to name its line.
 ROW_START = re.compile(r'"item"\s*:')
-#: Where an output item's item begins in the API's output-items list, to name its line.
-OUTPUT_ITEM_START = re.compile(r'"datasource_item"\s*:')
 #: The item fields a prompt is taken from when no run template is given, in order.
 PROMPT_FIELDS = ("input", "prompt", "question")
 REFERENCE_CRITERIA = ("string_check", "text_similarity")
@@ -78,7 +77,8 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
             messages = _template(document, imported)
             template = messages if messages is not None else template
             rows.extend(_inline_rows(source, text, document, elsewhere))
-            rows.extend(_listed_output_items(source, text, document))
+            listed = listed_output_items(text, document)
+            rows.extend(Row(source, line, place, row) for place, (line, row) in enumerate(listed, 1))
     for source in (s for s in sources if s.suffix.lower() == ".jsonl"):
         rows.extend(
             Row(source, line, line, row) for line, row in jsonl_rows(source, imported, "data-source file")
@@ -96,17 +96,27 @@ def import_hosted(sources: list[Path], imported: Imported) -> None:
     reference, scoring, operation = _criteria(criteria, imported)
     ids = QuestionIds()
     items_read: dict[tuple[Path, int], str] = {}
+    #: The skips of output-item rows, by their item's place: a row of one run that cannot be
+    #: written (a failed run's, that sent no prompt) is no skip once another run's row writes it.
+    held: dict[tuple[Path, int], list[Skipped]] = {}
     for found in rows:
         item = found.row.get("item", found.row) if isinstance(found.row, dict) else None
         if not isinstance(item, dict):
             imported.skip(found.source, found.line, "not an object with an `item` object")
             continue
         numbered, key = _output_item(found, item, items_read, imported)
+        before = len(imported.skipped)
         written = numbered is not None and _item(
             numbered, item, template, reference, scoring, operation, imported, ids
         )
         if written and key is not None:
             items_read[key] = json.dumps(item, sort_keys=True)
+        elif key is not None:
+            held.setdefault(key, []).extend(imported.skipped[before:])
+    for key in held.keys() & items_read.keys():
+        for skipped in held[key]:
+            imported.skipped.remove(skipped)
+            imported.mapped["a row of another run for an item already read -> the same question"] += 1
 
 
 def _output_item(
@@ -117,12 +127,12 @@ def _output_item(
     run with an item already written is that question (None). A different item at the same place
     (a run on another data source) keeps its line. Also the key to note the item under once its
     question is written."""
-    index = found.row.get("data_source_idx") if isinstance(found.row, dict) else None
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+    place = data_source_place(found.row)
+    if place is None:
         return found, None
-    key = (found.source, index)
+    key = (found.source, place)
     if key not in items_read:
-        return Row(found.source, found.line, index + 1, found.row), key
+        return Row(found.source, found.line, place, found.row), key
     if items_read[key] != json.dumps(item, sort_keys=True):
         return found, None
     imported.mapped["a row of another run for an item already read -> the same question"] += 1
@@ -157,41 +167,6 @@ def _template(document: dict[str, object], imported: Imported) -> list[dict[str,
     return _as_chat(template, imported, "the run's template")
 
 
-def _listed_output_items(source: Path, text: str, document: dict[str, object]) -> list[Row]:
-    """The API's output items (`GET /evals/{id}/runs/{run}/output_items`, or one of them) as item
-    rows: `datasource_item` is the item, `datasource_item_id` its place in the data source, and
-    `sample.input` the messages the model was sent."""
-    listed = document.get("data") if document.get("object") == "list" else [document]
-    outputs = [
-        o
-        for o in (listed if isinstance(listed, list) else [])
-        if isinstance(o, dict) and o.get("object") == "eval.run.output_item"
-    ]
-    lines = _lines(text, OUTPUT_ITEM_START, len(outputs))
-    return [
-        Row(
-            source,
-            line,
-            place,
-            {
-                "item": o.get("datasource_item"),
-                "data_source_idx": o.get("datasource_item_id"),
-                "sample": o.get("sample"),
-            },
-        )
-        for place, (line, o) in enumerate(zip(lines, outputs, strict=True), 1)
-    ]
-
-
-def _lines(text: str, start: re.Pattern[str], count: int) -> list[int]:
-    """The lines `start` is found on in `text`, when it is found once per row; else line 1 each."""
-    found, line, at = [], 1, 0
-    for match in start.finditer(text):  # counted on from the last match: linear in the text
-        line, at = line + text.count("\n", at, match.start()), match.start()
-        found.append(line)
-    return found if len(found) == count else [1] * count
-
-
 def _inline_rows(source: Path, text: str, document: dict[str, object], elsewhere: list[str]) -> list[Row]:
     """A run's items given inline (`file_content`), each with the line its `"item"` key is on
     when the file's `"item"` keys are exactly its rows (else line 1). A run whose items live
@@ -207,7 +182,7 @@ def _inline_rows(source: Path, text: str, document: dict[str, object], elsewhere
         else:
             elsewhere.append(f"{kind} the service kept" if isinstance(kind, str) else "not inline")
         return []
-    lines = _lines(text, ROW_START, len(content))
+    lines = row_lines(text, ROW_START, len(content))
     return [
         Row(source, line, place, row) for place, (line, row) in enumerate(zip(lines, content, strict=True), 1)
     ]
@@ -317,10 +292,8 @@ def _item(
         check = text_check([gold], how="substring", ignore_case=operation == "ilike")
     if check is not None:
         imported.mapped[f"string_check {operation} -> match {check.kind}"] += 1
-    item_id = item.get("id")
-    name = str(item_id) if isinstance(item_id, str | int) else f"{found.source.stem}.{found.place}"
     question = ImportedQuestion(
-        id=ids.make(name),
+        id=ids.make(item_name(item, found.source.stem, found.place)),
         prompt=prompt,
         gold=gold,
         origin=f"{found.source.name}:{found.line}",

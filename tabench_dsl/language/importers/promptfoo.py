@@ -30,9 +30,9 @@ from pathlib import Path
 
 from ...core.closed_match import MatchCheck, check_pattern
 from ...core.errors import UsageError
+from ...core.question_ids import QuestionIds
 from ..yaml_io import yaml_position
 from .checks import closed_check, text_check
-from .question_ids import QuestionIds
 from .sources import (
     Imported,
     ImportedQuestion,
