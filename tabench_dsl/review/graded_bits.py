@@ -34,6 +34,35 @@ class GradedBits:
         if verdict == "pass":
             _set(self.passed[system], bit)
 
+    def merge(self, other: GradedBits) -> None:
+        """Add the outcomes `other` noted (over a later part of the file, of other pairs). Its
+        questions are numbered again as this one numbers them; where both numbered the questions
+        they share alike (a battery's systems answer them in the same order), the bits are or-ed
+        whole."""
+        mine, theirs = list(self.number), list(other.number)
+        shared = min(len(mine), len(theirs))
+        if mine[:shared] == theirs[:shared]:
+            for question in theirs[shared:]:
+                self.number[question] = len(self.number)
+            for system, bits in other.graded.items():
+                _or(self.graded, system, bits)
+                _or(self.passed, system, other.passed[system])
+            return
+        for system, bits in other.graded.items():
+            passed = other.passed[system]
+            for bit in _set_bits(bits):
+                mapped = self.number.setdefault(theirs[bit], len(self.number))
+                self.add_bit(system, mapped, _is_set(passed, bit))
+
+    def add_bit(self, system: str, bit: int, passed: bool) -> None:
+        graded = self.graded.get(system)
+        if graded is None:
+            graded = self.graded[system] = bytearray()
+            self.passed[system] = bytearray()
+        _set(graded, bit)
+        if passed:
+            _set(self.passed[system], bit)
+
     def table(self) -> dict[str, Graded]:
         """What `compare.successes` gives for the same records."""
         passed = self.passed
@@ -45,6 +74,26 @@ def _set(bits: bytearray, bit: int) -> None:
     if byte >= len(bits):
         bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
     bits[byte] |= 1 << (bit & 7)
+
+
+def _or(table: dict[str, bytearray], system: str, bits: bytearray) -> None:
+    mine = table.get(system)
+    if mine is None:
+        table[system] = bits
+        return
+    if len(mine) < len(bits):
+        mine.extend(bytes(len(bits) - len(mine)))
+    for at, byte in enumerate(bits):
+        if byte:
+            mine[at] |= byte
+
+
+def _is_set(bits: bytearray, bit: int) -> bool:
+    return (bit >> 3) < len(bits) and bool(bits[bit >> 3] >> (bit & 7) & 1)
+
+
+def _set_bits(bits: bytearray) -> list[int]:
+    return [at * 8 + k for at, byte in enumerate(bits) if byte for k in range(8) if byte >> k & 1]
 
 
 def _number(bits: bytearray) -> int:

@@ -12,6 +12,7 @@ move to a dict keyed by one int per pair, which holds them at the dict's cost.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 
 
 class ResultsChanged(Exception):
@@ -42,6 +43,10 @@ class LastRecords:
         """Note the next record, of this pair; True when the pair had a record before."""
         number = self.count
         self.count += 1
+        return self._put(system, question, number)
+
+    def _put(self, system: str, question: str, number: int) -> bool:
+        """Record `number` as this pair's last; True when the pair had a record before."""
         s = self.systems.get(system)
         if s is None:
             s = self.systems[system] = len(self.systems)
@@ -63,6 +68,54 @@ class LastRecords:
         before = self.keyed.get(key)
         self.keyed[key] = number
         return before is not None
+
+    def merge(self, other: LastRecords) -> bool:
+        """Note `other`'s records after these (it numbered, from 0, the lines that come right
+        after the ones noted here); True when one of its pairs had a record here. Where both
+        numbered the questions they share alike and hold them in arrays, the rows are laid over
+        each other whole."""
+        offset = self.count
+        self.count += other.count
+        mine, theirs = list(self.questions), list(other.questions)
+        shared = min(len(mine), len(theirs))
+        if self.keyed is not None or other.keyed is not None or mine[:shared] != theirs[:shared]:
+            names = list(other.systems)
+            repeated = False
+            for s, q, number in other._noted():
+                repeated |= self._put(names[s], theirs[q], number + offset)
+            return repeated
+        for question in theirs[shared:]:
+            self.questions[question] = len(self.questions)
+        repeated = False
+        for system, s in other.systems.items():
+            shifted = array("q", [slot + offset if slot else 0 for slot in other.rows[s]])
+            at = self.systems.get(system)
+            if at is None:
+                self.systems[system] = len(self.systems)
+                self.rows.append(shifted)
+                self.slots += len(shifted)
+                continue
+            row = self.rows[at]
+            if len(row) < len(shifted):
+                self.slots += len(shifted) - len(row)
+                row.frombytes(bytes(8 * (len(shifted) - len(row))))
+            for q, slot in enumerate(shifted):
+                if slot:
+                    repeated |= row[q] != 0
+                    row[q] = slot
+        return repeated
+
+    def _noted(self) -> Iterator[tuple[int, int, int]]:
+        """(system id, question id, record number) of each pair noted."""
+        if self.keyed is not None:
+            mask = (1 << _QUESTION_BITS) - 1
+            for key, number in self.keyed.items():
+                yield key >> _QUESTION_BITS, key & mask, number
+            return
+        for s, row in enumerate(self.rows):
+            for q, slot in enumerate(row):
+                if slot:
+                    yield s, q, slot - 1
 
     def _grow(self, row: array, q: int) -> None:
         """Slots up to question `q` on a system's row; the pairs move to a dict when sparse."""

@@ -24,9 +24,11 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Record
-from ..store.light_records import iter_light_records
+from ..store.light_records import bad_line_reporter, iter_light_records
+from ..store.line_ranges import line_ranges, map_ranges, processes_for
 from ..store.results_index import Extent, starts_with
 from .decisions import apply_decisions
 from .last_records import LastRecords, ResultsChanged
@@ -44,24 +46,28 @@ def streamed_totals(
     extent: Extent | None,
     on_problem: Callable[[str], None],
     tags: Sequence[str] | None = None,
+    processes: int | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
     no blind audit (those need the records whole: `counted_records`). `extent` is the file as
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
-    `UsageError` an unknown tag raises)."""
+    `UsageError` an unknown tag raises).
+
+    The first read is shared out over `processes` (default: `line_ranges.processes_for`), each
+    reading a range of whole lines, their counts merged in file order; a range holding a line
+    that is not a record is read again in this process, the whole file, so that its problems are
+    named (and a file that is no results file refused) exactly as one read names them."""
     decided = decisions_by_pair(decisions)
-    last = LastRecords()
-    slicing = TagSlice(tags)
-    counter: StandingCounter | None = StandingCounter(price)
-    for record in iter_light_records(results, on_problem=on_problem):
-        repeated = last.note(record.system, record.question)
-        if counter is not None:
-            if repeated:  # this pair's earlier record was counted: count again, from the last ones
-                counter, slicing = None, TagSlice(tags)
-            elif slicing.takes(record):
-                counter.add(decided_record(record, decided))
+    first = None
+    shared = processes_for(results) if processes is None else processes
+    if shared > 1:
+        first = _shared_read(results, shared, decided, price, tags)
+    if first is None:
+        first = FirstRead(decided, price, tags)
+        first.read(results, bad_line_reporter(results, on_problem))
+    last, counter, slicing = first.last, first.counter, first.slicing
     whole = functools.partial(_standing, results, last, decided)
     standing = functools.partial(slicing.select, whole) if tags else whole
     totals = counter.totals(standing) if counter is not None else count_standing(standing, price=price)
@@ -69,6 +75,83 @@ def streamed_totals(
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
     return totals
+
+
+class FirstRead:
+    """The first read of a results file (or of a range of its lines): each pair's last record
+    numbered (`last`), and every record counted as standing (`counter`, `slicing`) until a pair
+    comes twice (then `counter` is None: the standing records are counted on a second read)."""
+
+    def __init__(
+        self, decided: dict[tuple[str, str], list[Decision]], price: Price | None, tags: Sequence[str] | None
+    ) -> None:
+        self.decided, self.tags = decided, tags
+        self.last = LastRecords()
+        self.slicing = TagSlice(tags)
+        self.counter: StandingCounter | None = StandingCounter(price)
+        self.clean = True
+
+    def read(
+        self, results: Path, on_bad: Callable[[int, BadLine], None], start: int = 0, stop: int | None = None
+    ) -> None:
+        last, slicing, decided = self.last, self.slicing, self.decided
+        counter = self.counter
+        for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
+            repeated = last.note(record.system, record.question)
+            if counter is not None:
+                if repeated:  # this pair's earlier record was counted: count again, from the last ones
+                    counter, slicing = None, TagSlice(self.tags)
+                elif slicing.takes(record):
+                    counter.add(decided_record(record, decided))
+        self.counter, self.slicing = counter, slicing
+
+    def merge(self, later: FirstRead) -> None:
+        """Add the read of the lines right after these."""
+        repeated = self.last.merge(later.last)
+        if self.counter is None or later.counter is None or repeated:
+            self.counter, self.slicing = None, TagSlice(self.tags)
+        else:
+            self.counter.merge(later.counter)
+            self.slicing.seen |= later.slicing.seen
+
+
+def _shared_read(
+    results: Path,
+    processes: int,
+    decided: dict[tuple[str, str], list[Decision]],
+    price: Price | None,
+    tags: Sequence[str] | None,
+) -> FirstRead | None:
+    """The first read over `processes` ranges of the file, merged; None when a range holds a line
+    that is not a record."""
+    work = functools.partial(_read_range, results, decided, price, tags)
+    reads = map_ranges(work, line_ranges(results, processes))
+    if not reads or any(read is None for read in reads):
+        return None
+    first, *later = reads
+    assert first is not None
+    for read in later:
+        assert read is not None
+        first.merge(read)
+    return first
+
+
+def _read_range(
+    results: Path,
+    decided: dict[tuple[str, str], list[Decision]],
+    price: Price | None,
+    tags: Sequence[str] | None,
+    start: int,
+    stop: int,
+) -> FirstRead | None:
+    """The first read of the lines from `start` to `stop`; None at a line that is no record."""
+    read = FirstRead(decided, price, tags)
+
+    def on_bad(number: int, bad: BadLine) -> None:
+        read.clean = False
+
+    read.read(results, on_bad, start, stop)
+    return read if read.clean else None
 
 
 class TagSlice:

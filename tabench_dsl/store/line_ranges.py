@@ -1,0 +1,91 @@
+"""A large results file read over every core: its bytes cut into ranges of whole lines, each range
+read by a process of its own, the results handed back in file order for the caller to merge.
+
+A first read of a million records is Python work per record (decoding is a fraction of it), so
+the only way to bring it near one decoder pass is to share it out: with two cores, each reads half
+the file. What each process gives back is its counters (pickled), which the caller merges in file
+order: a merge that adds the second range's counts after the first's is the count of the whole.
+
+Processes are forked, so the work function and everything it needs is already there; a process
+that holds other threads (a server, a grading's event loop helpers) or is itself a worker never
+forks (`processes_for` says 1), and a small file is read in this process (a fork and the pickled
+counters cost more than half its read).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: Files smaller than this are read in one process.
+PARALLEL_FLOOR = 64 << 20
+#: Processes a file is read by at most: each range's counters are merged one after another.
+MAX_PROCESSES = 4
+#: Bytes looked at a time for the line break after a cut.
+_PROBE = 1 << 16
+
+
+def processes_for(path: str | Path) -> int:
+    """How many processes to read `path` with: 1 for a small file, one core, a process with other
+    threads running or a worker process; else the cores this process may run on (at most
+    `MAX_PROCESSES`)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return 1
+    if size < PARALLEL_FLOOR or threading.active_count() > 1 or multiprocessing.current_process().daemon:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_PROCESSES))
+
+
+def line_ranges(path: str | Path, parts: int) -> list[tuple[int, int]]:
+    """`path`'s bytes as up to `parts` (start, stop) ranges of whole lines, in file order, covering
+    the file as measured now; each cut falls right after a line break."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        for part in range(1, parts):
+            at = max(size * part // parts, cuts[-1])
+            cut = _line_start(f, at, size)
+            if cuts[-1] < cut < size:
+                cuts.append(cut)
+    cuts.append(size)
+    return [(start, stop) for start, stop in itertools.pairwise(cuts) if start < stop]
+
+
+def _line_start(f, at: int, size: int) -> int:
+    """The offset of the first line that starts at or after `at` (`size` when none does)."""
+    if at == 0:
+        return 0
+    f.seek(at - 1)
+    position = at - 1
+    while block := f.read(_PROBE):
+        found = block.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(block)
+    return size
+
+
+def map_ranges(work: Callable[[int, int], T], ranges: list[tuple[int, int]]) -> list[T]:
+    """`work(start, stop)` of each range, in order: the first in this process, the others each in
+    a forked process at the same time (`work` and its values must pickle: a module's function, or
+    a `functools.partial` of one)."""
+    if len(ranges) < 2:
+        return [work(start, stop) for start, stop in ranges]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(len(ranges) - 1, mp_context=context) as pool:
+        futures = [pool.submit(work, start, stop) for start, stop in ranges[1:]]
+        first = work(*ranges[0])
+        return [first, *(future.result() for future in futures)]
