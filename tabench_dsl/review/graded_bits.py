@@ -35,33 +35,24 @@ class GradedBits:
             _set(self.passed[system], bit)
 
     def merge(self, other: GradedBits) -> None:
-        """Add the outcomes `other` noted (over a later part of the file, of other pairs). Its
-        questions are numbered again as this one numbers them; where both numbered the questions
-        they share alike (a battery's systems answer them in the same order), the bits are or-ed
-        whole."""
-        mine, theirs = list(self.number), list(other.number)
-        shared = min(len(mine), len(theirs))
-        if mine[:shared] == theirs[:shared]:
-            for question in theirs[shared:]:
-                self.number[question] = len(self.number)
-            for system, bits in other.graded.items():
-                _or(self.graded, system, bits)
-                _or(self.passed, system, other.passed[system])
-            return
+        """Add the outcomes `other` noted (over a later part of the file, of other pairs), its
+        questions numbered as they are numbered here; where both numbered them alike (a battery's
+        systems answer the same questions in the same order), the bits are or-ed whole."""
+        numbered = self.number
+        mapping = [numbered.setdefault(name, len(numbered)) for name in other.number]
+        alike = all(bit == mapped for bit, mapped in enumerate(mapping))
         for system, bits in other.graded.items():
             passed = other.passed[system]
+            if alike:
+                _or(self.graded, system, bits)
+                _or(self.passed, system, passed)
+                continue
+            graded = self.graded.setdefault(system, bytearray())
+            mine = self.passed.setdefault(system, bytearray())
             for bit in _set_bits(bits):
-                mapped = self.number.setdefault(theirs[bit], len(self.number))
-                self.add_bit(system, mapped, _is_set(passed, bit))
-
-    def add_bit(self, system: str, bit: int, passed: bool) -> None:
-        graded = self.graded.get(system)
-        if graded is None:
-            graded = self.graded[system] = bytearray()
-            self.passed[system] = bytearray()
-        _set(graded, bit)
-        if passed:
-            _set(self.passed[system], bit)
+                _set(graded, mapping[bit])
+                if _is_set(passed, bit):
+                    _set(mine, mapping[bit])
 
     def table(self) -> dict[str, Graded]:
         """What `compare.successes` gives for the same records."""

@@ -71,38 +71,33 @@ class LastRecords:
 
     def merge(self, other: LastRecords) -> bool:
         """Note `other`'s records after these (it numbered, from 0, the lines that come right
-        after the ones noted here); True when one of its pairs had a record here. Where both
-        numbered the questions they share alike and hold them in arrays, the rows are laid over
-        each other whole."""
+        after the ones noted here); True when one of its pairs had a record here. Rows in arrays
+        are laid over these slot by slot, its questions numbered as they are numbered here."""
         offset = self.count
         self.count += other.count
-        mine, theirs = list(self.questions), list(other.questions)
-        shared = min(len(mine), len(theirs))
-        if self.keyed is not None or other.keyed is not None or mine[:shared] != theirs[:shared]:
-            names = list(other.systems)
+        if self.keyed is not None or other.keyed is not None:
+            systems, questions = list(other.systems), list(other.questions)
             repeated = False
             for s, q, number in other._noted():
-                repeated |= self._put(names[s], theirs[q], number + offset)
+                repeated |= self._put(systems[s], questions[q], number + offset)
             return repeated
-        for question in theirs[shared:]:
-            self.questions[question] = len(self.questions)
+        numbered = self.questions
+        mapping = [numbered.setdefault(name, len(numbered)) for name in other.questions]
         repeated = False
         for system, s in other.systems.items():
-            shifted = array("q", [slot + offset if slot else 0 for slot in other.rows[s]])
             at = self.systems.get(system)
             if at is None:
-                self.systems[system] = len(self.systems)
-                self.rows.append(shifted)
-                self.slots += len(shifted)
-                continue
-            row = self.rows[at]
-            if len(row) < len(shifted):
-                self.slots += len(shifted) - len(row)
-                row.frombytes(bytes(8 * (len(shifted) - len(row))))
-            for q, slot in enumerate(shifted):
-                if slot:
-                    repeated |= row[q] != 0
-                    row[q] = slot
+                at = self.systems[system] = len(self.systems)
+                self.rows.append(array("q"))
+            row, theirs = self.rows[at], other.rows[s]
+            placed = [(mapping[q], slot + offset) for q, slot in enumerate(theirs) if slot]
+            need = 1 + max((q for q, _ in placed), default=-1)
+            if len(row) < need:
+                self.slots += need - len(row)
+                row.frombytes(bytes(8 * (need - len(row))))
+            for q, slot in placed:
+                repeated |= row[q] != 0
+                row[q] = slot
         return repeated
 
     def _noted(self) -> Iterator[tuple[int, int, int]]:

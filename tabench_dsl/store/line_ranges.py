@@ -9,7 +9,8 @@ order: a merge that adds the second range's counts after the first's is the coun
 Processes are forked, so the work function and everything it needs is already there; a process
 that holds other threads (a server, a grading's event loop helpers) or is itself a worker never
 forks (`processes_for` says 1), and a small file is read in this process (a fork and the pickled
-counters cost more than half its read).
+counters cost more than half its read). `TABENCH_READ_PROCESSES=N` sets the number (1: never
+fork), whatever the file's size.
 """
 
 from __future__ import annotations
@@ -29,39 +30,48 @@ T = TypeVar("T")
 PARALLEL_FLOOR = 64 << 20
 #: Processes a file is read by at most: each range's counters are merged one after another.
 MAX_PROCESSES = 4
+#: The environment variable that sets how many processes read a file (`processes_for`).
+PROCESSES_VARIABLE = "TABENCH_READ_PROCESSES"
 #: Bytes looked at a time for the line break after a cut.
 _PROBE = 1 << 16
 
 
-def processes_for(path: str | Path) -> int:
-    """How many processes to read `path` with: 1 for a small file, one core, a process with other
-    threads running or a worker process; else the cores this process may run on (at most
-    `MAX_PROCESSES`)."""
+def processes_for(path: str | Path, start: int = 0, stop: int | None = None) -> int:
+    """How many processes to read `path` (its bytes from `start` to `stop`, None: the end) with:
+    `TABENCH_READ_PROCESSES` when set (a number: 1 reads in this process, as on a machine shared
+    with other work); else 1 for a few bytes, one core, a process with other threads running or a
+    worker process, and the cores this process may run on (at most `MAX_PROCESSES`) otherwise."""
+    if multiprocessing.current_process().daemon or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    asked = os.environ.get(PROCESSES_VARIABLE, "").strip()
+    if asked.isdigit():
+        return max(1, min(int(asked), 64))
     try:
-        size = os.path.getsize(path)
+        size = (os.path.getsize(path) if stop is None else stop) - start
     except OSError:
         return 1
-    if size < PARALLEL_FLOOR or threading.active_count() > 1 or multiprocessing.current_process().daemon:
-        return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if size < PARALLEL_FLOOR or threading.active_count() > 1:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_PROCESSES))
 
 
-def line_ranges(path: str | Path, parts: int) -> list[tuple[int, int]]:
-    """`path`'s bytes as up to `parts` (start, stop) ranges of whole lines, in file order, covering
-    the file as measured now; each cut falls right after a line break."""
-    size = os.path.getsize(path)
-    cuts = [0]
+def line_ranges(
+    path: str | Path, parts: int, start: int = 0, stop: int | None = None
+) -> list[tuple[int, int]]:
+    """The bytes of `path` from `start` (a line's start) to `stop` (a line's start; None: the
+    end of the file as measured now) as up to `parts` (start, stop) ranges of whole lines, in
+    file order; each cut falls right after a line break."""
+    end = os.path.getsize(path) if stop is None else stop
+    cuts = [start]
     with open(path, "rb") as f:
         for part in range(1, parts):
-            at = max(size * part // parts, cuts[-1])
-            cut = _line_start(f, at, size)
-            if cuts[-1] < cut < size:
+            at = max(start + (end - start) * part // parts, cuts[-1])
+            cut = _line_start(f, at, end)
+            if cuts[-1] < cut < end:
                 cuts.append(cut)
-    cuts.append(size)
-    return [(start, stop) for start, stop in itertools.pairwise(cuts) if start < stop]
+    cuts.append(end)
+    return [(a, b) for a, b in itertools.pairwise(cuts) if a < b]
 
 
 def _line_start(f, at: int, size: int) -> int:
