@@ -6,7 +6,8 @@ the only way to bring it near one decoder pass is to share it out: with two core
 the file. What each process gives back is its counters (pickled), which the caller merges in file
 order: a merge that adds the second range's counts after the first's is the count of the whole.
 
-Processes are forked, so the work function and everything it needs is already there; a process
+Processes are forked, so the work and everything it needs is already there (nothing of it is
+pickled: a closure over an open file will do); a process
 that holds other threads (a server, a grading's event loop helpers) or is itself a worker never
 forks (`processes_for` says 1), and a small file is read in this process (a fork and the pickled
 counters cost more than half its read). `TABENCH_READ_PROCESSES=N` sets the number (1: never
@@ -19,8 +20,7 @@ import itertools
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -88,14 +88,47 @@ def _line_start(f, at: int, size: int) -> int:
     return size
 
 
-def map_ranges(work: Callable[[int, int], T], ranges: list[tuple[int, int]]) -> list[T]:
+def map_ranges(work: Callable[[int, int], T], ranges: Sequence[tuple[int, int]]) -> list[T]:
     """`work(start, stop)` of each range, in order: the first in this process, the others each in
-    a forked process at the same time (`work` and its values must pickle: a module's function, or
-    a `functools.partial` of one)."""
+    a forked child at the same time. A child inherits `work` as it is (a closure will do: nothing
+    of it is pickled) and sends back only what it returns (which must pickle), or the exception it
+    raised, raised here."""
     if len(ranges) < 2:
         return [work(start, stop) for start, stop in ranges]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(len(ranges) - 1, mp_context=context) as pool:
-        futures = [pool.submit(work, start, stop) for start, stop in ranges[1:]]
-        first = work(*ranges[0])
-        return [first, *(future.result() for future in futures)]
+    children = []
+    try:
+        for start, stop in ranges[1:]:
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(target=_child, args=(work, start, stop, send), daemon=True)
+            child.start()
+            send.close()
+            children.append((child, receive))
+        results = [work(*ranges[0])]
+        for child, receive in children:
+            try:
+                done, value = receive.recv()
+            except EOFError:
+                raise RuntimeError(
+                    f"a process reading a range of the file ended (exit {child.exitcode})"
+                ) from None
+            if not done:
+                raise value
+            results.append(value)
+        return results
+    finally:
+        for child, receive in children:
+            receive.close()
+            if child.is_alive():
+                child.terminate()
+            child.join()
+
+
+def _child(work: Callable[[int, int], T], start: int, stop: int, send) -> None:
+    """A child's part: its range's result sent back, or the exception that stopped it."""
+    try:
+        outcome = (True, work(start, stop))
+    except BaseException as exc:  # whatever stopped it is the parent's to raise
+        outcome = (False, exc)
+    send.send(outcome)
+    send.close()

@@ -25,7 +25,7 @@ from tabench_dsl.review.last_records import LastRecords, ResultsChanged
 from tabench_dsl.review.streamed_totals import streamed_totals
 from tabench_dsl.review.totals import compute_totals, totals_json
 from tabench_dsl.store.light_records import iter_light_records
-from tabench_dsl.store.line_ranges import line_ranges
+from tabench_dsl.store.line_ranges import line_ranges, map_ranges
 from tabench_dsl.store.results_index import measure
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -305,3 +305,18 @@ def test_what_only_the_last_range_has_is_counted(tmp_path):
     path = write_results(tmp_path / "r.jsonl", records)
     assert assert_shared_alike(path) == held_totals(path)
     assert b'"panel":null' not in held_totals(path)
+
+
+def test_ranges_are_worked_on_by_processes_of_their_own_and_their_errors_raised_here():
+    import os
+
+    def work(start: int, stop: int) -> tuple[int, int, int]:
+        if start == 5:
+            raise ValueError("no range starts at 5")
+        return start, stop, os.getpid()
+
+    got = map_ranges(work, [(0, 1), (1, 3), (3, 4)])
+    assert [(start, stop) for start, stop, _ in got] == [(0, 1), (1, 3), (3, 4)]
+    assert got[0][2] == os.getpid() and len({pid for *_, pid in got}) == 3
+    with pytest.raises(ValueError, match=r"^no range starts at 5$"):
+        map_ranges(work, [(0, 5), (5, 6)])
