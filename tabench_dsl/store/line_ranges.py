@@ -126,6 +126,7 @@ def map_ranges(work: Callable[[int, int], T], ranges: Sequence[tuple[int, int]])
 
 def _child(work: Callable[[int, int], T], start: int, stop: int, send) -> None:
     """A child's part: its range's result sent back, or the exception that stopped it."""
+    outcome: tuple[bool, object]
     try:
         outcome = (True, work(start, stop))
     except BaseException as exc:  # whatever stopped it is the parent's to raise
