@@ -105,8 +105,13 @@ def assert_same(path: Path, **options) -> DiskIndex:
     return disk
 
 
+@pytest.mark.parametrize("processes", ["1", "3"])
 @pytest.mark.parametrize("decided", [False, True])
-def test_every_answer_is_the_in_memory_index_s_built_and_loaded(tmp_path: Path, decided: bool) -> None:
+def test_every_answer_is_the_in_memory_index_s_built_and_loaded(
+    tmp_path: Path, monkeypatch, decided: bool, processes: str
+) -> None:
+    """Built (its totals counted in one process or shared out over three) and loaded back."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     path = mixed_results(tmp_path / "run.jsonl")
     if decided:
         decide_some(path)
@@ -265,11 +270,16 @@ def decidable_results(path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
 @pytest.mark.parametrize("tags", [None, ["hard"]])
-def test_totals_after_each_decision_are_the_ones_counted_again(tmp_path: Path, tags) -> None:
+def test_totals_after_each_decision_are_the_ones_counted_again(
+    tmp_path: Path, monkeypatch, tags, processes: str
+) -> None:
     """The disk index works a decision's totals out from those before it (`decided_totals`); the
     in-memory index counts every record again. After each decision (a pass, a fail, a decision
-    changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view."""
+    changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view
+    (its totals counted in one process or two)."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
     memory = Index(load_run(first, tags=tags), reviewer="ana")
