@@ -350,3 +350,19 @@ def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does
         index.decide(twice.system, twice.question, "pass")
     assert disk._outcomes is not None  # worked out, not counted again
     assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+
+
+def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_path: Path, monkeypatch) -> None:
+    """A file cut into three ranges of lines, each read by a process of its own (pairs graded again
+    across them, questions met in another order in each): every part kept is the same bytes."""
+    from tabench_dsl.review.viewer.column_store import read_columns
+
+    records = many_results(900, systems=5, seed=9)
+    again = [msgspec.structs.replace(r, verdict="fail", tags=["late"]) for r in records[::7]]
+    path = write_results(tmp_path / "run.jsonl", records[450:] + again + records[:450])
+    parts = []
+    for processes in ("1", "3"):
+        monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+        table = read_columns(path)
+        parts.append((table.names, table.columns, table.offsets, table.lengths, table.problems))
+    assert parts[0] == parts[1] and len(parts[0][2]) == 900
