@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Generic, Protocol, Self, TypeVar
 
 from ..core.jsonl import BadLine
 from ..core.price import Price
@@ -35,7 +36,15 @@ from .last_records import LastRecords, ResultsChanged
 from .slices import check_tags
 from .totals import StandingCounter, Totals, count_standing
 
-__all__ = ["ResultsChanged", "TagSlice", "decided_record", "decisions_by_pair", "streamed_totals"]
+__all__ = [
+    "FirstRead",
+    "ResultsChanged",
+    "TagSlice",
+    "decided_record",
+    "decisions_by_pair",
+    "first_read",
+    "streamed_totals",
+]
 
 
 def streamed_totals(
@@ -53,105 +62,118 @@ def streamed_totals(
     no blind audit (those need the records whole: `counted_records`). `extent` is the file as
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
-    `UsageError` an unknown tag raises).
-
-    The first read is shared out over `processes` (default: `line_ranges.processes_for`), each
-    reading a range of whole lines, their counts merged in file order; a range holding a line
-    that is not a record is read again in this process, the whole file, so that its problems are
-    named (and a file that is no results file refused) exactly as one read names them."""
+    `UsageError` an unknown tag raises). The first read is shared out over `processes`
+    (`first_read`)."""
     decided = decisions_by_pair(decisions)
-    first = None
-    shared = processes_for(results) if processes is None else processes
-    if shared > 1:
-        first = _shared_read(results, shared, decided, price, tags)
-    if first is None:
-        first = FirstRead(decided, price, tags)
-        first.read(results, bad_line_reporter(results, on_problem))
-    last, counter, slicing = first.last, first.counter, first.slicing
-    whole = functools.partial(_standing, results, last, decided)
+    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes)
+    whole = functools.partial(_standing, results, first.last, decided)
+    count = first.taker
+    slicing = count.slicing if count is not None else TagSlice(tags)
     standing = functools.partial(slicing.select, whole) if tags else whole
-    totals = counter.totals(standing) if counter is not None else count_standing(standing, price=price)
+    totals = count.counter.totals(standing) if count is not None else count_standing(standing, price=price)
     slicing.check()
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
     return totals
 
 
-class FirstRead:
-    """The first read of a results file (or of a range of its lines): each pair's last record
-    numbered (`last`), and every record counted as standing (`counter`, `slicing`) until a pair
-    comes twice (then `counter` is None: the standing records are counted on a second read)."""
+class Taker(Protocol):
+    """What a first read hands each record to while every record read is standing (`add`), and
+    how two ranges' takers become one (`merge`: `later` took the records right after these)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def merge(self, later: Self) -> None: ...
+
+
+TakerT = TypeVar("TakerT", bound=Taker)
+
+
+class StandingCount:
+    """The totals' taker: each standing record of the `--tag` slice counted, decisions applied."""
 
     def __init__(
         self, decided: dict[tuple[str, str], list[Decision]], price: Price | None, tags: Sequence[str] | None
     ) -> None:
-        self.decided, self.tags = decided, tags
-        self.last = LastRecords()
+        self.decided = decided
         self.slicing = TagSlice(tags)
-        self.counter: StandingCounter | None = StandingCounter(price)
+        self.counter = StandingCounter(price)
+
+    def add(self, record: Record) -> None:
+        if self.slicing.takes(record):
+            self.counter.add(decided_record(record, self.decided))
+
+    def merge(self, later: StandingCount) -> None:
+        self.counter.merge(later.counter)
+        self.slicing.seen |= later.slicing.seen
+
+
+class FirstRead(Generic[TakerT]):
+    """The first read of a results file (or of a range of its lines): each pair's last record
+    numbered (`last`), and every record handed to `taker` until a pair comes twice (then `taker`
+    is None: the records read so far are not all standing, and the caller reads the standing
+    ones again)."""
+
+    def __init__(self, taker: TakerT) -> None:
+        self.last = LastRecords()
+        self.taker: TakerT | None = taker
         self.clean = True
 
     def read(
         self, results: Path, on_bad: Callable[[int, BadLine], None], start: int = 0, stop: int | None = None
     ) -> None:
-        last, slicing, decided = self.last, self.slicing, self.decided
-        counter = self.counter
+        last, taker = self.last, self.taker
         for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
             repeated = last.note(record.system, record.question)
-            if counter is not None:
-                if repeated:  # this pair's earlier record was counted: count again, from the last ones
-                    counter, slicing = None, TagSlice(self.tags)
-                elif slicing.takes(record):
-                    counter.add(decided_record(record, decided))
-        self.counter, self.slicing = counter, slicing
+            if taker is not None:
+                if repeated:  # this pair's earlier record was taken: the standing ones are read again
+                    taker = None
+                else:
+                    taker.add(record)
+        self.taker = taker
 
-    def merge(self, later: FirstRead) -> None:
+    def merge(self, later: FirstRead[TakerT]) -> None:
         """Add the read of the lines right after these."""
         repeated = self.last.merge(later.last)
-        if self.counter is None or later.counter is None or repeated:
-            self.counter, self.slicing = None, TagSlice(self.tags)
+        if self.taker is None or later.taker is None or repeated:
+            self.taker = None
         else:
-            self.counter.merge(later.counter)
-            self.slicing.seen |= later.slicing.seen
+            self.taker.merge(later.taker)
 
 
-def _shared_read(
+def first_read(
     results: Path,
-    processes: int,
-    decided: dict[tuple[str, str], list[Decision]],
-    price: Price | None,
-    tags: Sequence[str] | None,
-) -> FirstRead | None:
-    """The first read over `processes` ranges of the file, merged; None when a range holds a line
-    that is not a record."""
-    work = functools.partial(_read_range, results, decided, price, tags)
-    reads = map_ranges(work, line_ranges(results, processes))
-    if not reads or any(read is None for read in reads):
-        return None
-    first, *later = reads
-    assert first is not None
-    for read in later:
-        assert read is not None
-        first.merge(read)
+    make: Callable[[], TakerT],
+    on_problem: Callable[[str], None] | None,
+    processes: int | None = None,
+) -> FirstRead[TakerT]:
+    """The first read of `results`, its records handed to a taker `make` gives. Shared out over
+    `processes` (default: `line_ranges.processes_for`), each reading a range of whole lines with
+    a taker of its own, merged in file order; a range holding a line that is not a record reads
+    the whole file again in this process, so that its problems go to `on_problem` (and a file
+    that is no results file is refused) exactly as one read does."""
+    shared = processes_for(results) if processes is None else processes
+    if shared > 1:
+        reads = map_ranges(functools.partial(_read_range, results, make), line_ranges(results, shared))
+        if reads and all(read.clean for read in reads):
+            first, *later = reads
+            for read in later:
+                first.merge(read)
+            return first
+    first = FirstRead(make())
+    first.read(results, bad_line_reporter(results, on_problem))
     return first
 
 
-def _read_range(
-    results: Path,
-    decided: dict[tuple[str, str], list[Decision]],
-    price: Price | None,
-    tags: Sequence[str] | None,
-    start: int,
-    stop: int,
-) -> FirstRead | None:
-    """The first read of the lines from `start` to `stop`; None at a line that is no record."""
-    read = FirstRead(decided, price, tags)
+def _read_range(results: Path, make: Callable[[], TakerT], start: int, stop: int) -> FirstRead[TakerT]:
+    """The first read of the lines from `start` to `stop`, its bad lines only noted (`clean`)."""
+    read = FirstRead(make())
 
     def on_bad(number: int, bad: BadLine) -> None:
         read.clean = False
 
     read.read(results, on_bad, start, stop)
-    return read if read.clean else None
+    return read
 
 
 class TagSlice:
