@@ -16,6 +16,7 @@ fork), whatever the file's size.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import multiprocessing
 import os
@@ -89,29 +90,33 @@ def _line_start(f, at: int, size: int) -> int:
 
 
 def map_ranges(work: Callable[[int, int], T], ranges: Sequence[tuple[int, int]]) -> list[T]:
-    """`work(start, stop)` of each range, in order: the first in this process, the others each in
-    a forked child at the same time. A child inherits `work` as it is (a closure will do: nothing
-    of it is pickled) and sends back only what it returns (which must pickle), or the exception it
-    raised, raised here."""
-    if len(ranges) < 2:
-        return [work(start, stop) for start, stop in ranges]
+    """`work(start, stop)` of each range, in order (`side_by_side`)."""
+    return side_by_side([functools.partial(work, start, stop) for start, stop in ranges])
+
+
+def side_by_side(works: Sequence[Callable[[], T]]) -> list[T]:
+    """What each of `works` returns, in order: the first called in this process, the others each
+    in a forked child at the same time. A child inherits its work as it is (a closure will do:
+    nothing of it is pickled) and sends back only what it returns (which must pickle), or the
+    exception it raised, raised here."""
+    if len(works) < 2:
+        return [work() for work in works]
     context = multiprocessing.get_context("fork")
     children = []
     try:
-        for start, stop in ranges[1:]:
+        for work in works[1:]:
             receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child, args=(work, start, stop, send), daemon=True)
+            child = context.Process(target=_child, args=(work, send), daemon=True)
             child.start()
             send.close()
             children.append((child, receive))
-        results = [work(*ranges[0])]
+        results = [works[0]()]
         for child, receive in children:
             try:
                 done, value = receive.recv()
             except EOFError:
-                raise RuntimeError(
-                    f"a process reading a range of the file ended (exit {child.exitcode})"
-                ) from None
+                ended = f"exit {child.exitcode}"
+                raise RuntimeError(f"a process reading part of the file stopped ({ended})") from None
             if not done:
                 raise value
             results.append(value)
@@ -124,11 +129,11 @@ def map_ranges(work: Callable[[int, int], T], ranges: Sequence[tuple[int, int]])
             child.join()
 
 
-def _child(work: Callable[[int, int], T], start: int, stop: int, send) -> None:
+def _child(work: Callable[[], T], send) -> None:
     """A child's part: its range's result sent back, or the exception that stopped it."""
     outcome: tuple[bool, object]
     try:
-        outcome = (True, work(start, stop))
+        outcome = (True, work())
     except BaseException as exc:  # whatever stopped it is the parent's to raise
         outcome = (False, exc)
     send.send(outcome)
