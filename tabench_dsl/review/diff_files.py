@@ -14,6 +14,7 @@ the same bytes picks out their reasons. Two files of ten million records are dif
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..core.errors import UsageError
 from ..core.records import Decision, JudgeInfo, Record
 from ..store.decisions import decisions_path, load_decisions
 from ..store.light_records import OutcomeRecord, iter_outcome_records, iter_records_of
+from ..store.line_ranges import processes_for, side_by_side
 from ..store.pair_table import PairTable
 from .decisions import StaleDecision, apply_decisions
 from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
@@ -59,6 +61,25 @@ class Names:
         """The number of a pair whose names both have ids, else None."""
         s, q = self.systems.get(system), self.questions.get(question)
         return None if s is None or q is None else s << _QUESTION_BITS | q
+
+    def numbering(self, other: Names) -> tuple[list[int], list[int]]:
+        """Each of `other`'s system ids and question ids as the id this one gives its name (names
+        new here given ids)."""
+        systems = [self._number(self.systems, name) for name in other.systems]
+        questions = [self._number(self.questions, name) for name in other.questions]
+        return systems, questions
+
+    def renumbered(self, key: int, numbering: tuple[list[int], list[int]]) -> int:
+        """A pair's number `key` from the names `numbering` came from, as this one numbers it."""
+        systems, questions = numbering
+        return systems[key >> _QUESTION_BITS] << _QUESTION_BITS | questions[key & _QUESTION_MASK]
+
+    def _number(self, ids: dict[str, int], name: str) -> int:
+        found = ids.get(name)
+        if found is None:
+            found = ids[name] = len(ids)
+            self._by_id = None
+        return found
 
     def pair(self, key: int) -> Pair:
         if self._by_id is None:  # dicts keep the order their ids were given in
@@ -187,9 +208,11 @@ def _as_record(light: OutcomeRecord) -> Record:
 
 
 def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
-    """The diff of the results files `a` and `b` (named as given), with each side's problems."""
+    """The diff of the results files `a` and `b` (named as given), with each side's problems.
+    Large files are read side by side, each in a process of its own (`line_ranges`)."""
     names = Names()
-    left, right = read_side(a, names), read_side(b, names)
+    apart = processes_for(a) > 1
+    left, right = _read_sides(a, b, names) if apart else (read_side(a, names), read_side(b, names))
     walked = _Walked(names, left.codes, right.codes)
     diff, flipped = compare_outcomes(
         walked.in_both(),
@@ -202,11 +225,34 @@ def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
     )
     del walked
     keys = {key for key, _, _ in flipped}
-    reasons_a, reasons_b = left.reasons(keys, names), right.reasons(keys, names)
+    if apart and keys:
+        reasons_a, reasons_b = side_by_side(
+            [functools.partial(side.reasons, keys, names) for side in (left, right)]
+        )
+    else:
+        reasons_a, reasons_b = left.reasons(keys, names), right.reasons(keys, names)
     diff.flips = [
         Flip(*_names(names.pair(key)), vx, vy, reasons_a[key], reasons_b[key]) for key, vx, vy in flipped
     ]
     return diff, left, right
+
+
+def _read_sides(a: str | Path, b: str | Path, names: Names) -> tuple[Side, Side]:
+    """`read_side` of `a` here and of `b` in a forked process at the same time, `b`'s names then
+    numbered as `names` numbers them (`a`'s first, as one read after the other numbers them)."""
+    theirs = Names()
+
+    def read_b() -> tuple[Side, Names]:
+        return read_side(b, theirs), theirs
+
+    def read_a() -> tuple[Side, Names]:
+        return read_side(a, names), names
+
+    (left, _), (right, theirs) = side_by_side([read_a, read_b])
+    numbering = names.numbering(theirs)
+    right.codes = right.codes.renumbered(*numbering)
+    right.decided = {names.renumbered(key, numbering): decision for key, decision in right.decided.items()}
+    return left, right
 
 
 class _Walked:

@@ -34,6 +34,26 @@ class GradedBits:
         if verdict == "pass":
             _set(self.passed[system], bit)
 
+    def merge(self, other: GradedBits) -> None:
+        """Add the outcomes `other` noted (over a later part of the file, of other pairs), its
+        questions numbered as they are numbered here; where both numbered them alike (a battery's
+        systems answer the same questions in the same order), the bits are or-ed whole."""
+        numbered = self.number
+        mapping = [numbered.setdefault(name, len(numbered)) for name in other.number]
+        alike = all(bit == mapped for bit, mapped in enumerate(mapping))
+        for system, bits in other.graded.items():
+            passed = other.passed[system]
+            if alike:
+                _or(self.graded, system, bits)
+                _or(self.passed, system, passed)
+                continue
+            graded = self.graded.setdefault(system, bytearray())
+            mine = self.passed.setdefault(system, bytearray())
+            for bit in _set_bits(bits):
+                _set(graded, mapping[bit])
+                if _is_set(passed, bit):
+                    _set(mine, mapping[bit])
+
     def table(self) -> dict[str, Graded]:
         """What `compare.successes` gives for the same records."""
         passed = self.passed
@@ -45,6 +65,26 @@ def _set(bits: bytearray, bit: int) -> None:
     if byte >= len(bits):
         bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
     bits[byte] |= 1 << (bit & 7)
+
+
+def _or(table: dict[str, bytearray], system: str, bits: bytearray) -> None:
+    mine = table.get(system)
+    if mine is None:
+        table[system] = bits
+        return
+    if len(mine) < len(bits):
+        mine.extend(bytes(len(bits) - len(mine)))
+    for at, byte in enumerate(bits):
+        if byte:
+            mine[at] |= byte
+
+
+def _is_set(bits: bytearray, bit: int) -> bool:
+    return (bit >> 3) < len(bits) and bool(bits[bit >> 3] >> (bit & 7) & 1)
+
+
+def _set_bits(bits: bytearray) -> list[int]:
+    return [at * 8 + k for at, byte in enumerate(bits) if byte for k in range(8) if byte >> k & 1]
 
 
 def _number(bits: bytearray) -> int:

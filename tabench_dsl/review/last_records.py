@@ -12,6 +12,7 @@ move to a dict keyed by one int per pair, which holds them at the dict's cost.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 
 
 class ResultsChanged(Exception):
@@ -42,6 +43,10 @@ class LastRecords:
         """Note the next record, of this pair; True when the pair had a record before."""
         number = self.count
         self.count += 1
+        return self._put(system, question, number)
+
+    def _put(self, system: str, question: str, number: int) -> bool:
+        """Record `number` as this pair's last; True when the pair had a record before."""
         s = self.systems.get(system)
         if s is None:
             s = self.systems[system] = len(self.systems)
@@ -63,6 +68,49 @@ class LastRecords:
         before = self.keyed.get(key)
         self.keyed[key] = number
         return before is not None
+
+    def merge(self, other: LastRecords) -> bool:
+        """Note `other`'s records after these (it numbered, from 0, the lines that come right
+        after the ones noted here); True when one of its pairs had a record here. Rows in arrays
+        are laid over these slot by slot, its questions numbered as they are numbered here."""
+        offset = self.count
+        self.count += other.count
+        if self.keyed is not None or other.keyed is not None:
+            systems, questions = list(other.systems), list(other.questions)
+            repeated = False
+            for s, q, number in other._noted():
+                repeated |= self._put(systems[s], questions[q], number + offset)
+            return repeated
+        numbered = self.questions
+        mapping = [numbered.setdefault(name, len(numbered)) for name in other.questions]
+        repeated = False
+        for system, s in other.systems.items():
+            at = self.systems.get(system)
+            if at is None:
+                at = self.systems[system] = len(self.systems)
+                self.rows.append(array("q"))
+            row, theirs = self.rows[at], other.rows[s]
+            placed = [(mapping[q], slot + offset) for q, slot in enumerate(theirs) if slot]
+            need = 1 + max((q for q, _ in placed), default=-1)
+            if len(row) < need:
+                self.slots += need - len(row)
+                row.frombytes(bytes(8 * (need - len(row))))
+            for q, slot in placed:
+                repeated |= row[q] != 0
+                row[q] = slot
+        return repeated
+
+    def _noted(self) -> Iterator[tuple[int, int, int]]:
+        """(system id, question id, record number) of each pair noted."""
+        if self.keyed is not None:
+            mask = (1 << _QUESTION_BITS) - 1
+            for key, number in self.keyed.items():
+                yield key >> _QUESTION_BITS, key & mask, number
+            return
+        for s, row in enumerate(self.rows):
+            for q, slot in enumerate(row):
+                if slot:
+                    yield s, q, slot - 1
 
     def _grow(self, row: array, q: int) -> None:
         """Slots up to question `q` on a system's row; the pairs move to a dict when sparse."""

@@ -37,6 +37,15 @@ def count_outcome(row: OutcomeCounts, verdict: str) -> None:
         row.error += 1
 
 
+def add_counts(row: OutcomeCounts, other: OutcomeCounts) -> None:
+    """Add `other`'s outcome counts to `row`'s (a row counted over another part of the file)."""
+    row.answers += other.answers
+    row.passed += other.passed
+    row.fail += other.fail
+    row.adjudicate += other.adjudicate
+    row.error += other.error
+
+
 def score_of(row: OutcomeCounts) -> float | None:
     """pass / (pass + fail + adjudicate): errors are no verdict; None when nothing was graded."""
     graded = row.passed + row.fail + row.adjudicate

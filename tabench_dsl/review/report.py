@@ -174,6 +174,14 @@ class FairCut:
             bisect.insort(queue, record, key=_question)
             queue.pop()
 
+    def merge(self, other: FairCut) -> None:
+        """Add what `other` took (of other pairs): what a cut keeps does not depend on the order
+        its records come in."""
+        kept = [record for queue in other.queues.values() for record in queue]
+        self.count += other.count - len(kept)
+        for record in kept:
+            self.add(record)
+
     def chosen(self) -> list[Record]:
         """The records chosen, in reading order."""
         if self.count <= self.limit or self.limit < 1:

@@ -53,6 +53,11 @@ class ServedCounter:
                 key = (judge.describe(), served.model)
                 counts[key] = counts.get(key, 0) + 1
 
+    def merge(self, other: ServedCounter) -> None:
+        """Add the calls `other` counted (over a later part of the file)."""
+        for key, calls in other.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + calls
+
     def models(self) -> list[ServedModel]:
         """The models counted, by judge, then by most calls."""
         ordered = sorted(self.counts.items(), key=lambda item: (item[0][0], -item[1], item[0][1]))

@@ -16,7 +16,7 @@ import msgspec
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.records import Record
-from .outcomes import count_outcome, outcome, score_interval, score_of
+from .outcomes import add_counts, count_outcome, outcome, score_interval, score_of
 
 #: Most systems the per-tag table gives a score column each (more would not fit a terminal).
 MAX_TAG_COLUMNS = 6
@@ -105,6 +105,13 @@ class TagCounter:
             cell = self.cells.setdefault((tag, record.system), TagSystem(system=record.system))
             count_outcome(row, verdict)
             count_outcome(cell, verdict)
+
+    def merge(self, other: TagCounter) -> None:
+        """Add what `other` counted (over a later part of the file), before `totals`."""
+        for tag, row in other.tags.items():
+            add_counts(self.tags.setdefault(tag, TagTotals(tag=tag)), row)
+        for key, cell in other.cells.items():
+            add_counts(self.cells.setdefault(key, TagSystem(system=cell.system)), cell)
 
     def totals(self) -> list[TagTotals]:
         """The tags counted, sorted, their scores and intervals worked out."""

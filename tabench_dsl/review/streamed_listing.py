@@ -1,14 +1,15 @@
 """The answers a cut report shows in full, chosen as the results stream by (`report --html`).
 
 `report.listed_answers` chooses from a list of every standing record: at ten million records that
-list alone takes gigabytes. Here the file is read as a stream, and each standing record, its
-pair's decisions applied and within the `--tag` slice, is handed to a `report.FairCut`, which keeps
-at most `limit` light records a verdict and system. A stream cannot know a record is its pair's
-last before the end: while no pair has come twice (most files), every record read is; once one
-comes again, that read only numbers each pair's last record (`last_records.LastRecords`, 8 bytes a
-pair) and a second read hands those over. What it chooses is what `listed_answers` chooses
-from the list. The decisions that do not apply are found as `report_run` finds them: from the
-standing records they name.
+list alone takes gigabytes. Here the file is read as a stream, and each standing record, its pair's
+decisions applied and within the `--tag` slice, is handed to a `report.FairCut`, which keeps at most
+`limit` light records a verdict and system (a large file's first read shared out over its cores,
+`streamed_totals.first_read`: the cut does not depend on the order records come in). A stream cannot
+know a record is its pair's last before the end: while no pair has come twice (most files), every
+record read is; once one comes again, that read only numbers each pair's last record
+(`last_records.LastRecords`, 8 bytes a pair) and a second read hands those over. What it chooses is
+what `listed_answers` chooses from the list. The decisions that do not apply are found as
+`report_run` finds them: from the standing records they name.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pathlib import Path
 from ..core.records import Decision, Record
 from ..store.light_records import iter_light_records
 from .decisions import StaleDecision, apply_decisions
-from .last_records import LastRecords, ResultsChanged
+from .last_records import ResultsChanged
 from .report import FairCut
-from .streamed_totals import TagSlice, decided_record, decisions_by_pair
+from .streamed_totals import TagSlice, decided_record, decisions_by_pair, first_read
 
 
 def streamed_listing(
@@ -30,17 +31,11 @@ def streamed_listing(
     """`listed_answers(records, limit)` of the standing records of `results` (light), with the
     decisions applied and only those of `tags`, and the decisions that do not apply (`stale`, as
     `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads."""
-    last = LastRecords()
     decided = decisions_by_pair(decisions)
-    chosen: _Choice | None = _Choice(decided, tags, limit)
-    for record in iter_light_records(results):  # its bad lines are reported by the totals' read
-        repeated = last.note(record.system, record.question)
-        if chosen is not None:
-            if repeated:  # the records seen so far are not all standing: chosen on a second read
-                chosen = None
-            else:
-                chosen.add(record)
-    if chosen is None:
+    # its bad lines are reported by the totals' read
+    first = first_read(results, lambda: _Choice(decided, tags, limit), None)
+    chosen, last = first.taker, first.last
+    if chosen is None:  # the records read were not all standing: chosen on a second read
         chosen = _Choice(decided, tags, limit)
         number = 0
         for record in iter_light_records(results):
@@ -73,3 +68,9 @@ class _Choice:
         record = decided_record(record, self.decided)
         if self.slicing.takes(record):
             self.cut.add(record)
+
+    def merge(self, later: _Choice) -> None:
+        """Take what `later` took (the records right after these)."""
+        self.named.extend(later.named)
+        self.slicing.seen |= later.slicing.seen
+        self.cut.merge(later.cut)

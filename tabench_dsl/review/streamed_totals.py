@@ -23,17 +23,28 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Generic, Protocol, Self, TypeVar
 
+from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Record
-from ..store.light_records import iter_light_records
+from ..store.light_records import bad_line_reporter, iter_light_records
+from ..store.line_ranges import line_ranges, map_ranges, processes_for
 from ..store.results_index import Extent, starts_with
 from .decisions import apply_decisions
 from .last_records import LastRecords, ResultsChanged
 from .slices import check_tags
 from .totals import StandingCounter, Totals, count_standing
 
-__all__ = ["ResultsChanged", "TagSlice", "decided_record", "decisions_by_pair", "streamed_totals"]
+__all__ = [
+    "FirstRead",
+    "ResultsChanged",
+    "TagSlice",
+    "decided_record",
+    "decisions_by_pair",
+    "first_read",
+    "streamed_totals",
+]
 
 
 def streamed_totals(
@@ -44,31 +55,125 @@ def streamed_totals(
     extent: Extent | None,
     on_problem: Callable[[str], None],
     tags: Sequence[str] | None = None,
+    processes: int | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
     no blind audit (those need the records whole: `counted_records`). `extent` is the file as
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
-    `UsageError` an unknown tag raises)."""
+    `UsageError` an unknown tag raises). The first read is shared out over `processes`
+    (`first_read`)."""
     decided = decisions_by_pair(decisions)
-    last = LastRecords()
-    slicing = TagSlice(tags)
-    counter: StandingCounter | None = StandingCounter(price)
-    for record in iter_light_records(results, on_problem=on_problem):
-        repeated = last.note(record.system, record.question)
-        if counter is not None:
-            if repeated:  # this pair's earlier record was counted: count again, from the last ones
-                counter, slicing = None, TagSlice(tags)
-            elif slicing.takes(record):
-                counter.add(decided_record(record, decided))
-    whole = functools.partial(_standing, results, last, decided)
+    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes)
+    whole = functools.partial(_standing, results, first.last, decided)
+    count = first.taker
+    slicing = count.slicing if count is not None else TagSlice(tags)
     standing = functools.partial(slicing.select, whole) if tags else whole
-    totals = counter.totals(standing) if counter is not None else count_standing(standing, price=price)
+    totals = count.counter.totals(standing) if count is not None else count_standing(standing, price=price)
     slicing.check()
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
     return totals
+
+
+class Taker(Protocol):
+    """What a first read hands each record to while every record read is standing (`add`), and
+    how two ranges' takers become one (`merge`: `later` took the records right after these)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def merge(self, later: Self) -> None: ...
+
+
+TakerT = TypeVar("TakerT", bound=Taker)
+
+
+class StandingCount:
+    """The totals' taker: each standing record of the `--tag` slice counted, decisions applied."""
+
+    def __init__(
+        self, decided: dict[tuple[str, str], list[Decision]], price: Price | None, tags: Sequence[str] | None
+    ) -> None:
+        self.decided = decided
+        self.slicing = TagSlice(tags)
+        self.counter = StandingCounter(price)
+
+    def add(self, record: Record) -> None:
+        if self.slicing.takes(record):
+            self.counter.add(decided_record(record, self.decided))
+
+    def merge(self, later: StandingCount) -> None:
+        self.counter.merge(later.counter)
+        self.slicing.seen |= later.slicing.seen
+
+
+class FirstRead(Generic[TakerT]):
+    """The first read of a results file (or of a range of its lines): each pair's last record
+    numbered (`last`), and every record handed to `taker` until a pair comes twice (then `taker`
+    is None: the records read so far are not all standing, and the caller reads the standing
+    ones again)."""
+
+    def __init__(self, taker: TakerT) -> None:
+        self.last = LastRecords()
+        self.taker: TakerT | None = taker
+        self.clean = True
+
+    def read(
+        self, results: Path, on_bad: Callable[[int, BadLine], None], start: int = 0, stop: int | None = None
+    ) -> None:
+        last, taker = self.last, self.taker
+        for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
+            repeated = last.note(record.system, record.question)
+            if taker is not None:
+                if repeated:  # this pair's earlier record was taken: the standing ones are read again
+                    taker = None
+                else:
+                    taker.add(record)
+        self.taker = taker
+
+    def merge(self, later: FirstRead[TakerT]) -> None:
+        """Add the read of the lines right after these."""
+        repeated = self.last.merge(later.last)
+        if self.taker is None or later.taker is None or repeated:
+            self.taker = None
+        else:
+            self.taker.merge(later.taker)
+
+
+def first_read(
+    results: Path,
+    make: Callable[[], TakerT],
+    on_problem: Callable[[str], None] | None,
+    processes: int | None = None,
+) -> FirstRead[TakerT]:
+    """The first read of `results`, its records handed to a taker `make` gives. Shared out over
+    `processes` (default: `line_ranges.processes_for`), each reading a range of whole lines with
+    a taker of its own, merged in file order; a range holding a line that is not a record reads
+    the whole file again in this process, so that its problems go to `on_problem` (and a file
+    that is no results file is refused) exactly as one read does."""
+    shared = processes_for(results) if processes is None else processes
+    if shared > 1:
+        reads = map_ranges(functools.partial(_read_range, results, make), line_ranges(results, shared))
+        if reads and all(read.clean for read in reads):
+            first, *later = reads
+            for read in later:
+                first.merge(read)
+            return first
+    first = FirstRead(make())
+    first.read(results, bad_line_reporter(results, on_problem))
+    return first
+
+
+def _read_range(results: Path, make: Callable[[], TakerT], start: int, stop: int) -> FirstRead[TakerT]:
+    """The first read of the lines from `start` to `stop`, its bad lines only noted (`clean`)."""
+    read = FirstRead(make())
+
+    def on_bad(number: int, bad: BadLine) -> None:
+        read.clean = False
+
+    read.read(results, on_bad, start, stop)
+    return read
 
 
 class TagSlice:

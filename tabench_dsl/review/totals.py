@@ -20,7 +20,7 @@ from .compare import Comparisons, compare_graded
 from .costs import Spend, TokenCounts, judged_attempts
 from .error_range import ErrorRange, error_range
 from .graded_bits import GradedBits
-from .outcomes import count_outcome, latest, outcome, score_interval, score_of
+from .outcomes import add_counts, count_outcome, latest, outcome, score_interval, score_of
 from .reviewers import Reviewers, reviewer_agreement
 from .served import ServedCounter, ServedModel
 from .slices import TagCounter, TagTotals
@@ -135,6 +135,13 @@ def count_standing(standing: Callable[[], Iterable[Record]], *, price: Price | N
     return counter.totals(standing)
 
 
+#: The counts of a system's row beyond its outcomes (`outcomes.add_counts`), added by a merge.
+_SYSTEM_COUNTS = (
+    *("human_pass", "human_fail", "t1_passes", "match_decided", "judge_calls", "cache_hits"),
+    *("stern_retries", "format_retries", "injection_suspects"),
+)
+
+
 class StandingCounter:
     """What the standing records add up to, taken one record at a time (`add`); `totals` finishes
     the count. The state held is per system, question, facet and judge, and a bit per pair."""
@@ -206,6 +213,32 @@ class StandingCounter:
             and record.reviewer_audits is unset
         ):
             self._note_reviews(record)
+
+    def merge(self, other: StandingCounter) -> None:
+        """Add what `other` counted: the standing records of a later part of the file (no pair of
+        which is counted here), as if `add` had been given them after these."""
+        self.records += other.records
+        for name, row in other.systems.items():
+            mine = self.systems.get(name)
+            if mine is None:
+                self.systems[name], self.spends[name] = row, other.spends[name]
+                continue
+            add_counts(mine, row)
+            for field in _SYSTEM_COUNTS:
+                setattr(mine, field, getattr(mine, field) + getattr(row, field))
+            for facet, seen in row.facets.items():
+                mine.facets[facet] = mine.facets.get(facet, 0) + seen
+            self.spends[name].merge(other.spends[name])
+        for name, question in other.questions.items():
+            add_counts(self.questions.setdefault(name, QuestionTotals(question=name)), question)
+        for facet, seen in other.facets.items():
+            self.facets[facet] = self.facets.get(facet, 0) + seen
+        for key, judge in other.judges.items():
+            self.judges.setdefault(key, judge)
+        self.graded.merge(other.graded)
+        self.tagged.merge(other.tagged)
+        self.served.merge(other.served)
+        self.seen |= other.seen
 
     def _note_reviews(self, record: Record) -> None:
         """Note what of a panel, a T1 audit, a blind audit and repeats the record has."""

@@ -26,6 +26,7 @@ names them. A kept value is only ever the JSON of a `Totals` this code computed 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -36,13 +37,14 @@ from ..core.errors import UsageError
 from ..core.price import Price
 from ..core.records import Record, record_decoder
 from ..store.light_records import LightLines
+from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
 from .counted_records import counted_records, decisions_beside, reads_whole
 from .index_names import kept_name
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
-from .totals import Totals, compute_totals, count_standing
+from .totals import StandingCounter, Totals, compute_totals, count_standing
 
 if TYPE_CHECKING:
     from .run_totals import RunTotals
@@ -62,7 +64,11 @@ class PlacedRecords(Protocol):
         """The file as it was when the places were read."""
         ...
 
-    def each_from_file(self, decode: Callable[[bytes], Record]) -> Iterator[Record]: ...
+    def __len__(self) -> int: ...
+
+    def each_from_file(
+        self, decode: Callable[[bytes], Record], start: int = 0, stop: int | None = None
+    ) -> Iterator[Record]: ...
 
 
 class _KeptTotals(msgspec.Struct):
@@ -173,16 +179,40 @@ def _count_by_pair(
     if placed is not None and extent is not None and placed.extent == extent:
         decisions = decisions_beside(decisions_file)
         decided = decisions_by_pair(decisions)
-        decode = record_decoder.decode if reads_whole(decisions) else LightLines().decode
+        whole = reads_whole(decisions)
 
-        def standing() -> Iterator[Record]:
-            return (decided_record(record, decided) for record in placed.each_from_file(decode))
+        def standing(start: int = 0, stop: int | None = None) -> Iterator[Record]:
+            decode = record_decoder.decode if whole else LightLines().decode
+            return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
 
-        return count_standing(standing, price=price)
+        return _count_shared(standing, len(placed), price, processes_for(results))
     records = counted_records(results, decisions_file, on_problem=_unnamed)
     held = select_tagged(latest(records).values(), tags)
     held.sort(key=lambda record: record.key)
     return compute_totals(held, price=price)
+
+
+def _count_shared(
+    standing: Callable[[int, int | None], Iterator[Record]], count: int, price: Price | None, processes: int
+) -> Totals:
+    """`count_standing` of the `count` standing records `standing(start, stop)` gives, their
+    positions shared out over `processes` (`line_ranges.map_ranges`), each range counted in a
+    process of its own and the counts merged in their order (`StandingCounter.merge`)."""
+
+    def counted(start: int, stop: int) -> StandingCounter:
+        counter = StandingCounter(price)
+        for record in standing(start, stop):
+            counter.add(record)
+        return counter
+
+    cuts = [count * part // processes for part in range(processes + 1)]
+    counters = map_ranges(counted, [(a, b) for a, b in itertools.pairwise(cuts) if a < b])
+    if not counters:
+        return count_standing(lambda: standing(0, None), price=price)
+    first, *later = counters
+    for counter in later:
+        first.merge(counter)
+    return first.totals(lambda: standing(0, None))
 
 
 def _decode(body: bytes | None) -> _KeptTotals | None:

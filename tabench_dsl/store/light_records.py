@@ -153,17 +153,25 @@ _SHAPES_KEPT = 4096
 
 
 def iter_light_records(
-    path: str | Path, *, on_problem: Callable[[str], None] | None = None
+    path: str | Path,
+    *,
+    on_problem: Callable[[str], None] | None = None,
+    on_bad: Callable[[int, BadLine], None] | None = None,
+    start: int = 0,
+    stop: int | None = None,
 ) -> Iterator[Record]:
     """Stream the records of a results file as totals and decisions read them: without the texts
     they never look at (answer, reason, reply and error texts are skipped by the decoder, never
     built; an attempt's `raw`/`error` is "" when there was one, None when not), and with repeated
     values shared, so 100,000 answers are counted in tens of megabytes, not hundreds.
 
-    Bad lines are reported to `on_problem` and skipped exactly as `iter_records` does.
+    Bad lines are reported to `on_problem` and skipped exactly as `iter_records` does (or handed
+    to `on_bad` as they are, with their numbers). `start` and `stop` read only the lines between
+    those offsets (`fast_lines.decoded_lines`).
     """
     sharing = _Sharing()
-    for record in decoded_lines(path, light_record_decoder, bad_line_reporter(path, on_problem)):
+    report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
+    for record in decoded_lines(path, light_record_decoder, report, start=start, stop=stop):
         yield sharing.record(record)
 
 

@@ -61,6 +61,21 @@ class PairTable:
         self.count += not row[q]
         row[q] = value + 1
 
+    def renumbered(self, systems: list[int], questions: list[int]) -> PairTable:
+        """The same pairs and values with system id `s` as `systems[s]` and question id `q` as
+        `questions[q]` (a table read with names numbered otherwise, put in another's numbering)."""
+        table = PairTable()
+        for s in sorted(self.systems()):
+            row = self.rows.get(s) if self.spread is None else None
+            if row is not None:
+                held = [(q, cell - 1) for q, cell in enumerate(row) if cell]
+            else:
+                held = [(q, self.get(s, q)) for q in self.questions_of(s)]
+            system = systems[s]
+            for q, value in held:
+                table.put(system, questions[q], value)
+        return table
+
     def systems(self) -> set[int]:
         """The ids of the systems with a pair held."""
         if self.spread is not None:

@@ -33,6 +33,7 @@ import msgspec
 from .fast_lines import decoded_lines
 from .key_cells import DENSE_FROM, KEY_BASE
 from .light_records import light_record_decoder
+from .line_ranges import line_ranges, map_ranges, processes_for
 from .pair_set import PairSet
 from .pair_table import PairTable
 from .results_index import Extent, measure, open_index
@@ -193,38 +194,50 @@ def _read_into(growing: _Growing, path: Path, start: int, stop: int | None) -> N
         )
 
 
+def _read_range(path: Path, start: int, stop: int) -> Standing:
+    growing = _Growing()
+    _read_into(growing, path, start, stop)
+    return growing.standing()
+
+
+def _read(path: Path, start: int, stop: int | None) -> Standing:
+    """The standing verdicts of the lines from `start` to `stop` (None: the end), read over the
+    processes `line_ranges.processes_for` gives, each range's map put into the one before it."""
+    ranges = line_ranges(path, processes_for(path, start, stop), start, stop)
+    maps = map_ranges(functools.partial(_read_range, path), ranges)
+    if not maps:
+        return _Growing().standing()
+    standing = maps[0]
+    for later in maps[1:]:
+        standing = _extended(standing, later)
+    return standing
+
+
 def _standing(path: Path, *, keep: bool = True) -> Standing:
     """The standing verdicts of `path`, through the index beside it, which is brought up to date on
     the way. The same map is given again to the next call while the file is unchanged: callers
     never change it. Without `keep` the index is read but never written."""
     now = measure(path)
-    return _standing_at(path, now, keep) if now is not None else _read_whole(path)
-
-
-def _read_whole(path: Path) -> Standing:
-    growing = _Growing()
-    _read_into(growing, path, 0, None)
-    return growing.standing()
+    return _standing_at(path, now, keep) if now is not None else _read(path, 0, None)
 
 
 @functools.lru_cache(maxsize=1)
 def _standing_at(path: Path, now: Extent, keep: bool) -> Standing:
     index = open_index(path)
     if index is None:
-        return _read_whole(path)
+        return _read(path, 0, None)
     found = index.load_prefix(VARIANT)
     kept = Standing.decode(found[1]) if found is not None else None
     start = found[0].end if kept is not None and found is not None else 0
     if kept is not None and start == now.end == now.size:
         return kept  # nothing appended since, no torn line: the arrays as kept
-    growing = _Growing()
-    _read_into(growing, path, start, now.end)
+    appended = _read(path, start, now.end)
+    whole = appended if kept is None else _extended(kept, appended)
     if keep and (kept is None or start != now.end):
-        whole = growing.standing() if kept is None else _extended(kept, growing.standing())
         index.store(VARIANT, now, whole.encode())
     if now.size > now.end:  # a torn last line: read as the stream reads it, never kept
-        _read_into(growing, path, now.end, None)
-    return growing.standing() if kept is None else _extended(kept, growing.standing())
+        whole = _extended(whole, _read(path, now.end, None))
+    return whole
 
 
 def done_pairs(path: str | Path, *, keep: bool = True) -> PairSet:

@@ -79,7 +79,10 @@ def gradings(tmp_path):
     return a_path, b_path
 
 
-def test_streamed_diff_is_the_whole_read_one(gradings) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_streamed_diff_is_the_whole_read_one(gradings, monkeypatch, processes: str) -> None:
+    """Each side read in this process, or side by side in two (B's names numbered again as A's)."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     a, b = gradings
     expected = whole(a, b)
     assert streamed(a, b) == expected
@@ -94,7 +97,9 @@ def test_streamed_diff_is_the_whole_read_one(gradings) -> None:
     assert len(expected[1][0][1]) == 4  # replaced, prompt changed, no such record, answer changed
 
 
-def test_same_file_on_both_sides(gradings) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_same_file_on_both_sides(gradings, monkeypatch, processes: str) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     a, _ = gradings
     assert streamed(a, a) == whole(a, a)
 

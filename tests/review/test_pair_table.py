@@ -36,6 +36,21 @@ def test_a_pair_table_holds_what_a_dict_holds(puts, probes) -> None:
     check_against(table, expected, probes)
 
 
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(puts=PUTS)
+def test_a_table_renumbered_holds_its_pairs_under_their_new_ids(puts) -> None:
+    """Ids mapped to others (as `diff` puts one side's table in the other's numbering), whether
+    the table is in rows or in a dict."""
+    table, expected = PairTable(), {}
+    for s, q, value in puts:
+        table.put(s, q, value)
+        expected[(s, q)] = value
+    systems = [3 * s + 1 for s in range(200_001)]
+    questions = [200_000 - q for q in range(200_001)]
+    renumbered = {(systems[s], questions[q]): value for (s, q), value in expected.items()}
+    check_against(table.renumbered(systems, questions), renumbered, [])
+
+
 def test_rows_far_larger_than_the_pairs_move_to_a_dict_that_holds_the_same() -> None:
     table, expected = PairTable(), {}
     for s in range(300):  # each system one question, far from the others': rows would be sparse

@@ -104,11 +104,17 @@ def test_the_command_writes_the_same_page(big: Path, tmp_path: Path, capsys) -> 
     assert page[:start] + stamp + page[start + len(stamp) :] == whole
 
 
+@pytest.mark.parametrize("processes", ["1", "3"])
 @pytest.mark.parametrize("max_answers", [25, 1000])
-def test_a_page_streams_its_records_and_holds_none(big: Path, max_answers: int, monkeypatch) -> None:
-    """The streamed read (`streamed_totals`, `streamed_listing`) gives the page: no record is held
-    but the answers shown, and the whole read is never asked for."""
+def test_a_page_streams_its_records_and_holds_none(
+    big: Path, max_answers: int, processes: str, monkeypatch
+) -> None:
+    """The streamed read (`streamed_totals`, `streamed_listing`, in one process or shared out over
+    three) gives the page: no record is held but the answers shown, and the whole read is never
+    asked for."""
     from tabench_dsl.review import report_run as report_run_module
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
 
     def never(*args, **kwargs):
         raise AssertionError("read whole")
@@ -192,3 +198,25 @@ def test_a_file_growing_while_it_streams_is_read_again(big: Path, monkeypatch) -
     assert render_report(run, max_answers=40, now=NOW, listed=listed, totals=totals) == render_report(
         whole, max_answers=40, now=NOW
     )
+
+
+@pytest.mark.parametrize("max_answers", [25, 1000])
+def test_a_file_read_over_three_processes_gives_the_page_one_read_gives(
+    tmp_path: Path, max_answers: int, monkeypatch
+) -> None:
+    """Every record standing (no pair graded twice, no bad line): each range's cut and totals are
+    merged, and the page is the whole read's."""
+    records = many_results(600, systems=6, seed=7)
+    records = [
+        msgspec.structs.replace(r, tags=["hard"] if i % 3 else ["easy"]) for i, r in enumerate(records)
+    ]
+    path = write_results(tmp_path / "run.jsonl", records)
+    undecided = [r for r in records if r.verdict == "adjudicate"]
+    decisions_path(path).write_bytes(
+        b"".join(record_encoder.encode(decide(r, "pass")) + b"\n" for r in undecided[:4])
+    )
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "3")
+    run, listed, totals = report_run(path, max_answers=max_answers)
+    assert run.records == [] and totals is not None
+    page = render_report(run, max_answers=max_answers, now=NOW, listed=listed, totals=totals)
+    assert page == render_report(load_run(path), max_answers=max_answers, now=NOW)

@@ -382,12 +382,18 @@ def write_lines(path, lines, mode: str = "wb") -> None:
             f.write(record_encoder.encode(record) + b"\n")
 
 
+@pytest.mark.parametrize("processes", ["1", "3"])
 @pytest.mark.parametrize("seed", range(12))
-def test_done_pairs_kept_then_extended_are_the_pairs_the_records_leave(tmp_path, seed):
+def test_done_pairs_kept_then_extended_are_the_pairs_the_records_leave(
+    tmp_path, monkeypatch, seed, processes
+):
     """Records re-graded, recorded missing then answered, names that are both a system and a
     question: the pairs read through the index, first from nothing, then from the kept map and
-    the lines appended after it, are the ones the records leave."""
+    the lines appended after it, are the ones the records leave, read in one process or shared
+    out over three (each a range of the lines, the maps put together in file order)."""
     import random
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
 
     from tabench_dsl.grading.missing import recorded_missing
 
@@ -414,6 +420,25 @@ def test_done_pairs_kept_then_extended_are_the_pairs_the_records_leave(tmp_path,
     assert open_index(path).load_prefix(VARIANT)[0] == measure(path)  # the whole file kept
     index_path(path).unlink()
     assert done_pairs(path) == done and recorded_missing(path) == missing  # read from nothing
+
+
+def test_the_map_kept_is_the_same_read_by_one_process_or_by_three(tmp_path, monkeypatch):
+    import random
+
+    rng = random.Random(5)
+    lines = [
+        (f"s{n % 7}", f"q{rng.randrange(60)}", rng.choice(["pass", "fail", "error"]), n % 11 == 0)
+        for n in range(400)
+    ]
+    kept = []
+    for processes in ("1", "3"):
+        monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+        path = tmp_path / processes / "run.jsonl"
+        path.parent.mkdir()
+        write_lines(path, lines)
+        assert done_pairs(path) == standing_by_hand(lines)[0]
+        kept.append(open_index(path).load_prefix(VARIANT)[1])
+    assert kept[0] == kept[1]
 
 
 def test_many_systems_each_answering_few_of_many_questions(tmp_path):

@@ -105,8 +105,13 @@ def assert_same(path: Path, **options) -> DiskIndex:
     return disk
 
 
+@pytest.mark.parametrize("processes", ["1", "3"])
 @pytest.mark.parametrize("decided", [False, True])
-def test_every_answer_is_the_in_memory_index_s_built_and_loaded(tmp_path: Path, decided: bool) -> None:
+def test_every_answer_is_the_in_memory_index_s_built_and_loaded(
+    tmp_path: Path, monkeypatch, decided: bool, processes: str
+) -> None:
+    """Built (its totals counted in one process or shared out over three) and loaded back."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     path = mixed_results(tmp_path / "run.jsonl")
     if decided:
         decide_some(path)
@@ -265,11 +270,16 @@ def decidable_results(path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
 @pytest.mark.parametrize("tags", [None, ["hard"]])
-def test_totals_after_each_decision_are_the_ones_counted_again(tmp_path: Path, tags) -> None:
+def test_totals_after_each_decision_are_the_ones_counted_again(
+    tmp_path: Path, monkeypatch, tags, processes: str
+) -> None:
     """The disk index works a decision's totals out from those before it (`decided_totals`); the
     in-memory index counts every record again. After each decision (a pass, a fail, a decision
-    changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view."""
+    changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view
+    (its totals counted in one process or two)."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
     memory = Index(load_run(first, tags=tags), reviewer="ana")
@@ -340,3 +350,19 @@ def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does
         index.decide(twice.system, twice.question, "pass")
     assert disk._outcomes is not None  # worked out, not counted again
     assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+
+
+def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_path: Path, monkeypatch) -> None:
+    """A file cut into three ranges of lines, each read by a process of its own (pairs graded again
+    across them, questions met in another order in each): every part kept is the same bytes."""
+    from tabench_dsl.review.viewer.column_store import read_columns
+
+    records = many_results(900, systems=5, seed=9)
+    again = [msgspec.structs.replace(r, verdict="fail", tags=["late"]) for r in records[::7]]
+    path = write_results(tmp_path / "run.jsonl", records[450:] + again + records[:450])
+    parts = []
+    for processes in ("1", "3"):
+        monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+        table = read_columns(path)
+        parts.append((table.names, table.columns, table.offsets, table.lengths, table.problems))
+    assert parts[0] == parts[1] and len(parts[0][2]) == 900

@@ -19,6 +19,7 @@ the questions): no object per record or per pair is made.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -32,6 +33,7 @@ from ...core.jsonl import BadLine, decode_line, strip_bom
 from ...core.records import Record, record_decoder
 from ...store.fast_lines import BLOCK
 from ...store.light_records import bad_line_reporter
+from ...store.line_ranges import line_ranges, map_ranges, processes_for
 from ...store.results_index import Extent, ResultsIndex, measure, open_index
 from ..index_names import code_hash
 from .columns import CODE_TYPE, FIELDS, OFFSET_TYPE, SET_FIELDS, Columns, Table, array_of
@@ -111,7 +113,7 @@ def read_columns(results: Path, *, extent: Extent | None = None) -> Table:
     """Read every line of `results` into the columns of its standing records ((system, question)
     order); the lines that are not records named in `problems` (`line: message`). `extent` is
     the file as measured before the read, kept with the columns."""
-    read = _Read(results)
+    read = _Read.of(results)
     systems, questions = (list(table) for table in read.tables[:2])
     ranks = [_ranks(systems), _ranks(questions)]
     order = _standing_order(read.codes[0], read.codes[1], ranks, len(questions))
@@ -142,23 +144,65 @@ def read_columns(results: Path, *, extent: Extent | None = None) -> Table:
 class _Read:
     """Every record of a file as codes in arrays, in file order: `codes[f]` the code of field
     `FIELDS[f]` (into `tables[f]`, its values in the order first met), with each line's offset
-    and length, and the lines that were not records in `problems`."""
+    and length, and the lines that were not records in `problems`. A large file is read over
+    the machine's cores (`line_ranges`): each range read on its own, then put after the ranges
+    before it (`merge`), which gives the codes one read gives."""
 
-    def __init__(self, results: Path) -> None:
+    def __init__(self) -> None:
         self.tables: list[dict] = [{} for _ in FIELDS]
         self.codes = [array(CODE_TYPE) for _ in FIELDS]
         self.offsets, self.lengths = array(OFFSET_TYPE), array(CODE_TYPE)
         self.problems: list[str] = []
+        self.clean = True
+
+    @classmethod
+    def of(cls, results: Path) -> _Read:
+        processes = processes_for(results)
+        if processes > 1:
+            reads = map_ranges(functools.partial(cls.of_range, results), line_ranges(results, processes))
+            if all(read.clean for read in reads):
+                first, *later = reads or [cls()]
+                for read in later:
+                    first.merge(read)
+                return first
+        read = cls()  # one process, or a range with a line that is no record: named in file order
         prefix = f"{results}:"
-        report = bad_line_reporter(
-            results, lambda problem: self.problems.append(problem.removeprefix(prefix))
-        )
+
+        def named(problem: str) -> None:
+            read.problems.append(problem.removeprefix(prefix))
+
+        read.take(results, bad_line_reporter(results, named))
+        return read
+
+    @classmethod
+    def of_range(cls, results: Path, start: int, stop: int) -> _Read:
+        """The lines from `start` to `stop`, their bad lines only noted (`clean`)."""
+        read = cls()
+
+        def note(number: int, bad: BadLine) -> None:
+            read.clean = False
+
+        read.take(results, note, start, stop)
+        return read
+
+    def take(self, results: Path, report, start: int = 0, stop: int | None = None) -> None:
         pairs = list(zip(self.tables, self.codes, strict=True))
-        for offset, length, record in _records(results, report):
+        for offset, length, record in _records(results, report, start, stop):
             for (table, column), value in zip(pairs, _values(record), strict=True):
                 column.append(table.setdefault(value, len(table)))
             self.offsets.append(offset)
             self.lengths.append(length)
+
+    def merge(self, later: _Read) -> None:
+        """Put `later`'s records (the lines right after these) after these, its codes numbered as
+        these are."""
+        for table, codes, theirs, their_codes in zip(
+            self.tables, self.codes, later.tables, later.codes, strict=True
+        ):
+            mapping = [table.setdefault(value, len(table)) for value in theirs]
+            codes.extend(array(CODE_TYPE, map(mapping.__getitem__, their_codes)))
+        self.offsets.extend(later.offsets)
+        self.lengths.extend(later.lengths)
 
 
 def _standing_order(systems: array, questions: array, ranks: list[list[int]], count: int) -> array:
@@ -217,11 +261,14 @@ def _values(record: Record) -> tuple:
     )
 
 
-def _records(results: Path, report) -> Iterator[tuple[int, int, Record]]:
-    """Each record of `results` with its line's offset and length, as `decoded_lines` decodes
-    them (a line the decoder refuses is checked for a BOM and for being blank, else reported)."""
+def _records(
+    results: Path, report, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, int, Record]]:
+    """Each record of `results` (its lines from `start` to `stop`) with its line's offset and
+    length, as `decoded_lines` decodes them (a line the decoder refuses is checked for a BOM and
+    for being blank, else reported with its number, counted from `start`)."""
     decode = record_decoder.decode
-    for number, (offset, line) in enumerate(lines_at(results), start=1):
+    for number, (offset, line) in enumerate(lines_at(results, start, stop), start=1):
         try:
             yield offset, len(line), decode(line)
             continue
@@ -236,11 +283,15 @@ def _records(results: Path, report) -> Iterator[tuple[int, int, Record]]:
             report(number, bad)
 
 
-def lines_at(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Each line of `path` with the offset it starts at, without its line break, read in blocks."""
+def lines_at(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """Each line of `path` (from byte `start`, a line's start, to `stop`, None: the end) with the
+    offset it starts at, without its line break, read in blocks."""
     with open(path, "rb") as f:
-        position, rest = 0, b""
-        while block := f.read(BLOCK):
+        f.seek(start)
+        position, rest = start, b""
+        left = -1 if stop is None else stop - start
+        while left and (block := f.read(BLOCK if left < 0 else min(BLOCK, left))):
+            left -= len(block) if left > 0 else 0
             lines = (rest + block).split(b"\n")
             rest = lines.pop()
             for line in lines:

@@ -99,14 +99,17 @@ class RecordsOnDisk:
                 hits.add(position)
         return [position for position in positions if position in hits]
 
-    def each_from_file(self, decode: Callable[[bytes], Record]) -> Iterator[Record]:
-        """Every record at the columns' positions, in their order, as `decode` reads its line,
-        never one held (`overlay`): the file as the columns saw it. Each line is read on its own
-        (`pread`), so the order costs no read-ahead thrown away."""
+    def each_from_file(
+        self, decode: Callable[[bytes], Record], start: int = 0, stop: int | None = None
+    ) -> Iterator[Record]:
+        """Every record at the columns' positions (from `start` to `stop`, None: the last), in
+        their order, as `decode` reads its line, never one held (`overlay`): the file as the
+        columns saw it. Each line is read on its own (`pread`), so the order costs no read-ahead
+        thrown away."""
         offsets, lengths = self.table.offsets, self.table.lengths
         with open(self.path, "rb", buffering=0) as f:
             fd = f.fileno()
-            for position in range(len(self.table)):
+            for position in range(start, len(self.table) if stop is None else stop):
                 record = self._decoded(position, os.pread(fd, lengths[position], offsets[position]), decode)
                 if record.key != self.key(position):
                     raise self._changed(position)
