@@ -21,9 +21,11 @@ CLIMB_STEP = 2**0.25
 CLIMB_TICK = 0.035
 #: The most steps one request's success takes (a sparse rate climbs by request, not by tick).
 MAX_STEPS_A_SEND = 4
-#: The climb's first turn, at most this long after its guess: about 3.6 a second, the pace below
-#: which a bucket one request deep costs one more 429 and above which it costs time.
-FIRST_TURN = 0.28
+#: The climb's first turn, at most this long after its guess (about 3.8 a second). A bucket one
+#: request deep refusing it is tried at LOW_PROBE times as slow, twice at most: 0.52 s and 1.04 s
+#: land just above the round limits a strict gateway sets (2 and 1 a second), where the two 429s
+#: it has left can find nothing closer.
+FIRST_TURN = 0.26
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
 #: The widest bracket of rates (highest over lowest) whose middle the climb ends at; wider, the
@@ -43,8 +45,8 @@ CLIMB_RESTARTS = 3
 ONE_DEEP_CLIMB = 2.0
 ONE_DEEP_STEP = 2**0.25
 #: The 429s to spare from which the climb doubles: about 5 a second, 15 s of it; below, a doubling's
-#: refusal leaves a bracket too wide for the one 429 left (at 5/s: 94% doubling, 97.5% stepping;
-#: doubling from the first answer would give 10/s 96%, 20/s 95%, 50/s 91%, in virtual time).
+#: refusal leaves a bracket too wide for the one 429 left (at 5/s: 94.7% doubling, 97% stepping,
+#: in virtual time).
 DOUBLING_SPARE = 3
 #: The slow start's second refused, and the first turn too: the next is this many times as slow
 #: (twice: 1.8 a second, which a limit of 2 answers and the creep climbs from; a limit of 1 then
@@ -59,7 +61,8 @@ ONE_DEEP_CREEP = 2 ** (1 / 16)
 SPARED_REFUSALS = 2
 SPARED_SHARE = 0.04
 SPARED_SECONDS = 15.0
-#: A bracket this narrow (answered gap over refused gap) is settled: the pace stays (or is held).
+#: A bracket this narrow (answered gap over refused gap), or narrower than ARRIVAL_JITTER in
+#: seconds (probing it would find the jitter, not the rate), is settled: the pace stays (or is held).
 SETTLED_WIDTH = 1.005
 #: Seconds a request may reach the server early against its turn (the jitter of the network and
 #: the event loop): a bucket holding nothing to absorb it is paced this much slower a turn.
@@ -74,8 +77,11 @@ LATE_KEPT = 64
 MOST_WIDENED = 4.0
 MARGIN_EASING = 0.99
 #: The margin is this share of a turn at most (at 50 a second, ARRIVAL_JITTER would be 15% of the
-#: limit); with 429s to spare, the held pace starts as much above the gap answered.
+#: limit).
 MARGIN_SHARE = 0.02
+#: With 429s to spare, the held pace starts this share above the gap answered (HOLD_EASING takes
+#: about 25 answers a 1% back: at 10 a second, 2% cost the target).
+HOLD_START = 0.01
 #: Settled with 429s to spare, the pace is held where about 2% of requests arrive early enough to
 #: be refused (a refusal there costs no time: the next request still goes a turn after the last
 #: one taken) (HOLD_EASING / (HOLD_EASING + HOLD_BACKOFF)): each answer shortens the gap by
