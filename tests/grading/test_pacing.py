@@ -625,8 +625,10 @@ def openai_headers(remaining: int, reset: str, limit: int = 100) -> dict[str, st
     }
 
 
-def anthropic_headers(remaining: int, reset_in: float, limit: int = 100) -> dict[str, str]:
-    reset = (datetime.now(UTC) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
+def anthropic_headers(
+    remaining: int, reset_in: float, limit: int = 100, *, at: datetime | None = None
+) -> dict[str, str]:
+    reset = ((at or datetime.now(UTC)) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
     return {
         "anthropic-ratelimit-requests-limit": str(limit),
         "anthropic-ratelimit-requests-remaining": str(remaining),
@@ -705,27 +707,34 @@ async def test_the_rate_limit_deadline_ends_the_call_with_its_cause(judge_server
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server, http_session, protocol):
-    arrivals: list[float] = []
+async def test_nothing_left_holds_the_next_request_until_the_reset(protocol):
+    """In virtual time, each reading parsed from the headers the provider sends (a loaded machine
+    neither delays the sends nor shortens an RFC 3339 reset here)."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    wall = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def reading(remaining: int, reset: float) -> RateReading | None:
+        if protocol == "openai":
+            return openai_reading(openai_headers(remaining, f"{round(reset * 1000)}ms", 4))
+        headers = anthropic_headers(remaining, reset, 4, at=wall)
+        return anthropic_reading(headers, now=wall.timestamp())
+
+    async def send() -> float:
+        return pacer.start() if pacer.idle else await pacer.turn()
+
     # a bucket of 4: 3 left, then none (whole again in 400 ms: 7.5 a second at least)
-    replies = [ok_reply(protocol, 3, 0.05, 4), ok_reply(protocol, 0, 0.4, 4), ok_reply(protocol, 3, 0.1, 4)]
-
-    def responder(body: dict[str, Any]) -> Raw:
-        arrivals.append(time.monotonic())
-        return replies[min(len(arrivals) - 1, 2)]
-
-    server = await judge_server(responder)
-    judge = make_judge(protocol, server, http_session)
-    limiter = AdaptiveLimiter(4)
-    policy = RetryPolicy(timeout=2)
-    for _ in range(3):
-        await call_with_retries(judge, MESSAGES, policy, limiter)
-    # after "3 left" the next request goes at once; after "0 left of 4, whole in 400 ms" it waits
-    # until the bucket holds one again, 1 / 7.5 s (an RFC 3339 reset is a time: what passed between
-    # the server writing it and the judge reading it is already waited, hence the margin)
-    assert arrivals[1] - arrivals[0] < 0.1
-    assert arrivals[2] - arrivals[1] >= 0.11
-    assert server.calls == 3  # and no 429 was needed to learn it
+    sends = [await send()]
+    clock.now += 0.02
+    pacer.on_success(sends[-1], reading(3, 0.05))
+    sends.append(await send())
+    clock.now += 0.02
+    pacer.on_success(sends[-1], reading(0, 0.4))
+    sends.append(await send())
+    # after "3 left" the next request goes at once (its reply back); after "0 left of 4, whole in
+    # 400 ms" it waits until the bucket holds one again: 1 / 7.5 s after the request it counted
+    assert sends[1] - sends[0] == pytest.approx(0.02)
+    assert sends[2] - sends[1] == pytest.approx(1 / 7.5)
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
