@@ -45,7 +45,7 @@ from tabench_dsl.grading.pacing.settings import (
     START_WINDOW,
     STUCK,
 )
-from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import ExchangeGate, RateLimit, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
 REPLY = '{"verdict": "pass", "reason": "ok"}'
@@ -664,7 +664,7 @@ async def test_a_429_burst_longer_than_the_retries_loses_nothing(judge_server, h
     server = await judge_server([limited_reply(protocol)] * 8 + [ok_reply(protocol, 50, 0.5)])
     judge = make_judge(protocol, server, http_session)
     policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 1
-    completion, retries = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
+    completion, retries = await call_with_retries(judge, MESSAGES, policy, ExchangeGate(4))
     assert completion.content == REPLY and retries == 8
     assert server.calls == 9 and server.rejections == []
 
@@ -675,9 +675,7 @@ async def test_faults_still_count_between_rate_limits(judge_server, http_session
     server = await judge_server([limited, Fault.ERROR_500, limited, limited, Fault.ERROR_500, REPLY])
     policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
     with pytest.raises(TransportError, match=r"HTTP 500.*\(gave up after 2 attempts\)"):
-        await call_with_retries(
-            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(4)
-        )
+        await call_with_retries(make_judge(protocol, server, http_session), MESSAGES, policy, ExchangeGate(4))
     assert server.calls == 5  # three rate limits waited out, two faults spent the attempts
 
 
@@ -686,7 +684,7 @@ async def test_a_503_with_retry_after_is_waited_out_not_counted(judge_server, ht
     server = await judge_server([busy] * 4 + [REPLY])
     policy = RetryPolicy(attempts=1, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 0
     judge = make_judge("openai", server, http_session)
-    completion, _ = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
+    completion, _ = await call_with_retries(judge, MESSAGES, policy, ExchangeGate(4))
     assert completion.content == REPLY and server.calls == 5
 
 
@@ -698,9 +696,7 @@ async def test_the_rate_limit_deadline_ends_the_call_with_its_cause(judge_server
     with pytest.raises(
         TransportError, match=r"rate limited \(HTTP 429\).*still rate limited after \d+ s of waiting"
     ) as info:
-        await call_with_retries(
-            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(2)
-        )
+        await call_with_retries(make_judge(protocol, server, http_session), MESSAGES, policy, ExchangeGate(2))
     assert 0.4 <= time.monotonic() - started < 3.0
     assert info.value.status == 429 and KEY not in str(info.value)
     assert server.calls > 3  # more than the attempts: the rate limits were not counted as such
@@ -759,7 +755,7 @@ async def test_a_bucket_one_request_deep_tells_its_rate_by_its_reset(judge_serve
 
     server = await judge_server(responder)
     judge = make_judge(protocol, server, http_session)
-    limiter = AdaptiveLimiter(8)
+    limiter = ExchangeGate(8)
     policy = RetryPolicy(timeout=2)
     await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(6)))
     # "none left of 1, whole in 200 ms" is the rate itself: 5 a second (the lower bound the
@@ -779,7 +775,7 @@ async def test_rpm_starts_with_a_small_burst_over_http(judge_server, http_sessio
 
     server = await judge_server(responder)
     judge = make_judge("openai", server, http_session)
-    limiter = AdaptiveLimiter(16, rate=RateLimit(rpm=1200))  # 20 a second
+    limiter = ExchangeGate(16, rate=RateLimit(rpm=1200))  # 20 a second
     policy = RetryPolicy(timeout=2)
     await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(30)))
     arrivals.sort()
