@@ -465,6 +465,25 @@ async def test_the_copy_of_the_bucket_does_not_count_requests_the_server_refused
     assert clock.now - started == pytest.approx(1 / 9.0, abs=0.002)  # one token's time, not two
 
 
+async def test_a_reply_read_first_does_not_free_what_the_requests_sent_beside_it_took():
+    """Requests sent at once reach the server in any order: the reply read first may be the one
+    counted first, its headers telling what was left before the others took theirs."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = pacer.start()
+    clock.now += 0.02
+    # 8 left of 10, whole again in 0.2 s: 5 a second at least, and room for 8 at once
+    pacer.on_success(first, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    burst = [await pacer.turn() for _ in range(8)]
+    assert clock.now == pytest.approx(first + 0.02)  # the copy of the bucket let all 8 go at once
+    clock.now += 0.02
+    # the last sent reached the server first: 7 left then, and the other 7 have taken them since
+    pacer.on_success(burst[-1], RateReading(requests_limit=10, requests_remaining=7, requests_reset=0.6))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started >= 0.5 / pacer.rate  # not at once: the bucket is (about) empty
+
+
 ONE_DEEP = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
 
 
