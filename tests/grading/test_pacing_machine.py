@@ -222,3 +222,11 @@ def test_a_strict_gateway_one_request_deep_is_held(rate):
     """The sweep's buckets one request deep that the pacer holds, quickly (the rest: slow)."""
     figures = simulate(Server(rate=rate, depth=1, answers=max(40, round(15 * rate))))
     assert figures.met(), figures
+
+
+@pytest.mark.parametrize("rate", [5.0, 10.0, 20.0])
+def test_a_bucket_two_requests_deep_is_held(rate):
+    """Between one deep and the sweep's shallowest: the climb's replay from the first send knows
+    its depth, so the middle of its bracket is the rate (its least held 10/s at 83%)."""
+    figures = simulate(Server(rate=rate, depth=2, answers=round(15 * rate)))
+    assert figures.met(), figures
