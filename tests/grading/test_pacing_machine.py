@@ -76,15 +76,19 @@ def test_a_settled_bracket_with_429s_to_spare_is_held_where_a_few_arrive_early()
     assert bracket.gap() == pytest.approx(held * (1 - HOLD_EASING) * (1 + HOLD_BACKOFF))
 
 
-def test_a_bracket_narrower_than_the_jitter_of_arrivals_is_settled():
+def test_a_bracket_narrower_than_the_margin_a_pace_keeps_is_settled():
     bracket = GapBracket(jitter=0.003)
     bracket.answer(0.1005)
-    bracket.refuse(0.098)  # 2.5 ms apart: probing between them would find the jitter, not the rate
+    bracket.refuse(0.099)  # 1.5 ms apart, under the 2 ms margin: probing would find the jitter
     assert bracket.gap() == pytest.approx(0.1005 * (1 + HOLD_START))
     wide = GapBracket(jitter=0.003)
     wide.answer(0.1005)
     wide.refuse(0.096)  # 4.5 ms apart: its middle is tried
     assert wide.gap() == pytest.approx(math.sqrt(0.1005 * 0.096))
+    fast = GapBracket(jitter=0.003)
+    fast.answer(0.0216)
+    fast.refuse(0.0188)  # under the jitter, but 13% of a turn (50 a second): still probed
+    assert fast.gap() == pytest.approx(math.sqrt(0.0216 * 0.0188))
 
 
 def test_two_refusals_in_a_row_at_a_pace_once_answered_mean_the_limit_fell():

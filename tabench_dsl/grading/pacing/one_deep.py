@@ -118,11 +118,13 @@ class GapBracket:
             return FIRST_TURN if refused is None else LOW_PROBE * refused
         if refused is None:
             return answered / (ONE_DEEP_CLIMB if self.spare >= DOUBLING_SPARE else ONE_DEEP_STEP)
-        settled = answered / refused <= SETTLED_WIDTH or answered - refused <= self.jitter
+        # A bracket narrower than the margin the pace keeps anyway is no longer worth probing.
+        least_margin = min(self.jitter, MARGIN_SHARE * answered)
+        settled = answered / refused <= SETTLED_WIDTH or answered - refused <= least_margin
         if settled and self.spare >= 2:
             self.held = answered * (1 + HOLD_START)
             return self.held
-        margin = min(self.jitter, MARGIN_SHARE * answered) * self.widened
+        margin = least_margin * self.widened
         if settled or self.spare <= 0:
             return answered + margin
         # A probe within the bracket (never past what was answered, or it would prove nothing).

@@ -62,8 +62,9 @@ ONE_DEEP_CREEP = 2 ** (1 / 16)
 SPARED_REFUSALS = 2
 SPARED_SHARE = 0.04
 SPARED_SECONDS = 15.0
-#: A bracket this narrow (answered gap over refused gap), or narrower than ARRIVAL_JITTER in
-#: seconds (probing it would find the jitter, not the rate), is settled: the pace stays (or is held).
+#: A bracket this narrow (answered gap over refused gap), or narrower than the margin a pace keeps
+#: (ARRIVAL_JITTER, MARGIN_SHARE of a turn at most: probing it would find the jitter, not the
+#: rate), is settled: the pace stays (or is held).
 SETTLED_WIDTH = 1.005
 #: Seconds a request may reach the server early against its turn (the jitter of the network and
 #: the event loop): a bucket holding nothing to absorb it is paced this much slower a turn.
