@@ -26,6 +26,9 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
                               by more: a loaded machine) up to MOST_WIDENED times, eased back an
                               answer; a second refusal in a row there means the limit fell: a
                               step slower is taken for answered, and the bracket opens below
+
+Settled: answered over refused within SETTLED_WIDTH, or the two closer than that margin (probing
+between them would find the jitter of arrivals, not the rate).
 """
 
 from __future__ import annotations
