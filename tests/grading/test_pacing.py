@@ -484,6 +484,26 @@ async def test_a_reply_read_first_does_not_free_what_the_requests_sent_beside_it
     assert clock.now - started >= 0.5 / pacer.rate  # not at once: the bucket is (about) empty
 
 
+async def test_a_reply_slow_to_come_back_does_not_stall_the_senders():
+    """Its count is from before every request sent since (a slow judge's replies come back in any
+    order): read like a fresh one's, 30 of them would owe the bucket 3 s."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow = pacer.start()
+    clock.now += 0.01
+    first = pacer.start()
+    clock.now += 0.02
+    pacer.on_success(first, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    sent = []
+    for _ in range(30):  # 10 a second for 3 s, each answered
+        sent.append(await pacer.turn())
+        pacer.on_success(sent[-1], RateReading(requests_limit=10, requests_remaining=1, requests_reset=0.9))
+    pacer.on_success(slow, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started < 0.5
+
+
 ONE_DEEP = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
 
 

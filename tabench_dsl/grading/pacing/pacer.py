@@ -366,16 +366,19 @@ class Pacer:
     def _read(
         self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
     ) -> None:
-        """Rate and bucket copy from a reply's headers, when they tell and are the freshest; an
-        older one's bucket copy only when it has less left (requests sent together reach the
-        server in any order: the one sent last may have been counted first)."""
+        """Rate and bucket copy from a reply's headers, when they tell and are the freshest; one
+        sent just before the freshest, its bucket copy only when it has less left (requests sent
+        together reach the server in any order: the one sent last may have been counted first)."""
         bucket = header_limit(reading, tokens_needed, taken=taken)
         if bucket is None:
             return
         rate, capacity, remaining = bucket
         schedule = self.schedule
         if ticket < self._synced:
-            if self.phase is Phase.FOLLOWING and schedule.rate is not None:
+            # Only one sent beside the freshest (a reply slow to come back may have had many
+            # requests sent after it that its count never saw: it would stall every sender).
+            beside = self._synced - ticket <= self.jitter
+            if beside and self.phase is Phase.FOLLOWING and schedule.rate is not None:
                 committed = self._committed_after(ticket, remaining, now, taken=taken)
                 if committed > schedule.committed:
                     schedule.shift(committed)
