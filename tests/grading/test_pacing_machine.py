@@ -234,3 +234,11 @@ def test_a_bucket_two_requests_deep_is_held(rate):
     its depth, so the middle of its bracket is the rate (its least held 10/s at 83%)."""
     figures = simulate(Server(rate=rate, depth=2, answers=round(15 * rate)))
     assert figures.met(), figures
+
+
+@pytest.mark.parametrize("rate", [15.0, 30.0])
+def test_a_strict_gateway_that_sends_headers_is_held(rate):
+    """One request deep with headers telling its reset (TOLD): each turn counts from when the last
+    request most likely arrived, which a fastest round trip forgotten too soon put too early."""
+    figures = simulate(Server(rate=rate, depth=1, headers=True, answers=round(15 * rate)))
+    assert figures.met(), figures
