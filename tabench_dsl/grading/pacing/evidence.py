@@ -38,13 +38,15 @@ class RateEvidence:
         self.latency = 0.0
         #: A slowly rising minimum of the same (FASTEST_RISE: a reply slower was late on its way).
         self.fastest = float("inf")
+        self._fastest_at = 0.0
         self._pruned = 0.0
 
     def success(self, sent: float, now: float) -> None:
         """A reply came, `now`, to a request sent at `sent`."""
         _insert(self.ok, sent)
         self.latency = max(now - sent, self.latency * 0.99)
-        self.fastest = min(now - sent, self.fastest * (1 + FASTEST_RISE))
+        rise = 1 + FASTEST_RISE * min(1.0, now - self._fastest_at)
+        self.fastest, self._fastest_at = min(now - sent, self.fastest * rise), now
         self._prune(now)
 
     def push_back(self, sent: float, now: float) -> None:

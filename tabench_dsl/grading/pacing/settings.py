@@ -137,10 +137,11 @@ MIN_SPAN = 0.25
 CANDIDATES = 8
 #: Successes a bound from successes alone is drawn over at most.
 SPACED = 16
-#: The fastest round trip rises this share a success (a slowly rising minimum: a reply slower
-#: than it most likely reached the server late). At 1% (30% a second at 30/s) it soon forgot the
-#: fastest, took late arrivals for punctual ones, and a strict gateway with headers refused 12-20%.
-FASTEST_RISE = 0.001
+#: The fastest round trip rises this share a second (a slowly rising minimum: a reply slower
+#: than it most likely reached the server late; a loaded machine's round trips drift up). At 1% a
+#: success (30% a second at 30/s) it soon forgot the fastest, took late arrivals for punctual ones,
+#: and a strict gateway with headers refused 12-20%; per second, a slow pace still follows a drift.
+FASTEST_RISE = 0.02
 #: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
 MIN_ACCEPTED = 20
 #: Send times a `SendLog` keeps (at least).
