@@ -33,7 +33,7 @@ records in `record_maker`; this module runs the loop around them. Every ask is r
 `Attempt`. The cache key carries the attempt kind, so the format re-ask
 (same messages as the first ask) has its own entry and a rerun replays the same sequence.
 
-Concurrency: `concurrency` workers pull answers from one shared order, the `AdaptiveLimiter` gates
+Concurrency: `concurrency` workers pull answers from one shared order, the `ExchangeGate` gates
 the exchanges in flight. The order is `dispatch.QuestionOrder` (grouped by question, a question's
 first answer alone until its reply is back, so the provider's prompt cache holds its SYSTEM for the
 rest; answers read ahead in a bounded window), or the answers file's own order (`FileOrder`, the file
@@ -89,7 +89,7 @@ from .record_maker import RecordMaker
 from .repeats import combine_repeats
 from .route import MAX_ANSWER_BYTES, Route, Router
 from .spend_cap import SpendCap, SpendCapReached, check_cappable
-from .transport import AdaptiveLimiter, RetryPolicy, call_with_retries
+from .transport import ExchangeGate, RetryPolicy, call_with_retries
 from .trap_check import t1_deferred
 
 #: Answers a worker grades between two turns it gives the event loop. The builtin judge, T1 and
@@ -163,7 +163,7 @@ class Grader:
         writer: RecordSink | None = None,
         cache: ReplyCache | None = None,
         policy: RetryPolicy | None = None,
-        limiter: AdaptiveLimiter | None = None,
+        limiter: ExchangeGate | None = None,
         on_record: Callable[[Record], None] | None = None,
         env: Mapping[str, str] | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
@@ -193,7 +193,7 @@ class Grader:
         deterministic = all(member.info.deterministic for member in self.members)
         self.cache = None if deterministic else cache
         self.policy = policy or RetryPolicy()
-        self.limiter = limiter or AdaptiveLimiter(8)
+        self.limiter = limiter or ExchangeGate(8)
         self.on_record = on_record
         self.stats = RunStats(judge=judge.info.describe())
         env = os.environ if env is None else env

@@ -99,13 +99,13 @@ async def open_grader(
     `UsageError` / `JudgeError` as `make_judge` and the cache do."""
     import aiohttp
 
-    from .transport import AdaptiveLimiter, RateLimit, RetryPolicy
+    from .transport import ExchangeGate, RateLimit, RetryPolicy
 
     env = os.environ if env is None else env
     policy = RetryPolicy(
         attempts=options.retries + 1, timeout=options.timeout, rate_limit_wait=options.rate_limit_wait * 60.0
     )
-    limiter = AdaptiveLimiter(options.concurrency, rate=RateLimit(options.rpm, options.tpm), pacer=pacer)
+    limiter = ExchangeGate(options.concurrency, rate=RateLimit(options.rpm, options.tpm), pacer=pacer)
     connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         judge = await open_judge(battery, options, session=session, env=env, notice=on_notice)

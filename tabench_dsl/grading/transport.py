@@ -140,12 +140,12 @@ class _Bucket:
         self.level = min(self.capacity, self.level - amount)
 
 
-class AdaptiveLimiter:
-    """The gate every exchange passes: `async with limiter:` admits at most `max_concurrency` at
-    once, and `pacer` (`pacing.Pacer`) paces the request rate the server allows, learnt from its
-    push-backs and its rate-limit headers. With a `RateLimit`, `throttle` also holds requests and
-    tokens to the user's own per-minute ceilings. `pacer` is another's to share (the workers of
-    `--workers N` share their parent's: `parallel.shared_pacer`).
+class ExchangeGate:
+    """The gate every exchange passes, and nothing it learns: `async with gate:` admits at most
+    `max_concurrency` at once (--concurrency); with a `RateLimit`, `throttle` holds requests and
+    tokens to the user's own per-minute ceilings (--rpm, --tpm); and it carries the `pacer`
+    (`pacing.Pacer`) that paces the rate the server allows, the one part that learns. `pacer` is
+    another's to share (the workers of `--workers N` share their parent's: `parallel.shared_pacer`).
 
     A 429 changes the rate, not the concurrency: against a fast server even one exchange in flight
     can exceed a rate limit, so fewer in flight would not stop the 429s, only slow the grading. The
@@ -177,7 +177,7 @@ class AdaptiveLimiter:
         #: True when requests or tokens per minute are paced (`throttle` may wait).
         self.throttled = self._requests is not None or self._tokens is not None
 
-    async def __aenter__(self) -> AdaptiveLimiter:
+    async def __aenter__(self) -> ExchangeGate:
         task = asyncio.current_task()
         if self._holders.get(task):
             self._holders[task] += 1
@@ -224,7 +224,7 @@ async def call_with_retries(
     judge: Judge,
     messages: list[Message],
     policy: RetryPolicy,
-    limiter: AdaptiveLimiter,
+    limiter: ExchangeGate,
 ) -> tuple[Completion, int]:
     """One judge reply, retrying transport faults and waiting out rate limits; returns
     `(completion, retries_used)` (every exchange after the first, rate-limited ones included).
@@ -290,7 +290,7 @@ def _exchange_of(judge: Judge, policy: RetryPolicy) -> Exchange:
     return timed
 
 
-async def _take_turn(limiter: AdaptiveLimiter, tokens: int) -> float:
+async def _take_turn(limiter: ExchangeGate, tokens: int) -> float:
     """Wait for the user's per-minute budgets and the pacer's send time; the pacer's ticket."""
     if limiter.throttled:
         await limiter.throttle(tokens)
@@ -299,7 +299,7 @@ async def _take_turn(limiter: AdaptiveLimiter, tokens: int) -> float:
 
 
 async def _paced_exchange(
-    limiter: AdaptiveLimiter, ticket: float, exchange: Exchange, messages: list[Message]
+    limiter: ExchangeGate, ticket: float, exchange: Exchange, messages: list[Message]
 ) -> Completion:
     """One exchange inside the concurrency gate. Every ticket ends once: a fault here, a rate
     limit or a success in `call_with_retries`."""

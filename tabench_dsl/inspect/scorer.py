@@ -199,7 +199,7 @@ async def _open_inspect_grader(
     from inspect_ai.model import get_model
 
     from ..grading.judges.decoding import decoding_params
-    from ..grading.transport import AdaptiveLimiter, RetryPolicy
+    from ..grading.transport import ExchangeGate, RetryPolicy
     from .judge import InspectModelJudge
 
     decoding = decoding_params(None, compiled.judge, compiled.settings.judge)
@@ -217,7 +217,7 @@ async def _open_inspect_grader(
             judge,
             writer=writer,
             policy=RetryPolicy(attempts=1, timeout=timeout),
-            limiter=AdaptiveLimiter(concurrency),
+            limiter=ExchangeGate(concurrency),
         )
 
 

@@ -25,7 +25,7 @@ from tabench_dsl.grading.judges.anthropic import AnthropicJudge
 from tabench_dsl.grading.judges.base import Completion, Judge, JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge
-from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import ExchangeGate, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "grade it"), Message("user", "the answer")]
 VERDICT = '{"verdict": "pass", "reason": "fine", "facets": {}}'
@@ -60,9 +60,7 @@ async def test_a_judge_with_only_the_required_parts_has_every_optional_capabilit
     judge = ScriptedJudge()
     assert (judge.exchange_timeout, judge.request_shape, judge.secrets) == (None, "", ())
     await judge.aclose()
-    completion, retries = await call_with_retries(
-        judge, MESSAGES, RetryPolicy(attempts=1), AdaptiveLimiter(1)
-    )
+    completion, retries = await call_with_retries(judge, MESSAGES, RetryPolicy(attempts=1), ExchangeGate(1))
     assert (completion.content, retries) == (VERDICT, 0)
 
 
@@ -152,13 +150,13 @@ def test_building_the_builtin_judge_loads_no_http_backend() -> None:
 async def test_client_errors_of_any_judge_are_mapped_and_retried() -> None:
     judge = ScriptedJudge(aiohttp.ServerDisconnectedError(), ConnectionResetError())
     completion, retries = await call_with_retries(
-        judge, MESSAGES, RetryPolicy(attempts=3, sleep=no_sleep), AdaptiveLimiter(1)
+        judge, MESSAGES, RetryPolicy(attempts=3, sleep=no_sleep), ExchangeGate(1)
     )
     assert (completion.content, retries, judge.calls) == (VERDICT, 2, 3)
 
     judge = ScriptedJudge(aiohttp.ServerDisconnectedError(), aiohttp.ServerDisconnectedError())
     with pytest.raises(TransportError) as info:
-        await call_with_retries(judge, MESSAGES, RetryPolicy(attempts=2, sleep=no_sleep), AdaptiveLimiter(1))
+        await call_with_retries(judge, MESSAGES, RetryPolicy(attempts=2, sleep=no_sleep), ExchangeGate(1))
     assert str(info.value) == (
         "connection to the judge failed (ServerDisconnectedError) (gave up after 2 attempts)"
     )

@@ -21,7 +21,7 @@ from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge, normalize_base_url, prompt_cache_key
 from tabench_dsl.grading.judges.replay import ReplayJudge
 from tabench_dsl.grading.judges.request_hash import request_sha256
-from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import ExchangeGate, RetryPolicy, call_with_retries
 
 MESSAGES = [
     Message("system", "You grade answers. Gold: four stages."),
@@ -64,10 +64,10 @@ def policy(attempts: int = 4, sleeps: Sleeps | None = None) -> RetryPolicy:
     return RetryPolicy(attempts=attempts, timeout=0.2, base_delay=0.01, max_delay=0.05, sleep=sleep)
 
 
-def limiter(sleeps: Sleeps | None = None) -> AdaptiveLimiter:
+def limiter(sleeps: Sleeps | None = None) -> ExchangeGate:
     """The gate and pacer, on the fake clock of `sleeps` (a pause for a Retry-After is one sleep)."""
     sleep = sleeps or Sleeps()
-    return AdaptiveLimiter(4, sleep=sleep, clock=sleep.clock)
+    return ExchangeGate(4, sleep=sleep, clock=sleep.clock)
 
 
 def openai_judge(server, session, **kw) -> OpenAIJudge:

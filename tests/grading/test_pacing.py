@@ -45,7 +45,7 @@ from tabench_dsl.grading.pacing.settings import (
     START_WINDOW,
     STUCK,
 )
-from tabench_dsl.grading.transport import AdaptiveLimiter, RateLimit, RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import ExchangeGate, RateLimit, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "-- CANDIDATE ANSWER --\nIngest")]
 REPLY = '{"verdict": "pass", "reason": "ok"}'
@@ -465,6 +465,45 @@ async def test_the_copy_of_the_bucket_does_not_count_requests_the_server_refused
     assert clock.now - started == pytest.approx(1 / 9.0, abs=0.002)  # one token's time, not two
 
 
+async def test_a_reply_read_first_does_not_free_what_the_requests_sent_beside_it_took():
+    """Requests sent at once reach the server in any order: the reply read first may be the one
+    counted first, its headers telling what was left before the others took theirs."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    first = pacer.start()
+    clock.now += 0.02
+    # 8 left of 10, whole again in 0.2 s: 5 a second at least, and room for 8 at once
+    pacer.on_success(first, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    burst = [await pacer.turn() for _ in range(8)]
+    assert clock.now == pytest.approx(first + 0.02)  # the copy of the bucket let all 8 go at once
+    clock.now += 0.02
+    # the last sent reached the server first: 7 left then, and the other 7 have taken them since
+    pacer.on_success(burst[-1], RateReading(requests_limit=10, requests_remaining=7, requests_reset=0.6))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started >= 0.5 / pacer.rate  # not at once: the bucket is (about) empty
+
+
+async def test_a_reply_slow_to_come_back_does_not_stall_the_senders():
+    """Its count is from before every request sent since (a slow judge's replies come back in any
+    order): read like a fresh one's, 30 of them would owe the bucket 3 s."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    slow = pacer.start()
+    clock.now += 0.01
+    first = pacer.start()
+    clock.now += 0.02
+    pacer.on_success(first, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    sent = []
+    for _ in range(30):  # 10 a second for 3 s, each answered
+        sent.append(await pacer.turn())
+        pacer.on_success(sent[-1], RateReading(requests_limit=10, requests_remaining=1, requests_reset=0.9))
+    pacer.on_success(slow, RateReading(requests_limit=10, requests_remaining=8, requests_reset=0.2))
+    started = clock.now
+    await pacer.turn()
+    assert clock.now - started < 0.5
+
+
 ONE_DEEP = RateReading(requests_limit=1, requests_remaining=0, requests_reset=0.2)
 
 
@@ -625,8 +664,10 @@ def openai_headers(remaining: int, reset: str, limit: int = 100) -> dict[str, st
     }
 
 
-def anthropic_headers(remaining: int, reset_in: float, limit: int = 100) -> dict[str, str]:
-    reset = (datetime.now(UTC) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
+def anthropic_headers(
+    remaining: int, reset_in: float, limit: int = 100, *, at: datetime | None = None
+) -> dict[str, str]:
+    reset = ((at or datetime.now(UTC)) + timedelta(seconds=reset_in)).isoformat().replace("+00:00", "Z")
     return {
         "anthropic-ratelimit-requests-limit": str(limit),
         "anthropic-ratelimit-requests-remaining": str(remaining),
@@ -662,7 +703,7 @@ async def test_a_429_burst_longer_than_the_retries_loses_nothing(judge_server, h
     server = await judge_server([limited_reply(protocol)] * 8 + [ok_reply(protocol, 50, 0.5)])
     judge = make_judge(protocol, server, http_session)
     policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 1
-    completion, retries = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
+    completion, retries = await call_with_retries(judge, MESSAGES, policy, ExchangeGate(4))
     assert completion.content == REPLY and retries == 8
     assert server.calls == 9 and server.rejections == []
 
@@ -673,9 +714,7 @@ async def test_faults_still_count_between_rate_limits(judge_server, http_session
     server = await judge_server([limited, Fault.ERROR_500, limited, limited, Fault.ERROR_500, REPLY])
     policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
     with pytest.raises(TransportError, match=r"HTTP 500.*\(gave up after 2 attempts\)"):
-        await call_with_retries(
-            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(4)
-        )
+        await call_with_retries(make_judge(protocol, server, http_session), MESSAGES, policy, ExchangeGate(4))
     assert server.calls == 5  # three rate limits waited out, two faults spent the attempts
 
 
@@ -684,7 +723,7 @@ async def test_a_503_with_retry_after_is_waited_out_not_counted(judge_server, ht
     server = await judge_server([busy] * 4 + [REPLY])
     policy = RetryPolicy(attempts=1, timeout=2, base_delay=0.01, max_delay=0.02)  # --retries 0
     judge = make_judge("openai", server, http_session)
-    completion, _ = await call_with_retries(judge, MESSAGES, policy, AdaptiveLimiter(4))
+    completion, _ = await call_with_retries(judge, MESSAGES, policy, ExchangeGate(4))
     assert completion.content == REPLY and server.calls == 5
 
 
@@ -696,36 +735,41 @@ async def test_the_rate_limit_deadline_ends_the_call_with_its_cause(judge_server
     with pytest.raises(
         TransportError, match=r"rate limited \(HTTP 429\).*still rate limited after \d+ s of waiting"
     ) as info:
-        await call_with_retries(
-            make_judge(protocol, server, http_session), MESSAGES, policy, AdaptiveLimiter(2)
-        )
+        await call_with_retries(make_judge(protocol, server, http_session), MESSAGES, policy, ExchangeGate(2))
     assert 0.4 <= time.monotonic() - started < 3.0
     assert info.value.status == 429 and KEY not in str(info.value)
     assert server.calls > 3  # more than the attempts: the rate limits were not counted as such
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-async def test_nothing_left_holds_the_next_request_until_the_reset(judge_server, http_session, protocol):
-    arrivals: list[float] = []
+async def test_nothing_left_holds_the_next_request_until_the_reset(protocol):
+    """In virtual time, each reading parsed from the headers the provider sends (a loaded machine
+    neither delays the sends nor shortens an RFC 3339 reset here)."""
+    clock = FakeTime()
+    pacer = Pacer(sleep=clock.sleep, clock=clock)
+    wall = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def reading(remaining: int, reset: float) -> RateReading | None:
+        if protocol == "openai":
+            return openai_reading(openai_headers(remaining, f"{round(reset * 1000)}ms", 4))
+        headers = anthropic_headers(remaining, reset, 4, at=wall)
+        return anthropic_reading(headers, now=wall.timestamp())
+
+    async def send() -> float:
+        return pacer.start() if pacer.idle else await pacer.turn()
+
     # a bucket of 4: 3 left, then none (whole again in 400 ms: 7.5 a second at least)
-    replies = [ok_reply(protocol, 3, 0.05, 4), ok_reply(protocol, 0, 0.4, 4), ok_reply(protocol, 3, 0.1, 4)]
-
-    def responder(body: dict[str, Any]) -> Raw:
-        arrivals.append(time.monotonic())
-        return replies[min(len(arrivals) - 1, 2)]
-
-    server = await judge_server(responder)
-    judge = make_judge(protocol, server, http_session)
-    limiter = AdaptiveLimiter(4)
-    policy = RetryPolicy(timeout=2)
-    for _ in range(3):
-        await call_with_retries(judge, MESSAGES, policy, limiter)
-    # after "3 left" the next request goes at once; after "0 left of 4, whole in 400 ms" it waits
-    # until the bucket holds one again, 1 / 7.5 s (an RFC 3339 reset is a time: what passed between
-    # the server writing it and the judge reading it is already waited, hence the margin)
-    assert arrivals[1] - arrivals[0] < 0.1
-    assert arrivals[2] - arrivals[1] >= 0.11
-    assert server.calls == 3  # and no 429 was needed to learn it
+    sends = [await send()]
+    clock.now += 0.02
+    pacer.on_success(sends[-1], reading(3, 0.05))
+    sends.append(await send())
+    clock.now += 0.02
+    pacer.on_success(sends[-1], reading(0, 0.4))
+    sends.append(await send())
+    # after "3 left" the next request goes at once (its reply back); after "0 left of 4, whole in
+    # 400 ms" it waits until the bucket holds one again: 1 / 7.5 s after the request it counted
+    assert sends[1] - sends[0] == pytest.approx(0.02)
+    assert sends[2] - sends[1] == pytest.approx(1 / 7.5)
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -750,7 +794,7 @@ async def test_a_bucket_one_request_deep_tells_its_rate_by_its_reset(judge_serve
 
     server = await judge_server(responder)
     judge = make_judge(protocol, server, http_session)
-    limiter = AdaptiveLimiter(8)
+    limiter = ExchangeGate(8)
     policy = RetryPolicy(timeout=2)
     await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(6)))
     # "none left of 1, whole in 200 ms" is the rate itself: 5 a second (the lower bound the
@@ -770,7 +814,7 @@ async def test_rpm_starts_with_a_small_burst_over_http(judge_server, http_sessio
 
     server = await judge_server(responder)
     judge = make_judge("openai", server, http_session)
-    limiter = AdaptiveLimiter(16, rate=RateLimit(rpm=1200))  # 20 a second
+    limiter = ExchangeGate(16, rate=RateLimit(rpm=1200))  # 20 a second
     policy = RetryPolicy(timeout=2)
     await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(30)))
     arrivals.sort()

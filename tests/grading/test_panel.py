@@ -29,7 +29,7 @@ from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.panel import Panel, Rule, decide
 from tabench_dsl.grading.runner import Grader, RunStats
-from tabench_dsl.grading.transport import AdaptiveLimiter
+from tabench_dsl.grading.transport import ExchangeGate
 from tabench_dsl.review.totals import compute_totals
 from tabench_dsl.store.light_records import iter_light_records
 from tabench_dsl.store.results import ResultsWriter, iter_records
@@ -57,7 +57,7 @@ async def grade_panel(
                 writer=writer,
                 cache=cache,
                 policy=fast_policy(timeout=timeout),
-                limiter=AdaptiveLimiter(8),
+                limiter=ExchangeGate(8),
                 env={},
             )
             stats = await grader.run(answers)

@@ -34,7 +34,7 @@ from tabench_dsl.grading.judges.base import JudgeParams, Message
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.openai import OpenAIJudge, prompt_cache_key
 from tabench_dsl.grading.runner import Grader
-from tabench_dsl.grading.transport import AdaptiveLimiter
+from tabench_dsl.grading.transport import ExchangeGate
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 from tabench_dsl.store.results import ResultsWriter, iter_records
@@ -214,7 +214,7 @@ async def grade_with(
                 writer=writer,
                 cache=cache,
                 policy=fast_policy(),
-                limiter=AdaptiveLimiter(concurrency),
+                limiter=ExchangeGate(concurrency),
                 env=env,
             )
             await grader.run(answers)

@@ -28,7 +28,7 @@ from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.judges.wire_errors import error_message, money_error, refused_field
 from tabench_dsl.grading.runner import Grader
-from tabench_dsl.grading.transport import AdaptiveLimiter
+from tabench_dsl.grading.transport import ExchangeGate
 from tabench_dsl.store.results import ResultsWriter, iter_records
 
 ANSWER = Answer("a", "h03", "azure")
@@ -128,7 +128,7 @@ async def _grade_with(judge_name: str, env: dict, out: Path, battery, answers, *
                 writer=writer,
                 cache=cache,
                 policy=fast_policy(),
-                limiter=AdaptiveLimiter(1),
+                limiter=ExchangeGate(1),
                 env=env,
             )
             stats = await grader.run(answers)

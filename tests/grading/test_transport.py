@@ -16,7 +16,7 @@ from tabench_dsl.grading.judges.client_errors import parse_retry_after
 from tabench_dsl.grading.judges.openai import OpenAIJudge
 from tabench_dsl.grading.pacing.settings import CLIMB_STEP
 from tabench_dsl.grading.transport import (
-    AdaptiveLimiter,
+    ExchangeGate,
     RateLimit,
     RetryPolicy,
     backoff_delay,
@@ -88,7 +88,7 @@ def test_parse_retry_after_forms():
 
 
 async def test_limiter_is_reentrant_per_task():
-    limiter = AdaptiveLimiter(1)
+    limiter = ExchangeGate(1)
     async with asyncio.timeout(1):
         async with limiter, limiter:
             assert limiter.in_flight == 1
@@ -109,7 +109,7 @@ async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
 
     server = await judge_server(slow)
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
-    limiter = AdaptiveLimiter(3)
+    limiter = ExchangeGate(3)
     policy = RetryPolicy(timeout=2)
     results = await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(12)))
     assert [r[0].content for r in results] == [REPLY] * 12
@@ -119,7 +119,7 @@ async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
 async def test_rate_limits_slow_the_pace_not_the_gate_over_http(judge_server, http_session):
     server = await judge_server([REPLY] * 5 + [Fault.RATE_LIMIT] * 2 + [REPLY])
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
-    limiter = AdaptiveLimiter(8)
+    limiter = ExchangeGate(8)
     policy = RetryPolicy(attempts=2, timeout=2, base_delay=0.01, max_delay=0.02)
     for _ in range(5):
         await call_with_retries(judge, MESSAGES, policy, limiter)
@@ -136,7 +136,7 @@ async def test_rate_limits_slow_the_pace_not_the_gate_over_http(judge_server, ht
 
 async def test_requests_per_minute_start_with_a_small_burst():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=2), sleep=clock.sleep, clock=clock)
+    limiter = ExchangeGate(4, rate=RateLimit(rpm=2), sleep=clock.sleep, clock=clock)
     for _ in range(3):
         await limiter.throttle()
     # One request at once, then one every 30 s: not a minute's worth (2) up front.
@@ -145,7 +145,7 @@ async def test_requests_per_minute_start_with_a_small_burst():
 
 async def test_requests_per_minute_burst_is_a_second_of_the_rate():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(4, rate=RateLimit(rpm=1200), sleep=clock.sleep, clock=clock)
+    limiter = ExchangeGate(4, rate=RateLimit(rpm=1200), sleep=clock.sleep, clock=clock)
     for _ in range(20):
         await limiter.throttle()
     assert clock.slept == []  # 20 a second: a second's worth goes at once
@@ -157,7 +157,7 @@ async def test_requests_per_minute_burst_is_a_second_of_the_rate():
 
 async def test_tokens_per_minute():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(4, rate=RateLimit(tpm=6000), sleep=clock.sleep, clock=clock)
+    limiter = ExchangeGate(4, rate=RateLimit(tpm=6000), sleep=clock.sleep, clock=clock)
     await limiter.throttle(60)  # the bucket holds a second's worth: 100 tokens
     await limiter.throttle(60)  # 40 left, 20 missing at 100 per second
     assert clock.slept == [pytest.approx(0.2)]
@@ -170,7 +170,7 @@ async def test_tokens_per_minute():
 
 async def test_no_budget_no_wait():
     clock = FakeTime()
-    limiter = AdaptiveLimiter(1, sleep=clock.sleep, clock=clock)
+    limiter = ExchangeGate(1, sleep=clock.sleep, clock=clock)
     for _ in range(50):
         await limiter.throttle(10_000)
     assert clock.slept == []
@@ -187,7 +187,7 @@ async def test_call_timeout_cuts_a_hanging_exchange(judge_server, http_session):
     judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=3600)
     sleeps = FakeTime()
     completion, retries = await call_with_retries(
-        judge, MESSAGES, RetryPolicy(timeout=0.2, sleep=sleeps.sleep), AdaptiveLimiter(2)
+        judge, MESSAGES, RetryPolicy(timeout=0.2, sleep=sleeps.sleep), ExchangeGate(2)
     )
     assert (completion.content, retries) == (REPLY, 1)
     assert len(server.requests) == 2
@@ -199,6 +199,6 @@ async def test_timeouts_exhausted_name_the_timeout(judge_server, http_session):
     sleeps = FakeTime()
     with pytest.raises(TransportError, match=r"no reply within 0.2 s \(gave up after 2 attempts\)"):
         await call_with_retries(
-            judge, MESSAGES, RetryPolicy(attempts=2, timeout=0.2, sleep=sleeps.sleep), AdaptiveLimiter(1)
+            judge, MESSAGES, RetryPolicy(attempts=2, timeout=0.2, sleep=sleeps.sleep), ExchangeGate(1)
         )
     assert len(server.requests) == 2 and len(sleeps.slept) == 1

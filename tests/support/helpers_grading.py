@@ -15,7 +15,7 @@ from tabench_dsl.core.records import Answer, Record
 from tabench_dsl.grading.cache import ReplyCache
 from tabench_dsl.grading.judges.factory import make_judge
 from tabench_dsl.grading.runner import Grader, RunStats
-from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy
+from tabench_dsl.grading.transport import ExchangeGate, RetryPolicy
 from tabench_dsl.language.battery import load_battery
 from tabench_dsl.language.render import compile_battery
 from tabench_dsl.store.results import ResultsWriter, iter_records
@@ -100,7 +100,7 @@ async def grade(
                 writer=writer,
                 cache=cache,
                 policy=policy or fast_policy(),
-                limiter=AdaptiveLimiter(concurrency),
+                limiter=ExchangeGate(concurrency),
                 env=env,
             )
             stats = await grader.run(answers)

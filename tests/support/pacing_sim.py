@@ -33,7 +33,7 @@ from tabench_dsl.grading.judges.base import Completion, Judge, JudgeInfo, JudgeP
 from tabench_dsl.grading.pacing import Pacer
 from tabench_dsl.grading.parallel.frames import Paced, Permit, Turn
 from tabench_dsl.grading.parallel.shared_pacer import PacerHost, RelayedPacer
-from tabench_dsl.grading.transport import AdaptiveLimiter, RetryPolicy, call_with_retries
+from tabench_dsl.grading.transport import ExchangeGate, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "an answer")]
 #: Seconds a frame takes between a worker and its parent, each way.
@@ -210,7 +210,7 @@ async def _grade(loop: VirtualLoop, server: Server, make: Callable[[VirtualLoop]
     lost = 0
     began = loop.now
 
-    async def sender(limiter: AdaptiveLimiter) -> None:
+    async def sender(limiter: ExchangeGate) -> None:
         nonlocal lost
         judge = SimJudge(server, rng)
         while not queue.empty():
@@ -251,10 +251,10 @@ def _rate_over(server: Server, first: float, last: float) -> float:
     return total
 
 
-def _limiters(loop: VirtualLoop, server: Server, pacer: Pacer) -> list[AdaptiveLimiter]:
+def _limiters(loop: VirtualLoop, server: Server, pacer: Pacer) -> list[ExchangeGate]:
     """One limiter on the pacer itself, or with `workers` one relayed to it per worker."""
     if server.workers == 1:
-        return [AdaptiveLimiter(server.concurrency, pacer=pacer)]
+        return [ExchangeGate(server.concurrency, pacer=pacer)]
     host = PacerHost(pacer)
     limiters = []
     for worker in range(server.workers):
@@ -264,7 +264,7 @@ def _limiters(loop: VirtualLoop, server: Server, pacer: Pacer) -> list[AdaptiveL
             loop.call_later(PIPE_DELAY, _at_parent, host, worker, frame, relayed[0])
 
         relayed.append(RelayedPacer(to_parent, clock=loop.time))
-        limiters.append(AdaptiveLimiter(server.concurrency, pacer=relayed[0]))
+        limiters.append(ExchangeGate(server.concurrency, pacer=relayed[0]))
     return limiters
 
 

@@ -102,13 +102,15 @@ class Climb:
         """The rates the bucket could refill at, from what it took since the climb's start and its
         refusal of the request sent at `ticket` (`bucket_bracket`): their middle (geometric), or
         the least when they are more than BRACKET_WIDTH apart (a bucket whose depth the slow
-        start overstated, or that never filled, bounds its rate from above only loosely)."""
+        start overstated, or that never filled, bounds its rate from above only loosely); the
+        middle however wide when the replay from the first send told the depth."""
         refused = set(evidence.limited[bisect.bisect_right(evidence.limited, self.since) :])
         start, end = bisect.bisect_right(sends, self.since), bisect.bisect_left(sends, ticket)
         taken = [sent for sent in sends[start:end] if sent not in refused]
-        least, most = self._from_the_start(ticket, sends, evidence) or bucket_bracket(
-            self.since, taken, ticket, self.depth
-        )
+        replayed = self._from_the_start(ticket, sends, evidence)
+        if replayed is not None:  # its depth is known: its bracket is tight both ways
+            return math.sqrt(replayed[0] * replayed[1])
+        least, most = bucket_bracket(self.since, taken, ticket, self.depth)
         return math.sqrt(least * most) if most <= BRACKET_WIDTH * least else least
 
     def _from_the_start(

@@ -24,7 +24,7 @@ import bisect
 import math
 from collections.abc import Callable
 
-from .settings import CANDIDATES, HORIZON, MIN_ACCEPTED, MIN_SPAN, SENDS_KEPT, SPACED
+from .settings import CANDIDATES, FASTEST_RISE, HORIZON, MIN_ACCEPTED, MIN_SPAN, SENDS_KEPT, SPACED
 
 
 class RateEvidence:
@@ -36,15 +36,17 @@ class RateEvidence:
         self.limited: list[float] = []  # send times of push-backs, sorted
         #: A slowly decaying maximum of the seconds from send to a success's reply.
         self.latency = 0.0
-        #: A slowly rising minimum of the same (a reply slower than it was late on its way).
+        #: A slowly rising minimum of the same (FASTEST_RISE: a reply slower was late on its way).
         self.fastest = float("inf")
+        self._fastest_at = 0.0
         self._pruned = 0.0
 
     def success(self, sent: float, now: float) -> None:
         """A reply came, `now`, to a request sent at `sent`."""
         _insert(self.ok, sent)
         self.latency = max(now - sent, self.latency * 0.99)
-        self.fastest = min(now - sent, self.fastest * 1.01)
+        rise = 1 + FASTEST_RISE * min(1.0, now - self._fastest_at)
+        self.fastest, self._fastest_at = min(now - sent, self.fastest * rise), now
         self._prune(now)
 
     def push_back(self, sent: float, now: float) -> None:

@@ -14,7 +14,7 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
     nothing answered          FIRST_TURN; once refused, LOW_PROBE times as slow
     nothing refused           a climb: ONE_DEEP_CLIMB a step with DOUBLING_SPARE 429s to spare,
                               else ONE_DEEP_STEP
-    settled, 429s to spare    held (`held`): a little above the gap answered, eased down an answer
+    settled, 429s to spare    held (`held`): HOLD_START above the gap answered, eased down an answer
                               and backed off a refusal, so about 2% of the requests are refused
                               for arriving early (the jitter of arrivals is measured, not assumed);
                               FELL_IN_A_ROW refusals in a row mean the limit fell (as below)
@@ -26,6 +26,9 @@ over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs
                               by more: a loaded machine) up to MOST_WIDENED times, eased back an
                               answer; a second refusal in a row there means the limit fell: a
                               step slower is taken for answered, and the bracket opens below
+
+Settled: answered over refused within SETTLED_WIDTH, or the two closer than that margin (probing
+between them would find the jitter of arrivals, not the rate).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from .settings import (
     FIRST_TURN,
     HOLD_BACKOFF,
     HOLD_EASING,
+    HOLD_START,
     LOW_PROBE,
     MARGIN_EASING,
     MARGIN_SHARE,
@@ -117,11 +121,13 @@ class GapBracket:
             return FIRST_TURN if refused is None else LOW_PROBE * refused
         if refused is None:
             return answered / (ONE_DEEP_CLIMB if self.spare >= DOUBLING_SPARE else ONE_DEEP_STEP)
-        settled = answered / refused <= SETTLED_WIDTH
+        # A bracket narrower than the margin the pace keeps anyway is no longer worth probing.
+        least_margin = min(self.jitter, MARGIN_SHARE * answered)
+        settled = answered / refused <= SETTLED_WIDTH or answered - refused <= least_margin
         if settled and self.spare >= 2:
-            self.held = answered * (1 + MARGIN_SHARE)
+            self.held = answered * (1 + HOLD_START)
             return self.held
-        margin = min(self.jitter, MARGIN_SHARE * answered) * self.widened
+        margin = least_margin * self.widened
         if settled or self.spare <= 0:
             return answered + margin
         # A probe within the bracket (never past what was answered, or it would prove nothing).

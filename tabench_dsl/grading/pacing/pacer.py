@@ -366,13 +366,24 @@ class Pacer:
     def _read(
         self, ticket: float, reading: RateReading, tokens_needed: int, now: float, *, taken: bool = True
     ) -> None:
-        """Rate and bucket copy from a reply's headers, when they tell and are the freshest."""
+        """Rate and bucket copy from a reply's headers, when they tell and are the freshest; one
+        sent just before the freshest, its bucket copy only when it has less left (requests sent
+        together reach the server in any order: the one sent last may have been counted first)."""
         bucket = header_limit(reading, tokens_needed, taken=taken)
-        if bucket is None or ticket < self._synced:
+        if bucket is None:
             return
-        self._synced = ticket
         rate, capacity, remaining = bucket
         schedule = self.schedule
+        if ticket < self._synced:
+            # Only one sent beside the freshest (a reply slow to come back may have had many
+            # requests sent after it that its count never saw: it would stall every sender).
+            beside = self._synced - ticket <= self.jitter
+            if beside and self.phase is Phase.FOLLOWING and schedule.rate is not None:
+                committed = self._committed_after(ticket, remaining, now, taken=taken)
+                if committed > schedule.committed:
+                    schedule.shift(committed)
+            return
+        self._synced = ticket
         # One deep, read after a request it took: its reset is its rate (`header_limit`).
         exact = taken and capacity < 2
         self._header_rate = rate if exact else self._header_rates.highest(now, rate, capacity)
@@ -384,14 +395,22 @@ class Pacer:
         if exact:
             self._told(ticket, reading, now, answered=True)
             return
-        # What is left now: what the server had after this request (its whole count: up to one
-        # less than it had, a margin for the jitter of arrivals), refilled since, less what was
-        # sent after it and not refused (the server counts those too).
-        taken_after = schedule.sends.taken_after(ticket)
-        level = min(schedule.capacity, remaining + schedule.rate * (now - ticket)) - taken_after
-        committed = now + (schedule.capacity - level) / schedule.rate
         # The turns already given (senders waiting for their time) stay given.
-        schedule.shift(committed)
+        schedule.shift(self._committed_after(ticket, remaining, now, taken=taken))
+
+    def _committed_after(self, ticket: float, remaining: float, now: float, *, taken: bool) -> float:
+        """The bucket copy's arrival time from `remaining` after the request sent at `ticket`:
+        what the server had after it (its whole count: up to one less than it had, a margin for
+        the jitter of arrivals), refilled since, less what was sent after it and not refused (the
+        server counts those too). Those sent up to `jitter` before it (or on the same clock tick)
+        may have reached it later, and taken what it left: up to `remaining` of them count too."""
+        sends = self.schedule.sends
+        schedule = self.schedule
+        assert schedule.rate is not None
+        beside = sends.taken_after(ticket - self.jitter) - sends.taken_after(ticket) - (1 if taken else 0)
+        taken_after = sends.taken_after(ticket) + min(max(0, beside), remaining)
+        level = min(schedule.capacity, remaining + schedule.rate * (now - ticket)) - taken_after
+        return now + (schedule.capacity - level) / schedule.rate
 
     def _told(self, ticket: float, reading: RateReading, now: float, *, answered: bool) -> None:
         """TOLD: its request is back `reset` after this one reached it (a push-back's: soon), the

@@ -21,9 +21,11 @@ CLIMB_STEP = 2**0.25
 CLIMB_TICK = 0.035
 #: The most steps one request's success takes (a sparse rate climbs by request, not by tick).
 MAX_STEPS_A_SEND = 4
-#: The climb's first turn, at most this long after its guess: about 3.6 a second, the pace below
-#: which a bucket one request deep costs one more 429 and above which it costs time.
-FIRST_TURN = 0.28
+#: The climb's first turn, at most this long after its guess (about 3.8 a second). A bucket one
+#: request deep refusing it is tried at LOW_PROBE times as slow, twice at most: 0.52 s and 1.04 s
+#: land just above the round limits a strict gateway sets (2 and 1 a second), where the two 429s
+#: it has left can find nothing closer.
+FIRST_TURN = 0.26
 #: Requests accepted between two push-backs that measure the rate however short their span.
 MEASURED = 4
 #: The widest bracket of rates (highest over lowest) whose middle the climb ends at; wider, the
@@ -39,12 +41,13 @@ CLIMB_RESTARTS = 3
 
 #: The climb's step an answer while no request was refused: a doubling where DOUBLING_SPARE 429s
 #: are spared (an answer below the server's rate costs a turn, a 429 only one of those), else a
-#: step a refusal brackets narrowly enough for the creep to close at little cost.
+#: step a refusal brackets narrowly enough for the creep to close at little cost (a third of an
+#: octave: a quarter spent 2.7% of a 10 a second run climbing from FIRST_TURN).
 ONE_DEEP_CLIMB = 2.0
-ONE_DEEP_STEP = 2**0.25
+ONE_DEEP_STEP = 2 ** (1 / 3)
 #: The 429s to spare from which the climb doubles: about 5 a second, 15 s of it; below, a doubling's
-#: refusal leaves a bracket too wide for the one 429 left (at 5/s: 94% doubling, 97.5% stepping;
-#: doubling from the first answer would give 10/s 96%, 20/s 95%, 50/s 91%, in virtual time).
+#: refusal leaves a bracket too wide for the one 429 left (at 5/s: 94.7% doubling, 97% stepping,
+#: in virtual time).
 DOUBLING_SPARE = 3
 #: The slow start's second refused, and the first turn too: the next is this many times as slow
 #: (twice: 1.8 a second, which a limit of 2 answers and the creep climbs from; a limit of 1 then
@@ -59,7 +62,9 @@ ONE_DEEP_CREEP = 2 ** (1 / 16)
 SPARED_REFUSALS = 2
 SPARED_SHARE = 0.04
 SPARED_SECONDS = 15.0
-#: A bracket this narrow (answered gap over refused gap) is settled: the pace stays (or is held).
+#: A bracket this narrow (answered gap over refused gap), or narrower than the margin a pace keeps
+#: (ARRIVAL_JITTER, MARGIN_SHARE of a turn at most: probing it would find the jitter, not the
+#: rate), is settled: the pace stays (or is held).
 SETTLED_WIDTH = 1.005
 #: Seconds a request may reach the server early against its turn (the jitter of the network and
 #: the event loop): a bucket holding nothing to absorb it is paced this much slower a turn.
@@ -74,8 +79,11 @@ LATE_KEPT = 64
 MOST_WIDENED = 4.0
 MARGIN_EASING = 0.99
 #: The margin is this share of a turn at most (at 50 a second, ARRIVAL_JITTER would be 15% of the
-#: limit); with 429s to spare, the held pace starts as much above the gap answered.
+#: limit).
 MARGIN_SHARE = 0.02
+#: With 429s to spare, the held pace starts this share above the gap answered (HOLD_EASING takes
+#: about 25 answers a 1% back: at 10 a second, 2% cost the target).
+HOLD_START = 0.01
 #: Settled with 429s to spare, the pace is held where about 2% of requests arrive early enough to
 #: be refused (a refusal there costs no time: the next request still goes a turn after the last
 #: one taken) (HOLD_EASING / (HOLD_EASING + HOLD_BACKOFF)): each answer shortens the gap by
@@ -129,6 +137,11 @@ MIN_SPAN = 0.25
 CANDIDATES = 8
 #: Successes a bound from successes alone is drawn over at most.
 SPACED = 16
+#: The fastest round trip rises this share a second (a slowly rising minimum: a reply slower
+#: than it most likely reached the server late; a loaded machine's round trips drift up). At 1% a
+#: success (30% a second at 30/s) it soon forgot the fastest, took late arrivals for punctual ones,
+#: and a strict gateway with headers refused 12-20%; per second, a slow pace still follows a drift.
+FASTEST_RISE = 0.02
 #: Successes a span must prove to count beside a longer one (so +-1 is at most 5% of it).
 MIN_ACCEPTED = 20
 #: Send times a `SendLog` keeps (at least).
