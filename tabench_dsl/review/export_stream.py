@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sys
 import tempfile
 from array import array
 from collections.abc import Callable, Iterator
@@ -49,18 +48,40 @@ from .export import CSV_HEADER, csv_row, row_values
 _ROWS_A_WRITE = 4096
 
 
-def standing_positions(results: Path, *, on_problem: Callable[[str], None]) -> dict[tuple[str, str], int]:
-    """(system, question) -> the 0-based position, among the records of `results`, of that pair's
-    last record. Bad lines go to `on_problem`, as `iter_records` reports them."""
-    last: dict[tuple[str, str], int] = {}
-    intern = sys.intern  # a question's name is shared by every system's pair: kept once
+class StandingPositions:
+    """(system, question) -> the 0-based position, among a file's records, of that pair's last
+    record: each name numbered once, the positions in a `PairTable` (a few bytes a pair, where a
+    dict of pairs costs a hundred)."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self.table = PairTable()
+
+    def note(self, system: str, question: str, position: int) -> None:
+        number, numbers = self.numbers.setdefault, self.numbers
+        self.table.put(number(system, len(numbers)), number(question, len(numbers)), position)
+
+    def get(self, pair: tuple[str, str]) -> int | None:
+        s, q = self.numbers.get(pair[0]), self.numbers.get(pair[1])
+        position = self.table.get(s, q) if s is not None and q is not None else -1
+        return position if position >= 0 else None
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def standing_positions(results: Path, *, on_problem: Callable[[str], None]) -> StandingPositions:
+    """Each pair's last record's position among the records of `results`. Bad lines go to
+    `on_problem`, as `iter_records` reports them."""
+    last = StandingPositions()
+    note = last.note
     for position, record in enumerate(iter_records(results, on_problem=on_problem)):
-        last[(intern(record.system), intern(record.question))] = position
+        note(record.system, record.question, position)
     return last
 
 
 def standing_records(
-    results: Path, positions: dict[tuple[str, str], int], decisions: list[Decision]
+    results: Path, positions: StandingPositions, decisions: list[Decision]
 ) -> Iterator[Record]:
     """The record at each pair's position in `positions`, in file order, with that pair's
     `decisions` applied (`apply_decisions`)."""
