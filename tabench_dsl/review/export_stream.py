@@ -103,13 +103,15 @@ def _by_pair(decisions: list[Decision]) -> dict[tuple[str, str], list[Decision]]
 
 class _Part(msgspec.Struct):
     """What a range's process hands back: its names (numbered in order), each pair's last record
-    among the range's (`PairTable`), where each row starts in its part file, and its bad lines
-    (numbered from the range's first line)."""
+    among the range's (`PairTable`), where each row starts in its part file, and its bad lines:
+    the first range's worded as `iter_records` words them (`worded`: its numbers are the file's),
+    a later range's numbered from the range's first line (`bad`)."""
 
     names: list[str]
     last: PairTable
     starts: array
     bad: list[tuple[int, BadLine]]
+    worded: list[str]
 
 
 def write_standing_csv(
@@ -155,11 +157,13 @@ def _write_range(
     number = numbers.setdefault
     last, starts = PairTable(), array("Q")
     bad: list[tuple[int, BadLine]] = []
+    worded: list[str] = []
+    # The file's first range says each problem as `iter_records` does at once: a file that is no
+    # results file at all (an answers file by mistake) stops at its first line, not its last.
+    on_bad = bad_line_reporter(results, worded.append) if start == 0 else lambda n, why: bad.append((n, why))
     rows: list[bytes] = []
     at = 0
-    for position, record in enumerate(
-        decoded_lines(results, record_decoder, lambda n, why: bad.append((n, why)), start=start, stop=stop)
-    ):
+    for position, record in enumerate(decoded_lines(results, record_decoder, on_bad, start=start, stop=stop)):
         system, question = record.system, record.question
         last.put(number(system, len(numbers)), number(question, len(numbers)), position)
         if by_pair:
@@ -174,7 +178,7 @@ def _write_range(
             rows.clear()
     file.write(b"".join(rows))
     file.flush()
-    return _Part(list(numbers), last, starts, bad)
+    return _Part(list(numbers), last, starts, bad, worded)
 
 
 def _report(
@@ -183,6 +187,8 @@ def _report(
     """Each range's bad lines, numbered from the file's first line, to `on_problem` in order."""
     report = bad_line_reporter(results, on_problem)
     for (start, _), part in zip(ranges, parts, strict=True):
+        for problem in part.worded:
+            on_problem(problem)
         before = _lines_before(results, start) if part.bad else 0
         for number, why in part.bad:
             report(before + number, why)
