@@ -50,9 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.safe_open import replacing
     from ..outputs import check_output
     from ..review.export import is_export_file, write_records
-    from ..review.export_stream import standing_positions, standing_records
+    from ..review.export_stream import standing_positions, standing_records, write_standing_csv
     from ..store.decisions import decisions_path, load_decisions
 
     if not args.results.is_file():
@@ -72,15 +73,21 @@ def run(args: argparse.Namespace) -> int:
         inputs={"the results file it reads": args.results, "the decisions file it reads": decisions_file},
     )
     problems: list[str] = []
-    # Two passes over the file (review/export_stream.py): memory grows with the pairs, not the texts.
-    positions = standing_positions(args.results, on_problem=problems.append)
-    for problem in problems:
-        print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     decisions = load_decisions(decisions_file) if decisions_file.is_file() else []
-    records = standing_records(args.results, positions, decisions)
     try:
-        rows = write_records(records, args.out, args.fmt, standing=True)
+        if args.fmt == "csv":  # one read over the file's byte ranges (review/export_stream.py)
+            with replacing(args.out) as sink:
+                rows = write_standing_csv(
+                    args.results, decisions, sink, parts_in=args.out.parent, on_problem=problems.append
+                )
+        else:  # two passes over the file: memory grows with the pairs, not the texts
+            positions = standing_positions(args.results, on_problem=problems.append)
+            records = standing_records(args.results, positions, decisions)
+            rows = write_records(records, args.out, args.fmt, standing=True)
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        for problem in problems:
+            print(f"tabench: warning: {shown(problem)} (skipped)", file=sys.stderr)
     print(f"wrote {shown(str(args.out))}: {rows} record(s) as {args.fmt}")
     return 1 if problems else 0

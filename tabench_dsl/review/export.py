@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from ..core.extras import require
-from ..core.records import Record
+from ..core.records import Attempt, JudgeInfo, Record
 from ..core.safe_open import replacing
 from .costs import Spend, judged_attempts
 from .outcomes import BOUND_DECIMALS, latest, outcome
@@ -69,54 +69,73 @@ RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
 #: The columns of an export written before `tags` and `cost_usd` were added: such a file is still
 #: one tabench wrote, and a new export may replace it.
 EARLIER_COLUMNS = tuple(name for name, _ in RECORD_COLUMNS[:-2])
+COLUMN_NAMES = tuple(name for name, _ in RECORD_COLUMNS)
+#: The first line of an exported CSV (no column's name needs quoting).
+CSV_HEADER = (",".join(COLUMN_NAMES) + "\n").encode()
 #: The key under which a Parquet file's schema metadata says tabench wrote it.
 PARQUET_MARK = b"tabench.export"
 FORMATS = ("csv", "parquet")
-
-
-def record_rows(records: Iterable[Record]) -> Iterator[dict[str, Any]]:
-    """One row (column -> value) per standing record of `records`, in the order they stand."""
-    return standing_rows(latest(records).values())
 
 
 def standing_rows(standing: Iterable[Record]) -> Iterator[dict[str, Any]]:
     """One row (column -> value) per record of `standing`, each already the standing record of its
     pair (`export_stream` reads them so, one at a time), in their order."""
     for record in standing:
-        decision = record.decision
-        calls = [a for a in record.attempts if not a.cache_hit and (a.raw is not None or a.error is not None)]
-        yield {
-            "system": record.system,
-            "question": record.question,
-            "verdict": outcome(record),
-            "tool_verdict": record.verdict,
-            "decided_by": decision.reviewer if decision is not None else None,
-            "decision_note": decision.note if decision is not None else None,
-            "cause": record.cause,
-            "tier": record.tier,
-            "reason": record.reason,
-            "answer": record.answer,
-            "judge": record.judge.describe(),
-            "judge_backend": record.judge.backend,
-            "judge_model": record.judge.model,
-            "battery": record.battery,
-            "prompt_sha256": record.prompt_sha256,
-            "time": record.time,
-            "attempts": len(record.attempts),
-            "judge_calls": len(calls),
-            "cache_hits": sum(1 for a in record.attempts if a.cache_hit),
-            "format_retries": sum(1 for a in record.attempts if a.kind == "format"),
-            "stern_retries": sum(1 for a in record.attempts if a.kind == "stern"),
-            "prompt_tokens": sum(a.tokens.prompt for a in calls),
-            "completion_tokens": sum(a.tokens.completion for a in calls),
-            "cached_prompt_tokens": sum(a.tokens.cached_prompt for a in calls),
-            "injection_suspect": record.injection_suspect,
-            "warnings": "; ".join(record.warnings),
-            "tolerated": "; ".join(record.tolerated),
-            "facets": msgspec.json.encode(dict(sorted(record.facets.items()))).decode(),
-            "tags": "; ".join(record.tags),
-            "cost_usd": record_cost(record),
-        }
+        yield dict(zip(COLUMN_NAMES, row_values(record), strict=True))
+
+
+def row_values(record: Record) -> list[Any]:
+    """The values of `record`'s row, in the order of `RECORD_COLUMNS` (the one home of what each
+    column holds: the rows above and `csv_row` below read it)."""
+    decision = record.decision
+    attempts = record.attempts
+    calls = [a for a in attempts if not a.cache_hit and (a.raw is not None or a.error is not None)]
+    hits = formats = sterns = 0
+    for attempt in attempts:
+        hits += attempt.cache_hit
+        kind = attempt.kind
+        formats += kind == "format"
+        sterns += kind == "stern"
+    prompt = completion = cached = 0
+    for call in calls:
+        tokens = call.tokens
+        prompt += tokens.prompt
+        completion += tokens.completion
+        cached += tokens.cached_prompt
+    judge = record.judge
+    facets = record.facets
+    return [
+        record.system,
+        record.question,
+        outcome(record),
+        record.verdict,
+        decision.reviewer if decision is not None else None,
+        decision.note if decision is not None else None,
+        record.cause,
+        record.tier,
+        record.reason,
+        record.answer,
+        judge.describe(),
+        judge.backend,
+        judge.model,
+        record.battery,
+        record.prompt_sha256,
+        record.time,
+        len(attempts),
+        len(calls),
+        hits,
+        formats,
+        sterns,
+        prompt,
+        completion,
+        cached,
+        record.injection_suspect,
+        "; ".join(record.warnings),
+        "; ".join(record.tolerated),
+        msgspec.json.encode(dict(sorted(facets.items())) if facets else facets).decode(),
+        "; ".join(record.tags),
+        _cost(record, judge, calls),
+    ]
 
 
 def record_cost(record: Record) -> float | None:
@@ -127,6 +146,22 @@ def record_cost(record: Record) -> float | None:
         if not attempt.cache_hit and (attempt.raw is not None or attempt.error is not None):
             spend.add_call(attempt.tokens, judge)
     return spend.cost()
+
+
+def _cost(record: Record, judge: JudgeInfo, calls: list[Attempt]) -> float | None:
+    """`record_cost`, without its sum where it is known at once: a record of one judge asked once
+    (nearly every record) with no call made, or a judge that bills nothing (`Spend.add_call`: 0),
+    or one whose price is unknown (None)."""
+    if record.panel is msgspec.UNSET and record.repeats is msgspec.UNSET and record.audit is msgspec.UNSET:
+        if not calls or judge.deterministic:
+            return ZERO_COST
+        if judge.price is None:
+            return None
+    return record_cost(record)
+
+
+#: What a record with nothing billed costs, as `Spend.cost` gives it.
+ZERO_COST = Spend().cost()
 
 
 def system_rows(totals: Totals) -> tuple[list[str], list[dict[str, Any]]]:
@@ -239,6 +274,37 @@ def _csv_cell(value: Any) -> str:
     return _csv_field(_csv_value(value))
 
 
+def csv_row(values: list[Any]) -> str:
+    """One export row (`row_values`) as `csv_lines` writes it, with its line break. A row whose
+    texts need no quoting and start no formula (most rows) is joined as it is; any other takes
+    `_csv_cell` for each field."""
+    cell = _csv_cell
+    if _changes(values):
+        return ",".join([cell(value) for value in values]) + "\n"
+    plain = [
+        v if type(v) is str else "" if v is None else str(v) if type(v) is int else cell(v) for v in values
+    ]
+    return ",".join(plain) + "\n"
+
+
+def _changes(values: list[Any]) -> bool:
+    """Whether `_csv_cell` changes any text of `values`: one holds a character that makes it quoted,
+    or starts like a formula. The texts are looked at joined, each after a NUL (a NUL inside a text
+    can only make the answer yes, and then each cell is taken as `_csv_cell` takes it)."""
+    joined = "\x00" + "\x00".join([value for value in values if type(value) is str])
+    return (
+        "," in joined
+        or '"' in joined
+        or "\n" in joined
+        or "\r" in joined
+        or any(map(joined.__contains__, _FORMULA_AFTER_NUL))
+    )
+
+
+#: A formula's first characters (`FORMULA_STARTS`) after the NUL `_changes` puts before each text.
+_FORMULA_AFTER_NUL = tuple("\x00" + start for start in FORMULA_STARTS)
+
+
 def _csv_value(value: Any) -> Any:
     if value is None:
         return ""
@@ -259,19 +325,19 @@ def write_records(records: Iterable[Record], out: str | Path, fmt: str, *, stand
     if fmt == "parquet":
         pyarrow = require("pyarrow", extra="parquet", purpose="export --format parquet")
         parquet = require("pyarrow.parquet", extra="parquet", purpose="export --format parquet")
-    rows = standing_rows(records) if standing else record_rows(records)
-    columns = [name for name, _ in RECORD_COLUMNS]
+    standing_ones = records if standing else latest(records).values()
     if fmt == "csv":
-        written = [-1]  # the header is no row
+        written = [0]
 
         def write_csv(f: Any) -> None:
-            for line in csv_lines(columns, rows):
-                f.write(line.encode("utf-8"))
+            f.write(CSV_HEADER)
+            for record in standing_ones:
+                f.write(csv_row(row_values(record)).encode("utf-8"))
                 written[0] += 1
 
         _replace(out, write_csv)
         return written[0]
-    listed = list(rows)
+    listed = list(standing_rows(standing_ones))
     table = _arrow_table(pyarrow, listed)
     _replace(out, lambda f: parquet.write_table(table, f))
     return len(listed)

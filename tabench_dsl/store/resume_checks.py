@@ -29,6 +29,7 @@ once nothing is refused, so a refusal changes nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
+from .line_ranges import line_ranges, map_ranges, processes_for
 from .results_index import measure, open_index
 
 _T1_TIER = re.compile(rb'"tier"\s*:\s*"t1"')
@@ -123,17 +125,29 @@ def _decode(body: bytes) -> _Found | None:
 
 def _scan(path: Path, start: int, end: int | None, found: _Found) -> _Found:
     """`found` with the T1 records, rules and scorers of the file's bytes from `start` to `end`
-    (None: to its end) added."""
-    rules = set(found.rules)
-    scorers = set(found.scorers)
+    (None: to its end) added: its ranges of whole lines scanned side by side
+    (`line_ranges.processes_for`), their counts added and their names put together."""
+    ranges = line_ranges(path, processes_for(path, start, end), start, end)
+    parts = map_ranges(functools.partial(_scan_range, path), ranges)
+    found.tiers += sum(part.tiers for part in parts)
+    found.named += sum(part.named for part in parts)
+    found.rules = sorted({*found.rules, *(rule for part in parts for rule in part.rules)})
+    found.scorers = sorted({*found.scorers, *(scorer for part in parts for scorer in part.scorers)})
+    return found
+
+
+def _scan_range(path: Path, start: int, end: int) -> _Found:
+    """The T1 records, rules and scorers of the file's bytes from `start` to `end`."""
+    found = _Found()
+    rules: set[str] = set()
+    scorers: set[str] = set()
     with path.open("rb") as f:
         f.seek(start)
-        left = None if end is None else end - start
+        left = end - start
         rest = b""
         while True:
-            block = f.read(_BLOCK if left is None else min(_BLOCK, left))
-            if left is not None:
-                left -= len(block)
+            block = f.read(min(_BLOCK, left))
+            left -= len(block)
             data = rest + block
             cut = data.rfind(b"\n") + 1 if block else len(data)
             lines, rest = data[:cut], data[cut:]

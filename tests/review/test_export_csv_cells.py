@@ -9,7 +9,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.review.export import csv_text
+from tabench_dsl.review.export import csv_row, csv_text
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -47,3 +47,15 @@ def test_each_cell_is_written_by_the_rule(rows: list[list[object]]) -> None:
     assert text == expected
     parsed = list(csv.reader(io.StringIO(text, newline="")))
     assert len(parsed) == len(rows) + 1
+
+
+# A NUL beside a formula's first character: `csv_row` looks at a row's texts joined with NULs.
+row_texts = st.text(alphabet=st.sampled_from(list("ab ,\"\r\n=+-@\t'é\x00")), max_size=8)
+
+
+@settings(derandomize=True, max_examples=300)
+@given(
+    st.lists(st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(0, 1), row_texts), max_size=12)
+)
+def test_an_export_row_is_written_by_the_rule(values: list[object]) -> None:
+    assert csv_row(values) == ",".join(by_the_rule(v) for v in values) + "\n"

@@ -60,3 +60,30 @@ def test_records_appended_after_the_first_pass_are_left_out(tmp_path: Path) -> N
             f.write(msgspec.json.encode(record) + b"\n")
     standing = list(standing_records(path, positions, []))
     assert [(r.question, r.verdict) for r in standing] == [("q1", "pass"), ("q2", "fail")]
+
+
+def test_export_read_in_ranges_by_processes_writes_the_same_file(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Forced to three processes (each a third of the file's bytes): pairs graded again in a later
+    range and in their own, a bad line in the last range, decisions: the rows a single read gives."""
+    records = many_results(240, systems=3)
+    regraded = [
+        make_record(r.system, r.question, "fail", prompt_sha256=r.prompt_sha256) for r in records[::37]
+    ]
+    records = records[:120] + regraded[:2] + records[120:] + [records[5], *regraded[2:]]
+    path = write_results(tmp_path / "run.jsonl", records[:200])
+    with open(path, "ab") as f:
+        f.write(b'{"system": "sys-00"}\n')
+        f.write(b"".join(msgspec.json.encode(r) + b"\n" for r in records[200:]))
+    decided = records[-1]
+    decisions = [decision(decided.system, decided.question, "pass", decided.prompt_sha256, "settled")]
+    (tmp_path / "run.decisions.jsonl").write_bytes(
+        b"".join(msgspec.json.encode(d) + b"\n" for d in decisions)
+    )
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "3")
+    assert main(["export", str(path), "--format", "csv", "--out", str(tmp_path / "out.csv")]) == 1
+    assert "run.jsonl:201:" in capsys.readouterr().err  # numbered from the file's first line
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "1")
+    whole = apply_decisions(list(iter_records(path)), decisions)
+    assert write_records(whole, tmp_path / "expected.csv", "csv") == 240
+    assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "expected.csv").read_bytes()

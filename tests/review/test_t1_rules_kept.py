@@ -11,7 +11,7 @@ import pytest
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.store.results_index import index_path
-from tabench_dsl.store.resume_checks import check_t1_rule, recorded_t1_rules
+from tabench_dsl.store.resume_checks import check_t1_rule, recorded_gradings, recorded_t1_rules
 
 
 @pytest.fixture(autouse=True)
@@ -62,3 +62,21 @@ def test_a_refusal_writes_nothing(tmp_path: Path) -> None:
     assert not index_path(results).exists()
     check_t1_rule(results, "v1", recorded_t1_rules(results))
     assert index_path(results).is_file()
+
+
+def test_a_scan_over_ranges_read_side_by_side_finds_what_one_read_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forced to three processes, each a third of the file's bytes: T1 records naming no rule in
+    the first third only, a rule and a scorer in the last only, counted and named as one read does."""
+    results = tmp_path / "r.jsonl"
+    lines = [line(f"q{n}", "t1", None) for n in range(20)] + [
+        line(f"q{n}", "t2", None) for n in range(20, 40)
+    ]
+    scored = json.dumps({"system": "a", "question": "q99", "tier": "t1", "t1_rule": "v2", "scorer": "s-2"})
+    results.write_text("".join(lines) + scored + "\n")
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "3")
+    split = recorded_gradings(results, keep=False)
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "1")
+    assert split == recorded_gradings(results, keep=False)
+    assert split.t1_rules == {"v1", "v2"} and split.scorers == {"s-2"}
