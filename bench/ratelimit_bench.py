@@ -22,7 +22,10 @@
 4. Prints, per point: goodput as a share of what the bucket could have given (successful judge
    calls, as the server saw them, over `burst + rate x span`, span from the first request to the
    last success: the initial burst is not counted as speed), 429s as a share of judge calls, and
-   answers lost (records that ended `error`, or no record at all).
+   answers lost (records that ended `error`, or no record at all). At a bucket one request deep,
+   also the arrival jitter the mock saw (`arrival_jitter`: how far each gap after the last request
+   taken strays from the running median, 90th and 99th percentile), which the simulator's network
+   (`tests/support/pacing_sim.py`) is calibrated to.
 
 `--sweep`: every limit of 5, 20, 100 and 500 a second, each with a burst of 1 s and of 0.2 s of it,
 with and without headers, plus a tokens-per-minute limit (100 requests' worth a second), plus the
@@ -50,6 +53,7 @@ import json
 import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,6 +123,8 @@ async def serve(
     cost = TOKENS_PER_CALL if tokens else 1
     bucket = Bucket(rate * cost, max(1.0, rate * burst) * cost)
     stats = {"ok": 0, "limited": 0, "first": None, "last_ok": None, "burst": bucket.burst / cost}
+    #: (arrival, taken) of every request, for the arrival jitter (`arrival_jitter`)
+    arrivals: list[tuple[float, bool]] = []
 
     def rate_headers() -> dict[str, str]:
         if not headers:
@@ -136,13 +142,15 @@ async def serve(
     async def handle(request: web.BaseRequest) -> web.Response:
         await request.read()
         if request.method == "GET" and request.path == "/stats":
-            return web.json_response(stats)
+            return web.json_response({**stats, "arrivals": arrivals})
         if request.method != "POST":
             return web.Response(status=404)
         now = time.monotonic()
         if stats["first"] is None:
             stats["first"] = now
-        if not bucket.take_cost(cost):
+        taken = bucket.take_cost(cost)
+        arrivals.append((now, taken))
+        if not taken:
             stats["limited"] += 1
             wait = retry_after or max(1, math.ceil((cost - bucket.level) / bucket.rate))
             extra = {"retry-after": f"{wait:g}", "content-type": "application/json", **rate_headers()}
@@ -177,6 +185,24 @@ def stats_of(url: str) -> dict:
         return json.loads(reply.read())
 
 
+def arrival_jitter(arrivals: list[tuple[float, bool]]) -> tuple[float, float]:
+    """Seconds the arrivals the server saw stray from an even pace (a bucket one request deep is
+    paced a gap after the last request it took): each arrival's gap after the last one taken
+    against the running median of nine such gaps, over the last two thirds of the run (the bracket
+    found), the 90th and the 99th percentile of how far off; zeros for fewer than thirty."""
+    gaps, last = [], None
+    for at, taken in arrivals:
+        if last is not None:
+            gaps.append(at - last)
+        if taken:
+            last = at
+    gaps = gaps[len(gaps) // 3 :]
+    if len(gaps) < 20:
+        return 0.0, 0.0
+    off = sorted(abs(gap - statistics.median(gaps[max(0, i - 4) : i + 5])) for i, gap in enumerate(gaps))
+    return off[int(0.9 * (len(off) - 1))], off[int(0.99 * (len(off) - 1))]
+
+
 def run_virtual(work: Path, battery: Path, point: dict, args, run: int) -> dict:
     """One point in virtual time: the real pacer, transport and shared pacer against a simulated
     bucket (`tests/support/pacing_sim.py`), seeded by the run's number."""
@@ -190,6 +216,7 @@ def run_virtual(work: Path, battery: Path, point: dict, args, run: int) -> dict:
     server.workers, server.seed, server.latency = workers, run, args.latency_ms / 1000.0
     figures = simulate(server)
     return {
+        "jitter": arrival_jitter(server.arrivals),
         **point,
         "status": 0,
         "wall": time.perf_counter() - started,
@@ -258,6 +285,7 @@ def run_one(work: Path, battery: Path, point: dict, args, run: int = 0) -> dict:
     span = (stats["last_ok"] or 0) - (stats["first"] or 0)
     goodput = stats["ok"] / span if span > 0 else 0.0
     return {
+        "jitter": arrival_jitter(stats["arrivals"]),
         **point,
         "status": status,
         "wall": wall,
@@ -311,6 +339,11 @@ def worst(results: list[dict]) -> dict:
     return min(results, key=lambda result: (met(result), result["share"], -result["limited"]))
 
 
+def one_deep(point: dict) -> bool:
+    """A bucket one request deep (a burst of one request)."""
+    return point["rate"] * point["burst"] <= 1
+
+
 def describe(result: dict) -> str:
     """One point's line of the table."""
     what = "tokens" if result["limits"] == "tokens" else "req"
@@ -320,6 +353,11 @@ def describe(result: dict) -> str:
         f"({result['share']:6.1%} of the "
         f"bucket)  429s {result['limited']:>5} ({result['limited_share']:5.1%} of {result['calls']:>5})  "
         f"lost {result['lost']}  wall {result['wall']:5.1f} s  (load {result['load']:.2f})"
+        + (
+            "  arrival jitter p90 {:.1f} ms, p99 {:.1f} ms".format(*(1000 * off for off in result["jitter"]))
+            if one_deep(result)
+            else ""
+        )
     )
 
 

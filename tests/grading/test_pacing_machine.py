@@ -188,8 +188,8 @@ def sweep_points() -> list:
     """The rate-limit bench's sweep (`bench/ratelimit_bench.py --sweep`), one and two workers, and
     the 2,000 answers at 100 a second with a 20-request burst; the misses still known xfail."""
     known_short = {
-        (50.0, 1.0, False): "one deep at 50/s: the simulated network's arrival jitter (1.6 ms, 8% of a "
-        "turn) holds it near 89%: at most 5% refused needs a gap 5.5% longer than the turn",
+        (50.0, 1.0, False): "one deep at 50/s: the arrival jitter the bench's mock measured (p99 1-2.5 "
+        "ms, 5-12% of a turn; `support.pacing_sim`) holds it near 88%, as in real runs",
     }
     points = []
     for workers in (1, 2):

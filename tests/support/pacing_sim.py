@@ -6,14 +6,14 @@ a Retry-After of an hour, a limit that halves mid-run, a clock step) are each a 
 
     answers     `Server.answers` calls of `transport.call_with_retries`, `concurrency` at once, each
                 with a `SimJudge` whose exchange reaches the server after a network delay (seeded
-                jitter, and `lag`: a loaded machine's), is refused at once (429) or answered after
-                `latency`
+                jitter as the bench's mock measured it, and `lag`: a loaded machine's), is refused
+                at once (429) or answered after `latency`
     the server  a token bucket `rate` a second, `depth` requests deep, full at first (`Bucket`);
                 a 429 carries a Retry-After (`retry_after`: "token" for whole seconds until a
                 token, as `bench/ratelimit_bench.py`'s mock, None for none, or a number), and with
                 `headers` every reply carries the bucket's state as OpenAI's headers tell it
     workers     2: two groups of senders, each with a `RelayedPacer` relayed to one `PacerHost`
-                through a simulated pipe (`PIPE_DELAY` each way), as `--workers 2`
+                through a simulated pipe (`PIPE_DELAY` each way, and `pipe_jitter`), as `--workers 2`
     figures     `Figures`: the share of what the bucket could give (the bench's definition), the
                 429s, and the answers lost
 """
@@ -36,8 +36,11 @@ from tabench_dsl.grading.parallel.shared_pacer import PacerHost, RelayedPacer
 from tabench_dsl.grading.transport import ExchangeGate, RetryPolicy, call_with_retries
 
 MESSAGES = [Message("system", "You grade answers."), Message("user", "an answer")]
-#: Seconds a frame takes between a worker and its parent, each way.
+#: Seconds a frame takes between a worker and its parent, each way, at least.
 PIPE_DELAY = 0.0003
+#: Seconds a request takes to reach the server at least, and the longest stall (`Server.jitter`).
+NETWORK_DELAY = 0.0004
+STALL = 0.005
 
 
 class _TimeTravel(selectors.SelectSelector):
@@ -108,6 +111,15 @@ class Server:
     seed: int = 0
     #: Mean seconds of a send's extra delay (exponential: a loaded machine's event loop), 0: none.
     lag: float = 0.0
+    #: The network's delay on the way to the server: NETWORK_DELAY, plus an exponential delay of
+    #: mean `jitter`, plus, for a share `stalls` of the sends, up to STALL more (the machine busy
+    #: elsewhere). Measured on the bench's mock (`bench/ratelimit_bench.py`, its arrival jitter):
+    #: one worker, 10/s and 50/s one deep, the gaps strayed p90 0.5-0.7 ms, p99 0.9-2.5 ms.
+    jitter: float = 0.00035
+    stalls: float = 0.01
+    #: Mean seconds of a frame's extra delay between a worker and its parent (exponential): two
+    #: workers on a shared machine strayed p95 2.7-3.2 ms, p99 3.5-5.3 ms.
+    pipe_jitter: float = 0.0007
     #: (seconds after the start, rate from then on)
     schedule: tuple[tuple[float, float], ...] = ()
     #: (seconds after the start, seconds the pacer's clock jumps then): a clock step
@@ -117,6 +129,8 @@ class Server:
     first: float | None = None
     last_ok: float = 0.0
     bucket: Bucket | None = field(default=None, repr=False)
+    #: (arrival, taken) of every request, as the bench's mock records them
+    arrivals: list[tuple[float, bool]] = field(default_factory=list, repr=False)
 
     def arrive(self, now: float) -> bool:
         if self.bucket is None:
@@ -124,6 +138,7 @@ class Server:
         if self.first is None:
             self.first = now
         taken = self.bucket.take(now)
+        self.arrivals.append((now, taken))
         if taken:
             self.ok += 1
             self.last_ok = now
@@ -148,8 +163,11 @@ class SimJudge(Judge):
 
     async def complete(self, messages: list[Message]) -> Completion:
         server = self.server
-        lag = self.rng.expovariate(1.0 / server.lag) if server.lag else 0.0
-        await asyncio.sleep(0.0004 + self.rng.random() * 0.0016 + lag)  # on its way to the server
+        rng = self.rng
+        lag = rng.expovariate(1.0 / server.lag) if server.lag else 0.0
+        spread = rng.expovariate(1.0 / server.jitter) if server.jitter else 0.0
+        stall = rng.random() * STALL if rng.random() < server.stalls else 0.0
+        await asyncio.sleep(NETWORK_DELAY + spread + stall + lag)  # on its way to the server
         taken = server.arrive(asyncio.get_running_loop().time())
         reading = server.bucket.reading() if server.headers and server.bucket else None
         if not taken:
@@ -257,21 +275,28 @@ def _limiters(loop: VirtualLoop, server: Server, pacer: Pacer) -> list[ExchangeG
         return [ExchangeGate(server.concurrency, pacer=pacer)]
     host = PacerHost(pacer)
     limiters = []
+    rng = random.Random(server.seed + 2)
+
+    def pipe() -> float:
+        return PIPE_DELAY + (rng.expovariate(1.0 / server.pipe_jitter) if server.pipe_jitter else 0.0)
+
     for worker in range(server.workers):
         relayed: list[RelayedPacer] = []
 
         def to_parent(frame: object, worker: int = worker, relayed: list[RelayedPacer] = relayed) -> None:
-            loop.call_later(PIPE_DELAY, _at_parent, host, worker, frame, relayed[0])
+            loop.call_later(pipe(), _at_parent, host, worker, frame, relayed[0], pipe)
 
         relayed.append(RelayedPacer(to_parent, clock=loop.time))
         limiters.append(ExchangeGate(server.concurrency, pacer=relayed[0]))
     return limiters
 
 
-def _at_parent(host: PacerHost, worker: int, frame: object, relayed: RelayedPacer) -> None:
+def _at_parent(
+    host: PacerHost, worker: int, frame: object, relayed: RelayedPacer, pipe: Callable[[], float]
+) -> None:
     loop = asyncio.get_running_loop()
     if isinstance(frame, Turn):
-        host.turn(worker, frame, lambda permit: loop.call_later(PIPE_DELAY, _at_worker, relayed, permit))
+        host.turn(worker, frame, lambda permit: loop.call_later(pipe(), _at_worker, relayed, permit))
     elif isinstance(frame, Paced):
         host.paced(worker, frame)
 
