@@ -50,7 +50,15 @@ def test_a_refusal_below_the_gap_answered_brackets_and_its_middle_is_tried_with_
     assert bracket.gap() == pytest.approx(math.sqrt(0.05 * 0.025))
     bracket.answer(bracket.gap())  # answered: the bracket halves from below, at no cost
     assert bracket.answered == pytest.approx(math.sqrt(0.05 * 0.025))
-    assert bracket.refusals == 1
+    assert bracket.refusals == 2  # the slow start's, which found the bucket, and this one
+
+
+def test_the_429s_spared_count_the_slow_starts_and_stay_within_five_percent():
+    # 5 a second, 15 s of it: 75 answers, so 3 refusals in all (4 would be 5.1% of 79 calls), the
+    # slow start's included, however close to the limit the fastest gap answered came.
+    bracket = GapBracket()
+    bracket.answer(0.199)
+    assert bracket.refusals + bracket.spare == 3
 
 
 def test_with_one_429_to_spare_the_pace_creeps_and_with_none_it_stays():

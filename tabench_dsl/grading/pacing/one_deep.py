@@ -9,7 +9,8 @@ taken: `schedule.Schedule`), only one of the few 429s a strict gateway allows; a
 rate costs only the time it waited. So the bracket narrows for free from below and at a price from
 above, and how far the next request reaches past what was answered depends on the 429s it may
 still spend (`spare`: a share of the answers so far, or of those the fastest pace answered brings
-over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs three at most):
+over SPARED_SECONDS, so a fast gateway is bracketed tightly and a slow one costs three at most,
+the slow start's refusal that found the bucket among them):
 
     nothing answered          FIRST_TURN; once refused, LOW_PROBE times as slow
     nothing refused           a climb: ONE_DEEP_CLIMB a step with DOUBLING_SPARE 429s to spare,
@@ -71,7 +72,7 @@ class GapBracket:
         self.doubted = False  # the last outcome was a refusal at a pace once answered
         self.fastest: float | None = None  # the shortest gap ever answered
         self.answers = 0
-        self.refusals = 0
+        self.refusals = 1  # the slow start's second request, refused: how the bucket was found
         self.in_a_row = 0  # refusals since the last answer
         self.widened = 1.0  # the margin, in ARRIVAL_JITTERs (`gap`)
 

@@ -56,11 +56,13 @@ LOW_PROBE = 2.0
 #: The rise an answer with one 429 left to spare: the refusal that ends it leaves the pace within
 #: this step (4.4%) under the server's, and a bracket twice as wide closes in 16 answers.
 ONE_DEEP_CREEP = 2 ** (1 / 16)
-#: 429s the bracket may spend finding the rate: at least this many, else this share of the answers
-#: so far or of those SPARED_SECONDS at the pace answered bring (a strict gateway allows a few
-#: 429s, 5% of the calls at most; the slow start's is one more).
-SPARED_REFUSALS = 2
-SPARED_SHARE = 0.04
+#: 429s a bucket one request deep may cost, the slow start's that found it included: at least this
+#: many, else this share of the answers so far or of those SPARED_SECONDS at the pace answered
+#: bring (a strict gateway allows a few 429s, 5% of the calls at most; at 4% with the slow start's
+#: one more, 5 a second refused a fourth of 79 calls, 5.1%, when the arrival jitter let a gap
+#: under the limit through).
+SPARED_REFUSALS = 3
+SPARED_SHARE = 0.045
 SPARED_SECONDS = 15.0
 #: A bracket this narrow (answered gap over refused gap), or narrower than the margin a pace keeps
 #: (ARRIVAL_JITTER, MARGIN_SHARE of a turn at most: probing it would find the jitter, not the
