@@ -112,7 +112,7 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
 
     compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
-    plan = GradingPlan(compiled, options.out, options.plan)
+    plan = GradingPlan(compiled, options.out, options.plan, answers=list(options.answers))
     say_regraded(plan)
     selected = plan.selected(
         list(options.answers), system_from=options.system_from, question_from=options.question_from
