@@ -77,7 +77,9 @@ class GradingPlan:
     (None: nowhere, then nothing can be resumed). `keep_index`: whether reading the results file may
     keep its index beside it, and reading the answers a scan of them (a dry run writes nothing).
     `answers`: the answers files `selected` and `reader` will be given, when known up front (a
-    resume of them may then replay a kept outcome, `plan_outcome`)."""
+    resume of them may then replay a kept outcome, `plan_outcome`). `first_read`: what reads the
+    results file first, once the resume is not refused and has no kept outcome, before its done
+    pairs are read (the command's one read for them and its totals, `cli.grade_resume`)."""
 
     def __init__(
         self,
@@ -87,6 +89,7 @@ class GradingPlan:
         *,
         keep_index: bool = True,
         answers: Paths | None = None,
+        first_read: Callable[[Path], None] | None = None,
     ) -> None:
         options = PlanOptions() if options is None else options
         if out is None and (options.resume or options.regrade_changed):
@@ -100,6 +103,8 @@ class GradingPlan:
         self._keeping = self._kept_outcome(out, answers)
         #: The kept outcome this plan replays (`plan_outcome`), or None.
         self.replayed = None if self._keeping is None else self._keeping.found
+        if options.resume and out is not None and self.replayed is None and first_read is not None:
+            first_read(out)
         self.unanswered = MissingAnswers(
             self.chosen,
             compiled,

@@ -56,6 +56,7 @@ def streamed_totals(
     on_problem: Callable[[str], None],
     tags: Sequence[str] | None = None,
     processes: int | None = None,
+    every: Every | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
@@ -63,9 +64,9 @@ def streamed_totals(
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
     `UsageError` an unknown tag raises). The first read is shared out over `processes`
-    (`first_read`)."""
+    (`first_read`), and with it `every`'s (`Every`)."""
     decided = decisions_by_pair(decisions)
-    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes)
+    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes, every)
     whole = functools.partial(_standing, results, first.last, decided)
     count = first.taker
     slicing = count.slicing if count is not None else TagSlice(tags)
@@ -108,22 +109,44 @@ class StandingCount:
         self.slicing.seen |= later.slicing.seen
 
 
+class EveryTaker(Protocol):
+    """What a first read hands every record to (not only the standing ones, as a `Taker`), and
+    how two ranges' become one (`merge`: `later` took the records right after these)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def merge(self, later: Self) -> None: ...
+
+
+class Every(Protocol):
+    """A first read's second reader of every record (`make` one for each range read), and where
+    the merged one goes once the read is done (`done`): the read of one file for two needs."""
+
+    def make(self) -> EveryTaker: ...
+
+    def done(self, taken: EveryTaker) -> None: ...
+
+
 class FirstRead(Generic[TakerT]):
     """The first read of a results file (or of a range of its lines): each pair's last record
     numbered (`last`), and every record handed to `taker` until a pair comes twice (then `taker`
     is None: the records read so far are not all standing, and the caller reads the standing
     ones again)."""
 
-    def __init__(self, taker: TakerT) -> None:
+    def __init__(self, taker: TakerT, every: EveryTaker | None = None) -> None:
         self.last = LastRecords()
         self.taker: TakerT | None = taker
+        self.every = every
         self.clean = True
 
     def read(
         self, results: Path, on_bad: Callable[[int, BadLine], None], start: int = 0, stop: int | None = None
     ) -> None:
         last, taker = self.last, self.taker
+        also = None if self.every is None else self.every.add
         for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
+            if also is not None:
+                also(record)
             repeated = last.note(record.system, record.question)
             if taker is not None:
                 if repeated:  # this pair's earlier record was taken: the standing ones are read again
@@ -135,6 +158,8 @@ class FirstRead(Generic[TakerT]):
     def merge(self, later: FirstRead[TakerT]) -> None:
         """Add the read of the lines right after these."""
         repeated = self.last.merge(later.last)
+        if self.every is not None and later.every is not None:
+            self.every.merge(later.every)
         if self.taker is None or later.taker is None or repeated:
             self.taker = None
         else:
@@ -146,28 +171,39 @@ def first_read(
     make: Callable[[], TakerT],
     on_problem: Callable[[str], None] | None,
     processes: int | None = None,
+    every: Every | None = None,
 ) -> FirstRead[TakerT]:
-    """The first read of `results`, its records handed to a taker `make` gives. Shared out over
+    """The first read of `results`, its records handed to a taker `make` gives (and every one of
+    them to `every`'s, merged and handed to its `done`). Shared out over
     `processes` (default: `line_ranges.processes_for`), each reading a range of whole lines with
     a taker of its own, merged in file order; a range holding a line that is not a record reads
     the whole file again in this process, so that its problems go to `on_problem` (and a file
     that is no results file is refused) exactly as one read does."""
     shared = processes_for(results) if processes is None else processes
     if shared > 1:
-        reads = map_ranges(functools.partial(_read_range, results, make), line_ranges(results, shared))
+        ranges = line_ranges(results, shared)
+        reads = map_ranges(functools.partial(_read_range, results, make, every), ranges)
         if reads and all(read.clean for read in reads):
             first, *later = reads
             for read in later:
                 first.merge(read)
-            return first
-    first = FirstRead(make())
+            return _done(first, every)
+    first = FirstRead(make(), None if every is None else every.make())
     first.read(results, bad_line_reporter(results, on_problem))
-    return first
+    return _done(first, every)
 
 
-def _read_range(results: Path, make: Callable[[], TakerT], start: int, stop: int) -> FirstRead[TakerT]:
+def _done(read: FirstRead[TakerT], every: Every | None) -> FirstRead[TakerT]:
+    if every is not None and read.every is not None:
+        every.done(read.every)
+    return read
+
+
+def _read_range(
+    results: Path, make: Callable[[], TakerT], every: Every | None, start: int, stop: int
+) -> FirstRead[TakerT]:
     """The first read of the lines from `start` to `stop`, its bad lines only noted (`clean`)."""
-    read = FirstRead(make())
+    read = FirstRead(make(), None if every is None else every.make())
 
     def on_bad(number: int, bad: BadLine) -> None:
         read.clean = False
