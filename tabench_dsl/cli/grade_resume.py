@@ -3,9 +3,10 @@ the done pairs the plan takes out (`store.standing_verdicts`) and the totals `gr
 end (`review.totals_of`), each kept in the index, where the plan and the totals then find it.
 
 Read apart, the two are two reads of the file, each a decode of every line; read together, the
-done pairs cost only their noting (`standing_verdicts.StandingRead`, handed every record of the
-totals' first read). A resume that grades nothing (the file unchanged) then prints totals read
-from the index; one that grades some counts its totals again at its end, as it always did.
+done pairs cost a byte a record: the totals' first read numbers each pair's last record anyway,
+and keeps each record's verdict beside (`review.streamed_totals.standing_of`). A resume that
+grades nothing (the file unchanged) then prints totals read from the index; one that grades some
+counts its totals again at its end, as it always did.
 
 Only when the index holds no map of the done pairs at all: one kept for the file's first lines is
 extended by the lines appended since, which reads only those (no totals read at the start). A
@@ -17,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..store.standing_verdicts import StandingRead, keep_read, kept_any
+from ..store.standing_verdicts import Standing, keep_read, kept_any
 
 
 def read_for_resume(out: Path) -> None:
@@ -33,24 +34,10 @@ def read_for_resume(out: Path) -> None:
     extent = measure(out)
     if extent is None:
         return
-    heard = _DonePairs()
+    found: list[Standing] = []
     try:
-        totals_of(out, decisions_path(out), every=heard)  # its bad lines are named at the end
+        totals_of(out, decisions_path(out), on_standing=found.append)  # its bad lines: named at the end
     except UsageError:
         return
-    if heard.read is not None:
-        keep_read(out, extent, heard.read)
-
-
-class _DonePairs:
-    """The totals' first read's `every` (`review.streamed_totals.Every`): the standing verdicts."""
-
-    def __init__(self) -> None:
-        self.read: StandingRead | None = None
-
-    def make(self) -> StandingRead:
-        return StandingRead()
-
-    def done(self, taken: object) -> None:
-        if isinstance(taken, StandingRead):
-            self.read = taken
+    if found:
+        keep_read(out, extent, found[0])

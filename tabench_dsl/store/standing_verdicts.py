@@ -27,7 +27,6 @@ import operator
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 
@@ -187,58 +186,6 @@ def _extended(kept: Standing, appended: Standing) -> Standing:
     return Standing(names, keys, verdicts)
 
 
-class StandingRead:
-    """The standing verdicts built from records another read decodes (`add` each record, in file
-    order; `merge` the read of the lines right after): the totals' first read of a file a resume
-    also needs the done pairs of (`review.streamed_totals`' `every`), so the file is read once for
-    both. It pickles as its map's arrays (a range read in a process of its own sends it back)."""
-
-    def __init__(self) -> None:
-        self._growing: _Growing | None = _Growing()
-        self._standing: Standing | None = None
-
-    def add(self, record: _Verdicted) -> None:
-        verdict = record.verdict
-        assert self._growing is not None
-        self._growing.note(
-            record.system, record.question, MISSING_MARK + verdict if record.cause == "missing" else verdict
-        )
-
-    def standing(self) -> Standing:
-        if self._standing is None:
-            assert self._growing is not None
-            self._standing, self._growing = self._growing.standing(), None
-        return self._standing
-
-    def merge(self, later: StandingRead) -> None:
-        self._standing = _extended(self.standing(), later.standing())
-
-    def __getstate__(self) -> tuple[list[str], bytes, bytes]:
-        standing = self.standing()
-        return standing.names, standing.keys.tobytes(), standing.verdicts.tobytes()
-
-    def __setstate__(self, state: tuple[list[str], bytes, bytes]) -> None:
-        names, keys, verdicts = state
-        self._growing = None
-        self._standing = Standing(names, array("Q", keys), array("I", verdicts))
-
-
-class _Verdicted(Protocol):
-    """What `StandingRead` reads of a record."""
-
-    @property
-    def system(self) -> str: ...
-
-    @property
-    def question(self) -> str: ...
-
-    @property
-    def verdict(self) -> str: ...
-
-    @property
-    def cause(self) -> str | None: ...
-
-
 def kept_any(path: Path) -> bool:
     """Whether the index of `path` holds a map of its standing verdicts, for any extent (one that
     still holds is extended by the lines appended since, rather than read whole)."""
@@ -246,14 +193,15 @@ def kept_any(path: Path) -> bool:
     return index is not None and index.holds(VARIANT)
 
 
-def keep_read(path: Path, extent: Extent, read: StandingRead) -> None:
-    """Keep the standing verdicts `read` from `path` as it was at `extent` (measured before the
-    read) in its index, when the file is still exactly that and has no torn last line (a map is
-    kept only for whole lines); the next `done_pairs` then reads no line."""
+def keep_read(path: Path, extent: Extent, standing: Standing) -> None:
+    """Keep the `standing` verdicts another read found in `path` as it was at `extent` (measured
+    before that read: the totals' first read, `review.streamed_totals.standing_of`) in its index,
+    when the file is still exactly that and has no torn last line (a map is kept only for whole
+    lines); the next `done_pairs` then reads no line."""
     index = open_index(path)
     if index is None or extent.size != extent.end or measure(path) != extent:
         return
-    index.store(VARIANT, extent, read.standing().encode())
+    index.store(VARIANT, extent, standing.encode())
 
 
 def _read_into(growing: _Growing, path: Path, start: int, stop: int | None) -> None:

@@ -19,6 +19,7 @@ from support.make_results import many_results
 from tabench_dsl.cli import main
 from tabench_dsl.cli.grade_resume import read_for_resume
 from tabench_dsl.core.records import record_encoder
+from tabench_dsl.review import last_records
 from tabench_dsl.review.totals import totals_json
 from tabench_dsl.review.totals_of import totals_of
 from tabench_dsl.store import standing_verdicts
@@ -51,10 +52,14 @@ def write_results(path: Path, *, bad_line: bool) -> None:
 
 @pytest.mark.parametrize("processes", ["1", "3"])
 @pytest.mark.parametrize("bad_line", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
 def test_one_read_keeps_what_each_read_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str, bad_line: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str, bad_line: bool, sparse: bool
 ) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    if sparse:  # the last records held in a dict, as for systems each answering questions of its own
+        monkeypatch.setattr(last_records, "SPARSE_SLOTS", 0)
+        monkeypatch.setattr(last_records, "SPARSE_FLOOR", 0)
     once, apart = tmp_path / "once.jsonl", tmp_path / "apart.jsonl"
     write_results(once, bad_line=bad_line)
     shutil.copyfile(once, apart)
