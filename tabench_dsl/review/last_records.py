@@ -131,8 +131,10 @@ class LastRecords:
             yield s, questions, list(map(sub, map(row.__getitem__, questions), repeat(1)))
 
     def _grow(self, row: array, q: int) -> None:
-        """Slots up to question `q` on a system's row; the pairs move to a dict when sparse."""
-        grow = q + 1 - len(row)
+        """Slots up to question `q` on a system's row, and an eighth more (a file written system by
+        system brings each row a new question a record: grown one at a time, a call a record); the
+        pairs move to a dict when sparse."""
+        grow = max(q + 1, len(row) + (len(row) >> 3) + 16) - len(row)
         row.frombytes(bytes(8 * grow))
         self.slots += grow
         if self.slots > SPARSE_SLOTS * self.count + SPARSE_FLOOR:
