@@ -194,7 +194,10 @@ class GradingPlan:
                 keeping.found, paths, self.compiled.questions, on_problem=on_problem, on_warning=on_warning
             )
         if keeping is not None:  # what the reader reports, heard for the outcome kept after
-            on_problem, on_warning = keeping.told_problem(on_problem), keeping.told_warning(on_warning)
+            on_problem, on_warning = (
+                keeping.hearing(on_problem, warning=False),
+                keeping.hearing(on_warning, warning=True),
+            )
         done = self.done if self.skip else None
         reader = AnswerReader(
             paths,
@@ -278,17 +281,13 @@ class _Keeping:
         self.read_all = False
         self.graded = False
 
-    def told_problem(self, then: Callable[[AnswerProblem], None] | None) -> Callable[[AnswerProblem], None]:
-        def heard(problem: AnswerProblem) -> None:
-            self.told.append(Told(False, problem.line, problem.message, problem.col))
-            if then is not None:
-                then(problem)
+    def hearing(
+        self, then: Callable[[AnswerProblem], None] | None, *, warning: bool
+    ) -> Callable[[AnswerProblem], None]:
+        """`then`, with each problem (or warning) it hears noted for the outcome first."""
 
-        return heard
-
-    def told_warning(self, then: Callable[[AnswerProblem], None] | None) -> Callable[[AnswerProblem], None]:
         def heard(problem: AnswerProblem) -> None:
-            self.told.append(Told(True, problem.line, problem.message, problem.col))
+            self.told.append(Told(warning, problem.line, problem.message, problem.col))
             if then is not None:
                 then(problem)
 
