@@ -171,7 +171,12 @@ async def agrade(
         check_results_out(out, option="out")
     chosen = SliceFlags(questions=_names(questions), tags=_names(tags), systems=_names(systems), limit=limit)
     plan_options = PlanOptions(slice=chosen, resume=resume, missing_as_fail=missing_as_fail)
-    plan = GradingPlan(compiled, None if out is None else Path(out), plan_options)
+    plan = GradingPlan(
+        compiled,
+        None if out is None else Path(out),
+        plan_options,
+        answers=answers if isinstance(answers, str | Path) else None,
+    )
     read = plan.reader(answers) if isinstance(answers, str | Path) else _answers(answers, compiled)
     records: list[Record] = []
     with ResultsWriter(out) if out is not None else _NoFile() as writer:

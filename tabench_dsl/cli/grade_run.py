@@ -109,10 +109,13 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
     `--regrade-changed` grades again."""
     from ..grading.plan import GradingPlan
     from ..language.compile_cache import compiled_battery
+    from .grade_resume import read_for_resume
 
     compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
     compiled = with_reasoning_flag(compiled, options.reasoning_tags)
-    plan = GradingPlan(compiled, options.out, options.plan)
+    plan = GradingPlan(
+        compiled, options.out, options.plan, answers=list(options.answers), first_read=read_for_resume
+    )
     say_regraded(plan)
     selected = plan.selected(
         list(options.answers), system_from=options.system_from, question_from=options.question_from

@@ -34,9 +34,12 @@ class MissingAnswers:
         record: bool,
         resume: bool,
         keep_index: bool = True,
+        replayed: dict[str, list[str]] | None = None,
     ) -> None:
         """`record`: `--missing-as-fail`; `resume`: `--resume` (an earlier run's missing records, read
-        through the results' index, which is kept only with `keep_index`)."""
+        through the results' index, which is kept only with `keep_index`). `replayed`: what is
+        missing, as a run over the same inputs found it (`plan_outcome`): nothing is read then, and
+        nothing written (that run wrote nothing, so every missing record was there already)."""
         self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
         #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
         systems = set(chosen.systems) if chosen.systems is not None else None
@@ -45,7 +48,9 @@ class MissingAnswers:
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,
         #: and an answer given for one since is graded over it.
-        self.already = recorded_missing(out, keep=keep_index) if resume and out is not None else set()
+        self.replayed = replayed
+        reads = resume and out is not None and replayed is None
+        self.already = recorded_missing(out, keep=keep_index) if reads and out is not None else set()
         self.by_system: dict[str, list[str]] = {}
         self.written = 0
 
@@ -60,6 +65,9 @@ class MissingAnswers:
     def finish(self, writer: RecordSink, on_record: Callable[[Record], None]) -> None:
         """After the grading: find what is missing and, with `--missing-as-fail`, write its records
         (each passed to `on_record`, as a graded one is)."""
+        if self.replayed is not None:
+            self.by_system = self.replayed
+            return
         if self.coverage is None:
             return
         self.by_system = self.coverage.missing()

@@ -21,16 +21,22 @@ a file truncated or rewritten in between raises `ResultsChanged`, and the caller
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Protocol, Self, TypeVar, get_args
 
 from ..core.jsonl import BadLine
 from ..core.price import Price
-from ..core.records import Decision, Record
+from ..core.records import Decision, Outcome, Record
+from ..store.key_cells import KEY_BASE
 from ..store.light_records import bad_line_reporter, iter_light_records
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
 from ..store.results_index import Extent, starts_with
+from ..store.standing_verdicts import MISSING_MARK, Standing
 from .decisions import apply_decisions
 from .last_records import LastRecords, ResultsChanged
 from .slices import check_tags
@@ -56,6 +62,7 @@ def streamed_totals(
     on_problem: Callable[[str], None],
     tags: Sequence[str] | None = None,
     processes: int | None = None,
+    on_standing: Callable[[Standing], None] | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
@@ -63,9 +70,13 @@ def streamed_totals(
     measured before this read; a file that no longer begins with it raises `ResultsChanged`.
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
     `UsageError` an unknown tag raises). The first read is shared out over `processes`
-    (`first_read`)."""
+    (`first_read`). `on_standing` is handed the verdict of each pair's last record, as
+    `store.standing_verdicts` keeps them, from the same read (a resume's done pairs)."""
     decided = decisions_by_pair(decisions)
-    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes)
+    coded = on_standing is not None
+    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes, coded)
+    if on_standing is not None and first.codes is not None:
+        on_standing(standing_of(first.last, first.codes))
     whole = functools.partial(_standing, results, first.last, decided)
     count = first.taker
     slicing = count.slicing if count is not None else TagSlice(tags)
@@ -114,16 +125,21 @@ class FirstRead(Generic[TakerT]):
     is None: the records read so far are not all standing, and the caller reads the standing
     ones again)."""
 
-    def __init__(self, taker: TakerT) -> None:
+    def __init__(self, taker: TakerT, *, coded: bool = False) -> None:
         self.last = LastRecords()
         self.taker: TakerT | None = taker
+        #: With `coded`, each record's verdict in `VERDICT_CODES`, a byte a record in file order.
+        self.codes: array | None = array("B") if coded else None
         self.clean = True
 
     def read(
         self, results: Path, on_bad: Callable[[int, BadLine], None], start: int = 0, stop: int | None = None
     ) -> None:
         last, taker = self.last, self.taker
+        code = None if self.codes is None else self.codes.append
         for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
+            if code is not None:
+                code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
             repeated = last.note(record.system, record.question)
             if taker is not None:
                 if repeated:  # this pair's earlier record was taken: the standing ones are read again
@@ -135,6 +151,8 @@ class FirstRead(Generic[TakerT]):
     def merge(self, later: FirstRead[TakerT]) -> None:
         """Add the read of the lines right after these."""
         repeated = self.last.merge(later.last)
+        if self.codes is not None and later.codes is not None:
+            self.codes.extend(later.codes)
         if self.taker is None or later.taker is None or repeated:
             self.taker = None
         else:
@@ -146,28 +164,33 @@ def first_read(
     make: Callable[[], TakerT],
     on_problem: Callable[[str], None] | None,
     processes: int | None = None,
+    coded: bool = False,
 ) -> FirstRead[TakerT]:
-    """The first read of `results`, its records handed to a taker `make` gives. Shared out over
+    """The first read of `results`, its records handed to a taker `make` gives (and, `coded`,
+    each one's verdict kept: `FirstRead.codes`). Shared out over
     `processes` (default: `line_ranges.processes_for`), each reading a range of whole lines with
     a taker of its own, merged in file order; a range holding a line that is not a record reads
     the whole file again in this process, so that its problems go to `on_problem` (and a file
     that is no results file is refused) exactly as one read does."""
     shared = processes_for(results) if processes is None else processes
     if shared > 1:
-        reads = map_ranges(functools.partial(_read_range, results, make), line_ranges(results, shared))
+        ranges = line_ranges(results, shared)
+        reads = map_ranges(functools.partial(_read_range, results, make, coded), ranges)
         if reads and all(read.clean for read in reads):
             first, *later = reads
             for read in later:
                 first.merge(read)
             return first
-    first = FirstRead(make())
+    first = FirstRead(make(), coded=coded)
     first.read(results, bad_line_reporter(results, on_problem))
     return first
 
 
-def _read_range(results: Path, make: Callable[[], TakerT], start: int, stop: int) -> FirstRead[TakerT]:
+def _read_range(
+    results: Path, make: Callable[[], TakerT], coded: bool, start: int, stop: int
+) -> FirstRead[TakerT]:
     """The first read of the lines from `start` to `stop`, its bad lines only noted (`clean`)."""
-    read = FirstRead(make())
+    read = FirstRead(make(), coded=coded)
 
     def on_bad(number: int, bad: BadLine) -> None:
         read.clean = False
@@ -226,3 +249,28 @@ def _standing(
         number += 1
     if number < last.count:
         raise ResultsChanged
+
+
+#: The standing verdicts a first read codes (`FirstRead.codes`), as `store.standing_verdicts`
+#: names them: each verdict, then each after `MISSING_MARK` (a missing answer's record).
+VERDICT_CODES = (*get_args(Outcome), *(MISSING_MARK + verdict for verdict in get_args(Outcome)))
+_CODE = {verdict: number for number, verdict in enumerate(get_args(Outcome))}
+_MISSING = len(_CODE)
+
+
+def standing_of(last: LastRecords, codes: array) -> Standing:
+    """The standing verdicts (`store.standing_verdicts.Standing`) of a read that numbered each
+    pair's last record (`last`) and coded each record's verdict (`codes`): no dict of pairs, and
+    no work a record beyond its code."""
+    numbers: dict[str, int] = {}
+    for name in itertools.chain(last.systems, last.questions, VERDICT_CODES):
+        numbers.setdefault(name, len(numbers))
+    question_numbers = [numbers[name] for name in last.questions]
+    verdict_numbers = [numbers[name] for name in VERDICT_CODES]
+    system_names = list(last.systems)
+    keys, verdicts = array("Q"), array("I")
+    for s, questions, lasts in last.by_system():
+        base = numbers[system_names[s]] * KEY_BASE
+        keys.extend(map(operator.add, repeat(base), map(question_numbers.__getitem__, questions)))
+        verdicts.extend(map(verdict_numbers.__getitem__, map(codes.__getitem__, lasts)))
+    return Standing(list(numbers), keys, verdicts)

@@ -39,6 +39,7 @@ from ..core.records import Record, record_decoder
 from ..store.light_records import LightLines
 from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
+from ..store.standing_verdicts import Standing
 from .counted_records import counted_records, decisions_beside, reads_whole
 from .index_names import kept_name
 from .outcomes import latest
@@ -92,13 +93,15 @@ def totals_of(
     order: Order = "file",
     placed: PlacedRecords | None = None,
     written: RunTotals | None = None,
+    on_standing: Callable[[Standing], None] | None = None,
 ) -> Totals:
     """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
     standing records of `tags` only (when given), priced at `price` over each record's own, counted
     in `order`. Each line that is not a record goes to `on_problem`, as `counted_records` words it.
     Read from the index when it holds them for exactly these inputs; else counted (from `written`,
     the grading that wrote the file, when it counted them all; else from `placed`, else the file)
-    and kept there."""
+    and kept there. `on_standing`: handed the standing verdicts of the file when it is read in its
+    order (a resume's done pairs, `streamed_totals`); never called for kept or counted totals."""
     variant = _variant(order, decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     prefix = f"{results}:"
@@ -118,7 +121,7 @@ def totals_of(
     elif order == "pair":
         totals = _count_by_pair(results, decisions_file, price, tags, extent, placed)
     else:
-        totals = _count(results, decisions_file, price, tags, extent, problems, on_problem)
+        totals = _count(results, decisions_file, price, tags, extent, problems, on_problem, on_standing)
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
@@ -134,6 +137,7 @@ def _count(
     extent: Extent | None,
     problems: list[str],
     on_problem: Callable[[str], None],
+    on_standing: Callable[[Standing], None] | None = None,
 ) -> Totals:
     """The totals counted from the file in its order, each bad line's problem onto `problems` and
     then to `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the
@@ -143,7 +147,13 @@ def _count(
     if not any(decision.is_audit for decision in decisions):
         try:
             totals = streamed_totals(
-                results, decisions, price=price, extent=extent, on_problem=problems.append, tags=tags
+                results,
+                decisions,
+                price=price,
+                extent=extent,
+                on_problem=problems.append,
+                tags=tags,
+                on_standing=on_standing,
             )
         except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
             problems.clear()

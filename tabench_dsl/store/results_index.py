@@ -154,6 +154,22 @@ class ResultsIndex:
         found = self._load(variant)
         return found if found is not None and starts_with(self.results, found[0]) else None
 
+    def holds(self, variant: str) -> bool:
+        """Whether the index holds a value `variant`, of whatever extent, unchecked: for deciding
+        how to read (`load_prefix` checks a value before it is used)."""
+        if not _regular_file(self.path) or not _header_is_ours(self.path):
+            return False
+        try:
+            uri = self.path.absolute().as_uri() + "?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+                if not _schema_is_ours(db):
+                    return False
+                return (
+                    db.execute("SELECT 1 FROM value_of WHERE variant = ?", (variant,)).fetchone() is not None
+                )
+        except (sqlite3.Error, OSError, ValueError):
+            return False
+
     def _load(self, variant: str) -> tuple[Extent, bytes] | None:
         if not _regular_file(self.path) or not _header_is_ours(self.path):
             return None

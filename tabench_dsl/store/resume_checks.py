@@ -44,8 +44,10 @@ from ..core.jsonl import BadLine, decode_line
 from .line_ranges import line_ranges, map_ranges, processes_for
 from .results_index import measure, open_index
 
-_T1_TIER = re.compile(rb'"tier"\s*:\s*"t1"')
-_T1_RULE = re.compile(rb'"t1_rule"\s*:\s*"([^"\\]*)"')
+#: A T1 tier (`"tier":"t1"`, its first group "ier") or a T1 rule (`"t1_rule":"NAME"`, the name
+#: its second group), found in one search: both keys start `"t`, and neither match can overlap
+#: the other (a tier's match ends in `"t1"`, never followed by the `_` a rule's key has).
+T1_TIER_OR_RULE = re.compile(rb'"t(?:(ier)"\s*:\s*"t1"|1_rule"\s*:\s*"([^"\\]*)")')
 #: A scorer's name as JSON writes it (escapes kept, decoded as JSON).
 _SCORER = re.compile(rb'"scorer"\s*:\s*("(?:[^"\\]|\\.)*")')
 #: Bytes read at a time, cut after their last line break (a record is one line).
@@ -151,10 +153,12 @@ def _scan_range(path: Path, start: int, end: int) -> _Found:
             data = rest + block
             cut = data.rfind(b"\n") + 1 if block else len(data)
             lines, rest = data[:cut], data[cut:]
-            found.tiers += len(_T1_TIER.findall(lines))
-            for match in _T1_RULE.finditer(lines):
-                found.named += 1
-                rules.add(match[1].decode("utf-8", "replace"))
+            for tier, rule in T1_TIER_OR_RULE.findall(lines):
+                if tier:
+                    found.tiers += 1
+                else:
+                    found.named += 1
+                    rules.add(rule.decode("utf-8", "replace"))
             _note_scorers(lines, scorers)
             if not block:
                 break

@@ -186,6 +186,24 @@ def _extended(kept: Standing, appended: Standing) -> Standing:
     return Standing(names, keys, verdicts)
 
 
+def kept_any(path: Path) -> bool:
+    """Whether the index of `path` holds a map of its standing verdicts, for any extent (one that
+    still holds is extended by the lines appended since, rather than read whole)."""
+    index = open_index(path)
+    return index is not None and index.holds(VARIANT)
+
+
+def keep_read(path: Path, extent: Extent, standing: Standing) -> None:
+    """Keep the `standing` verdicts another read found in `path` as it was at `extent` (measured
+    before that read: the totals' first read, `review.streamed_totals.standing_of`) in its index,
+    when the file is still exactly that and has no torn last line (a map is kept only for whole
+    lines); the next `done_pairs` then reads no line."""
+    index = open_index(path)
+    if index is None or extent.size != extent.end or measure(path) != extent:
+        return
+    index.store(VARIANT, extent, standing.encode())
+
+
 def _read_into(growing: _Growing, path: Path, start: int, stop: int | None) -> None:
     for record in decoded_lines(path, light_record_decoder, _ignore, start=start, stop=stop):
         verdict = record.verdict

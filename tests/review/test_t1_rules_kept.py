@@ -5,13 +5,21 @@ whole file finds, whatever was appended, torn, rewritten or deleted in between."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabench_dsl.core.errors import UsageError
 from tabench_dsl.store.results_index import index_path
-from tabench_dsl.store.resume_checks import check_t1_rule, recorded_gradings, recorded_t1_rules
+from tabench_dsl.store.resume_checks import (
+    T1_TIER_OR_RULE,
+    check_t1_rule,
+    recorded_gradings,
+    recorded_t1_rules,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +88,39 @@ def test_a_scan_over_ranges_read_side_by_side_finds_what_one_read_finds(
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "1")
     assert split == recorded_gradings(results, keep=False)
     assert split.t1_rules == {"v1", "v2"} and split.scorers == {"s-2"}
+
+
+#: The two searches the scan made before it made one (`T1_TIER_OR_RULE`), as the reference.
+_TIER_BEFORE = re.compile(rb'"tier"\s*:\s*"t1"')
+_RULE_BEFORE = re.compile(rb'"t1_rule"\s*:\s*"([^"\\]*)"')
+_PIECES = [
+    b'"tier"',
+    b'"t1_rule"',
+    b'"t1"',
+    b'"t2"',
+    b":",
+    b" ",
+    b'"v2"',
+    b'"v\\"1"',
+    b'"',
+    b"\\",
+    b"t1",
+    b"_rule",
+    b",",
+]
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_one_search_finds_what_the_two_found(pieces: list[bytes]) -> None:
+    """Any run of the pieces a tier or a rule is written with: the T1 tiers counted, and the rules
+    named, as the two searches counted and named them."""
+    text = b"".join(pieces)
+    tiers, named = 0, []
+    for tier, rule in T1_TIER_OR_RULE.findall(text):
+        if tier:
+            tiers += 1
+        else:
+            named.append(rule)
+    assert tiers == len(_TIER_BEFORE.findall(text))
+    assert named == _RULE_BEFORE.findall(text)
