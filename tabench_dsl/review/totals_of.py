@@ -35,7 +35,7 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.price import Price
-from ..core.records import Record, record_decoder
+from ..core.records import Decision, Record, record_decoder
 from ..store.light_records import LightLines
 from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
@@ -71,6 +71,34 @@ class PlacedRecords(Protocol):
     ) -> Iterator[Record]: ...
 
 
+class PairCount:
+    """The viewer's totals counted while a first read of its columns decodes each standing record
+    anyway, in (system, question) order (`column_store`): each part of the read counts its records
+    (`add`) on a `StandingCounter` of its own, and the parts' counters merged in order are `counter`,
+    which `totals_of` finishes when its inputs are the same (the file as the columns read it, these
+    decisions, this price, no `--tag`), instead of reading every standing record again."""
+
+    def __init__(self, decisions_file: Path | None, price: Price | None) -> None:
+        self.decisions = decisions_beside(decisions_file)
+        self.decided = decisions_by_pair(self.decisions)
+        self.price = price
+        #: The count of every standing record, once the read has merged it (used once).
+        self.counter: StandingCounter | None = None
+
+    def new_counter(self) -> StandingCounter:
+        return StandingCounter(self.price)
+
+    def add(self, counter: StandingCounter, record: Record) -> None:
+        """Count one standing record (read whole), the decisions applied as `totals_of` applies them."""
+        counter.add(decided_record(record, self.decided))
+
+    def take(self, decisions: list[Decision], price: Price | None) -> StandingCounter | None:
+        """The counter, when it counted with these `decisions` and `price` (None otherwise); once."""
+        counter, self.counter = self.counter, None
+        same = decisions == self.decisions and price == self.price
+        return counter if same else None
+
+
 class _KeptTotals(msgspec.Struct):
     """What the index keeps: the totals, and each skipped line's problem without the file's name."""
 
@@ -92,13 +120,14 @@ def totals_of(
     order: Order = "file",
     placed: PlacedRecords | None = None,
     written: RunTotals | None = None,
+    pair_count: PairCount | None = None,
 ) -> Totals:
     """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
     standing records of `tags` only (when given), priced at `price` over each record's own, counted
     in `order`. Each line that is not a record goes to `on_problem`, as `counted_records` words it.
     Read from the index when it holds them for exactly these inputs; else counted (from `written`,
-    the grading that wrote the file, when it counted them all; else from `placed`, else the file)
-    and kept there."""
+    the grading that wrote the file, when it counted them all; else from `placed`, which a first
+    read of the viewer's columns may have counted already (`pair_count`), else the file) and kept there."""
     variant = _variant(order, decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     prefix = f"{results}:"
@@ -116,7 +145,7 @@ def totals_of(
         if extent is not None and not extent.size == extent.end == written.end:
             extent = None  # grown since the writer let go: not the file they count, nothing kept
     elif order == "pair":
-        totals = _count_by_pair(results, decisions_file, price, tags, extent, placed)
+        totals = _count_by_pair(results, decisions_file, price, tags, extent, placed, pair_count)
     else:
         totals = _count(results, decisions_file, price, tags, extent, problems, on_problem)
     named = all(problem.startswith(prefix) for problem in problems)
@@ -170,6 +199,7 @@ def _count_by_pair(
     tags: Sequence[str] | None,
     extent: Extent | None,
     placed: PlacedRecords | None,
+    pair_count: PairCount | None = None,
 ) -> Totals:
     """The totals in (system, question) order. While the file is as `placed` read it, its standing
     records are read at their places one at a time, with the decisions applied as
@@ -185,6 +215,9 @@ def _count_by_pair(
             decode = record_decoder.decode if whole else LightLines().decode
             return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
 
+        counter = None if pair_count is None or tags else pair_count.take(decisions, price)
+        if counter is not None:  # counted as the columns were read: only finished here
+            return counter.totals(lambda: standing(0, None))
         return _count_shared(standing, len(placed), price, processes_for(results))
     records = counted_records(results, decisions_file, on_problem=_unnamed)
     held = select_tagged(latest(records).values(), tags)

@@ -355,7 +355,7 @@ def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does
 def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_path: Path, monkeypatch) -> None:
     """A file cut into three ranges of lines, each read by a process of its own (pairs graded again
     across them, questions met in another order in each): every part kept is the same bytes."""
-    from tabench_dsl.review.viewer.column_store import read_columns
+    from tabench_dsl.review.viewer.column_read import read_columns
 
     records = many_results(900, systems=5, seed=9)
     again = [msgspec.structs.replace(r, verdict="fail", tags=["late"]) for r in records[::7]]
@@ -366,3 +366,30 @@ def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_pat
         table = read_columns(path)
         parts.append((table.names, table.columns, table.offsets, table.lengths, table.problems))
     assert parts[0] == parts[1] and len(parts[0][2]) == 900
+
+
+@pytest.mark.parametrize("processes", ["1", "3"])
+@pytest.mark.parametrize("broken_at", ["last", "earlier"])
+def test_a_line_naming_a_pair_but_no_record_is_named_as_a_whole_read_names_it(
+    tmp_path: Path, monkeypatch, processes: str, broken_at: str
+) -> None:
+    """The first pass decodes a line only as far as its pair: a line with a pair that is no whole
+    record (a field of the wrong type), re-graded by a good line after it or itself the last line of
+    its pair, is named and never stands, as `load_run` reads the file; the totals counted as the
+    columns were read (priced) are those counted from the records."""
+    from tabench_dsl.core.price import Price
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    records = many_results(90, systems=3, seed=4)
+    lines = [record_encoder.encode(r) for r in records]
+    broken = lines[10].replace(b'"tier":"', b'"tier":7,"was":"', 1)
+    if broken_at == "last":
+        lines.insert(40, broken)  # the pair of line 10 again, broken: line 10 stands
+    else:
+        lines.insert(40, broken)  # the pair of line 10 again, broken ...
+        lines.append(lines[10])  # ... and again, whole: this one stands
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    disk = assert_same(path, price=Price(input=1.0, output=2.0))
+    assert [problem.split(":")[1] for problem in disk.run.problems] == ["41"]
+    assert_same(path)  # the columns loaded back, the totals counted at their places

@@ -31,7 +31,7 @@ from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
 from ..totals import Totals
-from ..totals_of import totals_of
+from ..totals_of import PairCount, totals_of
 from .column_store import standing_columns
 from .columns import Table
 from .decided_totals import Outcomes, countable, with_decision
@@ -51,6 +51,7 @@ class DiskIndex(Index):
         reviewer: str | None,
         tags: Sequence[str] | None,
         state: tuple[_State, _State],
+        pair_count: PairCount | None = None,
     ) -> None:  # `Index.__init__` is not called: it would index every record in memory
         self.run = run
         self.reviewer = reviewer
@@ -66,6 +67,8 @@ class DiskIndex(Index):
         #: The results file before its columns were read and the decisions file before its
         #: decisions were (`_file_state`); the second then as this index's last decision left it.
         self._state = state
+        #: The totals counted as the columns were first read, if they were (`totals_of.PairCount`).
+        self._pair_count = pair_count
 
     @property
     def table(self) -> Table:
@@ -83,7 +86,9 @@ class DiskIndex(Index):
                 tags=self.tags,
                 order="pair",
                 placed=self.records,
+                pair_count=self._pair_count,
             )
+            self._pair_count = None
         return self._totals
 
     def decide(
@@ -219,8 +224,10 @@ def load_disk_index(
     if not results_path.is_file():
         raise UsageError(f"{results_path}: no such results file")
     state = _file_state(results_path)
-    table = standing_columns(results_path)
     dpath = decisions_path(results_path)
+    # A first read of the columns decodes every standing record: the totals are counted on the way.
+    pair_count = None if tags else PairCount(dpath, price)
+    table = standing_columns(results_path, pair_count)
     state_of_decisions = _file_state(dpath)  # before they are read, as the results are
     problems = [f"{results_path}:{problem}" for problem in table.problems]
     if not len(table) and problems:
@@ -235,7 +242,14 @@ def load_disk_index(
     if battery is not None:
         run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
-    return DiskIndex(run, records, reviewer=reviewer, tags=tags, state=(state, state_of_decisions))
+    return DiskIndex(
+        run,
+        records,
+        reviewer=reviewer,
+        tags=tags,
+        state=(state, state_of_decisions),
+        pair_count=pair_count,
+    )
 
 
 def _overlay_decisions(records: RecordsOnDisk, decisions, run: Run) -> None:
