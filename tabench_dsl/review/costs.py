@@ -52,6 +52,14 @@ class TokenCounts(msgspec.Struct):
         self.cache_write += tokens.cache_write
         self.reasoning += tokens.reasoning
 
+    def take(self, tokens: Tokens | TokenCounts) -> None:
+        """Take back one call's tokens (`add` was given them)."""
+        self.prompt -= tokens.prompt
+        self.cached_prompt -= tokens.cached_prompt
+        self.completion -= tokens.completion
+        self.cache_write -= tokens.cache_write
+        self.reasoning -= tokens.reasoning
+
     @property
     def total(self) -> int:
         """Input and output tokens together (the cached ones are part of `prompt`)."""
@@ -121,6 +129,18 @@ class Spend:
             self.unpriced_calls += 1
             return
         self._billed.setdefault(price, TokenCounts()).add(tokens)
+
+    def take_call(self, tokens: Tokens, judge: JudgeInfo) -> None:
+        """Take back one call `add_call` counted (the price it was billed at keeps its place)."""
+        self.calls -= 1
+        self.tokens.take(tokens)
+        if judge.deterministic:
+            return
+        price = self.price or judge.price
+        if price is None:
+            self.unpriced_calls -= 1
+            return
+        self._billed[price].take(tokens)
 
     def merge(self, other: Spend) -> None:
         """Add another row's calls (a system's, into the whole file's)."""

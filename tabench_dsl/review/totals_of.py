@@ -44,7 +44,7 @@ from .index_names import kept_name
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
-from .totals import StandingCounter, Totals, compute_totals, count_standing
+from .totals import StandingCounter, Totals, compute_totals
 
 if TYPE_CHECKING:
     from .run_totals import RunTotals
@@ -84,6 +84,7 @@ class PairCount:
         self.price = price
         #: The count of every standing record, once the read has merged it (used once).
         self.counter: StandingCounter | None = None
+        self.finished: StandingCounter | None = None
 
     def new_counter(self) -> StandingCounter:
         return StandingCounter(self.price)
@@ -93,10 +94,13 @@ class PairCount:
         counter.add(decided_record(record, self.decided))
 
     def take(self, decisions: list[Decision], price: Price | None) -> StandingCounter | None:
-        """The counter, when it counted with these `decisions` and `price` (None otherwise); once."""
+        """The counter, when it counted with these `decisions` and `price` (None otherwise); once.
+        The viewer then holds it as `finished` (its totals finished from it), to count decisions
+        onto."""
         counter, self.counter = self.counter, None
         same = decisions == self.decisions and price == self.price
-        return counter if same else None
+        self.finished = counter if same else None
+        return self.finished
 
 
 class _KeptTotals(msgspec.Struct):
@@ -208,29 +212,48 @@ def _count_by_pair(
     `counted_records` reads it, its records held (its bad lines are named by the caller's read)."""
     if placed is not None and extent is not None and placed.extent == extent:
         decisions = decisions_beside(decisions_file)
-        decided = decisions_by_pair(decisions)
-        whole = reads_whole(decisions)
-
-        def standing(start: int = 0, stop: int | None = None) -> Iterator[Record]:
-            decode = record_decoder.decode if whole else LightLines().decode
-            return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
-
+        standing = _standing_at(placed, decisions)
         counter = None if pair_count is None or tags else pair_count.take(decisions, price)
-        if counter is not None:  # counted as the columns were read: only finished here
-            return counter.totals(lambda: standing(0, None))
-        return _count_shared(standing, len(placed), price, processes_for(results))
+        if counter is None:
+            counter = _shared_counter(standing, len(placed), price, processes_for(results))
+        return counter.totals(lambda: standing(0, None))
     records = counted_records(results, decisions_file, on_problem=_unnamed)
     held = select_tagged(latest(records).values(), tags)
     held.sort(key=lambda record: record.key)
     return compute_totals(held, price=price)
 
 
-def _count_shared(
+def pair_counter(
+    results: Path, decisions_file: Path | None, price: Price | None, placed: PlacedRecords
+) -> StandingCounter:
+    """The count (not finished) of the standing records at `placed`'s places, the decisions of
+    `decisions_file` applied: what the viewer holds to count a decision onto (it takes the record
+    back and adds it decided, `StandingCounter.subtract`)."""
+    standing = _standing_at(placed, decisions_beside(decisions_file))
+    return _shared_counter(standing, len(placed), price, processes_for(results))
+
+
+def _standing_at(
+    placed: PlacedRecords, decisions: list[Decision]
+) -> Callable[[int, int | None], Iterator[Record]]:
+    """The standing records at `placed`'s places (from `start` to `stop`), with `decisions` applied
+    as `counted_records` applies them (whole where an audit checks an answer, else light)."""
+    decided = decisions_by_pair(decisions)
+    whole = reads_whole(decisions)
+
+    def standing(start: int = 0, stop: int | None = None) -> Iterator[Record]:
+        decode = record_decoder.decode if whole else LightLines().decode
+        return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
+
+    return standing
+
+
+def _shared_counter(
     standing: Callable[[int, int | None], Iterator[Record]], count: int, price: Price | None, processes: int
-) -> Totals:
-    """`count_standing` of the `count` standing records `standing(start, stop)` gives, their
-    positions shared out over `processes` (`line_ranges.map_ranges`), each range counted in a
-    process of its own and the counts merged in their order (`StandingCounter.merge`)."""
+) -> StandingCounter:
+    """The count of the `count` standing records `standing(start, stop)` gives, their positions
+    shared out over `processes` (`line_ranges.map_ranges`), each range counted in a process of its
+    own and the counts merged in their order (`StandingCounter.merge`)."""
 
     def counted(start: int, stop: int) -> StandingCounter:
         counter = StandingCounter(price)
@@ -241,11 +264,11 @@ def _count_shared(
     cuts = [count * part // processes for part in range(processes + 1)]
     counters = map_ranges(counted, [(a, b) for a, b in itertools.pairwise(cuts) if a < b])
     if not counters:
-        return count_standing(lambda: standing(0, None), price=price)
+        return StandingCounter(price)
     first, *later = counters
     for counter in later:
         first.merge(counter)
-    return first.totals(lambda: standing(0, None))
+    return first
 
 
 def _decode(body: bytes | None) -> _KeptTotals | None:

@@ -275,8 +275,9 @@ def decidable_results(path: Path) -> Path:
 def test_totals_after_each_decision_are_the_ones_counted_again(
     tmp_path: Path, monkeypatch, tags, processes: str
 ) -> None:
-    """The disk index works a decision's totals out from those before it (`decided_totals`); the
-    in-memory index counts every record again. After each decision (a pass, a fail, a decision
+    """The disk index counts a decision onto the count its totals were finished from (the record
+    taken back and added decided, `StandingCounter.subtract`); the in-memory index counts every
+    record again. After each decision (a pass, a fail, a decision
     changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view
     (its totals counted in one process or two)."""
     monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
@@ -295,13 +296,35 @@ def test_totals_after_each_decision_are_the_ones_counted_again(
             index.decide(record.system, record.question, verdict)
         assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload()), (record.key, verdict)
     assert ENCODE(disk.totals_payload()) != before
-    assert disk._outcomes is not None  # the totals were worked out, not counted again
+    assert disk._counter is not None  # counted onto the count they were finished from, not read again
     fresh = load_disk_index(second, tags=tags)
     assert ENCODE(fresh.totals_payload()) == ENCODE(disk.totals_payload())
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_later_view_counts_its_decisions_onto_a_count_made_beside_it(
+    tmp_path: Path, monkeypatch, processes: str
+) -> None:
+    """A later view reads its totals from the index; what its decisions are counted onto is
+    counted at start (in a process of its own for a large file, here forced with two processes)
+    or at its first decision, and every decision's totals are those counted again."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
+    load_disk_index(second).totals()  # the first view: columns and totals kept in the index
+    memory = Index(load_run(first), reviewer="ana")
+    disk = load_disk_index(second, reviewer="ana")
+    disk.start_counting()
+    waiting = [r for r in memory.records if r.verdict == "adjudicate"][:6]
+    for i, record in enumerate(waiting):
+        for index in (memory, disk):
+            index.decide(record.system, record.question, "pass" if i % 2 else "fail")
+        assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+    assert disk._counter is not None
+
+
 def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path) -> None:
-    """Totals worked out from those before stand on the file the viewer read: once a grading has
+    """The count a decision is counted onto stands on the file the viewer read: once a grading has
     appended to it, a decision's totals are counted again from the file, as a fresh count gives."""
     path = decidable_results(tmp_path / "run.jsonl")
     disk = load_disk_index(path, reviewer="ana")
@@ -316,7 +339,7 @@ def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path
 
 
 def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_path: Path) -> None:
-    """Totals worked out from those before stand on the decisions file the viewer read too: once
+    """The count a decision is counted onto stands on the decisions file the viewer read too: once
     someone else (another viewer, on the same run) has appended a decision to it, this viewer's
     next decision counts the totals again, as a fresh view counts them, with both decisions (the
     count of answers awaiting a person is this index's own, which knows only its decisions)."""
@@ -333,8 +356,8 @@ def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_pat
 
 def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does(tmp_path: Path) -> None:
     """A results file is data from elsewhere: a record may name one tag twice, which a count of
-    the file counts twice under that tag. The totals worked out after a decision on it are those
-    counted again."""
+    the file counts twice under that tag. The totals after a decision on it are those counted
+    again."""
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     for name in ("a", "b"):
         path = decidable_results(tmp_path / name / "run.jsonl")
@@ -348,7 +371,7 @@ def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does
     twice = next(r for r in memory.records if r.tags == ["hard", "hard"])
     for index in (memory, disk):
         index.decide(twice.system, twice.question, "pass")
-    assert disk._outcomes is not None  # worked out, not counted again
+    assert disk._counter is not None  # counted onto the count, not read again
     assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
 
 

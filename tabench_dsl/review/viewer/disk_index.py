@@ -8,17 +8,18 @@ the decisions file is overlaid at start and on each decision. The text search `q
 filter that reads texts: it reads again the lines of the records the other filters left.
 
 At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
-about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
-~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
-200 MB; at ten million records about 1 GB, the columns themselves 480 MB). A decision's totals
-are worked out from those before it (`decided_totals`). What still
-reads the whole file: `q` (a few seconds at a million), and the totals after a person's blind
-audit, or of a run with a panel or repeats, which are counted again.
+well under a second after start in under 200 MB, where `load_run` decoded every record whole
+(~20 s, ~2.3 GB); the first view of a file builds the columns and counts the totals on the way
+(`column_read`). A decision is counted onto the count the totals were finished from
+(`StandingCounter.subtract`, then `add`): the first read's, else one counted beside the server
+at start (`start_counting`). What still reads the whole file: `q` (a few seconds at a million),
+and the totals after a person's blind audit, or of a run with a panel or repeats, which are
+counted again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -27,14 +28,14 @@ from ...core.errors import UsageError
 from ...core.price import Price
 from ...core.records import Decision, Record
 from ...store.decisions import decisions_path, load_decisions
+from ...store.line_ranges import in_background, processes_for
 from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
-from ..totals import Totals
-from ..totals_of import PairCount, totals_of
+from ..totals import StandingCounter, Totals
+from ..totals_of import PairCount, pair_counter, totals_of
 from .column_store import standing_columns
 from .columns import Table
-from .decided_totals import Outcomes, countable, with_decision
 from .disk_records import Positions, RecordsOnDisk
 from .queries import Filters, Index
 from .run import Run, compile_battery_at
@@ -63,12 +64,13 @@ class DiskIndex(Index):
         self._cache: tuple[Filters, list[int]] | None = None
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
-        self._outcomes: Outcomes | None = None  # built at the first decision the totals take in
         #: The results file before its columns were read and the decisions file before its
         #: decisions were (`_file_state`); the second then as this index's last decision left it.
         self._state = state
         #: The totals counted as the columns were first read, if they were (`totals_of.PairCount`).
         self._pair_count = pair_count
+        #: The count the totals were finished from, which decisions are counted onto (`counter`).
+        self._counter: Callable[[], StandingCounter] | None = None
 
     @property
     def table(self) -> Table:
@@ -88,32 +90,73 @@ class DiskIndex(Index):
                 placed=self.records,
                 pair_count=self._pair_count,
             )
+            counted = None if self._pair_count is None else self._pair_count.finished
             self._pair_count = None
+            if counted is not None:
+                self._counter = lambda: counted
         return self._totals
+
+    def start_counting(self) -> None:
+        """Count, in a process of its own, what the totals were finished from (when they were
+        read from the index and a decision can be counted onto them): the viewer's first decision
+        then waits for no read of the file. Called at start, before the server's threads."""
+        totals = self.totals()
+        if self._counter is not None or not countable(totals):
+            return
+        run = self.run
+        if processes_for(run.results_path) > 1:
+            assert isinstance(self.records, RecordsOnDisk)
+            placed = self.records
+            self._counter = in_background(
+                lambda: pair_counter(run.results_path, run.decisions_path, run.price, placed)
+            )
+
+    def counter(self) -> StandingCounter:
+        """The count of the standing records as this index holds them (`start_counting`, else
+        counted now from the columns' places)."""
+        if self._counter is None:
+            run = self.run
+            assert isinstance(self.records, RecordsOnDisk)
+            counted = pair_counter(run.results_path, run.decisions_path, run.price, self.records)
+            self._counter = lambda: counted
+        return self._counter()
 
     def decide(
         self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
     ) -> Record:
-        """`Index.decide`, the totals then worked out from those before (`decided_totals`) rather
-        than counted again from the file, where they can be: while the results file is as it was
-        when the viewer started and the decisions file as this index left it (a grading appending
-        to the one, or another viewer deciding into the other, makes them counted again)."""
+        """`Index.decide`, the totals then counted from the count they were finished from, the
+        record taken back and added decided (`StandingCounter.subtract`), rather than from the
+        file, where they can be: while the results file is as it was when the viewer started and
+        the decisions file as this index left it (a grading appending to the one, or another
+        viewer deciding into the other, makes them counted again)."""
         totals = self._totals
         before = self.find(system, question)
         run = self.run
         unchanged = (_file_state(run.results_path), _file_state(run.decisions_path)) == self._state
-        worked = totals is not None and countable(totals) and unchanged
-        if worked and self._outcomes is None:
-            self._outcomes = Outcomes(self.table)  # before the decision: the columns without it
+        counter = self.counter() if totals is not None and countable(totals) and unchanged else None
         updated = super().decide(system, question, verdict, note=note, prompt_sha256=prompt_sha256)
         if unchanged:  # the decisions file holds what this index holds: its own decision added
             self._state = (self._state[0], _file_state(run.decisions_path))
-        if worked:
-            assert totals is not None and self._outcomes is not None
-            self._totals = with_decision(totals, before, updated, self._outcomes)
+        if counter is not None:
+            counter.subtract(before)
+            counter.add(updated)
+            self._totals = counter.totals(self._audited)
         else:
-            self._outcomes = None  # built again from the columns, this decision in them, when next used
+            self._counter = None  # counted again, this decision in it, when next needed
         return updated
+
+    def record_audit(self, system: str, question: str, verdict: str, *, note: str = "") -> Record:
+        """`Index.record_audit`: the totals, which now hold the audit, are counted again."""
+        self._counter = None
+        return super().record_audit(system, question, verdict, note=note)
+
+    def _audited(self) -> Iterator[Record]:
+        """The standing records a T1 audit checked, in order: all `StandingCounter.totals` reads
+        again of the totals a decision can be counted onto (`countable`)."""
+        table = self.table
+        audited = table.codes_where("audit", lambda verdict: verdict != "")
+        for position in table.narrowed(range(len(table)), "audit", audited):
+            yield self.records[position]
 
     def awaiting(self) -> int:
         table = self.table
@@ -198,6 +241,18 @@ def _tests(f: Filters) -> Iterable[tuple[str, object]]:
 
 
 _State = tuple[int, int, int] | None
+
+
+def countable(totals: Totals) -> bool:
+    """Whether a decision can be counted onto the count `totals` were finished from: not when they
+    hold what only the records read whole count (a panel's agreement, repeats' stability, people's
+    blind audits), which are counted again. A decision settles an adjudicated answer only, so T1's
+    audit (of T1 passes) stays what it was."""
+    if totals.panel is not None or totals.stability is not msgspec.UNSET:
+        return False
+    if totals.usage.audit is not msgspec.UNSET or totals.usage.validated_score is not msgspec.UNSET:
+        return False
+    return all(s.audit is msgspec.UNSET and s.validated_score is msgspec.UNSET for s in totals.systems)
 
 
 def _file_state(path: Path) -> _State:
