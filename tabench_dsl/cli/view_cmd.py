@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from ..outputs import check_decisions_out
     from ..review.decisions import default_reviewer
     from ..review.viewer.app import serve
-    from ..review.viewer.disk_index import DiskIndex, load_disk_index
+    from ..review.viewer.disk_index import load_disk_index
     from ..review.viewer.queries import Index
     from ..review.viewer.run import load_run
 
@@ -88,8 +88,6 @@ def run(args: argparse.Namespace) -> int:
         index = Index(run_data, reviewer=reviewer, compare=load_compared(args, run_data))
     check_decisions_out(index.run.decisions_path, results=args.results)  # decisions are appended there
     index.totals()
-    if isinstance(index, DiskIndex):  # what a decision is counted onto, counted beside the server
-        index.start_counting()
     warn_run_problems(index.run)
 
     def ready(url: str) -> None:

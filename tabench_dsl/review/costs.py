@@ -150,6 +150,25 @@ class Spend:
         for price, tokens in other._billed.items():
             self._billed.setdefault(price, TokenCounts()).add(tokens)
 
+    def billed(self) -> list[tuple[Price, TokenCounts]]:
+        """The tokens billed at each price, in the order the prices were first met."""
+        return list(self._billed.items())
+
+    @classmethod
+    def restored(
+        cls,
+        price: Price | None,
+        calls: int,
+        tokens: TokenCounts,
+        unpriced_calls: int,
+        billed: list[tuple[Price, TokenCounts]],
+    ) -> Spend:
+        """The `Spend` whose figures these are (`billed` in its order): one kept (`kept_count`)."""
+        spend = cls(price)
+        spend.calls, spend.tokens, spend.unpriced_calls = calls, tokens, unpriced_calls
+        spend._billed = dict(billed)
+        return spend
+
     def cost(self) -> float | None:
         """The cost in USD (rounded), or None while a billed call has no price."""
         if self.unpriced_calls:

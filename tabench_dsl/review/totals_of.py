@@ -41,6 +41,7 @@ from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
 from .counted_records import counted_records, decisions_beside, reads_whole
 from .index_names import kept_name
+from .kept_count import CountState, count_state, counter_of
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
@@ -84,6 +85,8 @@ class PairCount:
         self.price = price
         #: The count of every standing record, once the read has merged it (used once).
         self.counter: StandingCounter | None = None
+        #: The count `totals_of` finished the viewer's totals from (counted, or kept in the index
+        #: beside them), which the viewer counts decisions onto; None when it had none.
         self.finished: StandingCounter | None = None
 
     def new_counter(self) -> StandingCounter:
@@ -94,20 +97,19 @@ class PairCount:
         counter.add(decided_record(record, self.decided))
 
     def take(self, decisions: list[Decision], price: Price | None) -> StandingCounter | None:
-        """The counter, when it counted with these `decisions` and `price` (None otherwise); once.
-        The viewer then holds it as `finished` (its totals finished from it), to count decisions
-        onto."""
+        """The counter, when it counted with these `decisions` and `price` (None otherwise); once."""
         counter, self.counter = self.counter, None
         same = decisions == self.decisions and price == self.price
-        self.finished = counter if same else None
-        return self.finished
+        return counter if same else None
 
 
 class _KeptTotals(msgspec.Struct):
-    """What the index keeps: the totals, and each skipped line's problem without the file's name."""
+    """What the index keeps: the totals, and each skipped line's problem without the file's name;
+    for the viewer's (pair order), the count they were finished from (`kept_count`)."""
 
     totals: Totals
     problems: list[str]
+    count: CountState | None = None
 
 
 def _unnamed(problem: str) -> None:
@@ -140,22 +142,28 @@ def totals_of(
         if kept is not None:
             for problem in kept.problems:
                 on_problem(prefix + problem)
+            if pair_count is not None and kept.count is not None:
+                pair_count.finished = counter_of(kept.count, price)
             return kept.totals
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
     problems: list[str] = []
+    counter: StandingCounter | None = None
     counted = written.totals(results) if written is not None and price is None and not tags else None
     if counted is not None and written is not None:
         totals = counted
         if extent is not None and not extent.size == extent.end == written.end:
             extent = None  # grown since the writer let go: not the file they count, nothing kept
     elif order == "pair":
-        totals = _count_by_pair(results, decisions_file, price, tags, extent, placed, pair_count)
+        totals, counter = _count_by_pair(results, decisions_file, price, tags, extent, placed, pair_count)
+        if pair_count is not None:
+            pair_count.finished = counter
     else:
         totals = _count(results, decisions_file, price, tags, extent, problems, on_problem)
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
-        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems)))
+        count = None if counter is None else count_state(counter)
+        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems, count)))
     return totals
 
 
@@ -204,23 +212,25 @@ def _count_by_pair(
     extent: Extent | None,
     placed: PlacedRecords | None,
     pair_count: PairCount | None = None,
-) -> Totals:
-    """The totals in (system, question) order. While the file is as `placed` read it, its standing
-    records are read at their places one at a time, with the decisions applied as
+) -> tuple[Totals, StandingCounter | None]:
+    """The totals in (system, question) order, and the count they were finished from. While the
+    file is as `placed` read it, its standing records are read at their places one at a time
+    (unless the columns' read counted them, `pair_count`), with the decisions applied as
     `counted_records` applies them (whole where an audit checks an answer, else light): ten million
     records are counted in the memory of the counts. A file changed since is counted as
-    `counted_records` reads it, its records held (its bad lines are named by the caller's read)."""
+    `counted_records` reads it, its records held (its bad lines are named by the caller's read;
+    no count is given)."""
     if placed is not None and extent is not None and placed.extent == extent:
         decisions = decisions_beside(decisions_file)
         standing = _standing_at(placed, decisions)
         counter = None if pair_count is None or tags else pair_count.take(decisions, price)
         if counter is None:
             counter = _shared_counter(standing, len(placed), price, processes_for(results))
-        return counter.totals(lambda: standing(0, None))
+        return counter.totals(lambda: standing(0, None)), counter
     records = counted_records(results, decisions_file, on_problem=_unnamed)
     held = select_tagged(latest(records).values(), tags)
     held.sort(key=lambda record: record.key)
-    return compute_totals(held, price=price)
+    return compute_totals(held, price=price), None
 
 
 def pair_counter(

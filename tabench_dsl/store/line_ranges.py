@@ -138,32 +138,3 @@ def _child(work: Callable[[], T], send) -> None:
         outcome = (False, exc)
     send.send(outcome)
     send.close()
-
-
-def in_background(work: Callable[[], T]) -> Callable[[], T]:
-    """`work()` started now in a forked child (as `side_by_side` starts its works, while this
-    process has no other thread to fork with), and a function that waits for what it returns
-    (raising what it raised), called when the result is needed. The child is stopped if this
-    process ends first (a daemon)."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(work, send), daemon=True)
-    child.start()
-    send.close()
-    got: list[T] = []
-
-    def result() -> T:
-        if not got:
-            try:
-                done, value = receive.recv()
-            except EOFError:
-                raise RuntimeError(f"a process reading the file stopped (exit {child.exitcode})") from None
-            finally:
-                receive.close()
-                child.join()
-            if not done:
-                raise value
-            got.append(value)
-        return got[0]
-
-    return result

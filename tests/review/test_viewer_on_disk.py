@@ -301,20 +301,18 @@ def test_totals_after_each_decision_are_the_ones_counted_again(
     assert ENCODE(fresh.totals_payload()) == ENCODE(disk.totals_payload())
 
 
-@pytest.mark.parametrize("processes", ["1", "2"])
-def test_a_later_view_counts_its_decisions_onto_a_count_made_beside_it(
-    tmp_path: Path, monkeypatch, processes: str
-) -> None:
-    """A later view reads its totals from the index; what its decisions are counted onto is
-    counted at start (in a process of its own for a large file, here forced with two processes)
-    or at its first decision, and every decision's totals are those counted again."""
-    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+@pytest.mark.parametrize("tags", [None, ["hard"]])
+def test_a_later_view_counts_its_decisions_onto_the_count_kept_with_its_totals(tmp_path: Path, tags) -> None:
+    """A later view reads its totals from the index, and the count they were finished from beside
+    them (nothing of the file is read at a decision); every decision's totals are those counted
+    again."""
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
-    load_disk_index(second).totals()  # the first view: columns and totals kept in the index
-    memory = Index(load_run(first), reviewer="ana")
-    disk = load_disk_index(second, reviewer="ana")
-    disk.start_counting()
+    load_disk_index(second, tags=tags).totals()  # the first view: columns and totals kept
+    memory = Index(load_run(first, tags=tags), reviewer="ana")
+    disk = load_disk_index(second, reviewer="ana", tags=tags)
+    assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+    assert disk._counter is not None  # read back beside the totals, before any decision
     waiting = [r for r in memory.records if r.verdict == "adjudicate"][:6]
     for i, record in enumerate(waiting):
         for index in (memory, disk):

@@ -11,15 +11,15 @@ At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first reque
 well under a second after start in under 200 MB, where `load_run` decoded every record whole
 (~20 s, ~2.3 GB); the first view of a file builds the columns and counts the totals on the way
 (`column_read`). A decision is counted onto the count the totals were finished from
-(`StandingCounter.subtract`, then `add`): the first read's, else one counted beside the server
-at start (`start_counting`). What still reads the whole file: `q` (a few seconds at a million),
+(`StandingCounter.subtract`, then `add`): the first read's, or the one kept in the index beside
+the totals (`kept_count`). What still reads the whole file: `q` (a few seconds at a million),
 and the totals after a person's blind audit, or of a run with a panel or repeats, which are
 counted again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -28,7 +28,6 @@ from ...core.errors import UsageError
 from ...core.price import Price
 from ...core.records import Decision, Record
 from ...store.decisions import decisions_path, load_decisions
-from ...store.line_ranges import in_background, processes_for
 from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
@@ -70,7 +69,7 @@ class DiskIndex(Index):
         #: The totals counted as the columns were first read, if they were (`totals_of.PairCount`).
         self._pair_count = pair_count
         #: The count the totals were finished from, which decisions are counted onto (`counter`).
-        self._counter: Callable[[], StandingCounter] | None = None
+        self._counter: StandingCounter | None = None
 
     @property
     def table(self) -> Table:
@@ -90,36 +89,18 @@ class DiskIndex(Index):
                 placed=self.records,
                 pair_count=self._pair_count,
             )
-            counted = None if self._pair_count is None else self._pair_count.finished
-            self._pair_count = None
-            if counted is not None:
-                self._counter = lambda: counted
+            self._counter = None if self._pair_count is None else self._pair_count.finished
         return self._totals
 
-    def start_counting(self) -> None:
-        """Count, in a process of its own, what the totals were finished from (when they were
-        read from the index and a decision can be counted onto them): the viewer's first decision
-        then waits for no read of the file. Called at start, before the server's threads."""
-        totals = self.totals()
-        if self._counter is not None or not countable(totals):
-            return
-        run = self.run
-        if processes_for(run.results_path) > 1:
-            assert isinstance(self.records, RecordsOnDisk)
-            placed = self.records
-            self._counter = in_background(
-                lambda: pair_counter(run.results_path, run.decisions_path, run.price, placed)
-            )
-
     def counter(self) -> StandingCounter:
-        """The count of the standing records as this index holds them (`start_counting`, else
-        counted now from the columns' places)."""
+        """The count of the standing records as this index holds them: the one the totals were
+        finished from (`totals_of.PairCount.finished`), else counted now from the columns' places
+        (the totals counted again after a change to the file or the decisions)."""
         if self._counter is None:
             run = self.run
             assert isinstance(self.records, RecordsOnDisk)
-            counted = pair_counter(run.results_path, run.decisions_path, run.price, self.records)
-            self._counter = lambda: counted
-        return self._counter()
+            self._counter = pair_counter(run.results_path, run.decisions_path, run.price, self.records)
+        return self._counter
 
     def decide(
         self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
@@ -281,7 +262,7 @@ def load_disk_index(
     state = _file_state(results_path)
     dpath = decisions_path(results_path)
     # A first read of the columns decodes every standing record: the totals are counted on the way.
-    pair_count = None if tags else PairCount(dpath, price)
+    pair_count = PairCount(dpath, price)
     table = standing_columns(results_path, pair_count)
     state_of_decisions = _file_state(dpath)  # before they are read, as the results are
     problems = [f"{results_path}:{problem}" for problem in table.problems]
