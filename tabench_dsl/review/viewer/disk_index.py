@@ -60,7 +60,7 @@ class DiskIndex(Index):
         self.records = records
         self.position = Positions(records.table)
         self.tags = tags
-        self._cache: tuple[Filters, list[int]] | None = None
+        self._cache: tuple[Filters, Sequence[int]] | None = None
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
         #: The results file before its columns were read and the decisions file before its
@@ -140,12 +140,22 @@ class DiskIndex(Index):
             yield self.records[position]
 
     def awaiting(self) -> int:
+        """`Index.awaiting` from the columns: the adjudicated answers counted (`array.count`, no
+        list of them made), less those a person decided (few: each found by `array.index`)."""
         table = self.table
+        verdicts, humans = table.columns["verdict"], table.columns["human"]
         adjudicate = table.codes_where("verdict", lambda verdict: verdict == "adjudicate")
-        undecided = table.codes_where("human", lambda human: human == "")
-        return len(
-            table.narrowed(table.narrowed(range(len(table)), "verdict", adjudicate), "human", undecided)
-        )
+        decided = table.codes_where("human", lambda human: human != "")
+        waiting = sum(verdicts.count(code) for code in adjudicate)
+        for code in decided:
+            at = -1
+            while True:
+                try:
+                    at = humans.index(code, at + 1)
+                except ValueError:
+                    break
+                waiting -= verdicts[at] in adjudicate
+        return waiting
 
     def filter_choices(self) -> dict[str, list[str]]:
         table = self.table
@@ -176,8 +186,9 @@ class DiskIndex(Index):
         drawn = draw_audit_sample(candidates, n, seed=seed)
         return [self.find(candidate.system, candidate.question) for candidate in drawn]
 
-    def matching(self, f: Filters) -> list[int]:
-        """Positions of the records that pass every filter, in index order (as `Index.matching`)."""
+    def matching(self, f: Filters) -> Sequence[int]:
+        """Positions of the records that pass every filter, in index order (as `Index.matching`);
+        every position (a `range`, no list of them) when no filter is set."""
         if self._cache is not None and self._cache[0] == f:
             return self._cache[1]
         table = self.table
@@ -189,7 +200,7 @@ class DiskIndex(Index):
         if f.q:
             assert isinstance(self.records, RecordsOnDisk)
             hits = self.records.matching_text(list(hits), f.q.casefold())
-        out = list(hits)
+        out = hits if isinstance(hits, range) else list(hits)
         self._cache = (f, out)
         return out
 
