@@ -149,11 +149,21 @@ class _Read:
         (systems, questions), (system_codes, question_codes) = self.tables, self.codes
         offsets, lengths = self.offsets, self.lengths
         decoder = record_decoder if whole else _pair_decoder
-        for offset, length, pair in _records(results, decoder, report, start, stop):
+        decode = decoder.decode
+        number = 0
+        pair: _Pair | Record | None
+        for offset, line in lines_at(results, start, stop):
+            number += 1
+            try:
+                pair = decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                pair = _checked(decoder, line, number, report)
+                if pair is None:
+                    continue
             system_codes.append(systems.setdefault(pair.system, len(systems)))
             question_codes.append(questions.setdefault(pair.question, len(questions)))
             offsets.append(offset)
-            lengths.append(length)
+            lengths.append(len(line))
 
     def merge(self, later: _Read) -> None:
         """Put `later`'s records (the lines right after these) after these, its codes numbered as
@@ -337,30 +347,22 @@ def _values(record: Record) -> tuple:
     )
 
 
-def _records(
-    results: Path, decoder: msgspec.json.Decoder, report, start: int = 0, stop: int | None = None
-) -> Iterator[tuple[int, int, _Pair | Record]]:
-    """Each record of `results` (its lines from `start` to `stop`) with its line's offset and
-    length, as `decoded_lines` decodes them with `decoder` (a line it refuses is checked for a BOM
-    and for being blank, else reported with its number, counted from `start`, in the words of
-    the whole record's decoder, which refuses whatever `_pair_decoder` refuses)."""
-    decode = decoder.decode
-    for number, (offset, line) in enumerate(lines_at(results, start, stop), start=1):
+def _checked(decoder: msgspec.json.Decoder, line: bytes, number: int, report) -> _Pair | Record | None:
+    """A line `decoder` refused as it was, checked as `decoded_lines` checks it: its value once a
+    byte order mark is dropped, else None (a blank line skipped, a bad one reported with its
+    number, counted from the range's start, in the words of the whole record's decoder, which
+    refuses whatever `_pair_decoder` refuses)."""
+    stripped = strip_bom(line)
+    if not stripped.strip():
+        return None
+    try:
+        return decode_line(decoder, stripped)
+    except BadLine:
         try:
-            yield offset, len(line), decode(line)
-            continue
-        except (msgspec.DecodeError, RecursionError):
-            pass
-        stripped = strip_bom(line)
-        if not stripped.strip():
-            continue
-        try:
-            yield offset, len(line), decode_line(decoder, stripped)
-        except BadLine:
-            try:
-                yield offset, len(line), decode_line(record_decoder, stripped)
-            except BadLine as bad:
-                report(number, bad)
+            return decode_line(record_decoder, stripped)
+        except BadLine as bad:
+            report(number, bad)
+            return None
 
 
 def lines_at(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
