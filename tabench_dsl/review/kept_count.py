@@ -2,7 +2,8 @@
 
 The viewer counts a person's decision onto the count its totals were finished from (the record
 taken back, `StandingCounter.subtract`, and added decided). A later view of an unchanged file
-reads its totals from the index, so the count is kept with them (`totals_of`), as plain values:
+reads its totals from the index, so the count is kept beside them (`totals_of`, a value of its
+own, read only at the viewer's first decision), as plain values:
 every row, each system's spend, the graded bits, the tags' and the served models' counts, in
 the order they were first met (which the totals list them in), so the counter read back gives
 the totals it gave, and the same after any decision.

@@ -85,8 +85,8 @@ class PairCount:
         self.price = price
         #: The count of every standing record, once the read has merged it (used once).
         self.counter: StandingCounter | None = None
-        #: The count `totals_of` finished the viewer's totals from (counted, or kept in the index
-        #: beside them), which the viewer counts decisions onto; None when it had none.
+        #: The count `totals_of` finished the viewer's totals from when it counted them, which
+        #: the viewer counts decisions onto; None when it had none (read from the index).
         self.finished: StandingCounter | None = None
 
     def new_counter(self) -> StandingCounter:
@@ -104,12 +104,10 @@ class PairCount:
 
 
 class _KeptTotals(msgspec.Struct):
-    """What the index keeps: the totals, and each skipped line's problem without the file's name;
-    for the viewer's (pair order), the count they were finished from (`kept_count`)."""
+    """What the index keeps: the totals, and each skipped line's problem without the file's name."""
 
     totals: Totals
     problems: list[str]
-    count: CountState | None = None
 
 
 def _unnamed(problem: str) -> None:
@@ -142,8 +140,6 @@ def totals_of(
         if kept is not None:
             for problem in kept.problems:
                 on_problem(prefix + problem)
-            if pair_count is not None and kept.count is not None:
-                pair_count.finished = counter_of(kept.count, price)
             return kept.totals
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
     problems: list[str] = []
@@ -162,8 +158,9 @@ def totals_of(
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
-        count = None if counter is None else count_state(counter)
-        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems, count)))
+        index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems)))
+        if counter is not None:  # the viewer's: kept apart, read only at its first decision
+            index.store(_count_variant(variant), extent, msgspec.json.encode(count_state(counter)))
     return totals
 
 
@@ -288,6 +285,29 @@ def _decode(body: bytes | None) -> _KeptTotals | None:
         return msgspec.json.decode(body, type=_KeptTotals)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def kept_counter(
+    results: Path, decisions_file: Path | None, price: Price | None, tags: Sequence[str] | None
+) -> StandingCounter | None:
+    """The count the viewer's totals of these inputs were finished from, as the index keeps it
+    beside them (`kept_count`) for exactly the file as it is now, else None."""
+    variant = _variant("pair", decisions_file, price, tags)
+    index = open_index(results) if variant is not None else None
+    if index is None or variant is None:
+        return None
+    body = index.load_exact(_count_variant(variant))
+    if body is None:
+        return None
+    try:
+        return counter_of(msgspec.json.decode(body, type=CountState), price)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _count_variant(variant: str) -> str:
+    """The name the count a kept value of the viewer's totals was finished from is kept under."""
+    return "count-of-" + variant
 
 
 def _variant(

@@ -312,7 +312,10 @@ def test_a_later_view_counts_its_decisions_onto_the_count_kept_with_its_totals(t
     memory = Index(load_run(first, tags=tags), reviewer="ana")
     disk = load_disk_index(second, reviewer="ana", tags=tags)
     assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
-    assert disk._counter is not None  # read back beside the totals, before any decision
+    from tabench_dsl.review.totals_of import kept_counter
+    from tabench_dsl.store.decisions import decisions_path
+
+    assert kept_counter(second, decisions_path(second), None, tags) is not None  # kept with the totals
     waiting = [r for r in memory.records if r.verdict == "adjudicate"][:6]
     for i, record in enumerate(waiting):
         for index in (memory, disk):

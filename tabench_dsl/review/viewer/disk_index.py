@@ -32,7 +32,7 @@ from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
 from ..totals import StandingCounter, Totals
-from ..totals_of import PairCount, pair_counter, totals_of
+from ..totals_of import PairCount, kept_counter, pair_counter, totals_of
 from .column_store import standing_columns
 from .columns import Table
 from .disk_records import Positions, RecordsOnDisk
@@ -94,12 +94,15 @@ class DiskIndex(Index):
 
     def counter(self) -> StandingCounter:
         """The count of the standing records as this index holds them: the one the totals were
-        finished from (`totals_of.PairCount.finished`), else counted now from the columns' places
-        (the totals counted again after a change to the file or the decisions)."""
+        finished from (`totals_of.PairCount.finished`, or kept in the index beside them:
+        `totals_of.kept_counter`), else counted now from the columns' places (after a change to
+        the file or the decisions)."""
+        run, records = self.run, self.records
+        assert isinstance(records, RecordsOnDisk)
         if self._counter is None:
-            run = self.run
-            assert isinstance(self.records, RecordsOnDisk)
-            self._counter = pair_counter(run.results_path, run.decisions_path, run.price, self.records)
+            self._counter = kept_counter(run.results_path, run.decisions_path, run.price, self.tags)
+        if self._counter is None:
+            self._counter = pair_counter(run.results_path, run.decisions_path, run.price, records)
         return self._counter
 
     def decide(
