@@ -198,12 +198,14 @@ def _earlier_whole(results: Path, order: array, offsets: array, lengths: array) 
 
 def _whole(line: bytes) -> Record | None:
     """The record of a line the first pass took for one (a byte order mark dropped), or None."""
-    for text in (line, strip_bom(line)):
-        try:
-            return record_decoder.decode(text)
-        except (msgspec.DecodeError, RecursionError):
-            continue
-    return None
+    try:
+        return record_decoder.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return record_decoder.decode(strip_bom(line))
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 class _Placed:
@@ -244,14 +246,24 @@ class _Placed:
         """The standing records from position `start` to `stop`."""
         placed = cls(counting)
         shapes, codes, counter = placed.shapes, placed.codes, placed.counter
+        decode = record_decoder.decode
+        # Without decisions to apply, each record is counted as it is (`PairCount.add` otherwise).
+        count = None if counter is None or counting is None else counting.add
+        plain = None if counter is None or counting is None or counting.decided else counter.add
         for line in _lines_placed(results, offsets, lengths, start, stop):
-            record = _whole(line)
-            if record is None:
-                placed.whole = False
-                break
+            try:
+                record = decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                whole = _whole(line)
+                if whole is None:
+                    placed.whole = False
+                    break
+                record = whole
             codes.append(shapes.setdefault(_values(record), len(shapes)))
-            if counter is not None and counting is not None:
-                counting.add(counter, record)
+            if plain is not None:
+                plain(record)
+            elif count is not None and counter is not None:
+                count(counter, record)
         return placed
 
     def columns(self) -> tuple[list[array], list[list]]:
