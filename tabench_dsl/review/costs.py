@@ -52,6 +52,14 @@ class TokenCounts(msgspec.Struct):
         self.cache_write += tokens.cache_write
         self.reasoning += tokens.reasoning
 
+    def take(self, tokens: Tokens | TokenCounts) -> None:
+        """Take back one call's tokens (`add` was given them)."""
+        self.prompt -= tokens.prompt
+        self.cached_prompt -= tokens.cached_prompt
+        self.completion -= tokens.completion
+        self.cache_write -= tokens.cache_write
+        self.reasoning -= tokens.reasoning
+
     @property
     def total(self) -> int:
         """Input and output tokens together (the cached ones are part of `prompt`)."""
@@ -122,6 +130,18 @@ class Spend:
             return
         self._billed.setdefault(price, TokenCounts()).add(tokens)
 
+    def take_call(self, tokens: Tokens, judge: JudgeInfo) -> None:
+        """Take back one call `add_call` counted (the price it was billed at keeps its place)."""
+        self.calls -= 1
+        self.tokens.take(tokens)
+        if judge.deterministic:
+            return
+        price = self.price or judge.price
+        if price is None:
+            self.unpriced_calls -= 1
+            return
+        self._billed[price].take(tokens)
+
     def merge(self, other: Spend) -> None:
         """Add another row's calls (a system's, into the whole file's)."""
         self.calls += other.calls
@@ -129,6 +149,25 @@ class Spend:
         self.unpriced_calls += other.unpriced_calls
         for price, tokens in other._billed.items():
             self._billed.setdefault(price, TokenCounts()).add(tokens)
+
+    def billed(self) -> list[tuple[Price, TokenCounts]]:
+        """The tokens billed at each price, in the order the prices were first met."""
+        return list(self._billed.items())
+
+    @classmethod
+    def restored(
+        cls,
+        price: Price | None,
+        calls: int,
+        tokens: TokenCounts,
+        unpriced_calls: int,
+        billed: list[tuple[Price, TokenCounts]],
+    ) -> Spend:
+        """The `Spend` whose figures these are (`billed` in its order): one kept (`kept_count`)."""
+        spend = cls(price)
+        spend.calls, spend.tokens, spend.unpriced_calls = calls, tokens, unpriced_calls
+        spend._billed = dict(billed)
+        return spend
 
     def cost(self) -> float | None:
         """The cost in USD (rounded), or None while a billed call has no price."""

@@ -34,6 +34,15 @@ class GradedBits:
         if verdict == "pass":
             _set(self.passed[system], bit)
 
+    def remove(self, system: str, question: str, verdict: str) -> None:
+        """Take back one standing record's outcome (`add` was given it; its pair has no other)."""
+        if verdict == "error":
+            return
+        bit = self.number[question]
+        _clear(self.graded[system], bit)
+        if verdict == "pass":
+            _clear(self.passed[system], bit)
+
     def merge(self, other: GradedBits) -> None:
         """Add the outcomes `other` noted (over a later part of the file, of other pairs), its
         questions numbered as they are numbered here; where both numbered them alike (a battery's
@@ -65,6 +74,10 @@ def _set(bits: bytearray, bit: int) -> None:
     if byte >= len(bits):
         bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
     bits[byte] |= 1 << (bit & 7)
+
+
+def _clear(bits: bytearray, bit: int) -> None:
+    bits[bit >> 3] &= ~(1 << (bit & 7)) & 0xFF
 
 
 def _or(table: dict[str, bytearray], system: str, bits: bytearray) -> None:

@@ -24,17 +24,17 @@ class OutcomeCounts(Protocol):
     error: int
 
 
-def count_outcome(row: OutcomeCounts, verdict: str) -> None:
-    """Count one answer whose outcome (`outcome`) is `verdict` in `row`."""
-    row.answers += 1
+def count_outcome(row: OutcomeCounts, verdict: str, change: int = 1) -> None:
+    """Count one answer whose outcome (`outcome`) is `verdict` in `row` (`change` -1: take it back)."""
+    row.answers += change
     if verdict == "pass":
-        row.passed += 1
+        row.passed += change
     elif verdict == "fail":
-        row.fail += 1
+        row.fail += change
     elif verdict == "adjudicate":
-        row.adjudicate += 1
+        row.adjudicate += change
     else:
-        row.error += 1
+        row.error += change
 
 
 def add_counts(row: OutcomeCounts, other: OutcomeCounts) -> None:

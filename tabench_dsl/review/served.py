@@ -44,14 +44,19 @@ class ServedCounter:
         """Count the calls of one standing record by the model that served each."""
         self.add_judged(judged_attempts(record))
 
-    def add_judged(self, judged: Iterable[tuple[JudgeInfo, Attempt]]) -> None:
-        """`add` of a record's `costs.judged_attempts`, when the caller has them already."""
+    def add_judged(self, judged: Iterable[tuple[JudgeInfo, Attempt]], change: int = 1) -> None:
+        """`add` of a record's `costs.judged_attempts`, when the caller has them already (`change`
+        -1: take them back)."""
         counts = self.counts
         for judge, attempt in judged:
             served = attempt.served
             if served is not None and served.model and not attempt.cache_hit:
                 key = (judge.describe(), served.model)
-                counts[key] = counts.get(key, 0) + 1
+                calls = counts.get(key, 0) + change
+                if calls:
+                    counts[key] = calls
+                else:
+                    del counts[key]
 
     def merge(self, other: ServedCounter) -> None:
         """Add the calls `other` counted (over a later part of the file)."""

@@ -95,16 +95,16 @@ class TagCounter:
         self.tags: dict[str, TagTotals] = {}
         self.cells: dict[tuple[str, str], TagSystem] = {}
 
-    def add(self, record: Record) -> None:
-        """Count one standing record under each of its tags."""
+    def add(self, record: Record, change: int = 1) -> None:
+        """Count one standing record under each of its tags (`change` -1: take it back)."""
         if not record.tags:
             return
         verdict = outcome(record)
         for tag in record.tags:
             row = self.tags.setdefault(tag, TagTotals(tag=tag))
             cell = self.cells.setdefault((tag, record.system), TagSystem(system=record.system))
-            count_outcome(row, verdict)
-            count_outcome(cell, verdict)
+            count_outcome(row, verdict, change)
+            count_outcome(cell, verdict, change)
 
     def merge(self, other: TagCounter) -> None:
         """Add what `other` counted (over a later part of the file), before `totals`."""
@@ -114,8 +114,10 @@ class TagCounter:
             add_counts(self.cells.setdefault(key, TagSystem(system=cell.system)), cell)
 
     def totals(self) -> list[TagTotals]:
-        """The tags counted, sorted, their scores and intervals worked out."""
+        """The tags counted, sorted, their scores and intervals worked out (again at each call)."""
         tags, cells = self.tags, self.cells
+        for row in tags.values():
+            row.systems = []
         for key in sorted(cells):
             tags[key[0]].systems.append(cells[key])
         scored: list[TagTotals | TagSystem] = [*tags.values(), *cells.values()]

@@ -163,45 +163,16 @@ class StandingCounter:
 
     def add(self, record: Record) -> None:
         """Count one standing record."""
-        self.records += 1
         system = record.system
-        s = self.systems.get(system)
-        if s is None:
-            s = self.systems[system] = SystemTotals(system=system)
+        if system not in self.systems:
+            self.systems[system] = SystemTotals(system=system)
             self.spends[system] = Spend(self.price)
-        q = self.questions.get(record.question)
-        if q is None:
-            q = self.questions[record.question] = QuestionTotals(question=record.question)
-        decision = record.decision
-        verdict = outcome(record)
-        count_outcome(s, verdict)
-        count_outcome(q, verdict)
-        self.graded.add(system, record.question, verdict)
-        if decision is not None:
-            if decision.verdict == "pass":
-                s.human_pass += 1
-            else:
-                s.human_fail += 1
-        tier = record.tier
-        if tier == "t1" and verdict == "pass":
-            s.t1_passes += 1
-        elif tier == "match":
-            s.match_decided += 1
-        judged = judged_attempts(record)
-        _count_calls(s, self.spends[system], judged)
-        self.served.add_judged(judged)
-        if record.tags:
-            self.tagged.add(record)
-        if record.injection_suspect:
-            s.injection_suspects += 1
-        if record.facets:
-            for name, seen in record.facets.items():
-                if seen:
-                    self.facets[name] = self.facets.get(name, 0) + 1
-                    s.facets[name] = s.facets.get(name, 0) + 1
+        if record.question not in self.questions:
+            self.questions[record.question] = QuestionTotals(question=record.question)
+        self._tally(record, 1)
         judge = record.judge
         # Light records share one judge object: the same one as the last record's is counted already.
-        if tier == "t2" and record.cause != "missing" and judge is not self._last_judge:
+        if record.tier == "t2" and record.cause != "missing" and judge is not self._last_judge:
             self.judges.setdefault((judge.backend, judge.model), judge)
             self._last_judge = judge
         unset = msgspec.UNSET
@@ -213,6 +184,49 @@ class StandingCounter:
             and record.reviewer_audits is unset
         ):
             self._note_reviews(record)
+
+    def subtract(self, record: Record) -> None:
+        """Take back every count `add` made of `record`, a standing record counted here: what a
+        pair counts when its record is replaced (a person's decision on it: the viewer takes the
+        record back and adds it decided). What a count lists as first met (a judge, a facet's or a
+        price's place) and what some record has (`seen`) stay as they are."""
+        self._tally(record, -1)
+
+    def _tally(self, record: Record, change: int) -> None:
+        """`change` (1: add, -1: take back) of each count of one record, onto rows that exist."""
+        self.records += change
+        system = record.system
+        s = self.systems[system]
+        verdict = outcome(record)
+        count_outcome(s, verdict, change)
+        count_outcome(self.questions[record.question], verdict, change)
+        if change > 0:
+            self.graded.add(system, record.question, verdict)
+        else:
+            self.graded.remove(system, record.question, verdict)
+        decision = record.decision
+        if decision is not None:
+            if decision.verdict == "pass":
+                s.human_pass += change
+            else:
+                s.human_fail += change
+        tier = record.tier
+        if tier == "t1" and verdict == "pass":
+            s.t1_passes += change
+        elif tier == "match":
+            s.match_decided += change
+        judged = judged_attempts(record)
+        _count_calls(s, self.spends[system], judged, change)
+        self.served.add_judged(judged, change)
+        if record.tags:
+            self.tagged.add(record, change)
+        if record.injection_suspect:
+            s.injection_suspects += change
+        if record.facets:
+            for name, seen in record.facets.items():
+                if seen:
+                    self.facets[name] = self.facets.get(name, 0) + change
+                    s.facets[name] = s.facets.get(name, 0) + change
 
     def merge(self, other: StandingCounter) -> None:
         """Add what `other` counted: the standing records of a later part of the file (no pair of
@@ -284,19 +298,25 @@ class StandingCounter:
         )
 
 
-def _count_calls(s: SystemTotals, spend: Spend, judged: Iterable[tuple[JudgeInfo, Attempt]]) -> None:
+def _count_calls(
+    s: SystemTotals, spend: Spend, judged: Iterable[tuple[JudgeInfo, Attempt]], change: int = 1
+) -> None:
     """A record's judge calls (`costs.judged_attempts`), cache hits and retries onto its system's
-    row, their tokens onto `spend` (a panel's judges' and an audit's calls too)."""
+    row, their tokens onto `spend` (a panel's judges' and an audit's calls too); `change` -1 takes
+    them back."""
     for judge, attempt in judged:
         if attempt.cache_hit:
-            s.cache_hits += 1
+            s.cache_hits += change
         elif attempt.raw is not None or attempt.error is not None:
-            s.judge_calls += 1
-            spend.add_call(attempt.tokens, judge)
+            s.judge_calls += change
+            if change > 0:
+                spend.add_call(attempt.tokens, judge)
+            else:
+                spend.take_call(attempt.tokens, judge)
         if attempt.kind == "stern":
-            s.stern_retries += 1
+            s.stern_retries += change
         elif attempt.kind == "format":
-            s.format_retries += 1
+            s.format_retries += change
 
 
 def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:

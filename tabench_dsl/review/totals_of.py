@@ -35,17 +35,18 @@ import msgspec
 
 from ..core.errors import UsageError
 from ..core.price import Price
-from ..core.records import Record, record_decoder
+from ..core.records import Decision, Record, record_decoder
 from ..store.light_records import LightLines
 from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
 from ..store.standing_verdicts import Standing
 from .counted_records import counted_records, decisions_beside, reads_whole
 from .index_names import kept_name
+from .kept_count import CountState, count_state, counter_of
 from .outcomes import latest
 from .slices import select_tagged
 from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
-from .totals import StandingCounter, Totals, compute_totals, count_standing
+from .totals import StandingCounter, Totals, compute_totals
 
 if TYPE_CHECKING:
     from .run_totals import RunTotals
@@ -72,6 +73,37 @@ class PlacedRecords(Protocol):
     ) -> Iterator[Record]: ...
 
 
+class PairCount:
+    """The viewer's totals counted while a first read of its columns decodes each standing record
+    anyway, in (system, question) order (`column_store`): each part of the read counts its records
+    (`add`) on a `StandingCounter` of its own, and the parts' counters merged in order are `counter`,
+    which `totals_of` finishes when its inputs are the same (the file as the columns read it, these
+    decisions, this price, no `--tag`), instead of reading every standing record again."""
+
+    def __init__(self, decisions_file: Path | None, price: Price | None) -> None:
+        self.decisions = decisions_beside(decisions_file)
+        self.decided = decisions_by_pair(self.decisions)
+        self.price = price
+        #: The count of every standing record, once the read has merged it (used once).
+        self.counter: StandingCounter | None = None
+        #: The count `totals_of` finished the viewer's totals from when it counted them, which
+        #: the viewer counts decisions onto; None when it had none (read from the index).
+        self.finished: StandingCounter | None = None
+
+    def new_counter(self) -> StandingCounter:
+        return StandingCounter(self.price)
+
+    def add(self, counter: StandingCounter, record: Record) -> None:
+        """Count one standing record (read whole), the decisions applied as `totals_of` applies them."""
+        counter.add(decided_record(record, self.decided))
+
+    def take(self, decisions: list[Decision], price: Price | None) -> StandingCounter | None:
+        """The counter, when it counted with these `decisions` and `price` (None otherwise); once."""
+        counter, self.counter = self.counter, None
+        same = decisions == self.decisions and price == self.price
+        return counter if same else None
+
+
 class _KeptTotals(msgspec.Struct):
     """What the index keeps: the totals, and each skipped line's problem without the file's name."""
 
@@ -94,14 +126,16 @@ def totals_of(
     placed: PlacedRecords | None = None,
     written: RunTotals | None = None,
     on_standing: Callable[[Standing], None] | None = None,
+    pair_count: PairCount | None = None,
 ) -> Totals:
     """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
     standing records of `tags` only (when given), priced at `price` over each record's own, counted
     in `order`. Each line that is not a record goes to `on_problem`, as `counted_records` words it.
     Read from the index when it holds them for exactly these inputs; else counted (from `written`,
-    the grading that wrote the file, when it counted them all; else from `placed`, else the file)
-    and kept there. `on_standing`: handed the standing verdicts of the file when it is read in its
-    order (a resume's done pairs, `streamed_totals`); never called for kept or counted totals."""
+    the grading that wrote the file, when it counted them all; else from `placed`, which a first
+    read of the viewer's columns may have counted already (`pair_count`), else the file) and kept
+    there. `on_standing`: handed the standing verdicts of the file when it is read in its order (a
+    resume's done pairs, `streamed_totals`); never called for kept or counted totals."""
     variant = _variant(order, decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     prefix = f"{results}:"
@@ -113,19 +147,24 @@ def totals_of(
             return kept.totals
     extent = measure(results)  # before the read: a line appended meanwhile makes it stale
     problems: list[str] = []
+    counter: StandingCounter | None = None
     counted = written.totals(results) if written is not None and price is None and not tags else None
     if counted is not None and written is not None:
         totals = counted
         if extent is not None and not extent.size == extent.end == written.end:
             extent = None  # grown since the writer let go: not the file they count, nothing kept
     elif order == "pair":
-        totals = _count_by_pair(results, decisions_file, price, tags, extent, placed)
+        totals, counter = _count_by_pair(results, decisions_file, price, tags, extent, placed, pair_count)
+        if pair_count is not None:
+            pair_count.finished = counter
     else:
         totals = _count(results, decisions_file, price, tags, extent, problems, on_problem, on_standing)
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
         index.store(variant, extent, msgspec.json.encode(_KeptTotals(totals, kept_problems)))
+        if counter is not None:  # the viewer's: kept apart, read only at its first decision
+            index.store(_count_variant(variant), extent, msgspec.json.encode(count_state(counter)))
     return totals
 
 
@@ -180,34 +219,59 @@ def _count_by_pair(
     tags: Sequence[str] | None,
     extent: Extent | None,
     placed: PlacedRecords | None,
-) -> Totals:
-    """The totals in (system, question) order. While the file is as `placed` read it, its standing
-    records are read at their places one at a time, with the decisions applied as
+    pair_count: PairCount | None = None,
+) -> tuple[Totals, StandingCounter | None]:
+    """The totals in (system, question) order, and the count they were finished from. While the
+    file is as `placed` read it, its standing records are read at their places one at a time
+    (unless the columns' read counted them, `pair_count`), with the decisions applied as
     `counted_records` applies them (whole where an audit checks an answer, else light): ten million
     records are counted in the memory of the counts. A file changed since is counted as
-    `counted_records` reads it, its records held (its bad lines are named by the caller's read)."""
+    `counted_records` reads it, its records held (its bad lines are named by the caller's read;
+    no count is given)."""
     if placed is not None and extent is not None and placed.extent == extent:
         decisions = decisions_beside(decisions_file)
-        decided = decisions_by_pair(decisions)
-        whole = reads_whole(decisions)
-
-        def standing(start: int = 0, stop: int | None = None) -> Iterator[Record]:
-            decode = record_decoder.decode if whole else LightLines().decode
-            return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
-
-        return _count_shared(standing, len(placed), price, processes_for(results))
+        standing = _standing_at(placed, decisions)
+        counter = None if pair_count is None or tags else pair_count.take(decisions, price)
+        if counter is None:
+            counter = _shared_counter(standing, len(placed), price, processes_for(results))
+        return counter.totals(lambda: standing(0, None)), counter
     records = counted_records(results, decisions_file, on_problem=_unnamed)
     held = select_tagged(latest(records).values(), tags)
     held.sort(key=lambda record: record.key)
-    return compute_totals(held, price=price)
+    return compute_totals(held, price=price), None
 
 
-def _count_shared(
+def pair_counter(
+    results: Path, decisions_file: Path | None, price: Price | None, placed: PlacedRecords
+) -> StandingCounter:
+    """The count (not finished) of the standing records at `placed`'s places, the decisions of
+    `decisions_file` applied: what the viewer holds to count a decision onto (it takes the record
+    back and adds it decided, `StandingCounter.subtract`)."""
+    standing = _standing_at(placed, decisions_beside(decisions_file))
+    return _shared_counter(standing, len(placed), price, processes_for(results))
+
+
+def _standing_at(
+    placed: PlacedRecords, decisions: list[Decision]
+) -> Callable[[int, int | None], Iterator[Record]]:
+    """The standing records at `placed`'s places (from `start` to `stop`), with `decisions` applied
+    as `counted_records` applies them (whole where an audit checks an answer, else light)."""
+    decided = decisions_by_pair(decisions)
+    whole = reads_whole(decisions)
+
+    def standing(start: int = 0, stop: int | None = None) -> Iterator[Record]:
+        decode = record_decoder.decode if whole else LightLines().decode
+        return (decided_record(record, decided) for record in placed.each_from_file(decode, start, stop))
+
+    return standing
+
+
+def _shared_counter(
     standing: Callable[[int, int | None], Iterator[Record]], count: int, price: Price | None, processes: int
-) -> Totals:
-    """`count_standing` of the `count` standing records `standing(start, stop)` gives, their
-    positions shared out over `processes` (`line_ranges.map_ranges`), each range counted in a
-    process of its own and the counts merged in their order (`StandingCounter.merge`)."""
+) -> StandingCounter:
+    """The count of the `count` standing records `standing(start, stop)` gives, their positions
+    shared out over `processes` (`line_ranges.map_ranges`), each range counted in a process of its
+    own and the counts merged in their order (`StandingCounter.merge`)."""
 
     def counted(start: int, stop: int) -> StandingCounter:
         counter = StandingCounter(price)
@@ -218,11 +282,11 @@ def _count_shared(
     cuts = [count * part // processes for part in range(processes + 1)]
     counters = map_ranges(counted, [(a, b) for a, b in itertools.pairwise(cuts) if a < b])
     if not counters:
-        return count_standing(lambda: standing(0, None), price=price)
+        return StandingCounter(price)
     first, *later = counters
     for counter in later:
         first.merge(counter)
-    return first.totals(lambda: standing(0, None))
+    return first
 
 
 def _decode(body: bytes | None) -> _KeptTotals | None:
@@ -232,6 +296,29 @@ def _decode(body: bytes | None) -> _KeptTotals | None:
         return msgspec.json.decode(body, type=_KeptTotals)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def kept_counter(
+    results: Path, decisions_file: Path | None, price: Price | None, tags: Sequence[str] | None
+) -> StandingCounter | None:
+    """The count the viewer's totals of these inputs were finished from, as the index keeps it
+    beside them (`kept_count`) for exactly the file as it is now, else None."""
+    variant = _variant("pair", decisions_file, price, tags)
+    index = open_index(results) if variant is not None else None
+    if index is None or variant is None:
+        return None
+    body = index.load_exact(_count_variant(variant))
+    if body is None:
+        return None
+    try:
+        return counter_of(msgspec.json.decode(body, type=CountState), price)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _count_variant(variant: str) -> str:
+    """The name the count a kept value of the viewer's totals was finished from is kept under."""
+    return "count-of-" + variant
 
 
 def _variant(

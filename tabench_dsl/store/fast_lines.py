@@ -43,17 +43,47 @@ def decoded_lines(
         try:
             value = decode(line)
         except (msgspec.DecodeError, RecursionError):
-            pass
-        else:
-            yield value
-            continue
-        line = strip_bom(line)
-        if not line.strip():
-            continue
+            value = _checked(decoder, line, number, on_bad)
+            if value is _NO_VALUE:
+                continue
+        yield value
+
+
+def decoded_lines_at(
+    path: str | Path, decoder: msgspec.json.Decoder[Any], on_bad: Callable[[int, BadLine], None], *, stop: int
+) -> Iterator[tuple[int, Any]]:
+    """`decoded_lines` of the first `stop` bytes of `path`, each value with the offset its line
+    starts at (for a reader that reads some of the lines again)."""
+    decode = decoder.decode
+    number = offset = 0
+    for line in _lines(path, 0, stop):
+        number += 1
+        at, offset = offset, offset + len(line) + 1
         try:
-            yield decode_line(decoder, line)
-        except BadLine as bad:
-            on_bad(number, bad)
+            value = decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            value = _checked(decoder, line, number, on_bad)
+            if value is _NO_VALUE:
+                continue
+        yield at, value
+
+
+#: What `_checked` gives for a line that holds no value.
+_NO_VALUE: Any = object()
+
+
+def _checked(decoder: msgspec.json.Decoder[Any], line: bytes, number: int, on_bad) -> Any:
+    """A line the decoder refused as it was, checked as `numbered_lines` and `decode_line` check
+    it: its value once a byte order mark is dropped, else `_NO_VALUE` (a blank line skipped, a
+    bad one given to `on_bad` with its number)."""
+    line = strip_bom(line)
+    if not line.strip():
+        return _NO_VALUE
+    try:
+        return decode_line(decoder, line)
+    except BadLine as bad:
+        on_bad(number, bad)
+        return _NO_VALUE
 
 
 def _lines(path: str | Path, start: int = 0, stop: int | None = None) -> Iterator[bytes]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -31,7 +32,7 @@ from ..core.records import (
     Tokens,
     record_decoder,
 )
-from .fast_lines import decoded_lines
+from .fast_lines import decoded_lines, decoded_lines_at
 from .foreign_results import foreign_file_problem
 
 
@@ -303,6 +304,27 @@ def iter_outcome_records(
     reads of the same bytes give the same records: a second pass may pick out what the first left
     behind."""
     return decoded_lines(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
+
+
+def iter_outcome_records_at(
+    path: str | Path, *, on_problem: Callable[[str], None] | None = None, stop: int
+) -> Iterator[tuple[int, OutcomeRecord]]:
+    """`iter_outcome_records` of the first `stop` bytes, each record with the offset of its line
+    (`outcome_record_at` reads it again)."""
+    return decoded_lines_at(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
+
+
+def outcome_record_at(f: BinaryIO, offset: int) -> OutcomeRecord | None:
+    """The `OutcomeRecord` of the line starting at `offset` of the open file `f` (a byte order
+    mark dropped), None when it holds none."""
+    f.seek(offset)
+    line = f.readline().rstrip(b"\n")
+    for text in (line, strip_bom(line)):
+        try:
+            return outcome_record_decoder.decode(text)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+    return None
 
 
 class _Pair(msgspec.Struct):

@@ -143,3 +143,35 @@ def test_totals_command_names_lines_it_cannot_read_and_exits_1(tmp_path, capsys)
     captured = capsys.readouterr()
     assert f"{path}:2: not a result record" in captured.err
     assert json.loads(captured.out)["systems"][0]["answers"] == 2
+
+
+def test_a_record_taken_back_and_added_decided_counts_as_a_fresh_count_of_it_decided():
+    """`StandingCounter.subtract` takes back every count `add` made: each adjudicated record of a
+    file (tags, facets, tokens, served models, a price) taken back and added with a person's
+    decision gives the totals a fresh count of the file with that decision gives, byte for byte."""
+    from support.make_results import many_results
+
+    from tabench_dsl.core.price import Price
+    from tabench_dsl.review.totals import StandingCounter
+
+    price = Price(input=0.4, output=1.6)
+    tagged = (["hard"], ["hard", "memory"], [])
+    records = [
+        msgspec.structs.replace(record, tags=tagged[i % 3])
+        for i, record in enumerate(latest(many_results(400, systems=4, seed=3)).values())
+    ]
+    counter = StandingCounter(price)
+    for record in records:
+        counter.add(record)
+    waiting = [i for i, r in enumerate(records) if r.verdict == "adjudicate"]
+    assert len(waiting) > 5 and any(records[i].tags for i in waiting)
+    for n, i in enumerate(waiting[:8]):
+        verdict = "pass" if n % 2 else "fail"
+        record = records[i]
+        decision = Decision(record.system, record.question, verdict, record.prompt_sha256, "ana", "now")
+        decided = msgspec.structs.replace(record, decision=decision)
+        counter.subtract(record)
+        counter.add(decided)
+        records[i] = decided
+        fresh = compute_totals(records, price=price)
+        assert totals_json(counter.totals(lambda: iter(records))) == totals_json(fresh)

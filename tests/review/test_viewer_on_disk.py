@@ -275,8 +275,9 @@ def decidable_results(path: Path) -> Path:
 def test_totals_after_each_decision_are_the_ones_counted_again(
     tmp_path: Path, monkeypatch, tags, processes: str
 ) -> None:
-    """The disk index works a decision's totals out from those before it (`decided_totals`); the
-    in-memory index counts every record again. After each decision (a pass, a fail, a decision
+    """The disk index counts a decision onto the count its totals were finished from (the record
+    taken back and added decided, `StandingCounter.subtract`); the in-memory index counts every
+    record again. After each decision (a pass, a fail, a decision
     changed, one on a T1 record, tagged ones) both give the same bytes, and so does a fresh view
     (its totals counted in one process or two)."""
     monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
@@ -295,13 +296,36 @@ def test_totals_after_each_decision_are_the_ones_counted_again(
             index.decide(record.system, record.question, verdict)
         assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload()), (record.key, verdict)
     assert ENCODE(disk.totals_payload()) != before
-    assert disk._outcomes is not None  # the totals were worked out, not counted again
+    assert disk._counter is not None  # counted onto the count they were finished from, not read again
     fresh = load_disk_index(second, tags=tags)
     assert ENCODE(fresh.totals_payload()) == ENCODE(disk.totals_payload())
 
 
+@pytest.mark.parametrize("tags", [None, ["hard"]])
+def test_a_later_view_counts_its_decisions_onto_the_count_kept_with_its_totals(tmp_path: Path, tags) -> None:
+    """A later view reads its totals from the index, and the count they were finished from beside
+    them (nothing of the file is read at a decision); every decision's totals are those counted
+    again."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first, second = (decidable_results(tmp_path / name / "run.jsonl") for name in ("a", "b"))
+    load_disk_index(second, tags=tags).totals()  # the first view: columns and totals kept
+    memory = Index(load_run(first, tags=tags), reviewer="ana")
+    disk = load_disk_index(second, reviewer="ana", tags=tags)
+    assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+    from tabench_dsl.review.totals_of import kept_counter
+    from tabench_dsl.store.decisions import decisions_path
+
+    assert kept_counter(second, decisions_path(second), None, tags) is not None  # kept with the totals
+    waiting = [r for r in memory.records if r.verdict == "adjudicate"][:6]
+    for i, record in enumerate(waiting):
+        for index in (memory, disk):
+            index.decide(record.system, record.question, "pass" if i % 2 else "fail")
+        assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
+    assert disk._counter is not None
+
+
 def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path) -> None:
-    """Totals worked out from those before stand on the file the viewer read: once a grading has
+    """The count a decision is counted onto stands on the file the viewer read: once a grading has
     appended to it, a decision's totals are counted again from the file, as a fresh count gives."""
     path = decidable_results(tmp_path / "run.jsonl")
     disk = load_disk_index(path, reviewer="ana")
@@ -316,7 +340,7 @@ def test_a_decision_on_a_file_appended_to_counts_the_totals_again(tmp_path: Path
 
 
 def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_path: Path) -> None:
-    """Totals worked out from those before stand on the decisions file the viewer read too: once
+    """The count a decision is counted onto stands on the decisions file the viewer read too: once
     someone else (another viewer, on the same run) has appended a decision to it, this viewer's
     next decision counts the totals again, as a fresh view counts them, with both decisions (the
     count of answers awaiting a person is this index's own, which knows only its decisions)."""
@@ -333,8 +357,8 @@ def test_a_decision_after_another_viewer_decided_counts_the_totals_again(tmp_pat
 
 def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does(tmp_path: Path) -> None:
     """A results file is data from elsewhere: a record may name one tag twice, which a count of
-    the file counts twice under that tag. The totals worked out after a decision on it are those
-    counted again."""
+    the file counts twice under that tag. The totals after a decision on it are those counted
+    again."""
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     for name in ("a", "b"):
         path = decidable_results(tmp_path / name / "run.jsonl")
@@ -348,14 +372,14 @@ def test_a_decision_on_a_record_naming_a_tag_twice_moves_the_tag_as_a_count_does
     twice = next(r for r in memory.records if r.tags == ["hard", "hard"])
     for index in (memory, disk):
         index.decide(twice.system, twice.question, "pass")
-    assert disk._outcomes is not None  # worked out, not counted again
+    assert disk._counter is not None  # counted onto the count, not read again
     assert ENCODE(disk.totals_payload()) == ENCODE(memory.totals_payload())
 
 
 def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_path: Path, monkeypatch) -> None:
     """A file cut into three ranges of lines, each read by a process of its own (pairs graded again
     across them, questions met in another order in each): every part kept is the same bytes."""
-    from tabench_dsl.review.viewer.column_store import read_columns
+    from tabench_dsl.review.viewer.column_read import read_columns
 
     records = many_results(900, systems=5, seed=9)
     again = [msgspec.structs.replace(r, verdict="fail", tags=["late"]) for r in records[::7]]
@@ -366,3 +390,30 @@ def test_the_columns_read_over_three_processes_are_the_columns_one_reads(tmp_pat
         table = read_columns(path)
         parts.append((table.names, table.columns, table.offsets, table.lengths, table.problems))
     assert parts[0] == parts[1] and len(parts[0][2]) == 900
+
+
+@pytest.mark.parametrize("processes", ["1", "3"])
+@pytest.mark.parametrize("broken_at", ["last", "earlier"])
+def test_a_line_naming_a_pair_but_no_record_is_named_as_a_whole_read_names_it(
+    tmp_path: Path, monkeypatch, processes: str, broken_at: str
+) -> None:
+    """The first pass decodes a line only as far as its pair: a line with a pair that is no whole
+    record (a field of the wrong type), re-graded by a good line after it or itself the last line of
+    its pair, is named and never stands, as `load_run` reads the file; the totals counted as the
+    columns were read (priced) are those counted from the records."""
+    from tabench_dsl.core.price import Price
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    records = many_results(90, systems=3, seed=4)
+    lines = [record_encoder.encode(r) for r in records]
+    broken = lines[10].replace(b'"tier":"', b'"tier":7,"was":"', 1)
+    if broken_at == "last":
+        lines.insert(40, broken)  # the pair of line 10 again, broken: line 10 stands
+    else:
+        lines.insert(40, broken)  # the pair of line 10 again, broken ...
+        lines.append(lines[10])  # ... and again, whole: this one stands
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    disk = assert_same(path, price=Price(input=1.0, output=2.0))
+    assert [problem.split(":")[1] for problem in disk.run.problems] == ["41"]
+    assert_same(path)  # the columns loaded back, the totals counted at their places

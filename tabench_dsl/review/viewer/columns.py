@@ -13,6 +13,7 @@ what they are and the questions the viewer asks of them.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Iterable, Sequence
 
@@ -104,9 +105,14 @@ class Table:
         return names.index(value)
 
     def used(self, field: str) -> list:
-        """The values of `field` some record has, in table order."""
-        names = self.table(field)
-        return [names[code] for code in sorted(set(self.columns[field]))]
+        """The values of `field` some record has, in table order. Where every code fits in a byte
+        (a table of up to 256 names), the codes' low bytes are searched for each code in turn (a
+        search in C over a quarter of the column's bytes), else gathered in a set."""
+        names, column = self.table(field), self.columns[field]
+        if len(names) <= 256 and column.itemsize == 4 and sys.byteorder == "little":
+            low = column.tobytes()[::4]
+            return [name for code, name in enumerate(names) if bytes((code,)) in low]
+        return [names[code] for code in sorted(set(column))]
 
     def codes_where(self, field: str, wanted) -> set[int]:
         """The codes of `field` whose value passes the test `wanted`."""

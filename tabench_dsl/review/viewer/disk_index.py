@@ -8,17 +8,19 @@ the decisions file is overlaid at start and on each decision. The text search `q
 filter that reads texts: it reads again the lines of the records the other filters left.
 
 At 1,000,000 records (bench/scale_bench.py `--only view`) the page's first requests are answered
-about 1.6 s after start in under 200 MB, where `load_run` decoded every record whole (~20 s,
-~2.3 GB); the first view of a file builds the columns and the totals (tens of seconds, under
-200 MB; at ten million records about 1 GB, the columns themselves 480 MB). A decision's totals
-are worked out from those before it (`decided_totals`). What still
-reads the whole file: `q` (a few seconds at a million), and the totals after a person's blind
-audit, or of a run with a panel or repeats, which are counted again.
+about 0.6 s after start in under 150 MB, where `load_run` decoded every record whole (~20 s,
+~2.3 GB); the first view of a file builds the columns and counts the totals on the way
+(`column_read`). At ten million: a first view in under 0.9 GB, a later one in 3.4 s and 0.7 GB
+(the columns, 480 MB, read back from the index and checked against its signature). A decision
+is counted onto the count the totals were finished from (`StandingCounter.subtract`, then
+`add`): the first read's, or the one kept in the index beside the totals (`kept_count`). What
+still reads the whole file: `q` (a few seconds at a million), and the totals after a person's
+blind audit, or of a run with a panel or repeats, which are counted again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -30,11 +32,10 @@ from ...store.decisions import decisions_path, load_decisions
 from ..audit import DECIDED, draw_audit_sample
 from ..decisions import apply_decisions
 from ..slices import check_tags
-from ..totals import Totals
-from ..totals_of import totals_of
+from ..totals import StandingCounter, Totals
+from ..totals_of import PairCount, kept_counter, pair_counter, totals_of
 from .column_store import standing_columns
 from .columns import Table
-from .decided_totals import Outcomes, countable, with_decision
 from .disk_records import Positions, RecordsOnDisk
 from .queries import Filters, Index
 from .run import Run, compile_battery_at
@@ -51,6 +52,7 @@ class DiskIndex(Index):
         reviewer: str | None,
         tags: Sequence[str] | None,
         state: tuple[_State, _State],
+        pair_count: PairCount | None = None,
     ) -> None:  # `Index.__init__` is not called: it would index every record in memory
         self.run = run
         self.reviewer = reviewer
@@ -59,13 +61,16 @@ class DiskIndex(Index):
         self.records = records
         self.position = Positions(records.table)
         self.tags = tags
-        self._cache: tuple[Filters, list[int]] | None = None
+        self._cache: tuple[Filters, Sequence[int]] | None = None
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
-        self._outcomes: Outcomes | None = None  # built at the first decision the totals take in
         #: The results file before its columns were read and the decisions file before its
         #: decisions were (`_file_state`); the second then as this index's last decision left it.
         self._state = state
+        #: The totals counted as the columns were first read, if they were (`totals_of.PairCount`).
+        self._pair_count = pair_count
+        #: The count the totals were finished from, which decisions are counted onto (`counter`).
+        self._counter: StandingCounter | None = None
 
     @property
     def table(self) -> Table:
@@ -83,40 +88,78 @@ class DiskIndex(Index):
                 tags=self.tags,
                 order="pair",
                 placed=self.records,
+                pair_count=self._pair_count,
             )
+            self._counter = None if self._pair_count is None else self._pair_count.finished
         return self._totals
+
+    def counter(self) -> StandingCounter:
+        """The count of the standing records as this index holds them: the one the totals were
+        finished from (`totals_of.PairCount.finished`, or kept in the index beside them:
+        `totals_of.kept_counter`), else counted now from the columns' places (after a change to
+        the file or the decisions)."""
+        run, records = self.run, self.records
+        assert isinstance(records, RecordsOnDisk)
+        if self._counter is None:
+            self._counter = kept_counter(run.results_path, run.decisions_path, run.price, self.tags)
+        if self._counter is None:
+            self._counter = pair_counter(run.results_path, run.decisions_path, run.price, records)
+        return self._counter
 
     def decide(
         self, system: str, question: str, verdict: str, *, note: str = "", prompt_sha256: str | None = None
     ) -> Record:
-        """`Index.decide`, the totals then worked out from those before (`decided_totals`) rather
-        than counted again from the file, where they can be: while the results file is as it was
-        when the viewer started and the decisions file as this index left it (a grading appending
-        to the one, or another viewer deciding into the other, makes them counted again)."""
+        """`Index.decide`, the totals then counted from the count they were finished from, the
+        record taken back and added decided (`StandingCounter.subtract`), rather than from the
+        file, where they can be: while the results file is as it was when the viewer started and
+        the decisions file as this index left it (a grading appending to the one, or another
+        viewer deciding into the other, makes them counted again)."""
         totals = self._totals
         before = self.find(system, question)
         run = self.run
         unchanged = (_file_state(run.results_path), _file_state(run.decisions_path)) == self._state
-        worked = totals is not None and countable(totals) and unchanged
-        if worked and self._outcomes is None:
-            self._outcomes = Outcomes(self.table)  # before the decision: the columns without it
+        counter = self.counter() if totals is not None and countable(totals) and unchanged else None
         updated = super().decide(system, question, verdict, note=note, prompt_sha256=prompt_sha256)
         if unchanged:  # the decisions file holds what this index holds: its own decision added
             self._state = (self._state[0], _file_state(run.decisions_path))
-        if worked:
-            assert totals is not None and self._outcomes is not None
-            self._totals = with_decision(totals, before, updated, self._outcomes)
+        if counter is not None:
+            counter.subtract(before)
+            counter.add(updated)
+            self._totals = counter.totals(self._audited)
         else:
-            self._outcomes = None  # built again from the columns, this decision in them, when next used
+            self._counter = None  # counted again, this decision in it, when next needed
         return updated
 
-    def awaiting(self) -> int:
+    def record_audit(self, system: str, question: str, verdict: str, *, note: str = "") -> Record:
+        """`Index.record_audit`: the totals, which now hold the audit, are counted again."""
+        self._counter = None
+        return super().record_audit(system, question, verdict, note=note)
+
+    def _audited(self) -> Iterator[Record]:
+        """The standing records a T1 audit checked, in order: all `StandingCounter.totals` reads
+        again of the totals a decision can be counted onto (`countable`)."""
         table = self.table
+        audited = table.codes_where("audit", lambda verdict: verdict != "")
+        for position in table.narrowed(range(len(table)), "audit", audited):
+            yield self.records[position]
+
+    def awaiting(self) -> int:
+        """`Index.awaiting` from the columns: the adjudicated answers counted (`array.count`, no
+        list of them made), less those a person decided (few: each found by `array.index`)."""
+        table = self.table
+        verdicts, humans = table.columns["verdict"], table.columns["human"]
         adjudicate = table.codes_where("verdict", lambda verdict: verdict == "adjudicate")
-        undecided = table.codes_where("human", lambda human: human == "")
-        return len(
-            table.narrowed(table.narrowed(range(len(table)), "verdict", adjudicate), "human", undecided)
-        )
+        decided = table.codes_where("human", lambda human: human != "")
+        waiting = sum(verdicts.count(code) for code in adjudicate)
+        for code in decided:
+            at = -1
+            while True:
+                try:
+                    at = humans.index(code, at + 1)
+                except ValueError:
+                    break
+                waiting -= verdicts[at] in adjudicate
+        return waiting
 
     def filter_choices(self) -> dict[str, list[str]]:
         table = self.table
@@ -147,8 +190,9 @@ class DiskIndex(Index):
         drawn = draw_audit_sample(candidates, n, seed=seed)
         return [self.find(candidate.system, candidate.question) for candidate in drawn]
 
-    def matching(self, f: Filters) -> list[int]:
-        """Positions of the records that pass every filter, in index order (as `Index.matching`)."""
+    def matching(self, f: Filters) -> Sequence[int]:
+        """Positions of the records that pass every filter, in index order (as `Index.matching`);
+        every position (a `range`, no list of them) when no filter is set."""
         if self._cache is not None and self._cache[0] == f:
             return self._cache[1]
         table = self.table
@@ -160,7 +204,7 @@ class DiskIndex(Index):
         if f.q:
             assert isinstance(self.records, RecordsOnDisk)
             hits = self.records.matching_text(list(hits), f.q.casefold())
-        out = list(hits)
+        out = hits if isinstance(hits, range) else list(hits)
         self._cache = (f, out)
         return out
 
@@ -195,6 +239,18 @@ def _tests(f: Filters) -> Iterable[tuple[str, object]]:
 _State = tuple[int, int, int] | None
 
 
+def countable(totals: Totals) -> bool:
+    """Whether a decision can be counted onto the count `totals` were finished from: not when they
+    hold what only the records read whole count (a panel's agreement, repeats' stability, people's
+    blind audits), which are counted again. A decision settles an adjudicated answer only, so T1's
+    audit (of T1 passes) stays what it was."""
+    if totals.panel is not None or totals.stability is not msgspec.UNSET:
+        return False
+    if totals.usage.audit is not msgspec.UNSET or totals.usage.validated_score is not msgspec.UNSET:
+        return False
+    return all(s.audit is msgspec.UNSET and s.validated_score is msgspec.UNSET for s in totals.systems)
+
+
 def _file_state(path: Path) -> _State:
     """The results file's size, modification time and inode: any write to it changes them."""
     try:
@@ -219,8 +275,10 @@ def load_disk_index(
     if not results_path.is_file():
         raise UsageError(f"{results_path}: no such results file")
     state = _file_state(results_path)
-    table = standing_columns(results_path)
     dpath = decisions_path(results_path)
+    # A first read of the columns decodes every standing record: the totals are counted on the way.
+    pair_count = PairCount(dpath, price)
+    table = standing_columns(results_path, pair_count)
     state_of_decisions = _file_state(dpath)  # before they are read, as the results are
     problems = [f"{results_path}:{problem}" for problem in table.problems]
     if not len(table) and problems:
@@ -235,7 +293,14 @@ def load_disk_index(
     if battery is not None:
         run.compiled = compile_battery_at(battery, allow_dirs=allow_dirs)
         run.battery_path = Path(battery)
-    return DiskIndex(run, records, reviewer=reviewer, tags=tags, state=(state, state_of_decisions))
+    return DiskIndex(
+        run,
+        records,
+        reviewer=reviewer,
+        tags=tags,
+        state=(state, state_of_decisions),
+        pair_count=pair_count,
+    )
 
 
 def _overlay_decisions(records: RecordsOnDisk, decisions, run: Run) -> None:

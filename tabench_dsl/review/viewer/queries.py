@@ -9,6 +9,7 @@ integer columns with the records left in the results file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +107,7 @@ class Index:
         self.records: list[Record] | RecordsOnDisk = run.records
         self.position: dict[tuple[str, str], int] | Positions = {r.key: i for i, r in enumerate(self.records)}
         self._search = [f"{r.answer}\n{r.reason}".casefold() for r in self.records]
-        self._cache: tuple[Filters, list[int]] | None = None
+        self._cache: tuple[Filters, Sequence[int]] | None = None
         self._totals: Totals | None = None
         self._choices: dict[str, list[str]] | None = None
 
@@ -186,7 +187,7 @@ class Index:
         }
 
     # -- queries ---------------------------------------------------------------------------------
-    def matching(self, f: Filters) -> list[int]:
+    def matching(self, f: Filters) -> Sequence[int]:
         """Positions of the records that pass every filter, in index order."""
         if self._cache is not None and self._cache[0] == f:
             return self._cache[1]
