@@ -28,6 +28,9 @@ the slow start's refusal that found the bucket among them):
                               answer; a second refusal in a row there means the limit fell: a
                               step slower is taken for answered, and the bracket opens below
 
+An outcome at a gap nobody knows (None: the client's process paused, and what it had queued left
+bunched: `pacer.Pacer._paused_about`) counts as an answer or a 429 spent, and moves nothing.
+
 Settled: answered over refused within SETTLED_WIDTH, or the two closer than that margin (probing
 between them would find the jitter of arrivals, not the rate).
 """
@@ -83,12 +86,15 @@ class GapBracket:
         coming = SPARED_SECONDS / self.fastest if self.fastest else 0.0
         return max(SPARED_REFUSALS, math.floor(SPARED_SHARE * max(self.answers, coming))) - self.refusals
 
-    def answer(self, gap: float) -> None:
-        """A request that reached the bucket `gap` seconds after the last one it took was answered."""
+    def answer(self, gap: float | None) -> None:
+        """A request that reached the bucket `gap` seconds after the last one it took was answered
+        (None: at a gap nobody knows, the client's process paused: `Pacer._paused_about`)."""
         self.answers += 1
         self.doubted = False
         self.in_a_row = 0
         self.widened = max(1.0, self.widened * MARGIN_EASING)
+        if gap is None:
+            return
         self.fastest = gap if self.fastest is None else min(self.fastest, gap)
         if self.held is not None:
             self.held *= 1 - HOLD_EASING
@@ -97,9 +103,12 @@ class GapBracket:
         if self.refused is not None and gap <= self.refused:
             self.refused = None  # the limit rose: the bracket opens again
 
-    def refuse(self, gap: float) -> None:
-        """A request that reached the bucket `gap` seconds after the last one it took was refused."""
+    def refuse(self, gap: float | None) -> None:
+        """A request that reached the bucket `gap` seconds after the last one it took was refused
+        (None: at a gap nobody knows: a 429 spent, nothing learnt of the rate)."""
         self.refusals += 1
+        if gap is None:
+            return
         self.in_a_row += 1
         if self.held is not None and self.in_a_row < FELL_IN_A_ROW:
             self.held *= 1 + HOLD_BACKOFF

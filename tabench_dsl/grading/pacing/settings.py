@@ -73,7 +73,9 @@ SETTLED_WIDTH = 1.005
 ARRIVAL_JITTER = 0.003
 #: A reply slower than the fastest most likely reached the server late by as much (a loaded event
 #: loop sends late), up to this share of a turn (more is more likely a slow reply); the next turn
-#: of a bucket one request deep counts from then. LATE_KEPT: answers whose lateness is kept.
+#: of a bucket one request deep counts from then. Later than that, its process most likely paused
+#: (a loaded machine: 50-100 ms), the gap the server saw is unknown, and the outcome tells nothing
+#: of the rate (`Pacer._paused_about`). LATE_KEPT: answers whose lateness is kept.
 LATE_SHARE = 0.25
 LATE_KEPT = 64
 #: Few 429s to spare, the margin doubles with each refusal at the gap answered, up to MOST_WIDENED
