@@ -13,6 +13,8 @@ from support.pacing_sim import Server, simulate
 from tabench_dsl.grading.pacing.one_deep import GapBracket
 from tabench_dsl.grading.pacing.settings import (
     ARRIVAL_JITTER,
+    FELL_RECHECK,
+    FELL_RECHECK_ANSWERS,
     FIRST_TURN,
     HOLD_BACKOFF,
     HOLD_EASING,
@@ -109,6 +111,52 @@ def test_two_refusals_in_a_row_at_a_pace_once_answered_mean_the_limit_fell():
     assert bracket.answered == pytest.approx(0.29 * ONE_DEEP_STEP)
     assert bracket.refused == pytest.approx(0.29)
     assert bracket.gap() > 0.29
+
+
+def fallen_bracket() -> GapBracket:
+    """A bracket whose limit fell at 0.1 s (two refusals in a row at a gap once answered), with no
+    429 left to spare (a loaded machine's bunching spent them), so nothing but the recheck probes."""
+    bracket = GapBracket()
+    bracket.answer(0.1)
+    for _ in range(4):
+        bracket.refuse(None)
+    bracket.refuse(0.1)
+    bracket.refuse(0.1)
+    assert bracket.answered == pytest.approx(0.1 * ONE_DEEP_STEP)
+    return bracket
+
+
+def answer_until_the_recheck(bracket: GapBracket) -> float:
+    """Answers at the paced gap until the gap a fall is rechecked at comes (in FELL_RECHECK seconds
+    of answers, a turn more at most); that gap."""
+    for _ in range(1 + max(FELL_RECHECK_ANSWERS, math.ceil(FELL_RECHECK / (0.1 * ONE_DEEP_STEP)))):
+        gap = bracket.gap()
+        if gap < 0.1 * ONE_DEEP_STEP:
+            return gap
+        bracket.answer(gap)
+    raise AssertionError("no recheck")
+
+
+def test_a_fall_is_rechecked_once_and_an_answer_there_puts_the_pace_back():
+    """A loaded machine's bunching read as a fall would leave the pace a step slower for good."""
+    bracket = fallen_bracket()
+    recheck = answer_until_the_recheck(bracket)
+    assert recheck == pytest.approx(bracket.recheck_gap()) and recheck < 0.1 * 1.03
+    bracket.answer(recheck)
+    assert bracket.gap() < 0.1 * 1.06  # was 0.126: the margin widened by the refusals, no more
+    assert bracket.fell_answers is None
+
+
+def test_a_fall_the_recheck_confirms_stays_down_and_is_not_rechecked_again():
+    bracket = fallen_bracket()
+    recheck = answer_until_the_recheck(bracket)
+    refusals = bracket.refusals
+    bracket.refuse(recheck)
+    assert bracket.refusals == refusals + 1 and bracket.fell_answers is None
+    for _ in range(50):
+        gap = bracket.gap()
+        assert gap > recheck or bracket.spare > 0  # only the 429s spared probe again
+        bracket.answer(gap)
 
 
 def test_an_answer_at_a_gap_once_refused_opens_the_bracket_again():

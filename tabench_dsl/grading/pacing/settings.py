@@ -98,6 +98,12 @@ HOLD_BACKOFF = 0.02
 #: Refusals in a row that tell a held pace the limit fell (fewer come together when a loaded
 #: event loop sends a few requests late at once).
 FELL_IN_A_ROW = 3
+#: Seconds of answers (FELL_RECHECK_ANSWERS at least) after the limit fell at which the gap it fell
+#: at is tried once more: a loaded machine's bunching the pacer could not tell from a fall reads
+#: like one, and would leave the pace a step slower (26%) until the 429s to spare grew again, ten
+#: seconds or more. A limit that fell refuses it: one 429 a fall.
+FELL_RECHECK = 2.0
+FELL_RECHECK_ANSWERS = 4
 
 # -- once a rate is known -------------------------------------------------------------------------
 
