@@ -13,6 +13,8 @@ from support.pacing_sim import Server, simulate
 from tabench_dsl.grading.pacing.one_deep import GapBracket
 from tabench_dsl.grading.pacing.settings import (
     ARRIVAL_JITTER,
+    FELL_RECHECK,
+    FELL_RECHECK_ANSWERS,
     FIRST_TURN,
     HOLD_BACKOFF,
     HOLD_EASING,
@@ -111,12 +113,73 @@ def test_two_refusals_in_a_row_at_a_pace_once_answered_mean_the_limit_fell():
     assert bracket.gap() > 0.29
 
 
+def fallen_bracket() -> GapBracket:
+    """A bracket whose limit fell at 0.1 s (two refusals in a row at a gap once answered), with no
+    429 left to spare (a loaded machine's bunching spent them), so nothing but the recheck probes."""
+    bracket = GapBracket()
+    bracket.answer(0.1)
+    for _ in range(4):
+        bracket.refuse(None)
+    bracket.refuse(0.1)
+    bracket.refuse(0.1)
+    assert bracket.answered == pytest.approx(0.1 * ONE_DEEP_STEP)
+    return bracket
+
+
+def answer_until_the_recheck(bracket: GapBracket) -> float:
+    """Answers at the paced gap until the gap a fall is rechecked at comes (in FELL_RECHECK seconds
+    of answers, a turn more at most); that gap."""
+    for _ in range(1 + max(FELL_RECHECK_ANSWERS, math.ceil(FELL_RECHECK / (0.1 * ONE_DEEP_STEP)))):
+        gap = bracket.gap()
+        if gap < 0.1 * ONE_DEEP_STEP:
+            return gap
+        bracket.answer(gap)
+    raise AssertionError("no recheck")
+
+
+def test_a_fall_is_rechecked_once_and_an_answer_there_puts_the_pace_back():
+    """A loaded machine's bunching read as a fall would leave the pace a step slower for good."""
+    bracket = fallen_bracket()
+    recheck = answer_until_the_recheck(bracket)
+    assert recheck == pytest.approx(bracket.recheck_gap()) and recheck < 0.1 * 1.03
+    bracket.answer(recheck)
+    assert bracket.gap() < 0.1 * 1.06  # was 0.126: the margin widened by the refusals, no more
+    assert bracket.fell_answers is None
+
+
+def test_a_fall_the_recheck_confirms_stays_down_and_is_not_rechecked_again():
+    bracket = fallen_bracket()
+    recheck = answer_until_the_recheck(bracket)
+    refusals = bracket.refusals
+    bracket.refuse(recheck)
+    assert bracket.refusals == refusals + 1 and bracket.fell_answers is None
+    for _ in range(50):
+        gap = bracket.gap()
+        assert gap > recheck or bracket.spare > 0  # only the 429s spared probe again
+        bracket.answer(gap)
+
+
 def test_an_answer_at_a_gap_once_refused_opens_the_bracket_again():
     bracket = GapBracket()
     bracket.answer(0.1)
     bracket.refuse(0.08)
     bracket.answer(0.079)  # the limit rose
     assert bracket.refused is None and bracket.answered == 0.079
+
+
+def test_an_outcome_at_a_gap_nobody_knows_spends_its_429_and_moves_nothing():
+    """The client's process paused (`Pacer._paused_about`): the gap the server saw is unknown."""
+    bracket = GapBracket()
+    bracket.answer(0.1)
+    bracket.refuse(0.098)
+    before = (bracket.answered, bracket.refused, bracket.held, bracket.in_a_row, bracket.widened)
+    refusals, answers = bracket.refusals, bracket.answers
+    for _ in range(3):  # three in a row at a gap once answered would mean the limit fell
+        bracket.refuse(None)
+    assert (bracket.answered, bracket.refused, bracket.held, bracket.in_a_row, bracket.widened) == before
+    bracket.answer(None)
+    assert bracket.answered == 0.1 and bracket.refused == 0.098
+    assert (bracket.refusals, bracket.answers) == (refusals + 3, answers + 1)
 
 
 # -- the phases, reached the way the server calls for ------------------------------------------
@@ -176,6 +239,16 @@ def test_a_limit_that_halves_mid_run_is_followed(server, least):
     figures = simulate(server)
     assert figures.lost == 0 and figures.share >= least
     assert figures.limited_share <= 0.1
+
+
+@pytest.mark.parametrize(("workers", "seed"), [(1, 3), (2, 2)])
+def test_a_client_paused_now_and_then_is_no_sign_the_limit_fell(workers, seed):
+    """A loaded machine pauses the client's process 50-100 ms, 1.5 times a second: the requests it
+    had queued leave bunched, and a few are refused. Read as "the limit fell", they stepped the
+    pace down for good (these seeds: 55% and 69% of the limit). The pauses themselves cost about
+    7% (a turn due in one goes at its end)."""
+    figures = simulate(Server(rate=10, depth=1, answers=250, pauses=1.5, workers=workers, seed=seed))
+    assert figures.lost == 0 and figures.share >= 0.88, figures
 
 
 @pytest.mark.parametrize("step", [5.0, -5.0], ids=["forward", "back"])

@@ -6,7 +6,8 @@ a Retry-After of an hour, a limit that halves mid-run, a clock step) are each a 
 
     answers     `Server.answers` calls of `transport.call_with_retries`, `concurrency` at once, each
                 with a `SimJudge` whose exchange reaches the server after a network delay (seeded
-                jitter as the bench's mock measured it, and `lag`: a loaded machine's), is refused
+                jitter as the bench's mock measured it, `lag`: a loaded machine's, and `pauses`:
+                the client's process stopped for 50-100 ms now and then), is refused
                 at once (429) or answered after `latency`
     the server  a token bucket `rate` a second, `depth` requests deep, full at first (`Bucket`);
                 a 429 carries a Retry-After (`retry_after`: "token" for whole seconds until a
@@ -41,6 +42,9 @@ PIPE_DELAY = 0.0003
 #: Seconds a request takes to reach the server at least, and the longest stall (`Server.jitter`).
 NETWORK_DELAY = 0.0004
 STALL = 0.005
+#: The shortest and longest pause of the client's whole process (`Server.pauses`): a loaded
+#: machine's scheduler, as a real one-worker run saw it (the server's arrivals strayed 50-96 ms).
+PAUSE = (0.05, 0.1)
 
 
 class _TimeTravel(selectors.SelectSelector):
@@ -53,16 +57,28 @@ class _TimeTravel(selectors.SelectSelector):
     def select(self, timeout: float | None = None) -> list:  # type: ignore[override]
         if timeout is None:
             raise RuntimeError("the simulation is stuck: nothing is scheduled")
-        self._loop.now += max(0.0, timeout)
+        self._loop.advance(max(0.0, timeout))
         return []
 
 
 class VirtualLoop(asyncio.SelectorEventLoop):
-    """An event loop on a virtual clock (`now`, seconds): every sleep ends at once, in order."""
+    """An event loop on a virtual clock (`now`, seconds): every sleep ends at once, in order.
+    With `pauses` (a second, at random from `rng`), the process pauses now and then for PAUSE
+    seconds: whatever was due meanwhile runs at its end, at once (sends queued leave bunched)."""
 
-    def __init__(self) -> None:
+    def __init__(self, pauses: float = 0.0, rng: random.Random | None = None) -> None:
         self.now = 1000.0
+        self.pauses, self.rng = pauses, rng or random.Random(0)
+        self.next_pause = self.now + self.rng.expovariate(pauses) if pauses else math.inf
         super().__init__(_TimeTravel(self))
+
+    def advance(self, seconds: float) -> None:
+        """The clock moves `seconds` on, and on past the end of any pause that begins meanwhile."""
+        until = self.now + seconds
+        while self.next_pause <= until:
+            until = max(until, self.next_pause + self.rng.uniform(*PAUSE))
+            self.next_pause = until + self.rng.expovariate(self.pauses)
+        self.now = until
 
     def time(self) -> float:
         return self.now
@@ -120,6 +136,8 @@ class Server:
     #: Mean seconds of a frame's extra delay between a worker and its parent (exponential): two
     #: workers on a shared machine strayed p95 2.7-3.2 ms, p99 3.5-5.3 ms.
     pipe_jitter: float = 0.0007
+    #: Pauses of the client's whole process a second (`VirtualLoop`), 0: none.
+    pauses: float = 0.0
     #: (seconds after the start, rate from then on)
     schedule: tuple[tuple[float, float], ...] = ()
     #: (seconds after the start, seconds the pacer's clock jumps then): a clock step
@@ -201,7 +219,7 @@ class Figures:
 
 def simulate(server: Server, *, pacer: Callable[[VirtualLoop], Pacer] | None = None) -> Figures:
     """Grade `server.answers` answers against `server` in virtual time (module docstring)."""
-    loop = VirtualLoop()
+    loop = VirtualLoop(server.pauses, random.Random(server.seed + 3))
     try:
         return loop.run_until_complete(_grade(loop, server, pacer))
     finally:

@@ -27,6 +27,12 @@ the slow start's refusal that found the bucket among them):
                               by more: a loaded machine) up to MOST_WIDENED times, eased back an
                               answer; a second refusal in a row there means the limit fell: a
                               step slower is taken for answered, and the bracket opens below
+    the limit fell            after FELL_RECHECK seconds of answers, the gap it fell at is tried
+                              once more (`recheck_gap`): answered, the pace is back; refused, the
+                              fall stands (one 429 a fall)
+
+An outcome at a gap nobody knows (None: the client's process paused, and what it had queued left
+bunched: `pacer.Pacer._paused_about`) counts as an answer or a 429 spent, and moves nothing.
 
 Settled: answered over refused within SETTLED_WIDTH, or the two closer than that margin (probing
 between them would find the jitter of arrivals, not the rate).
@@ -40,6 +46,8 @@ from .settings import (
     ARRIVAL_JITTER,
     DOUBLING_SPARE,
     FELL_IN_A_ROW,
+    FELL_RECHECK,
+    FELL_RECHECK_ANSWERS,
     FIRST_TURN,
     HOLD_BACKOFF,
     HOLD_EASING,
@@ -75,6 +83,7 @@ class GapBracket:
         self.refusals = 1  # the slow start's second request, refused: how the bucket was found
         self.in_a_row = 0  # refusals since the last answer
         self.widened = 1.0  # the margin, in ARRIVAL_JITTERs (`gap`)
+        self.fell_answers: int | None = None  # answers since the limit fell, until its recheck
 
     @property
     def spare(self) -> int:
@@ -83,13 +92,20 @@ class GapBracket:
         coming = SPARED_SECONDS / self.fastest if self.fastest else 0.0
         return max(SPARED_REFUSALS, math.floor(SPARED_SHARE * max(self.answers, coming))) - self.refusals
 
-    def answer(self, gap: float) -> None:
-        """A request that reached the bucket `gap` seconds after the last one it took was answered."""
+    def answer(self, gap: float | None) -> None:
+        """A request that reached the bucket `gap` seconds after the last one it took was answered
+        (None: at a gap nobody knows, the client's process paused: `Pacer._paused_about`)."""
         self.answers += 1
         self.doubted = False
         self.in_a_row = 0
         self.widened = max(1.0, self.widened * MARGIN_EASING)
+        if gap is None:
+            return
         self.fastest = gap if self.fastest is None else min(self.fastest, gap)
+        if self.fell_answers is not None:
+            self.fell_answers += 1
+            if self.refused is not None and gap <= self.recheck_gap():
+                self.fell_answers = None  # the recheck answered: the fall was not the server's
         if self.held is not None:
             self.held *= 1 - HOLD_EASING
         if self.answered is None or gap < self.answered:
@@ -97,10 +113,15 @@ class GapBracket:
         if self.refused is not None and gap <= self.refused:
             self.refused = None  # the limit rose: the bracket opens again
 
-    def refuse(self, gap: float) -> None:
-        """A request that reached the bucket `gap` seconds after the last one it took was refused."""
+    def refuse(self, gap: float | None) -> None:
+        """A request that reached the bucket `gap` seconds after the last one it took was refused
+        (None: at a gap nobody knows: a 429 spent, nothing learnt of the rate)."""
         self.refusals += 1
+        if gap is None:
+            return
         self.in_a_row += 1
+        if self.fell_answers is not None and self.refused is not None and gap <= self.recheck_gap():
+            self.fell_answers = None  # the recheck refused: the limit did fall
         if self.held is not None and self.in_a_row < FELL_IN_A_ROW:
             self.held *= 1 + HOLD_BACKOFF
         elif self.answered is None or gap < self.answered:
@@ -109,9 +130,15 @@ class GapBracket:
             # Refused again at a pace once answered (or held): the limit fell. That pace is proven
             # no longer: a step slower than this gap is taken for it, and the bracket is drawn again.
             self.answered, self.refused, self.held = gap * ONE_DEEP_STEP, gap, None
+            self.fell_answers = 0
         self.doubted = self.held is None and self.answered is not None and gap >= self.answered
         if self.doubted:  # early by more than the margin: a wider one from now on
             self.widened = min(2 * self.widened, MOST_WIDENED)
+
+    def recheck_gap(self) -> float:
+        """The gap a fall is rechecked at (FELL_RECHECK): the one refused, a margin more."""
+        assert self.refused is not None
+        return self.refused + min(self.jitter, MARGIN_SHARE * self.refused)
 
     def gap(self) -> float:
         """Seconds from the last request taken to the next one (module docstring)."""
@@ -122,6 +149,9 @@ class GapBracket:
             return FIRST_TURN if refused is None else LOW_PROBE * refused
         if refused is None:
             return answered / (ONE_DEEP_CLIMB if self.spare >= DOUBLING_SPARE else ONE_DEEP_STEP)
+        recheck_after = max(FELL_RECHECK_ANSWERS, FELL_RECHECK / answered)  # answers since it fell
+        if self.fell_answers is not None and self.fell_answers >= recheck_after:
+            return self.recheck_gap()
         # A bracket narrower than the margin the pace keeps anyway is no longer worth probing.
         least_margin = min(self.jitter, MARGIN_SHARE * answered)
         settled = answered / refused <= SETTLED_WIDTH or answered - refused <= least_margin

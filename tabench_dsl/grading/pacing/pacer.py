@@ -87,7 +87,9 @@ class Pacer:
         self.jitter = jitter
         self._climb: Climb | None = None  # CLIMBING
         self._bracket: GapBracket | None = None  # ONE_DEEP
-        self._late: dict[float, float] = {}  # ONE_DEEP: ticket -> seconds it most likely arrived late
+        #: ONE_DEEP: ticket -> seconds it most likely arrived late (at most LATE_SHARE of a turn),
+        #: and the most it may have (its reply's delay past the fastest round trip, uncapped).
+        self._late: dict[float, tuple[float, float]] = {}
         self._first_limited = 0.0  # send time of the slow start's last push-back
         self._first_back = 0.0  # when it came back
         self._synced = 0.0  # send time of the request whose reading last set the bucket copy
@@ -281,14 +283,15 @@ class Pacer:
         late): its gap, and the next turn, count from when it most likely arrived (up to LATE_SHARE
         of a turn later), or the next request would meet a bucket it only just emptied."""
         assert self._bracket is not None and self.schedule.rate is not None
-        late = min(max(0.0, now - ticket - self.evidence.fastest), LATE_SHARE / self.schedule.rate)
-        self._late[ticket] = late
+        most = max(0.0, now - ticket - self.evidence.fastest)
+        late = min(most, LATE_SHARE / self.schedule.rate)
+        self._late[ticket] = (late, most)
         if len(self._late) > LATE_KEPT:
             del self._late[next(iter(self._late))]
         self.schedule.reached_late(ticket, late)
         gap = self._gap_before(ticket)
         if gap is not None:
-            self._bracket.answer(gap)
+            self._bracket.answer(None if self._paused_about(ticket, now) else gap)
         self.schedule.set_rate(1.0 / self._bracket.gap(), now, force=True)
 
     def _one_deep_refused(self, ticket: float, now: float) -> None:
@@ -297,7 +300,7 @@ class Pacer:
         assert self._bracket is not None
         gap = self._gap_before(ticket)
         if gap is not None:
-            self._bracket.refuse(gap)
+            self._bracket.refuse(None if self._paused_about(ticket, now) else gap)
         self.evidence.forget_push_backs(before=ticket)
         self._limited_sent = max(self._limited_sent, ticket)
         self.schedule.set_rate(1.0 / self._bracket.gap(), now, force=True)
@@ -307,7 +310,26 @@ class Pacer:
         before = self.schedule.sends.last_taken(before=ticket)
         if before is None:
             return None
-        return ticket + self._late.get(ticket, 0.0) - before - self._late.get(before, 0.0)
+        return ticket + self._late.get(ticket, (0.0, 0.0))[0] - before - self._late.get(before, (0.0, 0.0))[0]
+
+    def _paused_about(self, ticket: float, now: float) -> bool:
+        """True when ONE_DEEP's outcome to `ticket` tells nothing of the rate: that request or the
+        one taken before it may have reached the server later than LATE_SHARE of a turn past its
+        send (its reply, or its silence until `now`, is that far past the fastest round trip). A
+        loaded machine pauses the client's process for 50-100 ms: what it had queued then leaves
+        bunched, so the gap the server saw is anyone's guess, and a refusal read as "the limit
+        fell" would step the pace down for good. The next turn counts from when the one before
+        may have arrived."""
+        assert self.schedule.rate is not None
+        cap = LATE_SHARE / self.schedule.rate
+        before = self.schedule.sends.last_taken(before=ticket)
+        mine = self._late.get(ticket, (0.0, 0.0))[1]
+        if before is None:
+            return mine > cap
+        theirs = self._late.get(before, (0.0, max(0.0, now - before - self.evidence.fastest)))[1]
+        if theirs > cap:
+            self.schedule.reached_late(before, theirs)
+        return max(mine, theirs) > cap
 
     def _following_answered(self, now: float) -> None:
         """FOLLOWING's answer: no push-back for a while means the pace is below the server's;

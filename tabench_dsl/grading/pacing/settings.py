@@ -73,7 +73,9 @@ SETTLED_WIDTH = 1.005
 ARRIVAL_JITTER = 0.003
 #: A reply slower than the fastest most likely reached the server late by as much (a loaded event
 #: loop sends late), up to this share of a turn (more is more likely a slow reply); the next turn
-#: of a bucket one request deep counts from then. LATE_KEPT: answers whose lateness is kept.
+#: of a bucket one request deep counts from then. Later than that, its process most likely paused
+#: (a loaded machine: 50-100 ms), the gap the server saw is unknown, and the outcome tells nothing
+#: of the rate (`Pacer._paused_about`). LATE_KEPT: answers whose lateness is kept.
 LATE_SHARE = 0.25
 LATE_KEPT = 64
 #: Few 429s to spare, the margin doubles with each refusal at the gap answered, up to MOST_WIDENED
@@ -96,6 +98,12 @@ HOLD_BACKOFF = 0.02
 #: Refusals in a row that tell a held pace the limit fell (fewer come together when a loaded
 #: event loop sends a few requests late at once).
 FELL_IN_A_ROW = 3
+#: Seconds of answers (FELL_RECHECK_ANSWERS at least) after the limit fell at which the gap it fell
+#: at is tried once more: a loaded machine's bunching the pacer could not tell from a fall reads
+#: like one, and would leave the pace a step slower (26%) until the 429s to spare grew again, ten
+#: seconds or more. A limit that fell refuses it: one 429 a fall.
+FELL_RECHECK = 2.0
+FELL_RECHECK_ANSWERS = 4
 
 # -- once a rate is known -------------------------------------------------------------------------
 
