@@ -55,10 +55,9 @@ def decoded_lines_at(
     """`decoded_lines` of the first `stop` bytes of `path`, each value with the offset its line
     starts at (for a reader that reads some of the lines again)."""
     decode = decoder.decode
-    number = offset = 0
-    for line in _lines(path, 0, stop):
+    number = 0
+    for at, line in lines_at(path, 0, stop):
         number += 1
-        at, offset = offset, offset + len(line) + 1
         try:
             value = decode(line)
         except (msgspec.DecodeError, RecursionError):
@@ -84,6 +83,24 @@ def _checked(decoder: msgspec.json.Decoder[Any], line: bytes, number: int, on_ba
     except BadLine as bad:
         on_bad(number, bad)
         return _NO_VALUE
+
+
+def lines_at(path: str | Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """Each line of `path` (from byte `start`, a line's start, to `stop`, None: the end) with the
+    offset it starts at, without its line break, read in blocks."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        position, rest = start, b""
+        left = -1 if stop is None else stop - start
+        while left and (block := f.read(BLOCK if left < 0 else min(BLOCK, left))):
+            left -= len(block) if left > 0 else 0
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                yield position, line
+                position += len(line) + 1
+        if rest:
+            yield position, rest
 
 
 def _lines(path: str | Path, start: int = 0, stop: int | None = None) -> Iterator[bytes]:

@@ -32,7 +32,7 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.jsonl import BadLine, decode_line, strip_bom
 from ...core.records import Record, record_decoder
-from ...store.fast_lines import BLOCK
+from ...store.fast_lines import lines_at
 from ...store.light_records import bad_line_reporter
 from ...store.line_ranges import line_ranges, map_ranges, processes_for
 from ...store.results_index import Extent
@@ -375,21 +375,3 @@ def _checked(decoder: msgspec.json.Decoder, line: bytes, number: int, report) ->
         except BadLine as bad:
             report(number, bad)
             return None
-
-
-def lines_at(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """Each line of `path` (from byte `start`, a line's start, to `stop`, None: the end) with the
-    offset it starts at, without its line break, read in blocks."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        position, rest = start, b""
-        left = -1 if stop is None else stop - start
-        while left and (block := f.read(BLOCK if left < 0 else min(BLOCK, left))):
-            left -= len(block) if left > 0 else 0
-            lines = (rest + block).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                yield position, line
-                position += len(line) + 1
-        if rest:
-            yield position, rest
