@@ -10,7 +10,11 @@ starts tabench's command line, and of one msgspec pass over the results file (a 
 decodes every line to Python values and does nothing else: what any first read costs at least).
 Each first run (no index yet) is also given as a multiple of the msgspec pass.
 
-    python bench/scale_bench.py [--records 1000000] [--systems 50] [--only totals,diff]
+    python bench/scale_bench.py [--records 1000000] [--systems 50] [--only totals,diff] [--keep DIR]
+
+With `--keep DIR` the files are written into DIR once and read again by the next run given the same
+DIR, records and systems (a 10,000,000-record file takes minutes to write); each run still starts
+with no index, decisions, caches or outputs beside them, so every first run is a first read.
 
 Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command marked `(index build)`
 is its first run, which builds the index beside the results file; the run after it is the
@@ -26,9 +30,11 @@ exited with a status other than its expected one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,6 +181,29 @@ def time_paging(url: str) -> float:
     return (time.perf_counter() - started) / pages
 
 
+#: Names the records and systems a kept folder's files were written with, once they all were.
+WRITTEN = "written.txt"
+#: The files a kept folder reuses; everything else in it is what a run left (indexes, decisions,
+#: caches, outputs) and is removed before the next run.
+INPUTS = ("a.jsonl", "b.jsonl", "answers.jsonl", "battery", WRITTEN)
+
+
+def reusable(folder: Path, records: int, systems: int) -> bool:
+    """Whether `folder` holds the files of an earlier run with the same records and systems."""
+    written = folder / WRITTEN
+    return written.is_file() and written.read_text().split() == [str(records), str(systems)]
+
+
+def clear(folder: Path, *, every_file: bool) -> None:
+    """Remove what an earlier run left in `folder` (with `every_file`, its inputs too)."""
+    for entry in folder.iterdir():
+        if every_file or entry.name not in INPUTS:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
 BUILD = " (index build)"
 MSGSPEC_PASS = "floor (msgspec pass)"
 #: The msgspec pass, as a process of its own: every line of the file decoded, blocks of lines read
@@ -244,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--systems", type=int, default=50)
     parser.add_argument("--only", default="", help="comma-separated command names to run (default: all)")
+    parser.add_argument("--keep", type=Path, default=None, help="write the files here once; reuse them")
     parser.add_argument("--write-to", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.write_to is not None:  # the files written by a process of their own (see below)
@@ -254,19 +284,33 @@ def main(argv: list[str] | None = None) -> int:
     for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
         env.pop(variable, None)
     failed = False
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        else:
+            folder = args.keep.resolve()
+            folder.mkdir(parents=True, exist_ok=True)
+            if any(folder.iterdir()) and not (folder / WRITTEN).is_file():  # never empty a stranger's folder
+                parser.error(f"--keep {folder}: not empty and not a folder this bench wrote")
         env["TABENCH_CACHE"] = str(folder / "cache")
         env["XDG_CACHE_HOME"] = str(folder / "xdg")  # the index's signing key, made for this run
-        started = time.perf_counter()
-        # Written by a child process: a child's peak memory (`ru_maxrss`) starts from its parent's,
-        # which holding the generator's records would raise above every command's own.
-        writer = [sys.executable, __file__, "--write-to", str(folder), "--records", str(args.records)]
-        subprocess.run([*writer, "--systems", str(args.systems)], env=env, check=True)
         paths = {name: folder / f"{name}.jsonl" for name in ("a", "b", "answers")}
         paths["battery"] = folder / "battery"
+        started = time.perf_counter()
+        if not reusable(folder, args.records, args.systems):
+            clear(folder, every_file=True)
+            (folder / WRITTEN).write_text("being written\n")  # marks the folder as this bench's
+            # Written by a child process: a child's peak memory (`ru_maxrss`) starts from its
+            # parent's, which holding the generator's records would raise above every command's own.
+            writer = [sys.executable, __file__, "--write-to", str(folder), "--records", str(args.records)]
+            subprocess.run([*writer, "--systems", str(args.systems)], env=env, check=True)
+            (folder / WRITTEN).write_text(f"{args.records} {args.systems}\n")
+            done = "wrote"
+        else:
+            clear(folder, every_file=False)
+            done = "kept"
         size = paths["a"].stat().st_size / 1e6
-        print(f"wrote {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
+        print(f"{done} {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         every = commands(paths, folder)
         floor = float("nan")
