@@ -16,13 +16,15 @@ from .command_help import add_command
 from .run_problems import warn_run_problems
 
 if TYPE_CHECKING:
-    from ..review.diff import Diff
+    from ..review.diff import Diff, ShownDiff
 
 #: Pairs found in one file only that the terminal names one by one (`--json` names them all).
 SHOWN_ONLY_IN = 20
 #: Flips shown in the table: at a million pairs a table of every flip takes minutes to draw and
 #: runs far past any screen; `--json` lists them all.
 SHOWN_FLIPS = 200
+#: What the terminal shows of a diff (and the index keeps of it for the terminal): flips, pairs.
+SHOWN = (SHOWN_FLIPS, SHOWN_ONLY_IN)
 #: Characters of a reason the terminal's table shows (`--json` gives them whole).
 REASON_WIDTH = 80
 
@@ -46,18 +48,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..review.diff import diff_json
-    from ..review.indexed_diff import kept_diff
+    from ..review.diff import diff_json, shown_diff
+    from ..review.indexed_diff import kept_diff, kept_shown_diff
 
-    # The diff of two files that did not change since the last `diff A B`: from A's index.
-    diff = kept_diff(args.a, args.b)
-    status = 0
-    if diff is None:
-        diff, status = _computed_diff(args.a, args.b)
+    # The diff of two files that did not change since the last `diff A B`: from A's index (the
+    # terminal's part of it alone when that is all that is printed).
+    if args.json:
+        diff = kept_diff(args.a, args.b)
+        if diff is not None:
+            sys.stdout.buffer.write(json_for_terminal(diff_json(diff)) + b"\n")
+            return 0
+    else:
+        shown = kept_shown_diff(args.a, args.b, SHOWN)
+        if shown is not None:
+            print_diff(shown)
+            return 0
+    diff, status = _computed_diff(args.a, args.b)
     if args.json:
         sys.stdout.buffer.write(json_for_terminal(diff_json(diff)) + b"\n")
     else:
-        print_diff(diff)
+        print_diff(shown_diff(diff, shown_flips=SHOWN_FLIPS, shown_only_in=SHOWN_ONLY_IN))
     return status
 
 
@@ -74,17 +84,16 @@ def _computed_diff(a: Path, b: Path) -> tuple[Diff, int]:
     for loaded in (first, second):
         warn_run_problems(loaded)
     if not (first.problems or second.problems or first.stale or second.stale):
-        keep_diff(a, b, diff, before=before)
+        keep_diff(a, b, diff, before=before, shown=SHOWN)
     return diff, 1 if first.problems or second.problems else 0
 
 
-def print_diff(diff) -> None:
-    """The diff as a summary, a table of the flips and the pairs found on one side only."""
+def print_diff(shown: ShownDiff) -> None:
+    """The diff as a summary, a table of the flips and the pairs found on one side only (the ones
+    `shown` holds, and how many more there are)."""
     from rich.console import Console
 
     from ..review.diff import render_diff
 
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
-    console.print(
-        render_diff(diff, reason_width=REASON_WIDTH, shown_only_in=SHOWN_ONLY_IN, shown_flips=SHOWN_FLIPS)
-    )
+    console.print(render_diff(shown, reason_width=REASON_WIDTH))

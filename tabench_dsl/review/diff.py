@@ -179,29 +179,54 @@ def diff_json(diff: Diff) -> bytes:
     return msgspec.json.encode(diff)
 
 
-def summary_lines(diff: Diff) -> list[str]:
-    """The figures of a diff in a few plain lines (names are not in them: safe to print as is)."""
+class ShownDiff(msgspec.Struct):
+    """What the terminal shows of a diff (`render_diff`): the diff with its flips and its pairs
+    found on one side only cut to the first ones shown, and how many of each the whole diff has.
+    Kept in the index beside the whole diff (`indexed_diff`): a later `diff A B` reads these few
+    kilobytes rather than every flip of two large files."""
+
+    diff: Diff
+    flips: int
+    only_in_a: int
+    only_in_b: int
+
+
+def shown_diff(diff: Diff, *, shown_flips: int, shown_only_in: int) -> ShownDiff:
+    """What the terminal shows of `diff`: its first `shown_flips` flips and first `shown_only_in`
+    pairs of each side only."""
+    cut = msgspec.structs.replace(
+        diff,
+        flips=diff.flips[:shown_flips],
+        only_in_a=diff.only_in_a[:shown_only_in],
+        only_in_b=diff.only_in_b[:shown_only_in],
+    )
+    return ShownDiff(cut, len(diff.flips), len(diff.only_in_a), len(diff.only_in_b))
+
+
+def summary_lines(diff: Diff, *, counts: tuple[int, int, int] | None = None) -> list[str]:
+    """The figures of a diff in a few plain lines (names are not in them: safe to print as is).
+    `counts` are the whole diff's flips and pairs of each side only, when `diff` holds the first
+    of them alone (`ShownDiff`)."""
     from .outcomes import percent
 
+    flipped, only_a, only_b = counts or (len(diff.flips), len(diff.only_in_a), len(diff.only_in_b))
     kappa = "-" if diff.kappa is None else f"{diff.kappa:.3f}"
     lines = [
         f"pairs in both: {diff.in_both} ({diff.compared} graded on both sides, "
         f"{diff.with_error} with an error on a side: left out of the figures below)",
-        f"flipped: {len(diff.flips)}",
+        f"flipped: {flipped}",
         f"agreement: {diff.agreed} of {diff.compared} ({percent(diff.agreement)}); Cohen's kappa {kappa}",
         f"pass rate: A {percent(diff.a_pass_rate)} ({diff.a_pass}), B {percent(diff.b_pass_rate)} "
         f"({diff.b_pass}); pass -> not {diff.pass_to_not}, not -> pass {diff.not_to_pass}; "
         f"McNemar exact p = {diff.p_value:.4g}",
-        f"only in A: {len(diff.only_in_a)}; only in B: {len(diff.only_in_b)}",
+        f"only in A: {only_a}; only in B: {only_b}",
     ]
     return lines
 
 
-def render_diff(
-    diff: Diff, *, reason_width: int = 80, shown_only_in: int = 20, shown_flips: int | None = None
-):
-    """The diff as `rich` renderables: the files, the figures, the flips (the first `shown_flips`
-    of them, all when None), the one-sided pairs.
+def render_diff(shown: ShownDiff, *, reason_width: int = 80):
+    """The diff as `rich` renderables: the files, the figures, the flips and the pairs found on one
+    side only that `shown` holds (`shown_diff`), and how many more there are.
 
     Names, reasons and paths come from files anyone may have written: each is `display.literal`."""
     from rich.console import Group
@@ -209,16 +234,18 @@ def render_diff(
 
     from ..core.display import literal
 
+    diff = shown.diff
+    counts = (shown.flips, shown.only_in_a, shown.only_in_b)
     parts: list = [
         literal(f"A: {_side(diff.a, diff.a_judges)}"),
         literal(f"B: {_side(diff.b, diff.b_judges)}"),
-        *map(literal, summary_lines(diff)),
+        *map(literal, summary_lines(diff, counts=counts)),
     ]
     if diff.flips:
-        flips = Table(title=f"Flipped verdicts ({len(diff.flips)})")
+        flips = Table(title=f"Flipped verdicts ({shown.flips})")
         for name in ("system", "question", "A", "B", "reason A", "reason B"):
             flips.add_column(name, overflow="fold")
-        for flip in diff.flips[:shown_flips]:
+        for flip in diff.flips:
             flips.add_row(
                 literal(flip.system),
                 literal(flip.question),
@@ -228,16 +255,15 @@ def render_diff(
                 literal(_cut(flip.reason_b, reason_width)),
             )
         parts.append(flips)
-        if shown_flips is not None and len(diff.flips) > shown_flips:
-            parts.append(literal(f"and {len(diff.flips) - shown_flips} more flips (--json lists them all)"))
-    for side, pairs in (("A", diff.only_in_a), ("B", diff.only_in_b)):
+        if shown.flips > len(diff.flips):
+            parts.append(literal(f"and {shown.flips - len(diff.flips)} more flips (--json lists them all)"))
+    for side, pairs, count in (
+        ("A", diff.only_in_a, shown.only_in_a),
+        ("B", diff.only_in_b, shown.only_in_b),
+    ):
         if pairs:
-            named = ", ".join(f"{p.system}/{p.question}" for p in pairs[:shown_only_in])
-            more = (
-                f" and {len(pairs) - shown_only_in} more (--json names them all)"
-                if len(pairs) > shown_only_in
-                else ""
-            )
+            named = ", ".join(f"{p.system}/{p.question}" for p in pairs)
+            more = f" and {count - len(pairs)} more (--json names them all)" if count > len(pairs) else ""
             parts.append(literal(f"only in {side}: {named}{more}"))
     return Group(*parts)
 

@@ -228,6 +228,30 @@ def test_a_diff_is_kept_for_the_same_two_files_and_only_for_them(results, tmp_pa
     assert fresh[1] == changed[1].replace(str(other).encode(), str(tmp_path / "fresh.jsonl").encode())
 
 
+def test_the_terminal_diff_is_kept_and_printed_the_same(tmp_path, capsysbinary):
+    """A later `diff A B` without `--json` reads only what the terminal shows (its first flips and
+    pairs of one side only, with how many there are) and prints the same bytes as the first."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_results(a, [make_record("sys-00", f"q{n:05d}", "pass") for n in range(260)])
+    b_records = [make_record("sys-00", f"q{n:05d}", "fail") for n in range(230)]
+    write_results(b, b_records + [make_record("sys-01", f"q{n:05d}", "pass") for n in range(25)])
+
+    def printed() -> tuple[int, bytes]:
+        status = main(["diff", str(a), str(b)])
+        return status, capsysbinary.readouterr().out
+
+    first = printed()
+    words = b" ".join(first[1].split())  # as wrapped to the terminal's width
+    assert first[0] == 0
+    assert b"and 30 more flips" in words and b"flipped: 230" in words
+    assert b"only in A: 30; only in B: 25" in words
+    assert b"q00249 and 10 more (--json" in words and b"q00019 and 5 more (--json" in words
+    assert any(name.startswith("diff-shown:") for name in kept_values(a))
+    assert printed() == first
+    index_path(a).unlink()
+    assert printed() == first
+
+
 def test_recorded_missing_pairs_through_the_index_follow_the_file(results):
     from tabench_dsl.grading.missing import recorded_missing
     from tabench_dsl.review.outcomes import latest
