@@ -52,9 +52,11 @@ def open_for_rewrite(path: str | Path, mode: int = 0o644) -> int:
     return open_no_link(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
 
 
-def open_new(path: str | Path, mode: int = 0o600) -> int:
-    """A descriptor for a new file at `path`; `FileExistsError` when the name is taken (a link too)."""
-    return open_no_link(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+def open_new(path: str | Path, mode: int = 0o600, *, readable: bool = False) -> int:
+    """A descriptor for a new file at `path` (open for writing, and with `readable` for reading
+    too); `FileExistsError` when the name is taken (a link too)."""
+    access = os.O_RDWR if readable else os.O_WRONLY
+    return open_no_link(path, access | os.O_CREAT | os.O_EXCL, mode)
 
 
 @contextlib.contextmanager
@@ -67,7 +69,9 @@ def replacing(path: str | Path, *, keep_mode: bool = False) -> Iterator[BinaryIO
     target = Path(path)
     kept = os.lstat(target).st_mode & 0o7777 if keep_mode and os.path.lexists(target) else None
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    fd = open_new(temporary, 0o644)  # a fresh random name, O_EXCL: never a name planted there
+    # A fresh random name, O_EXCL: never a name planted there. Readable as well: a writer may read
+    # back what it wrote (`export` takes the rows a later record re-grades out of its file).
+    fd = open_new(temporary, 0o644, readable=True)
     try:
         with os.fdopen(fd, "wb") as sink:
             yield sink

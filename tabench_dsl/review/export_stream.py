@@ -3,12 +3,14 @@
 Holding every record of a large file (answers, reasons and replies) to find the standing one of
 each pair needs memory in proportion to the file. CSV is written in one read over the file's
 byte ranges, each range by a process of its own (`store.line_ranges`, both cores: the rows'
-formatting is most of an export's time): a range writes the row of each of its records to a part
-file of its own, in file order, and keeps where each row starts and, in a `PairTable`, each
-pair's last record. A row then stands unless a later record of its pair follows, in its range
-(a record its table does not hold) or in a later one (a pair of that range's table): the parts
-are copied into the export in order, the rows that do not stand left out (none, in a file graded
-once). Memory grows with the pairs and records (a few bytes each), not with the texts.
+formatting is most of an export's time): a range writes the row of each of its records, in file
+order, to the export itself (the first range) or to a part file of its own (each later one), and
+keeps where each row starts and, in a `PairTable`, each pair's last record. A row then stands
+unless a later record of its pair follows, in its range (a record its table does not hold) or in
+a later one (a pair of that range's table): the first range's rows that do not stand are taken
+out of the export, and the parts are copied in after them in order, their rows that do not stand
+left out (none, in a file graded once). Memory grows with the pairs and records (a few bytes
+each), not with the texts.
 
 Parquet is written from the records themselves: a first pass keeps each pair's last position
 (`standing_positions`), the second yields the records at them (`standing_records`). Both ways read
@@ -123,28 +125,35 @@ def write_standing_csv(
     on_problem: Callable[[str], None],
 ) -> int:
     """Write the export's CSV of `results` (header and the standing records' rows, `decisions`
-    applied) to `sink` (each range's rows written first to a part file in the folder `parts_in`);
-    the rows written. Bad lines go to `on_problem`, in file order, as
-    `iter_records` reports them, before anything is written (a file that is no results file at
-    all stops here: `bad_line_reporter`)."""
+    applied) to `sink`, a file open for writing at its start (the first range's rows written to
+    it as they are read, each later range's first to a part file in the folder `parts_in`); the
+    rows written. Bad lines go to `on_problem`, in file order, as `iter_records` reports them,
+    before a later range's rows are copied in (a file that is no results file at all stops at its
+    first line: `bad_line_reporter`)."""
     ranges = line_ranges(results, processes_for(results))
     by_pair = _by_pair(decisions)
+    sink.write(CSV_HEADER)
+    sink.flush()  # nothing left in the buffer for the forked processes to inherit
+    base = sink.tell()
     with contextlib.ExitStack() as stack:
-        # Unnamed files beside the export (its disk has room for it), gone when closed.
-        files = [stack.enter_context(tempfile.TemporaryFile(dir=parts_in)) for _ in ranges]
+        # The first range (read in this process) writes its rows to the export itself; each later
+        # one to an unnamed file beside the export (its disk has room for it), gone when closed,
+        # copied in after. At ten million records every byte not written twice is disk time saved.
+        files = [sink, *(stack.enter_context(tempfile.TemporaryFile(dir=parts_in)) for _ in ranges[1:])]
         works = [
             functools.partial(_write_range, results, by_pair, file, start, stop)
             for file, (start, stop) in zip(files, ranges, strict=True)
         ]
         parts = side_by_side(works)
         _report(results, ranges, parts, on_problem)
-        sink.write(CSV_HEADER)
-        sink.flush()
         written = 0
         for n, (part, file) in enumerate(zip(parts, files, strict=True)):
             dropped = _not_standing(part, parts[n + 1 :])
             written += len(part.starts) - len(dropped)
-            _copy_rows(file, sink, part.starts, dropped)
+            if file is sink:
+                _drop_rows(sink, base, part.starts, dropped)
+            else:
+                _copy_rows(file, sink, part.starts, dropped)
         return written
 
 
@@ -234,9 +243,9 @@ def _held(table: PairTable) -> set[int]:
     return held
 
 
-def _copy_rows(file: BinaryIO, sink: BinaryIO, starts: array, dropped: set[int]) -> None:
-    """Copy the rows of the part `file` (starting at `starts`) to `sink`, but those `dropped`."""
-    end = file.seek(0, os.SEEK_END)
+def _kept_spans(starts: array, dropped: set[int], end: int) -> list[tuple[int, int]]:
+    """The (start, stop) byte spans of the rows that starting at `starts` (the last ending at
+    `end`) but those `dropped`, in order, each as long as it can be."""
     spans: list[tuple[int, int]] = []
     begin = 0
     for position in sorted(dropped):
@@ -244,8 +253,14 @@ def _copy_rows(file: BinaryIO, sink: BinaryIO, starts: array, dropped: set[int])
         spans.append((begin, starts[position]))
         begin = row_end
     spans.append((begin, end))
+    return [(start, stop) for start, stop in spans if start < stop]
+
+
+def _copy_rows(file: BinaryIO, sink: BinaryIO, starts: array, dropped: set[int]) -> None:
+    """Copy the rows of the part `file` (starting at `starts`) to `sink`, but those `dropped`."""
+    end = file.seek(0, os.SEEK_END)
     source, target = file.fileno(), sink.fileno()
-    for offset, stop in spans:
+    for offset, stop in _kept_spans(starts, dropped, end):
         while offset < stop:
             if hasattr(os, "sendfile"):  # copied by the kernel, never through this process
                 sent = os.sendfile(target, source, offset, stop - offset)
@@ -254,3 +269,28 @@ def _copy_rows(file: BinaryIO, sink: BinaryIO, starts: array, dropped: set[int])
             if sent == 0:
                 raise OSError(f"a part of the export ended early at byte {offset}")
             offset += sent
+
+
+def _drop_rows(sink: BinaryIO, base: int, starts: array, dropped: set[int]) -> None:
+    """Take the rows `dropped` out of those written to `sink` from byte `base` on (starting at
+    `starts`, from `base`): each later row moved down over them, the file cut after the last. Rows
+    only move towards the start, and each block is read before any byte is written over it."""
+    sink.flush()
+    end = sink.seek(0, os.SEEK_END) - base
+    if not dropped:
+        return
+    fd, at = sink.fileno(), base
+    for offset, stop in _kept_spans(starts, dropped, end):
+        offset += base
+        stop += base
+        while offset < stop:
+            block = os.pread(fd, min(stop - offset, 1 << 22), offset)
+            if not block:
+                raise OSError(f"the export ended early at byte {offset}")
+            offset += len(block)
+            while block:
+                wrote = os.pwrite(fd, block, at)
+                at += wrote
+                block = block[wrote:]
+    os.ftruncate(fd, at)
+    sink.seek(at)
