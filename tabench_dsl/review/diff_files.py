@@ -117,6 +117,15 @@ class Side:
     #: The offset of each record's line, in the order read.
     offsets: array = field(default_factory=lambda: array("Q"))
 
+    def forget_codes(self) -> None:
+        """Let go of the pairs' outcomes, once both sides are walked (at ten million records a
+        hundred megabytes a side, not needed by what is left of the diff)."""
+        self.codes = PairTable()
+
+    def forget_places(self) -> None:
+        """Let go of where each pair's standing record is, once the flips' reasons are read."""
+        self.places, self.offsets = PairTable(), array("Q")
+
     def reasons(self, keys: set[int], names: Names) -> dict[int, str]:
         """The reason each pair of `keys` stands on (`diff.stated_reason`), read again from the
         line of its standing record (only those lines are read)."""
@@ -222,6 +231,8 @@ def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
     apart = processes_for(a) > 1
     left, right = _read_sides(a, b, names) if apart else (read_side(a, names), read_side(b, names))
     walked = _Walked(names, left.codes, right.codes)
+    for side in (left, right):
+        side.forget_codes()
     diff, flipped = compare_outcomes(
         walked.in_both(),
         a_name=str(a),
@@ -239,6 +250,9 @@ def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
         )
     else:
         reasons_a, reasons_b = left.reasons(keys, names), right.reasons(keys, names)
+    del keys
+    for side in (left, right):
+        side.forget_places()
     diff.flips = [
         Flip(*_names(names.pair(key)), vx, vy, reasons_a[key], reasons_b[key]) for key, vx, vy in flipped
     ]
