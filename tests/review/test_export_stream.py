@@ -87,3 +87,17 @@ def test_export_read_in_ranges_by_processes_writes_the_same_file(tmp_path: Path,
     whole = apply_decisions(list(iter_records(path)), decisions)
     assert write_records(whole, tmp_path / "expected.csv", "csv") == 240
     assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "expected.csv").read_bytes()
+
+
+def test_rows_taken_out_of_the_export_in_place_move_the_rest_down_whole(tmp_path: Path, monkeypatch) -> None:
+    """Read in one range, the export is written as it is read, and the rows of pairs re-graded
+    later are taken out of it in place: with more bytes after them than are moved at a time (4 MiB),
+    the rows after each are moved down block by block, to the bytes a whole-file export gives."""
+    records = many_results(6000, systems=3)
+    regraded = [make_record(r.system, r.question, "fail", prompt_sha256=r.prompt_sha256) for r in records[:3]]
+    path = write_results(tmp_path / "run.jsonl", [*records, *regraded])
+    assert path.stat().st_size > 5 << 20
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "1")
+    assert main(["export", str(path), "--format", "csv", "--out", str(tmp_path / "out.csv")]) == 0
+    assert write_records(list(iter_records(path)), tmp_path / "expected.csv", "csv") == 6000
+    assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "expected.csv").read_bytes()
