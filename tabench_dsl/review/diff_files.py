@@ -10,7 +10,7 @@ slot. The records a decision names are the only ones held (a decision is checked
 record's prompt and verdict, by `decisions.apply_decisions` itself). Both sides are then walked
 once in (system, question) order (`_Walked`), and once the flips are known, their reasons are read
 again from their lines alone (each pair keeps the number of its standing record, each record the
-offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.95 GB
+offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.82 GB
 (bench/scale_bench.py, one loaded run).
 """
 
