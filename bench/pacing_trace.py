@@ -66,10 +66,11 @@ class Trace:
             trace._plans.pop(_task(), None)  # redrawn: the sender queues again
             return False
 
-        async def traced_spacing(self: Schedule, slot: float) -> None:
-            await spacing(self, slot)
+        async def traced_spacing(self: Schedule) -> None:
+            await spacing(self)
             last = self.last_sent()
             if last is not None and self.rate is not None:
+                slot = trace._plans.get(_task(), (0.0, 0.0))[0]
                 trace._plans[_task()] = (max(slot, last + 1.0 / self.rate), last)
 
         def traced_start(self: Schedule) -> float:

@@ -5,14 +5,12 @@ each pathological server survived, and every limit of the rate-limit bench's swe
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
 from support.pacing_sim import Server, simulate
 
 from tabench_dsl.grading.pacing.one_deep import GapBracket
-from tabench_dsl.grading.pacing.schedule import Phase, Schedule
 from tabench_dsl.grading.pacing.settings import (
     ARRIVAL_JITTER,
     FELL_RECHECK,
@@ -25,45 +23,8 @@ from tabench_dsl.grading.pacing.settings import (
     ONE_DEEP_CLIMB,
     ONE_DEEP_CREEP,
     ONE_DEEP_STEP,
-    PRECISE_TURN,
     SETTLED_WIDTH,
-    WAKE_EARLY,
 )
-
-# -- the turns of a bucket one request deep, to the microsecond --------------------------------------
-
-
-class LateTimers:
-    """An event loop's time as a sender sees it: every sleep ends `late` seconds after it was due
-    (timeouts in whole milliseconds), a yield to the loop (a sleep of 0) costs `step`."""
-
-    def __init__(self, late: float, step: float) -> None:
-        self.now, self.late, self.step = 1000.0, late, step
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds + self.late if seconds > 0 else self.step
-
-
-@pytest.mark.parametrize("rate", [50.0, 20.0, 5.0])
-async def test_a_short_turn_one_deep_is_met_despite_late_timers(rate):
-    timers = LateTimers(late=0.0009, step=0.00005)
-    schedule = Schedule(sleep=timers.sleep, clock=timers)
-    schedule.phase = Phase.ONE_DEEP
-    schedule.set_rate(rate, timers.now)
-    sent = [schedule.start()]
-    for _ in range(5):
-        sent.append(await schedule.turn())
-    gaps = [later - earlier - 1 / rate for earlier, later in itertools.pairwise(sent)]
-    assert min(gaps) >= 0.0  # never early: the bucket holds nothing to absorb it
-    if 1 / rate <= PRECISE_TURN:
-        assert max(gaps) <= timers.step  # the last WAKE_EARLY yielded away, not slept
-    else:
-        assert max(gaps) == pytest.approx(timers.late)  # a long turn's millisecond is not worth a spin
-    assert timers.late < WAKE_EARLY
-
 
 # -- the gap bracket, one transition at a time -----------------------------------------------------
 

@@ -27,16 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from .evidence import RateEvidence, SendLog
-from .settings import (
-    CLIMB_TICK,
-    MIN_RATE,
-    PRECISE_TURN,
-    RATE_TOLERANCE,
-    RELAY_DELAY,
-    SHORT_WAIT,
-    START_WINDOW,
-    WAKE_EARLY,
-)
+from .settings import CLIMB_TICK, MIN_RATE, RATE_TOLERANCE, RELAY_DELAY, SHORT_WAIT, START_WINDOW
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -155,13 +146,9 @@ class Schedule:
             interval = 1.0 / self.rate
             slot = max(now, self._tat - (self.capacity - 1.0) * interval)
             self._tat = max(self._tat, now) + interval
-            if self.phase is Phase.ONE_DEEP and 1.0 / self.rate <= PRECISE_TURN:
-                woken = slot - WAKE_EARLY  # the rest of the wait is yielded away (`_one_deep_spacing`)
-            else:
-                woken = slot
-            if woken <= now or await self._wait_for(woken):
+            if slot <= now or await self._wait_for(slot):
                 if self.phase is Phase.ONE_DEEP:  # no coroutine a turn otherwise
-                    await self._one_deep_spacing(slot)
+                    await self._one_deep_spacing()
                 return self.start()
         # The schedule was redrawn while this sender waited (a pause, a new rate): its time is
         # void, it queues again at once (not when its old time comes: a slow first rate would
@@ -216,26 +203,16 @@ class Schedule:
         finally:
             sleeper.cancel()
 
-    async def _one_deep_spacing(self, slot: float) -> None:
-        """A turn after the last request sent (module docstring), and not before `slot`: the
-        schedule does not catch up after a late send (a sender woken late would otherwise take the
-        next turn less than a turn after it, and meet an empty bucket). A turn of PRECISE_TURN or
-        less is met to the microsecond: the event loop's timers fire up to a millisecond late (its
-        timeouts are whole milliseconds), a twentieth of a turn at 50 a second that the bucket
-        never gives back, so the last WAKE_EARLY of the wait yields to the loop until the time."""
+    async def _one_deep_spacing(self) -> None:
+        """A turn after the last request sent (module docstring): the schedule does not catch up
+        after a late send (a sender woken late would otherwise take the next turn less than a
+        turn after it, and meet an empty bucket)."""
         while self.phase is Phase.ONE_DEEP and self.rate is not None:
             last = self.last_sent()  # a refused request took nothing
-            due = slot if last is None else max(slot, last + 1.0 / self.rate)
-            now = self.clock()
-            if now >= due:
+            wait = -1.0 if last is None else last + 1.0 / self.rate - self.clock()
+            if wait <= 0:
                 return
-            precise = 1.0 / self.rate <= PRECISE_TURN
-            if not precise or due - now > WAKE_EARLY:
-                await self.sleep(due - now - WAKE_EARLY if precise else due - now)
-                continue
-            await self.sleep(0)
-            if self.clock() == now:  # a clock that stands still while others run is not a real one
-                await self.sleep(due - now)
+            await self.sleep(wait)
 
     def sent_at(self, ticket: float, sent: float) -> None:
         """The request on `ticket` was sent at `sent`, later than the ticket (a turn relayed to a

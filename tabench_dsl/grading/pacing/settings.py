@@ -138,14 +138,6 @@ MIN_RATE = 0.01
 #: Waits for a turn shorter than this (seconds) are not cut short when the schedule is redrawn (a
 #: task a turn costs at high rates, and a new rate hardly moves a short wait).
 SHORT_WAIT = 0.1
-#: One deep, a turn this short (seconds) or shorter is met precisely: the sender's sleep ends
-#: WAKE_EARLY before its time and yields to the event loop until then. The loop's timers fire up
-#: to a millisecond late (asyncio and uvloop both wait in whole milliseconds), and a bucket one
-#: request deep never gives back the time a late send loses: at 50 a second, 2-3% of the limit
-#: (`bench/pacing_trace.py`'s "timer"). Yielding costs the CPU of WAKE_EARLY a turn (at 20 a
-#: second or more, a few percent of a core); a longer turn loses too little to pay for it.
-PRECISE_TURN = 0.05
-WAKE_EARLY = 0.0015
 #: The longest a request sent on a ticket may follow it (a turn relayed to a `--workers` process):
 #: a send time reported later than that is not taken for it (another clock, or no relay).
 RELAY_DELAY = 0.05
