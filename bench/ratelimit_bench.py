@@ -64,6 +64,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from mock_judge import REPLY  # noqa: E402  (the same chat completion the runtime bench's judge sends)
+from pacing_trace import Trace, decompose, split_transit  # noqa: E402
+from pacing_trace import describe as describe_trace  # noqa: E402
 from runtime_bench import write_answers, write_battery  # noqa: E402
 
 LIMITED = json.dumps(
@@ -214,8 +216,11 @@ def run_virtual(work: Path, battery: Path, point: dict, args, run: int) -> dict:
     started = time.perf_counter()
     server = Server(rate=rate, depth=max(1.0, rate * burst), answers=count, headers=mode == "headers")
     server.workers, server.seed, server.latency = workers, run, args.latency_ms / 1000.0
-    figures = simulate(server)
+    with contextlib.ExitStack() as stack:
+        trace = stack.enter_context(Trace()) if args.trace else None
+        figures = simulate(server)
     return {
+        "trace": trace and decompose(trace.sends, server.arrivals, rate),
         "jitter": arrival_jitter(server.arrivals),
         **point,
         "status": 0,
@@ -253,7 +258,9 @@ def run_one(work: Path, battery: Path, point: dict, args, run: int = 0) -> dict:
             open(os.devnull, "w") as quiet,
             contextlib.redirect_stdout(quiet),
             contextlib.redirect_stderr(quiet),
+            contextlib.ExitStack() as stack,
         ):
+            trace = stack.enter_context(Trace()) if args.trace else None
             status = main(
                 [
                     "grade",
@@ -285,6 +292,8 @@ def run_one(work: Path, battery: Path, point: dict, args, run: int = 0) -> dict:
     span = (stats["last_ok"] or 0) - (stats["first"] or 0)
     goodput = stats["ok"] / span if span > 0 else 0.0
     return {
+        "trace": trace and decompose(trace.sends, stats["arrivals"], rate),
+        "transit": trace and split_transit(trace, stats["arrivals"]),
         "jitter": arrival_jitter(stats["arrivals"]),
         **point,
         "status": status,
@@ -378,6 +387,8 @@ def main_bench(args) -> int:
                 runs.append({**measure(work, battery, point, args, run), "load": load, "runs": args.runs})
             results.append(worst(runs))
             print(describe(results[-1]), flush=True)
+            for run in runs if args.trace else ():
+                print(describe_trace(run["trace"]), run.get("transit") or "", sep="\n", flush=True)
     passed = [met(result) for result in results]
     print(
         f"targets (0 lost, goodput >= 95% of the bucket, 429s <= 5% of calls or at most 3), the worst "
@@ -407,6 +418,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the mock's time per reply")
     parser.add_argument(
         "--retry-after", type=float, default=0.0, help="the mock's Retry-After (default: until a token)"
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="one worker: where one deep loses time (pacing_trace.py)"
     )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=20.0, help=argparse.SUPPRESS)

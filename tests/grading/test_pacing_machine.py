@@ -251,6 +251,18 @@ def test_a_client_paused_now_and_then_is_no_sign_the_limit_fell(workers, seed):
     assert figures.lost == 0 and figures.share >= 0.88, figures
 
 
+@pytest.mark.parametrize("rate", [10.0, 2.0])
+def test_a_judge_uneven_to_answer_is_no_sign_its_requests_arrived_late(rate):
+    """Replies of 0.5 s plus an exponential 0.2 s (a language model's time to answer varies): a
+    reply slower than the fastest says nothing of when its request arrived. Read as lateness, it
+    moved every turn on and left most outcomes unread (10 a second: 57% of the limit; 2: 84%, with
+    18 of 48 calls refused). Replies that slow still teach the pace late: 83-85% at 10 a second."""
+    server = Server(rate=rate, depth=1, answers=round(15 * rate), latency=0.5, latency_spread=0.2)
+    figures = simulate(server)
+    assert figures.lost == 0 and figures.share >= 0.8, figures
+    assert figures.limited <= max(4, 0.05 * figures.calls), figures
+
+
 @pytest.mark.parametrize("step", [5.0, -5.0], ids=["forward", "back"])
 @pytest.mark.parametrize("depth", [4, 1])
 def test_a_clock_step_costs_no_waiting(step, depth):

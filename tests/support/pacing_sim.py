@@ -8,7 +8,7 @@ a Retry-After of an hour, a limit that halves mid-run, a clock step) are each a 
                 with a `SimJudge` whose exchange reaches the server after a network delay (seeded
                 jitter as the bench's mock measured it, `lag`: a loaded machine's, and `pauses`:
                 the client's process stopped for 50-100 ms now and then), is refused
-                at once (429) or answered after `latency`
+                at once (429) or answered after `latency` (and `latency_spread`)
     the server  a token bucket `rate` a second, `depth` requests deep, full at first (`Bucket`);
                 a 429 carries a Retry-After (`retry_after`: "token" for whole seconds until a
                 token, as `bench/ratelimit_bench.py`'s mock, None for none, or a number), and with
@@ -122,6 +122,9 @@ class Server:
     headers: bool = False
     retry_after: str | float | None = "token"
     latency: float = 0.02
+    #: Mean seconds a reply takes past `latency` (exponential: a language model's time to answer
+    #: varies), 0: none.
+    latency_spread: float = 0.0
     concurrency: int = 64
     workers: int = 1
     seed: int = 0
@@ -191,7 +194,8 @@ class SimJudge(Judge):
         if not taken:
             await asyncio.sleep(0.0008)
             raise TransportError("429", status=429, retry_after=server.retry_after_now(), rate=reading)
-        await asyncio.sleep(server.latency)
+        spread = rng.expovariate(1.0 / server.latency_spread) if server.latency_spread else 0.0
+        await asyncio.sleep(server.latency + spread)
         return Completion('{"verdict": "pass"}', rate=reading)
 
 

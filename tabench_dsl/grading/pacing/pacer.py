@@ -38,6 +38,7 @@ from ...core.ratelimit import RateReading
 from .climb import Climb
 from .evidence import RateEvidence
 from .headers import HeaderRates, exhausted, header_limit, one_deep_wait
+from .lateness import ReplyLateness
 from .one_deep import GapBracket
 from .schedule import Clock, Phase, Schedule, Sleep
 from .settings import (
@@ -45,7 +46,6 @@ from .settings import (
     DECREASE,
     FIRST_TURN,
     ISOLATED,
-    LATE_KEPT,
     LATE_SHARE,
     MAX_RISE,
     MIN_PROBE_WAIT,
@@ -87,9 +87,7 @@ class Pacer:
         self.jitter = jitter
         self._climb: Climb | None = None  # CLIMBING
         self._bracket: GapBracket | None = None  # ONE_DEEP
-        #: ONE_DEEP: ticket -> seconds it most likely arrived late (at most LATE_SHARE of a turn),
-        #: and the most it may have (its reply's delay past the fastest round trip, uncapped).
-        self._late: dict[float, tuple[float, float]] = {}
+        self._late = ReplyLateness()  # ONE_DEEP: when each request most likely arrived
         self._first_limited = 0.0  # send time of the slow start's last push-back
         self._first_back = 0.0  # when it came back
         self._synced = 0.0  # send time of the request whose reading last set the bucket copy
@@ -284,10 +282,7 @@ class Pacer:
         of a turn later), or the next request would meet a bucket it only just emptied."""
         assert self._bracket is not None and self.schedule.rate is not None
         most = max(0.0, now - ticket - self.evidence.fastest)
-        late = min(most, LATE_SHARE / self.schedule.rate)
-        self._late[ticket] = (late, most)
-        if len(self._late) > LATE_KEPT:
-            del self._late[next(iter(self._late))]
+        late = self._late.answered(ticket, most, LATE_SHARE / self.schedule.rate)
         self.schedule.reached_late(ticket, late)
         gap = self._gap_before(ticket)
         if gap is not None:
@@ -310,7 +305,7 @@ class Pacer:
         before = self.schedule.sends.last_taken(before=ticket)
         if before is None:
             return None
-        return ticket + self._late.get(ticket, (0.0, 0.0))[0] - before - self._late.get(before, (0.0, 0.0))[0]
+        return ticket + self._late.late(ticket) - before - self._late.late(before)
 
     def _paused_about(self, ticket: float, now: float) -> bool:
         """True when ONE_DEEP's outcome to `ticket` tells nothing of the rate: that request or the
@@ -323,10 +318,10 @@ class Pacer:
         assert self.schedule.rate is not None
         cap = LATE_SHARE / self.schedule.rate
         before = self.schedule.sends.last_taken(before=ticket)
-        mine = self._late.get(ticket, (0.0, 0.0))[1]
+        mine = self._late.most(ticket, 0.0)
         if before is None:
             return mine > cap
-        theirs = self._late.get(before, (0.0, max(0.0, now - before - self.evidence.fastest)))[1]
+        theirs = self._late.most(before, max(0.0, now - before - self.evidence.fastest))
         if theirs > cap:
             self.schedule.reached_late(before, theirs)
         return max(mine, theirs) > cap

@@ -78,6 +78,11 @@ ARRIVAL_JITTER = 0.003
 #: of the rate (`Pacer._paused_about`). LATE_KEPT: answers whose lateness is kept.
 LATE_SHARE = 0.25
 LATE_KEPT = 64
+#: Replies time their requests' arrivals only while the median of their delays past the fastest is
+#: at most this (seconds): a steady server's replies strayed 0.4-1 ms on a loaded machine; a judge
+#: whose own time to answer varies by tens of milliseconds makes every reply look late
+#: (`lateness.ReplyLateness`).
+REPLY_STEADY = 0.005
 #: Few 429s to spare, the margin doubles with each refusal at the gap answered, up to MOST_WIDENED
 #: times ARRIVAL_JITTER (a loaded machine's jitter), and eases back by MARGIN_EASING an answer.
 MOST_WIDENED = 4.0
