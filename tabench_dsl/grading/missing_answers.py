@@ -40,10 +40,16 @@ class MissingAnswers:
         through the results' index, which is kept only with `keep_index`). `replayed`: what is
         missing, as a run over the same inputs found it (`plan_outcome`): nothing is read then, and
         nothing written (that run wrote nothing, so every missing record was there already)."""
-        self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
-        #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
+        questions = compiled.questions
+        if chosen.questions is None and chosen.tagged is None:  # every question: no test of each
+            self.questions = list(questions)
+        else:
+            self.questions = [qid for qid in questions if chosen.wants_question(qid)]
+        #: None with `--limit`: the file is not read to its end, so nothing can be called missing;
+        #: None when `replayed`: no answer is read.
         systems = set(chosen.systems) if chosen.systems is not None else None
-        self.coverage = Coverage(self.questions, systems) if chosen.limit is None else None
+        watched = chosen.limit is None and replayed is None
+        self.coverage = Coverage(self.questions, systems) if watched else None
         self.record = record
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,
