@@ -94,6 +94,9 @@ class MissingQuestions(Sequence[str]):
     def __len__(self) -> int:
         return self._kept.count
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
     @overload
     def __getitem__(self, at: int) -> str: ...
 
