@@ -251,8 +251,9 @@ def _standing_at(path: Path, now: Extent, keep: bool) -> Standing:
     index = open_index(path)
     if index is None:
         return _read(path, 0, None)
-    if _just_kept and _just_kept[0][:2] == (path, now) and now.size == now.end:
-        return _just_kept.pop()[2]
+    just = _just_kept.pop() if _just_kept else None  # held no longer than the next look
+    if just is not None and just[:2] == (path, now) and now.size == now.end:
+        return just[2]
     found = index.load_prefix(VARIANT)
     kept = Standing.decode(found[1]) if found is not None else None
     start = found[0].end if kept is not None and found is not None else 0
