@@ -148,7 +148,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Grade, print the totals, return the exit status. The command line is read once, into a
     frozen `GradeOptions` (`grade_options`), which every step after is handed."""
-    from ..language.battery import manifest_path
+    from ..language.files import manifest_path  # not .battery: its parser is not needed
     from .grade_options import check_results_file, grade_options
     from .grade_report import report
     from .grade_run import grade_answers

@@ -30,9 +30,8 @@ def report(options: GradeOptions, stats: RunStats, seen: RunAccount) -> int:
     _say_run(options.out, stats, seen)
     summary = seen.causes.summary()
     print_causes(summary)
-    print_totals(
-        options.out, as_json=options.json, run_json=_run_json(stats, seen, summary), counted=seen.counted
-    )
+    run_json = _run_json(stats, seen, summary) if options.json else None  # every missing question
+    print_totals(options.out, as_json=options.json, run_json=run_json, counted=seen.counted)
     if stats.workers_lost:
         print(f"{stats.workers_lost} grading worker(s) died; --resume grades what they left", file=sys.stderr)
     if reader.unreadable_logs:  # named above; the other files were graded

@@ -11,9 +11,15 @@ its signature checks: a file tabench did not write, a damaged one or one of anot
 no entry, and the caller then works its value out afresh. Keeping is best effort: a folder that
 cannot be written keeps nothing. Nothing here raises.
 
-Entries are not kept for ever: an entry used is touched (its modification time is its last use),
-and keeping one removes the entries of its kind unused for `UNUSED_DAYS` (a battery or answers
-file long gone leaves nothing behind but its last month).
+Entries are not kept for ever: an entry used is touched (its modification time is its last use,
+to the day), and keeping one removes the entries of its kind unused for `UNUSED_DAYS` (a battery or
+answers file long gone leaves nothing behind but its last month).
+
+Checking a signature reads the whole entry (a compiled battery of 200,000 questions is 430 MB: half
+a second). Once checked, an entry's file as it then was (device, inode, size, modification and
+change times: any write to it changes the last) is noted in a folder of its own (`CHECKED`), signed
+too, and the same file opened again that day is not read through again. An entry whose body is
+read a part at a time also checks each part against a digest in its signed head (`part_digest`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,10 @@ HEAD_SIZE = struct.Struct(">Q")
 PART_DIGEST_BYTES = 16
 #: The bytes `open_entry` reads at a time to check a signature.
 CHECK_CHUNK = 1 << 20
+#: The folder where each entry checked is noted, as its file was then (`open_entry`).
+CHECKED = "checked"
+#: How long a note of a check holds: an entry is touched (its last use) when it is checked again.
+CHECKED_SECONDS = 86400
 
 
 def private_folder(kind: str) -> Path | None:
@@ -105,8 +115,9 @@ class EntryFile:
 
 def open_entry(path: Path, person: bytes) -> EntryFile | None:
     """The entry at `path`, open, when its signature is this user's key's for `person` (checked
-    by reading it through once, `CHECK_CHUNK` at a time); None when there is no such entry
-    (missing, unreadable, a link, not a regular file, unsigned, damaged)."""
+    by reading it through once, `CHECK_CHUNK` at a time, unless the same file was checked today:
+    `_checked_before`); None when there is no such entry (missing, unreadable, a link, not a
+    regular file, unsigned, damaged)."""
     key = index_key()
     if key is None:
         return None
@@ -118,22 +129,74 @@ def open_entry(path: Path, person: bytes) -> EntryFile | None:
     try:
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode) and info.st_size >= SIGNATURE_BYTES:
-            signature = os.pread(fd, SIGNATURE_BYTES, 0)
-            digest = hashlib.blake2b(key=key, digest_size=SIGNATURE_BYTES, person=person)
-            at = SIGNATURE_BYTES
-            while chunk := os.pread(fd, CHECK_CHUNK, at):
-                digest.update(chunk)
-                at += len(chunk)
-            if at == info.st_size and hmac.compare_digest(signature, digest.digest()):
+            if _checked_before(path, info, key, person):
+                checked = EntryFile(fd, info.st_size - SIGNATURE_BYTES)
+            elif _signature_holds(fd, info.st_size, key, person):
                 checked = EntryFile(fd, info.st_size - SIGNATURE_BYTES)
                 with contextlib.suppress(OSError):
                     os.utime(fd)  # used now: not removed as unused
+                    _note_checked(path, os.fstat(fd), key, person)
     except OSError:
         pass
     finally:
         if checked is None:
             os.close(fd)
     return checked
+
+
+def _signature_holds(fd: int, size: int, key: bytes, person: bytes) -> bool:
+    """Whether the entry open as `fd` (`size` bytes) carries its body's signature: read through."""
+    signature = os.pread(fd, SIGNATURE_BYTES, 0)
+    digest = hashlib.blake2b(key=key, digest_size=SIGNATURE_BYTES, person=person)
+    at = SIGNATURE_BYTES
+    while chunk := os.pread(fd, CHECK_CHUNK, at):
+        digest.update(chunk)
+        at += len(chunk)
+    return at == size and hmac.compare_digest(signature, digest.digest())
+
+
+def _check_note(path: Path, info: os.stat_result, key: bytes, person: bytes) -> tuple[Path, bytes] | None:
+    """Where the check of the entry at `path` is noted, and the note its file as `info` gives it
+    would have (a signature of its kind, place and `info`'s identity and times); None without a
+    private folder for notes."""
+    folder = private_folder(CHECKED)
+    if folder is None:
+        return None
+    stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    digest = hashlib.blake2b(key=key, digest_size=SIGNATURE_BYTES, person=person)
+    digest.update(os.fsencode(os.path.abspath(path)) + b"\0" + struct.pack(">5Q", *stamp))
+    return folder / f"{entry_name(path.parent.name, path.name)}", digest.digest()
+
+
+def _checked_before(path: Path, info: os.stat_result, key: bytes, person: bytes) -> bool:
+    """Whether the entry's file, as `info` gives it, is the one whose signature was checked (noted
+    by `_note_checked`), touched less than `CHECKED_SECONDS` ago."""
+    if time.time() - info.st_mtime >= CHECKED_SECONDS:
+        return False
+    note = _check_note(path, info, key, person)
+    if note is None:
+        return False
+    try:
+        fd = os.open(note[0], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        return hmac.compare_digest(f.read(SIGNATURE_BYTES + 1), note[1])
+
+
+def _note_checked(path: Path, info: os.stat_result, key: bytes, person: bytes) -> None:
+    """Note that the entry's file, as `info` gives it, has had its signature checked."""
+    note = _check_note(path, info, key, person)
+    if note is None:
+        return
+    temporary = note[0].with_name(f"{note[0].name}.{os.getpid()}.tmp")
+    try:
+        with os.fdopen(open_new(temporary, 0o600), "wb") as f:
+            f.write(note[1])
+        os.replace(temporary, note[0])
+    except (OSError, UsageError):
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 def with_head(head: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
@@ -186,6 +249,9 @@ def write_entry(path: Path, body: bytes | Iterable[bytes], person: bytes) -> Non
             f.write(digest.digest())
         os.replace(temporary, path)
         _remove_unused(path.parent)
+        checked = private_folder(CHECKED)
+        if checked is not None:
+            _remove_unused(checked)
     except BaseException as stopped:  # an interrupt too: no half-written file left in the folder
         with contextlib.suppress(OSError):
             os.unlink(temporary)

@@ -89,7 +89,7 @@ def answer_slice(
         raise UsageError("--limit must be at least 1")
     if flags.limit is not None and missing_as_fail:
         raise UsageError("--missing-as-fail needs the whole answers file read: it does not go with --limit")
-    unknown = sorted(set(flags.questions or ()) - set(questions))
+    unknown = sorted({question for question in flags.questions or () if question not in questions})
     if unknown:
         raise UsageError(
             f"--question: the battery has no question {named(unknown)} (questions in the battery: "

@@ -135,9 +135,14 @@ def recorded_missing(path: str | Path, *, keep: bool = True) -> Set[tuple[str, s
     return standing_verdicts.recorded_missing(path, keep=keep)
 
 
+#: The questions `missing_line` names of a system's unanswered ones.
+NAMED = 10
+
+
 def missing_line(system: str, left: Sequence[str], of: int, *, recorded: bool) -> str:
     """What `grade` says of a system's unanswered questions (`left`, of `of` in the slice)."""
-    shown = ", ".join(left[:10]) + (f", ... ({len(left) - 10} more)" if len(left) > 10 else "")
+    more = len(left) - NAMED
+    shown = ", ".join(left[:NAMED]) + (f", ... ({more} more)" if more > 0 else "")
     then = (
         "recorded as fail (cause missing)"
         if recorded

@@ -7,7 +7,7 @@ questions of the slice it has no answer to, writing their `fail` records when as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,16 +34,22 @@ class MissingAnswers:
         record: bool,
         resume: bool,
         keep_index: bool = True,
-        replayed: dict[str, list[str]] | None = None,
+        replayed: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """`record`: `--missing-as-fail`; `resume`: `--resume` (an earlier run's missing records, read
         through the results' index, which is kept only with `keep_index`). `replayed`: what is
         missing, as a run over the same inputs found it (`plan_outcome`): nothing is read then, and
         nothing written (that run wrote nothing, so every missing record was there already)."""
-        self.questions = [qid for qid in compiled.questions if chosen.wants_question(qid)]
-        #: None with `--limit`: the file is not read to its end, so nothing can be called missing.
+        questions = compiled.questions
+        if chosen.questions is None and chosen.tagged is None:  # every question: no test of each
+            self.questions = list(questions)
+        else:
+            self.questions = [qid for qid in questions if chosen.wants_question(qid)]
+        #: None with `--limit`: the file is not read to its end, so nothing can be called missing;
+        #: None when `replayed`: no answer is read.
         systems = set(chosen.systems) if chosen.systems is not None else None
-        self.coverage = Coverage(self.questions, systems) if chosen.limit is None else None
+        watched = chosen.limit is None and replayed is None
+        self.coverage = Coverage(self.questions, systems) if watched else None
         self.record = record
         self.compiled = compiled
         #: Pairs whose standing record is a missing answer's (`--resume`): never written twice,
@@ -51,7 +57,7 @@ class MissingAnswers:
         self.replayed = replayed
         reads = resume and out is not None and replayed is None
         self.already = recorded_missing(out, keep=keep_index) if reads and out is not None else set()
-        self.by_system: dict[str, list[str]] = {}
+        self.by_system: Mapping[str, Sequence[str]] = {}
         self.written = 0
 
     def skip(self, done: Set[tuple[str, str]]) -> Set[tuple[str, str]]:
@@ -99,4 +105,5 @@ class MissingAnswers:
     def as_json(self) -> dict:
         """The `"run"` entries of `grade --json`: each system's missing questions and how many
         missing records this run wrote."""
-        return {"missing": self.by_system, "missing_recorded": self.written}
+        missing = {system: list(left) for system, left in self.by_system.items()}
+        return {"missing": missing, "missing_recorded": self.written}

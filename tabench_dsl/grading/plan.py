@@ -38,6 +38,7 @@ from .answer_slice import SliceFlags, answer_slice, count_selected
 from .answers import AnswerProblem, AnswerReader
 from .missing_answers import MissingAnswers
 from .plan_outcome import (
+    KeptMissing,
     Outcome,
     ReplayedReader,
     Told,
@@ -112,7 +113,7 @@ class GradingPlan:
             record=options.missing_as_fail,
             resume=options.resume,
             keep_index=keep_index,
-            replayed=None if self.replayed is None else self.replayed.missing,
+            replayed=None if self.replayed is None else self.replayed.missing_questions(),
         )
         skip: Set[tuple[str, str]] = set()
         if options.resume and out is not None and self.replayed is None:
@@ -260,7 +261,7 @@ class GradingPlan:
             keeping.selected,
             self.done.count,
             keeping.told,
-            self.unanswered.by_system,
+            {system: KeptMissing.of(left) for system, left in self.unanswered.by_system.items()},
             regraded,
         )
         keep_outcome(keeping.out, keeping.name, keeping.before, outcome)

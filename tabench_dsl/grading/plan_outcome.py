@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
@@ -41,6 +41,7 @@ from .answers import AnswerProblem, AnswerReader
 from .answers_csv import is_csv
 from .answers_scan import scannable
 from .inspect_log import is_inspect_log
+from .missing import NAMED
 from .promptfoo_results import is_promptfoo_results
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 #: The index's name for this value, before its inputs' hash (one outcome is kept at a time).
 KIND = "resume-outcome"
 #: Bumped when what an outcome holds or means changes.
-OUTCOME_VERSION = 1
+OUTCOME_VERSION = 2
 
 
 class Told(msgspec.Struct, array_like=True, frozen=True):
@@ -62,21 +63,77 @@ class Told(msgspec.Struct, array_like=True, frozen=True):
     col: int | None = None
 
 
+class KeptMissing(msgspec.Struct, array_like=True, frozen=True):
+    """One system's missing questions as an outcome keeps them: how many (`count`), the first
+    `NAMED` (what `grade` names on stderr) and every one (`every`, their msgpack list), decoded
+    only when asked for (`grade --json`): at ten million records, a million names."""
+
+    count: int
+    head: list[str]
+    every: msgspec.Raw
+
+    @classmethod
+    def of(cls, questions: Sequence[str]) -> KeptMissing:
+        every = msgspec.Raw(msgspec.msgpack.encode(list(questions)))
+        return cls(len(questions), list(questions[:NAMED]), every)
+
+
+class MissingQuestions(Sequence[str]):
+    """A system's missing questions read back from a `KeptMissing`: its length and first `NAMED`
+    as kept, the rest decoded the first time anything beyond them is asked for."""
+
+    def __init__(self, kept: KeptMissing) -> None:
+        self._kept = kept
+        self._every: list[str] | None = None
+
+    def _all(self) -> list[str]:
+        if self._every is None:
+            self._every = msgspec.msgpack.decode(self._kept.every, type=list[str])
+        return self._every
+
+    def __len__(self) -> int:
+        return self._kept.count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    @overload
+    def __getitem__(self, at: int) -> str: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[str]: ...
+
+    def __getitem__(self, at: int | slice) -> str | list[str]:
+        head = self._kept.head
+        if isinstance(at, slice) and (len(head) == self._kept.count or _within(at, len(head))):
+            return head[at]  # the names kept apart: none decoded
+        return self._all()[at]
+
+
+def _within(at: slice, size: int) -> bool:
+    """Whether slice `at` of a list takes only from its first `size` items (its start side)."""
+    return at.step is None and (at.start or 0) >= 0 and at.stop is not None and 0 <= at.stop <= size
+
+
 class Outcome(msgspec.Struct, array_like=True, frozen=True):
     """What a resume that graded nothing found: the answers file it read (`answers`, its extent),
     how many good answers it held (`count`), how many of them the slice takes (`selected`, the
     progress total; None when it was not counted), how many it skipped as done (`skipped`), what
     the reader reported (`told`), each system's questions of the slice it has no answer to
-    (`missing`), and what `regrade_changed` took back (`regraded`: answers, questions; None when not
-    asked for)."""
+    (`missing`, `KeptMissing`), and what `regrade_changed` took back (`regraded`: answers,
+    questions; None when not asked for)."""
 
     answers: Extent
     count: int
     selected: int | None
     skipped: int
     told: list[Told]
-    missing: dict[str, list[str]]
+    missing: dict[str, KeptMissing]
     regraded: tuple[int, int] | None = None
+
+    def missing_questions(self) -> dict[str, Sequence[str]]:
+        """Each system's missing questions, as `MissingAnswers` gives them."""
+        return {system: MissingQuestions(kept) for system, kept in self.missing.items()}
 
 
 def one_jsonl_file(paths: object) -> str | None:

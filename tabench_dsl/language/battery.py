@@ -23,8 +23,8 @@ from ..core.errors import SpecError, SpecErrors, UsageError
 from ..core.nodes import Battery, JudgeDefaults, Pos, Question, Rule, Scorer
 from ..core.resources import specs_dir
 from ..core.tiers import DEFAULT_T1_RULE
-from .files import Refused, is_inside, pattern_matches, read_spec_text, real_path
-from .manifest import MANIFEST, read_manifest
+from .files import MANIFEST, Refused, is_inside, manifest_path, pattern_matches, read_spec_text, real_path
+from .manifest import read_manifest
 from .manifest_lint import LintSettings
 from .parse import RawQuestion, parse_policy, parse_rubric
 from .rubric import build_questions
@@ -149,18 +149,6 @@ def _read_questions(
 def _with_lint(loaded: Loaded, values: dict) -> Loaded:
     """`loaded` with the manifest's `lint:` settings, when it has them."""
     return msgspec.structs.replace(loaded, lint=values["lint"].value) if "lint" in values else loaded
-
-
-def manifest_path(path: str | Path) -> Path:
-    """The battery.yaml of `path` (a battery folder or the manifest itself); UsageError if none."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / MANIFEST
-        if not path.is_file():
-            raise UsageError(f"no {MANIFEST} in {path.parent}")
-    elif not path.is_file():
-        raise UsageError(f"no such battery: {path}")
-    return path
 
 
 def shipped_scorers() -> list[str]:

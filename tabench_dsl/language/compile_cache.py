@@ -55,12 +55,11 @@ from ..core.kept_questions import KeptQuestions
 from ..core.nodes import Battery
 from ..core.resources import grammar_dir
 from ..core.version import __version__
-from .files import Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
+from .files import MANIFEST, Read, Refused, pattern_matches, read_spec_text, real_path, recording_reads
 
 #: Bumped when what an entry holds changes: an entry of another version is never read.
 CACHE_VERSION = 2
 FOLDER = "compiled"
-MANIFEST = "battery.yaml"
 #: The libraries whose code decides a compile's output, beside tabench's own.
 LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
 #: What an entry of this kind is signed for (`kept_entries`): no other kind's entry reads as one.

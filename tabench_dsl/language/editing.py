@@ -21,8 +21,8 @@ from ..core.closed_match import MATCH_KINDS
 from ..core.errors import SpecError, SpecErrors, TabenchError
 from ..core.nodes import EXEMPLAR_KINDS
 from ..core.scorer import FACET_NAMES
-from .files import MAX_SPEC_BYTES, texts_in_place_of_files, too_large
-from .manifest import MANIFEST, MANIFEST_KEYS
+from .files import MANIFEST, MAX_SPEC_BYTES, texts_in_place_of_files, too_large
+from .manifest import MANIFEST_KEYS
 from .manifest_judge import JUDGE_KEYS
 from .parse import FIELDS, parse_policy, parse_rubric
 from .problems import Problem, coded_problems

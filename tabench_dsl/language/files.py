@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
-from ..core.errors import SpecError
+from ..core.errors import SpecError, UsageError
 
 #: The largest spec file read (rubric, policy, manifest, scorer settings or template), in bytes.
 MAX_SPEC_BYTES = 8 * 1024 * 1024
@@ -221,3 +221,19 @@ def pattern_matches(pattern: str, base: Path, roots: Iterable[Path]) -> list[str
     )
     _note("glob", pattern, str(base), file_digest("\0".join(matches).encode("utf-8", "surrogatepass")))
     return matches
+
+
+#: A battery's manifest, in its folder.
+MANIFEST = "battery.yaml"
+
+
+def manifest_path(path: str | Path) -> Path:
+    """The battery.yaml of `path` (a battery folder or the manifest itself); UsageError if none."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / MANIFEST
+        if not path.is_file():
+            raise UsageError(f"no {MANIFEST} in {path.parent}")
+    elif not path.is_file():
+        raise UsageError(f"no such battery: {path}")
+    return path

@@ -42,7 +42,6 @@ REQUIRED_KEYS: tuple[str, ...] = ("name", "scorer", "rubrics")
 #: A battery name.
 BATTERY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 #: The name of a battery's manifest file.
-MANIFEST = "battery.yaml"
 
 
 def read_manifest(manifest: Path, errors: list[SpecError]) -> dict[str, Any]:

@@ -202,6 +202,13 @@ def keep_read(path: Path, extent: Extent, standing: Standing) -> None:
     if index is None or extent.size != extent.end or measure(path) != extent:
         return
     index.store(VARIANT, extent, standing.encode())
+    _just_kept[:] = [(path, extent, standing)]
+
+
+#: The map `keep_read` kept last, with its file and extent: the next `_standing_at` of that very
+#: file takes it as it is, rather than read back and check what was just written (at ten million
+#: records, 135 MB).
+_just_kept: list[tuple[Path, Extent, Standing]] = []
 
 
 def _read_into(growing: _Growing, path: Path, start: int, stop: int | None) -> None:
@@ -244,6 +251,9 @@ def _standing_at(path: Path, now: Extent, keep: bool) -> Standing:
     index = open_index(path)
     if index is None:
         return _read(path, 0, None)
+    just = _just_kept.pop() if _just_kept else None  # held no longer than the next look
+    if just is not None and just[:2] == (path, now) and now.size == now.end:
+        return just[2]
     found = index.load_prefix(VARIANT)
     kept = Standing.decode(found[1]) if found is not None else None
     start = found[0].end if kept is not None and found is not None else 0

@@ -77,3 +77,46 @@ def test_entries_unused_for_a_month_go_when_another_is_kept(folder: Path) -> Non
     assert read_entry(folder / "used", b"tabench-things") == b"used"  # a use is its new time
     write_entry(folder / "new", b"new", b"tabench-things")
     assert sorted(p.name for p in folder.iterdir()) == ["new", "recent", "used"]
+
+
+def test_an_entry_checked_today_is_not_read_through_again_until_its_file_changes(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_entry(folder / "a", b"head-questions", b"tabench-things")
+    write_entry(folder / "b", b"head-questions", b"tabench-things")
+    assert read_entry(folder / "a", b"tabench-things") == b"head-questions"  # read through, noted
+    notes = private_folder(kept_entries.CHECKED)
+    assert notes is not None and len(list(notes.iterdir())) == 1
+    # A check that reads nothing would fail every entry: the noted one opens without it.
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 0)
+    assert read_entry(folder / "a", b"tabench-things") == b"head-questions"
+    assert read_entry(folder / "a", b"tabench-others") is None  # noted for its kind only
+    assert read_entry(folder / "b", b"tabench-things") is None  # never checked: read through
+    # Written in place, even with its old modification time put back: read through, refused.
+    info = os.stat(folder / "a")
+    with open(folder / "a", "r+b") as f:
+        f.seek(info.st_size - 3)
+        f.write(b"ONS")
+    os.utime(folder / "a", ns=(info.st_atime_ns, info.st_mtime_ns))
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 1 << 20)
+    assert read_entry(folder / "a", b"tabench-things") is None
+    # A note is this user's key's: one written by anything else notes nothing.
+    assert read_entry(folder / "b", b"tabench-things") == b"head-questions"
+    for note in notes.iterdir():
+        note.write_bytes(bytes(32))
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 0)
+    assert read_entry(folder / "b", b"tabench-things") is None
+
+
+def test_an_entry_used_a_day_ago_is_read_through_and_touched(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_entry(folder / "a", b"body", b"tabench-things")
+    assert read_entry(folder / "a", b"tabench-things") == b"body"
+    yesterday = time.time() - kept_entries.CHECKED_SECONDS - 60
+    os.utime(folder / "a", (yesterday, yesterday))
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 0)
+    assert read_entry(folder / "a", b"tabench-things") is None  # read through again
+    monkeypatch.setattr(kept_entries, "CHECK_CHUNK", 1 << 20)
+    assert read_entry(folder / "a", b"tabench-things") == b"body"
+    assert os.stat(folder / "a").st_mtime > yesterday + 3600  # touched: its last use is today
