@@ -85,13 +85,12 @@ class RecordsOnDisk:
     def __setitem__(self, position: int, record: Record) -> None:
         """Hold `record` (decided or audited in the viewer) in place of the line's."""
         self.overlay[self.key(position)] = record
-        human = "" if record.decision is None else record.decision.verdict
-        self.table.columns["human"][position] = self.table.code_of("human", human)
+        self.table.set_code("human", position, "" if record.decision is None else record.decision.verdict)
 
     def matching_text(self, positions: list[int], needle: str) -> list[int]:
         """The `positions` whose answer or reason holds `needle` (casefolded), as the in-memory
         index searches `answer + "\\n" + reason`: each line read again, in file order."""
-        offsets = self.table.offsets
+        offsets = self.table.offsets.whole()
         hits = set()
         for position in sorted(positions, key=offsets.__getitem__):
             texts = self._decode(position, _texts_decoder)
@@ -106,12 +105,15 @@ class RecordsOnDisk:
         their order, as `decode` reads its line, never one held (`overlay`): the file as the
         columns saw it. Each line is read on its own (`pread`), so the order costs no read-ahead
         thrown away."""
-        offsets, lengths = self.table.offsets, self.table.lengths
+        table = self.table
+        offsets, lengths = table.offsets.whole(), table.lengths.whole()
+        systems, questions = table.columns["system"].whole(), table.columns["question"].whole()
+        system_names, question_names = table.table("system"), table.table("question")
         with open(self.path, "rb", buffering=0) as f:
             fd = f.fileno()
-            for position in range(start, len(self.table) if stop is None else stop):
+            for position in range(start, len(table) if stop is None else stop):
                 record = self._decoded(position, os.pread(fd, lengths[position], offsets[position]), decode)
-                if record.key != self.key(position):
+                if record.key != (system_names[systems[position]], question_names[questions[position]]):
                     raise self._changed(position)
                 yield record
 
