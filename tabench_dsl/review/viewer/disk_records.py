@@ -142,15 +142,18 @@ class RecordsOnDisk:
 class Positions:
     """(system, question) -> the position of its record, found by bisection: the columns are in
     (system, question) order and their codes are ranks among the sorted names, so the system
-    column is sorted, and within one system's run so is the question column."""
+    column is sorted, and within one system's run so is the question column; a name's code is
+    found by bisection of its sorted table too (no map of 200,000 question names built at start)."""
 
     def __init__(self, table: Table) -> None:
-        self.systems = {name: code for code, name in enumerate(table.table("system"))}
-        self.questions = {name: code for code, name in enumerate(table.table("question"))}
+        self.systems = table.table("system")
+        self.questions = table.table("question")
         self.table = table
 
     def __getitem__(self, key: tuple[str, str]) -> int:
-        system, question = self.systems[key[0]], self.questions[key[1]]
+        system, question = _code(self.systems, key[0]), _code(self.questions, key[1])
+        if system is None or question is None:
+            raise KeyError(key)
         systems, questions = self.table.columns["system"], self.table.columns["question"]
         first = bisect_left(systems, system)
         last = bisect_left(systems, system + 1, first)
@@ -164,3 +167,9 @@ class Positions:
             return self[key]
         except KeyError:
             return None
+
+
+def _code(names: list[str], name: str) -> int | None:
+    """The code of `name` in the sorted table `names`, None when it is not there."""
+    code = bisect_left(names, name)
+    return code if code < len(names) and names[code] == name else None
