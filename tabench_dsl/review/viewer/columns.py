@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import msgspec
 
@@ -126,13 +126,7 @@ class Table:
         adjudicate = self.codes_where("verdict", lambda verdict: verdict == "adjudicate")
         waiting = sum(verdicts.count(code) for code in adjudicate)
         for code in self.codes_where("human", lambda human: human != "") if waiting else ():
-            at = -1
-            while True:
-                try:
-                    at = humans.index(code, at + 1)
-                except ValueError:
-                    break
-                waiting -= verdicts[at] in adjudicate
+            waiting -= sum(verdicts[at] in adjudicate for at in _places(humans, code))
         return waiting
 
     def used(self, field: str) -> list:
@@ -154,8 +148,14 @@ class Table:
         return {code for code, name in enumerate(self.table(field)) if wanted(name)}
 
     def narrowed(self, positions: Sequence[int], field: str, codes: set[int]) -> list[int]:
-        """The `positions` whose `field` has one of `codes`, in their order."""
+        """The `positions` whose `field` has one of `codes`, in their order. Of every position,
+        each code's are found by a search in C (`array.index`), not a Python test of each."""
+        if not codes:
+            return []
         column = self.columns[field].whole()
+        if positions == range(len(column)):
+            found = [at for code in codes for at in _places(column, code)]
+            return found if len(codes) == 1 else sorted(found)
         if len(codes) == 1:
             (only,) = codes
             return [i for i in positions if column[i] == only]
@@ -172,6 +172,17 @@ class Table:
         self.lengths = Column(array(CODE_TYPE, map(self.lengths.whole().__getitem__, chosen)))
         self._changed.update(FIELDS)
         self.awaiting = self.count_awaiting()
+
+
+def _places(column: array, code: int) -> Iterator[int]:
+    """The positions in `column` that hold `code`, in order."""
+    at = -1
+    while True:
+        try:
+            at = column.index(code, at + 1)
+        except ValueError:
+            return
+        yield at
 
 
 def _column(values: array | Column) -> Column:
