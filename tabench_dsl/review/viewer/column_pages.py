@@ -24,8 +24,10 @@ from ...core.errors import UsageError
 PAGE_SHIFT = 16
 PAGE_VALUES = 1 << PAGE_SHIFT
 
-#: Loads page `n` of a column (its values), or None when the index no longer holds it as kept.
-PageLoader = Callable[[int], "array | None"]
+#: Loads the pages numbered (their values, each None when the index no longer holds it as kept).
+PageLoader = Callable[[list[int]], "list[array | None]"]
+#: Pages loaded at once when a column is loaded whole (one connection to the index for them).
+BATCH = 32
 
 
 def page_count(count: int) -> int:
@@ -74,14 +76,17 @@ class Column:
     def whole(self) -> array:
         """Every value, as one `array` (the pages not yet loaded loaded now, then let go)."""
         if self._values is None:
+            pages = page_count(self._count)
             values = None
-            for number in range(page_count(self._count)):
-                page = self._page(number)
-                if values is None:
-                    values = array(page.typecode)
-                values.extend(page)
+            for first in range(0, pages, BATCH):
+                numbers = range(first, min(first + BATCH, pages))
+                self._fetch([number for number in numbers if number not in self._pages])
+                for number in numbers:
+                    page = self._pages.pop(number)
+                    if values is None:
+                        values = array(page.typecode)
+                    values.extend(page)
             self._values = values if values is not None else array("I")
-            self._pages = {}
         return self._values
 
     def __eq__(self, other: object) -> bool:
@@ -92,9 +97,16 @@ class Column:
     __hash__ = None  # type: ignore[assignment]
 
     def _page(self, number: int) -> array:
-        page = self._pages.get(number)
-        if page is None:
-            page = None if self._load is None else self._load(number)
+        if number not in self._pages:
+            self._fetch([number])
+        return self._pages[number]
+
+    def _fetch(self, numbers: list[int]) -> None:
+        """Load the pages `numbers` into `_pages`, each checked to hold as many values as it must."""
+        if not numbers:
+            return
+        loaded = [None] * len(numbers) if self._load is None else self._load(numbers)
+        for number, page in zip(numbers, loaded, strict=True):
             expected = min(PAGE_VALUES, self._count - (number << PAGE_SHIFT))
             if page is None or len(page) != expected:
                 raise UsageError(
@@ -102,4 +114,3 @@ class Column:
                     "(was the file viewed again as it grew?): restart `tabench view`"
                 )
             self._pages[number] = page
-        return page

@@ -21,7 +21,8 @@ import msgspec
 from ...store.results_index import Extent, ResultsIndex, measure, open_index
 from ..index_names import code_hash
 from ..totals_of import PairCount
-from .column_pages import PAGE_VALUES, Column, page_count
+from . import column_pages
+from .column_pages import Column, page_count
 from .column_read import read_columns
 from .columns import CODE_TYPE, FIELDS, OFFSET_TYPE, SET_FIELDS, Columns, Table, array_of
 
@@ -76,7 +77,7 @@ def _kept_parts(table: Table) -> Iterator[tuple[str, bytes]]:
     arrays = {**table.columns, "offsets": table.offsets, "lengths": table.lengths}
     for part in PARTS:
         values = memoryview(arrays[part].whole()).cast("B")
-        size = PAGE_VALUES * arrays[part].whole().itemsize
+        size = column_pages.PAGE_VALUES * arrays[part].whole().itemsize
         for page in range(page_count(len(table))):
             yield _part_variant(part, page), bytes(values[page * size : (page + 1) * size])
 
@@ -112,12 +113,14 @@ class _Pages:
         self.index, self.now, self.results = index, now, results
         self.read_again: Table | None = None
 
-    def load(self, part: str, page: int) -> array | None:
+    def load(self, part: str, pages: list[int]) -> list[array | None]:
+        """The values of each of `pages` of `part` (one connection to the index for them all)."""
+        bodies = self.index.load_many_at([_part_variant(part, page) for page in pages], self.now)
+        return [self._values(part, page, body) for page, body in zip(pages, bodies, strict=True)]
+
+    def _values(self, part: str, page: int, body: bytes | None) -> array | None:
         kind = OFFSET_TYPE if part == "offsets" else CODE_TYPE
-        body = (
-            None if self.read_again is not None else self.index.load_at(_part_variant(part, page), self.now)
-        )
-        if body is not None:
+        if body is not None and self.read_again is None:
             values = array_of(kind, body)
             # A place (offset or length) lies within the file's bytes, as every line does.
             if not (
@@ -133,4 +136,4 @@ class _Pages:
             self.index.store_many(self.now, lambda: _kept_parts(again), replacing=KIND)
         table = self.read_again
         whole = {**table.columns, "offsets": table.offsets, "lengths": table.lengths}[part].whole()
-        return whole[page * PAGE_VALUES : (page + 1) * PAGE_VALUES]
+        return whole[page * column_pages.PAGE_VALUES : (page + 1) * column_pages.PAGE_VALUES]
