@@ -29,7 +29,7 @@ import hashlib
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
@@ -46,6 +46,8 @@ EDGE_BYTES = 1 << 16
 #: Blocks hashed between them, and each block's size.
 SAMPLES = 64
 SAMPLE_BYTES = 1 << 12
+#: Bytes of values `store_many` writes in one transaction.
+BATCH_BYTES = 64 << 20
 #: A value larger than the results file by more than this is no value tabench wrote.
 VALUE_SLACK = 16 << 20
 
@@ -224,10 +226,11 @@ class ResultsIndex:
     def store_many(
         self, extent: Extent, values: Callable[[], Iterable[tuple[str, bytes]]], *, replacing: str
     ) -> None:
-        """Keep each (variant, body) that `values()` yields as computed over `extent`, in one
-        transaction, every other value whose name starts with `replacing` removed (the pages of a
-        value kept for a larger file do not outlive it). The values are signed and written one at
-        a time, never all held at once. Best effort, as `store`."""
+        """Keep each (variant, body) that `values()` yields as computed over `extent`, every other
+        value whose name starts with `replacing` removed (the pages of a value kept for a larger
+        file do not outlive it). The values are signed and written in transactions of about
+        `BATCH_BYTES`, never all held at once: each is whole and signed on its own, and a reader
+        that finds one missing reads the results file. Best effort, as `store`."""
         for fresh in (False, True):  # a corrupt file is replaced once, then left alone
             try:
                 self._write(extent, values(), replacing, fresh=fresh)
@@ -254,12 +257,7 @@ class ResultsIndex:
             raise sqlite3.DatabaseError("not a results index")
         encoded = msgspec.msgpack.encode(extent)
         kept: set[str] = set()
-
-        def rows() -> Iterator[tuple[str, bytes, bytes, bytes]]:
-            for variant, body in values:
-                kept.add(variant)
-                yield variant, encoded, sign(self._key, *self._signed(variant, encoded, body)), body
-
+        insert = "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)"
         with contextlib.closing(sqlite3.connect(self.path, timeout=5.0)) as db:
             # Before anything is written: no journal file is made beside the index (a name there
             # could be a link someone planted).
@@ -267,11 +265,20 @@ class ResultsIndex:
             db.execute(_SCHEMA)
             if not _schema_is_ours(db):  # a view, a trigger, another table: not one tabench made
                 raise sqlite3.DatabaseError("not a results index")
+            # Committed every `BATCH_BYTES` (the journal, held in memory, then holds no more than
+            # what one batch replaces); each value is whole and signed on its own.
+            batch: list[tuple[str, bytes, bytes, bytes]] = []
+            held = 0
+            for variant, body in values:
+                if held + len(body) > BATCH_BYTES and batch:
+                    with db:
+                        db.executemany(insert, batch)
+                    batch, held = [], 0
+                kept.add(variant)
+                batch.append((variant, encoded, sign(self._key, *self._signed(variant, encoded, body)), body))
+                held += len(body)
             with db:
-                db.executemany(
-                    "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)",
-                    rows(),
-                )
+                db.executemany(insert, batch)
                 # One value of each kind: the totals of the last decisions and options asked for,
                 # not of every state there ever was.
                 stale = [

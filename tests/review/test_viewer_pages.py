@@ -126,3 +126,20 @@ def test_the_pages_of_a_larger_file_do_not_outlive_its_columns(tmp_path: Path) -
     os.utime(path, ns=(1, 1))
     assert_same(path)
     assert {name.rsplit("-", 1)[1] for name in kept_pages(path)} == {str(n) for n in range(5)}
+
+
+def test_pages_written_in_many_transactions_read_back_as_one_write_of_them(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from tabench_dsl.store import results_index
+
+    monkeypatch.setattr(results_index, "BATCH_BYTES", 40)  # a transaction every few pages
+    records = many_results(120, systems=4)
+    path = write_results(tmp_path / "run.jsonl", records)
+    assert_same(path)
+    assert len(kept_pages(path)) == 11 * 30
+    assert not load_disk_index(path).table.columns["verdict"].loaded  # loaded back, not read
+    write_results(path, records[:20])
+    os.utime(path, ns=(1, 1))
+    assert_same(path)
+    assert len(kept_pages(path)) == 11 * 5

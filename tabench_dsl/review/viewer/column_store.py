@@ -62,8 +62,8 @@ def _part_variant(part: str | None, page: int = 0) -> str:
 
 
 def _kept_parts(table: Table) -> Iterator[tuple[str, bytes]]:
-    """(name, value) of each part of `table` as the index keeps it: the head, then each page of
-    each array."""
+    """(name, value) of each part of `table` as the index keeps it: each page of each array, then
+    the head."""
     sets = len(FIELDS) - SET_FIELDS
     names = [list(names) for names in table.names[:sets]]
     head = Columns(
@@ -73,13 +73,14 @@ def _kept_parts(table: Table) -> Iterator[tuple[str, bytes]]:
         table.problems,
         table.awaiting,
     )
-    yield _part_variant(None), msgspec.msgpack.encode(head)
     arrays = {**table.columns, "offsets": table.offsets, "lengths": table.lengths}
     for part in PARTS:
         values = memoryview(arrays[part].whole()).cast("B")
         size = column_pages.PAGE_VALUES * arrays[part].whole().itemsize
         for page in range(page_count(len(table))):
             yield _part_variant(part, page), bytes(values[page * size : (page + 1) * size])
+        values.release()
+    yield _part_variant(None), msgspec.msgpack.encode(head)  # last: kept once every page is
 
 
 def _loaded(index: ResultsIndex, now: Extent, results: Path) -> Table | None:
