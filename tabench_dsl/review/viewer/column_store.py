@@ -2,11 +2,13 @@
 
 The first `tabench view` of a file reads them (`column_read`), and stores them in the index beside
 the file (`store.results_index`) under names that carry the hash of the code that made them
-(`index_names.code_hash`): the names and the count as one value, each column's array as a value
-of its own, so neither keeping nor loading ever holds a second copy of them all (at ten million
-records the columns are 480 MB). Later views of the unchanged file load them (every part computed
-from the file exactly as it is, byte for byte by its hashes, size, time and inode); any other
-file, or parts that do not read back as whole, consistent columns, is read again.
+(`index_names.code_hash`): the names, the count and the answers awaiting a decision as one value
+(the head), each column in pages of `column_pages.PAGE_VALUES` values, each page a value of its
+own, so neither keeping nor loading ever holds a second copy of them all (at ten million records
+the columns are 480 MB). Later views of the unchanged file load the head, then each page when a
+request first reads it (every part computed from the file exactly as it is, byte for byte by its
+hashes, size, time and inode); a file without a head kept for it is read again, and so is one
+whose page is missing or not signed, when that page is asked for (`_Pages`).
 """
 
 from __future__ import annotations
