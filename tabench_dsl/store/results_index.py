@@ -29,6 +29,7 @@ import hashlib
 import os
 import sqlite3
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
@@ -45,6 +46,8 @@ EDGE_BYTES = 1 << 16
 #: Blocks hashed between them, and each block's size.
 SAMPLES = 64
 SAMPLE_BYTES = 1 << 12
+#: Bytes of values `store_many` writes in one transaction.
+BATCH_BYTES = 64 << 20
 #: A value larger than the results file by more than this is no value tabench wrote.
 VALUE_SLACK = 16 << 20
 
@@ -171,20 +174,39 @@ class ResultsIndex:
             return False
 
     def _load(self, variant: str) -> tuple[Extent, bytes] | None:
+        return self._load_many([variant])[0]
+
+    def load_many_at(self, variants: list[str], extent: Extent) -> list[bytes | None]:
+        """`load_at` of each of `variants`, read in one connection (the pages of one value)."""
+        return [
+            found[1] if found is not None and found[0] == extent else None
+            for found in self._load_many(variants)
+        ]
+
+    def _load_many(self, variants: list[str]) -> list[tuple[Extent, bytes] | None]:
+        """Each of `variants` with the extent it covers, when it is one tabench signed (else None)."""
         if not _regular_file(self.path) or not _header_is_ours(self.path):
-            return None
+            return [None] * len(variants)
         try:
             uri = self.path.absolute().as_uri() + "?mode=ro"
             with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
                 if not _schema_is_ours(db):
-                    return None
-                row = db.execute(
-                    "SELECT extent, signature, body FROM value_of WHERE variant = ? "
-                    "AND length(body) <= ? AND length(extent) <= 4096",
-                    (variant, self._size_limit()),
-                ).fetchone()
+                    return [None] * len(variants)
+                limit = self._size_limit()
+                rows = [
+                    db.execute(
+                        "SELECT extent, signature, body FROM value_of WHERE variant = ? "
+                        "AND length(body) <= ? AND length(extent) <= 4096",
+                        (variant, limit),
+                    ).fetchone()
+                    for variant in variants
+                ]
         except (sqlite3.Error, OSError, ValueError):
-            return None
+            return [None] * len(variants)
+        return [self._checked(variant, row) for variant, row in zip(variants, rows, strict=True)]
+
+    def _checked(self, variant: str, row: tuple | None) -> tuple[Extent, bytes] | None:
+        """A row read back: its extent and body when its signature checks, else None."""
         if row is None or not all(isinstance(part, bytes) for part in row):
             return None
         extent, signature, body = row
@@ -197,12 +219,21 @@ class ResultsIndex:
 
     def store(self, variant: str, extent: Extent, body: bytes) -> None:
         """Keep `body` as the value `variant` computed over `extent` (best effort: an index that
-        cannot be written is left as it was, and the next command computes the value again)."""
-        encoded = msgspec.msgpack.encode(extent)
-        signature = sign(self._key, *self._signed(variant, encoded, body))
+        cannot be written is left as it was, and the next command computes the value again).
+        It replaces the value of its kind (the name before its first ':') kept before."""
+        self.store_many(extent, lambda: [(variant, body)], replacing=variant.split(":", 1)[0] + ":")
+
+    def store_many(
+        self, extent: Extent, values: Callable[[], Iterable[tuple[str, bytes]]], *, replacing: str
+    ) -> None:
+        """Keep each (variant, body) that `values()` yields as computed over `extent`, every other
+        value whose name starts with `replacing` removed (the pages of a value kept for a larger
+        file do not outlive it). The values are signed and written in transactions of about
+        `BATCH_BYTES`, never all held at once: each is whole and signed on its own, and a reader
+        that finds one missing reads the results file. Best effort, as `store`."""
         for fresh in (False, True):  # a corrupt file is replaced once, then left alone
             try:
-                self._write(variant, encoded, signature, body, fresh=fresh)
+                self._write(extent, values(), replacing, fresh=fresh)
                 return
             except (sqlite3.OperationalError, sqlite3.DataError):  # locked, read-only, full, or a
                 return  # value over SQLite's length limit (1e9 bytes): left as it is, never made anew
@@ -211,7 +242,9 @@ class ResultsIndex:
             except (sqlite3.Error, OSError, UsageError, ValueError):
                 return
 
-    def _write(self, variant: str, extent: bytes, signature: bytes, body: bytes, *, fresh: bool) -> None:
+    def _write(
+        self, extent: Extent, values: Iterable[tuple[str, bytes]], replacing: str, *, fresh: bool
+    ) -> None:
         if fresh or not os.path.lexists(self.path):
             if os.path.lexists(self.path):
                 if not _regular_file(self.path):
@@ -222,6 +255,9 @@ class ResultsIndex:
             return
         if not _header_is_ours(self.path):
             raise sqlite3.DatabaseError("not a results index")
+        encoded = msgspec.msgpack.encode(extent)
+        kept: set[str] = set()
+        insert = "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)"
         with contextlib.closing(sqlite3.connect(self.path, timeout=5.0)) as db:
             # Before anything is written: no journal file is made beside the index (a name there
             # could be a link someone planted).
@@ -229,18 +265,31 @@ class ResultsIndex:
             db.execute(_SCHEMA)
             if not _schema_is_ours(db):  # a view, a trigger, another table: not one tabench made
                 raise sqlite3.DatabaseError("not a results index")
+            # Committed every `BATCH_BYTES` (the journal, held in memory, then holds no more than
+            # what one batch replaces); each value is whole and signed on its own.
+            batch: list[tuple[str, bytes, bytes, bytes]] = []
+            held = 0
+            for variant, body in values:
+                if held + len(body) > BATCH_BYTES and batch:
+                    with db:
+                        db.executemany(insert, batch)
+                    batch, held = [], 0
+                kept.add(variant)
+                batch.append((variant, encoded, sign(self._key, *self._signed(variant, encoded, body)), body))
+                held += len(body)
             with db:
-                db.execute(
-                    "INSERT OR REPLACE INTO value_of (variant, extent, signature, body) VALUES (?, ?, ?, ?)",
-                    (variant, extent, signature, body),
-                )
-                # One value of each kind (the name before its first ':'): the totals of the last
-                # decisions and options asked for, not of every state there ever was.
-                kind = variant.split(":", 1)[0] + ":"
-                db.execute(
-                    "DELETE FROM value_of WHERE substr(variant, 1, ?) = ? AND variant != ?",
-                    (len(kind), kind, variant),
-                )
+                db.executemany(insert, batch)
+                # One value of each kind: the totals of the last decisions and options asked for,
+                # not of every state there ever was.
+                stale = [
+                    variant
+                    for (variant,) in db.execute(
+                        "SELECT variant FROM value_of WHERE substr(variant, 1, ?) = ?",
+                        (len(replacing), replacing),
+                    ).fetchall()
+                    if variant not in kept
+                ]
+                db.executemany("DELETE FROM value_of WHERE variant = ?", [(variant,) for variant in stale])
 
     def _signed(self, variant: str, extent: bytes, body: bytes) -> tuple[bytes, ...]:
         return (INDEX_VERSION.to_bytes(4, "big"), variant.encode("utf-8"), extent, body)

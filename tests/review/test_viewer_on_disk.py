@@ -193,13 +193,13 @@ def test_a_part_of_the_kept_columns_missing_is_read_again(tmp_path: Path) -> Non
     path = mixed_results(tmp_path / "run.jsonl")
     assert_same(path)
     with sqlite3.connect(index_path(path)) as db:
-        db.execute("DELETE FROM value_of WHERE variant LIKE 'viewer-columns-verdict:%'")
+        db.execute("DELETE FROM value_of WHERE variant LIKE 'viewer-columns-verdict-0:%'")
     db.close()
-    assert_same(path)  # the columns read again from the file, every part kept again
+    assert_same(path)  # the columns read again from the file when the page is asked for, kept again
     with sqlite3.connect(index_path(path)) as db:
         kept = {row[0].split(":")[0] for row in db.execute("SELECT variant FROM value_of")}
     db.close()
-    assert {f"viewer-columns-{part}" for part in PARTS} | {"viewer-columns"} <= kept
+    assert {f"viewer-columns-{part}-0" for part in PARTS} | {"viewer-columns"} <= kept
 
 
 def test_a_stale_truncated_or_foreign_index_changes_nothing(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_the_columns_hold_no_text_of_a_record(tmp_path: Path) -> None:
     path = write_results(tmp_path / "run.jsonl", small_results())
     assert len(standing_columns(path)) == len({record.key for record in small_results()})
     kept = index_path(path).read_bytes()  # every part the index keeps of the columns
-    assert b"viewer-columns-offsets:" in kept
+    assert b"viewer-columns-offsets-0:" in kept
     assert HOSTILE_ANSWER.encode() not in kept and b"Ingest" not in kept
 
 

@@ -14,7 +14,9 @@ Each bar carries a whisker: the score's 95% Wilson interval drawn over the bar o
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
+from operator import attrgetter
 
 import msgspec
 
@@ -91,8 +93,7 @@ def outcome_chart(
     chosen = list(rows)
     note = ""
     if len(chosen) > max_bars:
-        chosen.sort(key=lambda r: (r.score if r.score is not None else -1.0, _label(r)))
-        chosen = chosen[:max_bars]
+        chosen = _lowest(chosen, max_bars)
         note = f"the {max_bars} {kind}s with the lowest score, of {len(rows):,}"
     bars = [Bar(_label(row), _counts(row), row.score, *score_interval(row)) for row in chosen]
     return Chart(title=title, kind=kind, bars=bars, note=note)
@@ -196,6 +197,18 @@ def whisker(bar: Bar, geometry: ChartGeometry = GEOMETRY) -> Whisker | None:
     x2 = geometry.label_width + geometry.bar_width * bar.ci_high
     text = f"{bar.label}: score 95% interval {100 * bar.ci_low:.1f}% – {100 * bar.ci_high:.1f}%"
     return Whisker(f"{x1:.1f}", f"{x2:.1f}", text)
+
+
+def _lowest(rows: list, count: int) -> list:
+    """The `count` rows with the lowest score, those without one first, by label among equal
+    scores: the first `count` of the rows sorted so, found without a Python call per row (at ten
+    million records a run can have 200,000 questions)."""
+    label = "system" if isinstance(rows[0], SystemTotals) else "question"
+    unscored = sorted((row for row in rows if row.score is None), key=attrgetter(label))
+    if len(unscored) >= count:
+        return unscored[:count]
+    scored = rows if not unscored else [row for row in rows if row.score is not None]
+    return unscored + heapq.nsmallest(count - len(unscored), scored, key=attrgetter("score", label))
 
 
 def _label(row: SystemTotals | QuestionTotals) -> str:

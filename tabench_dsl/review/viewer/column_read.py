@@ -77,7 +77,7 @@ def read_columns(results: Path, *, extent: Extent | None = None, counting: PairC
     for f, field in enumerate(FIELDS[:2]):
         source, read.codes[f] = read.codes[f], array(CODE_TYPE)
         rank = ranks[f]
-        columns[field] = array(CODE_TYPE, (rank[source[i]] for i in order))
+        columns[field] = array(CODE_TYPE, map(rank.__getitem__, map(source.__getitem__, order)))
         del source
     rest, tables = placed.columns()
     columns.update(zip(FIELDS[2:], rest, strict=True))
@@ -276,8 +276,11 @@ class _Placed:
         ]
         codes, self.codes = self.codes, array(CODE_TYPE)
         columns = [
-            array(CODE_TYPE, map([shape[f] for shape in by_shape].__getitem__, codes))
-            for f in range(len(tables))
+            # A field of one value (no T1 audit, no tag, no decision in the file) is all zeros.
+            array(CODE_TYPE, bytes(len(codes) * _CODE_BYTES))
+            if len(table) == 1
+            else array(CODE_TYPE, map([shape[f] for shape in by_shape].__getitem__, codes))
+            for f, table in enumerate(tables)
         ]
         return columns, [list(table) for table in tables]
 

@@ -85,13 +85,12 @@ class RecordsOnDisk:
     def __setitem__(self, position: int, record: Record) -> None:
         """Hold `record` (decided or audited in the viewer) in place of the line's."""
         self.overlay[self.key(position)] = record
-        human = "" if record.decision is None else record.decision.verdict
-        self.table.columns["human"][position] = self.table.code_of("human", human)
+        self.table.set_code("human", position, "" if record.decision is None else record.decision.verdict)
 
     def matching_text(self, positions: list[int], needle: str) -> list[int]:
         """The `positions` whose answer or reason holds `needle` (casefolded), as the in-memory
         index searches `answer + "\\n" + reason`: each line read again, in file order."""
-        offsets = self.table.offsets
+        offsets = self.table.offsets.whole()
         hits = set()
         for position in sorted(positions, key=offsets.__getitem__):
             texts = self._decode(position, _texts_decoder)
@@ -106,12 +105,15 @@ class RecordsOnDisk:
         their order, as `decode` reads its line, never one held (`overlay`): the file as the
         columns saw it. Each line is read on its own (`pread`), so the order costs no read-ahead
         thrown away."""
-        offsets, lengths = self.table.offsets, self.table.lengths
+        table = self.table
+        offsets, lengths = table.offsets.whole(), table.lengths.whole()
+        systems, questions = table.columns["system"].whole(), table.columns["question"].whole()
+        system_names, question_names = table.table("system"), table.table("question")
         with open(self.path, "rb", buffering=0) as f:
             fd = f.fileno()
-            for position in range(start, len(self.table) if stop is None else stop):
+            for position in range(start, len(table) if stop is None else stop):
                 record = self._decoded(position, os.pread(fd, lengths[position], offsets[position]), decode)
-                if record.key != self.key(position):
+                if record.key != (system_names[systems[position]], question_names[questions[position]]):
                     raise self._changed(position)
                 yield record
 
@@ -140,15 +142,18 @@ class RecordsOnDisk:
 class Positions:
     """(system, question) -> the position of its record, found by bisection: the columns are in
     (system, question) order and their codes are ranks among the sorted names, so the system
-    column is sorted, and within one system's run so is the question column."""
+    column is sorted, and within one system's run so is the question column; a name's code is
+    found by bisection of its sorted table too (no map of 200,000 question names built at start)."""
 
     def __init__(self, table: Table) -> None:
-        self.systems = {name: code for code, name in enumerate(table.table("system"))}
-        self.questions = {name: code for code, name in enumerate(table.table("question"))}
+        self.systems = table.table("system")
+        self.questions = table.table("question")
         self.table = table
 
     def __getitem__(self, key: tuple[str, str]) -> int:
-        system, question = self.systems[key[0]], self.questions[key[1]]
+        system, question = _code(self.systems, key[0]), _code(self.questions, key[1])
+        if system is None or question is None:
+            raise KeyError(key)
         systems, questions = self.table.columns["system"], self.table.columns["question"]
         first = bisect_left(systems, system)
         last = bisect_left(systems, system + 1, first)
@@ -162,3 +167,9 @@ class Positions:
             return self[key]
         except KeyError:
             return None
+
+
+def _code(names: list[str], name: str) -> int | None:
+    """The code of `name` in the sorted table `names`, None when it is not there."""
+    code = bisect_left(names, name)
+    return code if code < len(names) and names[code] == name else None

@@ -122,7 +122,10 @@ class Index:
         """Totals as plain data, with both charts as data (`charts.Chart`) the page draws: no markup
         is ever built from a name on the server and parsed in the browser."""
         totals = self.totals()
-        payload = msgspec.to_builtins(totals)
+        # Each question's row is encoded as it is (a struct encodes as its plain data does): at ten
+        # million records there can be 200,000 of them, not worth a dict each.
+        payload = msgspec.to_builtins(msgspec.structs.replace(totals, questions=[]))
+        payload["questions"] = totals.questions
         payload["systems"] = _system_rows(totals.systems)
         # Each judge named as every other output names it (`JudgeInfo.describe`): the page shows
         # these, it does not compose a name of its own.
