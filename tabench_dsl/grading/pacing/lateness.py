@@ -29,13 +29,9 @@ class ReplyLateness:
 
     def __init__(self) -> None:
         self._late: dict[float, tuple[float, float]] = {}
-
-    @property
-    def steady(self) -> bool:
-        """True while replies time arrivals (module docstring)."""
-        if len(self._late) < 2:
-            return True
-        return statistics.median(most for _, most in self._late.values()) <= REPLY_STEADY
+        #: True while replies time arrivals (module docstring); set when an answer is kept, as it
+        #: is read several times an answer.
+        self.steady = True
 
     def answered(self, ticket: float, most: float, cap: float) -> float:
         """The reply to `ticket` came `most` seconds past the fastest: how late its request most
@@ -43,6 +39,8 @@ class ReplyLateness:
         self._late[ticket] = (min(most, cap), most)
         if len(self._late) > LATE_KEPT:
             del self._late[next(iter(self._late))]
+        if len(self._late) >= 2:
+            self.steady = statistics.median(most for _, most in self._late.values()) <= REPLY_STEADY
         return self.late(ticket)
 
     def late(self, ticket: float) -> float:
