@@ -97,8 +97,7 @@ async def open_grader(
     for `--batch`) from the battery, the judge and `Grader`'s keyword arguments; `pacer` paces its
     requests (default: a `Pacer` of its own; a `--workers` worker's is its parent's). Raises
     `UsageError` / `JudgeError` as `make_judge` and the cache do."""
-    import aiohttp
-
+    from .http_session import FirstUseSession
     from .transport import ExchangeGate, RateLimit, RetryPolicy
 
     env = os.environ if env is None else env
@@ -106,8 +105,10 @@ async def open_grader(
         attempts=options.retries + 1, timeout=options.timeout, rate_limit_wait=options.rate_limit_wait * 60.0
     )
     limiter = ExchangeGate(options.concurrency, rate=RateLimit(options.rpm, options.tpm), pacer=pacer)
-    connector = aiohttp.TCPConnector(limit=options.concurrency, limit_per_host=options.concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    # Made at the first request: a grading with nothing to send (a resume with every answer done)
+    # never imports aiohttp nor builds its TLS context.
+    async with FirstUseSession(options.concurrency) as lazy:
+        session = lazy.as_session()
         judge = await open_judge(battery, options, session=session, env=env, notice=on_notice)
         try:
             cache = open_reply_cache(options.cache, judge.info)

@@ -45,10 +45,9 @@ import abc
 import functools
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-import aiohttp
 import msgspec
 
 from ...core.errors import TransportError
@@ -61,6 +60,9 @@ from .client_errors import map_client_errors, parse_retry_after
 from .request_shape import RequestShape
 from .urls import safe_url
 from .wire_errors import error_message, money_error, refused_field
+
+if TYPE_CHECKING:
+    import aiohttp
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, rate limit.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -90,6 +92,8 @@ def scrub_line(text: str, secrets: Iterable[str | None] = ()) -> str:
 @functools.lru_cache(maxsize=16)
 def _client_timeout(total: float) -> aiohttp.ClientTimeout:
     """One (immutable) `ClientTimeout` per distinct timeout, not one per call."""
+    import aiohttp  # at the first request: building a judge that sends nothing never imports it
+
     return aiohttp.ClientTimeout(total=total)
 
 

@@ -14,8 +14,6 @@ import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-import aiohttp
-
 from ...core.errors import TransportError
 
 
@@ -39,6 +37,8 @@ class ClientErrorMap:
             return
         if issubclass(kind, TimeoutError):
             raise TransportError(f"no reply within {self.timeout:g} s") from None
+        import aiohttp  # here, not at the top: a grading that sends nothing never imports it
+
         if issubclass(kind, (aiohttp.ClientError, ConnectionError)):
             # Refused or no such host (ClientConnectorDNSError is a ClientConnectorError): the
             # judge was never reached, which `grading.reachability` watches for.
