@@ -103,10 +103,12 @@ def print_tables(totals, limits: Limits = EVERY_ROW) -> None:
 def print_system_table(totals, results: Path) -> None:
     """Print the per-system table alone, fitted as `print_tables` fits it, and the line naming what
     else `tabench totals` shows of `results` (how `grade` ends)."""
+    from ..review.plain_table import PlainTable
     from ..review.totals_tables import system_table
 
     console = _console()
-    console.print(system_table(totals, console.width))
+    # Drawn as plain text when rich's layout is not needed (`plain_table`): the same characters.
+    console.print(PlainTable(system_table(totals, console.width)))
     if totals.records:
         console.print(rest_line(totals, results), highlight=False)
 
