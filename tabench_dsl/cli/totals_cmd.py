@@ -94,10 +94,18 @@ def print_tables(totals, limits: Limits = EVERY_ROW) -> None:
     drop in a stated order, the system, score and interval stay whole), or wide enough not to wrap
     when the output is a pipe; each long section cut to the rows `limits` allows (`screenful`).
     """
+    from rich.console import Group
+    from rich.table import Table
+
+    from ..review.plain_table import PlainTable
     from ..review.totals_tables import render_table
 
     console = _console()
-    console.print(render_table(totals, width=console.width, limits=limits))
+    tables = render_table(totals, width=console.width, limits=limits)
+    # Each table drawn as plain text when rich's layout is not needed (`plain_table`): the same characters.
+    console.print(
+        Group(*(PlainTable(part) if isinstance(part, Table) else part for part in tables.renderables))
+    )
 
 
 def print_system_table(totals, results: Path) -> None:
