@@ -12,7 +12,6 @@ import os
 import sys
 import threading
 import time
-import webbrowser
 from pathlib import Path
 
 from ..core import interrupts
@@ -118,4 +117,6 @@ def open_browser(url: str) -> None:
     if sys.platform.startswith("linux") and not graphical:
         print("tabench view: no display found; open the URL above in a browser", flush=True)
         return
+    import webbrowser  # here: it imports what only opening a browser needs
+
     threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
