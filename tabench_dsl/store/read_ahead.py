@@ -106,5 +106,5 @@ class ReadAhead(Generic[T]):
             return
         self._receive.close()
         if child.is_alive():
-            child.terminate()
+            child.kill()  # not `terminate`: a command may defer SIGTERM, which the child inherits
         child.join()
