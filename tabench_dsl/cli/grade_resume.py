@@ -18,7 +18,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..store.resume_checks import ScanAhead
 from ..store.standing_verdicts import Standing, keep_read, kept_any
+
+
+def scan_ahead(out: Path) -> ScanAhead | None:
+    """The resume's scan of `out` for the rules that graded it, begun before the battery is
+    compiled (`store.resume_checks.ScanAhead`: the compile has a core of its own, and the scan
+    takes the other); None when there is no file to scan."""
+    return ScanAhead(out) if out.is_file() else None
 
 
 def read_for_resume(out: Path) -> None:

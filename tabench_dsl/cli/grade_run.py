@@ -109,13 +109,23 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
     `--regrade-changed` grades again."""
     from ..grading.plan import GradingPlan
     from ..language.compile_cache import compiled_battery
-    from .grade_resume import read_for_resume
+    from .grade_resume import read_for_resume, scan_ahead
 
-    compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
-    compiled = with_reasoning_flag(compiled, options.reasoning_tags)
-    plan = GradingPlan(
-        compiled, options.out, options.plan, answers=list(options.answers), first_read=read_for_resume
-    )
+    ahead = scan_ahead(options.out) if options.plan.resume else None  # while the battery compiles
+    try:
+        compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
+        compiled = with_reasoning_flag(compiled, options.reasoning_tags)
+        plan = GradingPlan(
+            compiled,
+            options.out,
+            options.plan,
+            answers=list(options.answers),
+            first_read=read_for_resume,
+            scan_ahead=ahead,
+        )
+    finally:
+        if ahead is not None:
+            ahead.cancel()  # its results taken, or no longer wanted
     say_regraded(plan)
     selected = plan.selected(
         list(options.answers), system_from=options.system_from, question_from=options.question_from

@@ -32,22 +32,24 @@ may start with a byte order mark too; its bytes that are not UTF-8 are reported 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 
 from ..core.evals_output_items import is_output_items, naming_hint, output_answers
 from ..core.jsonl import BadLine, decode_line, strip_bom
 from ..core.records import Answer
-from ..store.key_cells import KEY_BASE, KeyCells
+from ..store.key_cells import KEY_BASE
 from ..store.pair_set import FirstSeen, pair_keys
 from .answers_csv import FIELDS, CsvRows, is_csv
+from .answers_halves import HalfRead, SecondHalf, line_blocks
+from .answers_parts import AnswerProblem, DoneFilter, empty_field
 from .answers_scan import Chunk, Note, ScanRecorder, kept_scan, scan_items, scannable
 from .inspect_log import is_inspect_log, log_rows
 from .log_bounds import LogRejected, check_log
 from .promptfoo_results import is_promptfoo_results, result_rows
+from .resume_skip import ResumeSkip
 
 _decoder = msgspec.json.Decoder(Answer)
 
@@ -63,39 +65,6 @@ _block_decoder = msgspec.json.Decoder(list[_StrictAnswer])
 #: Bytes of a JSONL answers file read as one block of lines (about 4,000 answers).
 BLOCK_BYTES = 1 << 20
 _keys_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
-
-
-class AnswerProblem(msgspec.Struct, frozen=True):
-    """One skipped line of an answers file; `col` is set when the fault's column is known (bad text)."""
-
-    path: str
-    line: int
-    message: str
-    col: int | None = None
-
-    def render(self) -> str:
-        where = f"{self.line}" if self.col is None else f"{self.line}:{self.col}"
-        return f"{self.path}:{where}: {self.message}"
-
-
-class DoneFilter(Protocol):
-    """The pairs a resumed grading takes out as the answers are read (`resume_skip.ResumeSkip`).
-
-    `passed_over` is asked about each good answer's (system, question) once every check of the
-    reader has passed it: True takes the answer out (counted as read, not yielded).
-    `passed_over_all` is asked about a JSONL block's pairs at once (their keys, `pair_set`'s, with
-    names numbered as `numbers` numbers them, and their systems and questions): True when it took
-    them all. `cells`, the done pairs' keys, lays out the pairs seen alike (None: a set)."""
-
-    @property
-    def numbers(self) -> Mapping[str, int] | None: ...
-
-    @property
-    def cells(self) -> KeyCells | None: ...
-
-    def passed_over(self, system: str, question: str) -> bool: ...
-
-    def passed_over_all(self, keys: list[int], systems: list[str], questions: list[str]) -> bool: ...
 
 
 class AnswerReader:
@@ -128,6 +97,7 @@ class AnswerReader:
         self._index = 0  # its place in `paths`
         self.system_from = system_from
         self.question_from = question_from
+        self._done = done
         self.passed_over = None if done is None else done.passed_over
         self.passed_over_all = None if done is None else done.passed_over_all
         self.questions = questions
@@ -257,7 +227,7 @@ class AnswerReader:
         for number, answer in self._rows():
             # `str.strip` first: the common answer has both names, and is tested without a call.
             if not (answer.system.strip() and answer.question.strip()):
-                self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
+                self._report(number, f"bad answer: `{empty_field(answer)}` is empty")
                 continue
             if answer.question not in self.questions:
                 self._report(number, f"unknown question {answer.question!r}")
@@ -291,9 +261,11 @@ class AnswerReader:
         #: One string per distinct name: each line decodes its own copies, which a million pairs
         #: kept in `seen` would otherwise hold.
         names: dict[str, str] = {}
+        halves = isinstance(self._done, ResumeSkip) and files == 1
+        half = SecondHalf.begin(path, self.blocks_passed_over) if halves else None
         with open(path, "rb") as f:
             read = 0  # lines before the block
-            while block := f.readlines(BLOCK_BYTES):
+            for block in line_blocks(f, BLOCK_BYTES, half, lambda lines: self._take_half(half, seen, lines)):
                 if self._recorder is not None:
                     self._recorder.read(block, read + 1)
                 done = self.passed_over_all is not None and self._all_passed_over(block, read, seen)
@@ -313,7 +285,7 @@ class AnswerReader:
                         continue
                     system, question = answer.system, answer.question
                     if not (system.strip() and question.strip()):
-                        self._report(number, f"bad answer: `{_empty_field(answer)}` is empty")
+                        self._report(number, f"bad answer: `{empty_field(answer)}` is empty")
                         continue
                     if question not in questions:
                         self._report(number, f"unknown question {question!r}")
@@ -333,6 +305,45 @@ class AnswerReader:
                         self._recorder.good(number, system, question)
                     if passed_over is None or not passed_over(system, question):
                         yield Answer(system, question, answer.answer)
+
+    def blocks_passed_over(self, cut: int) -> HalfRead | None:
+        """In a forked child (`answers_halves`): what the lines from byte `cut` on add when each
+        block of them is done answers (`_all_passed_over`); None at the first block that is not."""
+        done, path = self._done, self.path
+        assert isinstance(done, ResumeSkip)
+        done.on_skipped = lambda count: None  # the reader tells the progress bar, once it takes them
+        counted, skipped, named = self.count, done.count, len(self._numbers)
+        seen, recording = FirstSeen(self._pair_cells), self._recorder is not None
+        recorder = self._recorder = ScanRecorder(path, self.questions, cut) if recording else None
+        with open(path, "rb") as f:
+            f.seek(cut)
+            read = 0
+            while block := f.readlines(BLOCK_BYTES):
+                if recorder is not None:
+                    recorder.read(block, read + 1)
+                if not self._all_passed_over(block, read, seen):
+                    return None
+                read += len(block)
+        if len(self._numbers) != named:  # keys of names this reader numbers otherwise: read there
+            return None
+        columns = None if recorder is None else recorder.columns()
+        rows = None if done.coverage is None else done.coverage.rows()
+        return HalfRead(read, self.count - counted, seen.blocks(), done.count - skipped, rows, columns)
+
+    def _take_half(self, half: SecondHalf | None, seen: FirstSeen, lines: int) -> bool:
+        """Take what the second half's child read (`blocks_passed_over`) after the `lines` read here,
+        when it read only done answers, none of a pair given here; False: read it here."""
+        found = None if half is None else half.result()
+        if found is None or not all(seen.isdisjoint(keys) for keys, _, _ in found.blocks):
+            return False
+        for keys, first, step in found.blocks:
+            seen.note_block(keys, first + lines * step, step)
+        self.count += found.answers
+        assert isinstance(self._done, ResumeSkip) and half is not None
+        self._done.absorb(found.skipped, found.rows)
+        if self._recorder is not None and found.columns is not None:
+            self._recorder.absorb(*found.columns, start=half.cut)
+        return True
 
     def _all_passed_over(self, block: list[bytes], number: int, seen: FirstSeen) -> bool:
         """True when every line of `block` (lines `number` + 1 on) is a good answer with no other
@@ -435,15 +446,3 @@ def _strict_answer(raw: bytes) -> Answer | BadLine:
         return decode_line(_strict_decoder, raw)
     except BadLine as bad:
         return bad
-
-
-def _empty_field(answer: Answer) -> str | None:
-    """The first name of `answer` with nothing in it, or None. A system or question name of only
-    spaces is empty too (it names nothing). An empty answer is an answer: it is graded (the judge
-    sees an empty candidate answer), never skipped, or a system could raise its score by leaving
-    its hard questions blank."""
-    if not answer.system.strip():
-        return "system"
-    if not answer.question.strip():
-        return "question"
-    return None

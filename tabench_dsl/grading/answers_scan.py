@@ -227,14 +227,15 @@ class ScanRecorder:
     then `good`/`good_block` its good answers and `note` its problems; `keep` once the file is
     read to its end."""
 
-    def __init__(self, path: str, questions: Collection[str]) -> None:
+    def __init__(self, path: str, questions: Collection[str], start: int = 0) -> None:
+        """`start`: the offset of the first line read (one half of the file, `answers_halves`)."""
         self.path = path
         self.questions = questions
         self._digest = hashlib.sha256()
         self._numbers: dict[str, int] = {}
         self._systems, self._questions, self._offsets = array("I"), array("I"), array("Q")
         self._notes: list[Note] = []
-        self._end = 0  # bytes read before the block
+        self._end = start  # bytes read before the block
         self._first = 1  # the block's first line number
         self._starts: list[int] = []  # each line of the block's offset
 
@@ -259,6 +260,24 @@ class ScanRecorder:
         self._systems.extend(map(numbers.__getitem__, systems))
         self._questions.extend(map(numbers.__getitem__, questions))
         self._offsets.extend(self._starts)
+
+    def columns(self) -> tuple[list[str], array, array, array]:
+        """The good answers noted: the names, each one's system and question, and its offset."""
+        return list(self._numbers), self._systems, self._questions, self._offsets
+
+    def absorb(
+        self, names: list[str], systems: array, questions: array, offsets: array, *, start: int
+    ) -> None:
+        """The `columns` of another recorder's read of the rest of the file, from `start` (the
+        offset of its first line) on, added after these; the bytes from `start` on hashed here."""
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            while chunk := f.read(1 << 22):
+                self._digest.update(chunk)
+        number = list(map(self._number, names))  # its numbers as these number the names
+        self._systems.extend(map(number.__getitem__, systems))
+        self._questions.extend(map(number.__getitem__, questions))
+        self._offsets.extend(offsets)
 
     def note(self, line: int, message: str, col: int | None, *, warning: bool) -> None:
         self._notes.append(Note(len(self._offsets), warning, line, message, col))

@@ -69,6 +69,18 @@ class Coverage:
             row[place(answer.question, spare)] = 1
             yield answer
 
+    def rows(self) -> dict[str, bytearray]:
+        """Each system's answered questions, a byte a question (for `merge`)."""
+        return self._answered
+
+    def merge(self, rows: dict[str, bytearray]) -> None:
+        """Note the questions each system answered in `rows` (another coverage's, over the same
+        questions) as answered here too."""
+        for system, row in rows.items():
+            mine = self._row(system)
+            either = int.from_bytes(mine, "little") | int.from_bytes(row, "little")
+            mine[:] = either.to_bytes(len(mine), "little")
+
     def note(self, system: str, question: str) -> None:
         """Note `system` as having answered `question` (an answer not passed through `watch`)."""
         self._row(system)[self._places.get(question, self._spare)] = 1

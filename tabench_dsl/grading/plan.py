@@ -31,7 +31,7 @@ from ..core.records import Answer, Record
 from ..store.prompt_changes import changed_pairs
 from ..store.results import RecordSink
 from ..store.results_index import Extent, measure
-from ..store.resume_checks import refuse_mixed_resume
+from ..store.resume_checks import ScanAhead, refuse_mixed_resume
 from ..store.standing_verdicts import done_pairs
 from .answer_counts import count_answers
 from .answer_slice import SliceFlags, answer_slice, count_selected
@@ -80,7 +80,9 @@ class GradingPlan:
     `answers`: the answers files `selected` and `reader` will be given, when known up front (a
     resume of them may then replay a kept outcome, `plan_outcome`). `first_read`: what reads the
     results file first, once the resume is not refused and has no kept outcome, before its done
-    pairs are read (the command's one read for them and its totals, `cli.grade_resume`)."""
+    pairs are read (the command's one read for them and its totals, `cli.grade_resume`).
+    `scan_ahead`: the scan of `out` for the rules that graded it, begun before `compiled` was
+    (`store.resume_checks.ScanAhead`)."""
 
     def __init__(
         self,
@@ -91,6 +93,7 @@ class GradingPlan:
         keep_index: bool = True,
         answers: Paths | None = None,
         first_read: Callable[[Path], None] | None = None,
+        scan_ahead: ScanAhead | None = None,
     ) -> None:
         options = PlanOptions() if options is None else options
         if out is None and (options.resume or options.regrade_changed):
@@ -100,7 +103,9 @@ class GradingPlan:
         self.keep_index = keep_index
         self.chosen = answer_slice(options.slice, compiled.questions, missing_as_fail=options.missing_as_fail)
         if options.resume and out is not None:  # refused before the index is read or written
-            refuse_mixed_resume(out, compiled, keep=keep_index)
+            refuse_mixed_resume(out, compiled, keep=keep_index, ahead=scan_ahead)
+        elif scan_ahead is not None:
+            scan_ahead.cancel()
         self._keeping = self._kept_outcome(out, answers)
         #: The kept outcome this plan replays (`plan_outcome`), or None.
         self.replayed = None if self._keeping is None else self._keeping.found

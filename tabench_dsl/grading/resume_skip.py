@@ -103,6 +103,17 @@ class ResumeSkip:
             self.flush()
         return True
 
+    def absorb(self, skipped: int, answered: dict[str, bytearray] | None) -> None:
+        """What a read of other answers of the file (its second half, `answers_halves`) passed
+        over: `skipped` answers the slice takes, and each system's questions `answered` (its
+        coverage's rows, `Coverage.rows`)."""
+        if self.coverage is not None and answered is not None:
+            self.coverage.merge(answered)
+        self.count += skipped
+        self._untold += skipped
+        if self._untold >= BATCH:
+            self.flush()
+
     def flush(self) -> None:
         """Tell the progress bar of the skipped answers it has not heard of yet."""
         if self._untold:

@@ -138,6 +138,12 @@ class KeyCells:
         self._set_all(keys, 1)
 
     def _set_all(self, keys: Iterable[int], value: int) -> None:
+        if not self._shift:  # no rows (fewer than `DENSE_FROM` keys): every key is loose, in C
+            if value:
+                self.loose.update(keys)
+            else:
+                self.loose.difference_update(keys)
+            return
         items = iter(keys)
         while chunk := list(islice(items, _PIECE)):
             cells = self._cells_of(chunk)

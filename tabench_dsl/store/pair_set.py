@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from itertools import repeat
 
 from .key_cells import KEY_BASE, KeyCells
@@ -114,10 +114,14 @@ class FirstSeen:
     def __setitem__(self, key: int, place: int) -> None:
         self.places[key] = place
 
-    def isdisjoint(self, keys: list[int]) -> bool:
+    def isdisjoint(self, keys: Sequence[int]) -> bool:
         return self.blocked.isdisjoint(keys) and self.places.keys().isdisjoint(keys)
 
-    def note_block(self, keys: list[int], first: int, step: int) -> None:
+    def blocks(self) -> list[tuple[array, int, int]]:
+        """The blocks noted (`note_block`) whose places are not worked out yet: keys, first, step."""
+        return list(self._blocks)
+
+    def note_block(self, keys: Sequence[int], first: int, step: int) -> None:
         """`keys` (no two alike), first seen at places `first`, `first + step`, ..."""
         self.blocked.add_all(keys)
         self._blocks.append((array("q", keys), first, step))

@@ -42,6 +42,7 @@ from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
 from .line_ranges import line_ranges, map_ranges, processes_for
+from .read_ahead import ReadAhead
 from .results_index import measure, open_index
 
 #: A T1 tier (`"tier":"t1"`, its first group "ier") or a T1 rule (`"t1_rule":"NAME"`, the name
@@ -79,43 +80,78 @@ def _gradings(found: _Found) -> RecordedGradings:
     return RecordedGradings(rules, set(found.scorers))
 
 
-def recorded_gradings(path: Path, *, keep: bool = True) -> RecordedGradings:
+def recorded_gradings(path: Path, *, keep: bool = True, ahead: ScanAhead | None = None) -> RecordedGradings:
     """The T1 rules and scorers the records of the results file at `path` name. Read through the
     index: only the lines appended since it was kept are scanned (and, with `keep`, what the scan
-    found is kept again for the file as it is)."""
-    found, keep_found = _scanned(path)
+    found is kept again for the file as it is); `ahead`: the scan begun before (`ScanAhead`)."""
+    found, keep_found = _scanned(path, ahead)
     if keep:
         keep_found()
     return _gradings(found)
 
 
-def recorded_t1_rules(path: Path, *, keep: bool = True) -> set[str]:
+def recorded_t1_rules(path: Path, *, keep: bool = True, ahead: ScanAhead | None = None) -> set[str]:
     """The T1 rules the T1 records of the results file at `path` name (`v1` for one naming none)."""
-    return recorded_gradings(path, keep=keep).t1_rules
+    return recorded_gradings(path, keep=keep, ahead=ahead).t1_rules
 
 
-def _scanned(path: Path) -> tuple[_Found, Callable[[], None]]:
+def _scanned(path: Path, ahead: ScanAhead | None = None) -> tuple[_Found, Callable[[], None]]:
     """What the file's lines name, and what keeps it in the index for the file as it is (called
-    only once nothing is refused)."""
-    now = measure(path)
-    index = open_index(path) if now is not None else None
-    if now is None or index is None:
-        return _scan(path, 0, None, _Found()), lambda: None
-    loaded = index.load_prefix(_GRADINGS_VARIANT)
-    kept = _decode(loaded[1]) if loaded is not None else None
-    start = loaded[0].end if kept is not None and loaded is not None else 0
-    fresh = kept is None or start != now.end
-    found = _scan(path, start, now.end, kept or _Found()) if fresh else kept
-    assert found is not None
-    body = msgspec.msgpack.encode(found)
+    only once nothing is refused). `ahead`: the scan begun before, used while the file is still
+    the one it was begun on."""
+    if ahead is not None and ahead.now is not None and measure(path) == ahead.now:
+        return ahead.found()
+    if ahead is not None:
+        ahead.cancel()
+    return ScanAhead(path, begin=False).found()
 
-    def keep_found() -> None:
-        if fresh:
-            index.store(_GRADINGS_VARIANT, now, body)
 
-    if now.size > now.end:  # a torn last line: scanned as the stream reads it, never kept
-        found = _scan(path, now.end, None, msgspec.msgpack.decode(body, type=_Found))
-    return found, keep_found
+class ScanAhead:
+    """The scan of a results file's lines the index holds no scan of (`_scanned`), begun now:
+    over the ranges `read_ahead.ReadAhead` shares with a forked child (`begin`: `grade --resume`
+    begins it before it compiles the battery, which needs a core of its own), or when asked
+    (`found`)."""
+
+    def __init__(self, path: Path, *, begin: bool = True) -> None:
+        self.path = path
+        self.now = now = measure(path)
+        self.index = open_index(path) if now is not None else None
+        self.kept: _Found | None = None
+        self.start = 0
+        if now is not None and self.index is not None:
+            loaded = self.index.load_prefix(_GRADINGS_VARIANT)
+            self.kept = _decode(loaded[1]) if loaded is not None else None
+            self.start = loaded[0].end if self.kept is not None and loaded is not None else 0
+        self.fresh = self.kept is None or now is None or self.start != now.end
+        stop = None if now is None else now.end
+        work = functools.partial(_scan_range, path)
+        self.ahead = ReadAhead(path, work, self.start, stop) if self.fresh and begin else None
+
+    def cancel(self) -> None:
+        if self.ahead is not None:
+            self.ahead.cancel()
+
+    def found(self) -> tuple[_Found, Callable[[], None]]:
+        """What the scan found, and what keeps it in the index (see `_scanned`)."""
+        now, index, kept = self.now, self.index, self.kept
+        if now is None:
+            self.cancel()
+            return _scan(self.path, 0, None, _Found()), lambda: None
+        found = kept
+        if self.fresh:
+            parts = self.ahead.results() if self.ahead is not None else None
+            found = _scan(self.path, self.start, now.end, kept or _Found(), parts)
+        assert found is not None
+        body = msgspec.msgpack.encode(found)
+        fresh = self.fresh
+
+        def keep_found() -> None:
+            if fresh and index is not None:
+                index.store(_GRADINGS_VARIANT, now, body)
+
+        if now.size > now.end:  # a torn last line: scanned as the stream reads it, never kept
+            found = _scan(self.path, now.end, None, msgspec.msgpack.decode(body, type=_Found))
+        return found, keep_found
 
 
 def _decode(body: bytes) -> _Found | None:
@@ -125,12 +161,16 @@ def _decode(body: bytes) -> _Found | None:
         return None
 
 
-def _scan(path: Path, start: int, end: int | None, found: _Found) -> _Found:
+def _scan(
+    path: Path, start: int, end: int | None, found: _Found, parts: list[_Found] | None = None
+) -> _Found:
     """`found` with the T1 records, rules and scorers of the file's bytes from `start` to `end`
     (None: to its end) added: its ranges of whole lines scanned side by side
-    (`line_ranges.processes_for`), their counts added and their names put together."""
-    ranges = line_ranges(path, processes_for(path, start, end), start, end)
-    parts = map_ranges(functools.partial(_scan_range, path), ranges)
+    (`line_ranges.processes_for`), their counts added and their names put together; `parts`:
+    those ranges' scans, when done already (`ScanAhead`)."""
+    if parts is None:
+        ranges = line_ranges(path, processes_for(path, start, end), start, end)
+        parts = map_ranges(functools.partial(_scan_range, path), ranges)
     found.tiers += sum(part.tiers for part in parts)
     found.named += sum(part.named for part in parts)
     found.rules = sorted({*found.rules, *(rule for part in parts for rule in part.rules)})
@@ -181,14 +221,24 @@ def _note_scorers(lines: bytes, scorers: set[str]) -> None:
             continue  # not a whole JSON string: a bad line, reported by its readers
 
 
-def refuse_mixed_resume(out: Path, compiled: CompiledBattery, *, keep: bool = True) -> None:
+def refuse_mixed_resume(
+    out: Path, compiled: CompiledBattery, *, keep: bool = True, ahead: ScanAhead | None = None
+) -> None:
     """`UsageError` (exit 2) when resuming the grading of `compiled` into `out` would mix it with
     another battery's, another scorer's or another T1 rule's records. Nothing to check when `out`
-    is missing. Without `keep` the index is read but never written (a dry run writes nothing)."""
+    is missing. Without `keep` the index is read but never written (a dry run writes nothing).
+    `ahead`: the scan of `out` begun before the battery was compiled (`ScanAhead`)."""
     if not out.is_file():
+        if ahead is not None:
+            ahead.cancel()
         return
-    refuse_another_battery(out, compiled.name)
-    found, keep_found = _scanned(out)
+    try:
+        refuse_another_battery(out, compiled.name)
+    except UsageError:
+        if ahead is not None:
+            ahead.cancel()
+        raise
+    found, keep_found = _scanned(out, ahead)
     recorded = _gradings(found)
     check_scorer(out, compiled.scorer, recorded.scorers)
     if compiled.t1:

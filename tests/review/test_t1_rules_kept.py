@@ -16,6 +16,7 @@ from tabench_dsl.core.errors import UsageError
 from tabench_dsl.store.results_index import index_path
 from tabench_dsl.store.resume_checks import (
     T1_TIER_OR_RULE,
+    ScanAhead,
     check_t1_rule,
     recorded_gradings,
     recorded_t1_rules,
@@ -124,3 +125,37 @@ def test_one_search_finds_what_the_two_found(pieces: list[bytes]) -> None:
             named.append(rule)
     assert tiers == len(_TIER_BEFORE.findall(text))
     assert named == _RULE_BEFORE.findall(text)
+
+
+@pytest.mark.parametrize("rule", ["v2", "v3"])
+def test_a_scan_begun_before_the_battery_finds_and_refuses_as_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule: str
+) -> None:
+    """`grade --resume` begins its scan before it compiles the battery (`ScanAhead`), shared with
+    a forked child: it finds what one read finds, refuses as it refuses, and a refusal keeps
+    nothing; a file changed since the scan began is scanned again."""
+    results = tmp_path / "r.jsonl"
+    lines = [line(f"q{n}", "t1", "v2" if n % 3 else None) for n in range(300)]
+    results.write_text("".join(lines))
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    ahead = ScanAhead(results)
+    assert ahead.ahead is not None and ahead.ahead.forked  # begun in a child
+    if rule == "v3":
+        with pytest.raises(UsageError, match="T1 passes of rule v1, v2"):
+            check_t1_rule(results, rule, recorded_t1_rules(results, keep=False, ahead=ahead))
+        assert not index_path(results).exists()
+        return
+    found = recorded_gradings(results, ahead=ahead)
+    assert index_path(results).is_file()  # kept
+    index_path(results).unlink()
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "1")
+    assert found == recorded_gradings(results, keep=False)
+    assert found.t1_rules == {"v1", "v2"}
+    recorded_gradings(results)
+    with results.open("a") as f:
+        f.write(line("q-new", "t1", "v9"))
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    stale = ScanAhead(tmp_path / "r.jsonl")
+    with results.open("a") as f:  # written to after the scan began: not the file it scanned
+        f.write(line("q-newer", "t1", "v8"))
+    assert recorded_t1_rules(results, ahead=stale) == {"v1", "v2", "v8", "v9"}

@@ -1,0 +1,81 @@
+"""Work on a file's ranges begun in a forked child before this process is free
+(`store.read_ahead.ReadAhead`): every range read once, by one process or the other, the results in
+file order; what stops the child raised here; a file too small to share read here alone."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tabench_dsl.store.line_ranges import line_ranges
+from tabench_dsl.store.read_ahead import PIECES, ReadAhead
+
+#: The test's own process, which reads its ranges slowly: the child, begun first, takes some.
+HERE = os.getpid()
+
+
+def lines_of(path: Path, start: int, stop: int) -> tuple[int, bytes]:
+    """The range's bytes, and the process that read them."""
+    if os.getpid() == HERE:
+        time.sleep(0.02)
+    with path.open("rb") as f:
+        f.seek(start)
+        return os.getpid(), f.read(stop - start)
+
+
+@pytest.fixture
+def numbered(tmp_path: Path) -> Path:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(b'{"n": %d}\n' % n for n in range(5000)))
+    return path
+
+
+def test_every_range_is_read_once_in_file_order_by_both_processes(
+    numbered: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    ahead = ReadAhead(numbered, lambda start, stop: lines_of(numbered, start, stop))
+    readers, parts = zip(*ahead.results(), strict=True)
+    assert b"".join(parts) == numbered.read_bytes()
+    assert len(parts) == len(line_ranges(numbered, PIECES)) > 1
+    # Both read, the child from the front and this process from the back: one run of each.
+    assert len(set(readers)) == 2 and readers[-1] == os.getpid() and readers[0] != os.getpid()
+    assert sorted(readers, key=lambda pid: pid == os.getpid()) == list(readers)
+
+
+def test_a_part_of_the_bytes_only(numbered: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    start, stop = line_ranges(numbered, 3)[1]
+    ahead = ReadAhead(numbered, lambda a, b: lines_of(numbered, a, b)[1], start, stop)
+    assert b"".join(ahead.results()) == numbered.read_bytes()[start:stop]
+
+
+def test_what_stops_the_child_is_raised_here(numbered: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+
+    def work(start: int, stop: int) -> int:
+        if os.getpid() == HERE:
+            time.sleep(0.05)  # the child, begun first, reaches the first range before this does
+        elif start == 0:
+            raise ValueError(f"no range from {start}")
+        return start
+
+    with pytest.raises(ValueError, match="no range from 0"):
+        ReadAhead(numbered, work).results()
+
+
+def test_a_small_file_is_read_here_alone(numbered: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TABENCH_READ_PROCESSES", raising=False)
+    ahead = ReadAhead(numbered, lambda start, stop: lines_of(numbered, start, stop))
+    assert [reader for reader, _ in ahead.results()] == [os.getpid()]
+
+
+def test_cancelled_the_child_is_reaped(numbered: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    ahead = ReadAhead(numbered, lambda start, stop: lines_of(numbered, start, stop))
+    assert ahead.forked
+    ahead.cancel()
+    assert not ahead.forked
