@@ -109,22 +109,45 @@ def compare_outcomes(
     each flip, for the caller to give their reasons (a file read in a second pass gives them only
     for these)."""
     flipped: list[tuple[K, str, str]] = []
-    ratings: dict[tuple[str, str], int] = {}  # (A's, B's) -> how many pairs: a table, not a list of pairs
-    with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
+    table: dict[tuple[str, str], int] = {}  # (A's, B's) -> how many pairs: a table, not a list of pairs
     for key, vx, vy in outcomes:
         if vx != vy:
             flipped.append((key, vx, vy))
-        if "error" in (vx, vy):
-            with_error += 1
-            continue
-        ratings[(vx, vy)] = ratings.get((vx, vy), 0) + 1
-        a_pass += vx == "pass"
-        b_pass += vy == "pass"
-        pass_to_not += vx == "pass" and vy != "pass"
-        not_to_pass += vx != "pass" and vy == "pass"
+        table[(vx, vy)] = table.get((vx, vy), 0) + 1
+    diff = diff_of_table(
+        table,
+        a_name=a_name,
+        b_name=b_name,
+        only_in_a=only_in_a,
+        only_in_b=only_in_b,
+        a_judges=a_judges,
+        b_judges=b_judges,
+    )
+    return diff, flipped
+
+
+def diff_of_table(
+    table: dict[tuple[str, str], int],
+    *,
+    a_name: str,
+    b_name: str,
+    only_in_a: list[Pair],
+    only_in_b: list[Pair],
+    a_judges: list[str],
+    b_judges: list[str],
+) -> Diff:
+    """The figures of a diff (without its flips) from how many pairs in both had each (A's, B's)
+    outcome, in the order each combination was first met (`compare_outcomes` counts them; a
+    reader of coded outcomes may count them in C)."""
+    ratings = {pair: count for pair, count in table.items() if "error" not in pair}
+    with_error = sum(count for pair, count in table.items() if "error" in pair)
+    a_pass = sum(count for (vx, _), count in ratings.items() if vx == "pass")
+    b_pass = sum(count for (_, vy), count in ratings.items() if vy == "pass")
+    pass_to_not = sum(count for (vx, vy), count in ratings.items() if vx == "pass" and vy != "pass")
+    not_to_pass = sum(count for (vx, vy), count in ratings.items() if vx != "pass" and vy == "pass")
     compared = sum(ratings.values())
     agreed = sum(count for (vx, vy), count in ratings.items() if vx == vy)
-    diff = Diff(
+    return Diff(
         a=a_name,
         b=b_name,
         in_both=compared + with_error,
@@ -146,7 +169,6 @@ def compare_outcomes(
         a_judges=a_judges,
         b_judges=b_judges,
     )
-    return diff, flipped
 
 
 def judges_of(records: Iterable[Record]) -> list[str]:

@@ -24,6 +24,9 @@ def check_against(table: PairTable, expected: dict[tuple[int, int], int], probes
     assert table.systems() == {s for s, _ in expected}
     for s in table.systems() | {s for s, _ in probes}:
         assert table.questions_of(s) == sorted(q for t, q in expected if t == s)
+        # A row's cells in one call: each value + 1, 0 for a pair not held (a probe's question too).
+        asked = [*table.questions_of(s), *(q for t, q in probes if t == s)]
+        assert table.cells_at(s, asked) == [expected.get((s, q), -1) + 1 for q in asked]
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
