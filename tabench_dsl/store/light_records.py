@@ -8,6 +8,9 @@ list), so a million records fit in a fraction of the memory.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import os
 import sys
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
@@ -32,8 +35,9 @@ from ..core.records import (
     Tokens,
     record_decoder,
 )
-from .fast_lines import decoded_lines, decoded_lines_at
+from .fast_lines import decoded_lines, decoded_lines_at, lines_at
 from .foreign_results import foreign_file_problem
+from .line_ranges import line_ranges, map_ranges, processes_for
 
 
 def bad_line_reporter(
@@ -342,24 +346,42 @@ def iter_records_of(
     question) is in `pairs`, decoded whole, in file order; every other line is decoded only as far
     as its pair (the decoder skips the rest). A line of one of `pairs` that is no whole record gives
     its pair instead (a reader that chose `pairs` with a lighter decoder learns that this one saw it
-    otherwise); any other line that is not a record is skipped without a word."""
-    read = 0
-    with open(path, "rb") as f:
-        for line in f:
-            read += len(line)
-            if stop is not None and read > stop:
-                break  # a line appended after the caller measured the file
+    otherwise); any other line that is not a record is skipped without a word. A large file is read
+    over the cores (`line_ranges`: each range's few records sent back, in file order)."""
+    size = os.path.getsize(path)
+    end = size if stop is None else min(stop, size)
+    processes = processes_for(path, 0, end)
+    if processes > 1:
+        work = functools.partial(_listed_records_of, path, pairs, size)
+        return itertools.chain.from_iterable(map_ranges(work, line_ranges(path, processes, 0, end)))
+    return _records_of(path, pairs, size, 0, end)
+
+
+def _listed_records_of(
+    path: str | Path, pairs: Container[tuple[str, str]], size: int, start: int, stop: int
+) -> list[Record | tuple[str, str]]:
+    return list(_records_of(path, pairs, size, start, stop))
+
+
+def _records_of(
+    path: str | Path, pairs: Container[tuple[str, str]], size: int, start: int, stop: int
+) -> Iterator[Record | tuple[str, str]]:
+    """`iter_records_of` of the lines from `start` to `stop` (the file was `size` bytes): a last
+    line that `stop` cuts short (appended after the caller measured the file) is not read."""
+    for at, line in lines_at(path, start, stop):
+        if at + len(line) == stop < size:
+            break  # a line appended after the caller measured the file
+        try:
+            pair = _pair_decoder.decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            line = strip_bom(line)  # as `fast_lines.decoded_lines` retries a line
             try:
                 pair = _pair_decoder.decode(line)
             except (msgspec.DecodeError, RecursionError):
-                line = strip_bom(line)  # as `fast_lines.decoded_lines` retries a line
-                try:
-                    pair = _pair_decoder.decode(line)
-                except (msgspec.DecodeError, RecursionError):
-                    continue
-            key = (pair.system, pair.question)
-            if key in pairs:
-                try:
-                    yield record_decoder.decode(line)
-                except (msgspec.DecodeError, RecursionError):
-                    yield key
+                continue
+        key = (pair.system, pair.question)
+        if key in pairs:
+            try:
+                yield record_decoder.decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                yield key
