@@ -175,14 +175,29 @@ def iter_light_records(
     those offsets (`fast_lines.decoded_lines`).
     """
     sharing = _Sharing()
-    report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
-    for record in decoded_lines(path, light_record_decoder, report, start=start, stop=stop):
+    for record in iter_light_structs(path, on_problem=on_problem, on_bad=on_bad, start=start, stop=stop):
         yield sharing.record(record)
 
 
+def iter_light_structs(
+    path: str | Path,
+    *,
+    on_problem: Callable[[str], None] | None = None,
+    on_bad: Callable[[int, BadLine], None] | None = None,
+    start: int = 0,
+    stop: int | None = None,
+) -> Iterator[LightRecord]:
+    """The `LightRecord`s `iter_light_records` makes its records of, as decoded (the same lines,
+    bad ones handled alike): for a reader that needs a `Record` of only some of them
+    (`LightLines.record`), as making one costs about as much as decoding the line."""
+    report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
+    return decoded_lines(path, light_record_decoder, report, start=start, stop=stop)
+
+
 class LightLines:
-    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), their
-    repeated values shared: for a reader that picks the lines itself."""
+    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), or
+    decoded ones made records (`record`), their repeated values shared: for a reader that picks
+    the lines or the records itself."""
 
     def __init__(self) -> None:
         self._sharing = _Sharing()
@@ -190,6 +205,10 @@ class LightLines:
     def decode(self, line: bytes) -> Record:
         """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
         return self._sharing.record(light_record_decoder.decode(line))
+
+    def record(self, light: LightRecord) -> Record:
+        """The record `iter_light_records` gives for `light` (`iter_light_structs`)."""
+        return self._sharing.record(light)
 
 
 class _Sharing:
