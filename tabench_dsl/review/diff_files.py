@@ -167,15 +167,22 @@ def read_side(path: str | Path, names: Names) -> Side:
 
 
 def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeRecord]:
-    """Fill `side.codes` from its file; the standing records of the pairs in `named`."""
-    codes, held = side.codes, {}
+    """Fill `side.codes` from its file; the standing records of the pairs in `named`. Each record's
+    code is kept in file order, and the pairs' codes taken from their last records at the end
+    (`PairTable.mapped`): one table written a record, not two."""
+    held = {}
     slots: dict[JudgeInfo, int] = {}
     slot_of_name: dict[str, int] = {}
     places, offsets = side.places, side.offsets
+    record_codes = array("I")
+    system_ids, question_ids = names.systems, names.questions
     read = iter_outcome_records_at(side.path, on_problem=side.problems.append, stop=side.size)
     for offset, record in read:
-        key = names.key(record.system, record.question)
-        places.put(key >> _QUESTION_BITS, key & _QUESTION_MASK, len(offsets))
+        s, q = system_ids.get(record.system), question_ids.get(record.question)
+        if s is None or q is None:
+            key = names.key(record.system, record.question)
+            s, q = key >> _QUESTION_BITS, key & _QUESTION_MASK
+        places.put(s, q, len(offsets))
         offsets.append(offset)
         slot = 0
         if record.tier == "t2" and record.cause != "missing":
@@ -186,10 +193,10 @@ def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeR
                 if slot > len(side.judges):
                     side.judges.append(name)
         decision = record.decision
-        code = slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict]
-        codes.put(key >> _QUESTION_BITS, key & _QUESTION_MASK, code)
-        if key in named:
-            held[key] = record
+        record_codes.append(slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict])
+        if named and (s << _QUESTION_BITS | q) in named:
+            held[s << _QUESTION_BITS | q] = record
+    side.codes = places.mapped(record_codes)
     return held
 
 

@@ -57,8 +57,8 @@ class _Choice:
     """The standing records handed over (`add`, as decoded), decided, sliced and cut; those
     decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
     verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
-    other is cut as a `Record` of the fields the listing reads (`_listed`): making the light
-    record of each costs as much as decoding its line."""
+    other is cut as its outline (`LightLines.outline`): making the light record of each costs
+    as much as decoding its line."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
@@ -75,26 +75,10 @@ class _Choice:
             if self.slicing.takes(record):
                 self.cut.add(record)
         elif self.slicing.takes(light):
-            self.cut.add(_listed(light))
+            self.cut.add(self.lines.outline(light))
 
     def merge(self, later: _Choice) -> None:
         """Take what `later` took (the records right after these)."""
         self.named.extend(later.named)
         self.slicing.seen |= later.slicing.seen
         self.cut.merge(later.cut)
-
-
-def _listed(light: LightRecord) -> Record:
-    """A record as the listing reads it: its pair, what it stands on and who judged it, its tags."""
-    return Record(
-        light.system,
-        light.question,
-        light.tier,
-        light.verdict,
-        "",
-        light.prompt_sha256,
-        light.judge,
-        cause=light.cause,
-        decision=light.decision,
-        tags=light.tags,
-    )

@@ -210,6 +210,13 @@ class LightLines:
         """The record `iter_light_records` gives for `light` (`iter_light_structs`)."""
         return self._sharing.record(light)
 
+    def outline(self, light: LightRecord) -> Record:
+        """A record of `light`'s pair, tier, verdict, prompt, judge, cause, decision and tags only
+        (no attempts, facets or reviews), its repeated values shared: for a reader that keeps
+        many records and reads no more of them (the report's cut), at a fraction of `record`'s
+        cost."""
+        return self._sharing.outline(light)
+
 
 class _Sharing:
     """The values light records share: one object for each repeated value, so a million records
@@ -247,6 +254,26 @@ class _Sharing:
             tags=self.shared.setdefault(("tags", *tags), tags) if tags else self.none_listed,
             decision=record.decision,
             **_reviews(record),
+        )
+
+    def outline(self, record: LightRecord) -> Record:
+        """`LightLines.outline`."""
+        tags, shared, none_listed = record.tags, self.shared, self.none_listed
+        return Record(
+            system=sys.intern(record.system),
+            question=sys.intern(record.question),
+            tier=record.tier,
+            verdict=record.verdict,
+            reason="",
+            prompt_sha256=shared.setdefault(record.prompt_sha256, record.prompt_sha256),
+            judge=shared.setdefault(record.judge, record.judge),
+            facets=self.none_seen,
+            cause=record.cause,
+            attempts=none_listed,
+            tolerated=none_listed,
+            warnings=none_listed,
+            tags=shared.setdefault(("tags", *tags), tags) if tags else none_listed,
+            decision=record.decision,
         )
 
     def attempts(self, light: list[LightAttempt]) -> list[Attempt]:

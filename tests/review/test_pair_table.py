@@ -54,6 +54,19 @@ def test_a_table_renumbered_holds_its_pairs_under_their_new_ids(puts) -> None:
     check_against(table.renumbered(systems, questions), renumbered, [])
 
 
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(puts=PUTS)
+def test_a_table_mapped_holds_each_value_looked_up(puts) -> None:
+    """A table of record numbers made the table of what each record says (as `diff` codes a
+    side), whether the table is in rows or in a dict."""
+    table, expected = PairTable(), {}
+    for number, (s, q, _) in enumerate(puts):
+        table.put(s, q, number)
+        expected[(s, q)] = number
+    said = [(7 * number) % 1000 for number in range(len(puts))]
+    check_against(table.mapped(said), {pair: said[number] for pair, number in expected.items()}, [])
+
+
 def test_rows_far_larger_than_the_pairs_move_to_a_dict_that_holds_the_same() -> None:
     table, expected = PairTable(), {}
     for s in range(300):  # each system one question, far from the others': rows would be sparse
