@@ -145,7 +145,7 @@ class FirstRead(Generic[TakerT]):
     ) -> None:
         last, taker = self.last, self.taker
         code = None if self.codes is None else self.codes.append
-        for record in iter_light_structs(results, on_bad=on_bad, start=start, stop=stop):
+        for record in iter_light_structs(results, on_bad, start, stop):
             if code is not None:
                 code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
             repeated = last.note(record.system, record.question)

@@ -175,22 +175,22 @@ def iter_light_records(
     those offsets (`fast_lines.decoded_lines`).
     """
     sharing = _Sharing()
-    for record in iter_light_structs(path, on_problem=on_problem, on_bad=on_bad, start=start, stop=stop):
+    report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
+    for record in iter_light_structs(path, report, start, stop):
         yield sharing.record(record)
 
 
 def iter_light_structs(
     path: str | Path,
-    *,
-    on_problem: Callable[[str], None] | None = None,
     on_bad: Callable[[int, BadLine], None] | None = None,
     start: int = 0,
     stop: int | None = None,
 ) -> Iterator[LightRecord]:
     """The `LightRecord`s `iter_light_records` makes its records of, as decoded (the same lines,
-    bad ones handled alike): for a reader that needs a `Record` of only some of them
-    (`LightLines.record`), as making one costs about as much as decoding the line."""
-    report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
+    bad ones handed to `on_bad`, else reported as `iter_light_records` reports them): for a
+    reader that needs a `Record` of only some of them (`LightLines.record`), as making one costs
+    about as much as decoding the line."""
+    report = bad_line_reporter(path, None) if on_bad is None else on_bad
     return decoded_lines(path, light_record_decoder, report, start=start, stop=stop)
 
 
@@ -259,14 +259,14 @@ class _Sharing:
     def outline(self, record: LightRecord) -> Record:
         """`LightLines.outline`."""
         tags, shared, none_listed = record.tags, self.shared, self.none_listed
-        return Record(
-            system=sys.intern(record.system),
-            question=sys.intern(record.question),
-            tier=record.tier,
-            verdict=record.verdict,
-            reason="",
-            prompt_sha256=shared.setdefault(record.prompt_sha256, record.prompt_sha256),
-            judge=shared.setdefault(record.judge, record.judge),
+        return Record(  # the pair, tier, verdict, reason, prompt and judge, as `Record` orders them
+            sys.intern(record.system),
+            sys.intern(record.question),
+            record.tier,
+            record.verdict,
+            "",
+            shared.setdefault(record.prompt_sha256, record.prompt_sha256),
+            shared.setdefault(record.judge, record.judge),
             facets=self.none_seen,
             cause=record.cause,
             attempts=none_listed,
