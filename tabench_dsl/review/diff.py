@@ -81,8 +81,9 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
     left = {record.key: record for record in a}
     right = {record.key: record for record in b}
     outcomes = ((key, outcome(left[key]), outcome(right[key])) for key in sorted(left.keys() & right.keys()))
-    diff, flipped = compare_outcomes(
-        outcomes,
+    table, flipped = tally_outcomes(outcomes)
+    diff = diff_of_table(
+        table,
         a_name=a_name,
         b_name=b_name,
         only_in_a=[Pair(*key) for key in sorted(left.keys() - right.keys())],
@@ -94,8 +95,24 @@ def diff_records(a: Iterable[Record], b: Iterable[Record], *, a_name: str = "A",
     return diff
 
 
-def compare_outcomes(
+def tally_outcomes(
     outcomes: Iterable[tuple[K, str, str]],
+) -> tuple[dict[tuple[str, str], int], list[tuple[K, str, str]]]:
+    """How many pairs in both had each (A's, B's) outcome (`diff_of_table`), from the outcomes of
+    the pairs in both in the order the flips are listed, and the (pair, A's outcome, B's outcome)
+    of each flip, for the caller to give their reasons (a file read in a second pass gives them
+    only for these)."""
+    flipped: list[tuple[K, str, str]] = []
+    table: dict[tuple[str, str], int] = {}  # (A's, B's) -> how many pairs: a table, not a list of pairs
+    for key, vx, vy in outcomes:
+        if vx != vy:
+            flipped.append((key, vx, vy))
+        table[(vx, vy)] = table.get((vx, vy), 0) + 1
+    return table, flipped
+
+
+def diff_of_table(
+    table: dict[tuple[str, str], int],
     *,
     a_name: str,
     b_name: str,
@@ -103,28 +120,19 @@ def compare_outcomes(
     only_in_b: list[Pair],
     a_judges: list[str],
     b_judges: list[str],
-) -> tuple[Diff, list[tuple[K, str, str]]]:
-    """The figures of a diff from the outcomes (A's, B's) of the pairs in both, in the order the
-    flips are listed; the `Diff` without its flips, and the (pair, A's outcome, B's outcome) of
-    each flip, for the caller to give their reasons (a file read in a second pass gives them only
-    for these)."""
-    flipped: list[tuple[K, str, str]] = []
-    ratings: dict[tuple[str, str], int] = {}  # (A's, B's) -> how many pairs: a table, not a list of pairs
-    with_error = a_pass = b_pass = pass_to_not = not_to_pass = 0
-    for key, vx, vy in outcomes:
-        if vx != vy:
-            flipped.append((key, vx, vy))
-        if "error" in (vx, vy):
-            with_error += 1
-            continue
-        ratings[(vx, vy)] = ratings.get((vx, vy), 0) + 1
-        a_pass += vx == "pass"
-        b_pass += vy == "pass"
-        pass_to_not += vx == "pass" and vy != "pass"
-        not_to_pass += vx != "pass" and vy == "pass"
+) -> Diff:
+    """The figures of a diff (without its flips) from how many pairs in both had each (A's, B's)
+    outcome, in the order each combination was first met (`tally_outcomes` counts them; a
+    reader of coded outcomes may count them in C)."""
+    ratings = {pair: count for pair, count in table.items() if "error" not in pair}
+    with_error = sum(count for pair, count in table.items() if "error" in pair)
+    a_pass = sum(count for (vx, _), count in ratings.items() if vx == "pass")
+    b_pass = sum(count for (_, vy), count in ratings.items() if vy == "pass")
+    pass_to_not = sum(count for (vx, vy), count in ratings.items() if vx == "pass" and vy != "pass")
+    not_to_pass = sum(count for (vx, vy), count in ratings.items() if vx != "pass" and vy == "pass")
     compared = sum(ratings.values())
     agreed = sum(count for (vx, vy), count in ratings.items() if vx == vy)
-    diff = Diff(
+    return Diff(
         a=a_name,
         b=b_name,
         in_both=compared + with_error,
@@ -146,7 +154,6 @@ def compare_outcomes(
         a_judges=a_judges,
         b_judges=b_judges,
     )
-    return diff, flipped
 
 
 def judges_of(records: Iterable[Record]) -> list[str]:

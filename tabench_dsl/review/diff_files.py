@@ -17,9 +17,12 @@ offset of its line: 12 bytes a record). Two files of ten million records are dif
 from __future__ import annotations
 
 import functools
+import operator
 from array import array
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from pathlib import Path
 
 from ..core.errors import UsageError
@@ -29,7 +32,7 @@ from ..store.light_records import OutcomeRecord, iter_outcome_records_at, iter_r
 from ..store.line_ranges import processes_for, side_by_side
 from ..store.pair_table import PairTable
 from .decisions import StaleDecision, apply_decisions
-from .diff import Diff, Flip, Pair, compare_outcomes, stated_reason
+from .diff import Diff, Flip, Pair, diff_of_table, stated_reason
 
 #: The outcomes, by the code a pair's value keeps in its two low bits.
 OUTCOMES = ("pass", "fail", "adjudicate", "error")
@@ -164,15 +167,22 @@ def read_side(path: str | Path, names: Names) -> Side:
 
 
 def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeRecord]:
-    """Fill `side.codes` from its file; the standing records of the pairs in `named`."""
-    codes, held = side.codes, {}
+    """Fill `side.codes` from its file; the standing records of the pairs in `named`. Each record's
+    code is kept in file order, and the pairs' codes taken from their last records at the end
+    (`PairTable.mapped`): one table written a record, not two."""
+    held = {}
     slots: dict[JudgeInfo, int] = {}
     slot_of_name: dict[str, int] = {}
     places, offsets = side.places, side.offsets
+    record_codes = array("I")
+    system_ids, question_ids = names.systems, names.questions
     read = iter_outcome_records_at(side.path, on_problem=side.problems.append, stop=side.size)
     for offset, record in read:
-        key = names.key(record.system, record.question)
-        places.put(key >> _QUESTION_BITS, key & _QUESTION_MASK, len(offsets))
+        s, q = system_ids.get(record.system), question_ids.get(record.question)
+        if s is None or q is None:
+            key = names.key(record.system, record.question)
+            s, q = key >> _QUESTION_BITS, key & _QUESTION_MASK
+        places.put(s, q, len(offsets))
         offsets.append(offset)
         slot = 0
         if record.tier == "t2" and record.cause != "missing":
@@ -183,10 +193,10 @@ def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeR
                 if slot > len(side.judges):
                     side.judges.append(name)
         decision = record.decision
-        code = slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict]
-        codes.put(key >> _QUESTION_BITS, key & _QUESTION_MASK, code)
-        if key in named:
-            held[key] = record
+        record_codes.append(slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict])
+        if named and (s << _QUESTION_BITS | q) in named:
+            held[s << _QUESTION_BITS | q] = record
+    side.codes = places.mapped(record_codes)
     return held
 
 
@@ -233,8 +243,9 @@ def diff_files(a: str | Path, b: str | Path) -> tuple[Diff, Side, Side]:
     walked = _Walked(names, left.codes, right.codes)
     for side in (left, right):
         side.forget_codes()
-    diff, flipped = compare_outcomes(
-        walked.in_both(),
+    flipped = walked.flipped()
+    diff = diff_of_table(
+        walked.table(),
         a_name=str(a),
         b_name=str(b),
         only_in_a=[names.pair(key) for key in walked.only_in_a],
@@ -272,9 +283,12 @@ def _read_sides(a: str | Path, b: str | Path, names: Names) -> tuple[Side, Side]
 
     (left, _), (right, theirs) = side_by_side([read_a, read_b])
     numbering = names.numbering(theirs)
-    right.codes = right.codes.renumbered(*numbering)
-    right.places = right.places.renumbered(*numbering)
-    right.decided = {names.renumbered(key, numbering): decision for key, decision in right.decided.items()}
+    if not all(ids == list(range(len(ids))) for ids in numbering):  # else both met the names alike
+        right.codes = right.codes.renumbered(*numbering)
+        right.places = right.places.renumbered(*numbering)
+        right.decided = {
+            names.renumbered(key, numbering): decision for key, decision in right.decided.items()
+        }
     return left, right
 
 
@@ -282,7 +296,8 @@ class _Walked:
     """Both sides' pairs walked once in (system, question) order, as the names sort: the pairs in
     both with their outcome codes (in arrays: a byte a side), the pairs only one side has, and
     the judge slots of each side in the order of the first pair each judged (as `diff.judges_of`
-    names them from records sorted by pair)."""
+    names them from records sorted by pair). A system's pairs are taken a row at a time
+    (`PairTable.cells_at`), and split and coded by `map` and `compress`, not one by one."""
 
     def __init__(self, names: Names, left: PairTable, right: PairTable) -> None:
         self.keys, self.a, self.b = array("Q"), array("B"), array("B")
@@ -296,26 +311,49 @@ class _Walked:
             s = names.systems[system]
             if s not in systems:
                 continue
-            questions = set(left.questions_of(s)).union(right.questions_of(s))
-            for q in sorted(questions, key=question_rank.__getitem__):
-                x, y = left.get(s, q), right.get(s, q)
-                key = s << _QUESTION_BITS | q
-                if x >= 0 and y >= 0:
-                    self.keys.append(key)
-                    self.a.append(x & 3)
-                    self.b.append(y & 3)
-                else:
-                    (self.only_in_a if x >= 0 else self.only_in_b).append(key)
-                if x >> 2 > 0:
-                    a_slots.setdefault(x >> 2)
-                if y >> 2 > 0:
-                    b_slots.setdefault(y >> 2)
-        self.a_slots, self.b_slots = list(a_slots), list(b_slots)
+            questions = sorted(
+                set(left.questions_of(s)).union(right.questions_of(s)), key=question_rank.__getitem__
+            )
+            xs, ys = left.cells_at(s, questions), right.cells_at(s, questions)  # value + 1; 0: none
+            x_cells, y_cells = dict.fromkeys(xs), dict.fromkeys(ys)  # the few distinct, first met first
+            a_slots.update(dict.fromkeys(_judge_slots(x_cells)))
+            b_slots.update(dict.fromkeys(_judge_slots(y_cells)))
+            pair_of = functools.partial(map, operator.or_, repeat(s << _QUESTION_BITS))
+            if 0 in x_cells or 0 in y_cells:  # some pairs on one side only
+                has_x, has_y = list(map(bool, xs)), list(map(bool, ys))
+                both = list(map(operator.and_, has_x, has_y))
+                self.only_in_a.extend(pair_of(compress(questions, map(operator.gt, has_x, has_y))))
+                self.only_in_b.extend(pair_of(compress(questions, map(operator.lt, has_x, has_y))))
+                questions, xs, ys = (list(compress(cells, both)) for cells in (questions, xs, ys))
+            self.keys.extend(pair_of(questions))
+            self.a.extend(map(_outcome_codes(x_cells).__getitem__, xs))
+            self.b.extend(map(_outcome_codes(y_cells).__getitem__, ys))
+        self.a_slots = [slot for slot in a_slots if slot > 0]
+        self.b_slots = [slot for slot in b_slots if slot > 0]
 
-    def in_both(self) -> Iterator[tuple[int, str, str]]:
-        """(pair, A's outcome, B's outcome) of each pair in both, in order."""
-        for key, x, y in zip(self.keys, self.a, self.b, strict=True):
-            yield key, OUTCOMES[x], OUTCOMES[y]
+    def table(self) -> dict[tuple[str, str], int]:
+        """How many pairs in both had each (A's, B's) outcome, in the order first met
+        (`diff.diff_of_table`), counted in C."""
+        counted = Counter(zip(self.a, self.b, strict=True))
+        return {(OUTCOMES[x], OUTCOMES[y]): count for (x, y), count in counted.items()}
+
+    def flipped(self) -> list[tuple[int, str, str]]:
+        """(pair, A's outcome, B's outcome) of each pair in both whose outcome differs, in order."""
+        differ = list(map(operator.ne, self.a, self.b))
+        found = zip(
+            compress(self.keys, differ), compress(self.a, differ), compress(self.b, differ), strict=True
+        )
+        return [(key, OUTCOMES[x], OUTCOMES[y]) for key, x, y in found]
+
+
+def _outcome_codes(cells: Iterable[int]) -> dict[int, int]:
+    """The outcome code of each cell (a pair's value + 1: `judge slot * 4 + outcome code` + 1)."""
+    return {cell: (cell - 1) & 3 for cell in cells if cell}
+
+
+def _judge_slots(cells: Iterable[int]) -> list[int]:
+    """The judge slot of each pair held (a cell not 0), in order."""
+    return [(cell - 1) >> 2 for cell in cells if cell]
 
 
 def _names(pair: Pair) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.records import Decision, Record
-from ..store.light_records import iter_light_records
+from ..store.light_records import LightLines, LightRecord, iter_light_structs
 from .decisions import StaleDecision, apply_decisions
 from .last_records import ResultsChanged
 from .report import FairCut
@@ -28,7 +28,8 @@ from .streamed_totals import TagSlice, decided_record, decisions_by_pair, first_
 def streamed_listing(
     results: Path, decisions: list[Decision], *, tags: Sequence[str] | None, limit: int
 ) -> tuple[list[Record], list[StaleDecision]]:
-    """`listed_answers(records, limit)` of the standing records of `results` (light), with the
+    """`listed_answers(records, limit)` of the standing records of `results` (as far as the
+    listing reads them, `_Choice`: the page reads the answers it shows whole), with the
     decisions applied and only those of `tags`, and the decisions that do not apply (`stale`, as
     `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads."""
     decided = decisions_by_pair(decisions)
@@ -38,7 +39,7 @@ def streamed_listing(
     if chosen is None:  # the records read were not all standing: chosen on a second read
         chosen = _Choice(decided, tags, limit)
         number = 0
-        for record in iter_light_records(results):
+        for record in iter_light_structs(results):
             if number == last.count:
                 break
             if last.is_last(number, record.system, record.question):
@@ -53,21 +54,28 @@ def streamed_listing(
 
 
 class _Choice:
-    """The standing records handed over (`add`), decided, sliced and cut; those decisions name
-    kept aside (`named`)."""
+    """The standing records handed over (`add`, as decoded), decided, sliced and cut; those
+    decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
+    verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
+    other is cut as its outline (`LightLines.outline`): making the light record of each costs
+    as much as decoding its line."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
         self.slicing = TagSlice(tags)
         self.cut = FairCut(limit)
         self.named: list[Record] = []
+        self.lines = LightLines()
 
-    def add(self, record: Record) -> None:
-        if self.decided and record.key in self.decided:
+    def add(self, light: LightRecord) -> None:
+        if self.decided and (light.system, light.question) in self.decided:
+            record = self.lines.record(light)
             self.named.append(record)
-        record = decided_record(record, self.decided)
-        if self.slicing.takes(record):
-            self.cut.add(record)
+            record = decided_record(record, self.decided)
+            if self.slicing.takes(record):
+                self.cut.add(record)
+        elif self.slicing.takes(light):
+            self.cut.add(self.lines.outline(light))
 
     def merge(self, later: _Choice) -> None:
         """Take what `later` took (the records right after these)."""

@@ -33,7 +33,13 @@ from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Outcome, Record
 from ..store.key_cells import KEY_BASE
-from ..store.light_records import bad_line_reporter, iter_light_records
+from ..store.light_records import (
+    LightLines,
+    LightRecord,
+    bad_line_reporter,
+    iter_light_records,
+    iter_light_structs,
+)
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
 from ..store.results_index import Extent, starts_with
 from ..store.standing_verdicts import MISSING_MARK, Standing
@@ -89,10 +95,11 @@ def streamed_totals(
 
 
 class Taker(Protocol):
-    """What a first read hands each record to while every record read is standing (`add`), and
-    how two ranges' takers become one (`merge`: `later` took the records right after these)."""
+    """What a first read hands each record to while every record read is standing (`add`: as
+    decoded, for the taker to make a `Record` of those it needs, `LightLines.record`), and how two
+    ranges' takers become one (`merge`: `later` took the records right after these)."""
 
-    def add(self, record: Record) -> None: ...
+    def add(self, record: LightRecord) -> None: ...
 
     def merge(self, later: Self) -> None: ...
 
@@ -109,10 +116,11 @@ class StandingCount:
         self.decided = decided
         self.slicing = TagSlice(tags)
         self.counter = StandingCounter(price)
+        self.lines = LightLines()
 
-    def add(self, record: Record) -> None:
+    def add(self, record: LightRecord) -> None:
         if self.slicing.takes(record):
-            self.counter.add(decided_record(record, self.decided))
+            self.counter.add(decided_record(self.lines.record(record), self.decided))
 
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
@@ -137,7 +145,7 @@ class FirstRead(Generic[TakerT]):
     ) -> None:
         last, taker = self.last, self.taker
         code = None if self.codes is None else self.codes.append
-        for record in iter_light_records(results, on_bad=on_bad, start=start, stop=stop):
+        for record in iter_light_structs(results, on_bad, start, stop):
             if code is not None:
                 code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
             repeated = last.note(record.system, record.question)
@@ -207,7 +215,7 @@ class TagSlice:
         self.wanted = set(tags or ())
         self.seen: set[str] = set()
 
-    def takes(self, record: Record) -> bool:
+    def takes(self, record: Record | LightRecord) -> bool:
         if not self.wanted:
             return True
         self.seen.update(record.tags)

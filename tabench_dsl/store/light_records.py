@@ -8,6 +8,9 @@ list), so a million records fit in a fraction of the memory.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import os
 import sys
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
@@ -32,8 +35,9 @@ from ..core.records import (
     Tokens,
     record_decoder,
 )
-from .fast_lines import decoded_lines, decoded_lines_at
+from .fast_lines import decoded_lines, decoded_lines_at, lines_at
 from .foreign_results import foreign_file_problem
+from .line_ranges import line_ranges, map_ranges, processes_for
 
 
 def bad_line_reporter(
@@ -172,13 +176,28 @@ def iter_light_records(
     """
     sharing = _Sharing()
     report = bad_line_reporter(path, on_problem) if on_bad is None else on_bad
-    for record in decoded_lines(path, light_record_decoder, report, start=start, stop=stop):
+    for record in iter_light_structs(path, report, start, stop):
         yield sharing.record(record)
 
 
+def iter_light_structs(
+    path: str | Path,
+    on_bad: Callable[[int, BadLine], None] | None = None,
+    start: int = 0,
+    stop: int | None = None,
+) -> Iterator[LightRecord]:
+    """The `LightRecord`s `iter_light_records` makes its records of, as decoded (the same lines,
+    bad ones handed to `on_bad`, else reported as `iter_light_records` reports them): for a
+    reader that needs a `Record` of only some of them (`LightLines.record`), as making one costs
+    about as much as decoding the line."""
+    report = bad_line_reporter(path, None) if on_bad is None else on_bad
+    return decoded_lines(path, light_record_decoder, report, start=start, stop=stop)
+
+
 class LightLines:
-    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), their
-    repeated values shared: for a reader that picks the lines itself."""
+    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), or
+    decoded ones made records (`record`), their repeated values shared: for a reader that picks
+    the lines or the records itself."""
 
     def __init__(self) -> None:
         self._sharing = _Sharing()
@@ -186,6 +205,17 @@ class LightLines:
     def decode(self, line: bytes) -> Record:
         """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
         return self._sharing.record(light_record_decoder.decode(line))
+
+    def record(self, light: LightRecord) -> Record:
+        """The record `iter_light_records` gives for `light` (`iter_light_structs`)."""
+        return self._sharing.record(light)
+
+    def outline(self, light: LightRecord) -> Record:
+        """A record of `light`'s pair, tier, verdict, prompt, judge, cause, decision and tags only
+        (no attempts, facets or reviews), its repeated values shared: for a reader that keeps
+        many records and reads no more of them (the report's cut), at a fraction of `record`'s
+        cost."""
+        return self._sharing.outline(light)
 
 
 class _Sharing:
@@ -224,6 +254,26 @@ class _Sharing:
             tags=self.shared.setdefault(("tags", *tags), tags) if tags else self.none_listed,
             decision=record.decision,
             **_reviews(record),
+        )
+
+    def outline(self, record: LightRecord) -> Record:
+        """`LightLines.outline`."""
+        tags, shared, none_listed = record.tags, self.shared, self.none_listed
+        return Record(  # the pair, tier, verdict, reason, prompt and judge, as `Record` orders them
+            sys.intern(record.system),
+            sys.intern(record.question),
+            record.tier,
+            record.verdict,
+            "",
+            shared.setdefault(record.prompt_sha256, record.prompt_sha256),
+            shared.setdefault(record.judge, record.judge),
+            facets=self.none_seen,
+            cause=record.cause,
+            attempts=none_listed,
+            tolerated=none_listed,
+            warnings=none_listed,
+            tags=shared.setdefault(("tags", *tags), tags) if tags else none_listed,
+            decision=record.decision,
         )
 
     def attempts(self, light: list[LightAttempt]) -> list[Attempt]:
@@ -342,24 +392,42 @@ def iter_records_of(
     question) is in `pairs`, decoded whole, in file order; every other line is decoded only as far
     as its pair (the decoder skips the rest). A line of one of `pairs` that is no whole record gives
     its pair instead (a reader that chose `pairs` with a lighter decoder learns that this one saw it
-    otherwise); any other line that is not a record is skipped without a word."""
-    read = 0
-    with open(path, "rb") as f:
-        for line in f:
-            read += len(line)
-            if stop is not None and read > stop:
-                break  # a line appended after the caller measured the file
+    otherwise); any other line that is not a record is skipped without a word. A large file is read
+    over the cores (`line_ranges`: each range's few records sent back, in file order)."""
+    size = os.path.getsize(path)
+    end = size if stop is None else min(stop, size)
+    processes = processes_for(path, 0, end)
+    if processes > 1:
+        work = functools.partial(_listed_records_of, path, pairs, size)
+        return itertools.chain.from_iterable(map_ranges(work, line_ranges(path, processes, 0, end)))
+    return _records_of(path, pairs, size, 0, end)
+
+
+def _listed_records_of(
+    path: str | Path, pairs: Container[tuple[str, str]], size: int, start: int, stop: int
+) -> list[Record | tuple[str, str]]:
+    return list(_records_of(path, pairs, size, start, stop))
+
+
+def _records_of(
+    path: str | Path, pairs: Container[tuple[str, str]], size: int, start: int, stop: int
+) -> Iterator[Record | tuple[str, str]]:
+    """`iter_records_of` of the lines from `start` to `stop` (the file was `size` bytes): a last
+    line that `stop` cuts short (appended after the caller measured the file) is not read."""
+    for at, line in lines_at(path, start, stop):
+        if at + len(line) == stop < size:
+            break  # a line appended after the caller measured the file
+        try:
+            pair = _pair_decoder.decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            line = strip_bom(line)  # as `fast_lines.decoded_lines` retries a line
             try:
                 pair = _pair_decoder.decode(line)
             except (msgspec.DecodeError, RecursionError):
-                line = strip_bom(line)  # as `fast_lines.decoded_lines` retries a line
-                try:
-                    pair = _pair_decoder.decode(line)
-                except (msgspec.DecodeError, RecursionError):
-                    continue
-            key = (pair.system, pair.question)
-            if key in pairs:
-                try:
-                    yield record_decoder.decode(line)
-                except (msgspec.DecodeError, RecursionError):
-                    yield key
+                continue
+        key = (pair.system, pair.question)
+        if key in pairs:
+            try:
+                yield record_decoder.decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                yield key

@@ -11,6 +11,7 @@ either way a pair costs a few cells, never a row of every question there is.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from itertools import compress
 
 #: The rows' cells may come to this many for each pair held, plus `_SLACK`, before the table
@@ -60,6 +61,31 @@ class PairTable:
             row.frombytes(bytes(row.itemsize * more))
         self.count += not row[q]
         row[q] = value + 1
+
+    def cells_at(self, s: int, questions: list[int]) -> list[int]:
+        """For each question id of `questions`, the value of (`s`, q) + 1, 0 for a pair not held:
+        a system's values in one call (a row read in C), rather than one `get` a pair."""
+        if self.spread is not None:
+            get, base = self.spread.get, s << _QUESTION_BITS
+            return [get(base | q, -1) + 1 for q in questions]
+        row = self.rows.get(s)
+        if row is None or not questions:
+            return [0] * len(questions)
+        beyond = max(questions) + 1 - len(row)
+        if beyond > 0:  # questions the row never reached: none held
+            row = row + array("I", bytes(row.itemsize * beyond))
+        return list(map(row.__getitem__, questions))
+
+    def mapped(self, values: Sequence[int]) -> PairTable:
+        """The same pairs, each value `v` as `values[v]` (a table of record numbers made the table
+        of what each pair's record says, in one pass over the rows rather than a `put` a record)."""
+        table = PairTable()
+        table.cells, table.count = self.cells, self.count
+        if self.spread is not None:
+            table.spread = {key: values[value] for key, value in self.spread.items()}
+        for s, row in self.rows.items():
+            table.rows[s] = array("I", [values[cell - 1] + 1 if cell else 0 for cell in row])
+        return table
 
     def renumbered(self, systems: list[int], questions: list[int]) -> PairTable:
         """The same pairs and values with system id `s` as `systems[s]` and question id `q` as

@@ -154,6 +154,27 @@ def test_records_of_stop_where_the_caller_measured(tmp_path) -> None:
     assert [r.verdict for r in iter_records_of(path, {("s", "q1")})] == ["pass", "fail"]
 
 
+@pytest.mark.parametrize("processes", ["1", "3"])
+def test_records_of_read_over_ranges_are_one_read_s(tmp_path, monkeypatch, processes: str) -> None:
+    """The records of some pairs, read in one process or over three ranges of lines: the same, in
+    file order, a line that is no whole record given as its pair, a line cut short by `stop` left."""
+    from tabench_dsl.store.light_records import iter_records_of
+
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    records = many_results(60, systems=3, seed=5)
+    path = write_results(tmp_path / "r.jsonl", records)
+    broken = b'{"system": "%s", "question": "%s", "tier": 7}\n' % (
+        records[40].system.encode(),
+        records[40].question.encode(),
+    )
+    with open(path, "ab") as f:
+        f.write(b"\n{not json\n" + broken + record_encoder.encode(records[2])[:-3])
+    wanted = {r.key for r in records[::7]} | {records[40].key}
+    expected = [*(r for r in records if r.key in wanted), records[40].key]
+    assert list(iter_records_of(path, wanted)) == expected
+    assert list(iter_records_of(path, wanted, stop=path.stat().st_size - 5)) == expected
+
+
 def test_judges_are_named_in_the_order_of_the_first_pair_each_judged(tmp_path) -> None:
     """The file meets the judges in one order, the pairs sorted by name in the other: the diff
     names them as the sorted pairs meet them, as the whole read does."""

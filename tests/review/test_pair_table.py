@@ -24,6 +24,9 @@ def check_against(table: PairTable, expected: dict[tuple[int, int], int], probes
     assert table.systems() == {s for s, _ in expected}
     for s in table.systems() | {s for s, _ in probes}:
         assert table.questions_of(s) == sorted(q for t, q in expected if t == s)
+        # A row's cells in one call: each value + 1, 0 for a pair not held (a probe's question too).
+        asked = [*table.questions_of(s), *(q for t, q in probes if t == s)]
+        assert table.cells_at(s, asked) == [expected.get((s, q), -1) + 1 for q in asked]
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
@@ -49,6 +52,19 @@ def test_a_table_renumbered_holds_its_pairs_under_their_new_ids(puts) -> None:
     questions = [200_000 - q for q in range(200_001)]
     renumbered = {(systems[s], questions[q]): value for (s, q), value in expected.items()}
     check_against(table.renumbered(systems, questions), renumbered, [])
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(puts=PUTS)
+def test_a_table_mapped_holds_each_value_looked_up(puts) -> None:
+    """A table of record numbers made the table of what each record says (as `diff` codes a
+    side), whether the table is in rows or in a dict."""
+    table, expected = PairTable(), {}
+    for number, (s, q, _) in enumerate(puts):
+        table.put(s, q, number)
+        expected[(s, q)] = number
+    said = [(7 * number) % 1000 for number in range(len(puts))]
+    check_against(table.mapped(said), {pair: said[number] for pair, number in expected.items()}, [])
 
 
 def test_rows_far_larger_than_the_pairs_move_to_a_dict_that_holds_the_same() -> None:
