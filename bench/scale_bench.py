@@ -13,8 +13,9 @@ Each first run (no index yet) is also given as a multiple of the msgspec pass.
     python bench/scale_bench.py [--records 1000000] [--systems 50] [--only totals,diff] [--keep DIR]
 
 With `--keep DIR` the files are written into DIR once and read again by the next run given the same
-DIR, records and systems (a 10,000,000-record file takes minutes to write); each run still starts
-with no index, decisions, caches or outputs beside them, so every first run is a first read.
+DIR, records and systems (a 10,000,000-record file takes minutes to write). Every command's first
+run, in every run of the bench, starts with no index, decisions, caches or outputs beside the files
+(not even what an earlier command kept), so every first run is a first read.
 
 Prints one line per run, e.g. `totals    1.234 s   180 MB  (exit 0)`; a command marked `(index build)`
 is its first run, which builds the index beside the results file; the run after it is the
@@ -205,10 +206,10 @@ def reusable(folder: Path, records: int, systems: int) -> bool:
     return written.is_file() and written.read_text().split() == [str(records), str(systems)]
 
 
-def clear(folder: Path, *, every_file: bool) -> None:
-    """Remove what an earlier run left in `folder` (with `every_file`, its inputs too)."""
+def clear(folder: Path, *, every_file: bool, keep: tuple[str, ...] = ()) -> None:
+    """Remove what an earlier run left in `folder` but `keep` (with `every_file`, its inputs too)."""
     for entry in folder.iterdir():
-        if every_file or entry.name not in INPUTS:
+        if entry.name not in keep and (every_file or entry.name not in INPUTS):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
@@ -284,6 +285,11 @@ def commands(paths: dict[str, Path], folder: Path) -> dict[str, list[str]]:
 
 #: The folder (in the bench's) of the bytecode cache every child runs with (`bytecode_cache`).
 PYCACHE = "pycache"
+#: What a command's first run finds beside the inputs: what installing tabench leaves (the
+#: bytecode). Everything else a run left (every index, decision, cache, compiled battery, signing
+#: key and output) is removed before each first run, so none reads what another command kept: a
+#: first `report` after `merge` meets no totals that `totals` kept.
+INSTALLED = (PYCACHE,)
 
 
 def bytecode_cache(folder: Path, env: dict[str, str]) -> dict[str, str]:
@@ -361,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
             argv = [sys.executable, "-m", "tabench_dsl", *every[name]]
             viewing = name.startswith("view")
             first = label.endswith(BUILD) or name in FIRST_EVERY_TIME
+            if first:
+                clear(folder, every_file=False, keep=INSTALLED)
             for _ in range(1 if first or label.startswith("floor") else max(args.again, 1)):
                 child_env = plain if label == IMPORT_NO_CACHE else env
                 if viewing:
