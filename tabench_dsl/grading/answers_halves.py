@@ -19,14 +19,13 @@ reports it. So is an answers file written to since the child began.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from multiprocessing.process import BaseProcess
 from typing import BinaryIO, NamedTuple
 
-from ..store.line_ranges import line_ranges, processes_for
+from ..store.line_ranges import ForkedWork, line_ranges, processes_for
 
 
 class HalfRead(NamedTuple):
@@ -57,13 +56,8 @@ class SecondHalf:
         self.path = path
         self.cut = cut
         self.stamp = file_stamp(path)
-        context = multiprocessing.get_context("fork")
-        self._receive, send = context.Pipe(duplex=False)
-        self._child: BaseProcess | None = context.Process(
-            target=_in_child, args=(read, cut, send), daemon=True
-        )
-        self._child.start()
-        send.close()
+        work = functools.partial(_read_or_none, read, cut)
+        self._child: ForkedWork[HalfRead | None] | None = ForkedWork(work)
 
     @classmethod
     def begin(cls, path: str, read: Callable[[int], HalfRead | None]) -> SecondHalf | None:
@@ -78,12 +72,13 @@ class SecondHalf:
     def result(self) -> HalfRead | None:
         """The child's `HalfRead`, or None (the half not all done answers, the child stopped, or
         the file written to since it began); the child reaped."""
+        child, self._child = self._child, None
+        if child is None:
+            return None
         try:
-            found = self._receive.recv()
-        except (EOFError, OSError):
+            found = child.result()
+        except RuntimeError:  # the child stopped: the reader reads the half itself
             found = None
-        finally:
-            self.cancel()
         try:
             unchanged = file_stamp(self.path) == self.stamp
         except OSError:
@@ -91,24 +86,18 @@ class SecondHalf:
         return found if isinstance(found, HalfRead) and unchanged else None
 
     def cancel(self) -> None:
-        child = self._child
-        if child is None:
-            return
-        self._child = None
-        self._receive.close()
-        if child.is_alive():
-            child.kill()  # not `terminate`: the command defers SIGTERM, which the child inherits
-        child.join()
+        child, self._child = self._child, None
+        if child is not None:
+            child.cancel()
 
 
-def _in_child(read: Callable[[int], HalfRead | None], cut: int, send) -> None:
-    """The child's part: its half read, sent back (None for anything but done answers)."""
+def _read_or_none(read: Callable[[int], HalfRead | None], cut: int) -> HalfRead | None:
+    """The child's part: its half read, or None whatever stopped it (the reader reads the half
+    itself then, and meets it again there)."""
     try:
-        found = read(cut)
-    except BaseException:  # the reader reads the half itself, and meets it again there
-        found = None
-    send.send(found)
-    send.close()
+        return read(cut)
+    except BaseException:
+        return None
 
 
 def line_blocks(

@@ -22,8 +22,10 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -96,41 +98,60 @@ def map_ranges(work: Callable[[int, int], T], ranges: Sequence[tuple[int, int]])
 
 def side_by_side(works: Sequence[Callable[[], T]]) -> list[T]:
     """What each of `works` returns, in order: the first called in this process, the others each
-    in a forked child at the same time. A child inherits its work as it is (a closure will do:
-    nothing of it is pickled) and sends back only what it returns (which must pickle), or the
-    exception it raised, raised here."""
+    in a forked child at the same time (`ForkedWork`)."""
     if len(works) < 2:
         return [work() for work in works]
-    context = multiprocessing.get_context("fork")
-    children = []
+    children: list[ForkedWork[T]] = []
     try:
-        for work in works[1:]:
-            receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=_child, args=(work, send), daemon=True)
-            child.start()
-            send.close()
-            children.append((child, receive))
-        results = [works[0]()]
-        for child, receive in children:
-            try:
-                done, value = receive.recv()
-            except EOFError:
-                ended = f"exit {child.exitcode}"
-                raise RuntimeError(f"a process reading part of the file stopped ({ended})") from None
-            if not done:
-                raise value
-            results.append(value)
-        return results
+        children.extend(ForkedWork(work) for work in works[1:])
+        return [works[0](), *(child.result() for child in children)]
     finally:
-        for child, receive in children:
-            receive.close()
-            if child.is_alive():
-                child.terminate()
-            child.join()
+        for child in children:
+            child.cancel()
 
 
-def _child(work: Callable[[], T], send) -> None:
-    """A child's part: its range's result sent back, or the exception that stopped it."""
+class ForkedWork(Generic[T]):
+    """`work()` begun now in a forked child. The child inherits its work as it is (a closure will
+    do: nothing of it is pickled) and sends back only what it returns (which must pickle), or the
+    exception it raised, which `result` raises here."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self._child: BaseProcess | None = context.Process(target=_child, args=(work, send), daemon=True)
+        self._child.start()
+        send.close()
+
+    def result(self) -> T:
+        """What the work returned (asked once; the child reaped)."""
+        child = self._child
+        try:
+            outcome = self._receive.recv()
+        except EOFError:
+            outcome = None
+        finally:
+            self.cancel()
+        if outcome is None:
+            ended = f"exit {child.exitcode}" if child is not None else "stopped"
+            raise RuntimeError(f"a process reading part of the file stopped ({ended})")
+        done, value = outcome
+        if not done:
+            raise value
+        return value
+
+    def cancel(self) -> None:
+        """Stop the child (its result no longer wanted, or already received) and reap it."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        self._receive.close()
+        if child.is_alive():
+            child.kill()  # not `terminate`: a command may defer SIGTERM, which the child inherits
+        child.join()
+
+
+def _child(work: Callable[[], T], send: Connection) -> None:
+    """A child's part: its work's result sent back, or the exception that stopped it."""
     outcome: tuple[bool, object]
     try:
         outcome = (True, work())

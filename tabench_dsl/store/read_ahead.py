@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from .line_ranges import line_ranges, processes_for
+from .line_ranges import ForkedWork, line_ranges, processes_for
 
 T = TypeVar("T")
 
@@ -35,19 +35,13 @@ class ReadAhead(Generic[T]):
 
     def __init__(self, path: Path, work: Callable[[int, int], T], start: int = 0, stop: int | None = None):
         self.work = work
-        self.ranges: Sequence[tuple[int, int]] = ()
-        self._child = None
         forked = processes_for(path, start, stop) > 1
-        self.ranges = line_ranges(path, PIECES if forked else 1, start, stop)
+        self.ranges: Sequence[tuple[int, int]] = line_ranges(path, PIECES if forked else 1, start, stop)
         context = multiprocessing.get_context("fork")
         #: The ranges not yet taken: from `front` (the child's side) to `back` (this one's).
         self._front = context.Value("i", 0)
         self._back = context.Value("i", len(self.ranges))
-        if forked and len(self.ranges) > 1:
-            self._receive, send = context.Pipe(duplex=False)
-            self._child = context.Process(target=self._in_child, args=(send,), daemon=True)
-            self._child.start()
-            send.close()
+        self._child = ForkedWork(self._from_front) if forked and len(self.ranges) > 1 else None
 
     @property
     def forked(self) -> bool:
@@ -65,18 +59,12 @@ class ReadAhead(Generic[T]):
             self._back.value -= 1
             return self._back.value
 
-    def _in_child(self, send) -> None:
-        """The child's part: ranges from the front until none is left, sent back with their numbers."""
-        outcome: tuple[bool, object]
-        try:
-            done = []
-            while (number := self._take(front=True)) is not None:
-                done.append((number, self.work(*self.ranges[number])))
-            outcome = (True, done)
-        except BaseException as exc:  # whatever stopped it is the parent's to raise
-            outcome = (False, exc)
-        send.send(outcome)
-        send.close()
+    def _from_front(self) -> list[tuple[int, T]]:
+        """The child's part: ranges from the front until none is left, with their numbers."""
+        done = []
+        while (number := self._take(front=True)) is not None:
+            done.append((number, self.work(*self.ranges[number])))
+        return done
 
     def results(self) -> list[T]:
         """Each range's result, in file order: the ranges left taken here from the back, then the
@@ -84,27 +72,13 @@ class ReadAhead(Generic[T]):
         found: dict[int, T] = {}
         while (number := self._take(front=False)) is not None:
             found[number] = self.work(*self.ranges[number])
-        child = self._child
+        child, self._child = self._child, None
         if child is not None:
-            try:
-                done, value = self._receive.recv()
-            except EOFError:
-                stopped = f"exit {child.exitcode}"
-                raise RuntimeError(f"a process reading part of the file stopped ({stopped})") from None
-            finally:
-                self.cancel()
-            if not done:
-                assert isinstance(value, BaseException)
-                raise value
-            found.update(value)
+            found.update(child.result())
         return [found[number] for number in range(len(self.ranges))]
 
     def cancel(self) -> None:
         """Stop the child (its results no longer wanted) and reap it."""
         child, self._child = self._child, None
-        if child is None:
-            return
-        self._receive.close()
-        if child.is_alive():
-            child.kill()  # not `terminate`: a command may defer SIGTERM, which the child inherits
-        child.join()
+        if child is not None:
+            child.cancel()

@@ -1,6 +1,7 @@
 """Work on a file's ranges begun in a forked child before this process is free
 (`store.read_ahead.ReadAhead`): every range read once, by one process or the other, the results in
-file order; what stops the child raised here; a file too small to share read here alone."""
+file order; what stops the child raised here; a file too small to share read here alone. And
+`line_ranges.ForkedWork`, the forked child every shared read uses."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabench_dsl.store.line_ranges import line_ranges
+from tabench_dsl.store.line_ranges import ForkedWork, line_ranges
 from tabench_dsl.store.read_ahead import PIECES, ReadAhead
 
 #: The test's own process, which reads its ranges slowly: the child, begun first, takes some.
@@ -79,3 +80,31 @@ def test_cancelled_the_child_is_reaped(numbered: Path, monkeypatch: pytest.Monke
     assert ahead.forked
     ahead.cancel()
     assert not ahead.forked
+
+
+def test_forked_work_gives_back_what_the_child_returned_or_raised(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+
+    def returned() -> tuple[int, int]:
+        marker.write_text(str(os.getpid()))  # runs in the child: its pid is not this process's
+        return (6, 7)
+
+    assert ForkedWork(returned).result() == (6, 7)
+    assert int(marker.read_text()) != os.getpid()
+
+    def raised() -> None:
+        raise ValueError("bad line 3")
+
+    with pytest.raises(ValueError, match="bad line 3"):
+        ForkedWork(raised).result()
+
+
+def test_a_forked_child_that_dies_is_named_and_a_cancelled_one_is_reaped() -> None:
+    with pytest.raises(RuntimeError, match=r"stopped \(exit 3\)"):
+        ForkedWork(lambda: os._exit(3)).result()
+
+    hanging = ForkedWork(lambda: time.sleep(60))
+    started = time.monotonic()
+    hanging.cancel()  # killed, not left to run out its minute (nor waited on)
+    assert time.monotonic() - started < 30
+    hanging.cancel()  # a second cancel does nothing
