@@ -49,6 +49,7 @@ from .slices import check_tags
 from .totals import StandingCounter, Totals, count_standing
 
 __all__ = [
+    "Beside",
     "FirstRead",
     "ResultsChanged",
     "TagSlice",
@@ -69,6 +70,7 @@ def streamed_totals(
     tags: Sequence[str] | None = None,
     processes: int | None = None,
     on_standing: Callable[[Standing], None] | None = None,
+    beside: Beside | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
@@ -77,20 +79,37 @@ def streamed_totals(
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
     `UsageError` an unknown tag raises). The first read is shared out over `processes`
     (`first_read`). `on_standing` is handed the verdict of each pair's last record, as
-    `store.standing_verdicts` keeps them, from the same read (a resume's done pairs)."""
+    `store.standing_verdicts` keeps them, from the same read (a resume's done pairs). `beside`:
+    another reader's taker, handed the same records by the same first read (`Beside`)."""
     decided = decisions_by_pair(decisions)
     coded = on_standing is not None
-    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes, coded)
-    if on_standing is not None and first.codes is not None:
-        on_standing(standing_of(first.last, first.codes))
-    whole = functools.partial(_standing, results, first.last, decided)
-    count = first.taker
+
+    def counting() -> StandingCount:
+        return StandingCount(decided, price, tags)
+
+    other = None
+    if beside is None:
+        first = first_read(results, counting, on_problem, processes, coded)
+        last, codes, count = first.last, first.codes, first.taker
+    else:
+        make = beside.make
+        both = first_read(results, lambda: _Both(counting(), make()), on_problem, processes, coded)
+        last, codes = both.last, both.codes
+        if both.taker is not None:
+            count, other = both.taker.count, both.taker.other
+        else:
+            count = None
+    if on_standing is not None and codes is not None:
+        on_standing(standing_of(last, codes))
+    whole = functools.partial(_standing, results, last, decided)
     slicing = count.slicing if count is not None else TagSlice(tags)
     standing = functools.partial(slicing.select, whole) if tags else whole
     totals = count.counter.totals(standing) if count is not None else count_standing(standing, price=price)
     slicing.check()
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
+    if beside is not None:
+        beside.taken(last, other)
     return totals
 
 
@@ -125,6 +144,40 @@ class StandingCount:
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
         self.slicing.seen |= later.slicing.seen
+
+
+class Beside(Generic[TakerT]):
+    """Another reader's taker (the report's choice of the answers it shows) carried by the totals'
+    first read, so that a file with no index is decoded once for both: `make` gives the taker of
+    a range of lines, as `first_read`'s does. Once the totals are counted from that read, `last`
+    numbers each pair's last record and `taker` is what the other reader's took (None when a pair
+    came twice: the reader hands it the standing records on a read of its own); `last` stays None
+    when the totals were not counted from a read of the file in its order (kept in the index,
+    counted otherwise), and the reader reads the file itself."""
+
+    def __init__(self, make: Callable[[], TakerT]) -> None:
+        self.make = make
+        self.last: LastRecords | None = None
+        self.taker: TakerT | None = None
+
+    def taken(self, last: LastRecords, taker: TakerT | None) -> None:
+        self.last, self.taker = last, taker
+
+
+class _Both(Generic[TakerT]):
+    """The totals' taker and a `Beside`'s, handed the same records."""
+
+    def __init__(self, count: StandingCount, other: TakerT) -> None:
+        self.count = count
+        self.other = other
+
+    def add(self, record: LightRecord) -> None:
+        self.count.add(record)
+        self.other.add(record)
+
+    def merge(self, later: _Both[TakerT]) -> None:
+        self.count.merge(later.count)
+        self.other.merge(later.other)
 
 
 class FirstRead(Generic[TakerT]):
