@@ -76,7 +76,8 @@ class AnswerChoice:
     decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
     verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
     other is cut as its outline (`LightLines.outline`): making the light record of each costs
-    as much as decoding its line."""
+    as much as decoding its line. Carried by the totals' read, it cuts the record they made
+    (`add_counted`) instead."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
@@ -94,6 +95,15 @@ class AnswerChoice:
                 self.cut.add(record)
         elif self.slicing.takes(light):
             self.cut.add(self.lines.outline(light))
+
+    def add_counted(self, light: LightRecord, counted: Record | None) -> None:
+        """`add`, from the totals' read (`streamed_totals.Beside`): the record they made and
+        counted (decided; None outside the `--tag` slice) is cut as it is, rather than an outline
+        made again (what the cut and the page read of it is the same)."""
+        if self.decided and (light.system, light.question) in self.decided:
+            self.add(light)  # kept aside undecided too (`named`), and rare
+        elif counted is not None:
+            self.cut.add(counted)
 
     def merge(self, later: AnswerChoice) -> None:
         """Take what `later` took (the records right after these)."""

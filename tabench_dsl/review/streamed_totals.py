@@ -126,6 +126,17 @@ class Taker(Protocol):
 TakerT = TypeVar("TakerT", bound=Taker)
 
 
+class BesideTaker(Taker, Protocol):
+    """A taker the totals' first read carries (`Beside`): handed each record with the `Record`
+    the totals made of it and counted (`add_counted`: decisions applied; None when outside the
+    `--tag` slice), so that it need not make one of its own."""
+
+    def add_counted(self, record: LightRecord, counted: Record | None) -> None: ...
+
+
+BesideT = TypeVar("BesideT", bound=BesideTaker)
+
+
 class StandingCount:
     """The totals' taker: each standing record of the `--tag` slice counted, decisions applied."""
 
@@ -138,15 +149,22 @@ class StandingCount:
         self.lines = LightLines()
 
     def add(self, record: LightRecord) -> None:
-        if self.slicing.takes(record):
-            self.counter.add(decided_record(self.lines.record(record), self.decided))
+        self.count(record)
+
+    def count(self, record: LightRecord) -> Record | None:
+        """Count `record` when it is in the slice; the record counted (decided), else None."""
+        if not self.slicing.takes(record):
+            return None
+        counted = decided_record(self.lines.record(record), self.decided)
+        self.counter.add(counted)
+        return counted
 
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
         self.slicing.seen |= later.slicing.seen
 
 
-class Beside(Generic[TakerT]):
+class Beside(Generic[BesideT]):
     """Another reader's taker (the report's choice of the answers it shows) carried by the totals'
     first read, so that a file with no index is decoded once for both: `make` gives the taker of
     a range of lines, as `first_read`'s does. Once the totals are counted from that read, `last`
@@ -155,27 +173,26 @@ class Beside(Generic[TakerT]):
     when the totals were not counted from a read of the file in its order (kept in the index,
     counted otherwise), and the reader reads the file itself."""
 
-    def __init__(self, make: Callable[[], TakerT]) -> None:
+    def __init__(self, make: Callable[[], BesideT]) -> None:
         self.make = make
         self.last: LastRecords | None = None
-        self.taker: TakerT | None = None
+        self.taker: BesideT | None = None
 
-    def taken(self, last: LastRecords, taker: TakerT | None) -> None:
+    def taken(self, last: LastRecords, taker: BesideT | None) -> None:
         self.last, self.taker = last, taker
 
 
-class _Both(Generic[TakerT]):
-    """The totals' taker and a `Beside`'s, handed the same records."""
+class _Both(Generic[BesideT]):
+    """The totals' taker and a `Beside`'s, handed the same records (and the record counted)."""
 
-    def __init__(self, count: StandingCount, other: TakerT) -> None:
+    def __init__(self, count: StandingCount, other: BesideT) -> None:
         self.count = count
         self.other = other
 
     def add(self, record: LightRecord) -> None:
-        self.count.add(record)
-        self.other.add(record)
+        self.other.add_counted(record, self.count.count(record))
 
-    def merge(self, later: _Both[TakerT]) -> None:
+    def merge(self, later: _Both[BesideT]) -> None:
         self.count.merge(later.count)
         self.other.merge(later.other)
 
