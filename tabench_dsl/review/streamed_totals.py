@@ -37,7 +37,6 @@ from ..store.light_records import (
     LightLines,
     LightRecord,
     bad_line_reporter,
-    iter_light_records,
     iter_light_structs,
 )
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
@@ -101,7 +100,12 @@ def streamed_totals(
             count = None
     if on_standing is not None and codes is not None:
         on_standing(standing_of(last, codes))
-    whole = functools.partial(_standing, results, last, decided)
+    if beside is not None and count is None:  # the standing records read again: handed it too
+        other = beside.make()
+        handed = [other]  # on the first pass over them only
+        whole = functools.partial(_standing, results, last, decided, handed)
+    else:
+        whole = functools.partial(_standing, results, last, decided)
     slicing = count.slicing if count is not None else TagSlice(tags)
     standing = functools.partial(slicing.select, whole) if tags else whole
     totals = count.counter.totals(standing) if count is not None else count_standing(standing, price=price)
@@ -314,16 +318,25 @@ def decided_record(record: Record, decided: dict[tuple[str, str], list[Decision]
 
 
 def _standing(
-    results: Path, last: LastRecords, decided: dict[tuple[str, str], list[Decision]]
+    results: Path,
+    last: LastRecords,
+    decided: dict[tuple[str, str], list[Decision]],
+    handed: list[BesideTaker] | None = None,
 ) -> Iterator[Record]:
     """The standing records of `results`, in file order (the order `outcomes.latest` keeps),
-    decisions applied; `ResultsChanged` when the file no longer holds the records `last` noted."""
+    decisions applied; `ResultsChanged` when the file no longer holds the records `last` noted.
+    A `Beside` taker in `handed` is handed each standing record as decoded, then taken out: the
+    count's later passes (a panel's, audits') are not its."""
+    taker = handed.pop() if handed else None
+    lines = LightLines()
     number = 0
-    for record in iter_light_records(results):  # its bad lines were reported by the first read
+    for light in iter_light_structs(results):  # its bad lines were reported by the first read
         if number == last.count:
             break
-        if last.is_last(number, record.system, record.question):
-            yield decided_record(record, decided)
+        if last.is_last(number, light.system, light.question):
+            if taker is not None:
+                taker.add(light)
+            yield decided_record(lines.record(light), decided)
         number += 1
     if number < last.count:
         raise ResultsChanged

@@ -244,12 +244,13 @@ def chose(listed: list[Record]) -> list[tuple]:
 def test_a_file_with_no_index_is_read_once_for_its_totals_and_its_answers_shown(
     streamed_big: Path, processes: str, tags: list[str] | None, bad_line: bool, monkeypatch
 ) -> None:
-    """The totals' first read carries the listing's taker (`Beside`): once the totals are counted,
-    it holds that read's numbering of the pairs' last records, and the listing finished from it
-    (its second read of the standing records, as pairs come twice here) chooses what a read of
-    its own chooses. A bad line is named once (a range holding one is read again in one process;
-    without it, the ranges' takers are merged). With the totals kept in the index there is no such
-    read: nothing is carried, and the listing reads the file itself, choosing the same."""
+    """The totals' reads carry the listing's taker (`Beside`): once the totals are counted, it
+    holds the first read's numbering of the pairs' last records and the taker the totals' second
+    read of the standing records handed them to (pairs come twice here), and the listing finished
+    from it chooses what reads of its own choose. A bad line is named once (a range holding one is
+    read again in one process; without it, the ranges' takers are merged). With the totals kept in
+    the index there is no such read: nothing is carried, and the listing reads the file itself,
+    choosing the same."""
     monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
     path = streamed_big
     if not bad_line:
@@ -262,11 +263,11 @@ def test_a_file_with_no_index_is_read_once_for_its_totals_and_its_answers_shown(
         problems: list[str] = []
         totals_of(path, decisions_path(path), tags=tags, on_problem=problems.append, beside=beside)
         assert len(problems) == bad_line and all("not a result record" in p for p in problems)
-        carried.append(beside.last is not None)
+        carried.append((beside.last is not None, beside.taker is not None))
         listed, stale = streamed_listing(path, decisions, tags=tags, limit=25, beside=beside)
         assert chose(listed) == chose(alone) and stale == stale_alone
         assert len(listed) == 25 and len(stale) == 1
-    assert carried == [True, False]
+    assert carried == [(True, True), (False, False)]
 
 
 @pytest.mark.parametrize("processes", ["1", "3"])
