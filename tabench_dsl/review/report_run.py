@@ -31,7 +31,7 @@ from .last_records import ResultsChanged
 from .outcomes import latest
 from .report import listed_answers
 from .slices import select_tagged
-from .streamed_listing import streamed_listing
+from .streamed_listing import listing_beside, streamed_listing
 from .totals import Totals
 from .totals_of import totals_of
 from .viewer.run import Run, compile_battery_at, load_run
@@ -107,10 +107,12 @@ def _stream(
     problems: list[str] = []
     before = measure(path)
     try:
-        totals = totals_of(path, dpath, price=price, tags=tags, on_problem=problems.append)
+        # a file with no index is decoded once: its totals' first read chooses the answers shown too
+        beside = listing_beside(decisions, tags=tags, limit=max_answers)
+        totals = totals_of(path, dpath, price=price, tags=tags, on_problem=problems.append, beside=beside)
         if not totals.records:
             return None
-        listed, stale = streamed_listing(path, decisions, tags=tags, limit=max_answers)
+        listed, stale = streamed_listing(path, decisions, tags=tags, limit=max_answers, beside=beside)
     except ResultsChanged:
         return None
     if before is None or measure(path) != before:  # the totals and the answers shown of one file

@@ -22,22 +22,40 @@ from ..store.light_records import LightLines, LightRecord, iter_light_structs
 from .decisions import StaleDecision, apply_decisions
 from .last_records import ResultsChanged
 from .report import FairCut
-from .streamed_totals import TagSlice, decided_record, decisions_by_pair, first_read
+from .streamed_totals import Beside, TagSlice, decided_record, decisions_by_pair, first_read
+
+
+def listing_beside(
+    decisions: list[Decision], *, tags: Sequence[str] | None, limit: int
+) -> Beside[AnswerChoice]:
+    """The listing's taker, for the totals' first read to carry (`totals_of`'s `beside`) and
+    `streamed_listing` to finish from, so that a report of a file with no index decodes it once."""
+    decided = decisions_by_pair(decisions)
+    return Beside(lambda: AnswerChoice(decided, tags, limit))
 
 
 def streamed_listing(
-    results: Path, decisions: list[Decision], *, tags: Sequence[str] | None, limit: int
+    results: Path,
+    decisions: list[Decision],
+    *,
+    tags: Sequence[str] | None,
+    limit: int,
+    beside: Beside[AnswerChoice] | None = None,
 ) -> tuple[list[Record], list[StaleDecision]]:
     """`listed_answers(records, limit)` of the standing records of `results` (as far as the
-    listing reads them, `_Choice`: the page reads the answers it shows whole), with the
+    listing reads them, `AnswerChoice`: the page reads the answers it shows whole), with the
     decisions applied and only those of `tags`, and the decisions that do not apply (`stale`, as
-    `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads."""
+    `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads.
+    From the totals' first read when it carried `beside` (`listing_beside`, made with the same
+    decisions, tags and limit), else from a first read of its own."""
     decided = decisions_by_pair(decisions)
-    # its bad lines are reported by the totals' read
-    first = first_read(results, lambda: _Choice(decided, tags, limit), None)
-    chosen, last = first.taker, first.last
+    if beside is not None and beside.last is not None:
+        chosen, last = beside.taker, beside.last
+    else:  # its bad lines are reported by the totals' read
+        first = first_read(results, lambda: AnswerChoice(decided, tags, limit), None)
+        chosen, last = first.taker, first.last
     if chosen is None:  # the records read were not all standing: chosen on a second read
-        chosen = _Choice(decided, tags, limit)
+        chosen = AnswerChoice(decided, tags, limit)
         number = 0
         for record in iter_light_structs(results):
             if number == last.count:
@@ -53,12 +71,13 @@ def streamed_listing(
     return chosen.cut.chosen(), stale
 
 
-class _Choice:
+class AnswerChoice:
     """The standing records handed over (`add`, as decoded), decided, sliced and cut; those
     decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
     verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
     other is cut as its outline (`LightLines.outline`): making the light record of each costs
-    as much as decoding its line."""
+    as much as decoding its line. Carried by the totals' read, it cuts the record they made
+    (`add_counted`) instead."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
@@ -77,7 +96,16 @@ class _Choice:
         elif self.slicing.takes(light):
             self.cut.add(self.lines.outline(light))
 
-    def merge(self, later: _Choice) -> None:
+    def add_counted(self, light: LightRecord, counted: Record | None) -> None:
+        """`add`, from the totals' read (`streamed_totals.Beside`): the record they made and
+        counted (decided; None outside the `--tag` slice) is cut as it is, rather than an outline
+        made again (what the cut and the page read of it is the same)."""
+        if self.decided and (light.system, light.question) in self.decided:
+            self.add(light)  # kept aside undecided too (`named`), and rare
+        elif counted is not None:
+            self.cut.add(counted)
+
+    def merge(self, later: AnswerChoice) -> None:
         """Take what `later` took (the records right after these)."""
         self.named.extend(later.named)
         self.slicing.seen |= later.slicing.seen

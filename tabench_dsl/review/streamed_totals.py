@@ -37,7 +37,6 @@ from ..store.light_records import (
     LightLines,
     LightRecord,
     bad_line_reporter,
-    iter_light_records,
     iter_light_structs,
 )
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
@@ -49,6 +48,7 @@ from .slices import check_tags
 from .totals import StandingCounter, Totals, count_standing
 
 __all__ = [
+    "Beside",
     "FirstRead",
     "ResultsChanged",
     "TagSlice",
@@ -69,6 +69,7 @@ def streamed_totals(
     tags: Sequence[str] | None = None,
     processes: int | None = None,
     on_standing: Callable[[Standing], None] | None = None,
+    beside: Beside | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
@@ -77,20 +78,42 @@ def streamed_totals(
     With `tags`, only the standing records of those tags count (`slices.select_tagged`, whose
     `UsageError` an unknown tag raises). The first read is shared out over `processes`
     (`first_read`). `on_standing` is handed the verdict of each pair's last record, as
-    `store.standing_verdicts` keeps them, from the same read (a resume's done pairs)."""
+    `store.standing_verdicts` keeps them, from the same read (a resume's done pairs). `beside`:
+    another reader's taker, handed the same records by the same first read (`Beside`)."""
     decided = decisions_by_pair(decisions)
     coded = on_standing is not None
-    first = first_read(results, lambda: StandingCount(decided, price, tags), on_problem, processes, coded)
-    if on_standing is not None and first.codes is not None:
-        on_standing(standing_of(first.last, first.codes))
-    whole = functools.partial(_standing, results, first.last, decided)
-    count = first.taker
+
+    def counting() -> StandingCount:
+        return StandingCount(decided, price, tags)
+
+    other = None
+    if beside is None:
+        first = first_read(results, counting, on_problem, processes, coded)
+        last, codes, count = first.last, first.codes, first.taker
+    else:
+        make = beside.make
+        both = first_read(results, lambda: _Both(counting(), make()), on_problem, processes, coded)
+        last, codes = both.last, both.codes
+        if both.taker is not None:
+            count, other = both.taker.count, both.taker.other
+        else:
+            count = None
+    if on_standing is not None and codes is not None:
+        on_standing(standing_of(last, codes))
+    if beside is not None and count is None:  # the standing records read again: handed it too
+        other = beside.make()
+        handed = [other]  # on the first pass over them only
+        whole = functools.partial(_standing, results, last, decided, handed)
+    else:
+        whole = functools.partial(_standing, results, last, decided)
     slicing = count.slicing if count is not None else TagSlice(tags)
     standing = functools.partial(slicing.select, whole) if tags else whole
     totals = count.counter.totals(standing) if count is not None else count_standing(standing, price=price)
     slicing.check()
     if extent is not None and not starts_with(results, extent):
         raise ResultsChanged
+    if beside is not None:
+        beside.taken(last, other)
     return totals
 
 
@@ -107,6 +130,17 @@ class Taker(Protocol):
 TakerT = TypeVar("TakerT", bound=Taker)
 
 
+class BesideTaker(Taker, Protocol):
+    """A taker the totals' first read carries (`Beside`): handed each record with the `Record`
+    the totals made of it and counted (`add_counted`: decisions applied; None when outside the
+    `--tag` slice), so that it need not make one of its own."""
+
+    def add_counted(self, record: LightRecord, counted: Record | None) -> None: ...
+
+
+BesideT = TypeVar("BesideT", bound=BesideTaker)
+
+
 class StandingCount:
     """The totals' taker: each standing record of the `--tag` slice counted, decisions applied."""
 
@@ -119,12 +153,52 @@ class StandingCount:
         self.lines = LightLines()
 
     def add(self, record: LightRecord) -> None:
-        if self.slicing.takes(record):
-            self.counter.add(decided_record(self.lines.record(record), self.decided))
+        self.count(record)
+
+    def count(self, record: LightRecord) -> Record | None:
+        """Count `record` when it is in the slice; the record counted (decided), else None."""
+        if not self.slicing.takes(record):
+            return None
+        counted = decided_record(self.lines.record(record), self.decided)
+        self.counter.add(counted)
+        return counted
 
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
         self.slicing.seen |= later.slicing.seen
+
+
+class Beside(Generic[BesideT]):
+    """Another reader's taker (the report's choice of the answers it shows) carried by the totals'
+    first read, so that a file with no index is decoded once for both: `make` gives the taker of
+    a range of lines, as `first_read`'s does. Once the totals are counted from that read, `last`
+    numbers each pair's last record and `taker` is what the other reader's took (None when a pair
+    came twice: the reader hands it the standing records on a read of its own); `last` stays None
+    when the totals were not counted from a read of the file in its order (kept in the index,
+    counted otherwise), and the reader reads the file itself."""
+
+    def __init__(self, make: Callable[[], BesideT]) -> None:
+        self.make = make
+        self.last: LastRecords | None = None
+        self.taker: BesideT | None = None
+
+    def taken(self, last: LastRecords, taker: BesideT | None) -> None:
+        self.last, self.taker = last, taker
+
+
+class _Both(Generic[BesideT]):
+    """The totals' taker and a `Beside`'s, handed the same records (and the record counted)."""
+
+    def __init__(self, count: StandingCount, other: BesideT) -> None:
+        self.count = count
+        self.other = other
+
+    def add(self, record: LightRecord) -> None:
+        self.other.add_counted(record, self.count.count(record))
+
+    def merge(self, later: _Both[BesideT]) -> None:
+        self.count.merge(later.count)
+        self.other.merge(later.other)
 
 
 class FirstRead(Generic[TakerT]):
@@ -244,16 +318,25 @@ def decided_record(record: Record, decided: dict[tuple[str, str], list[Decision]
 
 
 def _standing(
-    results: Path, last: LastRecords, decided: dict[tuple[str, str], list[Decision]]
+    results: Path,
+    last: LastRecords,
+    decided: dict[tuple[str, str], list[Decision]],
+    handed: list[BesideTaker] | None = None,
 ) -> Iterator[Record]:
     """The standing records of `results`, in file order (the order `outcomes.latest` keeps),
-    decisions applied; `ResultsChanged` when the file no longer holds the records `last` noted."""
+    decisions applied; `ResultsChanged` when the file no longer holds the records `last` noted.
+    A `Beside` taker in `handed` is handed each standing record as decoded, then taken out: the
+    count's later passes (a panel's, audits') are not its."""
+    taker = handed.pop() if handed else None
+    lines = LightLines()
     number = 0
-    for record in iter_light_records(results):  # its bad lines were reported by the first read
+    for light in iter_light_structs(results):  # its bad lines were reported by the first read
         if number == last.count:
             break
-        if last.is_last(number, record.system, record.question):
-            yield decided_record(record, decided)
+        if last.is_last(number, light.system, light.question):
+            if taker is not None:
+                taker.add(light)
+            yield decided_record(lines.record(light), decided)
         number += 1
     if number < last.count:
         raise ResultsChanged

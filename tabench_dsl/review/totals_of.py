@@ -49,7 +49,7 @@ from .index_names import kept_name
 from .kept_count import CountState, count_state, counter_of
 from .outcomes import latest
 from .slices import select_tagged
-from .streamed_totals import ResultsChanged, decided_record, decisions_by_pair, streamed_totals
+from .streamed_totals import Beside, ResultsChanged, decided_record, decisions_by_pair, streamed_totals
 from .totals import StandingCounter, Totals, compute_totals
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ def totals_of(
     written: RunTotals | None = None,
     on_standing: Callable[[Standing], None] | None = None,
     pair_count: PairCount | None = None,
+    beside: Beside | None = None,
 ) -> Totals:
     """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
     standing records of `tags` only (when given), priced at `price` over each record's own, counted
@@ -147,7 +148,10 @@ def totals_of(
     the grading that wrote the file, when it counted them all; else from `placed`, which a first
     read of the viewer's columns may have counted already (`pair_count`), else the file) and kept
     there. `on_standing`: handed the standing verdicts of the file when it is read in its order (a
-    resume's done pairs, `streamed_totals`); never called for kept or counted totals."""
+    resume's done pairs, `streamed_totals`); never called for kept or counted totals. `beside`:
+    another reader's taker that the same read hands each record (the report's answers shown,
+    `streamed_totals.Beside`), so a file with no index is decoded once for both; given nothing
+    when the totals are not counted from such a read."""
     variant = _variant(order, decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     prefix = f"{results}:"
@@ -170,7 +174,9 @@ def totals_of(
         if pair_count is not None:
             pair_count.finished = counter
     else:
-        totals = _count(results, decisions_file, price, tags, extent, problems, on_problem, on_standing)
+        totals = _count(
+            results, decisions_file, price, tags, extent, problems, on_problem, on_standing, beside
+        )
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
         kept_problems = [problem[len(prefix) :] for problem in problems]
@@ -189,6 +195,7 @@ def _count(
     problems: list[str],
     on_problem: Callable[[str], None],
     on_standing: Callable[[Standing], None] | None = None,
+    beside: Beside | None = None,
 ) -> Totals:
     """The totals counted from the file in its order, each bad line's problem onto `problems` and
     then to `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the
@@ -205,6 +212,7 @@ def _count(
                 on_problem=problems.append,
                 tags=tags,
                 on_standing=on_standing,
+                beside=beside,
             )
         except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
             problems.clear()

@@ -12,12 +12,14 @@ import pytest
 from support.make_results import decision_on, many_results, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.records import Decision, record_encoder
+from tabench_dsl.core.records import Decision, Record, record_encoder
 from tabench_dsl.review.audit import answer_sha256
 from tabench_dsl.review.report import render_report
 from tabench_dsl.review.report_run import report_run
+from tabench_dsl.review.streamed_listing import listing_beside, streamed_listing
+from tabench_dsl.review.totals_of import totals_of
 from tabench_dsl.review.viewer.run import load_run
-from tabench_dsl.store.decisions import decisions_path
+from tabench_dsl.store.decisions import decisions_path, load_decisions
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -220,3 +222,63 @@ def test_a_file_read_over_three_processes_gives_the_page_one_read_gives(
     assert run.records == [] and totals is not None
     page = render_report(run, max_answers=max_answers, now=NOW, listed=listed, totals=totals)
     assert page == render_report(load_run(path), max_answers=max_answers, now=NOW)
+
+
+@pytest.fixture
+def streamed_big(big: Path) -> Path:
+    """`big` without its audit: its totals are counted as the records stream by (a blind audit
+    is counted from the records held), the read that carries the listing."""
+    kept = [d for d in load_decisions(decisions_path(big)) if d.kind != "audit"]
+    decisions_path(big).write_bytes(b"".join(record_encoder.encode(d) + b"\n" for d in kept))
+    return big
+
+
+def chose(listed: list[Record]) -> list[tuple]:
+    """What the cut chose of each record: the page reads only these of them (and the line whole)."""
+    return [(r.key, r.verdict, r.decision, r.human_audit, r.reviewer_audits) for r in listed]
+
+
+@pytest.mark.parametrize("processes", ["1", "3"])
+@pytest.mark.parametrize("tags", [None, ["hard"]])
+@pytest.mark.parametrize("bad_line", [True, False])
+def test_a_file_with_no_index_is_read_once_for_its_totals_and_its_answers_shown(
+    streamed_big: Path, processes: str, tags: list[str] | None, bad_line: bool, monkeypatch
+) -> None:
+    """The totals' reads carry the listing's taker (`Beside`): once the totals are counted, it
+    holds the first read's numbering of the pairs' last records and the taker the totals' second
+    read of the standing records handed them to (pairs come twice here), and the listing finished
+    from it chooses what reads of its own choose. A bad line is named once (a range holding one is
+    read again in one process; without it, the ranges' takers are merged). With the totals kept in
+    the index there is no such read: nothing is carried, and the listing reads the file itself,
+    choosing the same."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    path = streamed_big
+    if not bad_line:
+        path.write_bytes(path.read_bytes().removesuffix(b"{not json\n"))
+    decisions = load_decisions(decisions_path(path))
+    alone, stale_alone = streamed_listing(path, decisions, tags=tags, limit=25)
+    carried = []
+    for _ in range(2):  # the first counts (no index yet), the second reads the totals kept
+        beside = listing_beside(decisions, tags=tags, limit=25)
+        problems: list[str] = []
+        totals_of(path, decisions_path(path), tags=tags, on_problem=problems.append, beside=beside)
+        assert len(problems) == bad_line and all("not a result record" in p for p in problems)
+        carried.append((beside.last is not None, beside.taker is not None))
+        listed, stale = streamed_listing(path, decisions, tags=tags, limit=25, beside=beside)
+        assert chose(listed) == chose(alone) and stale == stale_alone
+        assert len(listed) == 25 and len(stale) == 1
+    assert carried == [(True, True), (False, False)]
+
+
+@pytest.mark.parametrize("processes", ["1", "3"])
+@pytest.mark.parametrize("max_answers", [25, 1000])
+def test_the_page_of_one_read_is_the_whole_read_one(
+    streamed_big: Path, processes: str, max_answers: int, monkeypatch
+) -> None:
+    """Totals and answers shown from the one read (pairs graded twice, tags, decisions, one stale,
+    a bad line): the page is the whole read's, and again from the totals then kept."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    for options in ({}, {"tags": ["hard"]}, {}):
+        whole, light = pages(streamed_big, max_answers, **options)
+        assert light == whole
+        assert "Decision ignored" in whole and "not a result record" in whole
