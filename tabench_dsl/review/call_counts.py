@@ -16,9 +16,10 @@ from typing import Protocol
 from ..core.records import Attempt, JudgeInfo
 from .costs import Spend
 
-#: Most shared attempts lists a count holds uncounted: a file has a few shapes of attempts (the
-#: light reader shares up to thousands); a record past this many is counted as it comes.
-SHARED_KEPT = 256
+#: Most shared attempts lists a count holds uncounted: a file has a few shapes of attempts per
+#: system and judge (the light reader shares up to thousands); past this many, the records' lists
+#: are taken as not shared (each record decoded whole has its own) and counted as they come.
+SHARED_KEPT = 4096
 
 
 class CallCounts(Protocol):

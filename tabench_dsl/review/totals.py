@@ -162,7 +162,8 @@ class StandingCounter:
         #: What some record has, so `totals` asks for the standing records again only for these.
         self.seen: set[str] = set()
         #: Attempts lists `add` noted and not yet counted (`settle`), by their and their judge's id.
-        self._pending: dict[tuple[str, int, int], SharedCalls] = {}
+        #: None once the records' lists prove not to be shared (`_note_calls`).
+        self._pending: dict[tuple[str, int, int], SharedCalls] | None = {}
 
     def add(self, record: Record) -> None:
         """Count one standing record. The common one (no panel, audit, repeats or reviews) in one
@@ -233,21 +234,37 @@ class StandingCounter:
                 s.facets[name] = s.facets.get(name, 0) + change
 
     def _note_calls(self, s: SystemTotals, system: str, judge: JudgeInfo, attempts: list[Attempt]) -> None:
-        """Note a record's calls as one more use of its attempts list, counted in `settle` (or now,
-        past `SHARED_KEPT` lists held)."""
-        # The ids are those of objects a `SharedCalls` holds: no other object has them meanwhile.
-        key = (system, id(attempts), id(judge))
+        """Note a record's calls as one more use of its attempts list, counted in `settle`; once
+        `SHARED_KEPT` lists are held (the records' lists are not shared: records decoded whole),
+        count them as they come."""
         pending = self._pending
-        calls = pending.get(key)
-        if calls is not None:
-            calls.uses += 1
-        elif len(pending) < SHARED_KEPT:
-            pending[key] = SharedCalls(system, judge, attempts)
-        else:
+        if pending is not None:
+            # The ids are those of objects a `SharedCalls` holds: no other object has them meanwhile.
+            key = (system, id(attempts), id(judge))
+            calls = pending.get(key)
+            if calls is not None:
+                calls.uses += 1
+                return
+            if len(pending) < SHARED_KEPT:
+                pending[key] = SharedCalls(system, judge, attempts)
+                return
             self.settle()
-            judged = [(judge, attempt) for attempt in attempts]
-            count_calls(s, self.spends[system], judged)
-            self.served.add_judged(judged)
+            self._pending = None
+        spend, served = self.spends[system], self.served
+        for attempt in attempts:
+            if attempt.cache_hit:
+                s.cache_hits += 1
+            else:
+                if attempt.raw is not None or attempt.error is not None:
+                    s.judge_calls += 1
+                    spend.add_call(attempt.tokens, judge)
+                if attempt.served is not None:
+                    served.add_judged(((judge, attempt),))
+            kind = attempt.kind
+            if kind == "stern":
+                s.stern_retries += 1
+            elif kind == "format":
+                s.format_retries += 1
 
     def _note_judge(self, record: Record) -> None:
         """Note the judge of a graded answer, in the order judges are first met."""

@@ -205,7 +205,7 @@ def test_records_sharing_attempts_lists_count_as_records_with_lists_of_their_own
         for n in range(SHARED_KEPT + 40)
     ]
     shared = []
-    for i in range(3000):
+    for i in range(SHARED_KEPT + 4000):
         judge = judges[rng.randrange(3)]
         record = msgspec.structs.replace(rec(f"s{i % 7}", f"q{i}", "pass"), judge=judge)
         record.attempts = shapes[rng.randrange(8) if i < 2000 else rng.randrange(len(shapes))]
