@@ -209,8 +209,7 @@ class StandingCounter:
         else:  # `error`, or an outcome no record is written with: `count_outcome` counts it so
             s.error += 1
             q.error += 1
-        if verdict != "error":
-            self.graded.add(system, question, verdict)
+        self.graded.add(system, question, verdict)
         if tier == "match":
             s.match_decided += 1
         judge, attempts = record.judge, record.attempts
