@@ -221,8 +221,8 @@ class StandingCounter:
             s.injection_suspects += 1
         if record.facets:
             self._count_facets(s, record.facets, 1)
-        # Light records share one judge object: the same one as the last record's is counted already.
-        if judge is not self._last_judge and tier == "t2" and record.cause != "missing":
+        last = self._last_judge  # light records share one judge object, whole ones equal ones
+        if judge is not last and tier == "t2" and record.cause != "missing" and judge != last:
             self._note_judge(record)
 
     def _count_facets(self, s: SystemTotals, facets: dict[str, bool], change: int) -> None:
@@ -342,8 +342,13 @@ class StandingCounter:
             for facet, seen in row.facets.items():
                 mine.facets[facet] = mine.facets.get(facet, 0) + seen
             self.spends[name].merge(other.spends[name])
-        for name, question in other.questions.items():
-            add_counts(self.questions.setdefault(name, QuestionTotals(question=name)), question)
+        questions = self.questions
+        for name, question in other.questions.items():  # `other`'s rows are its own, as its systems'
+            mine_q = questions.get(name)
+            if mine_q is None:
+                questions[name] = question
+            else:
+                add_counts(mine_q, question)
         for facet, seen in other.facets.items():
             self.facets[facet] = self.facets.get(facet, 0) + seen
         for key, judge in other.judges.items():
