@@ -118,17 +118,20 @@ class Spend:
         self.unpriced_calls = 0
         self._billed: dict[Price, TokenCounts] = {}
 
-    def add_call(self, tokens: Tokens, judge: JudgeInfo) -> None:
-        """Count one judge call (not a cache hit) made by `judge`."""
-        self.calls += 1
-        self.tokens.add(tokens)
+    def add_call(self, tokens: Tokens, judge: JudgeInfo, times: int = 1) -> None:
+        """Count one judge call (not a cache hit) made by `judge`, or `times` such calls alike."""
+        self.calls += times
+        used: Tokens | TokenCounts = tokens
+        if times != 1:
+            used = TokenCounts(*(times * getattr(tokens, name) for name in TokenCounts.__struct_fields__))
+        self.tokens.add(used)
         if judge.deterministic:  # builtin or replay: nothing was billed
             return
         price = self.price or judge.price
         if price is None:
-            self.unpriced_calls += 1
+            self.unpriced_calls += times
             return
-        self._billed.setdefault(price, TokenCounts()).add(tokens)
+        self._billed.setdefault(price, TokenCounts()).add(used)
 
     def take_call(self, tokens: Tokens, judge: JudgeInfo) -> None:
         """Take back one call `add_call` counted (the price it was billed at keeps its place)."""

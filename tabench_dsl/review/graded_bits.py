@@ -3,14 +3,18 @@
 `compare.successes` gathers the same sets from a list of records; a count that streams the
 standing records from a file (`totals.count_standing`) adds them here instead, one bit per record
 in a bytearray per system, so ten million records cost about ten million bits, not a list entry
-each. The bits number the questions in the order they first come with a graded outcome, as
-`successes` numbers them; the comparisons only count the bits two sets share, so any numbering
+each. The bits number the questions in the order they first come (`successes` numbers those
+with a graded outcome); the comparisons only count the bits two sets share, so any numbering
 gives them the same figures.
 """
 
 from __future__ import annotations
 
 from .compare import Graded
+
+#: Most runs of question numbers a merge moves whole (`GradedBits.merge`); each costs a pass over
+#: the bits, so past this many the bits are moved one at a time.
+MOST_RUNS = 64
 
 
 class GradedBits:
@@ -22,10 +26,12 @@ class GradedBits:
         self.passed: dict[str, bytearray] = {}
 
     def add(self, system: str, question: str, verdict: str) -> None:
-        """One standing record's outcome (an `error` is no graded outcome: left out)."""
+        """One standing record's outcome (an `error` is no graded outcome: left out, its question
+        numbered all the same, so parts of a file number their questions in the order they met
+        them, and their bits merge as a run or two, `merge`)."""
+        bit = self.number.setdefault(question, len(self.number))
         if verdict == "error":
             return
-        bit = self.number.setdefault(question, len(self.number))
         graded = self.graded.get(system)
         if graded is None:
             graded = self.graded[system] = bytearray()
@@ -45,16 +51,18 @@ class GradedBits:
 
     def merge(self, other: GradedBits) -> None:
         """Add the outcomes `other` noted (over a later part of the file, of other pairs), its
-        questions numbered as they are numbered here; where both numbered them alike (a battery's
-        systems answer the same questions in the same order), the bits are or-ed whole."""
+        questions numbered as they are numbered here. Its numbers fall in runs that map onto runs
+        of these (the same numbers where a battery's systems answer the same questions in the
+        same order; a run or two moved where a later part met its questions first), so each run
+        of bits is moved whole, as numbers; past `MOST_RUNS` runs, bit by bit."""
         numbered = self.number
         mapping = [numbered.setdefault(name, len(numbered)) for name in other.number]
-        alike = all(bit == mapped for bit, mapped in enumerate(mapping))
+        runs = _runs(mapping)
         for system, bits in other.graded.items():
             passed = other.passed[system]
-            if alike:
-                _or(self.graded, system, bits)
-                _or(self.passed, system, passed)
+            if runs is not None:
+                _or(self.graded, system, _moved(bits, runs))
+                _or(self.passed, system, _moved(passed, runs))
                 continue
             graded = self.graded.setdefault(system, bytearray())
             mine = self.passed.setdefault(system, bytearray())
@@ -80,16 +88,33 @@ def _clear(bits: bytearray, bit: int) -> None:
     bits[bit >> 3] &= ~(1 << (bit & 7)) & 0xFF
 
 
-def _or(table: dict[str, bytearray], system: str, bits: bytearray) -> None:
-    mine = table.get(system)
-    if mine is None:
-        table[system] = bits
-        return
-    if len(mine) < len(bits):
-        mine.extend(bytes(len(bits) - len(mine)))
-    for at, byte in enumerate(bits):
-        if byte:
-            mine[at] |= byte
+def _or(table: dict[str, bytearray], system: str, value: int) -> None:
+    """Or the bits of `value` into `system`'s bits."""
+    mine = table.get(system, bytearray())
+    value |= _number(mine)
+    table[system] = bytearray(value.to_bytes(max(len(mine), (value.bit_length() + 7) // 8), "little"))
+
+
+def _runs(mapping: list[int]) -> list[tuple[int, int, int]] | None:
+    """`mapping` as runs (start, stop, where start goes) of numbers that map onto consecutive
+    numbers; None past `MOST_RUNS` of them."""
+    runs: list[tuple[int, int, int]] = []
+    start = 0
+    for at in range(1, len(mapping) + 1):
+        if at == len(mapping) or mapping[at] != mapping[at - 1] + 1:
+            runs.append((start, at, mapping[start]))
+            if len(runs) > MOST_RUNS:
+                return None
+            start = at
+    return runs
+
+
+def _moved(bits: bytearray, runs: list[tuple[int, int, int]]) -> int:
+    """The bits of `bits` as a number, each run moved where it goes."""
+    value, moved = _number(bits), 0
+    for start, stop, to in runs:
+        moved |= (value >> start & ((1 << (stop - start)) - 1)) << to
+    return moved
 
 
 def _is_set(bits: bytearray, bit: int) -> bool:

@@ -48,6 +48,7 @@ class CountState(msgspec.Struct, array_like=True):
 
 def count_state(counter: StandingCounter) -> CountState:
     """What `counter` holds, as the index keeps it."""
+    counter.settle()
     graded = counter.graded
     return CountState(
         systems=list(counter.systems.values()),

@@ -16,6 +16,7 @@ from ..core.price import Price
 from ..core.records import Attempt, JudgeInfo, Record
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .audit import AuditAgreement, audit_agreements
+from .call_counts import SHARED_KEPT, SharedCalls, count_calls
 from .compare import Comparisons, compare_graded
 from .costs import Spend, TokenCounts, judged_attempts
 from .error_range import ErrorRange, error_range
@@ -160,21 +161,22 @@ class StandingCounter:
         self._last_judge: JudgeInfo | None = None
         #: What some record has, so `totals` asks for the standing records again only for these.
         self.seen: set[str] = set()
+        #: Attempts lists `add` noted and not yet counted (`settle`), by their and their judge's id.
+        #: None once the records' lists prove not to be shared (`_note_calls`).
+        self._pending: dict[tuple[str, int, int], SharedCalls] | None = {}
 
     def add(self, record: Record) -> None:
-        """Count one standing record."""
-        system = record.system
-        if system not in self.systems:
-            self.systems[system] = SystemTotals(system=system)
+        """Count one standing record. The common one (no panel, audit, repeats or reviews) in one
+        call: its row and question looked up once, its judge calls noted as one more use of its
+        attempts list, which the light reader shares between records (`_note_calls`)."""
+        system, question = record.system, record.question
+        s = self.systems.get(system)
+        if s is None:
+            s = self.systems[system] = SystemTotals(system=system)
             self.spends[system] = Spend(self.price)
-        if record.question not in self.questions:
-            self.questions[record.question] = QuestionTotals(question=record.question)
-        self._tally(record, 1)
-        judge = record.judge
-        # Light records share one judge object: the same one as the last record's is counted already.
-        if record.tier == "t2" and record.cause != "missing" and judge is not self._last_judge:
-            self.judges.setdefault((judge.backend, judge.model), judge)
-            self._last_judge = judge
+        q = self.questions.get(question)
+        if q is None:
+            q = self.questions[question] = QuestionTotals(question=question)
         unset = msgspec.UNSET
         if not (
             record.panel is unset
@@ -183,13 +185,111 @@ class StandingCounter:
             and record.human_audit is unset
             and record.reviewer_audits is unset
         ):
+            self.settle()  # counted in the order they come: a price's place orders a cost's sum
+            self._tally(record, 1)
+            self._note_judge(record)
             self._note_reviews(record)
+            return
+        self.records += 1
+        decision, tier = record.decision, record.tier
+        verdict = record.verdict if decision is None else _decided(s, decision.verdict)
+        s.answers += 1
+        q.answers += 1
+        if verdict == "pass":
+            s.passed += 1
+            q.passed += 1
+            if tier == "t1":
+                s.t1_passes += 1
+        elif verdict == "fail":
+            s.fail += 1
+            q.fail += 1
+        elif verdict == "adjudicate":
+            s.adjudicate += 1
+            q.adjudicate += 1
+        else:  # `error`, or an outcome no record is written with: `count_outcome` counts it so
+            s.error += 1
+            q.error += 1
+        self.graded.add(system, question, verdict)
+        if tier == "match":
+            s.match_decided += 1
+        judge, attempts = record.judge, record.attempts
+        if attempts:
+            self._note_calls(s, system, judge, attempts)
+        if record.tags:
+            self.tagged.add(record)
+        if record.injection_suspect:
+            s.injection_suspects += 1
+        if record.facets:
+            self._count_facets(s, record.facets, 1)
+        last = self._last_judge  # light records share one judge object, whole ones equal ones
+        if judge is not last and tier == "t2" and record.cause != "missing" and judge != last:
+            self._note_judge(record)
+
+    def _count_facets(self, s: SystemTotals, facets: dict[str, bool], change: int) -> None:
+        """`change` of each facet a record saw, onto the whole file's and its system's counts."""
+        for name, seen in facets.items():
+            if seen:
+                self.facets[name] = self.facets.get(name, 0) + change
+                s.facets[name] = s.facets.get(name, 0) + change
+
+    def _note_calls(self, s: SystemTotals, system: str, judge: JudgeInfo, attempts: list[Attempt]) -> None:
+        """Note a record's calls as one more use of its attempts list, counted in `settle`; once
+        `SHARED_KEPT` lists are held (the records' lists are not shared: records decoded whole),
+        count them as they come."""
+        pending = self._pending
+        if pending is not None:
+            # The ids are those of objects a `SharedCalls` holds: no other object has them meanwhile.
+            key = (system, id(attempts), id(judge))
+            calls = pending.get(key)
+            if calls is not None:
+                calls.uses += 1
+                return
+            if len(pending) < SHARED_KEPT:
+                pending[key] = SharedCalls(system, judge, attempts)
+                return
+            self.settle()
+            self._pending = None
+        spend, served = self.spends[system], self.served
+        for attempt in attempts:
+            if attempt.cache_hit:
+                s.cache_hits += 1
+            else:
+                if attempt.raw is not None or attempt.error is not None:
+                    s.judge_calls += 1
+                    spend.add_call(attempt.tokens, judge)
+                if attempt.served is not None:
+                    served.add_judged(((judge, attempt),))
+            kind = attempt.kind
+            if kind == "stern":
+                s.stern_retries += 1
+            elif kind == "format":
+                s.format_retries += 1
+
+    def _note_judge(self, record: Record) -> None:
+        """Note the judge of a graded answer, in the order judges are first met."""
+        judge = record.judge
+        if record.tier == "t2" and record.cause != "missing" and judge is not self._last_judge:
+            self.judges.setdefault((judge.backend, judge.model), judge)
+            self._last_judge = judge
+
+    def settle(self) -> None:
+        """Count the judge calls `add` noted as uses of an attempts list (`SharedCalls`), in the
+        order first noted, so every count (and each price's place, which orders the sum of a cost) is
+        what counting each record's calls as it came gives."""
+        pending = self._pending
+        if pending:
+            self._pending = {}
+            for calls in pending.values():
+                judged = calls.judged()
+                count_calls(self.systems[calls.system], self.spends[calls.system], judged, calls.uses)
+                self.served.add_judged(judged, calls.uses)
 
     def subtract(self, record: Record) -> None:
         """Take back every count `add` made of `record`, a standing record counted here: what a
         pair counts when its record is replaced (a person's decision on it: the viewer takes the
         record back and adds it decided). What a count lists as first met (a judge, a facet's or a
         price's place) and what some record has (`seen`) stay as they are."""
+        self.settle()
         self._tally(record, -1)
 
     def _tally(self, record: Record, change: int) -> None:
@@ -216,21 +316,20 @@ class StandingCounter:
         elif tier == "match":
             s.match_decided += change
         judged = judged_attempts(record)
-        _count_calls(s, self.spends[system], judged, change)
+        count_calls(s, self.spends[system], judged, change)
         self.served.add_judged(judged, change)
         if record.tags:
             self.tagged.add(record, change)
         if record.injection_suspect:
             s.injection_suspects += change
         if record.facets:
-            for name, seen in record.facets.items():
-                if seen:
-                    self.facets[name] = self.facets.get(name, 0) + change
-                    s.facets[name] = s.facets.get(name, 0) + change
+            self._count_facets(s, record.facets, change)
 
     def merge(self, other: StandingCounter) -> None:
         """Add what `other` counted: the standing records of a later part of the file (no pair of
         which is counted here), as if `add` had been given them after these."""
+        self.settle()
+        other.settle()
         self.records += other.records
         for name, row in other.systems.items():
             mine = self.systems.get(name)
@@ -243,8 +342,13 @@ class StandingCounter:
             for facet, seen in row.facets.items():
                 mine.facets[facet] = mine.facets.get(facet, 0) + seen
             self.spends[name].merge(other.spends[name])
-        for name, question in other.questions.items():
-            add_counts(self.questions.setdefault(name, QuestionTotals(question=name)), question)
+        questions = self.questions
+        for name, question in other.questions.items():  # `other`'s rows are its own, as its systems'
+            mine_q = questions.get(name)
+            if mine_q is None:
+                questions[name] = question
+            else:
+                add_counts(mine_q, question)
         for facet, seen in other.facets.items():
             self.facets[facet] = self.facets.get(facet, 0) + seen
         for key, judge in other.judges.items():
@@ -268,6 +372,7 @@ class StandingCounter:
     def totals(self, standing: Callable[[], Iterable[Record]]) -> Totals:
         """The totals counted; `standing()` gives the same records again, for those counts a
         record must be read whole for (called only when some record has what they count)."""
+        self.settle()
         systems, seen = self.systems, self.seen
         rows: list[SystemTotals | QuestionTotals] = [*systems.values(), *self.questions.values()]
         for row in rows:
@@ -298,25 +403,13 @@ class StandingCounter:
         )
 
 
-def _count_calls(
-    s: SystemTotals, spend: Spend, judged: Iterable[tuple[JudgeInfo, Attempt]], change: int = 1
-) -> None:
-    """A record's judge calls (`costs.judged_attempts`), cache hits and retries onto its system's
-    row, their tokens onto `spend` (a panel's judges' and an audit's calls too); `change` -1 takes
-    them back."""
-    for judge, attempt in judged:
-        if attempt.cache_hit:
-            s.cache_hits += change
-        elif attempt.raw is not None or attempt.error is not None:
-            s.judge_calls += change
-            if change > 0:
-                spend.add_call(attempt.tokens, judge)
-            else:
-                spend.take_call(attempt.tokens, judge)
-        if attempt.kind == "stern":
-            s.stern_retries += change
-        elif attempt.kind == "format":
-            s.format_retries += change
+def _decided(s: SystemTotals, verdict: str) -> str:
+    """A person's `verdict` on a record, counted as theirs on its system's row."""
+    if verdict == "pass":
+        s.human_pass += 1
+    else:
+        s.human_fail += 1
+    return verdict
 
 
 def _human_checks(systems: dict[str, SystemTotals], usage: Usage, standing: Iterable[Record]) -> None:

@@ -175,3 +175,53 @@ def test_a_record_taken_back_and_added_decided_counts_as_a_fresh_count_of_it_dec
         records[i] = decided
         fresh = compute_totals(records, price=price)
         assert totals_json(counter.totals(lambda: iter(records))) == totals_json(fresh)
+
+
+def test_records_sharing_attempts_lists_count_as_records_with_lists_of_their_own():
+    """The light reader shares one attempts list between records of the same shape, and the count
+    notes each such record as one more use of its list (`call_counts.SharedCalls`): three judges
+    at three prices, served models, cache hits, retries, panels and more shared lists than are
+    held at once, in a scattered order, give byte for byte the totals of the same records each
+    with a list of its own (a list per record, counted as it comes), with the reader's price or
+    without. The figures are checked by hand for one system as well."""
+    import random
+
+    from tabench_dsl.core.price import Price
+    from tabench_dsl.core.records import PanelVote, Served
+    from tabench_dsl.review.call_counts import SHARED_KEPT
+
+    judges = [
+        JudgeInfo("openai", "m", price=Price(input=0.4, output=1.6)),
+        JudgeInfo("anthropic", "c", price=Price(input=3.0, output=15.0, cached_input=0.3)),
+        JudgeInfo("openai", "n", price=Price(input=0.07, output=0.3)),
+    ]
+    rng = random.Random(5)
+    shapes = [
+        [
+            Attempt("first", "{}", tokens=Tokens(800 + n, 40 + n % 7, n % 5), served=Served(f"s{n % 3}")),
+            *([Attempt(kind="stern", raw="{}", tokens=Tokens(900, 50))] if n % 4 == 0 else []),
+            *([Attempt(kind="first", raw="{}", cache_hit=True)] if n % 5 == 1 else []),
+        ]
+        for n in range(SHARED_KEPT + 40)
+    ]
+    shared = []
+    for i in range(SHARED_KEPT + 4000):
+        judge = judges[rng.randrange(3)]
+        record = msgspec.structs.replace(rec(f"s{i % 7}", f"q{i}", "pass"), judge=judge)
+        record.attempts = shapes[rng.randrange(8) if i < 2000 else rng.randrange(len(shapes))]
+        if i % 97 == 5:
+            record.panel = [PanelVote(judges[(i + 1) % 3], "pass", "", attempts=shapes[i % 9])]
+        shared.append(record)
+    own = [msgspec.structs.replace(record, attempts=list(record.attempts)) for record in shared]
+    for price in (None, Price(input=1.0, output=2.0)):
+        counted = compute_totals(shared, price=price)
+        assert totals_json(counted) == totals_json(compute_totals(own, price=price))
+    row = next(s for s in compute_totals(shared).systems if s.system == "s3")
+    mine = [record for record in shared if record.system == "s3"]
+    every = [(r.judge, a) for r in mine for a in r.attempts] + [
+        (v.judge, a) for r in mine for v in r.votes for a in v.attempts
+    ]
+    assert row.judge_calls == sum(not a.cache_hit for _, a in every)
+    assert row.cache_hits == sum(a.cache_hit for _, a in every)
+    assert row.stern_retries == sum(a.kind == "stern" for _, a in every)
+    assert row.tokens.prompt == sum(a.tokens.prompt for _, a in every if not a.cache_hit)
