@@ -4,6 +4,7 @@ per-minute budgets and the per-call timeout (the last two against the scripted s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 
@@ -98,21 +99,27 @@ async def test_limiter_is_reentrant_per_task():
 async def test_limiter_bounds_exchanges_in_flight(judge_server, http_session):
     in_flight = 0
     peak = 0
+    bound_reached = asyncio.Event()
 
     async def slow(body):
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
-        # Long beside the time a loaded machine takes to send the next request, so the gate's
-        # bound is reached (20 ms was not, now and then, under load).
-        await asyncio.sleep(0.1)
+        if in_flight == 3:
+            bound_reached.set()
+        # The first exchanges are held until the gate's bound is in flight (a loaded machine may
+        # send the next request after a fixed sleep has run out: 0.1 s was not always enough);
+        # a gate letting fewer through leaves the event unset, and peak short, after 10 s.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(bound_reached.wait(), timeout=10)
+        await asyncio.sleep(0.05)
         in_flight -= 1
         return REPLY
 
     server = await judge_server(slow)
-    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=2)
+    judge = OpenAIJudge(JudgeParams(model="m"), session=http_session, base_url=server.url, timeout=30)
     limiter = ExchangeGate(3)
-    policy = RetryPolicy(timeout=2)
+    policy = RetryPolicy(timeout=30)
     results = await asyncio.gather(*(call_with_retries(judge, MESSAGES, policy, limiter) for _ in range(12)))
     assert [r[0].content for r in results] == [REPLY] * 12
     assert peak == 3 and limiter.in_flight == 0

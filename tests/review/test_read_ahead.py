@@ -38,7 +38,19 @@ def test_every_range_is_read_once_in_file_order_by_both_processes(
     numbered: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
-    ahead = ReadAhead(numbered, lambda start, stop: lines_of(numbered, start, stop))
+    met = numbered.parent / "met"
+    met.mkdir()
+
+    def after_both_began(start: int, stop: int) -> tuple[int, bytes]:
+        """A range read once both processes hold one: however either is scheduled (a loaded
+        machine may start the child late, or run it alone), neither reads every range."""
+        (met / str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(list(met.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return lines_of(numbered, start, stop)
+
+    ahead = ReadAhead(numbered, after_both_began)
     readers, parts = zip(*ahead.results(), strict=True)
     assert b"".join(parts) == numbered.read_bytes()
     assert len(parts) == len(line_ranges(numbered, PIECES)) > 1
