@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,6 +27,27 @@ def no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     (`totals` draws 160 wide for one), whatever the terminal pytest runs in, and pytest-xdist's
     workers (which set COLUMNS=80) read the same tables as a single process."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+#: What the environment may hold that would choose a test's judge key, endpoint or reply cache.
+JUDGE_ENVIRONMENT = (
+    "TABENCH_CACHE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_VERSION",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+)
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of the test's own as the working directory, with none of `JUDGE_ENVIRONMENT` set:
+    a command run there finds no key, endpoint or cache but what the test gives it."""
+    monkeypatch.chdir(tmp_path)
+    for name in JUDGE_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
 
 
 @pytest.fixture

@@ -23,14 +23,6 @@ async def run(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def graded(path: Path) -> list[tuple[str, str, str]]:
     return sorted((r.system, r.question, r.answer) for r in iter_records(path))
 

@@ -36,15 +36,6 @@ async def run(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return tmp_path
-
-
 async def test_builtin_judge_by_default_table_and_default_out(work: Path, capsys) -> None:
     battery = write_battery(work)
     answers = answers_file(work, [ans("a", "h02", "7311"), ans("a", "h03", "blue"), ans("b", "h03", "green")])

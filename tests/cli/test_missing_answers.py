@@ -42,14 +42,6 @@ async def run(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def ans(system: str, question: str, answer: str) -> dict:
     return {"system": system, "question": question, "answer": answer}
 

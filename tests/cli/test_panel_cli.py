@@ -27,20 +27,6 @@ async def run(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "TABENCH_CACHE",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def by_word(table: dict[str, str]):
     """A responder answering by the candidate answer's text."""
 

@@ -55,13 +55,6 @@ def test_the_finder_finds_a_write(tmp_path: Path) -> None:
     assert writes_to_a_namespace(path) == ["x_cmd.py:2: args.price", "x_cmd.py:3: args.?"]
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def test_grade_reads_its_command_line_into_one_frozen_struct(work: Path, capsys) -> None:
     battery = write_battery(work)
     answers = work / "answers.jsonl"

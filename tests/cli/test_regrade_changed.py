@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from support.helpers_grading import RUBRIC, write_battery
 
 from tabench_dsl.cli import main
@@ -23,14 +22,6 @@ def _answers(folder: Path) -> Path:
     ]
     path.write_text("".join(json.dumps({"system": s, "question": q, "answer": t}) + "\n" for s, q, t in rows))
     return path
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
 
 
 def test_regrades_exactly_the_changed(work: Path, capsys) -> None:

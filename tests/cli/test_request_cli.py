@@ -63,14 +63,6 @@ SCHEMA_TEXT = """\
 CANARY = "hdr-canary-Zq9xK3wLm"
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def answers(folder: Path, *questions: str) -> Path:
     path = folder / "answers.jsonl"
     lines = [

@@ -9,7 +9,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from support.helpers_grading import FAIL, user_content, write_battery
 from support.judge_server import Fault
 
@@ -25,14 +24,6 @@ def answers_file(folder: Path, rows: list[tuple[str, str, str]], extra: str = ""
     lines = [json.dumps({"system": s, "question": q, "answer": a}) for s, q, a in rows]
     path.write_text("".join(line + "\n" for line in lines) + extra, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for variable in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
-    return tmp_path
 
 
 async def test_grade_ends_with_the_causes_of_errors_and_adjudicates(work: Path, capsys, judge_server) -> None:

@@ -20,14 +20,6 @@ async def run(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def set_t1(battery: Path, value: str | None) -> None:
     """Write the manifest's `t1:` line (None: leave the key out, the default rule)."""
     manifest = battery / "battery.yaml"

@@ -23,12 +23,10 @@ PAIRS = SYSTEMS * (SYSTEMS - 1) // 2
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LINES"):
-        monkeypatch.delenv(name, raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("LINES", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
-    return tmp_path
+    return work
 
 
 def write_big_battery(folder: Path) -> Path:

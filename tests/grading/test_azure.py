@@ -23,12 +23,9 @@ KEY = "azure-canary-Kq81Zx0Pw3"
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_VERSION"):
-        monkeypatch.delenv(name, raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TABENCH_BATCH_POLL", "0.01")
-    return tmp_path
+    return work
 
 
 @pytest.fixture

@@ -42,19 +42,10 @@ async def batch_server() -> AsyncIterator:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "TABENCH_CACHE",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TABENCH_BATCH_POLL", "0.01")
-    write_battery(tmp_path, t1=True)
-    return tmp_path
+    write_battery(work, t1=True)
+    return work
 
 
 def write_answers(folder: Path, answers: list[tuple[str, str, str]]) -> Path:

@@ -45,15 +45,6 @@ def write_battery(root: Path, rubric: str = RUBRIC) -> Path:
     return folder
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return tmp_path
-
-
 def test_kappa_of_a_hand_computed_case() -> None:
     # expected p p p f f f f f / got p p f f f f f p: observed 6/8; chance (3*3 + 5*5)/64 = 34/64;
     # kappa = (48/64 - 34/64) / (30/64) = 14/30.

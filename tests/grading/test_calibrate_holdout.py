@@ -42,13 +42,6 @@ def write_battery(root: Path, rubric: str, name: str = "cal") -> Path:
     return folder
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def test_held_out_exemplars_are_parsed_and_never_rendered(work: Path) -> None:
     seen = compile_battery(load_battery(write_battery(work, SEEN, "a")))
     held = compile_battery(load_battery(write_battery(work, HELD, "b")))

@@ -46,16 +46,13 @@ def scripted(plans: dict[str, list[str]]):
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TABENCH_BATCH_POLL", "0.05")
-    write_battery(tmp_path)
-    (tmp_path / "answers.jsonl").write_text(
+    write_battery(work)
+    (work / "answers.jsonl").write_text(
         "".join(json.dumps({"system": s, "question": q, "answer": a}) + "\n" for s, q, a in MIXED)
     )
-    return tmp_path
+    return work
 
 
 def argv(work: Path, judge: str, *extra: str) -> list[str]:

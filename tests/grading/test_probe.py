@@ -7,7 +7,6 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from support.helpers_grading import FAIL, PASS, user_content, write_battery
 
 from tabench_dsl.cli import main
@@ -22,13 +21,6 @@ question h01 {
   exemplar incorrect "Ingest, Summarize." why "names the trap"
 }
 """
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
 
 
 def test_the_edits_by_hand() -> None:

@@ -173,14 +173,6 @@ async def _main(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def _answers(folder: Path, answer: str) -> Path:
     path = folder / "answers.jsonl"
     path.write_text(json.dumps({"system": "m", "question": "d01", "answer": answer}) + "\n", encoding="utf-8")

@@ -7,7 +7,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from support.helpers_grading import FAIL, PASS, user_content, write_battery
 
 from tabench_dsl.cli import main
@@ -16,14 +15,6 @@ from tabench_dsl.grading.repeats import combine_repeats, repeat_kind
 from tabench_dsl.review.totals import compute_totals
 from tabench_dsl.store.light_records import iter_light_records
 from tabench_dsl.store.results import iter_records
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return tmp_path
 
 
 def flipping_judge():

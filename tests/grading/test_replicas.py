@@ -27,20 +27,17 @@ def rubric() -> str:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def work(work: Path) -> Path:
     from support.helpers_grading import write_battery
 
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    write_battery(tmp_path, rubric=rubric())
+    write_battery(work, rubric=rubric())
     lines = [
         {"system": f"s{s}", "question": f"q{q:02}", "answer": f"answer {s}"}
         for s in range(5)
         for q in range(QUESTIONS)
     ]
-    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return tmp_path
+    (work / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return work
 
 
 def grade(work: Path, judge: str, *extra: str) -> list[str]:

@@ -20,13 +20,6 @@ from tabench_dsl.store.results import iter_records
 PRICE = Price(input=2.0, output=10.0, cache_write=4.0)
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def test_the_most_a_request_can_cost_by_hand() -> None:
     # "abc" is 3 bytes and "é" 2: 5 prompt tokens at most, plus 16 a message, at the dearer of input
     # ($2) and cache write ($4) per million; 300 reply tokens at $10 per million.

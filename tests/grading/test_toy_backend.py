@@ -46,10 +46,9 @@ def toy_identity(setup: JudgeSetup) -> JudgeIdentity:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
+def work(work: Path) -> Path:
     ASKED.clear()
-    return tmp_path
+    return work
 
 
 def answers(work: Path) -> Path:

@@ -21,12 +21,9 @@ KEY = "sk-recipe-canary-0123456789abcdef"
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    return tmp_path
+    return work
 
 
 async def grade(work: Path, judge: str, *extra: str) -> int:

@@ -37,13 +37,6 @@ def answers(folder: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def test_tags_are_parsed_and_never_rendered(tmp_path: Path) -> None:
     plain = compile_battery(load_battery(write_battery(tmp_path / "plain")))
     tagged_battery = load_battery(write_battery(tmp_path / "tagged", rubric=TAGGED))

@@ -21,13 +21,6 @@ from tabench_dsl.cli import main
 from tabench_dsl.store.results import iter_records
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def grade_argv(work: Path, *answers: Path) -> list[str]:
     argv = ["grade", str(work / "battery"), "--out", str(work / "results.jsonl"), "--no-cache"]
     for path in answers:

@@ -33,20 +33,6 @@ CANARY_TAIL = "5b1d9e7c3a2f4068"
 ANTHROPIC_CANARY = "sk-ant-api03-canary-8e2f6a4c1d9b7350"
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "TABENCH_CACHE",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def battery_with_judge(root: Path, judge: str) -> Path:
     """The grading tests' battery, its manifest naming the judge `judge` (a YAML flow mapping)."""
     folder = write_battery(root, t1=False)

@@ -34,14 +34,6 @@ from tabench_dsl.store.results import iter_records
 OVERSIZED = CAUSE_TEXTS["oversized"]
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def answers_file(root: Path, *answers: tuple[str, str, str]) -> Path:
     path = root / "answers.jsonl"
     lines = [json.dumps({"system": s, "question": q, "answer": a}) for s, q, a in answers]

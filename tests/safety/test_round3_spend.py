@@ -25,17 +25,13 @@ FREE = "judge:\n  price: {input: 0, output: 0}\n"
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    battery = write_battery(tmp_path)
+def work(work: Path) -> Path:
+    battery = write_battery(work)
     with (battery / "battery.yaml").open("a") as manifest:
         manifest.write(FREE)  # the battery's author says the judge is free
     rows = [{"system": s, "question": "h03", "answer": f"sky {s}"} for s in ("s1", "s2", "s3")]
-    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return tmp_path
+    (work / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return work
 
 
 def _grade(work: Path, url: str, *extra: str) -> list[str]:
