@@ -57,6 +57,22 @@ def fresh(path: Path):
     return compile_battery(load_battery(path))
 
 
+@pytest.mark.parametrize("spool", [compile_cache.SPOOL_BYTES, 1])
+def test_an_entry_whose_questions_spill_to_disk_reads_as_a_fresh_compile(
+    spool: int, tmp_path: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The questions' bytes are spooled while the entry is written: in memory, or (spool of 1
+    # byte) in a temporary file from the first question on.
+    monkeypatch.setattr(compile_cache, "SPOOL_BYTES", spool)
+    battery = tmp_path / CASES[0]
+    shutil.copytree(GOLDEN / CASES[0], battery)
+    compiled_battery(battery)
+    second = compiled_battery(battery)
+    assert compiles.count == 1
+    assert second == fresh(battery)
+    assert [second.questions[qid] for qid in second.questions] == list(fresh(battery).questions.values())
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_kept_compile_equals_a_fresh_one(case: str, tmp_path: Path, compiles: Compiles) -> None:
     battery = tmp_path / case
