@@ -107,7 +107,10 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
             # Compiled here, where every read is recorded; kept, each question is encoded as it
             # is compiled and its bytes spooled, so no more than one compiled prompt is held at a
             # time (at 200,000 questions, a gigabyte of them and of the UTF-8 copies of them).
-            parts = _EntryParts(where[1], battery, spool) if where is not None else None
+            try:
+                parts = _EntryParts(where[1], battery, spool) if where is not None else None
+            except OSError:  # no room for the spool's temporary file: compiled, not kept
+                parts = None
         if where is None or parts is None or not all(read.digest for read in reads):  # an editor's text
             return compile_battery(battery)
         write_entry(where[0], parts.body(list(reads)), PERSON)
