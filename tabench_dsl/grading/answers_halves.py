@@ -12,7 +12,7 @@ by the reader, in file order. Otherwise the child sends back what its half adds,
 takes it instead of reading those lines: the answers counted (`count`), the pairs seen (its
 blocks' keys, each block's first line placed after the reader's last), the skipped answers and
 each system's answered questions (`resume_skip.ResumeSkip.absorb`), and the scan's columns
-(`answers_scan.ScanRecorder.absorb`, which hashes the half's bytes itself). A pair given in both
+(`answers_scan.ScanRecorder.absorb`, with the child's hash of the half's bytes). A pair given in both
 halves is a duplicate the child cannot see: then the reader reads the second half itself too, and
 reports it. So is an answers file written to since the child began.
 """
@@ -32,14 +32,15 @@ class HalfRead(NamedTuple):
     """What the second half adds: its `lines`, the good answers counted (`answers`), the pairs seen
     (`blocks`: each block's keys and first place, counted from the half's first line), the answers
     skipped as done (`skipped`), each system's answered questions (`rows`, None without them) and
-    the scan's columns (`columns`: names, systems, questions, offsets; None without a scan)."""
+    the scan's columns (`columns`: names, systems, questions, offsets, and the SHA-256 of the half's
+    bytes; None without a scan)."""
 
     lines: int
     answers: int
     blocks: list[tuple[array, int, int]]
     skipped: int
     rows: dict[str, bytearray] | None
-    columns: tuple[list[str], array, array, array] | None
+    columns: tuple[list[str], array, array, array, bytes] | None
 
 
 def file_stamp(path: str) -> tuple[int, int]:

@@ -10,7 +10,8 @@ each problem and warning is reported again where it was, and only the answers st
 read, each from its offset.
 
 The scan is used only for the same inputs: the SHA-256 of the file's bytes (hashed again before
-every use: about a tenth of a second for 150 MB), the battery's question ids (an unknown question is
+every use: about a tenth of a second for 150 MB; of each half, when two processes read it, each
+hashing its own, `content_key`), the battery's question ids (an unknown question is
 a problem) and the reading code (tabench's version, the reader's modules, msgspec's version). It is
 kept in tabench's cache folder (`core.kept_entries`: this user's, signed), one entry per answers
 file's real path; anything else (no entry, a damaged or foreign one, another file's bytes) reads
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import io
 import itertools
 import os
 import stat
@@ -58,7 +60,7 @@ from ..core.records import Answer
 from ..core.version import __version__
 
 #: Bumped when what a scan holds changes: a scan of another version is never read.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 FOLDER = "answers"
 PERSON = b"tabench-answers"
 #: Good answers handed over at a time (`Chunk`): the reader asks if all of them are done at once.
@@ -87,6 +89,9 @@ class Scan(msgspec.Struct, array_like=True):
     count: int
     notes: list[Note]
     digests: bytes
+    #: Where the file's second half begins when two processes read it (`answers_halves`), each
+    #: hashing its own (`content_key`); 0 when one read it all.
+    cut: int = 0
 
 
 class Columns:
@@ -178,7 +183,7 @@ def kept_scan(path: str, questions: Collection[str]) -> tuple[Columns, BinaryIO,
         if entry.size == start + 16 * scan.count and len(scan.digests) == chunks * PART_DIGEST_BYTES:
             f = open(path, "rb")  # noqa: SIM115 -- handed to `scan_items`, which closes it
             stamp = stamp_of(f)
-            inputs = _inputs(hashlib.file_digest(f, "sha256").digest(), questions)
+            inputs = _inputs(_content_of(f, scan.cut), questions)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         inputs = None
     if f is not None and inputs is not None and scan.inputs == inputs:
@@ -238,6 +243,8 @@ class ScanRecorder:
         self._end = start  # bytes read before the block
         self._first = 1  # the block's first line number
         self._starts: list[int] = []  # each line of the block's offset
+        #: Where another recorder's read of the rest began, and the SHA-256 of its bytes (`absorb`).
+        self._rest: tuple[int, bytes] | None = None
 
     def read(self, block: list[bytes], first: int) -> None:
         """Lines `first` on, as read from the file."""
@@ -261,19 +268,18 @@ class ScanRecorder:
         self._questions.extend(map(numbers.__getitem__, questions))
         self._offsets.extend(self._starts)
 
-    def columns(self) -> tuple[list[str], array, array, array]:
-        """The good answers noted: the names, each one's system and question, and its offset."""
-        return list(self._numbers), self._systems, self._questions, self._offsets
+    def columns(self) -> tuple[list[str], array, array, array, bytes]:
+        """The good answers noted: the names, each one's system and question, and its offset; and
+        the SHA-256 of the bytes read."""
+        return list(self._numbers), self._systems, self._questions, self._offsets, self._digest.digest()
 
     def absorb(
-        self, names: list[str], systems: array, questions: array, offsets: array, *, start: int
+        self, names: list[str], systems: array, questions: array, offsets: array, digest: bytes, *, start: int
     ) -> None:
         """The `columns` of another recorder's read of the rest of the file, from `start` (the
-        offset of its first line) on, added after these; the bytes from `start` on hashed here."""
-        with open(self.path, "rb") as f:
-            f.seek(start)
-            while chunk := f.read(1 << 22):
-                self._digest.update(chunk)
+        offset of its first line) on, added after these, with the SHA-256 of those bytes, which
+        the scan's key takes beside the one of the bytes before (`content_key`)."""
+        self._rest = (start, digest)
         number = list(map(self._number, names))  # its numbers as these number the names
         self._systems.extend(map(number.__getitem__, systems))
         self._questions.extend(map(number.__getitem__, questions))
@@ -287,8 +293,12 @@ class ScanRecorder:
         if where is None:
             return
         names = list(self._numbers)
+        cut, content = 0, self._digest.digest()
+        if self._rest is not None:
+            cut, rest = self._rest
+            content = content_key(content, rest, cut)
         try:
-            inputs = _inputs(self._digest.digest(), self.questions)
+            inputs = _inputs(content, self.questions)
         except OSError:
             return
         count = len(self._offsets)
@@ -301,7 +311,7 @@ class ScanRecorder:
             )
             for first in range(0, count, CHUNK)
         )
-        head = msgspec.msgpack.encode(Scan(inputs, names, count, self._notes, digests))
+        head = msgspec.msgpack.encode(Scan(inputs, names, count, self._notes, digests, cut))
         write_entry(where, with_head(head, columns), PERSON)
 
     def _number(self, name: str) -> int:
@@ -311,6 +321,25 @@ class ScanRecorder:
 def _entry_path(path: str) -> Path | None:
     folder = private_folder(FOLDER)
     return None if folder is None else folder / f"{entry_name(os.path.realpath(path))}.msgpack"
+
+
+def content_key(first: bytes, rest: bytes, cut: int) -> bytes:
+    """What a scan's key takes of a file read in two halves, each hashed by the process that read
+    it: the SHA-256 of the bytes before `cut` (`first`), of those from `cut` on (`rest`), and
+    `cut`; a file read whole gives its own SHA-256."""
+    return hashlib.sha256(first + rest + cut.to_bytes(8, "big")).digest()
+
+
+def _content_of(f: io.BufferedReader, cut: int) -> bytes:
+    """The content key (`content_key`) of the open file `f`, read from its start, as a recorder
+    that read it in halves at `cut` (0: whole) gave it."""
+    if not cut:
+        return hashlib.file_digest(f, "sha256").digest()
+    first, left = hashlib.sha256(), cut
+    while left and (chunk := f.read(min(left, 1 << 22))):
+        first.update(chunk)
+        left -= len(chunk)
+    return content_key(first.digest(), hashlib.file_digest(f, "sha256").digest(), cut)
 
 
 def _inputs(content: bytes, questions: Collection[str]) -> bytes:

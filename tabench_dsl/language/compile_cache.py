@@ -33,9 +33,11 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 import msgspec
 
@@ -64,6 +66,11 @@ FOLDER = "compiled"
 LIBRARIES = ("jinja2", "lark", "PyYAML", "msgspec")
 #: What an entry of this kind is signed for (`kept_entries`): no other kind's entry reads as one.
 PERSON = b"tabench-compile"
+#: The questions' encoded bytes held in memory while an entry is written; beyond, a temporary
+#: file holds them (at 200,000 questions, hundreds of megabytes).
+SPOOL_BYTES = 64 << 20
+#: Bytes of the spooled questions written at a time.
+SPOOL_BLOCK = 1 << 20
 
 
 class _Entry(msgspec.Struct, array_like=True):
@@ -94,15 +101,19 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
     from .battery import load_battery
     from .render import compile_battery
 
-    with recording_reads() as reads:
-        battery = load_battery(path, allow_dirs=allow_dirs)
-        # Compiled here, where every read is recorded; kept, each question is compiled again as
-        # it is written, so no more than one compiled prompt is held at a time (at 200,000
-        # questions, a gigabyte of them and of the UTF-8 copies their encoding leaves behind).
-        parts = _EntryParts(where[1], battery) if where is not None else None
-    if where is None or parts is None or not all(read.digest for read in reads):  # an editor's text
-        return compile_battery(battery)
-    write_entry(where[0], parts.body(list(reads)), PERSON)
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+        with recording_reads() as reads:
+            battery = load_battery(path, allow_dirs=allow_dirs)
+            # Compiled here, where every read is recorded; kept, each question is encoded as it
+            # is compiled and its bytes spooled, so no more than one compiled prompt is held at a
+            # time (at 200,000 questions, a gigabyte of them and of the UTF-8 copies of them).
+            try:
+                parts = _EntryParts(where[1], battery, spool) if where is not None else None
+            except OSError:  # no room for the spool's temporary file: compiled, not kept
+                parts = None
+        if where is None or parts is None or not all(read.digest for read in reads):  # an editor's text
+            return compile_battery(battery)
+        write_entry(where[0], parts.body(list(reads)), PERSON)
     # The run goes on with the entry just written, as the next run would: its questions read as
     # they are asked for (a resume grades few of them).
     kept = _kept(*where)
@@ -112,26 +123,28 @@ def compiled_battery(path: str | Path, *, allow_dirs: Iterable[str | Path] = ())
 class _EntryParts:
     """An entry's body, in parts: the length of the head (8 bytes), the head (`_Entry`), then each
     question encoded on its own, so a run decodes only the questions it grades (`KeptQuestions`).
-    The questions are compiled and encoded twice: here for the head's ends and digests, then as
-    they are written (`body`), never all of them at once."""
+    The questions are compiled and encoded once, here, for the head's ends and digests, and their
+    bytes spooled (`SPOOL_BYTES` in memory, the rest in a temporary file) until the head is
+    written before them (`body`): never every compiled prompt at once."""
 
-    def __init__(self, inputs: bytes, battery: Battery) -> None:
+    def __init__(self, inputs: bytes, battery: Battery, spool: IO[bytes]) -> None:
         from .render import compiled_frame, compiled_questions
 
         self.inputs, self.battery = inputs, battery
         self.ends, self.ids, at, digests = array("Q"), [], 0, []
+        self.spool = spool
+        encode = msgspec.msgpack.encode
         for question in compiled_questions(battery):
-            encoded = msgspec.msgpack.encode(question)
+            encoded = encode(question)
             at += len(encoded)
             self.ends.append(at)
             self.ids.append(question.id)
             digests.append(part_digest(encoded))
+            self.spool.write(encoded)
         self.digests = b"".join(digests)
-        self.rest = msgspec.msgpack.encode(compiled_frame(battery, {}))
+        self.rest = encode(compiled_frame(battery, {}))
 
     def body(self, reads: list[Read]) -> Iterator[bytes]:
-        from .render import compiled_questions
-
         encode = msgspec.msgpack.encode
         head = _Entry(self.inputs, reads, msgspec.Raw(self.rest), self.ids, b"", self.digests)
         # The ends are offsets in the body, after the head: the head's size depends on the ends'
@@ -139,7 +152,13 @@ class _EntryParts:
         size = len(encode(msgspec.structs.replace(head, ends=bytes(8 * len(self.ends)))))
         start = HEAD_SIZE.size + size
         head.ends = array("Q", (start + end for end in self.ends)).tobytes()
-        return with_head(encode(head), map(encode, compiled_questions(self.battery)))
+        return with_head(encode(head), self._spooled())
+
+    def _spooled(self) -> Iterator[bytes]:
+        """The questions' bytes as spooled, a block at a time."""
+        self.spool.seek(0)
+        while block := self.spool.read(SPOOL_BLOCK):
+            yield block
 
 
 def _where(path: str | Path, allow_dirs: list[str | Path]) -> tuple[Path, bytes, tuple[Path, ...]] | None:

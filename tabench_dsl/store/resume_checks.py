@@ -32,8 +32,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -179,42 +180,54 @@ def _scan(
 
 
 def _scan_range(path: Path, start: int, end: int) -> _Found:
-    """The T1 records, rules and scorers of the file's bytes from `start` to `end`."""
+    """The T1 records, rules and scorers of the file's bytes from `start` to `end`: read a block at
+    a time, each searched up to its last line break (`_whole_lines`) where it lies, never copied."""
     found = _Found()
     rules: set[str] = set()
     scorers: set[str] = set()
     with path.open("rb") as f:
-        f.seek(start)
-        left = end - start
-        rest = b""
-        while True:
-            block = f.read(min(_BLOCK, left))
-            left -= len(block)
-            data = rest + block
-            cut = data.rfind(b"\n") + 1 if block else len(data)
-            lines, rest = data[:cut], data[cut:]
-            for tier, rule in T1_TIER_OR_RULE.findall(lines):
+        for block, cut in _whole_lines(f, start, end):
+            for tier, rule in T1_TIER_OR_RULE.findall(block, 0, cut):
                 if tier:
                     found.tiers += 1
                 else:
                     found.named += 1
                     rules.add(rule.decode("utf-8", "replace"))
-            _note_scorers(lines, scorers)
-            if not block:
-                break
+            _note_scorers(block, cut, scorers)
     found.rules = sorted(rules)
     found.scorers = sorted(scorers)
     return found
 
 
-def _note_scorers(lines: bytes, scorers: set[str]) -> None:
-    """Add to `scorers` those `lines` name. Nearly every record names a scorer, and a file one or
-    two: counting the key and the scorers already known as tabench writes them (`"scorer":"NAME"`)
-    is a fast byte count, and only a block where some `"scorer"` is not one of those is searched."""
-    keys = lines.count(b'"scorer"')
-    if keys == sum(lines.count(b'"scorer":' + msgspec.json.encode(known)) for known in scorers):
+def _whole_lines(f: BinaryIO, start: int, end: int) -> Iterator[tuple[bytes, int]]:
+    """The bytes of `f` from `start` to `end` as blocks of whole lines: each block read and the
+    length of its lines (up to its last line break; the last block's to its end). The next block
+    is read from there, so no block is joined to the rest of the one before (a copy of each); a
+    line longer than a block is read in a block twice as long."""
+    size, at = _BLOCK, start
+    while at < end:
+        f.seek(at)
+        block = f.read(min(size, end - at))
+        if not block:
+            return
+        last = at + len(block) >= end or len(block) < min(size, end - at)
+        cut = len(block) if last else block.rfind(b"\n") + 1
+        if cut == 0:  # no line ends in the block: read more of it at once
+            size *= 2
+            continue
+        yield block, cut
+        at, size = at + cut, _BLOCK
+
+
+def _note_scorers(lines: bytes, end: int, scorers: set[str]) -> None:
+    """Add to `scorers` those the first `end` bytes of `lines` name. Nearly every record names a
+    scorer, and a file one or two: counting the key and the scorers already known as tabench writes
+    them (`"scorer":"NAME"`) is a fast byte count, and only a block where some `"scorer"` is not one
+    of those is searched."""
+    keys = lines.count(b'"scorer"', 0, end)
+    if keys == sum(lines.count(b'"scorer":' + msgspec.json.encode(known), 0, end) for known in scorers):
         return
-    for quoted in set(_SCORER.findall(lines)):
+    for quoted in set(_SCORER.findall(lines, 0, end)):
         try:
             scorers.add(msgspec.json.decode(quoted, type=str))
         except msgspec.DecodeError:

@@ -127,3 +127,27 @@ def test_the_child_read_the_second_half(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(AnswerReader, "_take_half", noted)
     assert read(path, done_set(PAIRS))[2] == len(PAIRS)
     assert taken == [True]
+
+
+@pytest.mark.parametrize("changed", ["first half", "second half", "none"])
+def test_a_scan_kept_from_two_halves_is_bound_to_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+) -> None:
+    """Each process hashes the half it read; the scan's key takes both hashes and the cut, so a
+    byte changed in either half (the size kept) reads the file again."""
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(line(s, q) + "\n" for s, q in PAIRS))
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    read(path, done_set(PAIRS))  # the second half taken from the child (as above), the scan kept
+    kept = kept_scan(str(path), set(QUESTIONS))
+    assert kept is not None and kept[0].scan.cut > 0
+    kept[1].close()
+    data = bytearray(path.read_bytes())
+    at = {"first half": 20, "second half": len(data) - 20, "none": None}[changed]
+    if at is not None:
+        data[at] = ord("b") if data[at] != ord("b") else ord("c")
+        path.write_bytes(bytes(data))
+    again = kept_scan(str(path), set(QUESTIONS))
+    assert (again is None) == (changed != "none")
+    if again is not None:
+        again[1].close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from unittest import mock
 
@@ -55,6 +56,35 @@ def fresh(path: Path):
     for cached in (scorer_templates.scorer_environment, scorer_templates.load_template, render._system_joins):
         cached.cache_clear()
     return compile_battery(load_battery(path))
+
+
+@pytest.mark.parametrize("spool", [compile_cache.SPOOL_BYTES, 1])
+def test_an_entry_whose_questions_spill_to_disk_reads_as_a_fresh_compile(
+    spool: int, tmp_path: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The questions' bytes are spooled while the entry is written: in memory, or (spool of 1
+    # byte) in a temporary file from the first question on.
+    monkeypatch.setattr(compile_cache, "SPOOL_BYTES", spool)
+    battery = tmp_path / CASES[0]
+    shutil.copytree(GOLDEN / CASES[0], battery)
+    compiled_battery(battery)
+    second = compiled_battery(battery)
+    assert compiles.count == 1
+    assert second == fresh(battery)
+    assert [second.questions[qid] for qid in second.questions] == list(fresh(battery).questions.values())
+
+
+def test_no_room_to_spool_the_questions_compiles_without_keeping(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The spool's temporary file cannot be made (its folder is gone): the battery is compiled as
+    # without a cache, and nothing is kept.
+    monkeypatch.setattr(compile_cache, "SPOOL_BYTES", 1)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    battery = tmp_path / CASES[0]
+    shutil.copytree(GOLDEN / CASES[0], battery)
+    assert compiled_battery(battery) == fresh(battery)
+    assert not any(private_cache.glob("*.msgpack"))
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -159,3 +159,13 @@ def test_a_scan_begun_before_the_battery_finds_and_refuses_as_one_read(
     with results.open("a") as f:  # written to after the scan began: not the file it scanned
         f.write(line("q-newer", "t1", "v8"))
     assert recorded_t1_rules(results, ahead=stale) == {"v1", "v2", "v8", "v9"}
+
+
+def test_a_line_longer_than_a_block_is_scanned_whole(tmp_path: Path) -> None:
+    # The scan reads blocks of 4 MiB cut at their last line break; a line of 9 MiB holds none.
+    results = tmp_path / "r.jsonl"
+    long = json.dumps(
+        {"system": "a", "question": "q2", "answer": "x" * (9 << 20), "tier": "t1", "t1_rule": "v9"}
+    )
+    results.write_text(line("q1", "t1", "v2") + long + "\n" + line("q3", "t2", None) + line("q4", "t1", None))
+    assert recorded_gradings(results, keep=False).t1_rules == {"v1", "v2", "v9"}
