@@ -28,7 +28,8 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.records import Decision, JudgeInfo, Record
 from ..store.decisions import decisions_path, load_decisions
-from ..store.light_records import OutcomeRecord, iter_records_of, outcome_record_at, outcome_record_blocks
+from ..store.fast_lines import lines_starting_at
+from ..store.light_records import OutcomeRecord, iter_records_of, outcome_record_blocks, outcome_record_of
 from ..store.line_ranges import processes_for, side_by_side
 from ..store.pair_table import PairTable
 from .decisions import StaleDecision, apply_decisions
@@ -134,13 +135,14 @@ class Side:
         line of its standing record (only those lines are read)."""
         found: dict[int, str] = {}
         at = {key: self.offsets[self.places.get(key >> _QUESTION_BITS, key & _QUESTION_MASK)] for key in keys}
-        with open(self.path, "rb") as f:
-            for key in sorted(keys, key=at.__getitem__):
-                record = outcome_record_at(f, at[key])
-                if record is None or names.known(record.system, record.question) != key:
-                    # the file was rewritten between the two reads (not appended to)
-                    raise UsageError(f"{self.path} changed while diff read it: run the diff again")
-                found[key] = stated_reason(self.decided.get(key, record.decision), record.reason)
+        in_file_order = sorted(keys, key=at.__getitem__)
+        lines = lines_starting_at(self.path, map(at.__getitem__, in_file_order))
+        for key, line in zip(in_file_order, lines, strict=True):
+            record = outcome_record_of(line)
+            if record is None or names.known(record.system, record.question) != key:
+                # the file was rewritten between the two reads (not appended to)
+                raise UsageError(f"{self.path} changed while diff read it: run the diff again")
+            found[key] = stated_reason(self.decided.get(key, record.decision), record.reason)
         return found
 
 

@@ -11,7 +11,7 @@ they always have: the BOM dropped, a blank line skipped, a bad line reported wit
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from ..core.jsonl import BadLine, decode_line, strip_bom
 #: block of a megabyte is reused by the allocator; one of 4 MB costs a fresh mapping of memory each
 #: (its pages faulted in: 40% more time splitting a file into lines).
 BLOCK = 1 << 20
+#: Bytes read at a time for lines picked by their offsets (`lines_starting_at`).
+SPAN = 1 << 18
 #: Lines decoded together by `decoded_blocks_at`: few enough that their values stay in the CPU's
 #: cache while the caller takes them apart (a block of 4 MB of lines decoded at once is read back
 #: from memory, at twice the cost).
@@ -125,6 +127,29 @@ def lines_at(path: str | Path, start: int = 0, stop: int | None = None) -> Itera
         for line in lines:
             yield position, line
             position += len(line) + 1
+
+
+def lines_starting_at(path: str | Path, offsets: Iterable[int]) -> Iterator[bytes]:
+    """The line of `path` that starts at each of `offsets` (ascending), without its line break, in
+    order: read `SPAN` bytes at a time from the first offset they hold, each read serving as many
+    of the lines as it holds (a line in every few, as a diff's flips, costs a share of a read, not
+    a read and a buffer's worth each; lines far apart cost a read each, never more than the file
+    in all)."""
+    with open(path, "rb", buffering=0) as f:
+        block, base = b"", 0
+        for at in offsets:
+            end = block.find(b"\n", at - base) if base <= at < base + len(block) else -1
+            if end < 0:  # not in the block, or running past its end
+                f.seek(at)
+                block, base = f.read(SPAN), at
+                end = block.find(b"\n")
+                while end < 0 and (more := f.read(SPAN)):  # a line longer than a read
+                    searched = len(block)
+                    block += more
+                    end = block.find(b"\n", searched)
+                if end < 0:  # the file's last line, with no line break
+                    end = len(block)
+            yield block[at - base : end]
 
 
 def line_blocks(

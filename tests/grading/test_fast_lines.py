@@ -10,7 +10,7 @@ from support.make_results import make_record, many_results, write_results
 
 from tabench_dsl.core.jsonl import BOM, BadLine, decode_line, numbered_lines
 from tabench_dsl.core.records import record_decoder, record_encoder
-from tabench_dsl.store.fast_lines import BATCH, BLOCK, decoded_blocks_at
+from tabench_dsl.store.fast_lines import BATCH, BLOCK, SPAN, decoded_blocks_at, lines_starting_at
 from tabench_dsl.store.light_records import iter_light_records
 from tabench_dsl.store.results import iter_records
 
@@ -110,3 +110,18 @@ def test_a_file_ending_without_a_line_break_keeps_its_last_whole_record(tmp_path
     assert read(path) == line_by_line(path) and len(read(path)[0]) == 1
     path.write_bytes(b"")
     assert read(path) == ([], [])
+
+
+def test_lines_picked_by_their_offsets_are_the_lines_there(tmp_path: Path) -> None:
+    """Lines close together (one read serves several), far apart, longer than a read, and the last
+    one without a line break; an offset past the end gives no bytes (a file cut short since)."""
+    lines = [b"x" * (n % 700) + b"%d" % n for n in range(3000)]
+    lines[1500] = b"y" * (2 * SPAN + 5)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines))  # no final line break
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    picked = [*range(0, 40, 3), *range(41, 1499, 97), 1499, 1500, 1501, *range(1502, 3000, 250), 2999]
+    got = list(lines_starting_at(path, [starts[n] for n in picked] + [path.stat().st_size + 10]))
+    assert got == [lines[n] for n in picked] + [b""]
