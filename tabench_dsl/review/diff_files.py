@@ -10,7 +10,7 @@ slot. The records a decision names are the only ones held (a decision is checked
 record's prompt and verdict, by `decisions.apply_decisions` itself). Both sides are then walked
 once in (system, question) order (`_Walked`), and once the flips are known, their reasons are read
 again from their lines alone (each pair keeps the number of its standing record, each record the
-offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.82 GB
+offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.83 GB
 (bench/scale_bench.py, one loaded run).
 """
 
@@ -136,7 +136,7 @@ class Side:
         found: dict[int, str] = {}
         at = {key: self.offsets[self.places.get(key >> _QUESTION_BITS, key & _QUESTION_MASK)] for key in keys}
         in_file_order = sorted(keys, key=at.__getitem__)
-        lines = lines_starting_at(self.path, map(at.__getitem__, in_file_order))
+        lines = lines_starting_at(self.path, list(map(at.__getitem__, in_file_order)))
         for key, line in zip(in_file_order, lines, strict=True):
             record = outcome_record_of(line)
             if record is None or names.known(record.system, record.question) != key:

@@ -10,8 +10,9 @@ they always have: the BOM dropped, a blank line skipped, a bad line reported wit
 
 from __future__ import annotations
 
+import bisect
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ from ..core.jsonl import BadLine, decode_line, strip_bom
 #: block of a megabyte is reused by the allocator; one of 4 MB costs a fresh mapping of memory each
 #: (its pages faulted in: 40% more time splitting a file into lines).
 BLOCK = 1 << 20
-#: Bytes read at a time for lines picked by their offsets (`lines_starting_at`).
-SPAN = 1 << 18
+#: Lines picked by their offsets (`lines_starting_at`) within this many bytes share a read; a
+#: line's first `PROBE` bytes are read with it (most lines end within them).
+SPAN, PROBE = 1 << 18, 1 << 12
 #: Lines decoded together by `decoded_blocks_at`: few enough that their values stay in the CPU's
 #: cache while the caller takes them apart (a block of 4 MB of lines decoded at once is read back
 #: from memory, at twice the cost).
@@ -86,7 +88,7 @@ def decoded_blocks_at(
 def _checked_block(
     decoder: msgspec.json.Decoder[Any], lines: list[bytes], offsets: list[int], number: int, on_bad
 ) -> tuple[list[int], list[Any]]:
-    """The offsets and values of a block of lines (after `number` lines) decoded one by one, each
+    """The offsets and values of a batch of lines (after `number` lines) decoded one by one, each
     line the decoder refuses checked (`_checked`)."""
     decode = decoder.decode
     kept_offsets, values = [], []
@@ -129,21 +131,22 @@ def lines_at(path: str | Path, start: int = 0, stop: int | None = None) -> Itera
             position += len(line) + 1
 
 
-def lines_starting_at(path: str | Path, offsets: Iterable[int]) -> Iterator[bytes]:
+def lines_starting_at(path: str | Path, offsets: Sequence[int]) -> Iterator[bytes]:
     """The line of `path` that starts at each of `offsets` (ascending), without its line break, in
-    order: read `SPAN` bytes at a time from the first offset they hold, each read serving as many
-    of the lines as it holds (a line in every few, as a diff's flips, costs a share of a read, not
-    a read and a buffer's worth each; lines far apart cost a read each, never more than the file
-    in all)."""
+    order. A read takes the lines within `SPAN` bytes of the first it is made for, and no more
+    than reaches the last of them (plus `PROBE` bytes for that line): lines close together share
+    a read, a line far from the others is a read of its own of a few kilobytes, and no byte is
+    read twice but the end of a line longer than its probe."""
     with open(path, "rb", buffering=0) as f:
         block, base = b"", 0
-        for at in offsets:
+        for place, at in enumerate(offsets):
             end = block.find(b"\n", at - base) if base <= at < base + len(block) else -1
             if end < 0:  # not in the block, or running past its end
+                last = offsets[bisect.bisect_right(offsets, at + SPAN, place) - 1]
                 f.seek(at)
-                block, base = f.read(SPAN), at
+                block, base = f.read(last - at + PROBE), at
                 end = block.find(b"\n")
-                while end < 0 and (more := f.read(SPAN)):  # a line longer than a read
+                while end < 0 and (more := f.read(SPAN)):  # a line longer than its probe
                     searched = len(block)
                     block += more
                     end = block.find(b"\n", searched)
