@@ -10,7 +10,7 @@ slot. The records a decision names are the only ones held (a decision is checked
 record's prompt and verdict, by `decisions.apply_decisions` itself). Both sides are then walked
 once in (system, question) order (`_Walked`), and once the flips are known, their reasons are read
 again from their lines alone (each pair keeps the number of its standing record, each record the
-offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.82 GB
+offset of its line: 12 bytes a record). Two files of ten million records are diffed in 0.83 GB
 (bench/scale_bench.py, one loaded run).
 """
 
@@ -22,13 +22,14 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.records import Decision, JudgeInfo, Record
 from ..store.decisions import decisions_path, load_decisions
-from ..store.light_records import OutcomeRecord, iter_outcome_records_at, iter_records_of, outcome_record_at
+from ..store.fast_lines import lines_starting_at
+from ..store.light_records import OutcomeRecord, iter_records_of, outcome_record_blocks, outcome_record_of
 from ..store.line_ranges import processes_for, side_by_side
 from ..store.pair_table import PairTable
 from .decisions import StaleDecision, apply_decisions
@@ -134,13 +135,14 @@ class Side:
         line of its standing record (only those lines are read)."""
         found: dict[int, str] = {}
         at = {key: self.offsets[self.places.get(key >> _QUESTION_BITS, key & _QUESTION_MASK)] for key in keys}
-        with open(self.path, "rb") as f:
-            for key in sorted(keys, key=at.__getitem__):
-                record = outcome_record_at(f, at[key])
-                if record is None or names.known(record.system, record.question) != key:
-                    # the file was rewritten between the two reads (not appended to)
-                    raise UsageError(f"{self.path} changed while diff read it: run the diff again")
-                found[key] = stated_reason(self.decided.get(key, record.decision), record.reason)
+        in_file_order = sorted(keys, key=at.__getitem__)
+        lines = lines_starting_at(self.path, list(map(at.__getitem__, in_file_order)))
+        for key, line in zip(in_file_order, lines, strict=True):
+            record = outcome_record_of(line)
+            if record is None or names.known(record.system, record.question) != key:
+                # the file was rewritten between the two reads (not appended to)
+                raise UsageError(f"{self.path} changed while diff read it: run the diff again")
+            found[key] = stated_reason(self.decided.get(key, record.decision), record.reason)
         return found
 
 
@@ -167,37 +169,63 @@ def read_side(path: str | Path, names: Names) -> Side:
 
 
 def _read_codes(side: Side, names: Names, named: set[int]) -> dict[int, OutcomeRecord]:
-    """Fill `side.codes` from its file; the standing records of the pairs in `named`. Each record's
-    code is kept in file order, and the pairs' codes taken from their last records at the end
-    (`PairTable.mapped`): one table written a record, not two."""
+    """Fill `side.codes` from its file; the standing records of the pairs in `named`. Records come
+    a batch at a time (`outcome_record_blocks`); each record's code is kept in file order, each
+    batch's pairs put in the table of places at once (`PairTable.put_many`), and the pairs' codes
+    taken from their last records at the end (`PairTable.mapped`): one table written, in C."""
     held = {}
-    slots: dict[JudgeInfo, int] = {}
-    slot_of_name: dict[str, int] = {}
+    codes = _Codes(side.judges)
     places, offsets = side.places, side.offsets
     record_codes = array("I")
     system_ids, question_ids = names.systems, names.questions
-    read = iter_outcome_records_at(side.path, on_problem=side.problems.append, stop=side.size)
-    for offset, record in read:
-        s, q = system_ids.get(record.system), question_ids.get(record.question)
-        if s is None or q is None:
-            key = names.key(record.system, record.question)
-            s, q = key >> _QUESTION_BITS, key & _QUESTION_MASK
-        places.put(s, q, len(offsets))
-        offsets.append(offset)
-        slot = 0
-        if record.tier == "t2" and record.cause != "missing":
-            slot = slots.get(record.judge, 0)
-            if not slot:
-                name = record.judge.describe()
-                slot = slots[record.judge] = slot_of_name.setdefault(name, len(slot_of_name) + 1)
-                if slot > len(side.judges):
-                    side.judges.append(name)
-        decision = record.decision
-        record_codes.append(slot << 2 | _CODE[decision.verdict if decision is not None else record.verdict])
-        if named and (s << _QUESTION_BITS | q) in named:
-            held[s << _QUESTION_BITS | q] = record
+    read = outcome_record_blocks(side.path, on_problem=side.problems.append, stop=side.size)
+    for block_offsets, records in read:
+        block_systems, block_questions = array("I"), array("I")
+        for record in records:
+            s, q = system_ids.get(record.system), question_ids.get(record.question)
+            if s is None or q is None:
+                key = names.key(record.system, record.question)
+                s, q = key >> _QUESTION_BITS, key & _QUESTION_MASK
+            block_systems.append(s)
+            block_questions.append(q)
+            code = codes[record.tier, record.cause, record.judge, record.verdict]
+            decision = record.decision
+            if decision is not None:  # a decision on the record's line stands
+                code = code & ~3 | _CODE[decision.verdict]
+            record_codes.append(code)
+            if named and (s << _QUESTION_BITS | q) in named:
+                held[s << _QUESTION_BITS | q] = record
+        first = len(offsets)
+        places.put_many(block_systems, block_questions, range(first, first + len(records)))
+        offsets.extend(block_offsets)
     side.codes = places.mapped(record_codes)
     return held
+
+
+class _Codes(dict):
+    """(tier, cause, judge, verdict) -> `judge slot * 4 + outcome code`, each made once (its judge
+    given a slot when first met: slots are numbered, and `judges` named, in the order of the
+    first record each judge graded, whatever other fields it came with)."""
+
+    def __init__(self, judges: list[str]) -> None:
+        super().__init__()
+        self.judges = judges
+        self.slots: dict[JudgeInfo, int] = {}
+        self.slot_of_name: dict[str, int] = {}
+
+    def __missing__(self, coded: tuple[str, str | None, JudgeInfo, str]) -> int:
+        """The code of records like `coded`, made and kept."""
+        tier, cause, judge, verdict = coded
+        slot = 0
+        if tier == "t2" and cause != "missing":
+            slot = self.slots.get(judge, 0)
+            if not slot:
+                name = judge.describe()
+                slot = self.slots[judge] = self.slot_of_name.setdefault(name, len(self.slot_of_name) + 1)
+                if slot > len(self.judges):
+                    self.judges.append(name)
+        code = self[coded] = slot << 2 | _CODE[verdict]
+        return code
 
 
 def _apply(side: Side, names: Names, held: dict[int, OutcomeRecord], decisions: list[Decision]) -> None:
@@ -294,27 +322,27 @@ def _read_sides(a: str | Path, b: str | Path, names: Names) -> tuple[Side, Side]
 
 class _Walked:
     """Both sides' pairs walked once in (system, question) order, as the names sort: the pairs in
-    both with their outcome codes (in arrays: a byte a side), the pairs only one side has, and
+    both with their outcome codes (in arrays: a question id, a byte a side; the systems as runs,
+    a pair's number made only for the pairs that flip), the pairs only one side has, and
     the judge slots of each side in the order of the first pair each judged (as `diff.judges_of`
     names them from records sorted by pair). A system's pairs are taken a row at a time
     (`PairTable.cells_at`), and split and coded by `map` and `compress`, not one by one."""
 
     def __init__(self, names: Names, left: PairTable, right: PairTable) -> None:
-        self.keys, self.a, self.b = array("Q"), array("B"), array("B")
+        self.questions, self.a, self.b = array("I"), array("B"), array("B")
+        self.runs: list[tuple[int, int]] = []  # (system id, pairs in both), in order
         self.only_in_a: list[int] = []
         self.only_in_b: list[int] = []
         a_slots: dict[int, None] = {}
         b_slots: dict[int, None] = {}
         question_rank = _ranks(names.questions)
+        by_name = sorted(range(len(question_rank)), key=question_rank.__getitem__)  # question ids
         systems = left.systems() | right.systems()
         for system in sorted(names.systems):
             s = names.systems[system]
             if s not in systems:
                 continue
-            questions = sorted(
-                set(left.questions_of(s)).union(right.questions_of(s)), key=question_rank.__getitem__
-            )
-            xs, ys = left.cells_at(s, questions), right.cells_at(s, questions)  # value + 1; 0: none
+            questions, xs, ys = _row_pairs(s, left, right, by_name, question_rank)
             x_cells, y_cells = dict.fromkeys(xs), dict.fromkeys(ys)  # the few distinct, first met first
             a_slots.update(dict.fromkeys(_judge_slots(x_cells)))
             b_slots.update(dict.fromkeys(_judge_slots(y_cells)))
@@ -325,7 +353,8 @@ class _Walked:
                 self.only_in_a.extend(pair_of(compress(questions, map(operator.gt, has_x, has_y))))
                 self.only_in_b.extend(pair_of(compress(questions, map(operator.lt, has_x, has_y))))
                 questions, xs, ys = (list(compress(cells, both)) for cells in (questions, xs, ys))
-            self.keys.extend(pair_of(questions))
+            self.questions.extend(questions)
+            self.runs.append((s, len(questions)))
             self.a.extend(map(_outcome_codes(x_cells).__getitem__, xs))
             self.b.extend(map(_outcome_codes(y_cells).__getitem__, ys))
         self.a_slots = [slot for slot in a_slots if slot > 0]
@@ -340,10 +369,32 @@ class _Walked:
     def flipped(self) -> list[tuple[int, str, str]]:
         """(pair, A's outcome, B's outcome) of each pair in both whose outcome differs, in order."""
         differ = list(map(operator.ne, self.a, self.b))
-        found = zip(
-            compress(self.keys, differ), compress(self.a, differ), compress(self.b, differ), strict=True
+        systems = chain.from_iterable(repeat(s, count) for s, count in self.runs)
+        keys = map(
+            operator.or_,
+            map(operator.lshift, compress(systems, differ), repeat(_QUESTION_BITS)),
+            compress(self.questions, differ),
         )
+        found = zip(keys, compress(self.a, differ), compress(self.b, differ), strict=True)
         return [(key, OUTCOMES[x], OUTCOMES[y]) for key, x, y in found]
+
+
+def _row_pairs(
+    s: int, left: PairTable, right: PairTable, by_name: list[int], rank: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """The questions that system `s` has a pair of on either side, as the names sort, and each
+    side's cells of them (value + 1; 0: none). A system that answered most questions takes every
+    question's cells in name order and keeps those held (no sort); one that answered few sorts
+    its own."""
+    held_x, held_y = left.questions_of(s), right.questions_of(s)
+    if 8 * (len(held_x) + len(held_y)) < len(by_name):
+        questions = sorted(set(held_x).union(held_y), key=rank.__getitem__)
+        return questions, left.cells_at(s, questions), right.cells_at(s, questions)
+    xs, ys = left.cells_at(s, by_name), right.cells_at(s, by_name)
+    either = list(map(operator.or_, xs, ys))
+    if 0 not in either:
+        return by_name, xs, ys
+    return list(compress(by_name, either)), list(compress(xs, either)), list(compress(ys, either))
 
 
 def _outcome_codes(cells: Iterable[int]) -> dict[int, int]:

@@ -27,6 +27,8 @@ from .index_names import kept_name
 
 #: How many flips, and pairs of each side only, the terminal shows: (flips, pairs).
 Shown = tuple[int, int]
+#: The kinds of the two values kept (`index_names.kept_name`): the whole diff, the terminal's part.
+KIND, SHOWN_KIND = "diff", "diff-shown"
 
 
 def _variant(a: Path, b: Path, shown: Shown | None) -> tuple[str, Extent] | None:
@@ -39,9 +41,9 @@ def _variant(a: Path, b: Path, shown: Shown | None) -> tuple[str, Extent] | None
     decisions = [decisions_path(path) for path in (a, b)]
     inputs = (str(a), str(b), msgspec.to_builtins(b_extent))
     name = (
-        kept_name("diff", decisions, *inputs)
+        kept_name(KIND, decisions, *inputs)
         if shown is None
-        else kept_name("diff-shown", decisions, *inputs, *shown)
+        else kept_name(SHOWN_KIND, decisions, *inputs, *shown)
     )
     return None if name is None else (name, a_extent)
 
@@ -79,17 +81,19 @@ def keep_diff(
     a: Path, b: Path, diff: Diff, *, before: tuple[Extent | None, Extent | None], shown: Shown
 ) -> None:
     """Keep `diff` (computed from `a` and `b` with no bad line and no stale decision) in A's index,
-    and what the terminal shows of it (`shown`). `before` is both files' `measure` taken before
-    they were read: a file that changed while it was read is not kept for."""
+    and what the terminal shows of it (`shown`), in one transaction (two when the whole diff
+    alone fills one of `store_many`'s). `before` is both files' `measure` taken before they were
+    read: a file that changed while it was read is not kept for."""
     named = _variant(a, b, None)
     if named is None or before != (named[1], measure(b)):
         return
     index = open_index(a)
     if index is None:
         return
-    index.store(named[0], named[1], msgspec.json.encode(diff))
+    values = [(named[0], msgspec.json.encode(diff))]
     terminal = _variant(a, b, shown)
     if terminal is not None and terminal[1] == named[1]:
         flips, only_in = shown
         page = shown_diff(diff, shown_flips=flips, shown_only_in=only_in)
-        index.store(terminal[0], terminal[1], msgspec.json.encode(page))
+        values.append((terminal[0], msgspec.json.encode(page)))
+    index.store_many(named[1], lambda: values, replacing=(f"{KIND}:", f"{SHOWN_KIND}:"))

@@ -14,7 +14,6 @@ import os
 import sys
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import msgspec
 
@@ -35,7 +34,7 @@ from ..core.records import (
     Tokens,
     record_decoder,
 )
-from .fast_lines import decoded_lines, decoded_lines_at, lines_at
+from .fast_lines import decoded_blocks_at, decoded_lines, lines_at
 from .foreign_results import foreign_file_problem
 from .line_ranges import line_ranges, map_ranges, processes_for
 
@@ -356,19 +355,17 @@ def iter_outcome_records(
     return decoded_lines(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
 
 
-def iter_outcome_records_at(
+def outcome_record_blocks(
     path: str | Path, *, on_problem: Callable[[str], None] | None = None, stop: int
-) -> Iterator[tuple[int, OutcomeRecord]]:
-    """`iter_outcome_records` of the first `stop` bytes, each record with the offset of its line
-    (`outcome_record_at` reads it again)."""
-    return decoded_lines_at(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
+) -> Iterator[tuple[list[int], list[OutcomeRecord]]]:
+    """`iter_outcome_records` of the first `stop` bytes, a block of lines at a time: each block's
+    records and the offsets of their lines (`outcome_record_of` decodes one read again)."""
+    return decoded_blocks_at(path, outcome_record_decoder, bad_line_reporter(path, on_problem), stop=stop)
 
 
-def outcome_record_at(f: BinaryIO, offset: int) -> OutcomeRecord | None:
-    """The `OutcomeRecord` of the line starting at `offset` of the open file `f` (a byte order
-    mark dropped), None when it holds none."""
-    f.seek(offset)
-    line = f.readline().rstrip(b"\n")
+def outcome_record_of(line: bytes) -> OutcomeRecord | None:
+    """The `OutcomeRecord` of a line read again (`fast_lines.lines_starting_at`; a byte order mark
+    dropped), None when it holds none."""
     for text in (line, strip_bom(line)):
         try:
             return outcome_record_decoder.decode(text)

@@ -10,9 +10,11 @@ either way a pair costs a few cells, never a row of every question there is.
 
 from __future__ import annotations
 
+import operator
 from array import array
-from collections.abc import Sequence
-from itertools import compress
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import compress, repeat
 
 #: The rows' cells may come to this many for each pair held, plus `_SLACK`, before the table
 #: moves to a dict (a row grows to twice its length, so a dense file stays well below it).
@@ -20,6 +22,8 @@ _CELLS_A_PAIR = 4
 _SLACK = 1 << 16
 #: A pair's number in the dict: its system's id above these bits, its question's below.
 _QUESTION_BITS = 32
+#: Runs an iterator to its end, keeping nothing (the cells set by `map`).
+_consume: Callable[[Iterable[None]], None] = deque[None](maxlen=0).extend
 
 
 class PairTable:
@@ -62,6 +66,37 @@ class PairTable:
         self.count += not row[q]
         row[q] = value + 1
 
+    def put_many(self, systems: Sequence[int], questions: Sequence[int], values: Sequence[int]) -> None:
+        """`put` of each (`systems[i]`, `questions[i]`, `values[i]`) in order, a pair put twice
+        keeping its later value: a system's pairs a row at a time, their cells set in C, rather
+        than a `put` a pair (a table in a dict, or a row that would grow too sparse, takes them
+        one `put` each)."""
+        for s, qs, vs in _by_system(systems, questions, values):
+            if self.spread is None and self._fill_row(s, qs, vs):
+                continue
+            for q, value in zip(qs, vs, strict=True):
+                self.put(s, q, value)
+
+    def _fill_row(self, s: int, questions: Sequence[int], values: Sequence[int]) -> bool:
+        """Put the pairs of system `s` in its row, grown once to hold them all; False, with nothing
+        put, when that growth could leave the rows far larger than the pairs (as `put` decides it,
+        counting every question given as new)."""
+        row = self.rows.get(s)
+        length = 0 if row is None else len(row)
+        top = max(questions)
+        if top >= length:
+            more = max(top + 1, 2 * length) - length
+            if self.cells + more > _CELLS_A_PAIR * (self.count + len(set(questions))) + _SLACK:
+                return False
+            if row is None:
+                row = self.rows[s] = array("I")
+            self.cells += more
+            row.frombytes(bytes(row.itemsize * more))
+        assert row is not None
+        self.count += len(set(compress(questions, map(operator.not_, map(row.__getitem__, questions)))))
+        _consume(map(row.__setitem__, questions, map(operator.add, values, repeat(1))))
+        return True
+
     def cells_at(self, s: int, questions: list[int]) -> list[int]:
         """For each question id of `questions`, the value of (`s`, q) + 1, 0 for a pair not held:
         a system's values in one call (a row read in C), rather than one `get` a pair."""
@@ -83,8 +118,11 @@ class PairTable:
         table.cells, table.count = self.cells, self.count
         if self.spread is not None:
             table.spread = {key: values[value] for key, value in self.spread.items()}
-        for s, row in self.rows.items():
-            table.rows[s] = array("I", [values[cell - 1] + 1 if cell else 0 for cell in row])
+        if self.rows:
+            cells = array("I", [0])  # by a cell (a value + 1, 0: none), the cell it is mapped to
+            cells.extend(map(operator.add, values, repeat(1)))
+            for s, row in self.rows.items():
+                table.rows[s] = array("I", map(cells.__getitem__, row))
         return table
 
     def renumbered(self, systems: list[int], questions: list[int]) -> PairTable:
@@ -133,3 +171,23 @@ class PairTable:
         }
         self.rows.clear()
         self.cells = 0
+
+
+def _by_system(
+    systems: Sequence[int], questions: Sequence[int], values: Sequence[int]
+) -> Iterator[tuple[int, Sequence[int], Sequence[int]]]:
+    """The pairs given (`systems[i]`, `questions[i]`, `values[i]`) as each system's questions and
+    values, in the order given (a stable sort by system id when there are several)."""
+    if not systems:
+        return
+    first = systems[0]
+    if systems.count(first) == len(systems):  # a block of one system's records: the usual case
+        yield first, questions, values
+        return
+    order = sorted(range(len(systems)), key=systems.__getitem__)
+    pick = operator.itemgetter(*order)  # two or more: a tuple
+    questions, values = pick(questions), pick(values)
+    start = 0
+    for s, count in sorted(Counter(systems).items()):
+        yield s, questions[start : start + count], values[start : start + count]
+        start += count

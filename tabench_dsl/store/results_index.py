@@ -224,13 +224,18 @@ class ResultsIndex:
         self.store_many(extent, lambda: [(variant, body)], replacing=variant.split(":", 1)[0] + ":")
 
     def store_many(
-        self, extent: Extent, values: Callable[[], Iterable[tuple[str, bytes]]], *, replacing: str
+        self,
+        extent: Extent,
+        values: Callable[[], Iterable[tuple[str, bytes]]],
+        *,
+        replacing: str | tuple[str, ...],
     ) -> None:
         """Keep each (variant, body) that `values()` yields as computed over `extent`, every other
-        value whose name starts with `replacing` removed (the pages of a value kept for a larger
-        file do not outlive it). The values are signed and written in transactions of about
-        `BATCH_BYTES`, never all held at once: each is whole and signed on its own, and a reader
-        that finds one missing reads the results file. Best effort, as `store`."""
+        value whose name starts with `replacing` (or one of them) removed (the pages of a value
+        kept for a larger file do not outlive it). The values are signed and written in
+        transactions of about `BATCH_BYTES`, never all held at once: each is whole and signed on
+        its own, and a reader that finds one missing reads the results file. Best effort, as
+        `store`."""
         for fresh in (False, True):  # a corrupt file is replaced once, then left alone
             try:
                 self._write(extent, values(), replacing, fresh=fresh)
@@ -243,7 +248,12 @@ class ResultsIndex:
                 return
 
     def _write(
-        self, extent: Extent, values: Iterable[tuple[str, bytes]], replacing: str, *, fresh: bool
+        self,
+        extent: Extent,
+        values: Iterable[tuple[str, bytes]],
+        replacing: str | tuple[str, ...],
+        *,
+        fresh: bool,
     ) -> None:
         if fresh or not os.path.lexists(self.path):
             if os.path.lexists(self.path):
@@ -283,9 +293,10 @@ class ResultsIndex:
                 # not of every state there ever was.
                 stale = [
                     variant
+                    for prefix in ((replacing,) if isinstance(replacing, str) else replacing)
                     for (variant,) in db.execute(
                         "SELECT variant FROM value_of WHERE substr(variant, 1, ?) = ?",
-                        (len(replacing), replacing),
+                        (len(prefix), prefix),
                     ).fetchall()
                     if variant not in kept
                 ]

@@ -39,6 +39,32 @@ def test_a_pair_table_holds_what_a_dict_holds(puts, probes) -> None:
     check_against(table, expected, probes)
 
 
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    puts=PUTS, cut=st.integers(min_value=1, max_value=40), probes=st.lists(st.tuples(IDS, IDS), max_size=20)
+)
+def test_pairs_put_many_at_a_time_are_what_one_at_a_time_puts(puts, cut, probes) -> None:
+    """`put_many` of each `cut` puts (systems mixed in a call, a pair put twice in one) holds what
+    a `put` each holds, in rows or in a dict."""
+    table, expected = PairTable(), {}
+    for first in range(0, len(puts), cut):
+        systems, questions, values = zip(*puts[first : first + cut], strict=True)
+        table.put_many(list(systems), list(questions), list(values))
+    for s, q, value in puts:
+        expected[(s, q)] = value
+    check_against(table, expected, probes)
+
+
+def test_a_dense_table_put_many_at_a_time_stays_in_rows() -> None:
+    table = PairTable()
+    for s in range(50):
+        for first in range(0, 2000, 128):
+            questions = list(reversed(range(first, min(first + 128, 2000))))
+            table.put_many([s] * len(questions), questions, questions)
+    assert table.spread is None and len(table) == 100_000
+    assert table.cells <= 4 * len(table) and table.get(49, 1999) == 1999
+
+
 @settings(derandomize=True, max_examples=200, deadline=None)
 @given(puts=PUTS)
 def test_a_table_renumbered_holds_its_pairs_under_their_new_ids(puts) -> None:

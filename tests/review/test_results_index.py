@@ -252,6 +252,23 @@ def test_the_terminal_diff_is_kept_and_printed_the_same(tmp_path, capsysbinary):
     assert printed() == first
 
 
+def test_a_diff_and_its_terminal_part_replace_the_diff_kept_before(tmp_path, capsysbinary):
+    """Both values of a diff are kept in one write, and a diff of A against another file replaces
+    both kept for the one before (one of each kind stays)."""
+    a, b, c = (tmp_path / f"{name}.jsonl" for name in "abc")
+    write_results(a, [make_record("sys-00", f"q{n:05d}", "pass") for n in range(40)])
+    write_results(b, [make_record("sys-00", f"q{n:05d}", "fail") for n in range(40)])
+    write_results(c, [make_record("sys-00", f"q{n:05d}", "pass") for n in range(30)])
+    assert main(["diff", str(a), str(b)]) == 0
+    against_b = [name for name in kept_values(a) if name.startswith("diff")]
+    assert sorted(name.split(":")[0] for name in against_b) == ["diff", "diff-shown"]
+    assert main(["diff", str(a), str(c)]) == 0
+    capsysbinary.readouterr()
+    against_c = [name for name in kept_values(a) if name.startswith("diff")]
+    assert sorted(name.split(":")[0] for name in against_c) == ["diff", "diff-shown"]
+    assert not set(against_b) & set(against_c)
+
+
 def test_recorded_missing_pairs_through_the_index_follow_the_file(results):
     from tabench_dsl.grading.missing import recorded_missing
     from tabench_dsl.review.outcomes import latest
