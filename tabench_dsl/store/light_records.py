@@ -235,26 +235,33 @@ class _Sharing:
         return self.shared.setdefault(value, value)
 
     def record(self, record: LightRecord) -> Record:
-        """The `Record` a light record stands for, its repeated values shared."""
-        facets, tags = record.facets, record.tags
-        return Record(
-            system=sys.intern(record.system),
-            question=sys.intern(record.question),
-            tier=record.tier,
-            verdict=record.verdict,
-            reason="",
-            prompt_sha256=self.same(record.prompt_sha256),
-            judge=self.same(record.judge),
-            facets=self.shared.setdefault(tuple(facets.items()), facets) if facets else self.none_seen,
-            cause=record.cause,
-            attempts=self.attempts(record.attempts),
-            tolerated=self.none_listed,
-            warnings=self.none_listed,
-            injection_suspect=record.injection_suspect,
-            tags=self.shared.setdefault(("tags", *tags), tags) if tags else self.none_listed,
-            decision=record.decision,
-            **_reviews(record),
+        """The `Record` a light record stands for, its repeated values shared. Made with its
+        fields in `Record`'s order, not by name: a million of them are made in a first read, and
+        naming each field costs a third of making one."""
+        facets, tags, shared, none_listed = record.facets, record.tags, self.shared, self.none_listed
+        made = Record(
+            sys.intern(record.system),
+            sys.intern(record.question),
+            record.tier,
+            record.verdict,
+            "",  # reason
+            shared.setdefault(record.prompt_sha256, record.prompt_sha256),
+            shared.setdefault(record.judge, record.judge),
+            "",  # answer
+            shared.setdefault(tuple(facets.items()), facets) if facets else self.none_seen,
+            record.cause,
+            self.attempts(record.attempts) if record.attempts else none_listed,
+            none_listed,  # tolerated
+            none_listed,  # warnings
+            record.injection_suspect,
+            "",  # battery
+            "",  # time
+            shared.setdefault(("tags", *tags), tags) if tags else none_listed,
+            record.decision,
         )
+        if record.panel or record.repeats or record.audit is not None:
+            return msgspec.structs.replace(made, **_reviews(record))
+        return made
 
     def outline(self, record: LightRecord) -> Record:
         """`LightLines.outline`."""
@@ -279,15 +286,17 @@ class _Sharing:
     def attempts(self, light: list[LightAttempt]) -> list[Attempt]:
         """The attempts as `Attempt`s, one list for each shape seen (up to `_SHAPES_KEPT`)."""
         shape = tuple(
-            (
-                a.kind,
-                a.raw != RAW_NULL,
-                a.error != RAW_NULL,
-                a.tokens,
-                a.cache_hit,
-                a.served and a.served.model,
-            )
-            for a in light
+            [
+                (
+                    a.kind,
+                    a.raw != RAW_NULL,
+                    a.error != RAW_NULL,
+                    a.tokens,
+                    a.cache_hit,
+                    a.served and a.served.model,
+                )
+                for a in light
+            ]
         )
         attempts = self.attempts_seen.get(shape)
         if attempts is None:
