@@ -155,38 +155,44 @@ class FairCut:
 
     Each (verdict, system) queue keeps the `limit` first of its records in question order, which is
     all the choice ever takes from it: never more than `limit` records a queue, whatever the number
-    of records added (a limit below 1 keeps every record, as it lists every answer)."""
+    of records added (a limit below 1 keeps every record, as it lists every answer). Each is kept
+    with the place it was given (`add`'s `at`: a streamed read gives its line's offset, so that
+    the page reads whole only the lines it shows, `chosen_at`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.count = 0
-        self.queues: dict[tuple[int, str], list[Record]] = {}
+        self.queues: dict[tuple[int, str], list[tuple[Record, int]]] = {}
 
-    def add(self, record: Record) -> None:
+    def add(self, record: Record, at: int = -1) -> None:
         self.count += 1
         queue = self.queues.setdefault(_reading_order(record)[:2], [])
         if len(queue) < self.limit or self.limit < 1:
-            if queue and record.question < queue[-1].question:
-                bisect.insort(queue, record, key=_question)
+            if queue and record.question < queue[-1][0].question:
+                bisect.insort(queue, (record, at), key=_question)
             else:
-                queue.append(record)  # the usual case: a system's records come in question order
-        elif record.question < queue[-1].question:
-            bisect.insort(queue, record, key=_question)
+                queue.append((record, at))  # the usual case: a system's records come in question order
+        elif record.question < queue[-1][0].question:
+            bisect.insort(queue, (record, at), key=_question)
             queue.pop()
 
     def merge(self, other: FairCut) -> None:
         """Add what `other` took (of other pairs): what a cut keeps does not depend on the order
         its records come in."""
-        kept = [record for queue in other.queues.values() for record in queue]
+        kept = [held for queue in other.queues.values() for held in queue]
         self.count += other.count - len(kept)
-        for record in kept:
-            self.add(record)
+        for record, at in kept:
+            self.add(record, at)
 
     def chosen(self) -> list[Record]:
         """The records chosen, in reading order."""
+        return [record for record, _ in self.chosen_at()]
+
+    def chosen_at(self) -> list[tuple[Record, int]]:
+        """The records chosen, in reading order, each with the place `add` was given."""
         if self.count <= self.limit or self.limit < 1:
-            return sorted((r for queue in self.queues.values() for r in queue), key=_reading_order)
-        chosen: list[Record] = []
+            return sorted((held for queue in self.queues.values() for held in queue), key=_held_order)
+        chosen: list[tuple[Record, int]] = []
         for rank in sorted({key[0] for key in self.queues}):
             queues = [self.queues[key] for key in sorted(self.queues) if key[0] == rank]
             for i in range(max(len(q) for q in queues)):
@@ -194,12 +200,16 @@ class FairCut:
                     if i < len(queue):
                         chosen.append(queue[i])
                         if len(chosen) == self.limit:
-                            return sorted(chosen, key=_reading_order)
-        return sorted(chosen, key=_reading_order)
+                            return sorted(chosen, key=_held_order)
+        return sorted(chosen, key=_held_order)
 
 
-def _question(record: Record) -> str:
-    return record.question
+def _question(held: tuple[Record, int]) -> str:
+    return held[0].question
+
+
+def _held_order(held: tuple[Record, int]) -> tuple[int, str, str]:
+    return _reading_order(held[0])
 
 
 def listed_answers(records: list[Record], max_answers: int = MAX_ANSWERS) -> list[Record]:

@@ -33,13 +33,9 @@ from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Outcome, Record
 from ..store.key_cells import KEY_BASE
-from ..store.light_records import (
-    LightLines,
-    LightRecord,
-    bad_line_reporter,
-    iter_light_structs,
-)
+from ..store.light_records import LightLines, LightRecord, bad_line_reporter
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
+from ..store.records_at import iter_light_structs_at
 from ..store.results_index import Extent, starts_with
 from ..store.standing_verdicts import MISSING_MARK, Standing
 from .decisions import apply_decisions
@@ -119,10 +115,12 @@ def streamed_totals(
 
 class Taker(Protocol):
     """What a first read hands each record to while every record read is standing (`add`: as
-    decoded, for the taker to make a `Record` of those it needs, `LightLines.record`), and how two
-    ranges' takers become one (`merge`: `later` took the records right after these)."""
+    decoded, for the taker to make a `Record` of those it needs, `LightLines.record`, with the
+    offset its line starts at, for a taker that reads some lines again whole,
+    `records_at.records_at`), and how two ranges' takers become one (`merge`: `later` took the
+    records right after these)."""
 
-    def add(self, record: LightRecord) -> None: ...
+    def add(self, record: LightRecord, at: int) -> None: ...
 
     def merge(self, later: Self) -> None: ...
 
@@ -135,7 +133,7 @@ class BesideTaker(Taker, Protocol):
     the totals made of it and counted (`add_counted`: decisions applied; None when outside the
     `--tag` slice), so that it need not make one of its own."""
 
-    def add_counted(self, record: LightRecord, counted: Record | None) -> None: ...
+    def add_counted(self, record: LightRecord, counted: Record | None, at: int) -> None: ...
 
 
 BesideT = TypeVar("BesideT", bound=BesideTaker)
@@ -152,7 +150,7 @@ class StandingCount:
         self.counter = StandingCounter(price)
         self.lines = LightLines()
 
-    def add(self, record: LightRecord) -> None:
+    def add(self, record: LightRecord, at: int) -> None:
         self.count(record)
 
     def count(self, record: LightRecord) -> Record | None:
@@ -193,8 +191,8 @@ class _Both(Generic[BesideT]):
         self.count = count
         self.other = other
 
-    def add(self, record: LightRecord) -> None:
-        self.other.add_counted(record, self.count.count(record))
+    def add(self, record: LightRecord, at: int) -> None:
+        self.other.add_counted(record, self.count.count(record), at)
 
     def merge(self, later: _Both[BesideT]) -> None:
         self.count.merge(later.count)
@@ -219,7 +217,7 @@ class FirstRead(Generic[TakerT]):
     ) -> None:
         last, taker = self.last, self.taker
         code = None if self.codes is None else self.codes.append
-        for record in iter_light_structs(results, on_bad, start, stop):
+        for at, record in iter_light_structs_at(results, on_bad, start, stop):
             if code is not None:
                 code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
             repeated = last.note(record.system, record.question)
@@ -227,7 +225,7 @@ class FirstRead(Generic[TakerT]):
                 if repeated:  # this pair's earlier record was taken: the standing ones are read again
                     taker = None
                 else:
-                    taker.add(record)
+                    taker.add(record, at)
         self.taker = taker
 
     def merge(self, later: FirstRead[TakerT]) -> None:
@@ -330,12 +328,12 @@ def _standing(
     taker = handed.pop() if handed else None
     lines = LightLines()
     number = 0
-    for light in iter_light_structs(results):  # its bad lines were reported by the first read
+    for at, light in iter_light_structs_at(results):  # its bad lines were reported by the first read
         if number == last.count:
             break
         if last.is_last(number, light.system, light.question):
             if taker is not None:
-                taker.add(light)
+                taker.add(light, at)
             yield decided_record(lines.record(light), decided)
         number += 1
     if number < last.count:

@@ -50,13 +50,18 @@ def decoded_lines(
 
 
 def decoded_lines_at(
-    path: str | Path, decoder: msgspec.json.Decoder[Any], on_bad: Callable[[int, BadLine], None], *, stop: int
+    path: str | Path,
+    decoder: msgspec.json.Decoder[Any],
+    on_bad: Callable[[int, BadLine], None],
+    *,
+    stop: int | None,
+    start: int = 0,
 ) -> Iterator[tuple[int, Any]]:
-    """`decoded_lines` of the first `stop` bytes of `path`, each value with the offset its line
-    starts at (for a reader that reads some of the lines again)."""
+    """`decoded_lines` of the bytes of `path` from `start` to `stop` (None: the end), each value
+    with the offset its line starts at (for a reader that reads some of the lines again)."""
     decode = decoder.decode
     number = 0
-    for at, line in lines_at(path, 0, stop):
+    for at, line in lines_at(path, start, stop):
         number += 1
         try:
             value = decode(line)

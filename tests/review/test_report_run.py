@@ -4,6 +4,7 @@ the page is the one the whole read gives (`viewer.run.load_run`), byte for byte.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from support.make_results import decision_on, many_results, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.records import Decision, Record, record_encoder
+from tabench_dsl.core.records import Decision, Record, record_decoder, record_encoder
 from tabench_dsl.review.audit import answer_sha256
 from tabench_dsl.review.report import render_report
 from tabench_dsl.review.report_run import report_run
@@ -20,6 +21,7 @@ from tabench_dsl.review.streamed_listing import listing_beside, streamed_listing
 from tabench_dsl.review.totals_of import totals_of
 from tabench_dsl.review.viewer.run import load_run
 from tabench_dsl.store.decisions import decisions_path, load_decisions
+from tabench_dsl.store.results import iter_records
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -233,9 +235,10 @@ def streamed_big(big: Path) -> Path:
     return big
 
 
-def chose(listed: list[Record]) -> list[tuple]:
-    """What the cut chose of each record: the page reads only these of them (and the line whole)."""
-    return [(r.key, r.verdict, r.decision, r.human_audit, r.reviewer_audits) for r in listed]
+def chose(listed: list[tuple[Record, int]]) -> list[tuple]:
+    """What the cut chose of each record: the page reads only these of them (and the line whole,
+    at the offset given with it)."""
+    return [(r.key, r.verdict, r.decision, r.human_audit, r.reviewer_audits, at) for r, at in listed]
 
 
 @pytest.mark.parametrize("processes", ["1", "3"])
@@ -267,6 +270,13 @@ def test_a_file_with_no_index_is_read_once_for_its_totals_and_its_answers_shown(
         listed, stale = streamed_listing(path, decisions, tags=tags, limit=25, beside=beside)
         assert chose(listed) == chose(alone) and stale == stale_alone
         assert len(listed) == 25 and len(stale) == 1
+    lines = path.read_bytes().split(b"\n")
+    starts = dict(
+        zip(itertools.accumulate((len(line) + 1 for line in lines), initial=0), lines, strict=False)
+    )
+    last_of = {r.key: r for r in iter_records(path)}
+    for record, at in alone:  # each at its pair's last line, the one the page shows
+        assert record_decoder.decode(starts[at]) == last_of[record.key]
     assert carried == [(True, True), (False, False)]
 
 
@@ -282,3 +292,35 @@ def test_the_page_of_one_read_is_the_whole_read_one(
         whole, light = pages(streamed_big, max_answers, **options)
         assert light == whole
         assert "Decision ignored" in whole and "not a result record" in whole
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_an_answer_shown_whose_line_only_the_light_decoder_takes_gives_the_whole_read_page(
+    streamed_big: Path, processes: str, monkeypatch
+) -> None:
+    """The answers shown are read again at their lines' offsets: one whose line the light read took
+    but a whole read does not (an answer that is no text) is a bad line to the whole read, so the
+    page is the whole read's (that line named, the pair's earlier record standing), not the one
+    the light read chose from."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    _, listed, _ = report_run(streamed_big, max_answers=25)
+    shown = listed[3]
+    lines = streamed_big.read_bytes().split(b"\n")
+    at = _last_of(lines, shown.key)
+    lines[at] = lines[at].replace(b'"answer":"', b'"answer":7,"was":"', 1)
+    streamed_big.write_bytes(b"\n".join(lines))
+    whole, light = pages(streamed_big, 25)
+    assert light == whole
+    assert f"{streamed_big}:{at + 1}: not a result record" in whole
+
+
+def _key(raw: bytes) -> tuple[str, str] | None:
+    try:
+        found = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    return (found.get("system"), found.get("question")) if isinstance(found, dict) else None
+
+
+def _last_of(lines: list[bytes], key: tuple[str, str]) -> int:
+    return max(i for i, raw in enumerate(lines) if _key(raw) == key)
