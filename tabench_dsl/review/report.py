@@ -184,6 +184,32 @@ class FairCut:
         for record, at in kept:
             self.add(record, at)
 
+    def trim(self) -> None:
+        """Drop what no merge can make chosen: a range's cut sent to be merged with others' holds
+        a thousand records, not a thousand a queue. The choice takes the ranks one after another
+        and each rank's queues a round at a time, so a record is chosen only when fewer than
+        `limit` come before it; a merge never takes away a record that comes before one here (it
+        adds records to the ranks before, to its queue before it, and queues to its round), so one
+        with `limit` records before it here is never chosen, however merged, and what a merge of
+        trimmed cuts chooses is what the untrimmed ones' would (`count` is kept whole: it says
+        whether every record is chosen)."""
+        if self.limit < 1:
+            return
+        before = 0  # the records of the ranks before
+        for rank in sorted({key[0] for key in self.queues}):
+            keys = sorted(key for key in self.queues if key[0] == rank)  # a round's order
+            queues = [self.queues[key] for key in keys]
+            wanted = self.limit - before
+            depth = _depth([len(queue) for queue in queues], wanted)
+            if depth is not None:  # rounds up to `depth` take `wanted`: the rest is never chosen
+                taken = sum(min(len(queue), depth - 1) for queue in queues) if depth else wanted
+                for queue in queues:  # the last round: its first `wanted - taken` records
+                    in_last_round = len(queue) >= depth > 0 and taken < wanted
+                    taken += in_last_round
+                    del queue[depth if in_last_round else max(depth - 1, 0) :]
+            before += sum(map(len, queues))
+        self.queues = {key: queue for key, queue in self.queues.items() if queue}
+
     def chosen(self) -> list[Record]:
         """The records chosen, in reading order."""
         return [record for record, _ in self.chosen_at()]
@@ -202,6 +228,19 @@ class FairCut:
                         if len(chosen) == self.limit:
                             return sorted(chosen, key=_held_order)
         return sorted(chosen, key=_held_order)
+
+
+def _depth(lengths: list[int], wanted: int) -> int | None:
+    """The fewest rounds over queues of these `lengths` (a record from each queue still holding
+    one) that take `wanted` records; None when all of them together hold fewer."""
+    if wanted <= 0:
+        return 0
+    taken = 0
+    for depth in range(1, max(lengths, default=0) + 1):
+        taken += sum(1 for length in lengths if length >= depth)
+        if taken >= wanted:
+            return depth
+    return None
 
 
 def _question(held: tuple[Record, int]) -> str:

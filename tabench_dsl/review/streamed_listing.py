@@ -112,3 +112,6 @@ class AnswerChoice:
         self.named.extend(later.named)
         self.slicing.seen |= later.slicing.seen
         self.cut.merge(later.cut)
+
+    def trim(self) -> None:
+        self.cut.trim()  # what a range's cut sends back: what a merge can choose

@@ -124,6 +124,9 @@ class Taker(Protocol):
 
     def merge(self, later: Self) -> None: ...
 
+    def trim(self) -> None:
+        """Drop what no merge can use: a range's taker, read in a child, is sent back whole."""
+
 
 TakerT = TypeVar("TakerT", bound=Taker)
 
@@ -165,6 +168,9 @@ class StandingCount:
         self.counter.merge(later.counter)
         self.slicing.seen |= later.slicing.seen
 
+    def trim(self) -> None:
+        pass  # every count merges
+
 
 class Beside(Generic[BesideT]):
     """Another reader's taker (the report's choice of the answers it shows) carried by the totals'
@@ -197,6 +203,10 @@ class _Both(Generic[BesideT]):
     def merge(self, later: _Both[BesideT]) -> None:
         self.count.merge(later.count)
         self.other.merge(later.other)
+
+    def trim(self) -> None:
+        self.count.trim()
+        self.other.trim()
 
 
 class FirstRead(Generic[TakerT]):
@@ -276,6 +286,8 @@ def _read_range(
         read.clean = False
 
     read.read(results, on_bad, start, stop)
+    if read.taker is not None:
+        read.taker.trim()
     return read
 
 

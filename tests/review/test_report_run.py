@@ -10,6 +10,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.make_results import decision_on, many_results, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
@@ -175,6 +177,36 @@ def test_records_arriving_in_any_order_are_chosen_by_the_rule() -> None:
             cut.add(record)
         assert cut.chosen() == reference_listed(records, limit)
         assert all(len(queue) <= limit for queue in cut.queues.values())
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    limit=st.sampled_from([1, 2, 7, 40, 100, 899, 900, 901]),
+    cuts=st.lists(st.integers(0, 900), max_size=4),
+    seed=st.integers(0, 3),
+)
+def test_cuts_of_parts_trimmed_then_merged_choose_what_one_cut_chooses(limit, cuts, seed) -> None:
+    """A range's cut is trimmed before it is sent back (`FairCut.trim`): whatever the parts, the
+    order the records come in within each, and the limit, the merge of the trimmed cuts chooses
+    what one cut of every record chooses, and a trimmed cut holds at most `limit` records."""
+    from tabench_dsl.review.report import FairCut
+
+    records = many_results(900, systems=4, seed=11 + seed)
+    shuffled = sorted(records, key=lambda r: hashlib.sha256(f"{seed}{r.key}".encode()).digest())
+    bounds = [0, *sorted(cuts), len(shuffled)]
+    parts = []
+    for start, stop in itertools.pairwise(bounds):
+        cut = FairCut(limit)
+        for at, record in enumerate(shuffled[start:stop], start):
+            cut.add(record, at)
+        cut.trim()
+        assert sum(map(len, cut.queues.values())) <= limit
+        parts.append(cut)
+    first, *later = parts
+    for part in later:
+        first.merge(part)
+    assert first.chosen() == reference_listed(records, limit)
+    assert all(shuffled[at] is record for record, at in first.chosen_at())
 
 
 def test_a_file_growing_while_it_streams_is_read_again(big: Path, monkeypatch) -> None:
