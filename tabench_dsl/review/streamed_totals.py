@@ -158,9 +158,11 @@ class StandingCount:
 
     def count(self, record: LightRecord) -> Record | None:
         """Count `record` when it is in the slice; the record counted (decided), else None."""
-        if not self.slicing.takes(record):
+        if self.slicing.wanted and not self.slicing.takes(record):
             return None
-        counted = decided_record(self.lines.record(record), self.decided)
+        counted = self.lines.record(record)
+        if self.decided:  # (each call counts: a first read makes a million)
+            counted = decided_record(counted, self.decided)
         self.counter.add(counted)
         return counted
 

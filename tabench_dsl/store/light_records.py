@@ -194,30 +194,6 @@ def iter_light_structs(
     return decoded_lines(path, light_record_decoder, report, start=start, stop=stop)
 
 
-class LightLines:
-    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), or
-    decoded ones made records (`record`), their repeated values shared: for a reader that picks
-    the lines or the records itself."""
-
-    def __init__(self) -> None:
-        self._sharing = _Sharing()
-
-    def decode(self, line: bytes) -> Record:
-        """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
-        return self._sharing.record(light_record_decoder.decode(line))
-
-    def record(self, light: LightRecord) -> Record:
-        """The record `iter_light_records` gives for `light` (`iter_light_structs`)."""
-        return self._sharing.record(light)
-
-    def outline(self, light: LightRecord) -> Record:
-        """A record of `light`'s pair, tier, verdict, prompt, judge, cause, decision and tags only
-        (no attempts, facets or reviews), its repeated values shared: for a reader that keeps
-        many records and reads no more of them (the report's cut), at a fraction of `record`'s
-        cost."""
-        return self._sharing.outline(light)
-
-
 class _Sharing:
     """The values light records share: one object for each repeated value, so a million records
     hold each judge, hash, tag list and attempt list once. Readers of these records never change
@@ -235,7 +211,8 @@ class _Sharing:
         return self.shared.setdefault(value, value)
 
     def record(self, record: LightRecord) -> Record:
-        """The `Record` a light record stands for, its repeated values shared. Made with its
+        """The `Record` a light record stands for (`iter_light_structs`), its repeated values
+        shared. Made with its
         fields in `Record`'s order, not by name: a million of them are made in a first read, and
         naming each field costs a third of making one."""
         facets, tags, shared, none_listed = record.facets, record.tags, self.shared, self.none_listed
@@ -264,7 +241,7 @@ class _Sharing:
         return made
 
     def outline(self, record: LightRecord) -> Record:
-        """`LightLines.outline`."""
+        """`LightLines.outline`: a `Record` of the fields a cut reads."""
         tags, shared, none_listed = record.tags, self.shared, self.none_listed
         return Record(  # the pair, tier, verdict, reason, prompt and judge, as `Record` orders them
             sys.intern(record.system),
@@ -314,6 +291,18 @@ class _Sharing:
             if len(self.attempts_seen) < _SHAPES_KEPT:
                 self.attempts_seen[shape] = attempts
         return attempts
+
+
+class LightLines(_Sharing):
+    """Lines decoded one at a time into the records `iter_light_records` gives (`decode`), or
+    decoded ones made records (`record`, and `outline`: a record of `light`'s pair, tier, verdict,
+    prompt, judge, cause, decision and tags only, for a reader that keeps many records and reads
+    no more of them, the report's cut, at a fraction of `record`'s cost), their repeated values
+    shared: for a reader that picks the lines or the records itself."""
+
+    def decode(self, line: bytes) -> Record:
+        """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
+        return self.record(light_record_decoder.decode(line))
 
 
 def _reviews(record: LightRecord) -> dict:
