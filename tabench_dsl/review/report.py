@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from ..core.safe_open import open_for_rewrite
+from ..store.light_records import LightRecord
 from .diff import Diff, diff_records, summary_lines
 from .templating import Inline, inline, markup, render
 from .totals import Totals, compute_totals
@@ -147,6 +150,10 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
+def _as_is(record: Record) -> Record:
+    return record
+
+
 class FairCut:
     """The records `listed_answers` chooses, chosen as they come, in any order (`add` each
     standing record once): `limit` records in reading order, chosen verdict by verdict and
@@ -164,18 +171,21 @@ class FairCut:
         self.count = 0
         self.queues: dict[tuple[int, str], list[tuple[Record, int]]] = {}
 
-    def add(self, record: Record, at: int = -1) -> None:
+    def add(self, record: Record | LightRecord, at: int = -1, make: Callable[[Any], Record] = _as_is) -> None:
+        """Add one standing record (or a light one, and `make`, which makes the `Record` to keep
+        of it, called only for a record kept: at a million records most are not)."""
         self.count += 1
         decision = record.decision  # `_reading_order`'s first two, without a call: a million come
         verdict = record.verdict if decision is None else decision.verdict
         queue = self.queues.setdefault((_ORDER.get(verdict, 9), record.system), [])
         if len(queue) < self.limit or self.limit < 1:
+            held = (make(record), at)
             if queue and record.question < queue[-1][0].question:
-                bisect.insort(queue, (record, at), key=_question)
+                bisect.insort(queue, held, key=_question)
             else:
-                queue.append((record, at))  # the usual case: a system's records come in question order
+                queue.append(held)  # the usual case: a system's records come in question order
         elif record.question < queue[-1][0].question:
-            bisect.insort(queue, (record, at), key=_question)
+            bisect.insort(queue, (make(record), at), key=_question)
             queue.pop()
 
     def merge(self, other: FairCut) -> None:

@@ -96,14 +96,16 @@ class AnswerChoice:
             if self.slicing.takes(record):
                 self.cut.add(record, at)
         elif self.slicing.takes(light):
-            self.cut.add(self.lines.outline(light), at)
+            self.cut.add(light, at, self.lines.outline)
 
-    def add_counted(self, light: LightRecord, counted: Record | None, at: int) -> None:
+    def add_counted(self, light: LightRecord, counted: Record | LightRecord | None, at: int) -> None:
         """`add`, from the totals' read (`streamed_totals.Beside`): the record they made and
         counted (decided; None outside the `--tag` slice) is cut as it is, rather than an outline
         made again (what the cut and the page read of it is the same)."""
         if self.decided and (light.system, light.question) in self.decided:
             self.add(light, at)  # kept aside undecided too (`named`), and rare
+        elif counted is light:  # counted with no `Record` made: its outline, if the cut keeps it
+            self.cut.add(light, at, self.lines.outline)
         elif counted is not None:
             self.cut.add(counted, at)
 

@@ -132,11 +132,12 @@ TakerT = TypeVar("TakerT", bound=Taker)
 
 
 class BesideTaker(Taker, Protocol):
-    """A taker the totals' first read carries (`Beside`): handed each record with the `Record`
-    the totals made of it and counted (`add_counted`: decisions applied; None when outside the
-    `--tag` slice), so that it need not make one of its own."""
+    """A taker the totals' first read carries (`Beside`): handed each record with what the
+    totals counted of it (`add_counted`: `StandingCount.count`'s, a `Record` with decisions
+    applied when they made one, the record itself when they made none, None when outside the
+    `--tag` slice), so that it need not make one of its own where they did."""
 
-    def add_counted(self, record: LightRecord, counted: Record | None, at: int) -> None: ...
+    def add_counted(self, record: LightRecord, counted: Record | LightRecord | None, at: int) -> None: ...
 
 
 BesideT = TypeVar("BesideT", bound=BesideTaker)
@@ -156,15 +157,27 @@ class StandingCount:
     def add(self, record: LightRecord, at: int) -> None:
         self.count(record)
 
-    def count(self, record: LightRecord) -> Record | None:
-        """Count `record` when it is in the slice; the record counted (decided), else None."""
+    def count(self, record: LightRecord) -> Record | LightRecord | None:
+        """Count `record` when it is in the slice: the record counted, a `Record` with its
+        decisions applied when it has any or reviews (a panel, an audit, repeats), else `record`
+        itself, counted with no `Record` made of it (`StandingCounter.add_plain`: making one
+        costs as much as decoding its line); None outside the slice."""
         if self.slicing.wanted and not self.slicing.takes(record):
             return None
-        counted = self.lines.record(record)
-        if self.decided:  # (each call counts: a first read makes a million)
-            counted = decided_record(counted, self.decided)
-        self.counter.add(counted)
-        return counted
+        decided = self.decided
+        if (
+            (decided and (record.system, record.question) in decided)
+            or record.panel
+            or record.repeats
+            or record.audit is not None
+        ):
+            counted = decided_record(self.lines.record(record), decided)
+            self.counter.add(counted)
+            return counted
+        lines = self.lines
+        attempts = lines.attempts(record.attempts) if record.attempts else lines.none_listed
+        self.counter.add_plain(record, lines.same(record.judge), attempts)
+        return record
 
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
