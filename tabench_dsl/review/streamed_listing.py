@@ -77,9 +77,9 @@ class AnswerChoice:
     """The standing records handed over (`add`, as decoded), decided, sliced and cut; those
     decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
     verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
-    other is cut as its outline (`LightLines.outline`): making the light record of each costs
-    as much as decoding its line. Carried by the totals' read, it cuts the record they made
-    (`add_counted`) instead."""
+    other is cut as its outline (`LightLines.outline`, made only of a record the cut keeps):
+    making the light record of each costs as much as decoding its line. Carried by the totals'
+    read, it cuts the record they made (`add_counted`) instead, where they made one."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
@@ -100,8 +100,9 @@ class AnswerChoice:
 
     def add_counted(self, light: LightRecord, counted: Record | LightRecord | None, at: int) -> None:
         """`add`, from the totals' read (`streamed_totals.Beside`): the record they made and
-        counted (decided; None outside the `--tag` slice) is cut as it is, rather than an outline
-        made again (what the cut and the page read of it is the same)."""
+        counted (decided) is cut as it is, rather than an outline made again (what the cut and the
+        page read of it is the same); one they counted as it came (`counted` is `light`) is cut as
+        its outline, made only if the cut keeps it; None: outside the `--tag` slice."""
         if self.decided and (light.system, light.question) in self.decided:
             self.add(light, at)  # kept aside undecided too (`named`), and rare
         elif counted is light:  # counted with no `Record` made: its outline, if the cut keeps it
