@@ -29,16 +29,25 @@ class GradedBits:
         """One standing record's outcome (an `error` is no graded outcome: left out, its question
         numbered all the same, so parts of a file number their questions in the order they met
         them, and their bits merge as a run or two, `merge`)."""
-        bit = self.number.setdefault(question, len(self.number))
+        number = self.number
+        bit = number.get(question)
+        if bit is None:
+            bit = number[question] = len(number)
         if verdict == "error":
             return
         graded = self.graded.get(system)
         if graded is None:
             graded = self.graded[system] = bytearray()
             self.passed[system] = bytearray()
-        _set(graded, bit)
+        byte, mask = bit >> 3, 1 << (bit & 7)  # `_set`'s, without its call: a first read makes millions
+        if byte >= len(graded):
+            _grow(graded, byte)
+        graded[byte] |= mask
         if verdict == "pass":
-            _set(self.passed[system], bit)
+            passed = self.passed[system]
+            if byte >= len(passed):
+                _grow(passed, byte)
+            passed[byte] |= mask
 
     def remove(self, system: str, question: str, verdict: str) -> None:
         """Take back one standing record's outcome (`add` was given it; its pair has no other)."""
@@ -80,8 +89,13 @@ class GradedBits:
 def _set(bits: bytearray, bit: int) -> None:
     byte = bit >> 3
     if byte >= len(bits):
-        bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
+        _grow(bits, byte)
     bits[byte] |= 1 << (bit & 7)
+
+
+def _grow(bits: bytearray, byte: int) -> None:
+    """Room for `byte`, at least doubling: amortised growth."""
+    bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))
 
 
 def _clear(bits: bytearray, bit: int) -> None:
