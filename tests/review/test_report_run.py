@@ -344,6 +344,7 @@ def test_an_answer_shown_whose_line_only_the_light_decoder_takes_gives_the_whole
     whole, light = pages(streamed_big, 25)
     assert light == whole
     assert f"{streamed_big}:{at + 1}: not a result record" in whole
+    assert report_run(streamed_big, max_answers=25)[0].records  # read whole, as the page needs
 
 
 def _key(raw: bytes) -> tuple[str, str] | None:
@@ -356,3 +357,16 @@ def _key(raw: bytes) -> tuple[str, str] | None:
 
 def _last_of(lines: list[bytes], key: tuple[str, str]) -> int:
     return max(i for i, raw in enumerate(lines) if _key(raw) == key)
+
+
+def test_an_answer_shown_on_a_line_with_a_byte_order_mark_is_read_whole(tmp_path: Path) -> None:
+    """The first line's byte order mark: the first read drops it to decode the line, and so does
+    the read of the answers shown at their lines' offsets (the first line is one of them)."""
+    records = many_results(40, systems=2, seed=3)
+    path = write_results(tmp_path / "run.jsonl", records)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    whole, light = pages(path, 10)
+    assert light == whole
+    run, listed, _ = report_run(path, max_answers=40)
+    assert run.records == []  # streamed: not the whole read a shown line no record would force
+    assert records[0].answer and records[0].answer in [record.answer for record in listed]
