@@ -212,9 +212,8 @@ class _Sharing:
 
     def record(self, record: LightRecord) -> Record:
         """The `Record` a light record stands for (`iter_light_structs`), its repeated values
-        shared. Made with its
-        fields in `Record`'s order, not by name: a million of them are made in a first read, and
-        naming each field costs a third of making one."""
+        shared. Made with its fields in `Record`'s order, not by name: a million of them are made
+        in a first read, and naming each field costs a third of making one."""
         facets, tags, shared, none_listed = record.facets, record.tags, self.shared, self.none_listed
         made = Record(
             sys.intern(record.system),
