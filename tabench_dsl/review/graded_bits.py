@@ -11,10 +11,7 @@ gives them the same figures.
 from __future__ import annotations
 
 from .compare import Graded
-
-#: Most runs of question numbers a merge moves whole (`GradedBits.merge`); each costs a pass over
-#: the bits, so past this many the bits are moved one at a time.
-MOST_RUNS = 64
+from .last_records import number_runs
 
 
 class GradedBits:
@@ -63,10 +60,10 @@ class GradedBits:
         questions numbered as they are numbered here. Its numbers fall in runs that map onto runs
         of these (the same numbers where a battery's systems answer the same questions in the
         same order; a run or two moved where a later part met its questions first), so each run
-        of bits is moved whole, as numbers; past `MOST_RUNS` runs, bit by bit."""
+        of bits is moved whole, as numbers; past `last_records.MOST_RUNS` runs, bit by bit."""
         numbered = self.number
         mapping = [numbered.setdefault(name, len(numbered)) for name in other.number]
-        runs = _runs(mapping)
+        runs = number_runs(mapping)
         for system, bits in other.graded.items():
             passed = other.passed[system]
             if runs is not None:
@@ -107,20 +104,6 @@ def _or(table: dict[str, bytearray], system: str, value: int) -> None:
     mine = table.get(system, bytearray())
     value |= _number(mine)
     table[system] = bytearray(value.to_bytes(max(len(mine), (value.bit_length() + 7) // 8), "little"))
-
-
-def _runs(mapping: list[int]) -> list[tuple[int, int, int]] | None:
-    """`mapping` as runs (start, stop, where start goes) of numbers that map onto consecutive
-    numbers; None past `MOST_RUNS` of them."""
-    runs: list[tuple[int, int, int]] = []
-    start = 0
-    for at in range(1, len(mapping) + 1):
-        if at == len(mapping) or mapping[at] != mapping[at - 1] + 1:
-            runs.append((start, at, mapping[start]))
-            if len(runs) > MOST_RUNS:
-                return None
-            start = at
-    return runs
 
 
 def _moved(bits: bytearray, runs: list[tuple[int, int, int]]) -> int:
