@@ -11,10 +11,7 @@ gives them the same figures.
 from __future__ import annotations
 
 from .compare import Graded
-
-#: Most runs of question numbers a merge moves whole (`GradedBits.merge`); each costs a pass over
-#: the bits, so past this many the bits are moved one at a time.
-MOST_RUNS = 64
+from .last_records import number_runs
 
 
 class GradedBits:
@@ -29,16 +26,25 @@ class GradedBits:
         """One standing record's outcome (an `error` is no graded outcome: left out, its question
         numbered all the same, so parts of a file number their questions in the order they met
         them, and their bits merge as a run or two, `merge`)."""
-        bit = self.number.setdefault(question, len(self.number))
+        number = self.number
+        bit = number.get(question)
+        if bit is None:
+            bit = number[question] = len(number)
         if verdict == "error":
             return
         graded = self.graded.get(system)
         if graded is None:
             graded = self.graded[system] = bytearray()
             self.passed[system] = bytearray()
-        _set(graded, bit)
+        byte, mask = bit >> 3, 1 << (bit & 7)  # `_set`'s, without its call: a first read makes millions
+        if byte >= len(graded):
+            _grow(graded, byte)
+        graded[byte] |= mask
         if verdict == "pass":
-            _set(self.passed[system], bit)
+            passed = self.passed[system]
+            if byte >= len(passed):
+                _grow(passed, byte)
+            passed[byte] |= mask
 
     def remove(self, system: str, question: str, verdict: str) -> None:
         """Take back one standing record's outcome (`add` was given it; its pair has no other)."""
@@ -54,10 +60,10 @@ class GradedBits:
         questions numbered as they are numbered here. Its numbers fall in runs that map onto runs
         of these (the same numbers where a battery's systems answer the same questions in the
         same order; a run or two moved where a later part met its questions first), so each run
-        of bits is moved whole, as numbers; past `MOST_RUNS` runs, bit by bit."""
+        of bits is moved whole, as numbers; past `last_records.MOST_RUNS` runs, bit by bit."""
         numbered = self.number
         mapping = [numbered.setdefault(name, len(numbered)) for name in other.number]
-        runs = _runs(mapping)
+        runs = number_runs(mapping)
         for system, bits in other.graded.items():
             passed = other.passed[system]
             if runs is not None:
@@ -80,8 +86,13 @@ class GradedBits:
 def _set(bits: bytearray, bit: int) -> None:
     byte = bit >> 3
     if byte >= len(bits):
-        bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling: amortised growth
+        _grow(bits, byte)
     bits[byte] |= 1 << (bit & 7)
+
+
+def _grow(bits: bytearray, byte: int) -> None:
+    """Room for `byte`, at least doubling: amortised growth."""
+    bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))
 
 
 def _clear(bits: bytearray, bit: int) -> None:
@@ -93,20 +104,6 @@ def _or(table: dict[str, bytearray], system: str, value: int) -> None:
     mine = table.get(system, bytearray())
     value |= _number(mine)
     table[system] = bytearray(value.to_bytes(max(len(mine), (value.bit_length() + 7) // 8), "little"))
-
-
-def _runs(mapping: list[int]) -> list[tuple[int, int, int]] | None:
-    """`mapping` as runs (start, stop, where start goes) of numbers that map onto consecutive
-    numbers; None past `MOST_RUNS` of them."""
-    runs: list[tuple[int, int, int]] = []
-    start = 0
-    for at in range(1, len(mapping) + 1):
-        if at == len(mapping) or mapping[at] != mapping[at - 1] + 1:
-            runs.append((start, at, mapping[start]))
-            if len(runs) > MOST_RUNS:
-                return None
-            start = at
-    return runs
 
 
 def _moved(bits: bytearray, runs: list[tuple[int, int, int]]) -> int:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..core.records import Record
 from ..core.stats import wilson_interval
+from ..store.light_records import LightRecord
 
 #: Decimals of the interval bounds in totals (`interval_bound`).
 BOUND_DECIMALS = 6
@@ -71,7 +72,7 @@ def latest(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
     return standing
 
 
-def outcome(record: Record) -> str:
+def outcome(record: Record | LightRecord) -> str:
     """The verdict a record counts as: a human decision overrides the tool's outcome."""
     return record.decision.verdict if record.decision is not None else record.verdict
 

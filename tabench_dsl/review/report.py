@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ..core.compiled import CompiledQuestion
 from ..core.records import CAUSE_TEXTS, Attempt, PanelVote, Record
 from ..core.safe_open import open_for_rewrite
+from ..store.light_records import LightRecord
 from .diff import Diff, diff_records, summary_lines
 from .templating import Inline, inline, markup, render
 from .totals import Totals, compute_totals
@@ -147,6 +150,10 @@ def _reading_order(record: Record) -> tuple[int, str, str]:
     return (_ORDER.get(verdict, 9), record.system, record.question)
 
 
+def _as_is(record: Record) -> Record:
+    return record
+
+
 class FairCut:
     """The records `listed_answers` chooses, chosen as they come, in any order (`add` each
     standing record once): `limit` records in reading order, chosen verdict by verdict and
@@ -155,38 +162,75 @@ class FairCut:
 
     Each (verdict, system) queue keeps the `limit` first of its records in question order, which is
     all the choice ever takes from it: never more than `limit` records a queue, whatever the number
-    of records added (a limit below 1 keeps every record, as it lists every answer)."""
+    of records added (a limit below 1 keeps every record, as it lists every answer). Each is kept
+    with the place it was given (`add`'s `at`: a streamed read gives its line's offset, so that
+    the page reads whole only the lines it shows, `chosen_at`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.count = 0
-        self.queues: dict[tuple[int, str], list[Record]] = {}
+        self.queues: dict[tuple[int, str], list[tuple[Record, int]]] = {}
 
-    def add(self, record: Record) -> None:
+    def add(self, record: Record | LightRecord, at: int = -1, make: Callable[[Any], Record] = _as_is) -> None:
+        """Add one standing record (or a light one, and `make`, which makes the `Record` to keep
+        of it, called only for a record kept: at a million records most are not)."""
         self.count += 1
-        queue = self.queues.setdefault(_reading_order(record)[:2], [])
+        decision = record.decision  # `_reading_order`'s first two, without a call: a million come
+        verdict = record.verdict if decision is None else decision.verdict
+        queue = self.queues.setdefault((_ORDER.get(verdict, 9), record.system), [])
         if len(queue) < self.limit or self.limit < 1:
-            if queue and record.question < queue[-1].question:
-                bisect.insort(queue, record, key=_question)
+            held = (make(record), at)
+            if queue and record.question < queue[-1][0].question:
+                bisect.insort(queue, held, key=_question)
             else:
-                queue.append(record)  # the usual case: a system's records come in question order
-        elif record.question < queue[-1].question:
-            bisect.insort(queue, record, key=_question)
+                queue.append(held)  # the usual case: a system's records come in question order
+        elif record.question < queue[-1][0].question:
+            bisect.insort(queue, (make(record), at), key=_question)
             queue.pop()
 
     def merge(self, other: FairCut) -> None:
         """Add what `other` took (of other pairs): what a cut keeps does not depend on the order
         its records come in."""
-        kept = [record for queue in other.queues.values() for record in queue]
+        kept = [held for queue in other.queues.values() for held in queue]
         self.count += other.count - len(kept)
-        for record in kept:
-            self.add(record)
+        for record, at in kept:
+            self.add(record, at)
+
+    def trim(self) -> None:
+        """Drop what no merge can make chosen: a range's cut sent to be merged with others' holds
+        a thousand records, not a thousand a queue. The choice takes the ranks one after another
+        and each rank's queues a round at a time, so a record is chosen only when fewer than
+        `limit` come before it; a merge never takes away a record that comes before one here (it
+        adds records to the ranks before, to its queue before it, and queues to its round), so one
+        with `limit` records before it here is never chosen, however merged, and what a merge of
+        trimmed cuts chooses is what the untrimmed ones' would (`count` is kept whole: it says
+        whether every record is chosen)."""
+        if self.limit < 1:
+            return
+        before = 0  # the records of the ranks before
+        for rank in sorted({key[0] for key in self.queues}):
+            keys = sorted(key for key in self.queues if key[0] == rank)  # a round's order
+            queues = [self.queues[key] for key in keys]
+            wanted = self.limit - before
+            depth = _depth([len(queue) for queue in queues], wanted)
+            if depth is not None:  # rounds up to `depth` take `wanted`: the rest is never chosen
+                taken = sum(min(len(queue), depth - 1) for queue in queues) if depth else wanted
+                for queue in queues:  # the last round: its first `wanted - taken` records
+                    in_last_round = len(queue) >= depth > 0 and taken < wanted
+                    taken += in_last_round
+                    del queue[depth if in_last_round else max(depth - 1, 0) :]
+            before += sum(map(len, queues))
+        self.queues = {key: queue for key, queue in self.queues.items() if queue}
 
     def chosen(self) -> list[Record]:
         """The records chosen, in reading order."""
+        return [record for record, _ in self.chosen_at()]
+
+    def chosen_at(self) -> list[tuple[Record, int]]:
+        """The records chosen, in reading order, each with the place `add` was given."""
         if self.count <= self.limit or self.limit < 1:
-            return sorted((r for queue in self.queues.values() for r in queue), key=_reading_order)
-        chosen: list[Record] = []
+            return sorted((held for queue in self.queues.values() for held in queue), key=_held_order)
+        chosen: list[tuple[Record, int]] = []
         for rank in sorted({key[0] for key in self.queues}):
             queues = [self.queues[key] for key in sorted(self.queues) if key[0] == rank]
             for i in range(max(len(q) for q in queues)):
@@ -194,12 +238,29 @@ class FairCut:
                     if i < len(queue):
                         chosen.append(queue[i])
                         if len(chosen) == self.limit:
-                            return sorted(chosen, key=_reading_order)
-        return sorted(chosen, key=_reading_order)
+                            return sorted(chosen, key=_held_order)
+        return sorted(chosen, key=_held_order)
 
 
-def _question(record: Record) -> str:
-    return record.question
+def _depth(lengths: list[int], wanted: int) -> int | None:
+    """The fewest rounds over queues of these `lengths` (a record from each queue still holding
+    one) that take `wanted` records; None when all of them together hold fewer."""
+    if wanted <= 0:
+        return 0
+    taken = 0
+    for depth in range(1, max(lengths, default=0) + 1):
+        taken += sum(1 for length in lengths if length >= depth)
+        if taken >= wanted:
+            return depth
+    return None
+
+
+def _question(held: tuple[Record, int]) -> str:
+    return held[0].question
+
+
+def _held_order(held: tuple[Record, int]) -> tuple[int, str, str]:
+    return _reading_order(held[0])
 
 
 def listed_answers(records: list[Record], max_answers: int = MAX_ANSWERS) -> list[Record]:

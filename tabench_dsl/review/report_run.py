@@ -3,8 +3,8 @@ records stream by, and whole only the answers the page shows.
 
 The page counts every record but shows at most `--max-answers` of them in full. So nothing is held
 per record: the totals are `totals`' own (`totals_of`), the answers shown
-are chosen as the records stream by (`streamed_listing`, without their texts), and a last pass
-decodes whole only the lines of the answers shown (`light_records.iter_records_of`), each given
+are chosen as the records stream by (`streamed_listing`, without their texts, each with its line's
+offset), and only the lines of the answers shown are read again, whole (`records_at`), each given
 the decision and audit the light read applied. A file that changed between these reads (a grading
 appending) is read again. The page is the one `viewer.run.load_run` gives, byte for byte. Where a
 streamed read could tell otherwise (an audit that checks its answer, an answer shown whose line
@@ -24,6 +24,7 @@ from ..core.price import Price
 from ..core.records import Decision, Record
 from ..store.decisions import decisions_path, load_decisions
 from ..store.light_records import iter_light_records, iter_records_of
+from ..store.records_at import records_at
 from ..store.results_index import measure
 from .counted_records import reads_whole
 from .decisions import StaleDecision, apply_decisions
@@ -118,7 +119,7 @@ def _stream(
     if before is None or measure(path) != before:  # the totals and the answers shown of one file
         return None
     run = Run(path, dpath, [], problems, stale)
-    whole = _whole(run, listed)
+    whole = _whole_at(run, listed)
     return None if whole is None else (run, whole, totals)
 
 
@@ -184,6 +185,25 @@ def _whole(run: Run, listed: list[Record]) -> list[Record] | None:
         line = found.get(light.key)
         if line is None or line.verdict != light.verdict:
             return None
-        human = {"human_audit": light.human_audit, "reviewer_audits": light.reviewer_audits}
-        whole.append(msgspec.structs.replace(line, decision=light.decision, **human))
+        whole.append(_decided_as(line, light))
     return whole
+
+
+def _whole_at(run: Run, listed: list[tuple[Record, int]]) -> list[Record] | None:
+    """`_whole` of the records `listed`, each read at the offset of its line (its pair's last,
+    which a whole read of the file would find last): None when one holds no whole record of that
+    pair and verdict."""
+    found = records_at(run.results_path, [at for _, at in listed])
+    whole = []
+    for light, at in listed:
+        line = found[at]
+        if line is None or line.key != light.key or line.verdict != light.verdict:
+            return None
+        whole.append(_decided_as(line, light))
+    return whole
+
+
+def _decided_as(line: Record, light: Record) -> Record:
+    """The record of `light`'s line read whole, with the decision and audits set on `light`."""
+    human = {"human_audit": light.human_audit, "reviewer_audits": light.reviewer_audits}
+    return msgspec.structs.replace(line, decision=light.decision, **human)

@@ -16,6 +16,7 @@ import msgspec
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.records import Record
+from ..store.light_records import LightRecord
 from .outcomes import add_counts, count_outcome, outcome, score_interval, score_of
 
 #: Most systems the per-tag table gives a score column each (more would not fit a terminal).
@@ -95,7 +96,7 @@ class TagCounter:
         self.tags: dict[str, TagTotals] = {}
         self.cells: dict[tuple[str, str], TagSystem] = {}
 
-    def add(self, record: Record, change: int = 1) -> None:
+    def add(self, record: Record | LightRecord, change: int = 1) -> None:
         """Count one standing record under each of its tags (`change` -1: take it back)."""
         if not record.tags:
             return

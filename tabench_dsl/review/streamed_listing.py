@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.records import Decision, Record
-from ..store.light_records import LightLines, LightRecord, iter_light_structs
+from ..store.light_records import LightLines, LightRecord
+from ..store.records_at import iter_light_structs_at
 from .decisions import StaleDecision, apply_decisions
 from .last_records import ResultsChanged
 from .report import FairCut
@@ -41,9 +42,10 @@ def streamed_listing(
     tags: Sequence[str] | None,
     limit: int,
     beside: Beside[AnswerChoice] | None = None,
-) -> tuple[list[Record], list[StaleDecision]]:
+) -> tuple[list[tuple[Record, int]], list[StaleDecision]]:
     """`listed_answers(records, limit)` of the standing records of `results` (as far as the
-    listing reads them, `AnswerChoice`: the page reads the answers it shows whole), with the
+    listing reads them, `AnswerChoice`: the page reads the answers it shows whole, at the offset
+    given with each, `FairCut.chosen_at`), with the
     decisions applied and only those of `tags`, and the decisions that do not apply (`stale`, as
     `apply_decisions` words them). `ResultsChanged` when the file changed between its two reads.
     From the totals' first read when it carried `beside` (`listing_beside`, made with the same
@@ -57,27 +59,27 @@ def streamed_listing(
     if chosen is None:  # the records read were not all standing: chosen on a second read
         chosen = AnswerChoice(decided, tags, limit)
         number = 0
-        for record in iter_light_structs(results):
+        for at, record in iter_light_structs_at(results):
             if number == last.count:
                 break
             if last.is_last(number, record.system, record.question):
-                chosen.add(record)
+                chosen.add(record, at)
             number += 1
         if number < last.count:
             raise ResultsChanged
     stale: list[StaleDecision] = []
     if decisions:
         apply_decisions(chosen.named, decisions, stale=stale)
-    return chosen.cut.chosen(), stale
+    return chosen.cut.chosen_at(), stale
 
 
 class AnswerChoice:
     """The standing records handed over (`add`, as decoded), decided, sliced and cut; those
     decisions name kept aside (`named`, light records). The cut reads of a record only its pair,
     verdict and decision, and the page reads the answers it shows whole (`report_run`), so any
-    other is cut as its outline (`LightLines.outline`): making the light record of each costs
-    as much as decoding its line. Carried by the totals' read, it cuts the record they made
-    (`add_counted`) instead."""
+    other is cut as its outline (`LightLines.outline`, made only of a record the cut keeps):
+    making the light record of each costs as much as decoding its line. Carried by the totals'
+    read, it cuts the record they made (`add_counted`) instead, where they made one."""
 
     def __init__(self, decided: dict[tuple[str, str], list[Decision]], tags, limit: int) -> None:
         self.decided = decided
@@ -86,27 +88,33 @@ class AnswerChoice:
         self.named: list[Record] = []
         self.lines = LightLines()
 
-    def add(self, light: LightRecord) -> None:
+    def add(self, light: LightRecord, at: int) -> None:
         if self.decided and (light.system, light.question) in self.decided:
             record = self.lines.record(light)
             self.named.append(record)
             record = decided_record(record, self.decided)
             if self.slicing.takes(record):
-                self.cut.add(record)
+                self.cut.add(record, at)
         elif self.slicing.takes(light):
-            self.cut.add(self.lines.outline(light))
+            self.cut.add(light, at, self.lines.outline)
 
-    def add_counted(self, light: LightRecord, counted: Record | None) -> None:
+    def add_counted(self, light: LightRecord, counted: Record | LightRecord | None, at: int) -> None:
         """`add`, from the totals' read (`streamed_totals.Beside`): the record they made and
-        counted (decided; None outside the `--tag` slice) is cut as it is, rather than an outline
-        made again (what the cut and the page read of it is the same)."""
+        counted (decided) is cut as it is, rather than an outline made again (what the cut and the
+        page read of it is the same); one they counted as it came (`counted` is `light`) is cut as
+        its outline, made only if the cut keeps it; None: outside the `--tag` slice."""
         if self.decided and (light.system, light.question) in self.decided:
-            self.add(light)  # kept aside undecided too (`named`), and rare
+            self.add(light, at)  # kept aside undecided too (`named`), and rare
+        elif counted is light:  # counted with no `Record` made: its outline, if the cut keeps it
+            self.cut.add(light, at, self.lines.outline)
         elif counted is not None:
-            self.cut.add(counted)
+            self.cut.add(counted, at)
 
     def merge(self, later: AnswerChoice) -> None:
         """Take what `later` took (the records right after these)."""
         self.named.extend(later.named)
         self.slicing.seen |= later.slicing.seen
         self.cut.merge(later.cut)
+
+    def trim(self) -> None:
+        self.cut.trim()  # what a range's cut sends back: what a merge can choose

@@ -33,13 +33,9 @@ from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Outcome, Record
 from ..store.key_cells import KEY_BASE
-from ..store.light_records import (
-    LightLines,
-    LightRecord,
-    bad_line_reporter,
-    iter_light_structs,
-)
+from ..store.light_records import LightLines, LightRecord, bad_line_reporter
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
+from ..store.records_at import iter_light_structs_at
 from ..store.results_index import Extent, starts_with
 from ..store.standing_verdicts import MISSING_MARK, Standing
 from .decisions import apply_decisions
@@ -119,23 +115,29 @@ def streamed_totals(
 
 class Taker(Protocol):
     """What a first read hands each record to while every record read is standing (`add`: as
-    decoded, for the taker to make a `Record` of those it needs, `LightLines.record`), and how two
-    ranges' takers become one (`merge`: `later` took the records right after these)."""
+    decoded, for the taker to make a `Record` of those it needs, `LightLines.record`, with the
+    offset its line starts at, for a taker that reads some lines again whole,
+    `records_at.records_at`), and how two ranges' takers become one (`merge`: `later` took the
+    records right after these)."""
 
-    def add(self, record: LightRecord) -> None: ...
+    def add(self, record: LightRecord, at: int) -> None: ...
 
     def merge(self, later: Self) -> None: ...
+
+    def trim(self) -> None:
+        """Drop what no merge can use: a range's taker, read in a child, is sent back whole."""
 
 
 TakerT = TypeVar("TakerT", bound=Taker)
 
 
 class BesideTaker(Taker, Protocol):
-    """A taker the totals' first read carries (`Beside`): handed each record with the `Record`
-    the totals made of it and counted (`add_counted`: decisions applied; None when outside the
-    `--tag` slice), so that it need not make one of its own."""
+    """A taker the totals' first read carries (`Beside`): handed each record with what the
+    totals counted of it (`add_counted`: `StandingCount.count`'s, a `Record` with decisions
+    applied when they made one, the record itself when they made none, None when outside the
+    `--tag` slice), so that it need not make one of its own where they did."""
 
-    def add_counted(self, record: LightRecord, counted: Record | None) -> None: ...
+    def add_counted(self, record: LightRecord, counted: Record | LightRecord | None, at: int) -> None: ...
 
 
 BesideT = TypeVar("BesideT", bound=BesideTaker)
@@ -152,20 +154,37 @@ class StandingCount:
         self.counter = StandingCounter(price)
         self.lines = LightLines()
 
-    def add(self, record: LightRecord) -> None:
+    def add(self, record: LightRecord, at: int) -> None:
         self.count(record)
 
-    def count(self, record: LightRecord) -> Record | None:
-        """Count `record` when it is in the slice; the record counted (decided), else None."""
-        if not self.slicing.takes(record):
+    def count(self, record: LightRecord) -> Record | LightRecord | None:
+        """Count `record` when it is in the slice: the record counted, a `Record` with its
+        decisions applied when it has any or reviews (a panel, an audit, repeats), else `record`
+        itself, counted with no `Record` made of it (`StandingCounter.add_plain`: making one
+        costs as much as decoding its line); None outside the slice."""
+        if self.slicing.wanted and not self.slicing.takes(record):
             return None
-        counted = decided_record(self.lines.record(record), self.decided)
-        self.counter.add(counted)
-        return counted
+        decided = self.decided
+        if (
+            (decided and (record.system, record.question) in decided)
+            or record.panel
+            or record.repeats
+            or record.audit is not None
+        ):
+            counted = decided_record(self.lines.record(record), decided)
+            self.counter.add(counted)
+            return counted
+        lines = self.lines
+        attempts = lines.attempts(record.attempts) if record.attempts else lines.none_listed
+        self.counter.add_plain(record, lines.same(record.judge), attempts)
+        return record
 
     def merge(self, later: StandingCount) -> None:
         self.counter.merge(later.counter)
         self.slicing.seen |= later.slicing.seen
+
+    def trim(self) -> None:
+        pass  # every count merges
 
 
 class Beside(Generic[BesideT]):
@@ -193,12 +212,16 @@ class _Both(Generic[BesideT]):
         self.count = count
         self.other = other
 
-    def add(self, record: LightRecord) -> None:
-        self.other.add_counted(record, self.count.count(record))
+    def add(self, record: LightRecord, at: int) -> None:
+        self.other.add_counted(record, self.count.count(record), at)
 
     def merge(self, later: _Both[BesideT]) -> None:
         self.count.merge(later.count)
         self.other.merge(later.other)
+
+    def trim(self) -> None:
+        self.count.trim()
+        self.other.trim()
 
 
 class FirstRead(Generic[TakerT]):
@@ -219,7 +242,7 @@ class FirstRead(Generic[TakerT]):
     ) -> None:
         last, taker = self.last, self.taker
         code = None if self.codes is None else self.codes.append
-        for record in iter_light_structs(results, on_bad, start, stop):
+        for at, record in iter_light_structs_at(results, on_bad, start, stop):
             if code is not None:
                 code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
             repeated = last.note(record.system, record.question)
@@ -227,7 +250,7 @@ class FirstRead(Generic[TakerT]):
                 if repeated:  # this pair's earlier record was taken: the standing ones are read again
                     taker = None
                 else:
-                    taker.add(record)
+                    taker.add(record, at)
         self.taker = taker
 
     def merge(self, later: FirstRead[TakerT]) -> None:
@@ -278,6 +301,8 @@ def _read_range(
         read.clean = False
 
     read.read(results, on_bad, start, stop)
+    if read.taker is not None:
+        read.taker.trim()
     return read
 
 
@@ -330,12 +355,12 @@ def _standing(
     taker = handed.pop() if handed else None
     lines = LightLines()
     number = 0
-    for light in iter_light_structs(results):  # its bad lines were reported by the first read
+    for at, light in iter_light_structs_at(results):  # its bad lines were reported by the first read
         if number == last.count:
             break
         if last.is_last(number, light.system, light.question):
             if taker is not None:
-                taker.add(light)
+                taker.add(light, at)
             yield decided_record(lines.record(light), decided)
         number += 1
     if number < last.count:

@@ -14,6 +14,7 @@ import msgspec
 
 from ..core.price import Price
 from ..core.records import Attempt, JudgeInfo, Record
+from ..store.light_records import LightRecord
 from .agreement import PanelAgreement, T1Audit, panel_agreement, t1_audit
 from .audit import AuditAgreement, audit_agreements
 from .call_counts import SHARED_KEPT, SharedCalls, count_calls
@@ -166,9 +167,29 @@ class StandingCounter:
         self._pending: dict[tuple[str, int, int], SharedCalls] | None = {}
 
     def add(self, record: Record) -> None:
-        """Count one standing record. The common one (no panel, audit, repeats or reviews) in one
-        call: its row and question looked up once, its judge calls noted as one more use of its
-        attempts list, which the light reader shares between records (`_note_calls`)."""
+        """Count one standing record (the common one, with no reviews, by `add_plain`)."""
+        unset = msgspec.UNSET
+        if (
+            record.panel is unset
+            and record.audit is unset
+            and record.repeats is unset
+            and record.human_audit is unset
+            and record.reviewer_audits is unset
+        ):
+            self.add_plain(record, record.judge, record.attempts)
+            return
+        if (system := record.system) not in self.systems:
+            self.systems[system], self.spends[system] = SystemTotals(system=system), Spend(self.price)
+        self.questions.setdefault(record.question, QuestionTotals(question=record.question))
+        self.settle()  # counted in the order they come: a price's place orders a cost's sum
+        self._tally(record, 1)
+        self._note_judge(record)
+        self._note_reviews(record)
+
+    def add_plain(self, record: Record | LightRecord, judge: JudgeInfo, attempts: list[Attempt]) -> None:
+        """Count a standing record with no panel, audit, repeats or reviews (a light one too: a
+        first read makes no `Record` of it), its `judge` and `attempts` shared by `LightLines`: its
+        calls noted as one more use of its attempts list (`_note_calls`), in one call."""
         system, question = record.system, record.question
         s = self.systems.get(system)
         if s is None:
@@ -177,19 +198,6 @@ class StandingCounter:
         q = self.questions.get(question)
         if q is None:
             q = self.questions[question] = QuestionTotals(question=question)
-        unset = msgspec.UNSET
-        if not (
-            record.panel is unset
-            and record.audit is unset
-            and record.repeats is unset
-            and record.human_audit is unset
-            and record.reviewer_audits is unset
-        ):
-            self.settle()  # counted in the order they come: a price's place orders a cost's sum
-            self._tally(record, 1)
-            self._note_judge(record)
-            self._note_reviews(record)
-            return
         self.records += 1
         decision, tier = record.decision, record.tier
         verdict = record.verdict if decision is None else _decided(s, decision.verdict)
@@ -212,7 +220,6 @@ class StandingCounter:
         self.graded.add(system, question, verdict)
         if tier == "match":
             s.match_decided += 1
-        judge, attempts = record.judge, record.attempts
         if attempts:
             self._note_calls(s, system, judge, attempts)
         if record.tags:
@@ -223,7 +230,8 @@ class StandingCounter:
             self._count_facets(s, record.facets, 1)
         last = self._last_judge  # light records share one judge object, whole ones equal ones
         if judge is not last and tier == "t2" and record.cause != "missing" and judge != last:
-            self._note_judge(record)
+            self.judges.setdefault((judge.backend, judge.model), judge)
+            self._last_judge = judge
 
     def _count_facets(self, s: SystemTotals, facets: dict[str, bool], change: int) -> None:
         """`change` of each facet a record saw, onto the whole file's and its system's counts."""

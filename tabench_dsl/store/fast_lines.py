@@ -62,17 +62,22 @@ def decoded_lines(
 
 
 def decoded_blocks_at(
-    path: str | Path, decoder: msgspec.json.Decoder[Any], on_bad: Callable[[int, BadLine], None], *, stop: int
+    path: str | Path,
+    decoder: msgspec.json.Decoder[Any],
+    on_bad: Callable[[int, BadLine], None],
+    *,
+    stop: int | None,
+    start: int = 0,
 ) -> Iterator[tuple[list[int], list[Any]]]:
-    """`decoded_lines` of the first `stop` bytes of `path`, `BATCH` lines at a time: each batch's
-    values and the offsets their lines start at (for a reader that reads some of the lines again),
-    as two lists. A batch whose every line decodes as it is is decoded in one call (`map`, no
-    Python work a line); a batch with a line the decoder refuses is decoded again line by line,
-    each such line checked as `decoded_lines` checks it, so the values and the bad lines are the
-    same either way."""
+    """`decoded_lines` of the bytes of `path` from `start` to `stop` (None: the end), `BATCH` lines
+    at a time: each batch's values and the offsets their lines start at (for a reader that reads
+    some of the lines again, `lines_starting_at`), as two lists. A batch whose every line decodes
+    as it is is decoded in one call (`map`, no Python work a line); a batch with a line the decoder
+    refuses is decoded again line by line, each such line checked as `decoded_lines` checks it, so
+    the values and the bad lines are the same either way."""
     decode = decoder.decode
     number = 0  # lines before the batch
-    for at, block in line_blocks(path, 0, stop):
+    for at, block in line_blocks(path, start, stop):
         for first in range(0, len(block), BATCH):
             lines = block[first : first + BATCH]
             offsets = list(accumulate(map(operator.add, map(len, lines), repeat(1)), initial=at))

@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabench_dsl.review.graded_bits import MOST_RUNS, GradedBits
+from tabench_dsl.review.graded_bits import GradedBits
+from tabench_dsl.review.last_records import MOST_RUNS
 
 outcomes = st.lists(
     st.tuples(

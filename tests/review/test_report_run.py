@@ -4,15 +4,18 @@ the page is the one the whole read gives (`viewer.run.load_run`), byte for byte.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.make_results import decision_on, many_results, small_results, write_battery, write_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.core.records import Decision, Record, record_encoder
+from tabench_dsl.core.records import Decision, Record, record_decoder, record_encoder
 from tabench_dsl.review.audit import answer_sha256
 from tabench_dsl.review.report import render_report
 from tabench_dsl.review.report_run import report_run
@@ -20,6 +23,7 @@ from tabench_dsl.review.streamed_listing import listing_beside, streamed_listing
 from tabench_dsl.review.totals_of import totals_of
 from tabench_dsl.review.viewer.run import load_run
 from tabench_dsl.store.decisions import decisions_path, load_decisions
+from tabench_dsl.store.results import iter_records
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -175,6 +179,36 @@ def test_records_arriving_in_any_order_are_chosen_by_the_rule() -> None:
         assert all(len(queue) <= limit for queue in cut.queues.values())
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    limit=st.sampled_from([1, 2, 7, 40, 100, 899, 900, 901]),
+    cuts=st.lists(st.integers(0, 900), max_size=4),
+    seed=st.integers(0, 3),
+)
+def test_cuts_of_parts_trimmed_then_merged_choose_what_one_cut_chooses(limit, cuts, seed) -> None:
+    """A range's cut is trimmed before it is sent back (`FairCut.trim`): whatever the parts, the
+    order the records come in within each, and the limit, the merge of the trimmed cuts chooses
+    what one cut of every record chooses, and a trimmed cut holds at most `limit` records."""
+    from tabench_dsl.review.report import FairCut
+
+    records = many_results(900, systems=4, seed=11 + seed)
+    shuffled = sorted(records, key=lambda r: hashlib.sha256(f"{seed}{r.key}".encode()).digest())
+    bounds = [0, *sorted(cuts), len(shuffled)]
+    parts = []
+    for start, stop in itertools.pairwise(bounds):
+        cut = FairCut(limit)
+        for at, record in enumerate(shuffled[start:stop], start):
+            cut.add(record, at)
+        cut.trim()
+        assert sum(map(len, cut.queues.values())) <= limit
+        parts.append(cut)
+    first, *later = parts
+    for part in later:
+        first.merge(part)
+    assert first.chosen() == reference_listed(records, limit)
+    assert all(shuffled[at] is record for record, at in first.chosen_at())
+
+
 def test_a_file_growing_while_it_streams_is_read_again(big: Path, monkeypatch) -> None:
     """A grading appending between the totals' read and the answers' read: the page is never the
     totals of one file and the answers of another, but the grown file's, read again."""
@@ -233,9 +267,10 @@ def streamed_big(big: Path) -> Path:
     return big
 
 
-def chose(listed: list[Record]) -> list[tuple]:
-    """What the cut chose of each record: the page reads only these of them (and the line whole)."""
-    return [(r.key, r.verdict, r.decision, r.human_audit, r.reviewer_audits) for r in listed]
+def chose(listed: list[tuple[Record, int]]) -> list[tuple]:
+    """What the cut chose of each record: the page reads only these of them (and the line whole,
+    at the offset given with it)."""
+    return [(r.key, r.verdict, r.decision, r.human_audit, r.reviewer_audits, at) for r, at in listed]
 
 
 @pytest.mark.parametrize("processes", ["1", "3"])
@@ -267,6 +302,13 @@ def test_a_file_with_no_index_is_read_once_for_its_totals_and_its_answers_shown(
         listed, stale = streamed_listing(path, decisions, tags=tags, limit=25, beside=beside)
         assert chose(listed) == chose(alone) and stale == stale_alone
         assert len(listed) == 25 and len(stale) == 1
+    lines = path.read_bytes().split(b"\n")
+    starts = dict(
+        zip(itertools.accumulate((len(line) + 1 for line in lines), initial=0), lines, strict=False)
+    )
+    last_of = {r.key: r for r in iter_records(path)}
+    for record, at in alone:  # each at its pair's last line, the one the page shows
+        assert record_decoder.decode(starts[at]) == last_of[record.key]
     assert carried == [(True, True), (False, False)]
 
 
@@ -282,3 +324,49 @@ def test_the_page_of_one_read_is_the_whole_read_one(
         whole, light = pages(streamed_big, max_answers, **options)
         assert light == whole
         assert "Decision ignored" in whole and "not a result record" in whole
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_an_answer_shown_whose_line_only_the_light_decoder_takes_gives_the_whole_read_page(
+    streamed_big: Path, processes: str, monkeypatch
+) -> None:
+    """The answers shown are read again at their lines' offsets: one whose line the light read took
+    but a whole read does not (an answer that is no text) is a bad line to the whole read, so the
+    page is the whole read's (that line named, the pair's earlier record standing), not the one
+    the light read chose from."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    _, listed, _ = report_run(streamed_big, max_answers=25)
+    shown = listed[3]
+    lines = streamed_big.read_bytes().split(b"\n")
+    at = _last_of(lines, shown.key)
+    lines[at] = lines[at].replace(b'"answer":"', b'"answer":7,"was":"', 1)
+    streamed_big.write_bytes(b"\n".join(lines))
+    whole, light = pages(streamed_big, 25)
+    assert light == whole
+    assert f"{streamed_big}:{at + 1}: not a result record" in whole
+    assert report_run(streamed_big, max_answers=25)[0].records  # read whole, as the page needs
+
+
+def _key(raw: bytes) -> tuple[str, str] | None:
+    try:
+        found = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    return (found.get("system"), found.get("question")) if isinstance(found, dict) else None
+
+
+def _last_of(lines: list[bytes], key: tuple[str, str]) -> int:
+    return max(i for i, raw in enumerate(lines) if _key(raw) == key)
+
+
+def test_an_answer_shown_on_a_line_with_a_byte_order_mark_is_read_whole(tmp_path: Path) -> None:
+    """The first line's byte order mark: the first read drops it to decode the line, and so does
+    the read of the answers shown at their lines' offsets (the first line is one of them)."""
+    records = many_results(40, systems=2, seed=3)
+    path = write_results(tmp_path / "run.jsonl", records)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    whole, light = pages(path, 10)
+    assert light == whole
+    run, listed, _ = report_run(path, max_answers=40)
+    assert run.records == []  # streamed: not the whole read a shown line no record would force
+    assert records[0].answer and records[0].answer in [record.answer for record in listed]

@@ -278,6 +278,29 @@ def test_merged_pairs_are_the_pairs_noted_in_one_go(noted, cut):
         assert first.is_last(number, s, q) == whole.is_last(number, s, q)
 
 
+@pytest.mark.parametrize("cut", [0, 1, 299, 300, 450, 899, 900])
+@pytest.mark.parametrize("again", [False, True])
+def test_merged_rows_of_systems_answering_the_same_questions(cut, again):
+    """Three systems' rows of 300 questions each, written system by system and cut anywhere (the
+    later range numbers the questions from where it starts, so its rows map onto these in two
+    runs, laid over whole), with or without a pair of the first range graded again in the later."""
+    noted = [(f"s{s}", f"q{q:03d}") for s in range(3) for q in range(300)]
+    if again:
+        noted.append(("s0", "q007"))
+    whole, first, later = LastRecords(), LastRecords(), LastRecords()
+    for s, q in noted:
+        whole.note(s, q)
+    for s, q in noted[:cut]:
+        first.note(s, q)
+    for s, q in noted[cut:]:
+        later.note(s, q)
+    assert first.merge(later) == bool({*noted[:cut]} & {*noted[cut:]})
+    assert first.count == whole.count and first.slots >= len(set(noted))
+    assert [(first_s, q, n) for first_s, q, n in first.by_system()] == list(whole.by_system())
+    for number, (s, q) in enumerate(noted):
+        assert first.is_last(number, s, q) == whole.is_last(number, s, q)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_merged_pairs_of_systems_with_questions_of_their_own(monkeypatch, sparse):
     import tabench_dsl.review.last_records as last_records
