@@ -33,15 +33,6 @@ SECOND = [
 ]
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return tmp_path
-
-
 #: Every answer of SECOND but the new one, and a line with a key that is not an answer's: a resume
 #: of it after SECOND's has nothing to grade, three bad lines and a warning to say.
 DONE_AGAIN = [

@@ -24,12 +24,9 @@ MORE = {"system": "b", "question": "h01", "answer": "Ingest and Compact"}
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COLUMNS", "120")
-    return tmp_path
+    return work
 
 
 def write_answers(work: Path, answers: list[dict]) -> Path:

@@ -41,15 +41,6 @@ SECOND = [
 ]
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return tmp_path
-
-
 async def run_json(work: Path, capsys, lines: list[str], *extra: str) -> tuple[int, dict, str]:
     answers = work / "answers.jsonl"
     answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

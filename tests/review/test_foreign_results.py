@@ -13,13 +13,6 @@ from support.make_results import make_record, write_results
 from tabench_dsl.cli import main
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TABENCH_CACHE", raising=False)
-    return tmp_path
-
-
 def answers_file(folder: Path, lines: int = 31) -> Path:
     path = folder / "answers.jsonl"
     rows = [{"system": f"sys-{i % 3}", "question": f"h{i:02}", "answer": "an answer"} for i in range(lines)]

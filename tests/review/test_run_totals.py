@@ -22,14 +22,6 @@ from tabench_dsl.store.results import iter_records
 from tabench_dsl.store.results_index import index_path
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
-
-
 def write_answers(path: Path, answers: list[tuple[str, str, str]]) -> Path:
     lines = (json.dumps({"system": s, "question": q, "answer": a}) + "\n" for s, q, a in answers)
     path.write_text("".join(lines))

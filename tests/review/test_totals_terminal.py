@@ -15,12 +15,9 @@ from tabench_dsl.store.results import iter_records
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("TABENCH_CACHE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COLUMNS", "200")
-    return tmp_path
+    return work
 
 
 def system_rows(out: str) -> dict[str, list[str]]:
