@@ -4,7 +4,8 @@ Writes a results file of N records (the test generator's records, `make_results.
 50 systems), a second grading of the same answers (every tenth verdict flipped) for `diff`, a battery
 of the file's questions and an answers file holding every answer whose record is final (so
 `grade --resume` has nothing left to grade), then runs each command as its own process and
-prints its wall time and peak resident memory (the child's own `ru_maxrss`, from `os.wait4`).
+prints its wall time, peak resident memory (the child's own `ru_maxrss`, from `os.wait4`) and, for
+a first run, its CPU time (user and system, with the processes it forked) against the msgspec pass's.
 Two floors measured in the same run are printed first: the time and memory of a process that only
 starts tabench's command line, and of one msgspec pass over the results file (a process that
 decodes every line to Python values and does nothing else: what any first read costs at least).
@@ -46,6 +47,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -115,8 +117,8 @@ def write_battery(folder: Path, questions: int) -> Path:
     return folder
 
 
-def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Run `argv`; its wall seconds, peak resident megabytes and exit status."""
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, float]:
+    """Run `argv`; its wall seconds, peak resident megabytes, exit status and CPU seconds (`cpu`)."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert child.stderr is not None
@@ -127,10 +129,17 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     if child.returncode not in (0, 1):
         sys.stderr.write(err.decode("utf-8", "replace")[-2000:])
     # ru_maxrss is in kilobytes on Linux.
-    return wall, usage.ru_maxrss / 1024, child.returncode
+    return wall, usage.ru_maxrss / 1024, child.returncode, cpu(usage)
 
 
-def measure_view(argv: list[str], env: dict[str, str], *, then: str = "") -> tuple[float, float, int]:
+def cpu(usage: resource.struct_rusage) -> float:
+    """The user and system CPU seconds of a child and of the children it waited for (the
+    processes a command forks to read a file's ranges): what a loaded machine does not change
+    much, beside a wall time that it does."""
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure_view(argv: list[str], env: dict[str, str], *, then: str = "") -> tuple[float, float, int, float]:
     """Start `tabench view`, read the URL it prints, ask what the page asks for first; the wall
     seconds until every answer is in, the peak resident megabytes and the exit status after an
     interrupt (Ctrl-C), which stops it. With `then="decide"` (`view decide`), the seconds are those
@@ -157,7 +166,7 @@ def measure_view(argv: list[str], env: dict[str, str], *, then: str = "") -> tup
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode not in (0, 130):  # 130: stopped by the interrupt, as asked
         sys.stderr.write(err.decode("utf-8", "replace")[-2000:])
-    return wall, usage.ru_maxrss / 1024, child.returncode
+    return wall, usage.ru_maxrss / 1024, child.returncode, cpu(usage)
 
 
 def time_decision(url: str) -> float:
@@ -354,15 +363,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{done} {args.records:,} records ({size:,.0f} MB) in {time.perf_counter() - started:.1f} s")
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         every = commands(paths, folder)
-        floor = float("nan")
+        floor = floor_cpu = float("nan")
         for label in ORDER:
             name = label.removesuffix(BUILD)
             if wanted and name not in wanted and not label.startswith("floor"):
                 continue
             if label == MSGSPEC_PASS:
-                wall, rss, status = measure([sys.executable, "-c", MSGSPEC_PASS_CODE, str(paths["a"])], env)
-                floor = wall
-                print(f"{label:<28} {wall:7.3f} s  {rss:6.0f} MB  (exit {status})", flush=True)
+                floor_argv = [sys.executable, "-c", MSGSPEC_PASS_CODE, str(paths["a"])]
+                floor, rss, status, floor_cpu = measure(floor_argv, env)
+                cpu_used = f"cpu {floor_cpu:.1f} s"
+                print(f"{label:<28} {floor:7.3f} s  {rss:6.0f} MB  (exit {status})  {cpu_used}", flush=True)
                 continue
             argv = [sys.executable, "-m", "tabench_dsl", *every[name]]
             viewing = name.startswith("view")
@@ -372,11 +382,16 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(1 if first or label.startswith("floor") else max(args.again, 1)):
                 child_env = plain if label == IMPORT_NO_CACHE else env
                 if viewing:
-                    wall, rss, status = measure_view(argv, child_env, then=name.removeprefix("view").strip())
+                    then = name.removeprefix("view").strip()
+                    wall, rss, status, used = measure_view(argv, child_env, then=then)
                 else:
-                    wall, rss, status = measure(argv, child_env)
+                    wall, rss, status, used = measure(argv, child_env)
                 failed |= status not in ((0, 1, 130) if viewing else (0, 1))  # 130: stopped by Ctrl-C
-                ratio = f"  {wall / floor:4.1f}x the msgspec pass" if first else ""
+                # The CPU of every process of the command against the pass's, which a loaded
+                # machine changes less than either wall time: on two free cores, the wall ratio
+                # can come down to half of it, no lower.
+                cpu_ratio = f"cpu {used / floor_cpu:.1f}x"
+                ratio = f"  {wall / floor:4.1f}x the msgspec pass ({cpu_ratio})" if first else ""
                 if name == "view paging":  # a page's lines cost at least the floor's share of them
                     over = wall / (floor * PAGE / args.records)
                     ratio = f"  a page; {over:4.1f}x the msgspec pass over its lines"
