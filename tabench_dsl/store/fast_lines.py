@@ -15,11 +15,13 @@ import operator
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from ..core.jsonl import BadLine, decode_line, strip_bom
+
+T = TypeVar("T")
 
 #: Bytes read at a time: lines are split from blocks rather than read one `readline` each. A
 #: block of a megabyte is reused by the allocator; one of 4 MB costs a fresh mapping of memory each
@@ -125,6 +127,18 @@ def _checked(decoder: msgspec.json.Decoder[Any], line: bytes, number: int, on_ba
     except BadLine as bad:
         on_bad(number, bad)
         return _NO_VALUE
+
+
+def decoded_again(decoder: msgspec.json.Decoder[T], line: bytes) -> T | None:
+    """The value of a line read again at its offset (`lines_starting_at`), a byte order mark
+    dropped as a first read drops it; None when the line holds none (a file rewritten since, or
+    a line only a lighter decoder took)."""
+    for text in (line, strip_bom(line)):
+        try:
+            return decoder.decode(text)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+    return None
 
 
 def lines_at(path: str | Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:

@@ -34,7 +34,7 @@ from ..core.records import (
     Tokens,
     record_decoder,
 )
-from .fast_lines import decoded_blocks_at, decoded_lines, lines_at
+from .fast_lines import decoded_again, decoded_blocks_at, decoded_lines, lines_at
 from .foreign_results import foreign_file_problem
 from .line_ranges import line_ranges, map_ranges, processes_for
 
@@ -363,12 +363,7 @@ def outcome_record_blocks(
 def outcome_record_of(line: bytes) -> OutcomeRecord | None:
     """The `OutcomeRecord` of a line read again (`fast_lines.lines_starting_at`; a byte order mark
     dropped), None when it holds none."""
-    for text in (line, strip_bom(line)):
-        try:
-            return outcome_record_decoder.decode(text)
-        except (msgspec.DecodeError, RecursionError):
-            continue
-    return None
+    return decoded_again(outcome_record_decoder, line)
 
 
 class _Pair(msgspec.Struct):

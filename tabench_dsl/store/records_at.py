@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-import msgspec
-
-from ..core.jsonl import BadLine, strip_bom
+from ..core.jsonl import BadLine
 from ..core.records import Record, record_decoder
-from .fast_lines import decoded_blocks_at, lines_starting_at
+from .fast_lines import decoded_again, decoded_blocks_at, lines_starting_at
 from .light_records import LightRecord, bad_line_reporter, light_record_decoder
 
 
@@ -39,13 +37,5 @@ def records_at(path: str | Path, offsets: Iterable[int]) -> dict[int, Record | N
     dropped, as a first read drops it), by offset; None for a line that holds no whole record (one
     only the light decoder takes, or a file rewritten since)."""
     wanted = sorted(set(offsets))
-    return dict(zip(wanted, map(_whole, lines_starting_at(path, wanted)), strict=True))
-
-
-def _whole(line: bytes) -> Record | None:
-    for text in (line, strip_bom(line)):
-        try:
-            return record_decoder.decode(text)
-        except (msgspec.DecodeError, RecursionError):
-            continue
-    return None
+    lines = lines_starting_at(path, wanted)
+    return {at: decoded_again(record_decoder, line) for at, line in zip(wanted, lines, strict=True)}

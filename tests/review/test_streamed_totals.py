@@ -258,13 +258,9 @@ def test_ranges_are_whole_lines_covering_the_file(tmp_path):
         assert len(ranges) <= parts
 
 
-pairs = st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("1234")), max_size=30)
-
-
-@settings(derandomize=True, max_examples=200)
-@given(pairs, st.integers(min_value=0, max_value=30))
-def test_merged_pairs_are_the_pairs_noted_in_one_go(noted, cut):
-    cut = min(cut, len(noted))
+def noted_and_merged(noted: list[tuple[str, str]], cut: int) -> tuple[LastRecords, LastRecords]:
+    """`noted` numbered in one go, and in two ranges cut at `cut` then merged (the merge checked
+    to say whether a pair came in both)."""
     whole, first, later = LastRecords(), LastRecords(), LastRecords()
     for s, q in noted:
         whole.note(s, q)
@@ -273,6 +269,17 @@ def test_merged_pairs_are_the_pairs_noted_in_one_go(noted, cut):
     for s, q in noted[cut:]:
         later.note(s, q)
     assert first.merge(later) == bool({*noted[:cut]} & {*noted[cut:]})
+    return whole, first
+
+
+pairs = st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("1234")), max_size=30)
+
+
+@settings(derandomize=True, max_examples=200)
+@given(pairs, st.integers(min_value=0, max_value=30))
+def test_merged_pairs_are_the_pairs_noted_in_one_go(noted, cut):
+    cut = min(cut, len(noted))
+    whole, first = noted_and_merged(noted, cut)
     assert first.count == whole.count
     for number, (s, q) in enumerate(noted):
         assert first.is_last(number, s, q) == whole.is_last(number, s, q)
@@ -287,14 +294,7 @@ def test_merged_rows_of_systems_answering_the_same_questions(cut, again):
     noted = [(f"s{s}", f"q{q:03d}") for s in range(3) for q in range(300)]
     if again:
         noted.append(("s0", "q007"))
-    whole, first, later = LastRecords(), LastRecords(), LastRecords()
-    for s, q in noted:
-        whole.note(s, q)
-    for s, q in noted[:cut]:
-        first.note(s, q)
-    for s, q in noted[cut:]:
-        later.note(s, q)
-    assert first.merge(later) == bool({*noted[:cut]} & {*noted[cut:]})
+    whole, first = noted_and_merged(noted, cut)
     assert first.count == whole.count and first.slots >= len(set(noted))
     assert [(first_s, q, n) for first_s, q, n in first.by_system()] == list(whole.by_system())
     for number, (s, q) in enumerate(noted):

@@ -32,7 +32,7 @@ import msgspec
 from ...core.errors import UsageError
 from ...core.jsonl import BadLine, decode_line, strip_bom
 from ...core.records import Record, record_decoder
-from ...store.fast_lines import lines_at
+from ...store.fast_lines import decoded_again, lines_at
 from ...store.light_records import bad_line_reporter
 from ...store.line_ranges import line_ranges, map_ranges, processes_for
 from ...store.results_index import Extent
@@ -190,22 +190,8 @@ def _earlier_whole(results: Path, order: array, offsets: array, lengths: array) 
         standing[position] = 1
     earlier = [position for position, kept in enumerate(standing) if not kept]
     with open(results, "rb", buffering=0) as f:
-        fd = f.fileno()
-        return all(
-            _whole(os.pread(fd, lengths[position], offsets[position])) is not None for position in earlier
-        )
-
-
-def _whole(line: bytes) -> Record | None:
-    """The record of a line the first pass took for one (a byte order mark dropped), or None."""
-    try:
-        return record_decoder.decode(line)
-    except (msgspec.DecodeError, RecursionError):
-        pass
-    try:
-        return record_decoder.decode(strip_bom(line))
-    except (msgspec.DecodeError, RecursionError):
-        return None
+        lines = (os.pread(f.fileno(), lengths[position], offsets[position]) for position in earlier)
+        return all(decoded_again(record_decoder, line) is not None for line in lines)
 
 
 class _Placed:
@@ -254,7 +240,7 @@ class _Placed:
             try:
                 record = decode(line)
             except (msgspec.DecodeError, RecursionError):
-                whole = _whole(line)
+                whole = decoded_again(record_decoder, line)
                 if whole is None:
                     placed.whole = False
                     break
