@@ -33,7 +33,7 @@ from ..core.jsonl import BadLine
 from ..core.price import Price
 from ..core.records import Decision, Outcome, Record
 from ..store.key_cells import KEY_BASE
-from ..store.light_records import LightLines, LightRecord, bad_line_reporter
+from ..store.light_records import LightLines, LightRecord, bad_line_reporter, reviewed
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
 from ..store.records_at import iter_light_structs_at
 from ..store.results_index import Extent, starts_with
@@ -165,12 +165,7 @@ class StandingCount:
         if self.slicing.wanted and not self.slicing.takes(record):
             return None
         decided = self.decided
-        if (
-            (decided and (record.system, record.question) in decided)
-            or record.panel
-            or record.repeats
-            or record.audit is not None
-        ):
+        if (decided and (record.system, record.question) in decided) or reviewed(record):
             counted = decided_record(self.lines.record(record), decided)
             self.counter.add(counted)
             return counted

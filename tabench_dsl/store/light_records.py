@@ -234,7 +234,7 @@ class _Sharing:
             shared.setdefault(("tags", *tags), tags) if tags else none_listed,
             record.decision,
         )
-        if record.panel or record.repeats or record.audit is not None:
+        if reviewed(record):
             return msgspec.structs.replace(made, **_reviews(record))
         return made
 
@@ -301,6 +301,12 @@ class LightLines(_Sharing):
     def decode(self, line: bytes) -> Record:
         """The light record of one line; `msgspec.DecodeError` or `ValidationError` if it is none."""
         return self.record(light_record_decoder.decode(line))
+
+
+def reviewed(record: LightRecord) -> bool:
+    """Whether a light record carries reviews (a panel's votes, repeats, a blind audit): the part of
+    a `Record` made of it only when it has them (`_reviews`), and what a count takes record by record."""
+    return bool(record.panel or record.repeats or record.audit is not None)
 
 
 def _reviews(record: LightRecord) -> dict:
