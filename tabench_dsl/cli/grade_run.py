@@ -111,7 +111,7 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
     from ..language.compile_cache import compiled_battery
     from .grade_resume import read_for_resume, scan_ahead
 
-    ahead = scan_ahead(options.out) if options.plan.resume else None  # while the battery compiles
+    ahead = scan_ahead(options.out) if options.plan.resume else None  # read while the battery compiles
     try:
         compiled = compiled_battery(options.battery, allow_dirs=options.allow_dirs)
         compiled = with_reasoning_flag(compiled, options.reasoning_tags)
@@ -120,7 +120,7 @@ def plan_grading(options: GradeOptions) -> tuple[GradingPlan, int]:
             options.out,
             options.plan,
             answers=list(options.answers),
-            first_read=read_for_resume,
+            first_read=functools.partial(read_for_resume, ahead=ahead),
             scan_ahead=ahead,
         )
     finally:

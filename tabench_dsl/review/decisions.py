@@ -127,3 +127,17 @@ def _stale_reason(record: Record | None, decision: Decision) -> str | None:
     if record.verdict != "adjudicate":
         return f"the record is no longer adjudicate (now {record.verdict})"
     return None
+
+
+def decisions_by_pair(decisions: Iterable[Decision]) -> dict[tuple[str, str], list[Decision]]:
+    decided: dict[tuple[str, str], list[Decision]] = {}
+    for decision in decisions:
+        decided.setdefault((decision.system, decision.question), []).append(decision)
+    return decided
+
+
+def decided_record(record: Record, decided: dict[tuple[str, str], list[Decision]]) -> Record:
+    """A standing record with its pair's decisions applied, as `apply_decisions` applies them to
+    the last record of a pair (the only record of the pair it is given)."""
+    found = decided.get(record.key) if decided else None
+    return apply_decisions([record], found)[0] if found else record

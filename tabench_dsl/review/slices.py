@@ -9,7 +9,7 @@ says so, rather than an empty table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -189,3 +189,25 @@ def tag_table(totals, limit: int | None = None, width: int | None = None):
         caption=caption,
     )
     return with_cut_note(table, note)
+
+
+class TagSlice:
+    """`--tag`'s slice of the standing records as they stream by: the tags seen on them noted, so
+    an unknown tag is refused after the count as `select_tagged` refuses it before."""
+
+    def __init__(self, tags: Sequence[str] | None) -> None:
+        self.wanted = set(tags or ())
+        self.seen: set[str] = set()
+
+    def takes(self, record: Record | LightRecord) -> bool:
+        if not self.wanted:
+            return True
+        self.seen.update(record.tags)
+        return not self.wanted.isdisjoint(record.tags)
+
+    def select(self, standing: Callable[[], Iterable[Record]]) -> Iterator[Record]:
+        return (record for record in standing() if self.takes(record))
+
+    def check(self) -> None:
+        if self.wanted:
+            check_tags(self.wanted, self.seen)

@@ -20,10 +20,11 @@ from pathlib import Path
 from ..core.records import Decision, Record
 from ..store.light_records import LightLines, LightRecord
 from ..store.records_at import iter_light_structs_at
-from .decisions import StaleDecision, apply_decisions
+from .decisions import StaleDecision, apply_decisions, decided_record, decisions_by_pair
 from .last_records import ResultsChanged
 from .report import FairCut
-from .streamed_totals import Beside, TagSlice, decided_record, decisions_by_pair, first_read
+from .slices import TagSlice
+from .streamed_totals import Beside, first_read
 
 
 def listing_beside(

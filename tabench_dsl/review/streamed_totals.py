@@ -24,7 +24,7 @@ import functools
 import itertools
 import operator
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Generic, Protocol, Self, TypeVar, get_args
@@ -35,21 +35,21 @@ from ..core.records import Decision, Outcome, Record
 from ..store.key_cells import KEY_BASE
 from ..store.light_records import LightLines, LightRecord, bad_line_reporter, reviewed
 from ..store.line_ranges import line_ranges, map_ranges, processes_for
+from ..store.read_ahead import ReadAhead
 from ..store.records_at import iter_light_structs_at
 from ..store.results_index import Extent, starts_with
+from ..store.resume_checks import GradingsTally
 from ..store.standing_verdicts import MISSING_MARK, Standing
-from .decisions import apply_decisions
+from .decisions import decided_record, decisions_by_pair
 from .last_records import LastRecords, ResultsChanged
-from .slices import check_tags
+from .slices import TagSlice
 from .totals import StandingCounter, Totals, count_standing
 
 __all__ = [
+    "BegunRead",
     "Beside",
     "FirstRead",
     "ResultsChanged",
-    "TagSlice",
-    "decided_record",
-    "decisions_by_pair",
     "first_read",
     "streamed_totals",
 ]
@@ -66,6 +66,7 @@ def streamed_totals(
     processes: int | None = None,
     on_standing: Callable[[Standing], None] | None = None,
     beside: Beside | None = None,
+    begun: BegunRead | None = None,
 ) -> Totals:
     """What `compute_totals(apply_decisions(records, decisions))` gives for the records of
     `results` (bad lines to `on_problem`, as `iter_light_records` words them). `decisions` holds
@@ -75,7 +76,9 @@ def streamed_totals(
     `UsageError` an unknown tag raises). The first read is shared out over `processes`
     (`first_read`). `on_standing` is handed the verdict of each pair's last record, as
     `store.standing_verdicts` keeps them, from the same read (a resume's done pairs). `beside`:
-    another reader's taker, handed the same records by the same first read (`Beside`)."""
+    another reader's taker, handed the same records by the same first read (`Beside`). `begun`:
+    a resume's first read begun before (`BegunRead`), taken in place of one when it reads these
+    decisions, the file as `extent` measures it, for `on_standing` and nothing beside."""
     decided = decisions_by_pair(decisions)
     coded = on_standing is not None
 
@@ -84,7 +87,9 @@ def streamed_totals(
 
     other = None
     if beside is None:
-        first = first_read(results, counting, on_problem, processes, coded)
+        first = _begun(begun, decisions, price, tags, extent, coded)
+        if first is None:
+            first = first_read(results, counting, on_problem, processes, coded)
         last, codes, count = first.last, first.codes, first.taker
     else:
         make = beside.make
@@ -111,6 +116,22 @@ def streamed_totals(
     if beside is not None:
         beside.taken(last, other)
     return totals
+
+
+def _begun(
+    begun: BegunRead | None,
+    decisions: list[Decision],
+    price: Price | None,
+    tags: Sequence[str] | None,
+    extent: Extent | None,
+    coded: bool,
+) -> FirstRead[StandingCount] | None:
+    """`begun`'s read, when it is the read `streamed_totals` would make of the file (see there)."""
+    if begun is None or not coded or price is not None or tags or begun.decisions != decisions:
+        return None
+    if extent is None or extent != begun.extent:
+        return None
+    return begun.read()
 
 
 class Taker(Protocol):
@@ -228,8 +249,11 @@ class FirstRead(Generic[TakerT]):
     def __init__(self, taker: TakerT, *, coded: bool = False) -> None:
         self.last = LastRecords()
         self.taker: TakerT | None = taker
-        #: With `coded`, each record's verdict in `VERDICT_CODES`, a byte a record in file order.
+        #: With `coded` (a resume's read), each record's verdict in `VERDICT_CODES`, a byte a
+        #: record in file order, and what graded the records (`GradingsTally`), which the resume
+        #: checks before it goes on.
         self.codes: array | None = array("B") if coded else None
+        self.graded: GradingsTally | None = GradingsTally() if coded else None
         self.clean = True
 
     def read(
@@ -237,9 +261,11 @@ class FirstRead(Generic[TakerT]):
     ) -> None:
         last, taker = self.last, self.taker
         code = None if self.codes is None else self.codes.append
+        grading = None if self.graded is None else self.graded.note
         for at, record in iter_light_structs_at(results, on_bad, start, stop):
-            if code is not None:
+            if code is not None and grading is not None:
                 code(_CODE[record.verdict] + (_MISSING if record.cause == "missing" else 0))
+                grading(record)
             repeated = last.note(record.system, record.question)
             if taker is not None:
                 if repeated:  # this pair's earlier record was taken: the standing ones are read again
@@ -250,9 +276,12 @@ class FirstRead(Generic[TakerT]):
 
     def merge(self, later: FirstRead[TakerT]) -> None:
         """Add the read of the lines right after these."""
+        self.clean = self.clean and later.clean
         repeated = self.last.merge(later.last)
         if self.codes is not None and later.codes is not None:
             self.codes.extend(later.codes)
+        if self.graded is not None and later.graded is not None:
+            self.graded.merge(later.graded)
         if self.taker is None or later.taker is None or repeated:
             self.taker = None
         else:
@@ -275,15 +304,64 @@ def first_read(
     shared = processes_for(results) if processes is None else processes
     if shared > 1:
         ranges = line_ranges(results, shared)
-        reads = map_ranges(functools.partial(_read_range, results, make, coded), ranges)
-        if reads and all(read.clean for read in reads):
-            first, *later = reads
-            for read in later:
-                first.merge(read)
-            return first
+        merged = _merged(map_ranges(functools.partial(_read_range, results, make, coded), ranges))
+        if merged is not None:
+            return merged
     first = FirstRead(make(), coded=coded)
     first.read(results, bad_line_reporter(results, on_problem))
     return first
+
+
+def _merged(reads: list[FirstRead[TakerT]]) -> FirstRead[TakerT] | None:
+    """The reads of a file's ranges (in file order) as one; None when one held a bad line."""
+    if not reads or not all(read.clean for read in reads):
+        return None
+    first, *later = reads
+    for read in later:
+        first.merge(read)
+    return first
+
+
+def _joined(earlier: FirstRead[TakerT], later: FirstRead[TakerT]) -> FirstRead[TakerT]:
+    earlier.merge(later)
+    return earlier
+
+
+class BegunRead:
+    """A resume's first read of a whole results file (`first_read`, `coded`), begun before this
+    process is free for it: a forked child takes its ranges now (`store.read_ahead.ReadAhead`),
+    and this process the rest once it asks for the read (`read`). `grade --resume` begins it
+    before it compiles the battery, which has a core of its own: the other reads meanwhile.
+    `streamed_totals` counts from it when it counts with the same `decisions` (no price, no
+    tags) a file still as it was measured then (`extent`, whose whole lines it reads)."""
+
+    def __init__(self, results: Path, decisions: list[Decision], extent: Extent) -> None:
+        self.decisions = decisions
+        self.extent = extent
+        decided = decisions_by_pair(decisions)
+
+        def counting() -> StandingCount:
+            return StandingCount(decided, None, None)
+
+        work = functools.partial(_read_range, results, counting, True)
+        self._ahead = ReadAhead(results, work, 0, extent.end, join=_joined)
+        self._read: FirstRead[StandingCount] | None = None
+        self._asked = False
+
+    def read(self) -> FirstRead[StandingCount] | None:
+        """The read, merged (asked once; later asks give it again); None when a range held a
+        line that is not a record (the file is then read as ever, so that those are named)."""
+        if not self._asked:
+            self._asked = True
+            self._read = _merged(self._ahead.results())
+        return self._read
+
+    @property
+    def forked(self) -> bool:
+        return self._ahead.forked
+
+    def cancel(self) -> None:
+        self._ahead.cancel()
 
 
 def _read_range(
@@ -299,42 +377,6 @@ def _read_range(
     if read.taker is not None:
         read.taker.trim()
     return read
-
-
-class TagSlice:
-    """`--tag`'s slice of the standing records as they stream by: the tags seen on them noted, so
-    an unknown tag is refused after the count as `select_tagged` refuses it before."""
-
-    def __init__(self, tags: Sequence[str] | None) -> None:
-        self.wanted = set(tags or ())
-        self.seen: set[str] = set()
-
-    def takes(self, record: Record | LightRecord) -> bool:
-        if not self.wanted:
-            return True
-        self.seen.update(record.tags)
-        return not self.wanted.isdisjoint(record.tags)
-
-    def select(self, standing: Callable[[], Iterable[Record]]) -> Iterator[Record]:
-        return (record for record in standing() if self.takes(record))
-
-    def check(self) -> None:
-        if self.wanted:
-            check_tags(self.wanted, self.seen)
-
-
-def decisions_by_pair(decisions: Iterable[Decision]) -> dict[tuple[str, str], list[Decision]]:
-    decided: dict[tuple[str, str], list[Decision]] = {}
-    for decision in decisions:
-        decided.setdefault((decision.system, decision.question), []).append(decision)
-    return decided
-
-
-def decided_record(record: Record, decided: dict[tuple[str, str], list[Decision]]) -> Record:
-    """A standing record with its pair's decisions applied, as `apply_decisions` applies them to
-    the last record of a pair (the only record of the pair it is given)."""
-    found = decided.get(record.key) if decided else None
-    return apply_decisions([record], found)[0] if found else record
 
 
 def _standing(

@@ -45,11 +45,12 @@ from ..store.line_ranges import map_ranges, processes_for
 from ..store.results_index import Extent, measure, open_index
 from ..store.standing_verdicts import Standing
 from .counted_records import counted_records, decisions_beside, reads_whole
+from .decisions import decided_record, decisions_by_pair
 from .index_names import kept_name
 from .kept_count import CountState, count_state, counter_of
 from .outcomes import latest
 from .slices import select_tagged
-from .streamed_totals import Beside, ResultsChanged, decided_record, decisions_by_pair, streamed_totals
+from .streamed_totals import BegunRead, Beside, ResultsChanged, streamed_totals
 from .totals import StandingCounter, Totals, compute_totals
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ def totals_of(
     on_standing: Callable[[Standing], None] | None = None,
     pair_count: PairCount | None = None,
     beside: Beside | None = None,
+    begun: BegunRead | None = None,
 ) -> Totals:
     """The totals of `results`: the decisions of `decisions_file` (when it exists) applied, the
     standing records of `tags` only (when given), priced at `price` over each record's own, counted
@@ -151,7 +153,9 @@ def totals_of(
     resume's done pairs, `streamed_totals`); never called for kept or counted totals. `beside`:
     another reader's taker that the same read hands each record (the report's answers shown,
     `streamed_totals.Beside`), so a file with no index is decoded once for both; given nothing
-    when the totals are not counted from such a read."""
+    when the totals are not counted from such a read. `begun`: a resume's first read of the file,
+    begun before (`begin_resume_read`), which a count from the file in its order takes in place
+    of reading it when it read what this count would."""
     variant = _variant(order, decisions_file, price, tags)
     index = open_index(results) if variant is not None else None
     prefix = f"{results}:"
@@ -175,7 +179,7 @@ def totals_of(
             pair_count.finished = counter
     else:
         totals = _count(
-            results, decisions_file, price, tags, extent, problems, on_problem, on_standing, beside
+            results, decisions_file, price, tags, extent, problems, on_problem, on_standing, beside, begun
         )
     named = all(problem.startswith(prefix) for problem in problems)
     if index is not None and variant is not None and extent is not None and named:
@@ -184,6 +188,23 @@ def totals_of(
         if counter is not None:  # the viewer's: kept apart, read only at its first decision
             index.store(_count_variant(variant), extent, msgspec.msgpack.encode(count_state(counter)))
     return totals
+
+
+def begin_resume_read(results: Path, decisions_file: Path | None) -> BegunRead | None:
+    """The first read a resume's `totals_of(results, decisions_file, on_standing=...)` makes,
+    begun now (`streamed_totals.BegunRead`); None when that count would not read the file so (a
+    blind audit among the decisions: counted whole) or its last line is torn (a begun read covers
+    whole lines, and the count reads the torn one too) or the decisions cannot be read."""
+    extent = measure(results)
+    if extent is None or extent.size != extent.end:
+        return None
+    try:
+        decisions = decisions_beside(decisions_file)
+    except (UsageError, OSError):  # said by the count, in its turn
+        return None
+    if any(decision.is_audit for decision in decisions):
+        return None
+    return BegunRead(results, decisions, extent)
 
 
 def _count(
@@ -196,6 +217,7 @@ def _count(
     on_problem: Callable[[str], None],
     on_standing: Callable[[Standing], None] | None = None,
     beside: Beside | None = None,
+    begun: BegunRead | None = None,
 ) -> Totals:
     """The totals counted from the file in its order, each bad line's problem onto `problems` and
     then to `on_problem`. Streamed (`streamed_totals`: memory bounded by the pairs, not the
@@ -213,6 +235,7 @@ def _count(
                 tags=tags,
                 on_standing=on_standing,
                 beside=beside,
+                begun=begun,
             )
         except ResultsChanged:  # truncated or rewritten while it was read: counted again, whole
             problems.clear()

@@ -127,6 +127,10 @@ class LightRecord(msgspec.Struct, gc=False):
     panel: list[LightVote] = []
     audit: LightAudit | None = None
     repeats: list[LightVote] = []
+    #: What graded it (`Record.t1_rule`, `Record.scorer`), which a resume checks: its first read
+    #: notes them (`store.resume_checks.GradingsTally`) rather than scan the file's bytes again.
+    t1_rule: str | msgspec.UnsetType = msgspec.UNSET
+    scorer: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def _light_attempts(attempts: list[LightAttempt]) -> list[Attempt]:

@@ -31,10 +31,21 @@ PIECES = 16
 class ReadAhead(Generic[T]):
     """`work(start, stop)` over the bytes of `path` from `start` to `stop` (None: its end as
     measured now), cut into ranges of whole lines, begun now in a forked child (module docstring);
-    `results` gives each range's, in file order."""
+    `results` gives each range's, in file order. With `join` (`join(earlier, later)`: the result
+    of two ranges that follow each other, as one), each process joins the ranges it takes as it
+    goes, and `results` gives one result a process: a result that costs much to send back or to
+    merge (counts by question, by system) is sent and merged once, not once a range."""
 
-    def __init__(self, path: Path, work: Callable[[int, int], T], start: int = 0, stop: int | None = None):
+    def __init__(
+        self,
+        path: Path,
+        work: Callable[[int, int], T],
+        start: int = 0,
+        stop: int | None = None,
+        join: Callable[[T, T], T] | None = None,
+    ):
         self.work = work
+        self.join = join
         forked = processes_for(path, start, stop) > 1
         self.ranges: Sequence[tuple[int, int]] = line_ranges(path, PIECES if forked else 1, start, stop)
         context = multiprocessing.get_context("fork")
@@ -60,22 +71,32 @@ class ReadAhead(Generic[T]):
             return self._back.value
 
     def _from_front(self) -> list[tuple[int, T]]:
-        """The child's part: ranges from the front until none is left, with their numbers."""
-        done = []
+        """The child's part: ranges from the front until none is left, with their numbers (with
+        `join`, one: the first range's number and the result of them all)."""
+        done: list[tuple[int, T]] = []
+        join = self.join
         while (number := self._take(front=True)) is not None:
-            done.append((number, self.work(*self.ranges[number])))
+            result = self.work(*self.ranges[number])
+            if join is not None and done:
+                done[0] = (done[0][0], join(done[0][1], result))
+            else:
+                done.append((number, result))
         return done
 
     def results(self) -> list[T]:
-        """Each range's result, in file order: the ranges left taken here from the back, then the
-        child's gathered (or its exception raised here). Asked once."""
+        """Each range's result, in file order (with `join`, each process's): the ranges left taken
+        here from the back, then the child's gathered (or its exception raised here). Asked once."""
         found: dict[int, T] = {}
+        join, taken = self.join, None
         while (number := self._take(front=False)) is not None:
-            found[number] = self.work(*self.ranges[number])
+            result = self.work(*self.ranges[number])
+            if join is not None and taken is not None:  # the range before the ones taken here
+                result = join(result, found.pop(taken))
+            found[number], taken = result, number
         child, self._child = self._child, None
         if child is not None:
             found.update(child.result())
-        return [found[number] for number in range(len(self.ranges))]
+        return [found[number] for number in sorted(found)]
 
     def cancel(self) -> None:
         """Stop the child (its results no longer wanted) and reap it."""

@@ -25,6 +25,11 @@ a record, its facets, holds booleans), so counting them is exact and runs at the
 the file. What the scan found is kept in the index beside the file (`store.results_index`, bound
 to the bytes it covers), so a later resume scans only the lines appended since; it is kept only
 once nothing is refused, so a refusal changes nothing.
+
+A first resume reads the whole file anyway, for its done pairs and totals: that read notes what
+graded each record it decodes (`GradingsTally`), and the scan takes its findings
+(`ScanAhead.take_read`) rather than read the bytes again. A file with a line that is not a record
+is scanned still (the scan counts what such a line names; the read skips it).
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ from ..core.compiled import CompiledBattery
 from ..core.display import shown
 from ..core.errors import UsageError
 from ..core.jsonl import BadLine, decode_line
+from .light_records import LightRecord
 from .line_ranges import line_ranges, map_ranges, processes_for
 from .read_ahead import ReadAhead
-from .results_index import measure, open_index
+from .results_index import Extent, measure, open_index
 
 #: A T1 tier (`"tier":"t1"`, its first group "ier") or a T1 rule (`"t1_rule":"NAME"`, the name
 #: its second group), found in one search: both keys start `"t`, and neither match can overlap
@@ -58,7 +64,7 @@ _BLOCK = 1 << 22
 _GRADINGS_VARIANT = "gradings:1"
 
 
-class _Found(msgspec.Struct, array_like=True):
+class Found(msgspec.Struct, array_like=True):
     """What a scan of results lines found: T1 records, those naming a rule, the rules and the
     scorers named."""
 
@@ -76,7 +82,38 @@ class RecordedGradings(msgspec.Struct):
     scorers: set[str]
 
 
-def _gradings(found: _Found) -> RecordedGradings:
+class GradingsTally:
+    """What a read of a file's records, line by line, finds of what graded them: what a scan of
+    the same lines finds (`Found`), from decoded records. The totals' first read of a resume
+    notes every record it decodes here (`review.streamed_totals.FirstRead`), so that the file
+    is read once for both (`ScanAhead.take_read`)."""
+
+    def __init__(self) -> None:
+        self.tiers = 0
+        self.named = 0
+        self.rules: set[str] = set()
+        self.scorers: set[str] = set()
+
+    def note(self, record: LightRecord) -> None:
+        if record.tier == "t1":
+            self.tiers += 1
+        if record.t1_rule is not msgspec.UNSET:
+            self.named += 1
+            self.rules.add(record.t1_rule)
+        if record.scorer is not msgspec.UNSET:
+            self.scorers.add(record.scorer)
+
+    def merge(self, later: GradingsTally) -> None:
+        self.tiers += later.tiers
+        self.named += later.named
+        self.rules |= later.rules
+        self.scorers |= later.scorers
+
+    def found(self) -> Found:
+        return Found(self.tiers, self.named, sorted(self.rules), sorted(self.scorers))
+
+
+def _gradings(found: Found) -> RecordedGradings:
     rules = {*found.rules, "v1"} if found.tiers > found.named else set(found.rules)
     return RecordedGradings(rules, set(found.scorers))
 
@@ -96,7 +133,7 @@ def recorded_t1_rules(path: Path, *, keep: bool = True, ahead: ScanAhead | None 
     return recorded_gradings(path, keep=keep, ahead=ahead).t1_rules
 
 
-def _scanned(path: Path, ahead: ScanAhead | None = None) -> tuple[_Found, Callable[[], None]]:
+def _scanned(path: Path, ahead: ScanAhead | None = None) -> tuple[Found, Callable[[], None]]:
     """What the file's lines name, and what keeps it in the index for the file as it is (called
     only once nothing is refused). `ahead`: the scan begun before, used while the file is still
     the one it was begun on."""
@@ -117,7 +154,7 @@ class ScanAhead:
         self.path = path
         self.now = now = measure(path)
         self.index = open_index(path) if now is not None else None
-        self.kept: _Found | None = None
+        self.kept: Found | None = None
         self.start = 0
         if now is not None and self.index is not None:
             loaded = self.index.load_prefix(_GRADINGS_VARIANT)
@@ -127,21 +164,32 @@ class ScanAhead:
         stop = None if now is None else now.end
         work = functools.partial(_scan_range, path)
         self.ahead = ReadAhead(path, work, self.start, stop) if self.fresh and begin else None
+        #: What a read of every line found in place of this scan (`take_read`), or None.
+        self.read: Found | None = None
 
     def cancel(self) -> None:
         if self.ahead is not None:
             self.ahead.cancel()
 
-    def found(self) -> tuple[_Found, Callable[[], None]]:
+    def take_read(self, tally: GradingsTally, extent: Extent) -> None:
+        """Take what a read of every line of the file as it was at `extent` found (`tally`) in
+        place of the scan, when the file was as this scan measured it then."""
+        if self.fresh and self.now is not None and extent == self.now:
+            self.cancel()
+            self.read = tally.found()
+
+    def found(self) -> tuple[Found, Callable[[], None]]:
         """What the scan found, and what keeps it in the index (see `_scanned`)."""
         now, index, kept = self.now, self.index, self.kept
         if now is None:
             self.cancel()
-            return _scan(self.path, 0, None, _Found()), lambda: None
+            return _scan(self.path, 0, None, Found()), lambda: None
         found = kept
-        if self.fresh:
+        if self.fresh and self.read is not None:
+            found = self.read
+        elif self.fresh:
             parts = self.ahead.results() if self.ahead is not None else None
-            found = _scan(self.path, self.start, now.end, kept or _Found(), parts)
+            found = _scan(self.path, self.start, now.end, kept or Found(), parts)
         assert found is not None
         body = msgspec.msgpack.encode(found)
         fresh = self.fresh
@@ -151,20 +199,18 @@ class ScanAhead:
                 index.store(_GRADINGS_VARIANT, now, body)
 
         if now.size > now.end:  # a torn last line: scanned as the stream reads it, never kept
-            found = _scan(self.path, now.end, None, msgspec.msgpack.decode(body, type=_Found))
+            found = _scan(self.path, now.end, None, msgspec.msgpack.decode(body, type=Found))
         return found, keep_found
 
 
-def _decode(body: bytes) -> _Found | None:
+def _decode(body: bytes) -> Found | None:
     try:
-        return msgspec.msgpack.decode(body, type=_Found)
+        return msgspec.msgpack.decode(body, type=Found)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 
-def _scan(
-    path: Path, start: int, end: int | None, found: _Found, parts: list[_Found] | None = None
-) -> _Found:
+def _scan(path: Path, start: int, end: int | None, found: Found, parts: list[Found] | None = None) -> Found:
     """`found` with the T1 records, rules and scorers of the file's bytes from `start` to `end`
     (None: to its end) added: its ranges of whole lines scanned side by side
     (`line_ranges.processes_for`), their counts added and their names put together; `parts`:
@@ -179,10 +225,10 @@ def _scan(
     return found
 
 
-def _scan_range(path: Path, start: int, end: int) -> _Found:
+def _scan_range(path: Path, start: int, end: int) -> Found:
     """The T1 records, rules and scorers of the file's bytes from `start` to `end`: read a block at
     a time, each searched up to its last line break (`_whole_lines`) where it lies, never copied."""
-    found = _Found()
+    found = Found()
     rules: set[str] = set()
     scorers: set[str] = set()
     with path.open("rb") as f:

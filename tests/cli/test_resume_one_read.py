@@ -17,7 +17,8 @@ from support.helpers_grading import write_battery
 from support.make_results import many_results
 
 from tabench_dsl.cli import main
-from tabench_dsl.cli.grade_resume import read_for_resume
+from tabench_dsl.cli.grade_resume import ResumeRead, read_for_resume, scan_ahead
+from tabench_dsl.core.errors import UsageError
 from tabench_dsl.core.records import record_encoder
 from tabench_dsl.review import last_records
 from tabench_dsl.review.totals import totals_json
@@ -25,6 +26,7 @@ from tabench_dsl.review.totals_of import totals_of
 from tabench_dsl.store import standing_verdicts
 from tabench_dsl.store.decisions import decisions_path
 from tabench_dsl.store.results_index import index_path
+from tabench_dsl.store.resume_checks import ScanAhead, check_t1_rule, recorded_gradings
 
 
 def kept_variants(results: Path) -> list[str]:
@@ -34,8 +36,16 @@ def kept_variants(results: Path) -> list[str]:
 
 def write_results(path: Path, *, bad_line: bool) -> None:
     """Records of 6 systems, some pairs graded again (an error made good, a pass made an error),
-    some missing answers' records, and a bad line in the middle when asked."""
-    records = many_results(600, systems=6, seed=3)
+    some missing answers' records, and a bad line in the middle when asked. Most T1 passes name
+    rule v2, some none (v1's); some records name a scorer, of two."""
+    records = [
+        msgspec.structs.replace(
+            record,
+            t1_rule=msgspec.UNSET if n % 13 == 0 else record.t1_rule,
+            scorer="tabench-1.1" if n % 5 == 0 else "mine-2" if n % 97 == 0 else msgspec.UNSET,
+        )
+        for n, record in enumerate(many_results(600, systems=6, seed=3))
+    ]
     again = [
         msgspec.structs.replace(record, verdict="error" if record.verdict != "error" else "pass")
         for record in records[::7]
@@ -79,6 +89,59 @@ def test_one_read_keeps_what_each_read_gives(
             kept = (set(done), set(missing), totals_json(totals), problems)
     assert kept == (set(done), set(missing), totals_json(totals), problems)
     assert len(kept[0]) > 500 and len(kept[1]) > 40 and (len(problems) == 1) == bad_line
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("bad_line", [False, True])
+def test_a_read_begun_before_the_compile_finds_and_keeps_what_the_reads_apart_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str, bad_line: bool
+) -> None:
+    """The resume's read begun before the battery compiles (`scan_ahead`: the totals' first read,
+    shared with a forked child) finds the rules and scorers the byte scan finds, and keeps the
+    done pairs and totals the reads apart keep. With a bad line it takes no part: the scan and
+    the totals' own read (which names the line) do it, as ever."""
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", processes)
+    once, apart = tmp_path / "once.jsonl", tmp_path / "apart.jsonl"
+    write_results(once, bad_line=bad_line)
+    shutil.copyfile(once, apart)
+
+    ahead = scan_ahead(once)
+    assert isinstance(ahead, ResumeRead) and ahead.begun is not None
+    assert ahead.ahead is None  # no scan of its own begun
+    if processes == "2":
+        assert ahead.begun.forked
+    found, keep_found = ahead.found()
+    assert (ahead.read is None) == bad_line  # the read's findings taken, unless it held a bad line
+    assert ScanAhead(apart, begin=False).found()[0] == found
+    assert found.scorers == ["mine-2", "tabench-1.1"] and found.rules == ["v2"] and found.tiers > found.named
+    keep_found()
+    read_for_resume(once, ahead)
+    ahead.cancel()
+    assert kept_variants(once) == ["gradings", "last-verdicts", "totals"]
+
+    for path in (once, apart):
+        standing_verdicts._standing_at.cache_clear()
+        done = standing_verdicts.done_pairs(path)
+        problems: list[str] = []
+        totals = totals_of(path, decisions_path(path), on_problem=problems.append)
+        problems = [problem.replace(str(path), "RESULTS") for problem in problems]
+        if path == once:
+            kept = (set(done), totals_json(totals), problems)
+    assert kept == (set(done), totals_json(totals), problems)
+    assert (len(problems) == 1) == bad_line
+
+
+def test_a_read_begun_before_a_refusal_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    results = tmp_path / "r.jsonl"
+    write_results(results, bad_line=False)
+    ahead = scan_ahead(results)
+    assert isinstance(ahead, ResumeRead) and ahead.begun is not None
+    with pytest.raises(UsageError, match="T1 passes of rule v1, v2"):
+        recorded = recorded_gradings(results, keep=False, ahead=ahead)
+        check_t1_rule(results, "v3", recorded.t1_rules)
+    ahead.cancel()
+    assert not index_path(results).exists()
 
 
 def test_a_file_that_is_no_results_file_is_left_to_the_resume_to_refuse(tmp_path: Path) -> None:

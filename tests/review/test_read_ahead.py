@@ -59,6 +59,33 @@ def test_every_range_is_read_once_in_file_order_by_both_processes(
     assert sorted(readers, key=lambda pid: pid == os.getpid()) == list(readers)
 
 
+def test_with_join_each_process_gives_one_result_of_its_ranges_in_file_order(
+    numbered: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    met = numbered.parent / "met"
+    met.mkdir()
+
+    def join(earlier: tuple[int, bytes], later: tuple[int, bytes]) -> tuple[int, bytes]:
+        # A process joins only ranges it read itself (raised here from the child too).
+        assert earlier[0] == later[0] == os.getpid()
+        return earlier[0], earlier[1] + later[1]
+
+    def after_both_began(start: int, stop: int) -> tuple[int, bytes]:
+        (met / str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(list(met.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return lines_of(numbered, start, stop)
+
+    ahead = ReadAhead(numbered, after_both_began, join=join)
+    readers, parts = zip(*ahead.results(), strict=True)
+    assert b"".join(parts) == numbered.read_bytes()
+    # Of 16 ranges, one result a process: the child's run from the front, then this one's.
+    assert len(ahead.ranges) == PIECES and len(parts) == 2
+    assert readers[0] != os.getpid() == readers[1]
+
+
 def test_a_part_of_the_bytes_only(numbered: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
     start, stop = line_ranges(numbered, 3)[1]
