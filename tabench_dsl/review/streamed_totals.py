@@ -77,8 +77,7 @@ def streamed_totals(
     (`first_read`). `on_standing` is handed the verdict of each pair's last record, as
     `store.standing_verdicts` keeps them, from the same read (a resume's done pairs). `beside`:
     another reader's taker, handed the same records by the same first read (`Beside`). `begun`:
-    a resume's first read begun before (`BegunRead`), taken in place of one when it reads these
-    decisions, the file as `extent` measures it, for `on_standing` and nothing beside."""
+    a resume's first read begun before, taken in place of one when it is the same (`_begun`)."""
     decided = decisions_by_pair(decisions)
     coded = on_standing is not None
 
@@ -87,9 +86,9 @@ def streamed_totals(
 
     other = None
     if beside is None:
-        first = _begun(begun, decisions, price, tags, extent, coded)
-        if first is None:
-            first = first_read(results, counting, on_problem, processes, coded)
+        first = _begun(begun, decisions, price, tags, extent, coded) or first_read(
+            results, counting, on_problem, processes, coded
+        )
         last, codes, count = first.last, first.codes, first.taker
     else:
         make = beside.make
@@ -126,7 +125,8 @@ def _begun(
     extent: Extent | None,
     coded: bool,
 ) -> FirstRead[StandingCount] | None:
-    """`begun`'s read, when it is the read `streamed_totals` would make of the file (see there)."""
+    """`begun`'s read, when it is the one `streamed_totals` would make: of these decisions, no price
+    or tags, the file as `extent` measures it, for `on_standing` (`coded`) and nothing beside."""
     if begun is None or not coded or price is not None or tags or begun.decisions != decisions:
         return None
     if extent is None or extent != begun.extent:
