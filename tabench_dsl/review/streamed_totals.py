@@ -361,7 +361,9 @@ class BegunRead:
         return self._ahead.forked
 
     def cancel(self) -> None:
+        """Stop the child; a read not asked for by now is never given (`read`: None)."""
         self._ahead.cancel()
+        self._asked = True
 
 
 def _read_range(

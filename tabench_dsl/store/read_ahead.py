@@ -53,6 +53,7 @@ class ReadAhead(Generic[T]):
         self._front = context.Value("i", 0)
         self._back = context.Value("i", len(self.ranges))
         self._child = ForkedWork(self._from_front) if forked and len(self.ranges) > 1 else None
+        self._cancelled = False
 
     @property
     def forked(self) -> bool:
@@ -85,7 +86,10 @@ class ReadAhead(Generic[T]):
 
     def results(self) -> list[T]:
         """Each range's result, in file order (with `join`, each process's): the ranges left taken
-        here from the back, then the child's gathered (or its exception raised here). Asked once."""
+        here from the back, then the child's gathered (or its exception raised here). Asked once,
+        never after `cancel` (the ranges the child took went with it: `RuntimeError`)."""
+        if self._cancelled:
+            raise RuntimeError("the read was cancelled: the ranges its child took are lost")
         found: dict[int, T] = {}
         join, taken = self.join, None
         while (number := self._take(front=False)) is not None:
@@ -102,4 +106,5 @@ class ReadAhead(Generic[T]):
         """Stop the child (its results no longer wanted) and reap it."""
         child, self._child = self._child, None
         if child is not None:
+            self._cancelled = True
             child.cancel()

@@ -131,6 +131,21 @@ def test_a_read_begun_before_the_compile_finds_and_keeps_what_the_reads_apart_do
     assert (len(problems) == 1) == bad_line
 
 
+def test_a_read_begun_then_cancelled_is_never_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
+    once, apart = tmp_path / "once.jsonl", tmp_path / "apart.jsonl"
+    write_results(once, bad_line=False)
+    shutil.copyfile(once, apart)
+    ahead = scan_ahead(once)
+    assert isinstance(ahead, ResumeRead) and ahead.begun is not None and ahead.begun.forked
+    ahead.cancel()  # the child and the ranges it took are gone: the totals read the file themselves
+    assert ahead.begun.read() is None
+    read_for_resume(once, ahead)
+    read_for_resume(apart)
+    totals = [totals_json(totals_of(path, decisions_path(path))) for path in (once, apart)]
+    assert totals[0] == totals[1] and totals[0].count(b'"system":"sys-') == 6
+
+
 def test_a_read_begun_before_a_refusal_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
     results = tmp_path / "r.jsonl"

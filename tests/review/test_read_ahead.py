@@ -119,6 +119,8 @@ def test_cancelled_the_child_is_reaped(numbered: Path, monkeypatch: pytest.Monke
     assert ahead.forked
     ahead.cancel()
     assert not ahead.forked
+    with pytest.raises(RuntimeError, match="cancelled"):  # never the ranges read here alone
+        ahead.results()
 
 
 def test_forked_work_gives_back_what_the_child_returned_or_raised(tmp_path: Path) -> None:
