@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,22 @@ def lines_of(path: Path, start: int, stop: int) -> tuple[int, bytes]:
         return os.getpid(), f.read(stop - start)
 
 
+def after_both_began(path: Path) -> Callable[[int, int], tuple[int, bytes]]:
+    """`lines_of` a range, read once both processes hold one: however either is scheduled (a
+    loaded machine may start the child late, or run it alone), neither reads every range."""
+    met = path.parent / "met"
+    met.mkdir()
+
+    def read(start: int, stop: int) -> tuple[int, bytes]:
+        (met / str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(list(met.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return lines_of(path, start, stop)
+
+    return read
+
+
 @pytest.fixture
 def numbered(tmp_path: Path) -> Path:
     path = tmp_path / "lines.jsonl"
@@ -38,19 +55,7 @@ def test_every_range_is_read_once_in_file_order_by_both_processes(
     numbered: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
-    met = numbered.parent / "met"
-    met.mkdir()
-
-    def after_both_began(start: int, stop: int) -> tuple[int, bytes]:
-        """A range read once both processes hold one: however either is scheduled (a loaded
-        machine may start the child late, or run it alone), neither reads every range."""
-        (met / str(os.getpid())).touch()
-        deadline = time.monotonic() + 60
-        while len(list(met.iterdir())) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return lines_of(numbered, start, stop)
-
-    ahead = ReadAhead(numbered, after_both_began)
+    ahead = ReadAhead(numbered, after_both_began(numbered))
     readers, parts = zip(*ahead.results(), strict=True)
     assert b"".join(parts) == numbered.read_bytes()
     assert len(parts) == len(line_ranges(numbered, PIECES)) > 1
@@ -63,22 +68,13 @@ def test_with_join_each_process_gives_one_result_of_its_ranges_in_file_order(
     numbered: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABENCH_READ_PROCESSES", "2")
-    met = numbered.parent / "met"
-    met.mkdir()
 
     def join(earlier: tuple[int, bytes], later: tuple[int, bytes]) -> tuple[int, bytes]:
         # A process joins only ranges it read itself (raised here from the child too).
         assert earlier[0] == later[0] == os.getpid()
         return earlier[0], earlier[1] + later[1]
 
-    def after_both_began(start: int, stop: int) -> tuple[int, bytes]:
-        (met / str(os.getpid())).touch()
-        deadline = time.monotonic() + 60
-        while len(list(met.iterdir())) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return lines_of(numbered, start, stop)
-
-    ahead = ReadAhead(numbered, after_both_began, join=join)
+    ahead = ReadAhead(numbered, after_both_began(numbered), join=join)
     readers, parts = zip(*ahead.results(), strict=True)
     assert b"".join(parts) == numbered.read_bytes()
     # Of 16 ranges, one result a process: the child's run from the front, then this one's.
