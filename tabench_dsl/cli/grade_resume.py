@@ -59,9 +59,9 @@ class ResumeRead(ScanAhead):
         super().__init__(out, begin=self.begun is None)
 
     def found(self) -> tuple[Found, Callable[[], None]]:
-        read = self.begun.read() if self.begun is not None else None
-        if read is not None and read.graded is not None and self.begun is not None:
-            self.take_read(read.graded, self.begun.extent)
+        begun = self.begun
+        if begun is not None and (read := begun.read()) is not None and read.graded is not None:
+            self.take_read(read.graded, begun.extent)
         return super().found()
 
     def cancel(self) -> None:

@@ -322,12 +322,12 @@ def check_t1_rule(path: Path, rule: str, recorded: set[str]) -> None:
     """Refuse (`UsageError`, exit 2) to resume `path` under T1 rule `rule` when its T1 records name
     another rule (`recorded`: the rules they name)."""
     others = sorted(recorded - {rule})
-    if others:
+    if others:  # the rules' names as the file's records spell them: shown, as the scorers' are
         raise UsageError(
-            f"{path} holds T1 passes of rule {', '.join(others)}, and the battery's T1 rule is {rule}: "
-            f"--resume would mix the two. To go on with this file, name the old rule in the manifest "
-            f"(t1: {{rule: {others[0]}}}); or grade into a new results file (--out NEW.jsonl) "
-            "without --resume"
+            f"{shown(str(path))} holds T1 passes of rule {shown(', '.join(others))}, and the battery's "
+            f"T1 rule is {rule}: --resume would mix the two. To go on with this file, name the old "
+            f"rule in the manifest (t1: {{rule: {shown(others[0])}}}); or grade into a new results file "
+            "(--out NEW.jsonl) without --resume"
         )
 
 

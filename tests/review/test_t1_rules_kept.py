@@ -35,6 +35,13 @@ def line(question: str, tier: str, rule: str | None) -> str:
     return json.dumps(fields) + "\n"
 
 
+def test_a_rule_name_from_the_file_is_shown_not_sent_to_the_terminal(tmp_path: Path) -> None:
+    # A resume's first read decodes the names its records give (`GradingsTally`), escapes and all.
+    with pytest.raises(UsageError) as refused:
+        check_t1_rule(tmp_path / "r.jsonl", "v2", {"v9\x1b[2J"})
+    assert "\x1b" not in str(refused.value) and "v9" in str(refused.value)
+
+
 def test_a_kept_scan_is_extended_by_the_lines_appended(tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
     results.write_text(line("q1", "t1", "v2") + line("q2", "t2", None))
